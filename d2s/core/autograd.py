@@ -1,0 +1,114 @@
+"""Eager reverse-mode autodiff: a tape of nodes and one reverse walk.
+
+Each differentiable eager op with a gradient-requiring input records a
+`GradNode` holding the op, its inputs, attrs and output values. `backward`
+walks the nodes in reverse topological order and applies the op's
+registered vjp rule (the same rule static backward uses) under `no_grad`.
+Gradients accumulate on leaf tensors (`stop_gradient=False`, no node).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import state
+
+
+class GradNode:
+    __slots__ = ("op", "inputs", "attrs", "out_values", "__weakref__")
+
+    def __init__(self, op, inputs, attrs, out_values):
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.out_values = out_values
+
+
+def record(op, inputs, attrs, outs, values):
+    node = GradNode(op, tuple(inputs), attrs, values)
+    for i, t in enumerate(outs):
+        t._node = node
+        t._out_index = i
+
+
+def _toposort(root_node):
+    order, seen = [], set()
+    stack = [(root_node, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for x in node.inputs:
+            if x._node is not None and id(x._node) not in seen:
+                stack.append((x._node, False))
+    return order  # inputs before consumers
+
+
+def backward(tensor, grad=None):
+    """Accumulate d(tensor)/d(leaf) into `leaf.grad` for every reachable leaf."""
+    from .tensor import Tensor
+
+    if tensor.stop_gradient:
+        raise RuntimeError(
+            "backward() on a tensor that does not require grad: no input of the "
+            "computation had stop_gradient=False")
+    if grad is None:
+        grad = Tensor._from_array(np.ones(tensor.shape, tensor.dtype))
+    elif not isinstance(grad, Tensor):
+        grad = Tensor._from_array(np.asarray(grad, dtype=tensor.dtype))
+    if tensor._node is None:
+        _accumulate_leaf(tensor, grad)
+        return
+    with state.no_grad():
+        cts = {id(tensor._node): [None] * tensor._node.op.num_outputs}
+        cts[id(tensor._node)][tensor._out_index] = grad
+        for node in reversed(_toposort(tensor._node)):
+            node_cts = cts.pop(id(node), None)
+            if node_cts is None:
+                continue
+            _apply_node(node, node_cts, cts)
+
+
+def _apply_node(node, node_cts, cts):
+    from .tensor import Tensor
+
+    op = node.op
+    if op.vjp is None:
+        return
+    outs = [Tensor._from_array(v) for v in node.out_values]
+    filled = [g if g is not None else Tensor._from_array(np.zeros_like(v))
+              for g, v in zip(node_cts, node.out_values)]
+    if op.num_outputs == 1:
+        grads = op.vjp(filled[0], outs[0], *node.inputs, **node.attrs)
+    else:
+        grads = op.vjp(tuple(filled), tuple(outs), *node.inputs, **node.attrs)
+    if len(grads) != len(node.inputs):
+        raise RuntimeError(f"vjp of {op.name} returned {len(grads)} grads for "
+                           f"{len(node.inputs)} inputs")
+    for x, g in zip(node.inputs, grads):
+        if g is None or x.stop_gradient:
+            continue
+        if x._node is None:
+            _accumulate_leaf(x, g)
+        else:
+            slot = cts.setdefault(id(x._node), [None] * x._node.op.num_outputs)
+            prev = slot[x._out_index]
+            slot[x._out_index] = g if prev is None else prev + g
+
+
+def _accumulate_leaf(leaf, g):
+    from .tensor import Tensor
+
+    value = g._value
+    if value.dtype != leaf.dtype:
+        value = value.astype(leaf.dtype)
+    if value.shape != leaf.shape:
+        raise RuntimeError(f"gradient of shape {value.shape} for a tensor of shape {leaf.shape}")
+    if leaf.grad is None:
+        leaf.grad = Tensor._from_array(value.copy())
+    else:
+        leaf.grad = Tensor._from_array(leaf.grad._value + value)

@@ -1,0 +1,85 @@
+"""Operators and methods shared by eager `Tensor` and static `Variable`.
+
+Every method forwards to the functional op (which calls `bind`), so one
+definition serves both classes and both modes. `_F` is the functional
+namespace, filled in by `d2s.core` once the op families are registered
+(this module is imported before them).
+"""
+from __future__ import annotations
+
+_F = None
+
+
+class TensorMethods:
+    __slots__ = ()
+    # numpy must defer to our reflected operators (np.float32(2) * t -> Tensor).
+    __array_ufunc__ = None
+    __array_priority__ = 100
+
+    # ---- arithmetic -------------------------------------------------------
+    def __add__(self, o): return _F.add(self, o)
+    def __radd__(self, o): return _F.add(o, self)
+    def __sub__(self, o): return _F.subtract(self, o)
+    def __rsub__(self, o): return _F.subtract(o, self)
+    def __mul__(self, o): return _F.multiply(self, o)
+    def __rmul__(self, o): return _F.multiply(o, self)
+    def __truediv__(self, o): return _F.divide(self, o)
+    def __rtruediv__(self, o): return _F.divide(o, self)
+    def __floordiv__(self, o): return _F.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _F.floor_divide(o, self)
+    def __mod__(self, o): return _F.remainder(self, o)
+    def __rmod__(self, o): return _F.remainder(o, self)
+    def __pow__(self, o): return _F.pow(self, o)
+    def __rpow__(self, o): return _F.pow(o, self)
+    def __matmul__(self, o): return _F.matmul(self, o)
+    def __rmatmul__(self, o): return _F.matmul(o, self)
+    def __neg__(self): return _F.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _F.abs(self)
+
+    # ---- comparisons (elementwise, bool result) ---------------------------
+    def __eq__(self, o): return _F.equal(self, o)
+    def __ne__(self, o): return _F.not_equal(self, o)
+    def __lt__(self, o): return _F.less_than(self, o)
+    def __le__(self, o): return _F.less_equal(self, o)
+    def __gt__(self, o): return _F.greater_than(self, o)
+    def __ge__(self, o): return _F.greater_equal(self, o)
+    __hash__ = object.__hash__
+
+    # ---- logical (bool tensors) -------------------------------------------
+    def __and__(self, o): return _F.logical_and(self, o)
+    def __rand__(self, o): return _F.logical_and(o, self)
+    def __or__(self, o): return _F.logical_or(self, o)
+    def __ror__(self, o): return _F.logical_or(o, self)
+    def __xor__(self, o): return _F.logical_xor(self, o)
+    def __rxor__(self, o): return _F.logical_xor(o, self)
+    def __invert__(self): return _F.logical_not(self)
+
+    def __getitem__(self, index): return _F.getitem(self, index)
+
+    # ---- methods -----------------------------------------------------------
+    def sum(self, axis=None, keepdim=False): return _F.sum(self, axis, keepdim)
+    def mean(self, axis=None, keepdim=False): return _F.mean(self, axis, keepdim)
+    def max(self, axis=None, keepdim=False): return _F.max(self, axis, keepdim)
+    def min(self, axis=None, keepdim=False): return _F.min(self, axis, keepdim)
+    def argmax(self, axis=None, keepdim=False): return _F.argmax(self, axis, keepdim)
+    def norm(self, p=2, axis=None, keepdim=False): return _F.norm(self, p, axis, keepdim)
+    def reshape(self, shape, *more):
+        return _F.reshape(self, (shape,) + more if more else shape)
+    def transpose(self, perm=None): return _F.transpose(self, perm)
+    @property
+    def T(self): return _F.transpose(self, None)
+    def astype(self, dtype): return _F.cast(self, dtype)
+    def cast(self, dtype): return _F.cast(self, dtype)
+    def matmul(self, o): return _F.matmul(self, o)
+    def exp(self): return _F.exp(self)
+    def log(self): return _F.log(self)
+    def tanh(self): return _F.tanh(self)
+    def sigmoid(self): return _F.sigmoid(self)
+    def relu(self): return _F.relu(self)
+    def sqrt(self): return _F.sqrt(self)
+    def abs(self): return _F.abs(self)
+    def clip(self, min=None, max=None): return _F.clip(self, min, max)
+    def unsqueeze(self, axis): return _F.unsqueeze(self, axis)
+    def squeeze(self, axis=None): return _F.squeeze(self, axis)
+    def flatten(self, start_axis=0, stop_axis=-1): return _F.flatten(self, start_axis, stop_axis)

@@ -1,0 +1,17 @@
+"""Op families. Importing this package registers every operator once."""
+from .creation import (arange, full, full_like, numel, ones, ones_like, shape, zeros,
+                       zeros_like)
+from .elementwise import (abs, add, cast, clip, divide, equal, erf, exp, floor_divide,
+                          greater_equal, greater_than, less_equal, less_than, log,
+                          logical_and, logical_not, logical_or, logical_xor, maximum,
+                          minimum, multiply, neg, not_equal, pow, relu, remainder, sigmoid,
+                          sign, sqrt, subtract, tanh, where)
+from .indexing import getitem
+from .linalg import matmul
+from .manipulation import (concat, flatten, gather, reshape, squeeze, stack, transpose,
+                           unsqueeze)
+from .nn_ops import cross_entropy, gelu, log_softmax, softmax
+from . import optim_ops  # noqa: F401  (registers update ops)
+from .random_ops import normal, rand, randn, uniform
+from .reduction import argmax, max, mean, min, norm, sum
+from ._base import constant, lift

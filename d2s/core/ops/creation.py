@@ -1,0 +1,116 @@
+"""Creation ops: constants, fills, ranges, shape queries."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for
+from ..registry import Aval, register_op
+from ._base import lift
+
+
+def _full_kernel(shape, fill_value, dtype):
+    return np.full(shape, fill_value, dtype=dtype)
+
+
+register_op("full", _full_kernel,
+            lambda shape, fill_value, dtype: Aval(tuple(shape), np.dtype(dtype)))
+
+
+def _assign_value_kernel(value):
+    return value
+
+
+register_op("assign_value", _assign_value_kernel,
+            lambda value: Aval(value.shape, value.dtype),
+            doc="A constant array embedded in the program.")
+
+
+def _full_like_kernel(x, fill_value, dtype=None):
+    return np.full(x.shape, fill_value, dtype=dtype or x.dtype)
+
+
+register_op("full_like", _full_like_kernel,
+            lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
+            vjp=lambda g, out, x, fill_value, dtype=None: (None,))
+
+
+def _shape_list(shape):
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(d) for d in shape)
+
+
+def full(shape, fill_value, dtype=None):
+    dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(fill_value)
+    return bind("full", shape=_shape_list(shape), fill_value=fill_value, dtype=dtype.name)
+
+
+def zeros(shape, dtype="float32"):
+    return full(shape, 0, as_dtype(dtype))
+
+
+def ones(shape, dtype="float32"):
+    return full(shape, 1, as_dtype(dtype))
+
+
+def full_like(x, fill_value, dtype=None):
+    return bind("full_like", lift(x), fill_value=fill_value,
+                dtype=None if dtype is None else as_dtype(dtype).name)
+
+
+def zeros_like(x, dtype=None):
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None):
+    return full_like(x, 1, dtype)
+
+
+def _arange_kernel(start, end, step, dtype):
+    return np.arange(start, end, step, dtype=dtype)
+
+
+def _arange_infer(start, end, step, dtype):
+    return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
+
+
+register_op("arange", _arange_kernel, _arange_infer)
+
+
+def arange(start=0, end=None, step=1, dtype=None):
+    """Like paddle.arange: `arange(5)`, `arange(1, 5, 2)`; bounds are Python numbers
+    (eager tensors are read as numbers)."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (x.item() if hasattr(x, "item") and not isinstance(x, (int, float)) else x
+                        for x in (start, end, step))
+    if dtype is None:
+        dtype = (DEFAULT_FLOAT if any(isinstance(v, float) for v in (start, end, step))
+                 else np.dtype("int64"))
+    return bind("arange", start=start, end=end, step=step, dtype=as_dtype(dtype).name)
+
+
+def _shape_kernel(x):
+    return np.array(x.shape, dtype=np.int64)
+
+
+register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64")))
+
+
+def shape(x):
+    """The shape of `x` as an int64 tensor (dynamic dims resolved at run time)."""
+    return bind("shape", lift(x))
+
+
+def _numel_kernel(x, axes=None):
+    dims = x.shape if axes is None else [x.shape[a] for a in axes]
+    return np.array(int(np.prod(dims)), dtype=np.int64)
+
+
+register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64")))
+
+
+def numel(x, axes=None):
+    """Number of elements of `x` (over `axes` if given), as an int64 scalar."""
+    return bind("numel", lift(x), axes=None if axes is None else tuple(axes))

@@ -1,0 +1,189 @@
+"""Elementwise ops: arithmetic, comparisons, logic, unary math, where, clip, cast."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dispatch import bind
+from ..dtypes import as_dtype, is_floating
+from ..registry import Aval, register_op
+from ..shapes import broadcast_shapes
+from ._base import elementwise_infer, lift, lift_pair, probe_dtype, same_infer, unbroadcast
+
+
+def _binary(name, kernel, vjp):
+    register_op(name, kernel, elementwise_infer(kernel, name), vjp)
+
+    def fn(x, y):
+        x, y = lift_pair(x, y)
+        return bind(name, x, y)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion."
+    return fn
+
+
+def _unary(name, kernel, vjp, infer=None):
+    register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp)
+
+    def fn(x):
+        return bind(name, lift(x))
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise `{name}`."
+    return fn
+
+
+def _cast_like(g, x):
+    return g if g.dtype == x.dtype else cast(g, x.dtype)
+
+
+# ---- arithmetic -----------------------------------------------------------
+add = _binary("add", np.add, lambda g, out, x, y: (
+    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(g, y), y)))
+subtract = _binary("subtract", np.subtract, lambda g, out, x, y: (
+    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(-g, y), y)))
+multiply = _binary("multiply", np.multiply, lambda g, out, x, y: (
+    unbroadcast(_cast_like(g * y, x), x), unbroadcast(_cast_like(g * x, y), y)))
+divide = _binary("divide", np.true_divide, lambda g, out, x, y: (
+    unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)))
+floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None))
+remainder = _binary("remainder", np.remainder, lambda g, out, x, y: (
+    unbroadcast(_cast_like(g, x), x),
+    unbroadcast(_cast_like(-g * floor_divide(x, y), y), y)))
+
+
+def _pow_vjp(g, out, x, y):
+    gx = g * y * pow(x, y - 1)
+    gy = g * out * log(where(greater_than(x, 0), x, ones_like_(x)))
+    return unbroadcast(_cast_like(gx, x), x), unbroadcast(_cast_like(gy, y), y)
+
+
+pow = _binary("pow", np.power, _pow_vjp)
+
+
+def _minmax_vjp(pick_x):
+    def vjp(g, out, x, y):
+        mask = pick_x(x, y)
+        zero = zeros_like_(g)
+        return (unbroadcast(_cast_like(where(mask, g, zero), x), x),
+                unbroadcast(_cast_like(where(mask, zero, g), y), y))
+    return vjp
+
+
+maximum = _binary("maximum", np.maximum, _minmax_vjp(lambda x, y: greater_equal(x, y)))
+minimum = _binary("minimum", np.minimum, _minmax_vjp(lambda x, y: less_equal(x, y)))
+
+# ---- comparisons and logic (not differentiable) ----------------------------
+equal = _binary("equal", np.equal, None)
+not_equal = _binary("not_equal", np.not_equal, None)
+less_than = _binary("less_than", np.less, None)
+less_equal = _binary("less_equal", np.less_equal, None)
+greater_than = _binary("greater_than", np.greater, None)
+greater_equal = _binary("greater_equal", np.greater_equal, None)
+logical_and = _binary("logical_and", np.logical_and, None)
+logical_or = _binary("logical_or", np.logical_or, None)
+logical_xor = _binary("logical_xor", np.logical_xor, None)
+logical_not = _unary("logical_not", np.logical_not, None)
+
+# ---- unary math -------------------------------------------------------------
+neg = _unary("neg", np.negative, lambda g, out, x: (-g,))
+exp = _unary("exp", np.exp, lambda g, out, x: (g * out,))
+log = _unary("log", np.log, lambda g, out, x: (g / x,))
+sqrt = _unary("sqrt", np.sqrt, lambda g, out, x: (g / (out * 2.0),))
+tanh = _unary("tanh", np.tanh, lambda g, out, x: (g * (1.0 - out * out),))
+abs = _unary("abs", np.abs, lambda g, out, x: (g * sign(x),))
+_erf_kernel = np.vectorize(math.erf, otypes=[np.float64])
+erf = _unary("erf", lambda x: _erf_kernel(x).astype(x.dtype, copy=False),
+             lambda g, out, x: (g * exp(-(x * x)) * (2.0 / math.sqrt(math.pi)),),
+             infer=same_infer)
+sign = _unary("sign", np.sign, lambda g, out, x: (zeros_like_(g),))
+
+
+def _sigmoid_kernel(x):
+    # exp of a non-positive number only: no overflow warnings for large |x|.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+sigmoid = _unary("sigmoid", _sigmoid_kernel, lambda g, out, x: (g * out * (1.0 - out),),
+                 infer=same_infer)
+
+
+def _relu_kernel(x):
+    return np.maximum(x, 0).astype(x.dtype, copy=False)
+
+
+relu = _unary("relu", _relu_kernel,
+              lambda g, out, x: (where(greater_than(x, 0), g, zeros_like_(g)),),
+              infer=same_infer)
+
+
+# ---- where / clip / cast -----------------------------------------------------
+def _where_infer(c, x, y):
+    shape = broadcast_shapes(c.shape, x.shape, y.shape, opname="where")
+    return Aval(shape, np.result_type(np.dtype(x.dtype), np.dtype(y.dtype)))
+
+
+def _where_vjp(g, out, c, x, y):
+    zero = zeros_like_(g)
+    return (None, unbroadcast(_cast_like(where(c, g, zero), x), x),
+            unbroadcast(_cast_like(where(c, zero, g), y), y))
+
+
+register_op("where", np.where, _where_infer, _where_vjp)
+
+
+def where(condition, x, y):
+    """Elementwise select: `x` where `condition` is true, else `y`."""
+    x, y = lift_pair(x, y)
+    return bind("where", lift(condition), x, y)
+
+
+def _clip_kernel(x, min=None, max=None):
+    return np.clip(x, min, max).astype(x.dtype, copy=False)
+
+
+def _clip_vjp(g, out, x, min=None, max=None):
+    inside = ones_like_(g)
+    if min is not None:
+        inside = logical_and(inside, greater_equal(x, min))
+    if max is not None:
+        inside = logical_and(inside, less_equal(x, max))
+    return (where(inside, g, zeros_like_(g)),)
+
+
+register_op("clip", _clip_kernel, same_infer, _clip_vjp)
+
+
+def clip(x, min=None, max=None):
+    """Clamp to [min, max]; the gradient passes where the value was inside."""
+    return bind("clip", lift(x), min=None if min is None else float(min),
+                max=None if max is None else float(max))
+
+
+def _cast_kernel(x, dtype):
+    return x.astype(dtype, copy=False)
+
+
+def _cast_vjp(g, out, x, dtype):
+    return (cast(g, x.dtype) if is_floating(x.dtype) else None,)
+
+
+register_op("cast", _cast_kernel, lambda x, dtype: Aval(tuple(x.shape), np.dtype(dtype)),
+            _cast_vjp)
+
+
+def cast(x, dtype):
+    dtype = as_dtype(dtype)
+    x = lift(x)
+    if np.dtype(x.dtype) == dtype:
+        return x
+    return bind("cast", x, dtype=dtype.name)
+
+
+def zeros_like_(x):
+    return bind("full_like", x, fill_value=0, dtype=None)
+
+
+def ones_like_(x):
+    return bind("full_like", x, fill_value=1, dtype=None)

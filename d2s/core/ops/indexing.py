@@ -1,0 +1,181 @@
+"""Indexing: `x[...]` with ints, slices, None, Ellipsis, integer and bool tensors.
+
+The index is encoded as a hashable `spec` attribute; tensors in it (index
+arrays, slice bounds) become op inputs, so an index may depend on a static
+Variable (e.g. `x[i]` with a loop counter inside a `while`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..registry import Aval, register_op
+from ..shapes import broadcast_shapes
+from ._base import is_value, lift
+
+
+def encode_index(index):
+    """-> (spec, tensors). Spec items: ("int", i), ("slice", a, b, c), ("none",),
+    ("ellipsis",), ("tensor", k); slice bounds are ints, None or ("t", k)."""
+    items = index if isinstance(index, tuple) else (index,)
+    spec, tensors = [], []
+
+    def tensor_ref(v):
+        tensors.append(v)
+        return len(tensors) - 1
+
+    for it in items:
+        if it is None:
+            spec.append(("none",))
+        elif it is Ellipsis:
+            spec.append(("ellipsis",))
+        elif isinstance(it, slice):
+            bounds = []
+            for b in (it.start, it.stop, it.step):
+                if b is None or isinstance(b, (int, np.integer)) and not isinstance(b, bool):
+                    bounds.append(None if b is None else int(b))
+                elif is_value(b):
+                    bounds.append(("t", tensor_ref(b)))
+                else:
+                    raise TypeError(f"slice bounds must be ints or integer tensors, got {b!r}")
+            spec.append(("slice",) + tuple(bounds))
+        elif isinstance(it, (bool, np.bool_)):
+            raise TypeError("indexing with a Python bool is not supported; use a bool tensor")
+        elif isinstance(it, (int, np.integer)):
+            spec.append(("int", int(it)))
+        elif is_value(it):
+            spec.append(("tensor", tensor_ref(it)))
+        elif isinstance(it, (list, np.ndarray)):
+            spec.append(("tensor", tensor_ref(lift(np.asarray(it)))))
+        else:
+            raise TypeError(f"unsupported index {it!r} of type {type(it).__name__}")
+    return tuple(spec), tensors
+
+
+def decode_index(spec, tensors):
+    """The numpy index a spec denotes, given run-time tensor values."""
+    out = []
+    for item in spec:
+        kind = item[0]
+        if kind == "int":
+            out.append(item[1])
+        elif kind == "none":
+            out.append(None)
+        elif kind == "ellipsis":
+            out.append(Ellipsis)
+        elif kind == "tensor":
+            v = tensors[item[1]]
+            out.append(int(v) if v.ndim == 0 and v.dtype != np.bool_ else v)
+        else:
+            out.append(slice(*(int(tensors[b[1]]) if isinstance(b, tuple) else b
+                               for b in item[1:])))
+    return tuple(out)
+
+
+def _consumed(item, avals):
+    if item[0] in ("int", "slice"):
+        return 1
+    if item[0] == "tensor":
+        a = avals[item[1]]
+        return len(a.shape) if np.dtype(a.dtype) == np.bool_ else 1
+    return 0
+
+
+def getitem_shape(shape, spec, avals, opname="getitem"):
+    """Shape rule for `getitem` where dims may be None."""
+    shape = tuple(shape)
+    used = sum(_consumed(it, avals) for it in spec)
+    if used > len(shape):
+        raise IndexError(f"{opname}: too many indices ({used}) for a tensor of rank {len(shape)}")
+    if sum(it[0] == "ellipsis" for it in spec) > 1:
+        raise IndexError(f"{opname}: an index can only have a single ellipsis")
+    expanded = []
+    for it in spec:
+        if it[0] == "ellipsis":
+            expanded.extend([("slice", None, None, None)] * (len(shape) - used))
+        else:
+            expanded.append(it)
+    if not any(it[0] == "ellipsis" for it in spec):
+        expanded.extend([("slice", None, None, None)] * (len(shape) - used))
+
+    out, adv_shapes, adv_pos, dim = [], [], [], 0
+    for pos, it in enumerate(expanded):
+        kind = it[0]
+        if kind == "none":
+            out.append(1)
+            continue
+        if kind == "int":
+            d = shape[dim]
+            if d is not None and not -d <= it[1] < d:
+                raise IndexError(f"{opname}: index {it[1]} is out of bounds for axis {dim} "
+                                 f"with size {d}")
+            dim += 1
+            continue
+        if kind == "slice":
+            d = shape[dim]
+            if d is not None and not any(isinstance(b, tuple) for b in it[1:]):
+                out.append(len(range(*slice(*it[1:]).indices(d))))
+            else:
+                out.append(None)
+            dim += 1
+            continue
+        a = avals[it[1]]
+        if np.dtype(a.dtype) == np.bool_:
+            adv_shapes.append((None,))
+            dim += len(a.shape)
+        elif len(a.shape) == 0:  # a 0-d integer tensor acts as an int
+            dim += 1
+            continue
+        else:
+            if not np.issubdtype(np.dtype(a.dtype), np.integer):
+                raise IndexError(f"{opname}: tensors used as indices must be integer or bool, "
+                                 f"got {a.dtype}")
+            adv_shapes.append(tuple(a.shape))
+            dim += 1
+        adv_pos.append(pos)
+        out.append("ADV")
+    if adv_shapes:
+        adv = broadcast_shapes(*adv_shapes, opname=opname)
+        contiguous = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
+        rest = [d for d in out if d != "ADV"]
+        if contiguous:
+            first = out.index("ADV")
+            out = rest[:first] + list(adv) + rest[first:]
+        else:
+            out = list(adv) + rest
+    return tuple(out)
+
+
+def _getitem_kernel(x, *tensors, spec):
+    return x[decode_index(spec, tensors)]
+
+
+def _getitem_infer(x, *tensors, spec):
+    return Aval(getitem_shape(x.shape, spec, tensors), x.dtype)
+
+
+def _has_array_index(spec, tensors):
+    return any(it[0] == "tensor" and tensors[it[1]].ndim > 0 for it in spec)
+
+
+def _getitem_grad_kernel(g, x, *tensors, spec):
+    out = np.zeros(x.shape, dtype=g.dtype)
+    idx = decode_index(spec, tensors)
+    if _has_array_index(spec, tensors):
+        np.add.at(out, idx, g)
+    else:
+        out[idx] = g
+    return out
+
+
+register_op("getitem", _getitem_kernel, _getitem_infer,
+            vjp=lambda g, out, x, *tensors, spec: (
+                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors))
+register_op("getitem_grad", _getitem_grad_kernel,
+            lambda g, x, *tensors, spec: Aval(tuple(x.shape), g.dtype),
+            doc="Scatter a getitem cotangent into zeros shaped like `x`.")
+
+
+def getitem(x, index):
+    spec, tensors = encode_index(index)
+    return bind("getitem", lift(x), *tensors, spec=spec)

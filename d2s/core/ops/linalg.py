@@ -1,0 +1,62 @@
+"""Matrix multiplication."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..registry import Aval, register_op
+from ..shapes import broadcast_shapes
+from ._base import lift_pair, unbroadcast
+
+
+def _matmul_infer(x, y):
+    xs, ys = tuple(x.shape), tuple(y.shape)
+    if not xs or not ys:
+        raise ValueError("matmul: operands must have at least one dimension")
+    x2 = (1,) + xs if len(xs) == 1 else xs
+    y2 = ys + (1,) if len(ys) == 1 else ys
+    k1, k2 = x2[-1], y2[-2]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ValueError(f"matmul: shapes {xs} and {ys} are not aligned ({k1} != {k2})")
+    batch = broadcast_shapes(x2[:-2], y2[:-2], opname="matmul")
+    out = batch + (x2[-2], y2[-1])
+    if len(xs) == 1:
+        out = out[:-2] + out[-1:]
+    if len(ys) == 1:
+        out = out[:-1]
+    return Aval(out, np.result_type(np.dtype(x.dtype), np.dtype(y.dtype)))
+
+
+def _swap_last(t):
+    n = len(t.shape)
+    perm = tuple(range(n - 2)) + (n - 1, n - 2)
+    return bind("transpose", t, perm=perm)
+
+
+def _matmul_vjp(g, out, x, y):
+    xn, yn = len(x.shape), len(y.shape)
+    if xn == 1 and yn == 1:
+        return g * y, g * x
+    x2 = bind("unsqueeze", x, axes=(0,)) if xn == 1 else x
+    y2 = bind("unsqueeze", y, axes=(1,)) if yn == 1 else y
+    g2 = g
+    if xn == 1:
+        g2 = bind("unsqueeze", g2, axes=(len(g2.shape) - 1,))
+    if yn == 1:
+        g2 = bind("unsqueeze", g2, axes=(len(g2.shape),))
+    gx = matmul(g2, _swap_last(y2))
+    gy = matmul(_swap_last(x2), g2)
+    if xn == 1:
+        gx = bind("squeeze", gx, axes=(len(gx.shape) - 2,))
+    if yn == 1:
+        gy = bind("squeeze", gy, axes=(len(gy.shape) - 1,))
+    return unbroadcast(gx, x), unbroadcast(gy, y)
+
+
+register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)
+
+
+def matmul(x, y):
+    """Matrix product with NumPy semantics (1-D operands, broadcast batches)."""
+    x, y = lift_pair(x, y)
+    return bind("matmul", x, y)

@@ -1,0 +1,216 @@
+"""Shape manipulation: reshape, transpose, (un)squeeze, flatten, concat, stack, gather."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..registry import Aval, register_op
+from ..shapes import normalize_axes, normalize_axis, numel
+from ._base import is_value, lift
+
+
+# ---- reshape ---------------------------------------------------------------------
+def _resolve_shape(in_shape, spec):
+    """Paddle reshape semantics: 0 copies the input dim, one -1 is inferred."""
+    out = []
+    for i, d in enumerate(spec):
+        out.append(in_shape[i] if d == 0 else d)
+    if -1 in out:
+        known = numel([d for d in out if d != -1])
+        total = numel(in_shape)
+        out[out.index(-1)] = (None if known is None or total is None
+                              else total // known if known else 0)
+    elif None not in in_shape and None not in out and numel(in_shape) != numel(out):
+        raise ValueError(f"reshape: cannot reshape {tuple(in_shape)} to {tuple(spec)}")
+    return tuple(out)
+
+
+def _reshape_kernel(x, shape):
+    return x.reshape(_resolve_shape(x.shape, shape))
+
+
+register_op("reshape", _reshape_kernel,
+            lambda x, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
+            vjp=lambda g, out, x, shape: (bind("reshape_like", g, x),))
+register_op("reshape_like", lambda g, x: g.reshape(x.shape),
+            lambda g, x: Aval(tuple(x.shape), g.dtype),
+            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None),
+            doc="Reshape `g` to the (run-time) shape of `x`.")
+
+
+def reshape(x, shape):
+    if is_value(shape):
+        raise TypeError("reshape: shape must be a list of ints (0 copies a dim, -1 infers one)")
+    return bind("reshape", lift(x), shape=tuple(int(d) for d in shape))
+
+
+# ---- transpose -------------------------------------------------------------------
+def _transpose_infer(x, perm):
+    return Aval(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+register_op("transpose", lambda x, perm: np.transpose(x, perm), _transpose_infer,
+            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),))
+
+
+def transpose(x, perm=None):
+    x = lift(x)
+    ndim = len(x.shape)
+    perm = tuple(reversed(range(ndim))) if perm is None else tuple(
+        normalize_axis(int(p), ndim, "transpose") for p in perm)
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"transpose: {perm} is not a permutation of {ndim} axes")
+    return bind("transpose", x, perm=perm)
+
+
+# ---- unsqueeze / squeeze / flatten ------------------------------------------------
+def _unsqueeze_shape(shape, axes):
+    out = list(shape)
+    for a in axes:
+        out.insert(a, 1)
+    return tuple(out)
+
+
+register_op("unsqueeze", lambda x, axes: np.expand_dims(x, axes),
+            lambda x, axes: Aval(_unsqueeze_shape(tuple(x.shape), axes), x.dtype),
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+
+
+def unsqueeze(x, axis):
+    x = lift(x)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    ndim = len(x.shape) + len(axes)
+    axes = tuple(sorted(normalize_axis(a, ndim, "unsqueeze") for a in axes))
+    return bind("unsqueeze", x, axes=axes)
+
+
+def _squeeze_axes(shape, axis):
+    if axis is None:
+        return tuple(i for i, d in enumerate(shape) if d == 1)
+    axes = normalize_axes(axis, len(shape), "squeeze")
+    # Like paddle: axes whose dim is not 1 are left alone.
+    return tuple(a for a in axes if shape[a] == 1 or shape[a] is None)
+
+
+register_op("squeeze", lambda x, axes: np.squeeze(x, axes) if axes else x,
+            lambda x, axes: Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype),
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+
+
+def squeeze(x, axis=None):
+    x = lift(x)
+    return bind("squeeze", x, axes=_squeeze_axes(tuple(x.shape), axis))
+
+
+def _flatten_shape(shape, start, stop):
+    mid = numel(shape[start:stop + 1])
+    return tuple(shape[:start]) + (mid,) + tuple(shape[stop + 1:])
+
+
+def _flatten_kernel(x, start, stop):
+    return x.reshape(x.shape[:start] + (-1,) + x.shape[stop + 1:]) if x.ndim else x.reshape(1)
+
+
+register_op("flatten", _flatten_kernel,
+            lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
+                                        if len(x.shape) else (1,), x.dtype),
+            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),))
+
+
+def flatten(x, start_axis=0, stop_axis=-1):
+    x = lift(x)
+    ndim = max(len(x.shape), 1)
+    start = normalize_axis(start_axis, ndim, "flatten")
+    stop = normalize_axis(stop_axis, ndim, "flatten")
+    return bind("flatten", x, start=start, stop=stop)
+
+
+# ---- concat / stack -----------------------------------------------------------------
+def _concat_infer(*xs, axis):
+    first = tuple(xs[0].shape)
+    dtype = np.result_type(*(np.dtype(x.dtype) for x in xs))
+    out = list(first)
+    sizes = [x.shape[axis] for x in xs]
+    out[axis] = None if None in sizes else int(np.sum(sizes))
+    for x in xs[1:]:
+        if len(x.shape) != len(first):
+            raise ValueError(f"concat: ranks differ: {first} vs {tuple(x.shape)}")
+        for i, (a, b) in enumerate(zip(first, x.shape)):
+            if i != axis and a is not None and b is not None and a != b:
+                raise ValueError(f"concat: shapes {first} and {tuple(x.shape)} differ on axis {i}")
+            if i != axis and out[i] is None:
+                out[i] = b
+    return Aval(tuple(out), dtype)
+
+
+def _concat_piece_kernel(g, *xs, axis, index):
+    start = int(np.sum([x.shape[axis] for x in xs[:index]], dtype=np.int64))
+    sl = [slice(None)] * g.ndim
+    sl[axis] = slice(start, start + xs[index].shape[axis])
+    return g[tuple(sl)]
+
+
+register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
+            vjp=lambda g, out, *xs, axis: tuple(
+                bind("concat_piece", g, *xs, axis=axis, index=i) for i in range(len(xs))))
+register_op("concat_piece", _concat_piece_kernel,
+            lambda g, *xs, axis, index: Aval(tuple(
+                xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
+                g.dtype),
+            doc="The slice of a concat cotangent that belongs to input `index`.")
+
+
+def concat(xs, axis=0):
+    xs = [lift(x) for x in xs]
+    if not xs:
+        raise ValueError("concat: needs at least one tensor")
+    return bind("concat", *xs, axis=normalize_axis(axis, len(xs[0].shape), "concat"))
+
+
+def _stack_infer(*xs, axis):
+    base = _concat_infer(*[Aval(_unsqueeze_shape(tuple(x.shape), (axis,)), x.dtype) for x in xs],
+                         axis=axis)
+    return base
+
+
+def _stack_vjp(g, out, *xs, axis):
+    from .indexing import getitem
+    return tuple(getitem(g, (slice(None),) * axis + (i,)) for i in range(len(xs)))
+
+
+register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer, vjp=_stack_vjp)
+
+
+def stack(xs, axis=0):
+    xs = [lift(x) for x in xs]
+    if not xs:
+        raise ValueError("stack: needs at least one tensor")
+    return bind("stack", *xs, axis=normalize_axis(axis, len(xs[0].shape) + 1, "stack"))
+
+
+# ---- gather -------------------------------------------------------------------------
+def _gather_infer(x, index, axis):
+    shape = tuple(x.shape)
+    return Aval(shape[:axis] + tuple(index.shape) + shape[axis + 1:], x.dtype)
+
+
+def _gather_grad_kernel(g, x, index, axis):
+    out = np.zeros(x.shape, dtype=g.dtype)
+    np.add.at(out, (slice(None),) * axis + (index,), g)
+    return out
+
+
+register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
+            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
+register_op("gather_grad", _gather_grad_kernel,
+            lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
+            doc="Scatter-add of a gather cotangent (duplicates accumulate).")
+
+
+def gather(x, index, axis=0):
+    """Rows (or slices along `axis`) of `x` picked by integer `index` (any shape)."""
+    x = lift(x)
+    index = lift(index)
+    if not np.issubdtype(np.dtype(index.dtype), np.integer):
+        raise TypeError(f"gather: index must be an integer tensor, got {index.dtype}")
+    return bind("gather", x, index, axis=normalize_axis(axis, len(x.shape), "gather"))

@@ -1,0 +1,35 @@
+"""Parameter-update ops. Eager `step()` and static `minimize()` both bind
+these, so an optimizer's arithmetic is written once."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Aval, register_op
+
+
+def _sgd_kernel(param, grad, lr):
+    return (param - lr * grad).astype(param.dtype, copy=False)
+
+
+register_op("sgd_update", _sgd_kernel, lambda p, g, lr: Aval(tuple(p.shape), p.dtype))
+
+
+def _adam_kernel(param, grad, m, v, step, lr, beta1, beta2, epsilon):
+    t = step + 1
+    m = beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad * grad
+    m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    new = param - lr * m_hat / (np.sqrt(v_hat) + epsilon)
+    dt = param.dtype
+    return (new.astype(dt, copy=False), m.astype(dt, copy=False), v.astype(dt, copy=False),
+            np.asarray(t, dtype=step.dtype))
+
+
+def _adam_infer(p, g, m, v, step, **_):
+    a = Aval(tuple(p.shape), p.dtype)
+    return a, a, a, Aval(tuple(step.shape), step.dtype)
+
+
+register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4,
+            doc="Adam with bias correction; returns (param, m, v, step + 1).")

@@ -1,0 +1,62 @@
+"""Random ops; their kernels draw from `d2s.core.random` at run time."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..dtypes import as_dtype
+from ..random import generator
+from ..registry import Aval, register_op
+from .creation import _shape_list
+
+
+def _uniform_kernel(shape, dtype, low=0.0, high=1.0):
+    return generator().uniform(low, high, size=shape).astype(dtype)
+
+
+def _normal_kernel(shape, dtype, mean=0.0, std=1.0):
+    return generator().normal(mean, std, size=shape).astype(dtype)
+
+
+def _shape_infer(shape, dtype, **_):
+    return Aval(tuple(shape), np.dtype(dtype))
+
+
+register_op("uniform", _uniform_kernel, _shape_infer, stateful=True)
+register_op("gaussian", _normal_kernel, _shape_infer, stateful=True)
+
+
+def rand(shape, dtype="float32"):
+    """Uniform samples in [0, 1)."""
+    return bind("uniform", shape=_shape_list(shape), dtype=as_dtype(dtype).name)
+
+
+def randn(shape, dtype="float32"):
+    """Standard normal samples."""
+    return bind("gaussian", shape=_shape_list(shape), dtype=as_dtype(dtype).name)
+
+
+def uniform(shape, dtype="float32", min=-1.0, max=1.0):
+    return bind("uniform", shape=_shape_list(shape), dtype=as_dtype(dtype).name,
+                low=float(min), high=float(max))
+
+
+def normal(shape, mean=0.0, std=1.0, dtype="float32"):
+    return bind("gaussian", shape=_shape_list(shape), dtype=as_dtype(dtype).name,
+                mean=float(mean), std=float(std))
+
+
+def _dropout_kernel(x, p):
+    keep = generator().random(x.shape) >= p
+    mask = (keep / (1.0 - p)).astype(x.dtype) if p < 1.0 else np.zeros_like(x)
+    return x * mask, mask
+
+
+def _dropout_infer(x, p):
+    a = Aval(tuple(x.shape), x.dtype)
+    return a, a
+
+
+register_op("dropout", _dropout_kernel, _dropout_infer,
+            vjp=lambda g, out, x, p: (g[0] * out[1],), num_outputs=2, stateful=True,
+            doc="Inverted dropout; the second output is the scaled keep mask.")

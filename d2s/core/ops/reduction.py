@@ -1,0 +1,161 @@
+"""Reductions: sum, mean, max, min, argmax; and the broadcast helpers their
+gradients (and every broadcasting op's gradient) use."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..registry import Aval, register_op
+from ..shapes import broadcast_shapes, normalize_axes, numel, reduced_shape
+from ._base import lift, probe_dtype
+from .elementwise import cast, equal, where
+
+
+# ---- broadcast helpers -------------------------------------------------------
+def _sum_to_like_kernel(g, x):
+    shape = x.shape
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
+    return np.sum(g, axis=axes, keepdims=True).reshape(shape)
+
+
+def _broadcast_like_kernel(g, x):
+    return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
+
+
+register_op("sum_to_like", _sum_to_like_kernel,
+            lambda g, x: Aval(tuple(x.shape), g.dtype),
+            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None),
+            doc="Sum `g` down to the shape of `x` (the gradient of broadcasting).")
+register_op("broadcast_like", _broadcast_like_kernel,
+            lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
+            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None),
+            doc="Broadcast `g` against the shape of `x`.")
+
+
+def _expand_reduced(g, x, axes, keepdim):
+    """Cotangent of a reduction, broadcast back to x's shape."""
+    if not keepdim and axes:
+        g = bind("unsqueeze", g, axes=tuple(axes))
+    return bind("broadcast_like", g, x)
+
+
+# ---- sum / mean ---------------------------------------------------------------
+def _reduce_infer(kernel):
+    def infer(x, axes, keepdim):
+        return Aval(reduced_shape(tuple(x.shape), axes, keepdim),
+                    probe_dtype(kernel, np.dtype(x.dtype)))
+    return infer
+
+
+def _sum_kernel(x, axes, keepdim):
+    return np.sum(x, axis=axes, keepdims=keepdim)
+
+
+def _mean_kernel(x, axes, keepdim):
+    return np.mean(x, axis=axes, keepdims=keepdim)
+
+
+def _count(x, axes):
+    n = numel(tuple(x.shape[a] for a in axes))
+    return n if n is not None else bind("numel", x, axes=tuple(axes))
+
+
+def _mean_vjp(g, out, x, axes, keepdim):
+    n = _count(x, axes)
+    if not isinstance(n, int):
+        n = cast(n, g.dtype)
+    return (_expand_reduced(g, x, axes, keepdim) / n,)
+
+
+register_op("sum", _sum_kernel, _reduce_infer(lambda x: np.sum(x)),
+            vjp=lambda g, out, x, axes, keepdim: (
+                cast(_expand_reduced(g, x, axes, keepdim), x.dtype),))
+register_op("mean", _mean_kernel, _reduce_infer(lambda x: np.mean(x)), vjp=_mean_vjp)
+
+
+def _axes(x, axis):
+    return normalize_axes(axis, len(x.shape), "reduction")
+
+
+def sum(x, axis=None, keepdim=False):
+    x = lift(x)
+    return bind("sum", x, axes=_axes(x, axis), keepdim=bool(keepdim))
+
+
+def mean(x, axis=None, keepdim=False):
+    x = lift(x)
+    return bind("mean", x, axes=_axes(x, axis), keepdim=bool(keepdim))
+
+
+# ---- max / min --------------------------------------------------------------------
+def _extremum_vjp(g, out, x, axes, keepdim):
+    # Ties share the gradient equally, as in PaddlePaddle and JAX.
+    out_b = _expand_reduced(out, x, axes, keepdim)
+    mask = cast(equal(x, out_b), g.dtype)
+    count = bind("sum", mask, axes=tuple(axes), keepdim=True)
+    g_b = _expand_reduced(g, x, axes, keepdim)
+    return (g_b * mask / bind("broadcast_like", count, x),)
+
+
+def _max_kernel(x, axes, keepdim):
+    return np.max(x, axis=axes, keepdims=keepdim)
+
+
+def _min_kernel(x, axes, keepdim):
+    return np.min(x, axis=axes, keepdims=keepdim)
+
+
+register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp)
+register_op("min", _min_kernel, _reduce_infer(lambda x: np.min(x)), vjp=_extremum_vjp)
+
+
+def max(x, axis=None, keepdim=False):
+    x = lift(x)
+    return bind("max", x, axes=_axes(x, axis), keepdim=bool(keepdim))
+
+
+def min(x, axis=None, keepdim=False):
+    x = lift(x)
+    return bind("min", x, axes=_axes(x, axis), keepdim=bool(keepdim))
+
+
+# ---- argmax -------------------------------------------------------------------------
+def _argmax_kernel(x, axis, keepdim):
+    if axis is None:
+        r = np.argmax(x)
+        return np.asarray(r, dtype=np.int64).reshape((1,) * x.ndim if keepdim else ())
+    return np.argmax(x, axis=axis, keepdims=keepdim).astype(np.int64, copy=False)
+
+
+def _argmax_infer(x, axis, keepdim):
+    shape = tuple(x.shape)
+    axes = tuple(range(len(shape))) if axis is None else (axis,)
+    return Aval(reduced_shape(shape, axes, keepdim), np.dtype("int64"))
+
+
+register_op("argmax", _argmax_kernel, _argmax_infer)
+
+
+def argmax(x, axis=None, keepdim=False):
+    x = lift(x)
+    if axis is not None:
+        axis = normalize_axes(axis, len(x.shape), "argmax")[0]
+    return bind("argmax", x, axis=axis, keepdim=bool(keepdim))
+
+
+# ---- norm (composite) -------------------------------------------------------------------
+def norm(x, p=2, axis=None, keepdim=False):
+    """Vector p-norm over `axis` (all elements by default); p in {1, 2, 'fro', inf}."""
+    from .elementwise import abs as _abs, sqrt
+    x = lift(x)
+    if p in (2, "fro", 2.0):
+        return sqrt(sum(x * x, axis, keepdim))
+    if p in (1, 1.0):
+        return sum(_abs(x), axis, keepdim)
+    if p in (np.inf, "inf", float("inf")):
+        return max(_abs(x), axis, keepdim)
+    raise ValueError(f"norm: unsupported p={p!r} (use 1, 2, 'fro' or inf)")

@@ -1,0 +1,94 @@
+"""Mode state: static mode, the active program builder, and grad mode.
+
+Grad mode and program building are per thread (like torch's grad mode), so
+concurrent tracing in several threads never mixes programs; the global
+`enable_static()` switch is process-wide, like PaddlePaddle's.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        # Stack of active builders (static.builder.Builder); top one receives ops.
+        self.builders = []
+
+
+_tls = _ThreadState()
+_global = {"static": False}
+
+
+def enable_static():
+    """Switch the process to static mode: ops build into the default program."""
+    _global["static"] = True
+
+
+def disable_static():
+    _global["static"] = False
+
+
+def in_dynamic_mode() -> bool:
+    return not _global["static"] and not _tls.builders
+
+
+def static_mode_enabled() -> bool:
+    return _global["static"]
+
+
+def current_builder():
+    """The builder receiving ops now, or None when ops run eagerly."""
+    if _tls.builders:
+        return _tls.builders[-1]
+    if _global["static"]:
+        from_hook = _default_builder_hook[0]
+        return from_hook() if from_hook else None
+    return None
+
+
+# Set by d2s.static at import: returns the builder of the default main program.
+_default_builder_hook = [None]
+
+
+def set_default_builder_hook(fn):
+    _default_builder_hook[0] = fn
+
+
+@contextlib.contextmanager
+def building(builder):
+    _tls.builders.append(builder)
+    try:
+        yield builder
+    finally:
+        _tls.builders.pop()
+
+
+def grad_enabled() -> bool:
+    return _tls.grad_enabled
+
+
+class no_grad(contextlib.ContextDecorator):
+    """Context manager and decorator: eager ops record no tape inside."""
+
+    def __enter__(self):
+        self._prev = _tls.grad_enabled
+        _tls.grad_enabled = False
+        return self
+
+    def __exit__(self, *exc):
+        _tls.grad_enabled = self._prev
+        return False
+
+
+class enable_grad(contextlib.ContextDecorator):
+    def __enter__(self):
+        self._prev = _tls.grad_enabled
+        _tls.grad_enabled = True
+        return self
+
+    def __exit__(self, *exc):
+        _tls.grad_enabled = self._prev
+        return False

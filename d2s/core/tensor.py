@@ -1,0 +1,124 @@
+"""Eager `Tensor`: a numpy array plus autograd bookkeeping."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import autograd
+from .dtypes import as_dtype, default_dtype_for
+from .methods import TensorMethods
+
+
+class Tensor(TensorMethods):
+    """An eager value. `stop_gradient=True` (the default) means no gradient
+    is tracked for it, as in PaddlePaddle; set it False on leaves to train.
+    `numpy()` returns the underlying array without a copy (as torch does);
+    d2s never mutates a Tensor's array in place, it rebinds it."""
+
+    __slots__ = ("_value", "stop_gradient", "grad", "_node", "_out_index", "name",
+                 "__weakref__")
+    _name_counter = [0]
+
+    def __init__(self, data, dtype=None, stop_gradient=True, name=None):
+        if isinstance(data, Tensor):
+            data = data._value
+        dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(data)
+        self._value = np.array(data, dtype=dtype)
+        self.stop_gradient = stop_gradient
+        self.grad = None
+        self._node = None
+        self._out_index = 0
+        self.name = name
+
+    @classmethod
+    def _from_array(cls, value, stop_gradient=True):
+        t = cls.__new__(cls)
+        t._value = value
+        t.stop_gradient = stop_gradient
+        t.grad = None
+        t._node = None
+        t._out_index = 0
+        t.name = None
+        return t
+
+    # ---- properties --------------------------------------------------------
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return self._value.size
+
+    def numpy(self):
+        return self._value
+
+    def item(self):
+        return self._value.item()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    # ---- Python protocol (eager only) -------------------------------------
+    def _scalar(self, what):
+        if self._value.size != 1:
+            raise ValueError(f"{what}() of a Tensor with {self._value.size} elements is "
+                             "ambiguous; only one-element tensors convert")
+        return self._value.reshape(()).item()
+
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __index__(self):
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self._scalar("__index__"))
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-d Tensor")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="       ")
+        return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, "
+                f"stop_gradient={self.stop_gradient},\n       {body})")
+
+    # ---- autograd ------------------------------------------------------------
+    def backward(self, grad=None):
+        autograd.backward(self, grad)
+
+    def clear_grad(self):
+        self.grad = None
+
+    def detach(self):
+        return Tensor._from_array(self._value)
+
+    @property
+    def is_leaf(self):
+        return self._node is None
+
+
+def to_tensor(data, dtype=None, stop_gradient=True):
+    """Make an eager Tensor. Python floats -> float32, ints -> int64."""
+    if isinstance(data, Tensor):
+        value = data._value if dtype is None else data._value.astype(as_dtype(dtype))
+        return Tensor(value, stop_gradient=stop_gradient)
+    return Tensor(data, dtype=dtype, stop_gradient=stop_gradient)

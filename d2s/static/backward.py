@@ -1,0 +1,218 @@
+"""Static reverse-mode autodiff: the registry's vjp rules applied to Variables.
+
+`_backward_block` walks a block's ops in reverse, calling each op's vjp
+rule with Variables while the builder appends the resulting grad ops to the
+block under construction. `cond` and `while` are differentiated by building
+gradient sub-blocks from their bodies (recursively, with the same walk) and
+one `cond_grad` / `while_grad` op that runs them against the forward scopes
+the forward op saved (one per branch taken, or one per loop iteration).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import state
+from ..core.dtypes import is_floating
+from ..core.ops import add, zeros_like
+from ..core.registry import OPS
+from .ir import Variable
+
+
+class GradientError(RuntimeError):
+    pass
+
+
+def _float(v):
+    return is_floating(v.dtype)
+
+
+def _requires(ops, wrt_ids):
+    """Ids of Variables that depend on `wrt` through differentiable paths."""
+    req = set(wrt_ids)
+    for op in ops:
+        if any(id(v) in req for v in op.inputs):
+            if op.type in ("cond", "while") or OPS.get(op.type) and OPS[op.type].vjp:
+                req.update(id(o) for o in op.outputs if _float(o))
+    return req
+
+
+def _accumulate(grads, var, g):
+    prev = grads.get(id(var))
+    grads[id(var)] = g if prev is None else add(prev, g)
+
+
+def backward_block(block, targets, cts, wrt):
+    """Append to the current block the ops computing d(targets)/d(wrt).
+
+    Returns a list aligned with `wrt`: a Variable, or None where no path exists.
+    """
+    grads = {}
+    for t, g in zip(targets, cts):
+        _accumulate(grads, t, g)
+    req = _requires(block.ops, {id(w) for w in wrt})
+    for op in reversed(block.ops):
+        if not any(id(o) in grads for o in op.outputs):
+            continue
+        if not any(id(v) in req for v in op.inputs):
+            continue
+        out_cts = [grads.get(id(o)) for o in op.outputs]
+        if op.type == "cond":
+            in_grads = _cond_vjp(op, out_cts, req)
+        elif op.type == "while":
+            in_grads = _while_vjp(op, out_cts, req)
+        else:
+            in_grads = _op_vjp(op, out_cts)
+        for v, g in zip(op.inputs, in_grads):
+            if g is not None and id(v) in req:
+                _accumulate(grads, v, g)
+    return [grads.get(id(w)) for w in wrt]
+
+
+def _op_vjp(op, out_cts):
+    opdef = OPS[op.type]
+    if opdef.vjp is None:
+        return [None] * len(op.inputs)
+    filled = [g if g is not None else zeros_like(o) for g, o in zip(out_cts, op.outputs)]
+    if opdef.num_outputs == 1:
+        res = opdef.vjp(filled[0], op.outputs[0], *op.inputs, **op.attrs)
+    else:
+        res = opdef.vjp(tuple(filled), tuple(op.outputs), *op.inputs, **op.attrs)
+    return list(res)
+
+
+def _ct_placeholder(block, like):
+    return block.create_var(like.shape, like.dtype, prefix="ct")
+
+
+def _cond_vjp(op, out_cts, req):
+    program = op.block.program
+    free = op.inputs[1:]
+    diff_free = [v for v in free if id(v) in req and _float(v)]
+    live = [i for i, g in enumerate(out_cts) if g is not None]
+    if not diff_free or not live:
+        return [None] * len(op.inputs)
+    if not op.attrs.get("save_scope"):
+        op.attrs["save_scope"] = op.block.create_var((), np.dtype(object), prefix="cond_scope").name
+    scope_name = op.attrs["save_scope"]
+    cur = program.current_block()
+    attrs = {"scope": scope_name}
+    ct_names = None
+    for key in ("true", "false"):
+        fwd_block = program.blocks[op.attrs[f"{key}_block"]]
+        gblock = program._create_block(cur)
+        with program._block_guard(gblock):
+            phs = [_ct_placeholder(gblock, op.outputs[i]) for i in live]
+            if ct_names is None:
+                ct_names = [p.name for p in phs]
+            else:  # both grad blocks read the same cotangent names
+                for p, n in zip(phs, ct_names):
+                    del gblock.vars[p.name]
+                    p.name = n
+                    gblock.vars[n] = p
+            targets = [_resolve(fwd_block, op.attrs[f"{key}_outs"][i]) for i in live]
+            gs = backward_block(fwd_block, targets, phs, diff_free)
+            gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, diff_free)]
+        attrs[f"{key}_block"] = gblock.idx
+        attrs[f"{key}_grads"] = [g.name for g in gs]
+    attrs["ct_vars"] = ct_names
+    outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_free]
+    cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin)
+    by_id = {id(v): g for v, g in zip(diff_free, outs)}
+    return [by_id.get(id(v)) for v in op.inputs]
+
+
+def _resolve(block, name):
+    b = block
+    while b is not None:
+        if name in b.vars:
+            return b.vars[name]
+        b = b.parent
+    raise GradientError(f"variable {name!r} not found from block {block.idx}")
+
+
+def _while_vjp(op, out_cts, req):
+    program = op.block.program
+    a = op.attrs
+    n = a["num_loop_vars"]
+    init, free = op.inputs[:n], op.inputs[n:]
+    body = program.blocks[a["body_block"]]
+    cond_block = program.blocks[a["cond_block"]]
+    placeholders = [cond_block.vars[name] for name in a["loop_vars"]]
+    body_outs = [_resolve(body, name) for name in a["body_outs"]]
+    loop_idx = [j for j in range(n) if _float(placeholders[j])]
+    diff_free = [v for v in free if id(v) in req and _float(v)]
+    if not loop_idx or not (diff_free or any(id(init[j]) in req for j in loop_idx)):
+        return [None] * len(op.inputs)
+    if not a.get("save_steps"):
+        a["save_steps"] = op.block.create_var((), np.dtype(object), prefix="while_steps").name
+    cur = program.current_block()
+    cts_in = [out_cts[j] if out_cts[j] is not None else zeros_like(op.outputs[j])
+              for j in loop_idx]
+    gblock = program._create_block(cur)
+    with program._block_guard(gblock):
+        phs = [_ct_placeholder(gblock, placeholders[j]) for j in loop_idx]
+        wrt = [placeholders[j] for j in loop_idx] + diff_free
+        gs = backward_block(body, [body_outs[j] for j in loop_idx], phs, wrt)
+        gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, wrt)]
+    k = len(loop_idx)
+    outs = ([cur.create_var(init[j].shape, init[j].dtype, prefix="grad") for j in loop_idx]
+            + [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_free])
+    cur.append_op("while_grad", cts_in + diff_free, outs, {
+        "grad_block": gblock.idx, "steps": a["save_steps"],
+        "ct_vars": [p.name for p in phs], "loop_grads": [g.name for g in gs[:k]],
+        "free_grads": [g.name for g in gs[k:]]}, origin=op.origin)
+    result = {}
+    for j, g in zip(loop_idx, outs[:k]):
+        result.setdefault(id(init[j]), []).append(g)
+    for v, g in zip(diff_free, outs[k:]):
+        result.setdefault(id(v), []).append(g)
+    grads = []
+    for v in op.inputs:
+        gl = result.pop(id(v), None)
+        if gl is None:
+            grads.append(None)
+        else:
+            total = gl[0]
+            for extra in gl[1:]:
+                total = add(total, extra)
+            grads.append(total)
+    return grads
+
+
+# ---- public API -------------------------------------------------------------------------
+def gradients(targets, inputs, target_gradients=None):
+    """Append backward ops; return d(sum of targets)/d(input) Variables (None: no path)."""
+    targets = _as_list(targets)
+    for v in targets:
+        if not isinstance(v, Variable):
+            raise TypeError(f"gradients: targets must be static Variables, got {type(v).__name__}")
+    program = targets[0].block.program
+    inputs = [program._builder.to_var(v) for v in _as_list(inputs)]
+    gb = program.global_block()
+    for v in targets:
+        if v.block is not gb:
+            raise ValueError(f"gradients: target '{v.name}' is not in the global block")
+    if target_gradients is None:
+        target_gradients = [None] * len(targets)
+    target_gradients = _as_list(target_gradients)
+    with state.building(program._builder), program._block_guard(gb):
+        cts = [g if g is not None else bind_ones_like(t) for t, g in zip(targets, target_gradients)]
+        return backward_block(gb, targets, cts, inputs)
+
+
+def bind_ones_like(t):
+    from ..core.ops import ones_like
+    return ones_like(t)
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def append_backward(loss, parameters):
+    """Gradients of `loss` w.r.t. the Variables standing for `parameters` (eager
+    Tensors captured by the program); returns [(param_var, grad_var)]."""
+    builder = loss.block.program._builder
+    pvars = [builder.capture(p) for p in parameters]
+    grads = gradients([loss], pvars)
+    return list(zip(pvars, grads))

@@ -1,0 +1,52 @@
+"""Building programs: what `bind` does when a program is being built.
+
+It runs the op's shape rule and appends an Operator to the program's
+current block. Eager Tensors used as inputs (parameters, constants made
+eagerly) are captured into the global block by reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.tensor import Tensor
+from .ir import Variable
+
+
+class Builder:
+    def __init__(self, program):
+        self.program = program
+
+    def to_var(self, x):
+        if isinstance(x, Variable):
+            if x.block.program is not self.program:
+                raise ValueError(f"Variable '{x.name}' belongs to another program")
+            return x
+        if isinstance(x, Tensor):
+            return self.capture(x)
+        raise TypeError(f"cannot use {type(x).__name__} as an op input in a static program")
+
+    def capture(self, tensor):
+        """The Variable standing for eager `tensor` (reference, never a copy)."""
+        prog = self.program
+        var = prog._captured_ids.get(id(tensor))
+        if var is not None:
+            return var
+        gb = prog.global_block()
+        name = tensor.name if tensor.name and tensor.name not in gb.vars else None
+        var = gb.create_var(tensor.shape, tensor.dtype, name=name, prefix="param",
+                            stop_gradient=tensor.stop_gradient, persistable=True)
+        prog.captured[var.name] = tensor
+        prog._captured_ids[id(tensor)] = var
+        return var
+
+    def append_op(self, opdef, inputs, attrs):
+        ins = [self.to_var(x) for x in inputs]
+        avals = opdef.infer(*ins, **attrs)
+        if opdef.num_outputs == 1:
+            avals = (avals,)
+        block = self.program.current_block()
+        stop = opdef.vjp is None or all(v.stop_gradient for v in ins)
+        outs = [block.create_var(a.shape, a.dtype, prefix=opdef.name, stop_gradient=stop)
+                for a in avals]
+        block.append_op(opdef.name, ins, outs, attrs)
+        return outs[0] if opdef.num_outputs == 1 else tuple(outs)

@@ -1,0 +1,318 @@
+"""`cond` and `while_loop`: control flow as ops with sub-blocks.
+
+With Python or eager values they are plain `if` / `while` (so converted
+code keeps Python semantics); once a static Variable is involved, both
+branches (or the condition and body) are traced into sub-blocks and one
+`cond` / `while` op is appended. The op's inputs are the predicate (or the
+initial loop values) followed by every outer Variable its blocks read, so
+passes and backward see the true data dependencies.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import state
+from ..core.dispatch import Symbolic
+from ..core.dtypes import DEFAULT_FLOAT, DEFAULT_INT, is_python_scalar
+from ..core.ops import constant
+from ..core.shapes import merge_dims
+from ..core.tensor import Tensor
+from .ir import Variable
+from .pytree import flatten, unflatten
+
+
+class ControlFlowError(TypeError):
+    """Branch or loop outputs that cannot form one static program."""
+
+
+def _builder_for(*values):
+    b = state.current_builder()
+    if b is not None:
+        return b
+    for v in values:
+        if isinstance(v, Symbolic):
+            return v._owning_builder()
+    return None
+
+
+def _label(names, i):
+    return f"'{names[i]}'" if names and i < len(names) else f"output #{i}"
+
+
+def _is_undefined(x):
+    return getattr(x, "_d2s_undefined", False)
+
+
+def _python_scalar_dtype(*values):
+    if any(isinstance(v, float) for v in values):
+        return DEFAULT_FLOAT
+    if any(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return DEFAULT_INT
+    return np.dtype("bool")
+
+
+def _promote_scalar(x, like_dtype):
+    return constant(x, np.result_type(np.dtype(like_dtype), x))
+
+
+def external_reads(blocks, local_ids=()):
+    """Outer Variables read by `blocks` (and their sub-blocks), in first-use order."""
+    inside = set(id(b) for b in blocks)
+    seen, out = set(local_ids), []
+
+    def visit(block):
+        for op in block.ops:
+            for v in op.inputs:
+                if id(v) not in seen and id(v.block) not in inside:
+                    seen.add(id(v))
+                    out.append(v)
+            for sub in op.sub_blocks():
+                inside.add(id(sub))
+                visit(sub)
+
+    for b in blocks:
+        visit(b)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# cond
+# ---------------------------------------------------------------------------
+def cond(pred, true_fn, false_fn, names=None):
+    """`true_fn()` if `pred` else `false_fn()`; a `cond` op when pred is a Variable.
+
+    Both functions take no arguments and return matching structures (tuples,
+    lists, dicts) of values. Python scalars are promoted to tensors when the
+    other branch gives a tensor (weak, NumPy 2 rules); differing dtypes or
+    known dims raise `ControlFlowError` naming the output (`names` gives
+    output names for messages).
+    """
+    builder = _builder_for(pred)
+    if builder is None:
+        return true_fn() if pred else false_fn()
+    program = builder.program
+    pred = builder.to_var(pred) if isinstance(pred, (Variable, Tensor)) else constant(bool(pred))
+    if pred.size not in (1, None) or pred.dtype != np.bool_:
+        raise ControlFlowError(
+            f"cond: the predicate must be a bool tensor with one element, got "
+            f"{pred.dtype.name}{list(pred.shape)}")
+    parent = program.current_block()
+    true_block = program._create_block(parent)
+    with program._block_guard(true_block):
+        t_leaves, t_tree = flatten(true_fn())
+    false_block = program._create_block(parent)
+    with program._block_guard(false_block):
+        f_leaves, f_tree = flatten(false_fn())
+    if t_tree != f_tree or len(t_leaves) != len(f_leaves):
+        raise ControlFlowError(
+            "cond: true_fn and false_fn return different structures "
+            f"({len(t_leaves)} vs {len(f_leaves)} values)")
+
+    outs, t_names, f_names, results = [], [], [], []
+    for i, (a, b) in enumerate(zip(t_leaves, f_leaves)):
+        label = _label(names, i)
+        a_val, b_val = _is_value(a), _is_value(b)
+        if not a_val and not b_val and _same_python(a, b):
+            results.append(a)
+            continue
+        for x in (a, b):
+            if _is_undefined(x):
+                raise ControlFlowError(
+                    f"{label} is defined in only one branch of an `if` on a tensor; "
+                    "define it before the `if` or in both branches")
+        for x in (a, b):
+            if x is None or not (_is_value(x) or is_python_scalar(x) or isinstance(x, np.ndarray)):
+                raise ControlFlowError(
+                    f"{label} is {type(x).__name__} in one branch and "
+                    f"{type(b if x is a else a).__name__} in the other; both branches must "
+                    "give tensors (or equal Python values)")
+        a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
+        _check_compatible(label, a, b)
+        out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
+        outs.append(out)
+        t_names.append(a.name)
+        f_names.append(b.name)
+        results.append(out)
+
+    free = external_reads([true_block, false_block])
+    free += [v for v in _branch_outputs(true_block, false_block, t_names, f_names)
+             if all(v is not u for u in free)]
+    parent.append_op("cond", [pred] + free, outs, {
+        "true_block": true_block.idx, "false_block": false_block.idx,
+        "true_outs": t_names, "false_outs": f_names})
+    return unflatten(t_tree, results)
+
+
+def _branch_outputs(true_block, false_block, t_names, f_names):
+    """Outer Variables returned unchanged by a branch are reads of that branch."""
+    out = []
+    for block, names in ((true_block, t_names), (false_block, f_names)):
+        for n in names:
+            if n not in block.vars:
+                out.append(_lookup(block, n))
+    return out
+
+
+def _lookup(block, name):
+    b = block
+    while b is not None:
+        if name in b.vars:
+            return b.vars[name]
+        b = b.parent
+    raise KeyError(name)
+
+
+def _is_value(x):
+    return isinstance(x, (Variable, Tensor))
+
+
+def _same_python(a, b):
+    if a is b:
+        return True
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:
+        return False
+
+
+def _to_branch_var(builder, block, x, other):
+    with builder.program._block_guard(block):
+        if isinstance(x, (Variable, Tensor)):
+            return builder.to_var(x)
+        if is_python_scalar(x):
+            if _is_value(other):
+                return builder.to_var(_promote_scalar(x, other.dtype))
+            return builder.to_var(constant(x, _python_scalar_dtype(x, other)))
+        return builder.to_var(constant(np.asarray(x)))
+
+
+def _check_compatible(label, a, b, what="the two branches"):
+    if a.dtype != b.dtype:
+        raise ControlFlowError(f"{label} has dtype {a.dtype.name} and {b.dtype.name} in "
+                               f"{what}; cast one so both agree")
+    if len(a.shape) != len(b.shape):
+        raise ControlFlowError(f"{label} has rank {len(a.shape)} and {len(b.shape)} in {what}")
+    for i, (x, y) in enumerate(zip(a.shape, b.shape)):
+        if x is not None and y is not None and x != y:
+            raise ControlFlowError(f"{label} has shape {list(a.shape)} and {list(b.shape)} "
+                                   f"in {what} (dim {i} differs)")
+
+
+# ---------------------------------------------------------------------------
+# while_loop
+# ---------------------------------------------------------------------------
+def while_loop(cond, body, loop_vars, names=None):
+    """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`.
+
+    Returns the final loop values (a list). With Python / eager values this
+    is a Python loop; otherwise one `while` op. A loop value whose dtype the
+    body changes raises `ControlFlowError`; one whose known dims change is
+    relaxed to an unknown dim (the body is traced again).
+    """
+    loop_vars = list(loop_vars)
+    leaves, tree = flatten(loop_vars)
+    builder = _builder_for(*leaves)
+    if builder is None:
+        while True:
+            c = cond(*loop_vars)
+            if isinstance(c, Symbolic):
+                builder = c._owning_builder()
+                break
+            if not c:
+                return loop_vars
+            loop_vars = list(body(*loop_vars))
+        leaves, tree = flatten(loop_vars)
+    return _build_while(builder, cond, body, leaves, tree, names)
+
+
+def _init_var(builder, x, label):
+    if _is_value(x):
+        return builder.to_var(x)
+    if is_python_scalar(x) or isinstance(x, np.ndarray):
+        return builder.to_var(constant(x))
+    if _is_undefined(x):
+        return None
+    raise ControlFlowError(f"loop variable {label} holds a {type(x).__name__}; only tensors "
+                           "and Python numbers can be carried by a loop on a tensor")
+
+
+def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
+    program = builder.program
+    parent = program.current_block()
+    carried = []   # indices of leaves that become loop-carried Variables
+    init = []
+    for i, x in enumerate(leaves):
+        v = _init_var(builder, x, _label(names, i))
+        if v is not None:
+            carried.append(i)
+            init.append(v)
+    shapes = [v.shape for v in init]
+    n_blocks = len(program.blocks)
+    for _attempt in range(4):
+        program._truncate_blocks(n_blocks)
+        cond_block = program._create_block(parent)
+        placeholders = [cond_block.create_var(s, v.dtype, prefix="loop_var")
+                        for s, v in zip(shapes, init)]
+        current = list(leaves)
+        for k, i in enumerate(carried):
+            current[i] = placeholders[k]
+        args = unflatten(tree, current)
+        with program._block_guard(cond_block):
+            c = cond_fn(*args)
+            c = builder.to_var(c) if _is_value(c) else builder.to_var(constant(bool(c)))
+        if c.dtype != np.bool_ or c.size not in (1, None):
+            raise ControlFlowError(f"while: the loop condition must be a bool scalar, got "
+                                   f"{c.dtype.name}{list(c.shape)}")
+        body_block = program._create_block(parent)
+        with program._block_guard(body_block):
+            new_leaves, new_tree = flatten(list(body_fn(*args)))
+            if new_tree != tree:
+                raise ControlFlowError("while: the body must return as many values as it takes")
+            outs = []
+            for k, i in enumerate(carried):
+                x, label = new_leaves[i], _label(names, i)
+                if _is_undefined(x):
+                    raise ControlFlowError(f"loop variable {label} is undefined after the body")
+                if not _is_value(x):
+                    if not (is_python_scalar(x) or isinstance(x, np.ndarray)):
+                        raise ControlFlowError(f"loop variable {label} becomes a "
+                                               f"{type(x).__name__} in the loop body")
+                    x = _promote_scalar(x, placeholders[k].dtype)
+                outs.append(builder.to_var(x))
+        for i in range(len(leaves)):
+            if i not in carried and not _same_python(new_leaves[i], leaves[i]):
+                raise ControlFlowError(f"loop variable {_label(names, i)} is undefined "
+                                       "before the loop and set inside it; give it an initial "
+                                       "value before the loop")
+        relaxed = False
+        for k, (ph, o) in enumerate(zip(placeholders, outs)):
+            label = _label(names, carried[k])
+            if o.dtype != ph.dtype:
+                raise ControlFlowError(
+                    f"loop variable {label} changes dtype from {ph.dtype.name} to "
+                    f"{o.dtype.name} in the loop body; cast it so it keeps one dtype")
+            if len(o.shape) != len(ph.shape):
+                raise ControlFlowError(f"loop variable {label} changes rank from "
+                                       f"{len(ph.shape)} to {len(o.shape)} in the loop body")
+            merged = merge_dims(ph.shape, o.shape)
+            if merged != ph.shape:
+                shapes[k] = merged
+                relaxed = True
+        if not relaxed:
+            break
+    else:  # pragma: no cover - each retry strictly relaxes at least one dim
+        raise ControlFlowError("while: loop variable shapes did not settle")
+
+    out_vars = [parent.create_var(ph.shape, ph.dtype, prefix="while") for ph in placeholders]
+    local = {id(p) for p in placeholders}
+    free = external_reads([cond_block, body_block], local)
+    free += [o for o in outs if o.block is not body_block and id(o) not in local
+             and all(o is not u for u in free)]
+    parent.append_op("while", init + free, out_vars, {
+        "cond_block": cond_block.idx, "body_block": body_block.idx,
+        "loop_vars": [p.name for p in placeholders], "cond_out": c.name,
+        "body_outs": [o.name for o in outs], "num_loop_vars": len(init)})
+    result = list(leaves)
+    for k, i in enumerate(carried):
+        result[i] = out_vars[k]
+    return unflatten(tree, result)

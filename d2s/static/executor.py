@@ -1,0 +1,238 @@
+"""The reference interpreter: runs a Program op by op over the registry kernels.
+
+Values live in `Scope`s chained like the blocks: a sub-block runs in a
+child scope of its parent's. `cond` / `while` can save the scopes they ran
+(when a backward op needs the forward values), and `cond_grad` /
+`while_grad` run their gradient blocks in children of those saved scopes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.registry import OPS
+
+
+class Scope:
+    __slots__ = ("vars", "parent")
+
+    def __init__(self, parent=None):
+        self.vars = {}
+        self.parent = parent
+
+    def get(self, name):
+        s = self
+        while s is not None:
+            v = s.vars.get(name, _MISSING)
+            if v is not _MISSING:
+                return v
+            s = s.parent
+        raise KeyError(name)
+
+    def set(self, name, value):
+        self.vars[name] = value
+
+
+_MISSING = object()
+
+
+class ExecutionError(RuntimeError):
+    pass
+
+
+def _where(op):
+    if op.origin:
+        fn, line = op.origin
+        return f" (op '{op.type}' built at {fn}, line {line})"
+    return f" (op '{op.type}')"
+
+
+def run_block(block, scope):
+    program = block.program
+    for op in block.ops:
+        handler = CONTROL_FLOW.get(op.type)
+        try:
+            if handler is not None:
+                handler(op, program, scope)
+                continue
+            args = [scope.get(v.name) for v in op.inputs]
+            result = OPS[op.type].kernel(*args, **op.attrs)
+        except KeyError as e:
+            if e.args and isinstance(e.args[0], str) and not getattr(e, "_d2s_located", False):
+                if e.args[0] in program.feed_vars:
+                    raise ValueError(f"feed: data variable '{e.args[0]}' is needed by the "
+                                     f"program but was not fed") from None
+                err = ExecutionError(f"value of '{e.args[0]}' is not available{_where(op)}")
+                raise err from None
+            raise
+        except Exception as e:
+            if not getattr(e, "_d2s_located", False):
+                e = _relocate(e, op)
+            raise e
+        if len(op.outputs) == 1:
+            scope.set(op.outputs[0].name, result if type(result) is np.ndarray
+                      else np.asarray(result))
+        else:
+            for v, r in zip(op.outputs, result):
+                scope.set(v.name, np.asarray(r))
+
+
+def _relocate(e, op):
+    """Same exception type, message extended with the op and the user's line."""
+    msg = (str(e.args[0]) if e.args else str(e)) + _where(op)
+    try:
+        new = type(e)(msg)
+    except Exception:
+        new = e
+        if hasattr(e, "add_note"):
+            e.add_note(_where(op).strip())
+    new._d2s_located = True
+    new.__cause__ = e if new is not e else None
+    return new
+
+
+# ---- control flow -----------------------------------------------------------------
+def _run_cond(op, program, scope):
+    pred = scope.get(op.inputs[0].name)
+    branch = bool(np.asarray(pred).reshape(()))
+    key = "true" if branch else "false"
+    sub = Scope(scope)
+    run_block(program.blocks[op.attrs[f"{key}_block"]], sub)
+    for v, name in zip(op.outputs, op.attrs[f"{key}_outs"]):
+        scope.set(v.name, sub.get(name))
+    saved = op.attrs.get("save_scope")
+    if saved:
+        scope.set(saved, (branch, sub))
+
+
+def _run_while(op, program, scope):
+    a = op.attrs
+    n = a["num_loop_vars"]
+    values = [scope.get(v.name) for v in op.inputs[:n]]
+    cond_block, body_block = program.blocks[a["cond_block"]], program.blocks[a["body_block"]]
+    steps = [] if a.get("save_steps") else None
+    while True:
+        sub = Scope(scope)
+        for name, v in zip(a["loop_vars"], values):
+            sub.vars[name] = v
+        run_block(cond_block, sub)
+        if not bool(np.asarray(sub.get(a["cond_out"])).reshape(())):
+            break
+        run_block(body_block, sub)
+        values = [sub.get(name) for name in a["body_outs"]]
+        if steps is not None:
+            steps.append(sub)
+    for v, val in zip(op.outputs, values):
+        scope.set(v.name, val)
+    if steps is not None:
+        scope.set(a["save_steps"], steps)
+
+
+def _run_cond_grad(op, program, scope):
+    a = op.attrs
+    branch, fwd = scope.get(a["scope"])
+    key = "true" if branch else "false"
+    sub = Scope(fwd)
+    for name, v in zip(a["ct_vars"], op.inputs):
+        sub.vars[name] = scope.get(v.name)
+    run_block(program.blocks[a[f"{key}_block"]], sub)
+    for v, name in zip(op.outputs, a[f"{key}_grads"]):
+        scope.set(v.name, sub.get(name))
+
+
+def _run_while_grad(op, program, scope):
+    a = op.attrs
+    n_ct = len(a["ct_vars"])
+    carried = [scope.get(v.name) for v in op.inputs[:n_ct]]
+    free = [np.zeros_like(scope.get(v.name)) for v in op.inputs[n_ct:]]
+    grad_block = program.blocks[a["grad_block"]]
+    for fwd in reversed(scope.get(a["steps"])):
+        sub = Scope(fwd)
+        for name, v in zip(a["ct_vars"], carried):
+            sub.vars[name] = v
+        run_block(grad_block, sub)
+        carried = [sub.get(name) for name in a["loop_grads"]]
+        free = [acc + sub.get(name) for acc, name in zip(free, a["free_grads"])]
+    for v, val in zip(op.outputs, carried + free):
+        scope.set(v.name, val)
+
+
+CONTROL_FLOW = {
+    "cond": _run_cond,
+    "while": _run_while,
+    "cond_grad": _run_cond_grad,
+    "while_grad": _run_while_grad,
+}
+
+
+# ---- Executor -------------------------------------------------------------------------
+class Executor:
+    """Runs programs: `run(program, feed={name: array}, fetch_list=[vars or names])`."""
+
+    def __init__(self, place=None):
+        self.place = place
+
+    def run(self, program=None, feed=None, fetch_list=None, return_numpy=True):
+        from .framework import default_main_program
+        program = program or default_main_program()
+        feed = dict(feed or {})
+        fetch_list = list(fetch_list or [])
+        scope = Scope()
+        bind_feeds(program, feed, scope)
+        for name, tensor in program.captured.items():
+            scope.vars[name] = tensor._value
+        gb = program.global_block()
+        fetch_names = []
+        for f in fetch_list:
+            name = f if isinstance(f, str) else f.name
+            if name not in gb.vars:
+                raise ValueError(f"fetch: the program has no variable named {name!r}")
+            fetch_names.append(name)
+        run_block(gb, scope)
+        write_back(program, scope)
+        return [scope.get(n) for n in fetch_names]
+
+
+def write_back(program, scope):
+    """In-place updates of captured parameters become visible to eager code."""
+    for name, tensor in program.captured.items():
+        v = scope.vars.get(name)
+        if v is not None and v is not tensor._value:
+            tensor._value = v
+
+
+def bind_feeds(program, feed, scope):
+    for name, value in feed.items():
+        var = program.feed_vars.get(name)
+        if var is None:
+            raise ValueError(f"feed: the program has no data variable named {name!r} "
+                             f"(data variables: {sorted(program.feed_vars)})")
+        scope.vars[name] = check_feed(var, value)
+
+
+def check_feed(var, value):
+    """Validate a fed value against its data Variable; return it as an ndarray."""
+    if hasattr(value, "_value"):
+        value = value._value
+    if isinstance(value, np.ndarray) or np.isscalar(value) and isinstance(value, np.generic):
+        arr = np.asarray(value)
+        if arr.dtype != var.dtype:
+            raise ValueError(f"feed '{var.name}': expected dtype {var.dtype.name}, "
+                             f"got {arr.dtype.name}")
+    else:
+        try:
+            arr = np.asarray(value, dtype=var.dtype)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"feed '{var.name}': cannot convert {type(value).__name__} to "
+                             f"{var.dtype.name}: {e}") from None
+    if arr.ndim != len(var.shape):
+        raise ValueError(f"feed '{var.name}': expected rank {len(var.shape)} "
+                         f"(shape {_fmt(var.shape)}), got shape {list(arr.shape)}")
+    for i, (want, got) in enumerate(zip(var.shape, arr.shape)):
+        if want is not None and want != got:
+            raise ValueError(f"feed '{var.name}': expected shape {_fmt(var.shape)}, got "
+                             f"{list(arr.shape)} (dim {i} is {got}, not {want})")
+    return arr
+
+
+def _fmt(shape):
+    return "[" + ", ".join("None" if d is None else str(d) for d in shape) + "]"

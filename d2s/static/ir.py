@@ -1,0 +1,206 @@
+"""The static IR: Program -> Blocks -> Operators over Variables.
+
+Small on purpose: a Variable is a typed name in a block, an Operator is an
+op type with input/output Variables and attributes, sub-blocks (the bodies
+of `cond` and `while`) are Blocks whose parent is the enclosing block.
+`str(program)` prints one op per line with sub-blocks indented beneath the
+op that owns them.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import sys
+
+import numpy as np
+
+from ..core.dispatch import Symbolic
+from ..core.methods import TensorMethods
+from ..core.shapes import numel
+
+_D2S_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Variable(Symbolic, TensorMethods):
+    """A value inside a program: name, shape (None = unknown dim), dtype."""
+
+    __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
+                 "is_data", "__weakref__")
+
+    def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
+                 is_data=False):
+        self.block = block
+        self.name = name
+        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.stop_gradient = stop_gradient
+        self.persistable = persistable
+        self.is_data = is_data
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return numel(self.shape)
+
+    def _owning_builder(self):
+        return self.block.program._builder
+
+    def __bool__(self):
+        raise TypeError(
+            f"bool() of static Variable '{self.name}' is not known while the program is "
+            "being built. Python control flow on a Variable needs conversion: decorate the "
+            "function with @d2s.jit.to_static, or build the branch with "
+            "d2s.static.nn.cond(pred, true_fn, false_fn) (and loops with "
+            "d2s.static.nn.while_loop).")
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError(f"len() of 0-d Variable '{self.name}'")
+        if self.shape[0] is None:
+            raise TypeError(f"len() of Variable '{self.name}' whose first dim is unknown "
+                            "until run time; use d2s.shape(x)[0] (or len() in converted code)")
+        return self.shape[0]
+
+    def __iter__(self):
+        raise TypeError(f"iterating over static Variable '{self.name}' needs conversion "
+                        "(@d2s.jit.to_static turns `for x in v` into a while op)")
+
+    def __index__(self):
+        raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
+
+    def __repr__(self):
+        return f"Variable({self.name}: {format_type(self)})"
+
+
+def format_type(v):
+    dims = ", ".join("?" if d is None else str(d) for d in v.shape)
+    return f"{v.dtype.name}[{dims}]"
+
+
+class Operator:
+    """One op in a block. `origin` is the user's (file, line) that built it."""
+
+    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "origin")
+
+    def __init__(self, block, type, inputs, outputs, attrs=None, origin=None):
+        self.block = block
+        self.type = type
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.attrs = dict(attrs or {})
+        self.origin = origin
+
+    def sub_blocks(self):
+        prog = self.block.program
+        return [prog.blocks[v] for k, v in self.attrs.items() if k.endswith("_block")]
+
+    def __repr__(self):
+        return f"Operator({self.type})"
+
+
+class Block:
+    def __init__(self, program, idx, parent_idx=-1):
+        self.program = program
+        self.idx = idx
+        self.parent_idx = parent_idx
+        self.ops = []
+        self.vars = {}
+
+    @property
+    def parent(self):
+        return None if self.parent_idx < 0 else self.program.blocks[self.parent_idx]
+
+    def create_var(self, shape, dtype, name=None, prefix="tmp", **kw):
+        name = name or self.program._unique_name(prefix)
+        if name in self.vars:
+            raise ValueError(f"a variable named {name!r} already exists in block {self.idx}")
+        var = Variable(self, name, shape, dtype, **kw)
+        self.vars[name] = var
+        return var
+
+    def append_op(self, type, inputs, outputs, attrs=None, origin=None):
+        op = Operator(self, type, inputs, outputs, attrs, origin or user_origin())
+        self.ops.append(op)
+        return op
+
+    def is_ancestor_of(self, other):
+        b = other
+        while b is not None:
+            if b is self:
+                return True
+            b = b.parent
+        return False
+
+    def __repr__(self):
+        return f"Block({self.idx}, {len(self.ops)} ops)"
+
+
+class Program:
+    """A static program. Block 0 is global; sub-blocks hold control-flow bodies.
+
+    `captured` maps parameter Variables to the eager Tensors they stand for:
+    the executor reads the Tensor's current value on every run (capture by
+    reference), and writes in-place updates (optimizer ops) back to it.
+    """
+
+    def __init__(self):
+        from .builder import Builder
+        self.blocks = [Block(self, 0)]
+        self._current = 0
+        self._names = itertools.count()
+        self.captured = {}        # var name -> Tensor
+        self._captured_ids = {}   # id(Tensor) -> Variable
+        self.feed_vars = {}       # name -> data Variable
+        self._builder = Builder(self)
+
+    def _unique_name(self, prefix):
+        return f"{prefix}_{next(self._names)}"
+
+    def global_block(self):
+        return self.blocks[0]
+
+    def current_block(self):
+        return self.blocks[self._current]
+
+    def _create_block(self, parent=None):
+        parent = self.current_block() if parent is None else parent
+        block = Block(self, len(self.blocks), parent.idx)
+        self.blocks.append(block)
+        return block
+
+    def _truncate_blocks(self, n):
+        del self.blocks[n:]
+
+    @contextlib.contextmanager
+    def _block_guard(self, block):
+        prev = self._current
+        self._current = block.idx
+        try:
+            yield block
+        finally:
+            self._current = prev
+
+    def all_ops(self):
+        return [op for b in self.blocks for op in b.ops]
+
+    def __str__(self):
+        from .printing import program_to_text
+        return program_to_text(self)
+
+    def __repr__(self):
+        return f"<Program: {len(self.blocks)} blocks, {len(self.global_block().ops)} ops>"
+
+
+def user_origin():
+    """(filename, lineno) of the innermost frame outside the d2s package."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_D2S_DIR) or "_d2s_generated" in f.f_globals:
+            return (fn, f.f_lineno)
+        f = f.f_back
+    return None

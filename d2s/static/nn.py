@@ -1,0 +1,4 @@
+"""`d2s.static.nn`: control-flow builders (PaddlePaddle's names)."""
+from .control_flow import cond, while_loop
+
+__all__ = ["cond", "while_loop"]
