@@ -9,12 +9,14 @@ passes and backward see the true data dependencies.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..core import state
 from ..core.dispatch import Symbolic
 from ..core.dtypes import DEFAULT_FLOAT, DEFAULT_INT, is_python_scalar
-from ..core.ops import constant
+from ..core.ops import constant, full, full_like
 from ..core.shapes import merge_dims
 from ..core.tensor import Tensor
 from .ir import Variable
@@ -75,6 +77,29 @@ def external_reads(blocks, local_ids=()):
     return out
 
 
+@contextlib.contextmanager
+def _transaction(program, block):
+    """Undo every block, op and variable a failed build added: no broken state."""
+    n_blocks, n_ops, names = len(program.blocks), len(block.ops), set(block.vars)
+    current, captured = program._current, set(program.captured)
+    gb = program.global_block()
+    global_names = set(gb.vars)
+    try:
+        yield
+    except BaseException:
+        program._truncate_blocks(n_blocks)
+        del block.ops[n_ops:]
+        for name in set(block.vars) - names:
+            del block.vars[name]
+        for name in set(program.captured) - captured:
+            tensor = program.captured.pop(name)
+            program._captured_ids.pop(id(tensor), None)
+        for name in set(gb.vars) - global_names:
+            del gb.vars[name]
+        program._current = current
+        raise
+
+
 # ---------------------------------------------------------------------------
 # cond
 # ---------------------------------------------------------------------------
@@ -82,14 +107,21 @@ def cond(pred, true_fn, false_fn, names=None):
     """`true_fn()` if `pred` else `false_fn()`; a `cond` op when pred is a Variable.
 
     Both functions take no arguments and return matching structures (tuples,
-    lists, dicts) of values. Python scalars are promoted to tensors when the
-    other branch gives a tensor (weak, NumPy 2 rules); differing dtypes or
+    lists, dicts) of values. A Python scalar facing a tensor in the other
+    branch becomes a tensor of that shape, with the dtype NumPy 2 gives the
+    pair (the scalar is weak: `x if c else 0` keeps x's dtype); differing dtypes or
     known dims raise `ControlFlowError` naming the output (`names` gives
     output names for messages).
     """
     builder = _builder_for(pred)
     if builder is None:
         return true_fn() if pred else false_fn()
+    program = builder.program
+    with _transaction(program, program.current_block()):
+        return _build_cond(builder, pred, true_fn, false_fn, names)
+
+
+def _build_cond(builder, pred, true_fn, false_fn, names):
     program = builder.program
     pred = builder.to_var(pred) if isinstance(pred, (Variable, Tensor)) else constant(bool(pred))
     if pred.size not in (1, None) or pred.dtype != np.bool_:
@@ -181,7 +213,16 @@ def _to_branch_var(builder, block, x, other):
             return builder.to_var(x)
         if is_python_scalar(x):
             if _is_value(other):
-                return builder.to_var(_promote_scalar(x, other.dtype))
+                # The scalar takes the other branch's shape and (weakly) its dtype.
+                dtype = np.result_type(np.dtype(other.dtype), x)
+                if isinstance(other, Tensor) or other.block.is_ancestor_of(block):
+                    return builder.to_var(full_like(other, x, dtype))
+                if None not in other.shape:
+                    return builder.to_var(full(other.shape, x, dtype))
+                raise ControlFlowError(
+                    f"a branch gives the Python number {x!r} where the other gives a tensor "
+                    f"of shape {list(other.shape)} computed inside that branch; return a "
+                    "tensor in both branches (e.g. d2s.full_like)")
             return builder.to_var(constant(x, _python_scalar_dtype(x, other)))
         return builder.to_var(constant(np.asarray(x)))
 
@@ -222,7 +263,8 @@ def while_loop(cond, body, loop_vars, names=None):
                 return loop_vars
             loop_vars = list(body(*loop_vars))
         leaves, tree = flatten(loop_vars)
-    return _build_while(builder, cond, body, leaves, tree, names)
+    with _transaction(builder.program, builder.program.current_block()):
+        return _build_while(builder, cond, body, leaves, tree, names)
 
 
 def _init_var(builder, x, label):
