@@ -41,14 +41,20 @@ class ExecutionError(RuntimeError):
 
 def _where(op):
     if op.origin:
-        fn, line = op.origin
-        return f" (op '{op.type}' built at {fn}, line {line})"
+        fn, line = op.origin[:2]
+        text = f" (op '{op.type}' built at {fn}, line {line}"
+        if len(op.origin) > 2 and op.origin[2]:
+            text += f": {op.origin[2]}"
+        return text + ")"
     return f" (op '{op.type}')"
 
 
 def run_block(block, scope):
-    program = block.program
-    for op in block.ops:
+    run_ops(block.ops, block.program, scope)
+
+
+def run_ops(ops, program, scope):
+    for op in ops:
         handler = CONTROL_FLOW.get(op.type)
         try:
             if handler is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import linecache
 import os
 import sys
 
@@ -195,12 +196,21 @@ class Program:
         return f"<Program: {len(self.blocks)} blocks, {len(self.global_block().ops)} ops>"
 
 
+# Functions (filename, lineno) -> (filename, lineno) or None, registered by
+# higher layers (the converter maps generated code back to the user's lines).
+ORIGIN_RESOLVERS = []
+
+
 def user_origin():
     """(filename, lineno) of the innermost frame outside the d2s package."""
     f = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_D2S_DIR) or "_d2s_generated" in f.f_globals:
-            return (fn, f.f_lineno)
+        if not fn.startswith(_D2S_DIR):
+            for resolve in ORIGIN_RESOLVERS:
+                mapped = resolve(fn, f.f_lineno)
+                if mapped is not None:
+                    return mapped
+            return (fn, f.f_lineno, linecache.getline(fn, f.f_lineno).strip())
         f = f.f_back
     return None

@@ -1,0 +1,11 @@
+"""Static analyses over a function's AST; they only annotate nodes (see `annos`)."""
+from . import annos
+from .activity import reads_writes, scope_locals, free_reads, modified_names
+from .liveness import annotate_liveness
+from .definedness import annotate_definedness
+
+
+def analyze_function(fn_node):
+    """Run all analyses on one function scope (not its nested defs)."""
+    annotate_liveness(fn_node)
+    annotate_definedness(fn_node)

@@ -1,0 +1,184 @@
+"""Activity analysis: which names a statement or expression reads and writes.
+
+Nested function and lambda bodies are opaque except for their free reads
+(what they read from the enclosing scope); comprehension variables are
+local to the comprehension.  This is what liveness and the converters need:
+the names a construct may change in *this* scope.
+"""
+import ast
+
+__all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
+           "header_nodes"]
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _Activity(ast.NodeVisitor):
+    def __init__(self):
+        self.reads = set()
+        self.writes = set()
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            self.reads.add(node.id)
+        else:
+            self.writes.add(node.id)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, ast.Name):
+            self.reads.add(node.target.id)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        # `x: int` without a value binds nothing at run time.
+        if node.value is not None:
+            self.visit(node.target)
+            self.visit(node.value)
+        elif not isinstance(node.target, ast.Name):
+            self.visit(node.target)
+
+    def _visit_def(self, node):
+        self.writes.add(node.name)
+        for dec in node.decorator_list:
+            self.visit(dec)
+        if not isinstance(node, ast.ClassDef):
+            for default in node.args.defaults + [d for d in node.args.kw_defaults if d]:
+                self.visit(default)
+        else:
+            for base in node.bases + [k.value for k in node.keywords]:
+                self.visit(base)
+        self.reads |= free_reads(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _visit_def
+
+    def visit_Lambda(self, node):
+        for default in node.args.defaults + [d for d in node.args.kw_defaults if d]:
+            self.visit(default)
+        self.reads |= free_reads(node)
+
+    def _visit_comp(self, node):
+        inner = _Activity()
+        for gen in node.generators:
+            inner.visit(gen.iter)
+            for cond in gen.ifs:
+                inner.visit(cond)
+        for field in ("elt", "key", "value"):
+            if getattr(node, field, None) is not None:
+                inner.visit(getattr(node, field))
+        targets = set()
+        for gen in node.generators:
+            t = _Activity()
+            t.visit(gen.target)
+            targets |= t.writes
+        self.reads |= inner.reads - targets
+        # The first iterable is evaluated in the enclosing scope.
+        self.visit(node.generators[0].iter)
+        self.writes |= inner.writes - targets  # walrus in a comprehension
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comp
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.writes.add((alias.asname or alias.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def visit_ExceptHandler(self, node):
+        if node.type is not None:
+            self.visit(node.type)
+        if node.name:
+            self.writes.add(node.name)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    def visit_MatchAs(self, node):
+        if node.name:
+            self.writes.add(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node):
+        if node.name:
+            self.writes.add(node.name)
+
+    def visit_MatchMapping(self, node):
+        if node.rest:
+            self.writes.add(node.rest)
+        self.generic_visit(node)
+
+    def visit_Global(self, node):
+        pass
+
+    visit_Nonlocal = visit_Global
+
+
+def reads_writes(node_or_nodes):
+    """(reads, writes) of a node or list of nodes, at this scope."""
+    act = _Activity()
+    for node in node_or_nodes if isinstance(node_or_nodes, list) else [node_or_nodes]:
+        act.visit(node)
+    return act.reads, act.writes
+
+
+def _declared(fn_node, kind):
+    names = set()
+    todo = list(fn_node.body) if not isinstance(fn_node, ast.Lambda) else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, kind):
+            names.update(node.names)
+        elif not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def declared_globals(fn_node):
+    return _declared(fn_node, ast.Global)
+
+
+def declared_nonlocals(fn_node):
+    return _declared(fn_node, ast.Nonlocal)
+
+
+def _params(fn_node):
+    a = fn_node.args
+    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    return set(names)
+
+
+def scope_locals(fn_node):
+    """Names local to a function or lambda: params and anything it binds."""
+    if isinstance(fn_node, ast.Lambda):
+        _, writes = reads_writes(fn_node.body)
+        return _params(fn_node) | writes
+    if isinstance(fn_node, ast.ClassDef):
+        _, writes = reads_writes(fn_node.body)
+        return writes
+    _, writes = reads_writes(fn_node.body)
+    return (_params(fn_node) | writes) - declared_globals(fn_node) - declared_nonlocals(fn_node)
+
+
+def free_reads(fn_node):
+    """Names a function/lambda/class body reads from enclosing scopes."""
+    body = fn_node.body
+    reads, _ = reads_writes(body if isinstance(body, list) else [body])
+    return reads - scope_locals(fn_node)
+
+
+def modified_names(stmts):
+    """Names the statements may assign in this scope."""
+    return reads_writes(stmts)[1]
+
+
+def header_nodes(stmt):
+    """The expression parts of a compound statement evaluated at its start."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    return []

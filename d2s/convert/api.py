@@ -1,0 +1,120 @@
+"""Entry points: `convert_function(fn)` and `is_convertible(fn)`.
+
+Conversion (parse, transform, print, compile) runs once per code object;
+each function object sharing that code gets its own function built from the
+cached code with its own globals, closure and defaults.
+"""
+import inspect
+import os
+import sysconfig
+import threading
+import types
+import weakref
+
+from . import origin
+from .errors import D2SConversionError
+from .loader import load_function
+from .pipeline import convert_tree
+from .source import parse_function
+
+__all__ = ["convert_function", "is_convertible", "cached_conversion"]
+
+_lock = threading.RLock()
+_by_code = {}                              # code object -> (converted code, source text)
+_by_function = weakref.WeakKeyDictionary()  # function -> (converted function, source)
+
+_LIBRARY_DIRS = tuple(os.path.normcase(os.path.realpath(p)) + os.sep for p in {
+    sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+} if p)
+_LIBRARY_PACKAGES = ("numpy", "astor", "pytest", "_pytest", "pluggy")
+
+
+_convertible_code = {}  # code object -> bool (module/path part of the decision)
+
+
+def is_convertible(fn):
+    """Whether `fn` is user code that conversion should rewrite."""
+    if getattr(fn, "_d2s_not_to_static", False) or getattr(fn, "_d2s_converted", False):
+        return False
+    if not isinstance(fn, types.FunctionType):
+        return False
+    known = _convertible_code.get(fn.__code__)
+    if known is None:
+        known = _convertible_code[fn.__code__] = _is_user_code(fn)
+    return known
+
+
+def _is_user_code(fn):
+    module = getattr(fn, "__module__", None) or ""
+    top = module.split(".")[0]
+    if top == "d2s" and ".tests" not in module:
+        return False
+    if top in _LIBRARY_PACKAGES:
+        return False
+    filename = fn.__code__.co_filename
+    if origin.is_generated_filename(filename):
+        return False
+    path = os.path.normcase(os.path.realpath(filename)) if not filename.startswith("<") else ""
+    if path and (path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+                 or "dist-packages" in path):
+        return False
+    return True
+
+
+def cached_conversion(fn):
+    """The converted function for `fn` if already built, else None."""
+    entry = _by_function.get(fn)
+    return entry[0] if entry is not None else None
+
+
+def _convert_code(fn):
+    from . import runtime
+    parsed = parse_function(fn)
+    node = parsed.node
+    origin.annotate_origins(node, parsed.filename, parsed.line_offset, parsed.source_lines,
+                            fn.__name__)
+    convert_tree(node, parsed.filename, fn.__qualname__)
+    converted, source = load_function(node, fn, runtime)
+    return converted, source
+
+
+def convert_function(fn):
+    """Return `(converted_fn, source_text)` for a Python function (or bound method).
+
+    Raises a D2SConversionError subclass (source unavailable, unsupported
+    syntax) naming the function and, where relevant, file and line.
+    """
+    if isinstance(fn, types.MethodType):
+        converted, source = convert_function(fn.__func__)
+        return types.MethodType(converted, fn.__self__), source
+    if not isinstance(fn, types.FunctionType):
+        from .source import parse_function as _check
+        _check(fn)  # raises SourceUnavailableError naming it
+    with _lock:
+        entry = _by_function.get(fn)
+        if entry is not None:
+            return entry
+        cached = _by_code.get(fn.__code__)
+        if cached is not None:
+            converted = _rebuild(cached[0], fn)
+            source = cached[1]
+        else:
+            converted, source = _convert_code(fn)
+            _by_code[fn.__code__] = (converted, source)
+        _by_function[fn] = (converted, source)
+        return converted, source
+
+
+def _rebuild(template_fn, fn):
+    """A converted function for `fn` reusing the code converted for its code object."""
+    from . import runtime
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells["_jst"] = types.CellType(runtime)
+    closure = tuple(cells[name] for name in template_fn.__code__.co_freevars)
+    new = types.FunctionType(template_fn.__code__, fn.__globals__, fn.__name__,
+                             fn.__defaults__, closure)
+    new.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+    import functools
+    functools.update_wrapper(new, fn)
+    new._d2s_converted = True
+    return new

@@ -1,0 +1,68 @@
+"""The ordered list of converters applied to a parsed function.
+
+Order matters; the reason for each position is given beside it.
+"""
+from .analysis import analyze_function
+from .naming import Namer
+from .transformers import (break_continue, builtin_calls, call_trees,
+                           conditional_expressions, for_loops, ifelse, logical_expressions, mangling,
+                           return_statements, undefined_names, unsupported, while_loops)
+from .transformers.common import user_functions
+
+
+class Context:
+    """What converters share: fresh names and where the code came from."""
+
+    def __init__(self, namer, filename, function_name):
+        self.namer = namer
+        self.filename = filename
+        self.function_name = function_name
+
+
+class _Analysis:
+    """Pipeline step: annotate every user function (see analysis.annos)."""
+
+    @staticmethod
+    def transform(node, ctx):
+        for fn in user_functions(node):
+            analyze_function(fn)
+        return node
+
+
+PIPELINE = [
+    # First: errors must name the user's syntax, before anything is rewritten.
+    unsupported,
+    # Before any generated name exists: only the user's `__private` names
+    # were mangled by Python when the method was first compiled.
+    mangling,
+    # Canonicalize before converting (nested `return` becomes flags and
+    # `break`s, so it must precede break_continue, which folds them).
+    return_statements,
+    break_continue,
+    # Builtins before call_trees, so `print`/`len`/`range` become runtime
+    # helpers instead of being wrapped in convert_call.
+    builtin_calls,
+    call_trees,
+    # After canonicalization, so the `not flag and test` it generated is
+    # converted too; before ternaries only for readability (independent).
+    logical_expressions,
+    conditional_expressions,
+    # Analyses see the final expressions but still-structured statements.
+    _Analysis,
+    # Needs DEFINED_IN; must run before control flow moves code into closures.
+    undefined_names,
+    # Control flow last; each reads annotations computed above and converts
+    # innermost-first, so their relative order does not matter.
+    ifelse,
+    while_loops,
+    for_loops,
+]
+
+
+def convert_tree(fn_node, filename, function_name):
+    """Apply the pipeline to a parsed function (a FunctionDef, changed in place)."""
+    ctx = Context(Namer.for_tree(fn_node), filename, function_name)
+    node = fn_node
+    for step in PIPELINE:
+        node = step.transform(node, ctx)
+    return node

@@ -1,0 +1,67 @@
+"""`print`, `assert`, `len` and `.shape` as called by converted code.
+
+Python values and eager Tensors behave exactly as the builtins.  For static
+Variables: `len` / `.shape` give Python ints where known at build time and
+int64 Variables where dynamic; `print` / `assert` should become ops that act
+at run time (see the static functions below).
+"""
+import builtins
+
+from .dispatch import _any_static, _is_static
+
+__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape"]
+
+
+def convert_print(*args, **kwargs):
+    if _any_static(args):
+        return _static_print(*args, **kwargs)
+    builtins.print(*args, **kwargs)
+
+
+def convert_assert(test, msg_fn=None):
+    """`assert test, msg` with `msg` evaluated only on failure."""
+    if _is_static(test):
+        return _static_assert(test, msg_fn)
+    if not test:
+        raise AssertionError(msg_fn()) if msg_fn is not None else AssertionError()
+
+
+def convert_len(value):
+    if _is_static(value):
+        return _static_len(value)
+    return builtins.len(value)
+
+
+def convert_shape(value):
+    if _is_static(value):
+        return _static_shape(value)
+    return value.shape
+
+
+# ---- static paths (finish against the core) --------------------------------
+
+def _static_print(*args, **kwargs):
+    # TODO(core): append a print op so values are printed at run time.
+    builtins.print(*args, **kwargs)
+
+
+def _static_assert(test, msg_fn):
+    # TODO(core): append an assert op raising AssertionError(msg) at run time.
+    return None
+
+
+def _static_shape(value):
+    """Known dims as ints; if any dim is unknown, the int64 shape Variable."""
+    shape = value.shape
+    if all(d is not None and d >= 0 for d in shape):
+        return tuple(shape)
+    import d2s
+    return d2s.shape(value)
+
+
+def _static_len(value):
+    first = value.shape[0] if value.shape else None
+    if first is not None and first >= 0:
+        return first
+    import d2s
+    return d2s.shape(value)[0]

@@ -1,0 +1,113 @@
+"""`range`, `enumerate`, `zip` as seen by converted code.
+
+With Python (or eager) arguments they are the builtins.  With a static
+bound they return a `StaticIterable`, which `convert_for` turns into a
+`while` op over an int64 counter (`static_iteration_plan`).  Outside a `for`
+such an object can only be iterated statically, so other uses fail clearly.
+"""
+import builtins
+from collections import namedtuple
+
+from .dispatch import _any_static, _is_static
+
+__all__ = ["convert_range", "convert_enumerate", "convert_zip", "StaticIterable",
+           "static_iteration_plan"]
+
+
+class StaticIterable:
+    """A range / enumerate / zip involving static Variables."""
+
+    def __iter__(self):
+        raise TypeError(f"{self!r} involves static Variables and can only be iterated "
+                        "by a converted `for` loop")
+
+
+class StaticRange(StaticIterable):
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def __repr__(self):
+        return f"range({self.start}, {self.stop}, {self.step})"
+
+
+class StaticEnumerate(StaticIterable):
+    def __init__(self, iterable, start):
+        self.iterable, self.start = iterable, start
+
+
+class StaticZip(StaticIterable):
+    def __init__(self, iterables):
+        self.iterables = iterables
+
+
+def convert_range(*args):
+    if _any_static(args):
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (
+            tuple(args) + (1,) if len(args) == 2 else tuple(args))
+        return StaticRange(start, stop, step)
+    return builtins.range(*args)
+
+
+def convert_enumerate(iterable, start=0):
+    if _is_static(iterable) or isinstance(iterable, StaticIterable):
+        return StaticEnumerate(iterable, start)
+    return builtins.enumerate(iterable, start)
+
+
+def convert_zip(*iterables, **kwargs):
+    if any(_is_static(i) or isinstance(i, StaticIterable) for i in iterables):
+        return StaticZip(iterables)
+    return builtins.zip(*iterables, **kwargs)
+
+
+# ---- static paths (finish against the core) --------------------------------
+
+Plan = namedtuple("Plan", "start stop step step_positive item_at")
+
+
+def _length(iterable):
+    """Number of items of a static iterable, as an int or int64 Variable."""
+    if isinstance(iterable, StaticRange):
+        import d2s
+        start, stop, step = iterable.start, iterable.stop, iterable.step
+        # ceil((stop - start) / step), clipped at 0.
+        n = (stop - start + step - (1 if _positive(step) else -1)) // step
+        return d2s.maximum(n, d2s.zeros_like(n)) if _is_static(n) else max(n, 0)
+    if isinstance(iterable, StaticEnumerate):
+        return _length(iterable.iterable)
+    if isinstance(iterable, StaticZip):
+        lengths = [_length(i) for i in iterable.iterables]
+        import d2s
+        out = lengths[0]
+        for n in lengths[1:]:
+            out = d2s.minimum(out, n) if (_is_static(out) or _is_static(n)) else min(out, n)
+        return out
+    if _is_static(iterable):
+        from .builtins_ import convert_len
+        return convert_len(iterable)
+    return len(iterable)
+
+
+def _item(iterable, counter):
+    if isinstance(iterable, StaticRange):
+        return iterable.start + counter * iterable.step
+    if isinstance(iterable, StaticEnumerate):
+        return (counter + iterable.start, _item(iterable.iterable, counter))
+    if isinstance(iterable, StaticZip):
+        return tuple(_item(i, counter) for i in iterable.iterables)
+    return iterable[counter]
+
+
+def _positive(step):
+    if _is_static(step):
+        # TODO(core): a static step's sign is unknown at build time; assume > 0.
+        return True
+    return step > 0
+
+
+def static_iteration_plan(iterable):
+    """Counter from 0 to the number of items; `item_at(counter)` is the item."""
+    import d2s
+    n = _length(iterable)
+    start = d2s.full([], 0, dtype="int64")
+    return Plan(start, n, 1, True, lambda c: _item(iterable, c))

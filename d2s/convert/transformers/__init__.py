@@ -1,0 +1,1 @@
+"""AST converters, one Python feature per module; `d2s.convert.pipeline` orders them."""

@@ -1,0 +1,102 @@
+"""Canonicalize `break` / `continue` (and loop `else`) into flag variables.
+
+`break` becomes `brk = True` and the loop test gains `not brk and ...` (for a
+`for`, the flag is recorded in BREAK_FLAG and checked by the for converter);
+`continue` becomes `cont = True`; statements after one that may have set a
+flag run under `if not <flag>:`.  A loop's `else` runs after it under
+`if not brk:`.  Inner loops are processed first, so every remaining
+`break`/`continue` found in a loop body belongs to that loop.
+"""
+import ast
+
+from .. import templates
+from ..analysis import annos
+from .common import LOOP_NODES, SCOPE_NODES, contains, finish
+
+_STOP = SCOPE_NODES + LOOP_NODES
+
+
+class _Guarder:
+    """Rewrites one loop body given its flag names (None when not needed)."""
+
+    def __init__(self, brk, cont):
+        self.flags = {ast.Break: brk, ast.Continue: cont}
+
+    def _flags_set_by(self, stmt):
+        return [flag for kind, flag in self.flags.items()
+                if flag and contains(stmt, kind, stop=_STOP)]
+
+    def block(self, stmts):
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, (ast.Break, ast.Continue)):
+                out += finish(templates.replace("flag = True",
+                                                flag=self.flags[type(stmt)]), stmt)
+                return out
+            flags = [] if isinstance(stmt, _STOP) else self._flags_set_by(stmt)
+            if not flags:
+                out.append(stmt)
+                continue
+            out.append(self.compound(stmt))
+            rest = self.block(stmts[i + 1:])
+            if rest:
+                test = ast.UnaryOp(op=ast.Not(), operand=(
+                    ast.Name(id=flags[0], ctx=ast.Load()) if len(flags) == 1 else
+                    ast.BoolOp(op=ast.Or(), values=[ast.Name(id=f, ctx=ast.Load())
+                                                    for f in flags])))
+                out += finish(templates.replace("if test:\n    rest", test=test, rest=rest),
+                              stmt)
+            return out
+        return out
+
+    def compound(self, stmt):
+        if isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                case.body = self.block(case.body) or [ast.Pass()]
+            return stmt
+        for field in ("body", "orelse", "finalbody"):
+            if getattr(stmt, field, None):
+                new = self.block(getattr(stmt, field))
+                setattr(stmt, field, new or ([ast.Pass()] if field == "body" else []))
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = self.block(handler.body) or [ast.Pass()]
+        return stmt
+
+
+class _LoopVisitor(ast.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def _visit_loop(self, node):
+        self.generic_visit(node)  # inner loops first
+        has_break = contains(node.body, ast.Break, stop=_STOP)
+        has_continue = contains(node.body, ast.Continue, stop=_STOP)
+        if not (has_break or has_continue or node.orelse):
+            return node
+        brk = self.ctx.namer.new("break") if has_break else None
+        cont = self.ctx.namer.new("continue") if has_continue else None
+        before, after = [], []
+        if brk:
+            before = templates.replace("brk = False", brk=brk)
+            if isinstance(node, ast.While):
+                node.test = templates.replace_as_expression(
+                    "not brk and test", brk=brk, test=node.test)
+            else:
+                setattr(node, annos.BREAK_FLAG, brk)
+        if has_break or has_continue:
+            body = _Guarder(brk, cont).block(node.body)
+            if cont:
+                before += templates.replace("cont = False", cont=cont)
+                body = templates.replace("cont = False", cont=cont) + body
+            node.body = body or [ast.Pass()]
+        if node.orelse:
+            after = (templates.replace("if not brk:\n    orelse", brk=brk, orelse=node.orelse)
+                     if brk else node.orelse)
+            node.orelse = []
+        return finish(before, node) + [node] + finish(after, node)
+
+    visit_While = visit_For = _visit_loop
+
+
+def transform(node, ctx):
+    return _LoopVisitor(ctx).visit(node)

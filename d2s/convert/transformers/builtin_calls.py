@@ -1,0 +1,84 @@
+"""Route the builtins whose meaning depends on tensors through the runtime.
+
+`print(...)` -> `_jst.convert_print(...)`, `assert t, m` ->
+`_jst.convert_assert(t, lambda: m)`, `len(x)` -> `_jst.convert_len(x)`,
+`x.shape` -> `_jst.convert_shape(x)`, `range/enumerate/zip(...)` ->
+`_jst.convert_range/enumerate/zip(...)` (so `for` can see tensor bounds
+before Python's `range` would reject them), and zero-argument `super()` ->
+`super(__class__, self)` (the recompiled function has no implicit class
+cell).  A builtin name the user rebinds anywhere in the function is left
+alone.
+"""
+import ast
+
+from .. import templates
+from .common import finish
+
+_RENAMED = {
+    "print": "convert_print",
+    "len": "convert_len",
+    "range": "convert_range",
+    "enumerate": "convert_enumerate",
+    "zip": "convert_zip",
+}
+
+
+def _bound_names(tree):
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names
+
+
+class _BuiltinCalls(ast.NodeTransformer):
+    def __init__(self, rebound):
+        self.rebound = rebound
+        self.self_names = []  # first parameter of each enclosing def
+
+    def visit_FunctionDef(self, node):
+        args = node.args.posonlyargs + node.args.args
+        self.self_names.append(args[0].arg if args else None)
+        self.generic_visit(node)
+        self.self_names.pop()
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id in self.rebound:
+            return node
+        if func.id in _RENAMED:
+            node.func = finish(templates.replace_as_expression(
+                "_jst.helper", helper=_RENAMED[func.id]), func)
+        elif (func.id == "super" and not node.args and not node.keywords
+              and self.self_names and self.self_names[-1]):
+            node.args = [ast.Name(id="__class__", ctx=ast.Load()),
+                         ast.Name(id=self.self_names[-1], ctx=ast.Load())]
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr == "shape" and isinstance(node.ctx, ast.Load):
+            return finish(templates.replace_as_expression(
+                "_jst.convert_shape(value)", value=node.value), node)
+        return node
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        if node.msg is None:
+            new = templates.replace("_jst.convert_assert(test)", test=node.test)
+        else:
+            new = templates.replace("_jst.convert_assert(test, lambda: msg)",
+                                    test=node.test, msg=node.msg)
+        return finish(new, node)
+
+
+def transform(node, ctx):
+    return _BuiltinCalls(_bound_names(node)).visit(node)

@@ -1,0 +1,129 @@
+"""Helpers shared by converters: scope walking, state functions, placeholders."""
+import ast
+
+from .. import templates
+from ..analysis import annos
+from ..origin import inherit_origin
+
+SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+LOOP_NODES = (ast.For, ast.While, ast.AsyncFor)
+
+
+def walk_scope(nodes, stop=SCOPE_NODES):
+    """Yield nodes under `nodes` without entering nodes of the `stop` types."""
+    todo = list(nodes) if isinstance(nodes, list) else [nodes]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, stop):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def contains(nodes, kinds, stop=SCOPE_NODES):
+    """Whether any node of `kinds` occurs under `nodes` (not inside `stop` nodes).
+
+    The roots themselves are always inspected, even when of a `stop` type.
+    """
+    roots = nodes if isinstance(nodes, list) else [nodes]
+    for root in roots:
+        if isinstance(root, kinds):
+            return True
+        for child in ast.iter_child_nodes(root):
+            if any(isinstance(n, kinds) for n in walk_scope(child, stop)):
+                return True
+    return False
+
+
+def user_functions(tree):
+    """All user-written FunctionDefs in `tree`, outermost first."""
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and not getattr(n, annos.GENERATED, False)]
+
+
+def mark_generated(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, ast.FunctionDef):
+            setattr(stmt, annos.GENERATED, True)
+    return stmts
+
+
+def state_functions(get_name, set_name, vals_name, names):
+    """`get_state()` returning the names' values and `set_state(vals)` assigning them."""
+    if not names:
+        return mark_generated(templates.replace(
+            """
+            def get_state():
+                return ()
+            def set_state(vals):
+                pass
+            """, get_state=get_name, set_state=set_name, vals=vals_name))
+    return mark_generated(templates.replace(
+        """
+        def get_state():
+            return state_load
+        def set_state(vals):
+            nonlocal names
+            state_store = vals
+        """,
+        get_state=get_name, set_state=set_name, vals=vals_name, names=list(names),
+        state_load=templates.name_tuple(names),
+        state_store=templates.name_tuple(names, ast.Store)))
+
+
+def undefined_inits(names):
+    """`x = _jst.UndefinedVar('x')` for each name (sorted, for stable output)."""
+    stmts = []
+    for name in sorted(names):
+        stmts += templates.replace("name = _jst.UndefinedVar(label)", name=name,
+                                   label=ast.Constant(value=name))
+    return stmts
+
+
+def construct_state(node, scope):
+    """Names a construct's closures share (`nonlocal`): all it may assign.
+
+    Sharing every assigned name (not only the outputs) keeps Python
+    semantics exactly and guarantees that a name `nonlocal`-declared by an
+    inner construct is bound by the enclosing closure too, all the way up to
+    the user function, which binds possibly-unassigned ones at its start
+    (see undefined_names).
+    """
+    modified = getattr(node, annos.MODIFIED)
+    return sorted(modified - getattr(scope, annos.SCOPE_GLOBALS))
+
+
+def finish(new_stmts, old_node):
+    """Give generated statements the origin of the node they replace."""
+    inherit_origin(new_stmts, old_node)
+    return new_stmts
+
+
+
+
+class ScopedTransformer(ast.NodeTransformer):
+    """A NodeTransformer that knows the user function whose body it is in.
+
+    Generated closures are not scopes of their own for the analyses, so only
+    user-written defs change `self.scope`; local class bodies are skipped.
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.scopes = []
+
+    @property
+    def scope(self):
+        return self.scopes[-1]
+
+    def visit_FunctionDef(self, node):
+        user = not getattr(node, annos.GENERATED, False)
+        if user:
+            self.scopes.append(node)
+        self.generic_visit(node)
+        if user:
+            self.scopes.pop()
+        return node
+
+    def visit_ClassDef(self, node):
+        return node

@@ -1,0 +1,45 @@
+"""`if`/`elif`/`else` -> branch closures + `_jst.convert_ifelse(...)`.
+
+State (names either branch may assign) is shared through `nonlocal`;
+outputs are the state names live after the `if` (see analysis.annos).
+"""
+import ast
+
+from .. import templates
+from ..analysis import annos
+from .common import (ScopedTransformer, construct_state, finish, mark_generated,
+                     state_functions)
+
+_TEMPLATE = """
+def true_fn():
+    nonlocal state
+    body
+def false_fn():
+    nonlocal state
+    orelse
+state_functions
+_jst.convert_ifelse(test, true_fn, false_fn, get_state, set_state, state_names, out_names)
+"""
+
+
+class _IfConverter(ScopedTransformer):
+    def visit_If(self, node):
+        self.generic_visit(node)
+        state = construct_state(node, self.scope)
+        live_out = getattr(node, annos.LIVE_OUT)
+        outs = [n for n in state if n in live_out]
+        namer = self.ctx.namer
+        true_fn, false_fn = namer.new("true_fn"), namer.new("false_fn")
+        get_state, set_state = namer.new("get_state"), namer.new("set_state")
+        stmts = templates.replace(
+            _TEMPLATE, true_fn=true_fn, false_fn=false_fn, state=list(state),
+            body=node.body, orelse=node.orelse or [ast.Pass()],
+            state_functions=state_functions(get_state, set_state, namer.new("vals"), state),
+            test=node.test, get_state=get_state, set_state=set_state,
+            state_names=templates.str_tuple(state), out_names=templates.str_tuple(outs))
+        mark_generated(stmts)
+        return finish(stmts, node)
+
+
+def transform(node, ctx):
+    return _IfConverter(ctx).visit(node)

@@ -1,0 +1,19 @@
+"""`d2s.jit`: to_static conversion, the mode switch, (later) save/load."""
+from ..convert import origin as _origin
+from ..static import ir as _ir
+from ..static.input_spec import InputSpec
+from .api import not_to_static, to_static
+from .concrete_program import ConcreteProgram
+from .static_function import StaticFunction
+from .switch import enable_to_static, set_code_level
+
+
+def _resolve_generated(filename, lineno):
+    o = _origin.lookup(filename, lineno)
+    return None if o is None else (o.filename, o.lineno, o.source_line)
+
+
+_ir.ORIGIN_RESOLVERS.append(_resolve_generated)
+
+__all__ = ["to_static", "not_to_static", "enable_to_static", "set_code_level",
+           "StaticFunction", "ConcreteProgram", "InputSpec"]

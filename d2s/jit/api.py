@@ -1,0 +1,47 @@
+"""`to_static` and `not_to_static`."""
+from __future__ import annotations
+
+import types
+
+from .static_function import StaticFunction
+
+
+def _is_layer(obj):
+    # Duck-typed: jit sits below nn and never imports it.
+    return (not isinstance(obj, (types.FunctionType, types.MethodType, StaticFunction))
+            and callable(getattr(obj, "forward", None)) and hasattr(obj, "training"))
+
+
+def to_static(function=None, input_spec=None, full_graph=True):
+    """Convert a function, a Layer method, or a Layer instance into static programs.
+
+    `@to_static`, `@to_static(input_spec=[...])` and `to_static(fn)` return a
+    `StaticFunction`; `to_static(layer)` converts `layer.forward` in place and
+    returns the same layer.
+    """
+    def decorate(fn):
+        if isinstance(fn, StaticFunction):
+            return fn
+        if _is_layer(fn):
+            forward = type(fn).forward
+            if isinstance(forward, StaticFunction):
+                return fn
+            sf = StaticFunction(forward, input_spec, full_graph)
+            object.__setattr__(fn, "forward", sf.__get__(fn, type(fn)))
+            return fn
+        if isinstance(fn, types.MethodType):
+            return StaticFunction(fn.__func__, input_spec, full_graph).__get__(
+                fn.__self__, type(fn.__self__))
+        if not callable(fn):
+            raise TypeError(f"to_static expects a function or a Layer, got {type(fn).__name__}")
+        return StaticFunction(fn, input_spec, full_graph)
+
+    if function is None:
+        return decorate
+    return decorate(function)
+
+
+def not_to_static(fn):
+    """Mark `fn` never to be converted: called as plain Python while tracing."""
+    fn._d2s_not_to_static = True
+    return fn

@@ -1,0 +1,145 @@
+"""ConcreteProgram: one traced program for one input signature, and how it runs.
+
+Tracing replaces every tensor argument by a `data` Variable and calls the
+converted function under `program_guard`; parameters it touches are
+captured by reference. Running in dynamic mode feeds the eager Tensors'
+arrays, runs the forward ops, and wraps outputs as eager Tensors. When a
+gradient is wanted, the outputs are joined to the eager tape by one node
+whose vjp runs the backward ops, built once per program from the same vjp
+rules and appended after the forward ops.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..core import autograd, state
+from ..core.dtypes import is_floating
+from ..core.registry import OpDef
+from ..core.tensor import Tensor
+from ..static import framework
+from ..static.backward import backward_block
+from ..static.executor import Scope, run_ops, write_back
+from ..static.ir import Program, Variable
+from ..static.pytree import flatten, unflatten
+
+
+class ConcreteProgram:
+    """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
+
+    def __init__(self, main_program, inputs, outputs, out_tree, out_leaves, n_forward):
+        self.main_program = main_program
+        self.inputs = inputs
+        self.outputs = outputs
+        self._out_tree = out_tree
+        self._out_leaves = out_leaves      # Python constants; None where an output goes
+        self._n_forward = n_forward
+        self._backward = None
+        self._lock = threading.Lock()
+        self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
+                              num_outputs=len(outputs))
+
+    # ---- tracing ----------------------------------------------------------------
+    @classmethod
+    def trace(cls, converted_fn, signature, bound_self=None):
+        program = Program()
+        inputs, leaves, taken = [], [], set()
+        with framework.program_guard(program):
+            for leaf, spec, name in zip(signature.leaves, signature.specs, signature.names):
+                if spec is None:
+                    leaves.append(leaf)
+                    continue
+                unique = name
+                while unique in taken:
+                    unique += "_"
+                taken.add(unique)
+                var = framework.data(unique, spec.shape, spec.dtype)
+                var.stop_gradient = getattr(leaf, "stop_gradient", True)
+                inputs.append(var)
+                leaves.append(var)
+            args, kwargs = unflatten(signature.tree, leaves)
+            if bound_self is not None:
+                args = (bound_self,) + tuple(args)
+            result = converted_fn(*args, **kwargs)
+            out_leaves, out_tree = flatten(result)
+            outputs, consts = [], []
+            for leaf in out_leaves:
+                if isinstance(leaf, (Variable, Tensor)):
+                    outputs.append(program._builder.to_var(leaf))
+                    consts.append(None)
+                else:
+                    consts.append(leaf)
+        n_forward = len(program.global_block().ops)
+        return cls(program, inputs, outputs, out_tree, consts, n_forward)
+
+    # ---- running ---------------------------------------------------------------------
+    def _needs_grad(self, tensors):
+        if not state.grad_enabled():
+            return False
+        if any(not t.stop_gradient for t in tensors):
+            return True
+        return any(not t.stop_gradient and is_floating(t.dtype)
+                   for t in self.main_program.captured.values())
+
+    def __call__(self, tensors):
+        """Run with eager input Tensors (in `inputs` order); eager outputs."""
+        program = self.main_program
+        need_grad = self._needs_grad(tensors)
+        if need_grad:
+            self._ensure_backward()
+        scope = Scope()
+        for var, t in zip(self.inputs, tensors):
+            scope.vars[var.name] = t._value
+        captured = list(program.captured.values())
+        for name, t in program.captured.items():
+            scope.vars[name] = t._value
+        run_ops(program.global_block().ops[:self._n_forward], program, scope)
+        write_back(program, scope)
+        values = [scope.get(v.name) for v in self.outputs]
+        outs = [Tensor._from_array(v) for v in values]
+        if need_grad and outs:
+            for o, v in zip(outs, self.outputs):
+                o.stop_gradient = not is_floating(v.dtype)
+            autograd.record(self._tape_op, list(tensors) + captured, {"_scope": scope},
+                            outs, values)
+        return self._restructure(outs)
+
+    def _restructure(self, outs):
+        it = iter(outs)
+        leaves = [next(it) if c is None else c for c in self._out_leaves]
+        return unflatten(self._out_tree, leaves)
+
+    # ---- backward ------------------------------------------------------------------------
+    def _ensure_backward(self):
+        with self._lock:
+            if self._backward is not None:
+                return
+            program = self.main_program
+            gb = program.global_block()
+            diff_outs = [i for i, v in enumerate(self.outputs) if is_floating(v.dtype)]
+            params = [program._captured_ids[id(t)] for t in program.captured.values()]
+            wrt = self.inputs + params
+            with state.building(program._builder), program._block_guard(gb):
+                cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
+                       for i in diff_outs]
+                grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
+            self._backward = (diff_outs, [c.name for c in cts],
+                              [None if g is None or not is_floating(w.dtype) else g.name
+                               for g, w in zip(grads, wrt)])
+
+    def _vjp(self, g, out, *inputs, _scope):
+        diff_outs, ct_names, grad_names = self._backward
+        gs = (g,) if self._tape_op.num_outputs == 1 else g
+        scope = Scope(_scope)
+        for i, name in zip(diff_outs, ct_names):
+            ct = gs[i]._value
+            scope.vars[name] = ct.astype(self.outputs[i].dtype, copy=False)
+        program = self.main_program
+        run_ops(program.global_block().ops[self._n_forward:], program, scope)
+        return tuple(None if n is None else Tensor._from_array(np.asarray(scope.get(n)))
+                     for n in grad_names)
+
+    def __repr__(self):
+        return (f"<ConcreteProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
+                f"{self._n_forward} ops>")

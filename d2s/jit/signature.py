@@ -1,0 +1,119 @@
+"""Input signatures: what makes two calls share one program.
+
+Tensors are described by shape, dtype and stop_gradient (or by the
+`InputSpec` given for their argument, so `None` dims serve every size);
+Python arguments by type and value (unhashable ones by identity). A bound
+Layer's `training` flag is part of the key, so `eval()` gets its own program.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..core.tensor import Tensor
+from ..static.input_spec import InputSpec
+from ..static.pytree import flatten
+
+
+class Signature:
+    __slots__ = ("key", "leaves", "tree", "specs", "names")
+
+    def __init__(self, key, leaves, tree, specs, names):
+        self.key = key
+        self.leaves = leaves
+        self.tree = tree
+        self.specs = specs      # InputSpec per leaf, None for Python leaves
+        self.names = names      # a readable name per leaf
+
+
+def arg_names(fn, args, kwargs):
+    """Parameter names for the positional and keyword arguments of a call."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(len(args)):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                  params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        else:
+            names.append(f"args_{i}")
+    return names + list(kwargs)
+
+
+def _leaf_names(value, name, out):
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            _leaf_names(v, f"{name}_{i}", out)
+    elif isinstance(value, dict):
+        for k in value:
+            _leaf_names(value[k], f"{name}_{k}", out)
+    else:
+        out.append(name)
+
+
+def _check_against_spec(tensor, spec, name):
+    if np.dtype(tensor.dtype) != spec.dtype:
+        raise ValueError(f"argument '{name}': dtype {np.dtype(tensor.dtype).name} does not "
+                         f"match its InputSpec dtype {spec.dtype.name}")
+    shape = tuple(tensor.shape)
+    if len(shape) != len(spec.shape) or any(
+            s is not None and s != d for s, d in zip(spec.shape, shape)):
+        raise ValueError(f"argument '{name}': shape {list(shape)} does not match its "
+                         f"InputSpec shape {[s for s in spec.shape]}")
+
+
+def _python_key(x):
+    try:
+        hash(x)
+        return ("py", type(x).__qualname__, x)
+    except TypeError:
+        return ("obj", type(x).__qualname__, id(x))
+
+
+def make_signature(fn, args, kwargs, input_spec=None, training=None):
+    names_top = arg_names(fn, args, kwargs)
+    values = list(args) + [kwargs[k] for k in kwargs]
+    leaves, tree = flatten((tuple(args), dict(kwargs)))
+    names = []
+    for v, n in zip(values, names_top):
+        _leaf_names(v, n, names)
+    # Specs given per positional argument.
+    arg_specs = {}
+    if input_spec is not None:
+        for i, s in enumerate(input_spec):
+            if i < len(args):
+                arg_specs[names_top[i]] = s
+    specs, key, new_leaves = [], [], []
+    for leaf, name in zip(leaves, names):
+        given = arg_specs.get(name)
+        if isinstance(leaf, np.ndarray):
+            leaf = Tensor(leaf)
+        if isinstance(leaf, InputSpec):
+            spec = leaf
+            key.append(("spec", spec.shape, spec.dtype.str, True))
+        elif isinstance(leaf, Tensor):
+            if isinstance(given, InputSpec):
+                _check_against_spec(leaf, given, name)
+                spec = given
+            else:
+                spec = InputSpec(leaf.shape, leaf.dtype, name)
+            key.append(("tensor", spec.shape, spec.dtype.str, leaf.stop_gradient))
+        else:
+            spec = None
+            key.append(_python_key(leaf))
+        specs.append(spec)
+        new_leaves.append(leaf)
+    return Signature((tree, tuple(key), training), new_leaves, tree, specs, names)
+
+
+def describe_change(old, new):
+    """Names of the arguments whose part of the key differs between signatures."""
+    if old.tree != new.tree:
+        return "the argument structure"
+    changed = [n for n, a, b in zip(new.names, old.key[1], new.key[1]) if a != b]
+    if old.key[2] != new.key[2]:
+        changed.append("the layer's training flag")
+    return ", ".join(f"'{c}'" if not c.startswith("the ") else c for c in changed) or "?"

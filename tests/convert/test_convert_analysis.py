@@ -1,0 +1,166 @@
+"""Activity, liveness and definedness on small snippets: exact sets."""
+import ast
+import textwrap
+
+from d2s.convert.analysis import annos, analyze_function, reads_writes
+from d2s.convert.analysis.activity import free_reads, scope_locals
+
+
+def _fn(src):
+    node = ast.parse(textwrap.dedent(src)).body[0]
+    analyze_function(node)
+    return node
+
+
+def _rw(src):
+    reads, writes = reads_writes(ast.parse(textwrap.dedent(src)).body)
+    return reads, writes
+
+
+def test_activity_simple_and_augassign():
+    assert _rw("x = y + z") == ({"y", "z"}, {"x"})
+    assert _rw("x += 1") == ({"x"}, {"x"})
+    assert _rw("a[i] = b") == ({"a", "i", "b"}, set())
+
+
+def test_activity_nested_function_only_free_reads():
+    reads, writes = _rw("""
+        def g(a, b=d):
+            c = a + e
+            return c + f
+    """)
+    assert writes == {"g"}
+    assert reads == {"d", "e", "f"}
+
+
+def test_activity_lambda_and_comprehension():
+    assert _rw("h = lambda v: v + w") == ({"w"}, {"h"})
+    assert _rw("r = [i * k for i in xs if i]") == ({"k", "xs"}, {"r"})
+
+
+def test_activity_imports_except_walrus():
+    assert _rw("import os.path as p, sys")[1] == {"p", "sys"}
+    assert _rw("from m import a as b")[1] == {"b"}
+    reads, writes = _rw("""
+        try:
+            pass
+        except E as err:
+            q = err
+    """)
+    assert writes == {"err", "q"} and reads == {"E", "err"}
+    assert _rw("if (n := f()): pass") == ({"f"}, {"n"})
+
+
+def test_scope_locals_and_free_reads():
+    node = ast.parse(textwrap.dedent("""
+        def f(a, *args, k=1, **kw):
+            global G
+            nonlocal_x = 1
+            G = 2
+            return a + outer
+    """)).body[0]
+    assert scope_locals(node) == {"a", "args", "k", "kw", "nonlocal_x"}
+    assert free_reads(node) == {"outer"}
+
+
+def test_if_outputs_are_modified_and_live():
+    fn = _fn("""
+        def f(c):
+            x = 0
+            if c:
+                x = 1
+                tmp = 2
+                y = tmp
+            else:
+                y = 3
+            return x + y
+    """)
+    if_node = fn.body[1]
+    assert getattr(if_node, annos.MODIFIED) == {"x", "tmp", "y"}
+    assert getattr(if_node, annos.LIVE_OUT) == {"x", "y"}
+    assert getattr(if_node, annos.LIVE_IN) == {"c", "x"}
+
+
+def test_while_loop_vars_live_head():
+    fn = _fn("""
+        def f(n):
+            i = 0
+            s = 0
+            while i < n:
+                t = i * 2
+                s = s + t
+                i = i + 1
+            return s
+    """)
+    loop = fn.body[2]
+    assert getattr(loop, annos.MODIFIED) == {"t", "s", "i"}
+    assert getattr(loop, annos.LIVE_HEAD) == {"i", "n", "s"}
+    assert getattr(loop, annos.LIVE_OUT) == {"s"}
+
+
+def test_for_target_live_only_if_used_after():
+    fn = _fn("""
+        def f(xs):
+            total = 0
+            for x in xs:
+                total = total + x
+            return total
+    """)
+    loop = fn.body[1]
+    assert getattr(loop, annos.LIVE_HEAD) == {"total"}
+    fn = _fn("""
+        def f(xs):
+            for x in xs:
+                pass
+            return x
+    """)
+    assert getattr(fn.body[0], annos.LIVE_HEAD) == {"x"}
+    assert getattr(fn.body[0], annos.LIVE_IN) == {"x", "xs"}
+
+
+def test_liveness_in_loop_carried_through_if():
+    fn = _fn("""
+        def f(n):
+            a = 0
+            b = 0
+            for i in range(n):
+                if i > 2:
+                    a = b
+                b = i
+            return a
+    """)
+    loop = fn.body[2]
+    inner_if = loop.body[0]
+    assert getattr(inner_if, annos.LIVE_OUT) == {"a", "i"}
+    assert getattr(loop, annos.LIVE_HEAD) == {"a", "b"}
+
+
+def test_definedness_and_maybe_undefined():
+    fn = _fn("""
+        def f(c, n):
+            if c:
+                x = 1
+            else:
+                x = 2
+            if c:
+                y = 1
+            for i in range(n):
+                z = i
+            return x + y + z + i
+    """)
+    assert getattr(fn.body[1], annos.DEFINED_IN) == {"c", "n", "x"}
+    assert getattr(fn.body[2], annos.DEFINED_IN) == {"c", "n", "x"}
+    assert getattr(fn, annos.MAYBE_UNDEFINED) == {"x", "y", "z", "i"}
+    assert getattr(fn.body[3], annos.DEFINED_IN) == {"c", "n", "x"}
+
+
+def test_definedness_raise_branch_defines():
+    fn = _fn("""
+        def f(c):
+            if c:
+                raise ValueError()
+            else:
+                v = 1
+            return v
+    """)
+    assert "v" in getattr(fn.body[1], annos.DEFINED_IN)
