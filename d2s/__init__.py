@@ -12,4 +12,4 @@ from .core.ops import (abs, add, arange, argmax, cast, clip, concat, divide, equ
 from . import static
 
 __version__ = "0.1.0"
-from . import jit
+from . import jit, nn, optimizer

@@ -32,7 +32,8 @@ def disable_static():
 
 
 def in_dynamic_mode() -> bool:
-    return not _global["static"] and not _tls.builders
+    """True when ops run eagerly now (no program is being built)."""
+    return current_builder() is None
 
 
 def static_mode_enabled() -> bool:
@@ -62,6 +63,17 @@ def building(builder):
     _tls.builders.append(builder)
     try:
         yield builder
+    finally:
+        _tls.builders.pop()
+
+
+@contextlib.contextmanager
+def eager_guard():
+    """Ops inside run eagerly even while a program is being built (e.g. a
+    Layer created under `program_guard` still gets eager parameters)."""
+    _tls.builders.append(None)
+    try:
+        yield
     finally:
         _tls.builders.pop()
 

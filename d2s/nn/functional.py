@@ -1,0 +1,106 @@
+"""`d2s.nn.functional` (commonly `F`): neural-network functions.
+
+Thin wrappers over the core ops and compositions of them. Everything goes
+through `bind` (via the core functional ops), so each function works on
+eager Tensors and on static Variables alike, and is differentiated by the
+ops' registered vjp rules. No numpy here.
+"""
+from __future__ import annotations
+
+from ..core.dispatch import bind
+from ..core.ops import (cross_entropy as _cross_entropy, gather, gelu as _gelu,
+                        log_softmax as _log_softmax, matmul, mean, relu as _relu,
+                        sigmoid as _sigmoid, softmax as _softmax, sqrt, tanh as _tanh)
+from ..core.ops._base import lift
+
+__all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "cross_entropy",
+           "mse_loss", "linear", "dropout", "layer_norm", "embedding"]
+
+
+def relu(x):
+    return _relu(x)
+
+
+def tanh(x):
+    return _tanh(x)
+
+
+def sigmoid(x):
+    return _sigmoid(x)
+
+
+def gelu(x, approximate=False):
+    """GELU: exact `x * Phi(x)`, or the tanh approximation."""
+    return _gelu(x, approximate=approximate)
+
+
+def softmax(x, axis=-1):
+    return _softmax(x, axis=axis)
+
+
+def log_softmax(x, axis=-1):
+    return _log_softmax(x, axis=axis)
+
+
+def cross_entropy(logits, label):
+    """Mean softmax cross-entropy of `(N, C)` logits and int64 labels of shape `(N,)`."""
+    return _cross_entropy(logits, label)
+
+
+def mse_loss(input, label, reduction="mean"):
+    """Squared error `(input - label) ** 2`, reduced by "mean", "sum" or "none"."""
+    diff = lift(input) - label
+    sq = diff * diff
+    if reduction == "mean":
+        return mean(sq)
+    if reduction == "sum":
+        return sq.sum()
+    if reduction == "none":
+        return sq
+    raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def linear(x, weight, bias=None):
+    """`x @ weight + bias`, with `weight` of shape (in_features, out_features)."""
+    out = matmul(x, weight)
+    return out if bias is None else out + bias
+
+
+def dropout(x, p=0.5, training=True):
+    """Inverted dropout: zero each element with probability `p`, scale the rest by
+    `1 / (1 - p)`. Identity when not training or when `p == 0`."""
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    return bind("dropout", lift(x), p=p)[0]
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-5):
+    """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
+    x = lift(x)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    trailing = tuple(x.shape[-k:]) if 0 < k <= len(x.shape) else None
+    if trailing is None or any(d is not None and d != n
+                               for d, n in zip(trailing, normalized_shape)):
+        raise ValueError(f"layer_norm: normalized_shape {list(normalized_shape)} does not "
+                         f"match the trailing dims of input shape {list(x.shape)}")
+    axes = tuple(range(len(x.shape) - k, len(x.shape)))
+    mu = mean(x, axis=axes, keepdim=True)
+    centered = x - mu
+    var = mean(centered * centered, axis=axes, keepdim=True)
+    y = centered / sqrt(var + epsilon)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def embedding(x, weight):
+    """Rows of `weight` (num_embeddings, dim) picked by the integer ids `x` (any shape)."""
+    return gather(weight, x, axis=0)

@@ -1,0 +1,334 @@
+"""`Layer`: the base of models. Sublayers and parameters register by attribute
+assignment; parameters are eager Tensors (`stop_gradient=False`) with unique
+names, captured by reference when a layer runs inside a static program."""
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..core.dtypes import as_dtype
+from ..core.tensor import Tensor
+from . import initializer as init
+
+__all__ = ["Layer", "Sequential", "LayerList", "unique_name"]
+
+_name_lock = threading.Lock()
+_name_counters = {}
+
+
+def unique_name(prefix):
+    """`prefix_0`, `prefix_1`, ...: process-wide unique layer names."""
+    with _name_lock:
+        counter = _name_counters.setdefault(prefix, itertools.count())
+        return f"{prefix}_{next(counter)}"
+
+
+def _snake(name):
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+class Layer:
+    """Base class of layers: override `forward`; call the layer to run it.
+
+    Assigning a Layer to an attribute registers it as a sublayer; assigning
+    a Tensor with `stop_gradient=False` (e.g. from `create_parameter`)
+    registers it as a parameter. `training` (see `train()` / `eval()`)
+    propagates to every sublayer.
+    """
+
+    def __init__(self, name_scope=None, dtype="float32"):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_sub_layers", OrderedDict())
+        self.training = True
+        self._dtype = as_dtype(dtype)
+        self._full_name = unique_name(name_scope or _snake(type(self).__name__))
+        self._param_counts = {}
+
+    # ---- registration ----------------------------------------------------------
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+        if params is None:
+            if isinstance(value, (Layer, Tensor)):
+                raise RuntimeError(f"{type(self).__name__}: call super().__init__() before "
+                                   f"assigning sublayer or parameter {name!r}")
+            object.__setattr__(self, name, value)
+            return
+        subs = self._sub_layers
+        if isinstance(value, Layer):
+            params.pop(name, None)
+            subs[name] = value
+        elif isinstance(value, Tensor) and (not value.stop_gradient or name in params):
+            subs.pop(name, None)
+            params[name] = value
+        elif value is None and (name in params or name in subs):
+            (params if name in params else subs)[name] = None
+        else:
+            params.pop(name, None)
+            subs.pop(name, None)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self._parameters.pop(name, None)
+        self._sub_layers.pop(name, None)
+        object.__delattr__(self, name)
+
+    def add_sublayer(self, name, sublayer):
+        if not isinstance(sublayer, Layer):
+            raise TypeError(f"add_sublayer: {name!r} must be a Layer, got "
+                            f"{type(sublayer).__name__}")
+        setattr(self, name, sublayer)
+        return sublayer
+
+    def add_parameter(self, name, parameter):
+        """Register `parameter` (any Tensor) under `name`."""
+        if parameter is not None and not isinstance(parameter, Tensor):
+            raise TypeError(f"add_parameter: {name!r} must be a Tensor, got "
+                            f"{type(parameter).__name__}")
+        self._sub_layers.pop(name, None)
+        self._parameters[name] = parameter
+        object.__setattr__(self, name, parameter)
+        return parameter
+
+    def create_parameter(self, shape, dtype=None, initializer=None, is_bias=False, name=None,
+                         default_initializer=None):
+        """A new trainable eager Tensor named `<layer>.w_<k>` (or `.b_<k>`).
+
+        The default initializer is Xavier-uniform for weights and zeros for
+        biases. The parameter is registered once it is assigned to an attribute.
+        """
+        initializer = initializer or default_initializer
+        if initializer is None:
+            initializer = init.Constant(0.0) if is_bias else init.XavierUniform()
+        dtype = as_dtype(dtype) if dtype is not None else self._dtype
+        shape = [int(d) for d in shape]
+        value = initializer(shape, dtype)
+        if not isinstance(value, Tensor):
+            value = Tensor(np.asarray(value, dtype=dtype))
+        if tuple(value.shape) != tuple(shape) or value.dtype != dtype:
+            raise ValueError(f"create_parameter: initializer returned {value.dtype.name}"
+                             f"{list(value.shape)}, expected {dtype.name}{shape}")
+        if name is None:
+            kind = "b" if is_bias else "w"
+            k = self._param_counts.get(kind, 0)
+            self._param_counts[kind] = k + 1
+            name = f"{self._full_name}.{kind}_{k}"
+        param = Tensor._from_array(value._value, stop_gradient=False)
+        param.name = name
+        return param
+
+    def full_name(self):
+        return self._full_name
+
+    # ---- running -----------------------------------------------------------------
+    def forward(self, *inputs, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *inputs, **kwargs):
+        return self.forward(*inputs, **kwargs)
+
+    def train(self):
+        for layer in self.sublayers(include_self=True):
+            layer.training = True
+        return self
+
+    def eval(self):
+        for layer in self.sublayers(include_self=True):
+            layer.training = False
+        return self
+
+    # ---- traversal -------------------------------------------------------------
+    def named_sublayers(self, prefix="", include_self=False):
+        """(dotted name, layer) for every sublayer, depth first, each layer once."""
+        seen = set()
+
+        def walk(layer, pre):
+            for name, sub in layer._sub_layers.items():
+                if sub is None or id(sub) in seen:
+                    continue
+                seen.add(id(sub))
+                full = f"{pre}.{name}" if pre else name
+                yield full, sub
+                yield from walk(sub, full)
+
+        if include_self:
+            seen.add(id(self))
+            yield prefix, self
+        yield from walk(self, prefix)
+
+    def sublayers(self, include_self=False):
+        return [layer for _, layer in self.named_sublayers(include_self=include_self)]
+
+    def named_children(self):
+        return [(n, l) for n, l in self._sub_layers.items() if l is not None]
+
+    def children(self):
+        return [l for _, l in self.named_children()]
+
+    def named_parameters(self, prefix="", include_sublayers=True):
+        """(dotted name, parameter): own parameters first, then each sublayer's,
+        in assignment order; a parameter shared by several layers appears once."""
+        seen = set()
+        layers = (self.named_sublayers(prefix, include_self=True) if include_sublayers
+                  else [(prefix, self)])
+        for pre, layer in layers:
+            for name, p in layer._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{pre}.{name}" if pre else name), p
+
+    def parameters(self, include_sublayers=True):
+        return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
+
+    # ---- state ------------------------------------------------------------------
+    def state_dict(self):
+        """Ordered {dotted name: parameter Tensor}."""
+        return OrderedDict(self.named_parameters())
+
+    def set_state_dict(self, state_dict, strict=True):
+        """Load values (arrays, Tensors or nested lists) into the parameters.
+
+        Every value is checked before any is assigned, so a bad dict changes
+        nothing. With `strict`, missing or unexpected keys raise `KeyError`;
+        otherwise they are returned as `(missing_keys, unexpected_keys)`.
+        Parameters are rebound to copies of the values (programs that
+        captured them see the new values on their next run).
+        """
+        own = self.state_dict()
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append(f"missing keys {missing}")
+            if unexpected:
+                parts.append(f"unexpected keys {unexpected}")
+            raise KeyError(f"set_state_dict on {type(self).__name__}: " + "; ".join(parts))
+        new = {}
+        for key, param in own.items():
+            if key in state_dict:
+                new[key] = _checked_value(key, state_dict[key], param)
+        for key, value in new.items():
+            own[key]._value = value
+        return missing, unexpected
+
+    load_dict = set_state_dict
+
+    # ---- printing ----------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"({name}): " + repr(sub).replace("\n", "\n  ")
+                 for name, sub in self.named_children()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not lines:
+            return head + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _checked_value(key, value, param):
+    if isinstance(value, Tensor):
+        arr = value._value
+    elif isinstance(value, np.ndarray):
+        arr = value
+    else:
+        try:
+            arr = np.asarray(value, dtype=param.dtype)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"set_state_dict: value for {key!r} cannot be converted to "
+                             f"{param.dtype.name}: {e}") from None
+    if arr.dtype != param.dtype:
+        raise ValueError(f"set_state_dict: {key!r} has dtype {arr.dtype.name}, the parameter "
+                         f"is {param.dtype.name}")
+    if arr.shape != param.shape:
+        raise ValueError(f"set_state_dict: {key!r} has shape {list(arr.shape)}, the parameter "
+                         f"has shape {list(param.shape)}")
+    return np.array(arr, copy=True)
+
+
+class Sequential(Layer):
+    """Runs its sublayers in order. `Sequential(l1, l2)` names them "0", "1";
+    `Sequential(("fc", l1), ("act", l2))` uses the given names."""
+
+    def __init__(self, *layers):
+        super().__init__()
+        for i, item in enumerate(layers):
+            if isinstance(item, (list, tuple)):
+                name, layer = item
+            else:
+                name, layer = str(i), item
+            self.add_sublayer(name, layer)
+
+    def __getitem__(self, index):
+        items = list(self._sub_layers.values())
+        if isinstance(index, slice):
+            return Sequential(*items[index])
+        return items[index]
+
+    def __len__(self):
+        return len(self._sub_layers)
+
+    def __iter__(self):
+        return iter(self._sub_layers.values())
+
+    def forward(self, x):
+        for layer in self._sub_layers.values():
+            x = layer(x)
+        return x
+
+
+class LayerList(Layer):
+    """A list of sublayers, registered as "0", "1", ..."""
+
+    def __init__(self, sublayers=None):
+        super().__init__()
+        for layer in sublayers or ():
+            self.append(layer)
+
+    def _items(self):
+        return list(self._sub_layers.values())
+
+    def _renumber(self, items):
+        for name in list(self._sub_layers):
+            self.__delattr__(name)
+        for i, layer in enumerate(items):
+            self.add_sublayer(str(i), layer)
+
+    def append(self, layer):
+        self.add_sublayer(str(len(self)), layer)
+        return self
+
+    def extend(self, layers):
+        for layer in layers:
+            self.append(layer)
+        return self
+
+    def insert(self, index, layer):
+        items = self._items()
+        items.insert(index, layer)
+        self._renumber(items)
+
+    def __getitem__(self, index):
+        items = self._items()
+        if isinstance(index, slice):
+            return LayerList(items[index])
+        return items[index]
+
+    def __setitem__(self, index, layer):
+        items = self._items()
+        items[index] = layer
+        self._renumber(items)
+
+    def __len__(self):
+        return len(self._sub_layers)
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("LayerList has no forward(); iterate over its layers")

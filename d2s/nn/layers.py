@@ -1,0 +1,122 @@
+"""Common layers, each a thin Layer around `d2s.nn.functional`."""
+from __future__ import annotations
+
+from . import functional as F
+from . import initializer as init
+from .layer import Layer
+
+__all__ = ["Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
+
+
+def _param_init(attr, default):
+    """`attr` is None/True (use `default`), False (no parameter) or an Initializer."""
+    if attr is False:
+        return None
+    if attr is None or attr is True:
+        return default
+    if callable(attr):
+        return attr
+    raise TypeError(f"parameter attr must be None, True, False or an initializer, got {attr!r}")
+
+
+class Linear(Layer):
+    """`y = x @ weight + bias`, weight of shape (in_features, out_features),
+    Xavier-uniform; bias zeros (`bias_attr=False`: no bias)."""
+
+    def __init__(self, in_features, out_features, weight_attr=None, bias_attr=None, name=None):
+        super().__init__(name)
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = self.create_parameter(
+            [in_features, out_features], initializer=_param_init(weight_attr, init.XavierUniform()))
+        binit = _param_init(bias_attr, init.Constant(0.0))
+        self.bias = (self.create_parameter([out_features], initializer=binit, is_bias=True)
+                     if binit is not None else None)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}"
+                + ("" if self.bias is not None else ", bias=False"))
+
+
+class ReLU(Layer):
+    def forward(self, x):
+        return F.relu(x)
+
+
+class Tanh(Layer):
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Sigmoid(Layer):
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class GELU(Layer):
+    def __init__(self, approximate=False):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, approximate=self.approximate)
+
+
+class LayerNorm(Layer):
+    """Layer normalization over the trailing `normalized_shape` dims, with a
+    learned scale (ones) and shift (zeros) unless their attr is False."""
+
+    def __init__(self, normalized_shape, epsilon=1e-5, weight_attr=None, bias_attr=None,
+                 name=None):
+        super().__init__(name)
+        if isinstance(normalized_shape, int):
+            normalized_shape = [normalized_shape]
+        self.normalized_shape = [int(d) for d in normalized_shape]
+        self.epsilon = epsilon
+        winit = _param_init(weight_attr, init.Constant(1.0))
+        binit = _param_init(bias_attr, init.Constant(0.0))
+        self.weight = (self.create_parameter(self.normalized_shape, initializer=winit)
+                       if winit is not None else None)
+        self.bias = (self.create_parameter(self.normalized_shape, initializer=binit,
+                                           is_bias=True) if binit is not None else None)
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.epsilon)
+
+    def extra_repr(self):
+        return f"normalized_shape={self.normalized_shape}, epsilon={self.epsilon}"
+
+
+class Embedding(Layer):
+    """Lookup table of shape (num_embeddings, embedding_dim), Xavier-uniform."""
+
+    def __init__(self, num_embeddings, embedding_dim, weight_attr=None, name=None):
+        super().__init__(name)
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.weight = self.create_parameter(
+            [num_embeddings, embedding_dim],
+            initializer=_param_init(weight_attr, init.XavierUniform()))
+
+    def forward(self, x):
+        return F.embedding(x, self.weight)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class Dropout(Layer):
+    """Inverted dropout while training; identity in eval mode."""
+
+    def __init__(self, p=0.5, name=None):
+        super().__init__(name)
+        if not 0.0 <= float(p) <= 1.0:
+            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+        self.p = float(p)
+
+    def forward(self, x):
+        return F.dropout(x, self.p, training=self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"

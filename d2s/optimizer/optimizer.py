@@ -1,0 +1,181 @@
+"""Optimizers. The update arithmetic lives once, in the registered update
+ops (`sgd_update`, `adam_update`): eager `step()` binds them now, static
+`minimize()` appends them to the program so each executor run is one step."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import state
+from ..core.dispatch import Symbolic, bind
+from ..core.registry import OPS
+from ..core.tensor import Tensor, to_tensor
+
+__all__ = ["Optimizer", "SGD", "Adam"]
+
+
+class Optimizer:
+    """Base: holds the learning rate and the parameters; subclasses name their
+    update op and their per-parameter state."""
+
+    _op = None           # registered update op
+    _state_names = ()    # per-parameter state, in the op's input order after the grad
+
+    def __init__(self, learning_rate, parameters=None):
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
+            raise TypeError(f"{type(self).__name__}: learning_rate must be a number, got "
+                            f"{type(learning_rate).__name__}")
+        self._learning_rate = float(learning_rate)
+        if parameters is not None:
+            parameters = list(parameters)
+            for i, p in enumerate(parameters):
+                if not isinstance(p, Tensor):
+                    raise TypeError(f"{type(self).__name__}: parameters[{i}] is a "
+                                    f"{type(p).__name__}, expected an eager Tensor")
+        self._parameter_list = parameters
+        self._state = {}  # id(param) -> (param, tuple of state Tensors)
+
+    # ---- learning rate -----------------------------------------------------------
+    def get_lr(self):
+        return self._learning_rate
+
+    def set_lr(self, value):
+        """New learning rate for later eager steps and later `minimize` calls
+        (a program already built keeps the rate it was built with)."""
+        self._learning_rate = float(value)
+
+    # ---- per-op hooks ----------------------------------------------------------------
+    def _attrs(self):
+        return {"lr": self._learning_rate}
+
+    def _new_state(self, param):
+        return ()
+
+    def _param_state(self, param):
+        entry = self._state.get(id(param))
+        if entry is None:  # holding `param` keeps its id from being reused
+            entry = self._state[id(param)] = (param, self._new_state(param))
+        return entry[1]
+
+    def _params(self):
+        if self._parameter_list is None:
+            raise ValueError(f"{type(self).__name__}: no parameters; pass parameters=... "
+                             "(e.g. model.parameters())")
+        return self._parameter_list
+
+    # ---- eager ---------------------------------------------------------------------------
+    def step(self):
+        """Apply one update to every trainable parameter that has a gradient."""
+        with state.no_grad():
+            for p in self._params():
+                if p.stop_gradient or p.grad is None:
+                    continue
+                st = self._param_state(p)
+                outs = bind(self._op, p, p.grad, *st, **self._attrs())
+                if not isinstance(outs, tuple):
+                    outs = (outs,)
+                p._value = outs[0]._value
+                for t, new in zip(st, outs[1:]):
+                    t._value = new._value
+
+    def clear_grad(self, set_to_zero=False):
+        for p in self._params():
+            if set_to_zero and p.grad is not None:
+                p.grad = Tensor._from_array(np.zeros_like(p._value))
+            else:
+                p.clear_grad()
+
+    clear_gradients = clear_grad
+
+    # ---- both modes ------------------------------------------------------------------------
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        """Static `loss` (a Variable): append backward and update ops to its
+        program, writing each parameter (and optimizer state) Variable in
+        place, so that every `Executor.run` of the program is one training
+        step; returns `(update_ops, [(param_var, grad_var)])`.
+
+        Eager `loss`: as in PaddlePaddle, `loss.backward()` must have run;
+        this applies `step()` and returns `(None, [(param, grad)])`.
+        """
+        params = list(parameters) if parameters is not None else None
+        if isinstance(loss, Symbolic):
+            return self._minimize_static(loss, params, no_grad_set)
+        if not isinstance(loss, Tensor):
+            raise TypeError(f"minimize: loss must be a Tensor or a static Variable, got "
+                            f"{type(loss).__name__}")
+        if params is not None:
+            saved, self._parameter_list = self._parameter_list, params
+        try:
+            plist = [p for p in self._params() if not p.stop_gradient]
+            if plist and all(p.grad is None for p in plist):
+                raise RuntimeError("minimize: no parameter has a gradient; call "
+                                   "loss.backward() before minimize(loss) in dynamic mode")
+            self.step()
+            return None, [(p, p.grad) for p in plist]
+        finally:
+            if params is not None:
+                self._parameter_list = saved
+
+    def _minimize_static(self, loss, params, no_grad_set):
+        from ..static.backward import append_backward
+
+        program = loss.block.program
+        if params is None:
+            params = self._parameter_list
+        if params is None:  # every trainable tensor the program captured
+            params = [t for t in program.captured.values()
+                      if isinstance(t, Tensor) and not t.stop_gradient]
+        skip = {id(p) for p in (no_grad_set or ())}
+        params = [p for p in params if not p.stop_gradient and id(p) not in skip]
+        if not params:
+            raise ValueError("minimize: no trainable parameters (stop_gradient=False) to "
+                             "update")
+        params_grads = append_backward(loss, params)
+        block = program.global_block()
+        builder = program._builder
+        opdef = OPS[self._op]
+        attrs = self._attrs()
+        ops = []
+        for p, (pvar, gvar) in zip(params, params_grads):
+            if gvar is None:
+                continue
+            svars = [builder.capture(t) for t in self._param_state(p)]
+            ins = [pvar, gvar] + svars
+            opdef.infer(*ins, **attrs)  # the op's own shape rule checks the operands
+            # outputs ARE the inputs' Variables: the param and state are written in
+            # place, and the executor writes them back to the eager Tensors.
+            outs = [pvar] + svars
+            ops.append(block.append_op(self._op, ins, outs, dict(attrs)))
+        return ops, params_grads
+
+
+class SGD(Optimizer):
+    """`param -= learning_rate * grad`."""
+
+    _op = "sgd_update"
+
+    def __init__(self, learning_rate=0.001, parameters=None):
+        super().__init__(learning_rate, parameters)
+
+
+class Adam(Optimizer):
+    """Adam with bias correction; per-parameter state (m, v, step) are eager
+    Tensors shared by eager steps and static programs."""
+
+    _op = "adam_update"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 parameters=None):
+        super().__init__(learning_rate, parameters)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _attrs(self):
+        return {"lr": self._learning_rate, "beta1": self._beta1, "beta2": self._beta2,
+                "epsilon": self._epsilon}
+
+    def _new_state(self, param):
+        base = param.name or "param"
+        m = to_tensor(np.zeros(param.shape, param.dtype))
+        v = to_tensor(np.zeros(param.shape, param.dtype))
+        step = to_tensor(np.zeros((), np.int64))
+        m.name, v.name, step.name = f"{base}_moment1", f"{base}_moment2", f"{base}_step"
+        return m, v, step
