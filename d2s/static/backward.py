@@ -109,8 +109,10 @@ def _cond_vjp(op, out_cts, req):
                     del gblock.vars[p.name]
                     p.name = n
                     gblock.vars[n] = p
-            targets = [_resolve(fwd_block, op.attrs[f"{key}_outs"][i]) for i in live]
-            gs = backward_block(fwd_block, targets, phs, diff_free)
+            names = [op.attrs[f"{key}_outs"][i] for i in live]
+            pairs = [(_resolve(fwd_block, n), p) for n, p in zip(names, phs) if n is not None]
+            gs = backward_block(fwd_block, [t for t, _ in pairs], [p for _, p in pairs],
+                                diff_free)
             gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, diff_free)]
         attrs[f"{key}_block"] = gblock.idx
         attrs[f"{key}_grads"] = [g.name for g in gs]
@@ -136,8 +138,8 @@ def _while_vjp(op, out_cts, req):
     n = a["num_loop_vars"]
     init, free = op.inputs[:n], op.inputs[n:]
     body = program.blocks[a["body_block"]]
-    cond_block = program.blocks[a["cond_block"]]
-    placeholders = [cond_block.vars[name] for name in a["loop_vars"]]
+    loop_block = program.blocks[a["loop_scope"]]
+    placeholders = [loop_block.vars[name] for name in a["loop_vars"]]
     body_outs = [_resolve(body, name) for name in a["body_outs"]]
     loop_idx = [j for j in range(n) if _float(placeholders[j])]
     diff_free = [v for v in free if id(v) in req and _float(v)]

@@ -42,7 +42,14 @@ def _label(names, i):
 
 
 def _is_undefined(x):
-    return getattr(x, "_d2s_undefined", False)
+    # A class attribute of the converter's UndefinedVar (static never imports it).
+    return getattr(type(x), "_d2s_undefined", False)
+
+
+def _origin_text():
+    from .ir import user_origin
+    o = user_origin()
+    return f" ({o[0]}, line {o[1]})" if o else ""
 
 
 def _python_scalar_dtype(*values):
@@ -140,58 +147,68 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
             "cond: true_fn and false_fn return different structures "
             f"({len(t_leaves)} vs {len(f_leaves)} values)")
 
-    outs, t_names, f_names, results = [], [], [], []
+    outs, t_names, f_names, labels, results, branch_vars = [], [], [], [], [], []
     for i, (a, b) in enumerate(zip(t_leaves, f_leaves)):
         label = _label(names, i)
-        a_val, b_val = _is_value(a), _is_value(b)
-        if not a_val and not b_val and _same_python(a, b):
+        a_undef, b_undef = _is_undefined(a), _is_undefined(b)
+        if a_undef and b_undef or not _is_value(a) and not _is_value(b) and _same_python(a, b):
             results.append(a)
             continue
-        for x in (a, b):
-            if _is_undefined(x):
-                raise ControlFlowError(
-                    f"{label} is defined in only one branch of an `if` on a tensor; "
-                    "define it before the `if` or in both branches")
+        if a_undef or b_undef:
+            name = names[i] if names and i < len(names) else ""
+            undefined_block = true_block if a_undef else false_block
+            if not (name.startswith("__ret_val") or getattr(undefined_block, "terminates", False)):
+                # Python would leave it unbound on one path: reading it later is the error.
+                where = _origin_text()
+                results.append(type(a if a_undef else b)(
+                    name or label, f"it is assigned in only one branch of an `if` on a "
+                    f"tensor{where}; assign it before the `if` or in both branches"))
+                continue
+            # The other path never reaches a use (it returned or raised): that branch
+            # yields an undefined marker at run time.
+            if a_undef:
+                b = _to_branch_var(builder, false_block, b, b)
+                out_names = (None, b.name)
+            else:
+                a = _to_branch_var(builder, true_block, a, a)
+                out_names = (a.name, None)
+            v = b if a_undef else a
+            if not (false_block if a_undef else true_block).is_ancestor_of(v.block):
+                branch_vars.append(v)
+            out = parent.create_var(v.shape, v.dtype, prefix="cond")
+            outs.append(out)
+            t_names.append(out_names[0])
+            f_names.append(out_names[1])
+            labels.append(name or label)
+            results.append(out)
+            continue
         for x in (a, b):
             if x is None or not (_is_value(x) or is_python_scalar(x) or isinstance(x, np.ndarray)):
                 raise ControlFlowError(
                     f"{label} is {type(x).__name__} in one branch and "
                     f"{type(b if x is a else a).__name__} in the other; both branches must "
                     "give tensors (or equal Python values)")
+        both_python = is_python_scalar(a) and is_python_scalar(b)
         a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
+        a, b = _unify_weak(builder, a, true_block, b, false_block)
         _check_compatible(label, a, b)
         out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
+        out.weak = both_python or (getattr(a, "weak", False) and getattr(b, "weak", False))
+        branch_vars += [x for x, blk in ((a, true_block), (b, false_block))
+                        if not blk.is_ancestor_of(x.block)]
         outs.append(out)
         t_names.append(a.name)
         f_names.append(b.name)
+        labels.append(names[i] if names and i < len(names) else out.name)
         results.append(out)
 
     free = external_reads([true_block, false_block])
-    free += [v for v in _branch_outputs(true_block, false_block, t_names, f_names)
-             if all(v is not u for u in free)]
+    # Outer Variables a branch returns unchanged are reads of that branch too.
+    free += [v for v in branch_vars if all(v is not u for u in free)]
     parent.append_op("cond", [pred] + free, outs, {
         "true_block": true_block.idx, "false_block": false_block.idx,
-        "true_outs": t_names, "false_outs": f_names})
+        "true_outs": t_names, "false_outs": f_names, "labels": labels})
     return unflatten(t_tree, results)
-
-
-def _branch_outputs(true_block, false_block, t_names, f_names):
-    """Outer Variables returned unchanged by a branch are reads of that branch."""
-    out = []
-    for block, names in ((true_block, t_names), (false_block, f_names)):
-        for n in names:
-            if n not in block.vars:
-                out.append(_lookup(block, n))
-    return out
-
-
-def _lookup(block, name):
-    b = block
-    while b is not None:
-        if name in b.vars:
-            return b.vars[name]
-        b = b.parent
-    raise KeyError(name)
 
 
 def _is_value(x):
@@ -225,6 +242,20 @@ def _to_branch_var(builder, block, x, other):
                     "tensor in both branches (e.g. d2s.full_like)")
             return builder.to_var(constant(x, _python_scalar_dtype(x, other)))
         return builder.to_var(constant(np.asarray(x)))
+
+
+def _unify_weak(builder, a, a_block, b, b_block):
+    """A weakly typed side takes the other side's dtype (a Python number would)."""
+    wa, wb = getattr(a, "weak", False), getattr(b, "weak", False)
+    if wa != wb and a.dtype != b.dtype:
+        from ..core.ops import cast
+        if wa:
+            with builder.program._block_guard(a_block):
+                a = builder.to_var(cast(a, b.dtype))
+        else:
+            with builder.program._block_guard(b_block):
+                b = builder.to_var(cast(b, a.dtype))
+    return a, b
 
 
 def _check_compatible(label, a, b, what="the two branches"):
@@ -272,32 +303,35 @@ def _init_var(builder, x, label):
         return builder.to_var(x)
     if is_python_scalar(x) or isinstance(x, np.ndarray):
         return builder.to_var(constant(x))
-    if _is_undefined(x):
-        return None
-    raise ControlFlowError(f"loop variable {label} holds a {type(x).__name__}; only tensors "
-                           "and Python numbers can be carried by a loop on a tensor")
+    # Undefined names and other Python objects are not carried; the body may
+    # first assign the former, and must leave the latter unchanged.
+    return None
 
 
 def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
     program = builder.program
     parent = program.current_block()
-    carried = []   # indices of leaves that become loop-carried Variables
-    init = []
+    init = {}   # leaf index -> initial Variable, for every loop-carried leaf
     for i, x in enumerate(leaves):
         v = _init_var(builder, x, _label(names, i))
         if v is not None:
-            carried.append(i)
-            init.append(v)
-    shapes = [v.shape for v in init]
+            init[i] = v
+    shapes = {i: v.shape for i, v in init.items()}
     n_blocks = len(program.blocks)
-    for _attempt in range(4):
+    # Each retry either relaxes a dim that the body changed or starts carrying
+    # a name first assigned in the body; both only grow, so this terminates.
+    for _attempt in range(2 * len(leaves) + 2):
         program._truncate_blocks(n_blocks)
-        cond_block = program._create_block(parent)
-        placeholders = [cond_block.create_var(s, v.dtype, prefix="loop_var")
-                        for s, v in zip(shapes, init)]
-        current = list(leaves)
-        for k, i in enumerate(carried):
-            current[i] = placeholders[k]
+        carried = sorted(init)
+        # Placeholders live in a block of their own, the lexical parent of both
+        # the condition and the body, so every nested block can resolve them.
+        loop_block = program._create_block(parent)
+        placeholders = {i: loop_block.create_var(shapes[i], init[i].dtype, prefix="loop_var")
+                        for i in carried}
+        for i in carried:
+            placeholders[i].weak = getattr(init[i], "weak", False)
+        cond_block = program._create_block(loop_block)
+        current = [placeholders.get(i, x) for i, x in enumerate(leaves)]
         args = unflatten(tree, current)
         with program._block_guard(cond_block):
             c = cond_fn(*args)
@@ -305,30 +339,41 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
         if c.dtype != np.bool_ or c.size not in (1, None):
             raise ControlFlowError(f"while: the loop condition must be a bool scalar, got "
                                    f"{c.dtype.name}{list(c.shape)}")
-        body_block = program._create_block(parent)
+        body_block = program._create_block(loop_block)
         with program._block_guard(body_block):
             new_leaves, new_tree = flatten(list(body_fn(*args)))
             if new_tree != tree:
                 raise ControlFlowError("while: the body must return as many values as it takes")
-            outs = []
-            for k, i in enumerate(carried):
-                x, label = new_leaves[i], _label(names, i)
-                if _is_undefined(x):
-                    raise ControlFlowError(f"loop variable {label} is undefined after the body")
-                if not _is_value(x):
-                    if not (is_python_scalar(x) or isinstance(x, np.ndarray)):
-                        raise ControlFlowError(f"loop variable {label} becomes a "
-                                               f"{type(x).__name__} in the loop body")
-                    x = _promote_scalar(x, placeholders[k].dtype)
-                outs.append(builder.to_var(x))
+            outs = {i: _body_output(builder, new_leaves[i], placeholders[i],
+                                    _label(names, i)) for i in carried}
+            first_assigned = {i: builder.to_var(_as_value(new_leaves[i], _label(names, i)))
+                              for i in range(len(leaves))
+                              if i not in init and _is_undefined(leaves[i])
+                              and not _is_undefined(new_leaves[i])}
         for i in range(len(leaves)):
-            if i not in carried and not _same_python(new_leaves[i], leaves[i]):
-                raise ControlFlowError(f"loop variable {_label(names, i)} is undefined "
-                                       "before the loop and set inside it; give it an initial "
-                                       "value before the loop")
-        relaxed = False
-        for k, (ph, o) in enumerate(zip(placeholders, outs)):
-            label = _label(names, carried[k])
+            if i not in init and i not in first_assigned and \
+                    not _same_python(new_leaves[i], leaves[i]):
+                raise ControlFlowError(
+                    f"loop variable {_label(names, i)} holds a {type(leaves[i]).__name__} "
+                    "that the loop body changes; only tensors and numbers can be carried "
+                    "by a loop on a tensor")
+        retry = False
+        for i, v in first_assigned.items():
+            # A name first assigned in the body: carried from an "undefined" value,
+            # which raises NameError at run time if read after a zero-trip loop.
+            undef = parent.create_var(v.shape, v.dtype, prefix="undefined")
+            parent.append_op("undefined", [], [undef], {"name": _label(names, i).strip("'")})
+            init[i], shapes[i] = undef, v.shape
+            retry = True
+        for i in carried:
+            ph, o, label = placeholders[i], outs[i], _label(names, i)
+            if o.dtype != ph.dtype and ph.weak:
+                # A Python number carried by the loop takes the dtype the body gives it.
+                from ..core.ops import cast
+                with program._block_guard(parent):
+                    init[i] = builder.to_var(cast(init[i], o.dtype))
+                retry = True
+                continue
             if o.dtype != ph.dtype:
                 raise ControlFlowError(
                     f"loop variable {label} changes dtype from {ph.dtype.name} to "
@@ -338,23 +383,47 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
                                        f"{len(ph.shape)} to {len(o.shape)} in the loop body")
             merged = merge_dims(ph.shape, o.shape)
             if merged != ph.shape:
-                shapes[k] = merged
-                relaxed = True
-        if not relaxed:
+                shapes[i] = merged
+                retry = True
+        if not retry:
             break
-    else:  # pragma: no cover - each retry strictly relaxes at least one dim
+    else:  # pragma: no cover - see the comment above the loop
         raise ControlFlowError("while: loop variable shapes did not settle")
 
-    out_vars = [parent.create_var(ph.shape, ph.dtype, prefix="while") for ph in placeholders]
-    local = {id(p) for p in placeholders}
+    ph_list = [placeholders[i] for i in carried]
+    out_list = [outs[i] for i in carried]
+    out_vars = [parent.create_var(ph.shape, ph.dtype, prefix="while") for ph in ph_list]
+    for v, ph, o in zip(out_vars, ph_list, out_list):
+        v.weak = ph.weak and getattr(o, "weak", False)
+    local = {id(p) for p in ph_list}
     free = external_reads([cond_block, body_block], local)
-    free += [o for o in outs if o.block is not body_block and id(o) not in local
+    free += [o for o in out_list if o.block is not body_block and id(o) not in local
              and all(o is not u for u in free)]
-    parent.append_op("while", init + free, out_vars, {
+    parent.append_op("while", [init[i] for i in carried] + free, out_vars, {
         "cond_block": cond_block.idx, "body_block": body_block.idx,
-        "loop_vars": [p.name for p in placeholders], "cond_out": c.name,
-        "body_outs": [o.name for o in outs], "num_loop_vars": len(init)})
+        "loop_scope": loop_block.idx, "loop_vars": [p.name for p in ph_list], "cond_out": c.name,
+        "body_outs": [o.name for o in out_list], "num_loop_vars": len(carried)})
     result = list(leaves)
-    for k, i in enumerate(carried):
-        result[i] = out_vars[k]
+    for i, v in zip(carried, out_vars):
+        result[i] = v
     return unflatten(tree, result)
+
+
+def _as_value(x, label):
+    if _is_value(x):
+        return x
+    if is_python_scalar(x) or isinstance(x, np.ndarray):
+        return constant(x)
+    raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in the loop "
+                           "body; only tensors and numbers can be carried by a loop on a tensor")
+
+
+def _body_output(builder, x, placeholder, label):
+    if _is_undefined(x):
+        raise ControlFlowError(f"loop variable {label} is undefined after the loop body")
+    if not _is_value(x):
+        if not (is_python_scalar(x) or isinstance(x, np.ndarray)):
+            raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in "
+                                   "the loop body")
+        x = _promote_scalar(x, placeholder.dtype)
+    return builder.to_var(x)

@@ -35,6 +35,20 @@ class Scope:
 _MISSING = object()
 
 
+class UndefinedValue:
+    """Run-time value of a name no executed path assigned (a zero-trip loop's
+    first assignment, the unused side of an early return). Any op reading it
+    raises NameError naming the variable."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def error(self, op):
+        return NameError(f"name '{self.name}' is not defined: no path that ran assigned it "
+                         f"(e.g. a loop that ran zero times){_where(op)}")
+
+
 class ExecutionError(RuntimeError):
     pass
 
@@ -71,6 +85,9 @@ def run_ops(ops, program, scope):
                 raise err from None
             raise
         except Exception as e:
+            undefined = _undefined_input(op, scope)
+            if undefined is not None:
+                raise undefined.error(op) from None
             if not getattr(e, "_d2s_located", False):
                 e = _relocate(e, op)
             raise e
@@ -80,6 +97,17 @@ def run_ops(ops, program, scope):
         else:
             for v, r in zip(op.outputs, result):
                 scope.set(v.name, np.asarray(r))
+
+
+def _undefined_input(op, scope):
+    for v in op.inputs:
+        try:
+            value = scope.get(v.name)
+        except KeyError:
+            continue
+        if type(value) is UndefinedValue:
+            return value
+    return None
 
 
 def _relocate(e, op):
@@ -103,8 +131,9 @@ def _run_cond(op, program, scope):
     key = "true" if branch else "false"
     sub = Scope(scope)
     run_block(program.blocks[op.attrs[f"{key}_block"]], sub)
-    for v, name in zip(op.outputs, op.attrs[f"{key}_outs"]):
-        scope.set(v.name, sub.get(name))
+    labels = op.attrs.get("labels") or [v.name for v in op.outputs]
+    for v, name, label in zip(op.outputs, op.attrs[f"{key}_outs"], labels):
+        scope.set(v.name, sub.get(name) if name is not None else UndefinedValue(label))
     saved = op.attrs.get("save_scope")
     if saved:
         scope.set(saved, (branch, sub))
@@ -162,7 +191,12 @@ def _run_while_grad(op, program, scope):
         scope.set(v.name, val)
 
 
+def _run_undefined(op, program, scope):
+    scope.set(op.outputs[0].name, UndefinedValue(op.attrs["name"]))
+
+
 CONTROL_FLOW = {
+    "undefined": _run_undefined,
     "cond": _run_cond,
     "while": _run_while,
     "cond_grad": _run_cond_grad,

@@ -24,10 +24,11 @@ _D2S_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Variable(Symbolic, TensorMethods):
-    """A value inside a program: name, shape (None = unknown dim), dtype."""
+    """A value inside a program: name, shape (None = unknown dim), dtype, and
+    `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "__weakref__")
+                 "is_data", "weak", "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -38,6 +39,10 @@ class Variable(Symbolic, TensorMethods):
         self.stop_gradient = stop_gradient
         self.persistable = persistable
         self.is_data = is_data
+        # A weakly typed value stands for a Python number (a loop counter made
+        # from `range`, a Python int carried by a loop): next to a tensor it
+        # takes that tensor's dtype, as the Python number would in eager mode.
+        self.weak = False
 
     @property
     def ndim(self):

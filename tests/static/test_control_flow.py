@@ -177,8 +177,14 @@ def test_while_dtype_change_is_an_error_naming_the_variable():
         x = static.data("x", [], "float32")
         with pytest.raises(static.ControlFlowError, match="'i' changes dtype from int64 to float"):
             static.nn.while_loop(lambda i, x: x < 10.0, lambda i, x: (i + 0.5, x + 1.0),
-                                 [0, x], names=["i", "x"])
+                                 [d2s.zeros([], "int64"), x], names=["i", "x"])
         assert len(prog.blocks) == 1
+        # A Python number carried by the loop may change type, as in Python.
+        i, _ = static.nn.while_loop(lambda i, x: x < 10.0, lambda i, x: (i + 0.5, x + 1.0),
+                                    [0, x], names=["i", "x"])
+    assert i.dtype == np.float64
+    (got,) = _run(prog, {"x": np.float32(7.0)}, [i])
+    assert got == 1.5
 
 
 def test_while_relaxes_growing_shapes():

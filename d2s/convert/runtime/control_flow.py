@@ -101,75 +101,34 @@ def _with_values(base, positions, values):
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
-    A name undefined on one side only stays an UndefinedVar after the `cond`
-    (with a reason naming it), so a later read fails clearly while an unused
-    one costs nothing.  Return-value variables (`__ret_val_*`) take the
-    defined side instead, since the return flag guards their use.
+    `cond` receives every output by name: a name left undefined by one branch
+    comes back as an UndefinedVar naming it (an error only if read later),
+    unless that branch returned or raised, in which case its value is unused.
     """
     init = tuple(get_state())
     positions = _positions(state_names, out_names)
 
-    def probe(fn):
-        set_state(init)
-        fn()
-        values = get_state()
-        return [values[p] for p in positions]
-
-    keep, undefined, traced = list(range(len(out_names))), {}, None
-    if any(isinstance(init[p], UndefinedVar) for p in positions):
-        # Only a name unassigned before the `if` can come out undefined; a
-        # first trace of both branches finds which.  TODO(core): the probe
-        # leaves dead ops in the current block (DCE removes them); a cond
-        # that reports undefined outputs would avoid it.
-        traced = {"true": probe(true_fn), "false": probe(false_fn)}
-        keep = []
-        for i, name in enumerate(out_names):
-            t, f = traced["true"][i], traced["false"][i]
-            t_undef, f_undef = isinstance(t, UndefinedVar), isinstance(f, UndefinedVar)
-            if t_undef and f_undef:
-                undefined[i] = t
-            elif (t_undef or f_undef) and not name.startswith("__ret_val"):
-                undefined[i] = UndefinedVar(
-                    name, "it is assigned in only one branch of an `if` on a tensor")
-            else:
-                keep.append(i)
-
-    def select(fn, key, other):
+    def branch(fn):
         def run():
             set_state(init)
             fn()
             values = get_state()
-            outs = []
-            for i in keep:
-                v = values[positions[i]]
-                if isinstance(v, UndefinedVar):  # return value on the non-returning side
-                    v = traced[other][i]
-                outs.append(v)
-            return tuple(outs)
+            return tuple(values[p] for p in positions)
         return run
 
-    outs = _static_nn().cond(pred, select(true_fn, "true", "false"),
-                             select(false_fn, "false", "true")) if keep else ()
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    final = list(init)
-    for i, value in zip(keep, outs):
-        final[positions[i]] = value
-    for i, placeholder in undefined.items():
-        final[positions[i]] = placeholder
-    set_state(tuple(final))
+    outs = _static_nn().cond(pred, branch(true_fn), branch(false_fn),
+                             names=list(out_names)) if positions else ()
+    if not positions:
+        # Side effects only (print / assert / raise ops): still one cond op.
+        _static_nn().cond(pred, branch(true_fn), branch(false_fn))
+    set_state(_with_values(init, positions, list(outs)))
 
 
 def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars):
-    """One `while` op; loop variables are exactly `loop_vars`."""
+    """One `while` op; loop variables are exactly `loop_vars` (a name first
+    assigned in the body is carried from an undefined value)."""
     init = tuple(get_state())
     positions = _positions(state_names, loop_vars)
-    for name, p in zip(loop_vars, positions):
-        if isinstance(init[p], UndefinedVar):
-            # TODO(core): a loop var first assigned in the body needs an initial
-            # value of its shape/dtype (trace the body once to learn it).
-            raise NameError(
-                f"variable '{name}' is used across iterations of a tensor-dependent "
-                "while loop but has no value before the loop; assign it before the loop")
 
     def cond(*values):
         set_state(_with_values(init, positions, values))
@@ -181,7 +140,8 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
         state = get_state()
         return [state[p] for p in positions]
 
-    outs = _static_nn().while_loop(cond, body, [init[p] for p in positions])
+    outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
+                                   names=list(loop_vars))
     set_state(_with_values(init, positions, list(outs)))
 
 

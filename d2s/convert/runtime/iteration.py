@@ -107,7 +107,7 @@ def _positive(step):
 
 def static_iteration_plan(iterable):
     """Counter from 0 to the number of items; `item_at(counter)` is the item."""
-    import d2s
+    from d2s.core.ops import constant
     n = _length(iterable)
-    start = d2s.full([], 0, dtype="int64")
+    start = constant(0)  # weakly typed: the counter acts as the Python int it replaces
     return Plan(start, n, 1, True, lambda c: _item(iterable, c))

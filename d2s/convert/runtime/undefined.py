@@ -17,6 +17,7 @@ class UndefinedVar:
     """
 
     __slots__ = ("name", "reason")
+    _d2s_undefined = True  # how d2s.static recognises it without importing us
 
     def __init__(self, name, reason=""):
         self.name = name

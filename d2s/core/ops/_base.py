@@ -18,11 +18,39 @@ def is_value(x):
 
 
 def constant(value, dtype=None):
-    """A constant as a d2s value: an eager Tensor, or a constant op in a program."""
+    """A constant as a d2s value: an eager Tensor, or a constant op in a program.
+
+    A Python number made a constant without an explicit dtype is weakly typed
+    in a program (see `is_weak`)."""
     arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None else default_dtype_for(value))
     if arr.ndim == 0:
-        return bind("full", shape=(), fill_value=arr.item(), dtype=arr.dtype.name)
+        out = bind("full", shape=(), fill_value=arr.item(), dtype=arr.dtype.name)
+        if dtype is None and is_python_scalar(value) and isinstance(out, Symbolic):
+            out.weak = True
+        return out
     return bind("assign_value", value=arr)
+
+
+def is_weak(x):
+    """Static Variables standing for Python numbers (eager Tensors never are)."""
+    return getattr(x, "weak", False)
+
+
+def _strengthen(weak, strong):
+    """Cast a weak value to the dtype its Python number would get next to `strong`."""
+    kind = np.dtype(weak.dtype).kind
+    sample = 1.0 if kind == "f" else (True if kind == "b" else 1)
+    dtype = np.result_type(np.dtype(strong.dtype), sample)
+    if dtype == np.dtype(weak.dtype):
+        return weak
+    return bind("cast", weak, dtype=dtype.name)
+
+
+def mark_weak(out, *inputs):
+    """Results computed only from weak values stay weak."""
+    if inputs and all(is_weak(x) for x in inputs) and isinstance(out, Symbolic):
+        out.weak = True
+    return out
 
 
 def lift(x, like=None):
@@ -30,16 +58,26 @@ def lift(x, like=None):
     if is_value(x):
         return x
     if is_python_scalar(x) and like is not None:
-        return constant(x, weak_scalar_dtype(like.dtype, x))
+        out = constant(x, weak_scalar_dtype(like.dtype, x))
+        if isinstance(out, Symbolic):
+            out.weak = True  # still a Python number: `weak + 1` stays weak
+        return out
     return constant(x)
 
 
 def lift_pair(x, y):
     if is_value(x):
-        return x, lift(y, like=x)
-    if is_value(y):
-        return lift(x, like=y), y
-    return lift(x), lift(y)
+        x, y = x, lift(y, like=x)
+    elif is_value(y):
+        x, y = lift(x, like=y), y
+    else:
+        return lift(x), lift(y)
+    wx, wy = is_weak(x), is_weak(y)
+    if wx and not wy:
+        x = _strengthen(x, y)
+    elif wy and not wx:
+        y = _strengthen(y, x)
+    return x, y
 
 
 @functools.lru_cache(maxsize=4096)

@@ -9,7 +9,8 @@ from ..dispatch import bind
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import elementwise_infer, lift, lift_pair, probe_dtype, same_infer, unbroadcast
+from ._base import (elementwise_infer, lift, lift_pair, mark_weak, probe_dtype, same_infer,
+                    unbroadcast)
 
 
 def _binary(name, kernel, vjp):
@@ -17,7 +18,7 @@ def _binary(name, kernel, vjp):
 
     def fn(x, y):
         x, y = lift_pair(x, y)
-        return bind(name, x, y)
+        return mark_weak(bind(name, x, y), x, y)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion."
     return fn
@@ -27,7 +28,8 @@ def _unary(name, kernel, vjp, infer=None):
     register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp)
 
     def fn(x):
-        return bind(name, lift(x))
+        x = lift(x)
+        return mark_weak(bind(name, x), x)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`."
     return fn
