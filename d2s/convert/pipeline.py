@@ -5,8 +5,10 @@ Order matters; the reason for each position is given beside it.
 from .analysis import analyze_function
 from .naming import Namer
 from .transformers import (break_continue, builtin_calls, call_trees,
-                           conditional_expressions, for_loops, ifelse, logical_expressions, mangling,
-                           return_statements, undefined_names, unsupported, while_loops)
+                           conditional_expressions, for_loops, ifelse, list_append,
+                           logical_expressions, mangling,
+                           raise_statements, return_statements, undefined_names, unsupported,
+                           while_loops)
 from .transformers.common import user_functions
 
 
@@ -35,6 +37,10 @@ PIPELINE = [
     # Before any generated name exists: only the user's `__private` names
     # were mangled by Python when the method was first compiled.
     mangling,
+    # Before return canonicalization and the analyses: a raise under a tensor
+    # `if` becomes a run-time check, and the analyses must then see it as a
+    # call that falls through (the static branch keeps being traced).
+    raise_statements,
     # Canonicalize before converting (nested `return` becomes flags and
     # `break`s, so it must precede break_continue, which folds them).
     return_statements,
@@ -42,6 +48,9 @@ PIPELINE = [
     # Builtins before call_trees, so `print`/`len`/`range` become runtime
     # helpers instead of being wrapped in convert_call.
     builtin_calls,
+    # Before call_trees (which would wrap `lst.append` in convert_call) and
+    # before the analyses (the rewrite makes `lst` a loop variable).
+    list_append,
     call_trees,
     # After canonicalization, so the `not flag and test` it generated is
     # converted too; before ternaries only for readability (independent).

@@ -51,6 +51,8 @@ def _run_eager(op, inputs, attrs):
         bad = next(x for x in inputs if not isinstance(x, Tensor))
         raise TypeError(f"{op.name}: expected Tensor inputs, got {type(bad).__name__}") from None
     result = op.kernel(*arrays, **attrs)
+    if op.num_outputs == 0:  # side effects only (print, assert)
+        return None
     if op.num_outputs == 1:
         result = (result,)
     values = [r if type(r) is np.ndarray else np.asarray(r) for r in result]

@@ -97,9 +97,7 @@ class Tensor(TensorMethods):
             yield self[i]
 
     def __repr__(self):
-        body = np.array2string(self._value, separator=", ", prefix="       ")
-        return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, "
-                f"stop_gradient={self.stop_gradient},\n       {body})")
+        return format_tensor(self._value, self.stop_gradient)
 
     # ---- autograd ------------------------------------------------------------
     def backward(self, grad=None):
@@ -114,6 +112,13 @@ class Tensor(TensorMethods):
     @property
     def is_leaf(self):
         return self._node is None
+
+
+def format_tensor(value, stop_gradient):
+    """How a Tensor prints; static print ops print their values the same way."""
+    body = np.array2string(value, separator=", ", prefix="       ")
+    return (f"Tensor(shape={list(value.shape)}, dtype={value.dtype}, "
+            f"stop_gradient={stop_gradient},\n       {body})")
 
 
 def to_tensor(data, dtype=None, stop_gradient=True):

@@ -49,4 +49,6 @@ class Builder:
         outs = [block.create_var(a.shape, a.dtype, prefix=opdef.name, stop_gradient=stop)
                 for a in avals]
         block.append_op(opdef.name, ins, outs, attrs)
+        if opdef.num_outputs == 0:
+            return None
         return outs[0] if opdef.num_outputs == 1 else tuple(outs)

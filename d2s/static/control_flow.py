@@ -21,6 +21,7 @@ from ..core.shapes import merge_dims
 from ..core.tensor import Tensor
 from .ir import Variable
 from .pytree import flatten, unflatten
+from .tensor_array import PendingArray, array_init
 
 
 class ControlFlowError(TypeError):
@@ -150,6 +151,7 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
     outs, t_names, f_names, labels, results, branch_vars = [], [], [], [], [], []
     for i, (a, b) in enumerate(zip(t_leaves, f_leaves)):
         label = _label(names, i)
+        a, b = _settle_pending(builder, a, true_block, b, false_block)
         a_undef, b_undef = _is_undefined(a), _is_undefined(b)
         if a_undef and b_undef or not _is_value(a) and not _is_value(b) and _same_python(a, b):
             results.append(a)
@@ -175,7 +177,7 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
             v = b if a_undef else a
             if not (false_block if a_undef else true_block).is_ancestor_of(v.block):
                 branch_vars.append(v)
-            out = parent.create_var(v.shape, v.dtype, prefix="cond")
+            out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
             outs.append(out)
             t_names.append(out_names[0])
             f_names.append(out_names[1])
@@ -194,6 +196,8 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
         _check_compatible(label, a, b)
         out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
         out.weak = both_python or (getattr(a, "weak", False) and getattr(b, "weak", False))
+        out.stop_gradient = a.stop_gradient and b.stop_gradient
+        out.is_array = getattr(a, "is_array", False) and getattr(b, "is_array", False)
         branch_vars += [x for x, blk in ((a, true_block), (b, false_block))
                         if not blk.is_ancestor_of(x.block)]
         outs.append(out)
@@ -242,6 +246,21 @@ def _to_branch_var(builder, block, x, other):
                     "tensor in both branches (e.g. d2s.full_like)")
             return builder.to_var(constant(x, _python_scalar_dtype(x, other)))
         return builder.to_var(constant(np.asarray(x)))
+
+
+def _settle_pending(builder, a, a_block, b, b_block):
+    """A list that one branch appended to (inside a loop's first trace) is an
+    array in that branch; the other branch's still-pending list becomes an
+    array of the same elements too."""
+    for x, x_block, y in ((a, a_block, b), (b, b_block, a)):
+        if isinstance(x, PendingArray) and getattr(y, "is_array", False):
+            with builder.program._block_guard(x_block):
+                settled = builder.to_var(array_init(x, y))
+            if x is a:
+                a = settled
+            else:
+                b = settled
+    return a, b
 
 
 def _unify_weak(builder, a, a_block, b, b_block):
@@ -330,6 +349,7 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
                         for i in carried}
         for i in carried:
             placeholders[i].weak = getattr(init[i], "weak", False)
+            placeholders[i].is_array = getattr(init[i], "is_array", False)
         cond_block = program._create_block(loop_block)
         current = [placeholders.get(i, x) for i, x in enumerate(leaves)]
         args = unflatten(tree, current)
@@ -348,8 +368,9 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
                                     _label(names, i)) for i in carried}
             first_assigned = {i: builder.to_var(_as_value(new_leaves[i], _label(names, i)))
                               for i in range(len(leaves))
-                              if i not in init and _is_undefined(leaves[i])
-                              and not _is_undefined(new_leaves[i])}
+                              if i not in init and _not_carried_yet(leaves[i])
+                              and not _is_undefined(new_leaves[i])
+                              and new_leaves[i] is not leaves[i]}
         for i in range(len(leaves)):
             if i not in init and i not in first_assigned and \
                     not _same_python(new_leaves[i], leaves[i]):
@@ -359,11 +380,19 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
                     "by a loop on a tensor")
         retry = False
         for i, v in first_assigned.items():
-            # A name first assigned in the body: carried from an "undefined" value,
-            # which raises NameError at run time if read after a zero-trip loop.
-            undef = parent.create_var(v.shape, v.dtype, prefix="undefined")
-            parent.append_op("undefined", [], [undef], {"name": _label(names, i).strip("'")})
-            init[i], shapes[i] = undef, v.shape
+            if isinstance(leaves[i], PendingArray):
+                # A list appended to in the body: carried as a tensor array.
+                with program._block_guard(parent):
+                    init[i] = builder.to_var(array_init(leaves[i], v))
+                shapes[i] = (None,) + tuple(v.shape[1:])
+            else:
+                # A name first assigned in the body: carried from an "undefined"
+                # value, which raises NameError at run time if read after a
+                # zero-trip loop.
+                undef = parent.create_var(v.shape, v.dtype, prefix="undefined")
+                parent.append_op("undefined", [], [undef],
+                                 {"name": _label(names, i).strip("'")})
+                init[i], shapes[i] = undef, v.shape
             retry = True
         for i in carried:
             ph, o, label = placeholders[i], outs[i], _label(names, i)
@@ -395,6 +424,9 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
     out_vars = [parent.create_var(ph.shape, ph.dtype, prefix="while") for ph in ph_list]
     for v, ph, o in zip(out_vars, ph_list, out_list):
         v.weak = ph.weak and getattr(o, "weak", False)
+        v.is_array = ph.is_array
+        v.stop_gradient = o.stop_gradient and all(
+            init[i].stop_gradient for i in carried)
     local = {id(p) for p in ph_list}
     free = external_reads([cond_block, body_block], local)
     free += [o for o in out_list if o.block is not body_block and id(o) not in local
@@ -407,6 +439,10 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
     for i, v in zip(carried, out_vars):
         result[i] = v
     return unflatten(tree, result)
+
+
+def _not_carried_yet(x):
+    return _is_undefined(x) or isinstance(x, PendingArray)
 
 
 def _as_value(x, label):
@@ -427,3 +463,47 @@ def _body_output(builder, x, placeholder, label):
                                    "the loop body")
         x = _promote_scalar(x, placeholder.dtype)
     return builder.to_var(x)
+
+
+# ---------------------------------------------------------------------------
+# side effects of converted code: raise / print / assert as ops
+# ---------------------------------------------------------------------------
+def _building_block():
+    builder = state.current_builder()
+    return None if builder is None else builder.program.current_block()
+
+
+def append_raise(exc):
+    """Inside a sub-block (a branch or loop body being traced), append an op
+    raising `exc`'s type with its arguments when the block runs; returns False
+    (the caller raises now) anywhere else, where Python semantics apply."""
+    block = _building_block()
+    if block is None or block.idx == 0:
+        return False
+    block.append_op("raise", [], [], {"exception": type(exc), "args": tuple(exc.args)})
+    # The rest of this block never runs past the raise: names it leaves
+    # undefined do not make the enclosing `cond` fail.
+    block.terminates = True
+    return True
+
+
+def append_print(args, sep=" ", end="\n"):
+    from ..core.dispatch import bind
+    builder = state.current_builder() or next(
+        a._owning_builder() for a in args if isinstance(a, Symbolic))
+    values, parts = [], []
+    for a in args:
+        if isinstance(a, (Variable, Tensor)):
+            parts.append(("value", len(values), bool(a.stop_gradient)))
+            values.append(builder.to_var(a))
+        else:
+            parts.append(("text", str(a)))
+    with state.building(builder):
+        bind("print", *values, parts=tuple(parts), sep=sep, end=end)
+
+
+def append_assert(test, message):
+    from ..core.dispatch import bind
+    builder = state.current_builder() or test._owning_builder()
+    with state.building(builder):
+        bind("assert", test, message=str(message))

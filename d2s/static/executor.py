@@ -94,7 +94,7 @@ def run_ops(ops, program, scope):
         if len(op.outputs) == 1:
             scope.set(op.outputs[0].name, result if type(result) is np.ndarray
                       else np.asarray(result))
-        else:
+        elif op.outputs:
             for v, r in zip(op.outputs, result):
                 scope.set(v.name, np.asarray(r))
 
@@ -191,12 +191,17 @@ def _run_while_grad(op, program, scope):
         scope.set(v.name, val)
 
 
+def _run_raise(op, program, scope):
+    raise op.attrs["exception"](*op.attrs["args"])
+
+
 def _run_undefined(op, program, scope):
     scope.set(op.outputs[0].name, UndefinedValue(op.attrs["name"]))
 
 
 CONTROL_FLOW = {
     "undefined": _run_undefined,
+    "raise": _run_raise,
     "cond": _run_cond,
     "while": _run_while,
     "cond_grad": _run_cond_grad,

@@ -28,7 +28,7 @@ class Variable(Symbolic, TensorMethods):
     `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "weak", "__weakref__")
+                 "is_data", "weak", "is_array", "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -43,6 +43,7 @@ class Variable(Symbolic, TensorMethods):
         # from `range`, a Python int carried by a loop): next to a tensor it
         # takes that tensor's dtype, as the Python number would in eager mode.
         self.weak = False
+        self.is_array = False  # a tensor array (see static.tensor_array)
 
     @property
     def ndim(self):
@@ -115,6 +116,7 @@ class Block:
         self.parent_idx = parent_idx
         self.ops = []
         self.vars = {}
+        self.terminates = False  # ends in a `raise` op (see control_flow.append_raise)
 
     @property
     def parent(self):

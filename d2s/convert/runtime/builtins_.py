@@ -8,8 +8,9 @@ at run time (see the static functions below).
 import builtins
 
 from .dispatch import _any_static, _is_static
+from .iteration import python_int
 
-__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape"]
+__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise"]
 
 
 def convert_print(*args, **kwargs):
@@ -26,6 +27,16 @@ def convert_assert(test, msg_fn=None):
         raise AssertionError(msg_fn()) if msg_fn is not None else AssertionError()
 
 
+def convert_raise(exc):
+    """`raise exc`; inside a branch of a tensor `if` (or a static loop body) it
+    becomes an op that raises the same type and message when that code runs."""
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    from d2s.static.control_flow import append_raise
+    if not append_raise(exc):
+        raise exc
+
+
 def convert_len(value):
     if _is_static(value):
         return _static_len(value)
@@ -40,14 +51,17 @@ def convert_shape(value):
 
 # ---- static paths (finish against the core) --------------------------------
 
-def _static_print(*args, **kwargs):
-    # TODO(core): append a print op so values are printed at run time.
-    builtins.print(*args, **kwargs)
+def _static_print(*args, sep=" ", end="\n", file=None, flush=False):
+    """A print op: Variables are printed when the program runs (as eager Tensors
+    print), Python values are part of the op."""
+    from d2s.static.control_flow import append_print
+    append_print(args, sep=sep, end=end)
 
 
 def _static_assert(test, msg_fn):
-    # TODO(core): append an assert op raising AssertionError(msg) at run time.
-    return None
+    from d2s.static.control_flow import append_assert
+    message = "" if msg_fn is None else msg_fn()
+    append_assert(test, message)
 
 
 def _static_shape(value):
@@ -56,7 +70,7 @@ def _static_shape(value):
     if all(d is not None and d >= 0 for d in shape):
         return tuple(shape)
     import d2s
-    return d2s.shape(value)
+    return python_int(d2s.shape(value))
 
 
 def _static_len(value):
@@ -64,4 +78,4 @@ def _static_len(value):
     if first is not None and first >= 0:
         return first
     import d2s
-    return d2s.shape(value)[0]
+    return python_int(d2s.shape(value)[0])

@@ -44,10 +44,17 @@ def convert_call(f):
 
 
 def _convert_special_callable(f):
-    """Callable objects. TODO(core/jit): d2s Layers (call `forward` converted,
-    keeping hooks) and StaticFunctions (call their converted function)."""
+    """Callable objects: a d2s Layer (duck-typed: `forward` and `training`) runs
+    its `forward` converted (a StaticFunction forward traces inline by itself);
+    other objects run their converted `__call__`."""
+    if isinstance(f, type):
+        return f
+    forward = getattr(f, "forward", None)
+    if forward is not None and hasattr(f, "training"):
+        converted = convert_call(forward)
+        return f if converted is forward else converted
     call = getattr(type(f), "__call__", None)
-    if isinstance(call, types.FunctionType) and not isinstance(f, type):
+    if isinstance(call, types.FunctionType):
         converted = _convert_function_or_self(call)
         if converted is not call:
             return types.MethodType(converted, f)

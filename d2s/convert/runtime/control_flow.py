@@ -127,7 +127,11 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
 def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars):
     """One `while` op; loop variables are exactly `loop_vars` (a name first
     assigned in the body is carried from an undefined value)."""
-    init = tuple(get_state())
+    from d2s.static.tensor_array import PendingArray
+    # Python lists a static loop carries (they are appended to in the body)
+    # become tensor arrays; their current items start the array.
+    init = tuple(PendingArray(v) if type(v) is list and name in loop_vars else v
+                 for name, v in zip(state_names, get_state()))
     positions = _positions(state_names, loop_vars)
 
     def cond(*values):

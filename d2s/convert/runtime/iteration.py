@@ -70,8 +70,14 @@ def _length(iterable):
     if isinstance(iterable, StaticRange):
         import d2s
         start, stop, step = iterable.start, iterable.stop, iterable.step
-        # ceil((stop - start) / step), clipped at 0.
-        n = (stop - start + step - (1 if _positive(step) else -1)) // step
+        # ceil((stop - start) / step), clipped at 0; a static step's sign is
+        # only known at run time, so both roundings are built and selected.
+        if _is_static(step):
+            up = (stop - start + step - 1) // step
+            down = (stop - start + step + 1) // step
+            n = d2s.where(step > 0, up, down)
+        else:
+            n = (stop - start + step - (1 if step > 0 else -1)) // step
         return d2s.maximum(n, d2s.zeros_like(n)) if _is_static(n) else max(n, 0)
     if isinstance(iterable, StaticEnumerate):
         return _length(iterable.iterable)
@@ -88,21 +94,22 @@ def _length(iterable):
     return len(iterable)
 
 
+def python_int(value):
+    """A static int standing for what eager mode has as a Python int (a range
+    item, an index, a length) is weakly typed: `x * i` keeps x's dtype."""
+    if _is_static(value):
+        value.weak = True
+    return value
+
+
 def _item(iterable, counter):
     if isinstance(iterable, StaticRange):
-        return iterable.start + counter * iterable.step
+        return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, StaticEnumerate):
-        return (counter + iterable.start, _item(iterable.iterable, counter))
+        return (python_int(counter + iterable.start), _item(iterable.iterable, counter))
     if isinstance(iterable, StaticZip):
         return tuple(_item(i, counter) for i in iterable.iterables)
     return iterable[counter]
-
-
-def _positive(step):
-    if _is_static(step):
-        # TODO(core): a static step's sign is unknown at build time; assume > 0.
-        return True
-    return step > 0
 
 
 def static_iteration_plan(iterable):

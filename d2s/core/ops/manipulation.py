@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axes, normalize_axis, numel
-from ._base import is_value, lift
+from ._base import cast_like, is_value, lift
 
 
 # ---- reshape ---------------------------------------------------------------------
@@ -108,7 +108,10 @@ def _flatten_shape(shape, start, stop):
 
 
 def _flatten_kernel(x, start, stop):
-    return x.reshape(x.shape[:start] + (-1,) + x.shape[stop + 1:]) if x.ndim else x.reshape(1)
+    if not x.ndim:
+        return x.reshape(1)
+    # the merged size is spelled out: -1 is ambiguous when another dim is 0
+    return x.reshape(_flatten_shape(x.shape, start, stop))
 
 
 register_op("flatten", _flatten_kernel,
@@ -152,11 +155,20 @@ def _concat_piece_kernel(g, *xs, axis, index):
 
 register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
             vjp=lambda g, out, *xs, axis: tuple(
-                bind("concat_piece", g, *xs, axis=axis, index=i) for i in range(len(xs))))
+                cast_like(bind("concat_piece", g, *xs, axis=axis, index=i), x)
+                for i, x in enumerate(xs)))
+def _concat_piece_vjp(gg, out, g, *xs, axis, index):
+    """The piece's cotangent back in place, zeros elsewhere (the transpose of slicing)."""
+    zeros = [gg if i == index else bind("full_like", x, fill_value=0, dtype=np.dtype(gg.dtype).name)
+             for i, x in enumerate(xs)]
+    return (bind("concat", *zeros, axis=axis),) + (None,) * len(xs)
+
+
 register_op("concat_piece", _concat_piece_kernel,
             lambda g, *xs, axis, index: Aval(tuple(
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
+            vjp=_concat_piece_vjp,
             doc="The slice of a concat cotangent that belongs to input `index`.")
 
 
@@ -175,13 +187,16 @@ def _stack_infer(*xs, axis):
 
 def _stack_vjp(g, out, *xs, axis):
     from .indexing import getitem
-    return tuple(getitem(g, (slice(None),) * axis + (i,)) for i in range(len(xs)))
+    return tuple(cast_like(getitem(g, (slice(None),) * axis + (i,)), x)
+                 for i, x in enumerate(xs))
 
 
 register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer, vjp=_stack_vjp)
 
 
 def stack(xs, axis=0):
+    if getattr(xs, "is_array", False) and axis == 0:
+        return xs  # a tensor array is already stacked along axis 0
     xs = [lift(x) for x in xs]
     if not xs:
         raise ValueError("stack: needs at least one tensor")
@@ -204,6 +219,8 @@ register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gath
             vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
+            vjp=lambda gg, out, g, x, index, axis: (
+                bind("gather", gg, index, axis=axis), None, None),
             doc="Scatter-add of a gather cotangent (duplicates accumulate).")
 
 

@@ -1,0 +1,75 @@
+"""Tensor arrays: Python lists appended to inside a loop on a tensor.
+
+A tensor array is a Variable with `is_array=True` whose axis 0 holds the
+appended values (length unknown until run time). `d2s.stack(arr)` is the
+array itself, `arr[i]` and `len(arr)` work as on any Variable. A list that
+enters a static loop is wrapped as a `PendingArray`; the loop builder turns
+it into an array Variable once the body shows what is appended.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dispatch import bind
+from ..core.ops import cast, lift, stack
+from ..core.registry import Aval, register_op
+from .ir import Variable
+
+
+class PendingArray:
+    """A Python list carried into a loop on a tensor (not yet an array)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __repr__(self):
+        return f"PendingArray({len(self.items)} items)"
+
+
+def is_tensor_array(x):
+    return isinstance(x, Variable) and x.is_array
+
+
+def _append_kernel(buf, value):
+    if buf.shape[0] == 0:  # an empty array's trailing dims are placeholders
+        return value[None].astype(buf.dtype, copy=False)
+    return np.concatenate([buf, value[None].astype(buf.dtype, copy=False)])
+
+
+def _append_infer(buf, value):
+    return Aval((None,) + tuple(value.shape), buf.dtype)
+
+
+def _append_vjp(g, out, buf, value):
+    from ..core.ops import getitem
+    return getitem(g, slice(None, -1)), getitem(g, -1)
+
+
+register_op("array_append", _append_kernel, _append_infer, _append_vjp,
+            doc="Append `value` along a new axis 0 of the array `buf`.")
+
+
+def _mark(v):
+    v.is_array = True
+    v.shape = (None,) + tuple(v.shape[1:])  # an array's length is a run-time fact
+    return v
+
+
+def array_append(arr, value):
+    value = lift(value)
+    if isinstance(arr, PendingArray):
+        # First trace of a loop body: the array is not carried yet; this value
+        # only tells the loop builder what the array holds.
+        return _mark(stack(arr.items + [value]))
+    if value.dtype != arr.dtype:
+        value = cast(value, arr.dtype)
+    return _mark(bind("array_append", arr, value))
+
+
+def array_init(pending, element):
+    """The array a loop starts from: the list's current items, or an empty array
+    shaped for `element` (unknown dims become 0; nothing reads them)."""
+    if pending.items:
+        return _mark(stack([cast(lift(x), element.dtype) for x in pending.items]))
+    shape = (0,) + tuple(0 if d is None else d for d in element.shape[1:])
+    return _mark(bind("full", shape=shape, fill_value=0, dtype=np.dtype(element.dtype).name))
