@@ -4,6 +4,8 @@ from ..static import ir as _ir
 from ..static.input_spec import InputSpec
 from .api import not_to_static, to_static
 from .concrete_program import ConcreteProgram
+from .save_load import TranslatedLayer, load, save
+from .serialization import ProgramFormatError
 from .static_function import StaticFunction
 from .switch import enable_to_static, set_code_level
 
@@ -16,4 +18,5 @@ def _resolve_generated(filename, lineno):
 _ir.ORIGIN_RESOLVERS.append(_resolve_generated)
 
 __all__ = ["to_static", "not_to_static", "enable_to_static", "set_code_level",
-           "StaticFunction", "ConcreteProgram", "InputSpec"]
+           "StaticFunction", "ConcreteProgram", "InputSpec", "save", "load",
+           "TranslatedLayer", "ProgramFormatError"]

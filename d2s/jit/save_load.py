@@ -1,0 +1,220 @@
+"""`d2s.jit.save` / `d2s.jit.load`: deploy a converted function or Layer.
+
+`save` writes `<path>.json` (the forward program, versioned, plus how
+inputs, outputs and weights map onto it) and `<path>.npz` (weights and
+constant arrays). `load` rebuilds the program with no access to the
+original Python source and returns a `TranslatedLayer`: callable like the
+original, with trainable parameters (gradients flow into them, so a loaded
+model can be fine-tuned). Nothing is ever unpickled.
+"""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+
+from ..core.tensor import Tensor
+from ..static.executor import check_feed
+from ..static.input_spec import InputSpec
+from .concrete_program import ConcreteProgram
+from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
+                            decode_attr, program_from_json, program_to_json)
+from .static_function import StaticFunction
+
+
+def _static_function_of(obj):
+    if isinstance(obj, StaticFunction):
+        return obj
+    forward = getattr(obj, "forward", None)
+    if isinstance(forward, StaticFunction):
+        return forward
+    if forward is not None and hasattr(obj, "training"):
+        return StaticFunction(type(obj).forward).__get__(obj, type(obj))
+    if callable(obj):
+        return StaticFunction(obj)
+    raise TypeError(f"jit.save expects a Layer, a function or a StaticFunction, "
+                    f"got {type(obj).__name__}")
+
+
+def _encode_tree(tree):
+    if tree is None:
+        return None
+    if tree[0] is dict:
+        return {"t": "dict", "k": list(tree[1]), "c": [_encode_tree(c) for c in tree[2]]}
+    return {"t": tree[0].__name__, "c": [_encode_tree(c) for c in tree[1]]}
+
+
+def _decode_tree(obj, where="out_tree"):
+    if obj is None:
+        return None
+    if not isinstance(obj, dict) or obj.get("t") not in ("tuple", "list", "dict") \
+            or not isinstance(obj.get("c"), list):
+        raise ProgramFormatError(f"{where}: malformed output structure")
+    children = tuple(_decode_tree(c, where) for c in obj["c"])
+    if obj["t"] == "dict":
+        keys = obj.get("k")
+        if not isinstance(keys, list) or len(keys) != len(children):
+            raise ProgramFormatError(f"{where}: malformed dict keys")
+        return (dict, tuple(keys), children)
+    return (tuple if obj["t"] == "tuple" else list, children)
+
+
+def save(layer_or_fn, path, input_spec=None):
+    """Trace (with `input_spec` if given, else the last program built) and write
+    `<path>.json` and `<path>.npz`."""
+    sf = _static_function_of(layer_or_fn)
+    if input_spec is not None:
+        concrete = sf.get_concrete_program(*[
+            s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec])
+    else:
+        concrete = sf.concrete_program
+        if concrete is None:
+            raise ValueError("jit.save: no program has been built yet; call the function "
+                             "once or pass input_spec=[InputSpec(...), ...]")
+    program = concrete.main_program
+    encoder = AttrEncoder()
+    forward_ops = program.global_block().ops[:concrete._n_forward]
+    blocks = program_to_json(program, forward_ops, encoder)
+    params = []
+    for k, (var_name, tensor) in enumerate(program.captured.items()):
+        key = f"param_{k}"
+        encoder.arrays[key] = np.asarray(tensor._value)
+        params.append({"var": var_name, "key": key, "name": tensor.name,
+                       "trainable": not tensor.stop_gradient})
+    doc = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "blocks": blocks,
+        "inputs": [v.name for v in concrete.inputs],
+        "outputs": [v.name for v in concrete.outputs],
+        "out_tree": _encode_tree(concrete._out_tree),
+        "out_consts": [encoder.encode(c) for c in concrete._out_leaves],
+        "params": params,
+    }
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    with open(path + ".json", "w") as f:
+        json.dump(doc, f, indent=1, allow_nan=False)
+    np.savez(path + ".npz", **encoder.arrays)
+
+
+def _read_arrays(path):
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as e:
+        raise ProgramFormatError(f"{path}: not a valid weights file ({e})") from None
+    except ValueError as e:  # object arrays need pickle: refused
+        raise ProgramFormatError(f"{path}: refused to load ({e})") from None
+
+
+def load(path):
+    """Rebuild a saved program; returns a callable `TranslatedLayer`."""
+    json_path, npz_path = path + ".json", path + ".npz"
+    try:
+        with open(json_path) as f:
+            doc = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ProgramFormatError(f"{json_path}: not valid JSON (truncated or corrupt?): {e}") \
+            from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise ProgramFormatError(f"{json_path}: not a d2s program file")
+    if doc.get("version") != FORMAT_VERSION:
+        raise ProgramFormatError(f"{json_path}: format version {doc.get('version')!r} is not "
+                                 f"supported (this d2s reads version {FORMAT_VERSION})")
+    arrays = _read_arrays(npz_path)
+    program = program_from_json(doc.get("blocks"), arrays)
+    gb = program.global_block()
+
+    def var(name, what):
+        if not isinstance(name, str) or name not in gb.vars:
+            raise ProgramFormatError(f"{json_path}: {what} {name!r} is not a program variable")
+        return gb.vars[name]
+
+    inputs = [var(n, "input") for n in _list(doc, "inputs", json_path)]
+    outputs = [var(n, "output") for n in _list(doc, "outputs", json_path)]
+    params = []
+    for p in _list(doc, "params", json_path):
+        v = var(p.get("var") if isinstance(p, dict) else None, "parameter")
+        key = p.get("key")
+        if key not in arrays:
+            raise ProgramFormatError(f"{npz_path}: weights {key!r} for '{v.name}' are missing")
+        value = arrays[key]
+        if value.dtype != v.dtype or tuple(value.shape) != v.shape:
+            raise ProgramFormatError(
+                f"{npz_path}: weights for '{v.name}' are {value.dtype.name}{list(value.shape)}, "
+                f"the program expects {v.dtype.name}{list(v.shape)}")
+        t = Tensor(value.copy(), stop_gradient=not p.get("trainable", False),
+                   name=p.get("name") or v.name)
+        program.captured[v.name] = t
+        program._captured_ids[id(t)] = v
+        params.append(t)
+    out_tree = _decode_tree(doc.get("out_tree"))
+    consts = [decode_attr(c, arrays, "out_consts") for c in _list(doc, "out_consts", json_path)]
+    if sum(c is None for c in consts) != len(outputs):
+        raise ProgramFormatError(f"{json_path}: outputs and output structure disagree")
+    concrete = ConcreteProgram(program, inputs, outputs, out_tree, consts,
+                               len(gb.ops))
+    return TranslatedLayer(concrete, params)
+
+
+def _list(doc, key, where):
+    v = doc.get(key)
+    if not isinstance(v, list):
+        raise ProgramFormatError(f"{where}: missing or invalid {key!r}")
+    return v
+
+
+class TranslatedLayer:
+    """A loaded program, callable like the Layer or function that was saved.
+
+    Duck-types a d2s Layer (`parameters()`, `named_parameters()`,
+    `state_dict()`, `train()` / `eval()`), so an optimizer can fine-tune it.
+    """
+
+    def __init__(self, concrete, params):
+        self._concrete = concrete
+        self._params = params
+        self.training = False
+
+    @property
+    def program(self):
+        return self._concrete.main_program
+
+    def __call__(self, *args):
+        inputs = self._concrete.inputs
+        if len(args) != len(inputs):
+            raise TypeError(f"the loaded program takes {len(inputs)} inputs "
+                            f"({', '.join(v.name for v in inputs)}), got {len(args)}")
+        tensors = []
+        for var, a in zip(inputs, args):
+            arr = check_feed(var, a)  # ValueError naming the input on a mismatch
+            tensors.append(a if isinstance(a, Tensor) and a._value is arr
+                           else Tensor._from_array(arr))
+        return self._concrete(tensors)
+
+    forward = __call__
+
+    def parameters(self):
+        return [p for p in self._params if not p.stop_gradient]
+
+    def named_parameters(self):
+        return [(p.name, p) for p in self._params if not p.stop_gradient]
+
+    def state_dict(self):
+        return {p.name: p for p in self._params}
+
+    def train(self):
+        self.training = True
+        return self
+
+    def eval(self):
+        self.training = False
+        return self
+
+    def __repr__(self):
+        return f"<TranslatedLayer: {len(self._concrete.inputs)} inputs, {len(self._params)} weights>"
