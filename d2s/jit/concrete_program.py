@@ -19,8 +19,8 @@ from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
-from ..static.backward import backward_block
-from ..static.executor import Scope, run_ops, write_back
+from ..static.backward import backward_block, grad_ops
+from ..static.executor import Scope, UndefinedValue, run_ops, write_back
 from ..static.ir import Program, Variable
 from ..static.pytree import flatten, unflatten
 
@@ -36,6 +36,7 @@ class ConcreteProgram:
         self._out_leaves = out_leaves      # Python constants; None where an output goes
         self._n_forward = n_forward
         self._backward = None
+        self._backward_reads = frozenset()
         self._lock = threading.Lock()
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
@@ -97,6 +98,10 @@ class ConcreteProgram:
         run_ops(program.global_block().ops[:self._n_forward], program, scope)
         write_back(program, scope)
         values = [scope.get(v.name) for v in self.outputs]
+        if need_grad:
+            # The tape keeps only the forward values the backward ops read.
+            keep = self._backward_reads
+            scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
         outs = [Tensor._from_array(v) for v in values]
         if need_grad and outs:
             for o, v in zip(outs, self.outputs):
@@ -120,13 +125,15 @@ class ConcreteProgram:
             diff_outs = [i for i, v in enumerate(self.outputs) if is_floating(v.dtype)]
             params = [program._captured_ids[id(t)] for t in program.captured.values()]
             wrt = self.inputs + params
-            with state.building(program._builder), program._block_guard(gb):
+            with state.building(program._builder), program._block_guard(gb), \
+                    grad_ops(program):
                 cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
                        for i in diff_outs]
                 grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
             self._backward = (diff_outs, [c.name for c in cts],
                               [None if g is None or not is_floating(w.dtype) else g.name
                                for g, w in zip(grads, wrt)])
+            self._backward_reads = _names_read(program, gb.ops[self._n_forward:])
 
     def _vjp(self, g, out, *inputs, _scope):
         diff_outs, ct_names, grad_names = self._backward
@@ -137,9 +144,27 @@ class ConcreteProgram:
             scope.vars[name] = ct.astype(self.outputs[i].dtype, copy=False)
         program = self.main_program
         run_ops(program.global_block().ops[self._n_forward:], program, scope)
-        return tuple(None if n is None else Tensor._from_array(np.asarray(scope.get(n)))
-                     for n in grad_names)
+        grads = []
+        for n in grad_names:
+            value = None if n is None else scope.get(n)
+            grads.append(None if value is None or type(value) is UndefinedValue
+                         else Tensor._from_array(np.asarray(value)))
+        return tuple(grads)
 
     def __repr__(self):
         return (f"<ConcreteProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
                 f"{self._n_forward} ops>")
+
+
+def _names_read(program, ops):
+    """Every variable name `ops` (and their sub-blocks) may read from a scope."""
+    names, todo = set(), list(ops)
+    while todo:
+        op = todo.pop()
+        names.update(v.name for v in op.inputs)
+        for key in ("scope", "steps"):
+            if key in op.attrs:
+                names.add(op.attrs[key])
+        for sub in op.sub_blocks():
+            todo.extend(sub.ops)
+    return frozenset(names)

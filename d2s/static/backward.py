@@ -9,6 +9,8 @@ the forward op saved (one per branch taken, or one per loop iteration).
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..core import state
@@ -197,9 +199,21 @@ def gradients(targets, inputs, target_gradients=None):
     if target_gradients is None:
         target_gradients = [None] * len(targets)
     target_gradients = _as_list(target_gradients)
-    with state.building(program._builder), program._block_guard(gb):
+    with state.building(program._builder), program._block_guard(gb), grad_ops(program):
         cts = [g if g is not None else bind_ones_like(t) for t, g in zip(targets, target_gradients)]
         return backward_block(gb, targets, cts, inputs)
+
+
+@contextlib.contextmanager
+def grad_ops(program):
+    """Ops appended inside are marked `is_grad` (see executor: a cotangent of a
+    name no path defined is a zero there, not an error)."""
+    prev = program._building_grad
+    program._building_grad = True
+    try:
+        yield
+    finally:
+        program._building_grad = prev
 
 
 def bind_ones_like(t):

@@ -87,6 +87,9 @@ def run_ops(ops, program, scope):
         except Exception as e:
             undefined = _undefined_input(op, scope)
             if undefined is not None:
+                if op.is_grad:
+                    _symbolic_zero(op, scope)
+                    continue
                 raise undefined.error(op) from None
             if not getattr(e, "_d2s_located", False):
                 e = _relocate(e, op)
@@ -97,6 +100,21 @@ def run_ops(ops, program, scope):
         elif op.outputs:
             for v, r in zip(op.outputs, result):
                 scope.set(v.name, np.asarray(r))
+
+
+def _symbolic_zero(op, scope):
+    """In gradient ops an undefined value is the cotangent of a name no path
+    assigned: a zero. Sums drop it; anything else computed from it is zero too."""
+    values = [scope.get(v.name) for v in op.inputs]
+    defined = [v for v in values if type(v) is not UndefinedValue]
+    if op.type == "add" and len(defined) == 1:
+        result = defined[0]
+    elif op.type == "subtract" and len(defined) == 1:
+        result = values[0] if type(values[0]) is not UndefinedValue else np.negative(values[1])
+    else:
+        result = UndefinedValue("<zero cotangent>")
+    for v in op.outputs:
+        scope.set(v.name, result)
 
 
 def _undefined_input(op, scope):
@@ -186,7 +204,8 @@ def _run_while_grad(op, program, scope):
             sub.vars[name] = v
         run_block(grad_block, sub)
         carried = [sub.get(name) for name in a["loop_grads"]]
-        free = [acc + sub.get(name) for acc, name in zip(free, a["free_grads"])]
+        free = [acc if type(g) is UndefinedValue else acc + g
+                for acc, g in ((acc, sub.get(name)) for acc, name in zip(free, a["free_grads"]))]
     for v, val in zip(op.outputs, carried + free):
         scope.set(v.name, val)
 

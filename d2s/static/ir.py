@@ -89,17 +89,19 @@ def format_type(v):
 
 
 class Operator:
-    """One op in a block. `origin` is the user's (file, line) that built it."""
+    """One op in a block. `origin` is the user's (file, line) that built it;
+    `is_grad` marks ops that backward appended (they compute cotangents)."""
 
-    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "origin")
+    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "origin", "is_grad")
 
-    def __init__(self, block, type, inputs, outputs, attrs=None, origin=None):
+    def __init__(self, block, type, inputs, outputs, attrs=None, origin=None, is_grad=False):
         self.block = block
         self.type = type
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.attrs = dict(attrs or {})
         self.origin = origin
+        self.is_grad = is_grad
 
     def sub_blocks(self):
         prog = self.block.program
@@ -131,7 +133,8 @@ class Block:
         return var
 
     def append_op(self, type, inputs, outputs, attrs=None, origin=None):
-        op = Operator(self, type, inputs, outputs, attrs, origin or user_origin())
+        op = Operator(self, type, inputs, outputs, attrs, origin or user_origin(),
+                      self.program._building_grad)
         self.ops.append(op)
         return op
 
@@ -163,6 +166,7 @@ class Program:
         self.captured = {}        # var name -> Tensor
         self._captured_ids = {}   # id(Tensor) -> Variable
         self.feed_vars = {}       # name -> data Variable
+        self._building_grad = False  # set while backward appends ops
         self._builder = Builder(self)
 
     def _unique_name(self, prefix):
