@@ -1,0 +1,32 @@
+"""The examples run, and eager and static training print the same losses."""
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _run(*args):
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "train.py"), *args],
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_train_example_same_losses_in_both_modes(tmp_path):
+    outs = {m: _run("--mode", m, "--epochs", "1", "--out", str(tmp_path / m))
+            for m in ("eager", "static")}
+    losses = {m: re.findall(r"loss (\d+\.\d+)", o) for m, o in outs.items()}
+    assert len(losses["eager"]) > 10
+    assert losses["eager"] == losses["static"]
+    for o in outs.values():
+        assert "reloaded models agree with the trained ones: mlp True, rnn True" in o
+    assert (tmp_path / "static" / "rnn.json").exists()
+
+
+def test_demo_runs():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py")],
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "max |eager - static| = 0.00e+00" in proc.stdout
