@@ -99,6 +99,13 @@ def same_infer(x, **attrs):
     return Aval(tuple(x.shape), x.dtype)
 
 
+def cast_like(g, x):
+    """Cotangent `g` in the dtype of its primal `x` (mixed-precision ops promote)."""
+    if np.dtype(g.dtype) == np.dtype(x.dtype):
+        return g
+    return bind("cast", g, dtype=np.dtype(x.dtype).name)
+
+
 def unbroadcast(g, x):
     """Reduce a cotangent `g` to the shape of operand `x` (undo broadcasting)."""
     gs, xs = tuple(g.shape), tuple(x.shape)

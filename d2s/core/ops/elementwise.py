@@ -9,8 +9,8 @@ from ..dispatch import bind
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import (elementwise_infer, lift, lift_pair, mark_weak, probe_dtype, same_infer,
-                    unbroadcast)
+from ._base import (cast_like as _cast_like, elementwise_infer, lift, lift_pair, mark_weak,
+                    probe_dtype, same_infer, unbroadcast)
 
 
 def _binary(name, kernel, vjp):
@@ -33,10 +33,6 @@ def _unary(name, kernel, vjp, infer=None):
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`."
     return fn
-
-
-def _cast_like(g, x):
-    return g if g.dtype == x.dtype else cast(g, x.dtype)
 
 
 # ---- arithmetic -----------------------------------------------------------

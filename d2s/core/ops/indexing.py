@@ -32,6 +32,8 @@ def encode_index(index):
         elif isinstance(it, slice):
             bounds = []
             for b in (it.start, it.stop, it.step):
+                if isinstance(b, np.ndarray) and b.ndim == 0 and np.issubdtype(b.dtype, np.integer):
+                    b = int(b)  # numpy accepts 0-d integer arrays as bounds too
                 if b is None or isinstance(b, (int, np.integer)) and not isinstance(b, bool):
                     bounds.append(None if b is None else int(b))
                 elif is_value(b):
@@ -65,7 +67,7 @@ def decode_index(spec, tensors):
             out.append(Ellipsis)
         elif kind == "tensor":
             v = tensors[item[1]]
-            out.append(int(v) if v.ndim == 0 and v.dtype != np.bool_ else v)
+            out.append(int(v) if v.ndim == 0 and np.issubdtype(v.dtype, np.integer) else v)
         else:
             out.append(slice(*(int(tensors[b[1]]) if isinstance(b, tuple) else b
                                for b in item[1:])))
@@ -82,34 +84,38 @@ def _consumed(item, avals):
 
 
 def getitem_shape(shape, spec, avals, opname="getitem"):
-    """Shape rule for `getitem` where dims may be None."""
+    """Shape rule for `getitem` where dims may be None.
+
+    Follows numpy: once an index holds an integer or bool array, plain ints
+    are advanced indices too (broadcast shape `()`); the broadcast shape of
+    all advanced indices replaces them in place when they are adjacent, and
+    goes first when a slice, `None` or `...` (even an empty one) separates
+    them.
+    """
     shape = tuple(shape)
     used = sum(_consumed(it, avals) for it in spec)
     if used > len(shape):
         raise IndexError(f"{opname}: too many indices ({used}) for a tensor of rank {len(shape)}")
     if sum(it[0] == "ellipsis" for it in spec) > 1:
         raise IndexError(f"{opname}: an index can only have a single ellipsis")
+    fill = [("slice", None, None, None)] * (len(shape) - used)
     expanded = []
     for it in spec:
-        if it[0] == "ellipsis":
-            expanded.extend([("slice", None, None, None)] * (len(shape) - used))
-        else:
-            expanded.append(it)
+        # the ellipsis keeps a position of its own: it separates advanced indices
+        expanded.extend([it] + fill if it[0] == "ellipsis" else [it])
     if not any(it[0] == "ellipsis" for it in spec):
-        expanded.extend([("slice", None, None, None)] * (len(shape) - used))
+        expanded.extend(fill)
+    has_array = any(it[0] == "tensor" and (len(avals[it[1]].shape) > 0
+                                           or np.dtype(avals[it[1]].dtype) == np.bool_)
+                    for it in spec)
 
     out, adv_shapes, adv_pos, dim = [], [], [], 0
     for pos, it in enumerate(expanded):
         kind = it[0]
+        if kind == "ellipsis":
+            continue
         if kind == "none":
             out.append(1)
-            continue
-        if kind == "int":
-            d = shape[dim]
-            if d is not None and not -d <= it[1] < d:
-                raise IndexError(f"{opname}: index {it[1]} is out of bounds for axis {dim} "
-                                 f"with size {d}")
-            dim += 1
             continue
         if kind == "slice":
             d = shape[dim]
@@ -119,19 +125,32 @@ def getitem_shape(shape, spec, avals, opname="getitem"):
                 out.append(None)
             dim += 1
             continue
-        a = avals[it[1]]
-        if np.dtype(a.dtype) == np.bool_:
-            adv_shapes.append((None,))
-            dim += len(a.shape)
-        elif len(a.shape) == 0:  # a 0-d integer tensor acts as an int
+        if kind == "int":
+            idx_shape = ()
+            d = shape[dim]
+            if d is not None and not -d <= it[1] < d:
+                raise IndexError(f"{opname}: index {it[1]} is out of bounds for axis {dim} "
+                                 f"with size {d}")
             dim += 1
-            continue
         else:
-            if not np.issubdtype(np.dtype(a.dtype), np.integer):
+            a = avals[it[1]]
+            if np.dtype(a.dtype) == np.bool_:
+                mask = tuple(a.shape)
+                for j, (m, d) in enumerate(zip(mask, shape[dim:dim + len(mask)])):
+                    if m is not None and d is not None and m != d:
+                        raise IndexError(f"{opname}: boolean index of shape {mask} does not "
+                                         f"match axis {dim + j} of size {d}")
+                idx_shape = (None,)
+                dim += len(mask)
+            elif np.issubdtype(np.dtype(a.dtype), np.integer):
+                idx_shape = tuple(a.shape)
+                dim += 1
+            else:
                 raise IndexError(f"{opname}: tensors used as indices must be integer or bool, "
                                  f"got {a.dtype}")
-            adv_shapes.append(tuple(a.shape))
-            dim += 1
+        if not has_array:  # ints (and 0-d int tensors) alone just drop their axis
+            continue
+        adv_shapes.append(idx_shape)
         adv_pos.append(pos)
         out.append("ADV")
     if adv_shapes:
@@ -173,6 +192,9 @@ register_op("getitem", _getitem_kernel, _getitem_infer,
                 bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors))
 register_op("getitem_grad", _getitem_grad_kernel,
             lambda g, x, *tensors, spec: Aval(tuple(x.shape), g.dtype),
+            # linear in g: its transpose is the indexing itself (second-order gradients)
+            vjp=lambda gg, out, g, x, *tensors, spec: (
+                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors),
             doc="Scatter a getitem cotangent into zeros shaped like `x`.")
 
 

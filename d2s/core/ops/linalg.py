@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import lift_pair, unbroadcast
+from ._base import cast_like, lift_pair, unbroadcast
 
 
 def _matmul_infer(x, y):
@@ -36,7 +36,7 @@ def _swap_last(t):
 def _matmul_vjp(g, out, x, y):
     xn, yn = len(x.shape), len(y.shape)
     if xn == 1 and yn == 1:
-        return g * y, g * x
+        return cast_like(g * y, x), cast_like(g * x, y)
     x2 = bind("unsqueeze", x, axes=(0,)) if xn == 1 else x
     y2 = bind("unsqueeze", y, axes=(1,)) if yn == 1 else y
     g2 = g
@@ -50,7 +50,7 @@ def _matmul_vjp(g, out, x, y):
         gx = bind("squeeze", gx, axes=(len(gx.shape) - 2,))
     if yn == 1:
         gy = bind("squeeze", gy, axes=(len(gy.shape) - 1,))
-    return unbroadcast(gx, x), unbroadcast(gy, y)
+    return unbroadcast(cast_like(gx, x), x), unbroadcast(cast_like(gy, y), y)
 
 
 register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)

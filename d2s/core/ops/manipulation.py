@@ -157,6 +157,8 @@ register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_i
             vjp=lambda g, out, *xs, axis: tuple(
                 cast_like(bind("concat_piece", g, *xs, axis=axis, index=i), x)
                 for i, x in enumerate(xs)))
+
+
 def _concat_piece_vjp(gg, out, g, *xs, axis, index):
     """The piece's cotangent back in place, zeros elsewhere (the transpose of slicing)."""
     zeros = [gg if i == index else bind("full_like", x, fill_value=0, dtype=np.dtype(gg.dtype).name)

@@ -11,7 +11,7 @@ from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axis
 from ._base import lift, same_infer
-from .elementwise import erf, exp, tanh
+from .elementwise import cast, erf, exp, tanh
 from .reduction import sum as _sum
 
 
@@ -82,8 +82,24 @@ register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
             vjp=lambda g, out, logits, label: (
                 bind("cross_entropy_grad", g, logits, label), None),
             doc="Mean softmax cross-entropy of (N, C) logits and (N,) int labels.")
+
+
+def _cross_entropy_grad_vjp(gg, out, g, logits, label):
+    # out = (softmax(logits) - onehot(label)) * g / N: linear in g; in logits the
+    # softmax vjp of gg, scaled by g / N.
+    unit = bind("cross_entropy_grad", bind("full_like", g, fill_value=1, dtype=None),
+                logits, label)
+    dg = _sum(gg * unit)
+    p = bind("softmax", logits, axis=len(logits.shape) - 1)
+    gp = gg * p
+    n = cast(bind("numel", label, axes=None), g.dtype)
+    dlogits = (gp - p * _sum(gp, -1, keepdim=True)) * (g / n)
+    return cast(dg, g.dtype), cast(dlogits, logits.dtype), None
+
+
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
-            lambda g, logits, label: Aval(tuple(logits.shape), logits.dtype))
+            lambda g, logits, label: Aval(tuple(logits.shape), logits.dtype),
+            vjp=_cross_entropy_grad_vjp)
 
 
 def cross_entropy(logits, label):

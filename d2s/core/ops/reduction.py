@@ -77,8 +77,14 @@ register_op("sum", _sum_kernel, _reduce_infer(lambda x: np.sum(x)),
 register_op("mean", _mean_kernel, _reduce_infer(lambda x: np.mean(x)), vjp=_mean_vjp)
 
 
-def _axes(x, axis):
-    return normalize_axes(axis, len(x.shape), "reduction")
+def _axes(x, axis, opname="reduction"):
+    if len(x.shape) == 0:
+        # A 0-d tensor has no axis to reduce; like paddle, axis 0 / -1 name the value itself.
+        for a in [] if axis is None else [axis] if isinstance(axis, int) else list(axis):
+            if a not in (0, -1):
+                raise ValueError(f"{opname}: axis {a} is out of range for a 0-d tensor")
+        return ()
+    return normalize_axes(axis, len(x.shape), opname)
 
 
 def sum(x, axis=None, keepdim=False):
@@ -143,7 +149,8 @@ register_op("argmax", _argmax_kernel, _argmax_infer)
 def argmax(x, axis=None, keepdim=False):
     x = lift(x)
     if axis is not None:
-        axis = normalize_axes(axis, len(x.shape), "argmax")[0]
+        axes = _axes(x, axis, "argmax")
+        axis = axes[0] if axes else None
     return bind("argmax", x, axis=axis, keepdim=bool(keepdim))
 
 

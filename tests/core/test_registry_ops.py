@@ -1,0 +1,802 @@
+"""Every registered operator against a numpy reference, in both modes.
+
+`CASES` maps each op name in `d2s.core.registry.OPS` to one or more cases.
+For each case the op is bound
+
+* eagerly on Tensors: forward equals the reference; for differentiable ops
+  the gradient of a random projection `sum(out * r)`, taken with
+  `.backward()`, equals central finite differences of the op's kernel;
+* in a static Program fed through `d2s.static.data` (concrete shapes, and
+  again with the first dim `None`): the inferred output shape/dtype agree
+  with the eager result, the executor's output equals the reference and
+  `d2s.static.gradients` equals the same finite differences.
+
+An op registered without a case fails `test_every_op_has_a_case`.
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import pytest
+
+import d2s
+from d2s.core import bind
+from d2s.core.ops.indexing import encode_index
+from d2s.core.registry import OPS
+from d2s.static import Executor, Program, data, gradients, program_guard
+
+F64 = np.float64
+_rng = np.random.default_rng(20240601)
+
+
+# ---- input makers -------------------------------------------------------------------
+def U(*shape, lo=-1.0, hi=1.0):
+    """Uniform float64 in [lo, hi)."""
+    return _rng.uniform(lo, hi, size=shape)
+
+
+def P(*shape):
+    """Positive float64, away from 0 (log, sqrt, pow bases)."""
+    return _rng.uniform(0.5, 2.0, size=shape)
+
+
+def A(*shape, gap=0.2, hi=1.5):
+    """Float64 with |x| in [gap, hi]: away from the kink of abs/relu/sign at 0."""
+    return _rng.uniform(gap, hi, size=shape) * _rng.choice([-1.0, 1.0], size=shape)
+
+
+def I(*shape, lo=-3, hi=4):
+    return _rng.integers(lo, hi, size=shape).astype(np.int64)
+
+
+def B(*shape):
+    return _rng.random(shape) < 0.5
+
+
+def away_from(x, bounds, gap=0.05):
+    """Push entries of `x` at least `gap` away from each of `bounds` (clip kinks)."""
+    x = np.array(x, dtype=F64)
+    for b in bounds:
+        near = np.abs(x - b) < gap
+        x[near] = b + np.where(x[near] >= b, gap, -gap) * 2
+    return x
+
+
+def quotient_pair(*shape):
+    """(x, y) with x / y at least 0.2 away from an integer: floor/mod are smooth there."""
+    y = A(*shape, gap=0.5, hi=2.0)
+    q = _rng.integers(-3, 3, size=shape) + _rng.uniform(0.2, 0.8, size=shape)
+    return q * y, y
+
+
+def no_tie_pair(shape_x, shape_y):
+    """(x, y) broadcastable with |x - y| >= 0.1 everywhere (max/min kinks)."""
+    y = U(*shape_y)
+    x = np.broadcast_to(y, np.broadcast_shapes(shape_x, shape_y)) + A(
+        *np.broadcast_shapes(shape_x, shape_y), gap=0.1)
+    assert x.shape == tuple(shape_x)
+    return x, y
+
+
+# ---- cases ----------------------------------------------------------------------------
+@dataclass
+class Case:
+    inputs: tuple
+    ref: Optional[Callable]
+    attrs: dict = field(default_factory=dict)
+    label: str = ""
+    # Inputs whose first dim becomes None in the `static_none` variant;
+    # None: every input of rank >= 1; (): no such variant.
+    none: Optional[tuple] = None
+    # The output shape depends on values (bool masks, tensor slice bounds):
+    # even with concrete inputs the static shape may hold None dims.
+    dynamic: bool = False
+    grad: bool = True
+    wrt: Optional[tuple] = None     # default: every float64 input
+    seed: Optional[int] = None      # random ops: reseed before every run
+    check: Optional[Callable] = None  # extra forward check on the outputs (random ops)
+    stdout: Optional[Callable] = None  # side-effect ops: () -> the text a run prints
+    raises: Optional[tuple] = None     # (exception type, message regex) a run raises
+    # A known bug outside d2s/core/ops: ((modes...), reason) -> strict xfail in those modes.
+    known_bug: Optional[tuple] = None
+    eps: float = 1e-6
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+    def wrt_inputs(self):
+        if self.wrt is not None:
+            return self.wrt
+        return tuple(i for i, a in enumerate(self.inputs) if np.asarray(a).dtype == F64)
+
+    def float_inputs(self):
+        return tuple(i for i, a in enumerate(self.inputs)
+                     if np.issubdtype(np.asarray(a).dtype, np.floating))
+
+    def none_inputs(self):
+        if self.none is not None:
+            return self.none
+        return tuple(i for i, a in enumerate(self.inputs) if np.ndim(a) >= 1)
+
+
+def C(*inputs, ref, label="", attrs=None, **kw):
+    return Case(tuple(np.asarray(a) for a in inputs), ref, dict(attrs or {}), label, **kw)
+
+
+CASES: dict[str, list[Case]] = {}
+
+
+def cases(name, *cs):
+    assert name not in CASES, name
+    CASES[name] = list(cs)
+
+
+# -- elementwise arithmetic ----------------------------------------------------------------
+for _name, _np in [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply)]:
+    cases(_name,
+          C(U(3, 4), U(3, 4), ref=_np, label="same"),
+          C(U(3, 1), U(4), ref=_np, label="bcast"),
+          C(U(), U(2, 3), ref=_np, label="scalar"),
+          C(I(3, 4), U(4), ref=_np, label="int_float"),
+          C(U(3, 4).astype(np.float32), U(4), ref=_np, label="f32_f64"),
+          C(I(2, 3), I(3), ref=_np, label="int"),
+          C(U(0, 3), U(3), ref=_np, label="empty"))
+cases("divide",
+      C(U(3, 4), A(3, 4), ref=np.true_divide, label="same"),
+      C(U(2, 1, 3), A(4, 1), ref=np.true_divide, label="bcast"),
+      C(I(3, 4), I(4, lo=1), ref=np.true_divide, label="int"),
+      C(A(4), U(3, 4).astype(np.float32), ref=np.true_divide, label="f64_f32"))
+cases("floor_divide",
+      C(*quotient_pair(3, 4), ref=np.floor_divide, label="float"),
+      C(I(3, 4, lo=-9, hi=9), I(4, lo=1, hi=4), ref=np.floor_divide, label="int"))
+cases("remainder",
+      C(*quotient_pair(3, 4), ref=np.remainder, label="float"),
+      C(quotient_pair(3, 4)[0], np.float32(0.75) * np.ones(4, np.float32), ref=np.remainder,
+        label="f64_f32"),
+      C(I(3, 4, lo=-9, hi=9), I(4, lo=1, hi=4), ref=np.remainder, label="int"))
+cases("pow",
+      C(P(3, 4), U(3, 4, lo=-2, hi=2), ref=np.power, label="same"),
+      C(P(3, 4), U(4, lo=-2, hi=2), ref=np.power, label="bcast"),
+      C(P(3, 4).astype(np.float32), U(4, lo=-2, hi=2), ref=np.power, label="f32_f64"),
+      C(P(3, 4), np.array([2, 3, 1, 0]), ref=np.power, label="int_exponent"),
+      C(I(5, lo=0, hi=5), I(5, lo=0, hi=4), ref=np.power, label="int"))
+cases("maximum",
+      C(*no_tie_pair((3, 4), (3, 4)), ref=np.maximum, label="same"),
+      C(*no_tie_pair((3, 4), (4,)), ref=np.maximum, label="bcast"),
+      C(no_tie_pair((3, 4), (4,))[0], no_tie_pair((3, 4), (4,))[1].astype(np.float32),
+        ref=np.maximum, label="f64_f32"))
+cases("minimum",
+      C(*no_tie_pair((3, 4), (3, 4)), ref=np.minimum, label="same"),
+      C(*no_tie_pair((2, 3, 4), (3, 1)), ref=np.minimum, label="bcast"))
+
+# -- comparisons and logic ----------------------------------------------------------------
+_ties = U(3, 4)
+_ties_y = np.where(B(3, 4), _ties, U(3, 4))
+for _name, _np in [("equal", np.equal), ("not_equal", np.not_equal), ("less_than", np.less),
+                   ("less_equal", np.less_equal), ("greater_than", np.greater),
+                   ("greater_equal", np.greater_equal)]:
+    cases(_name,
+          C(_ties, _ties_y, ref=_np, label="float"),
+          C(I(3, 4, lo=0, hi=3), I(4, lo=0, hi=3), ref=_np, label="int_bcast"),
+          C(U(3, 4), I(1, lo=0, hi=1), ref=_np, label="mixed"))
+for _name, _np in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                   ("logical_xor", np.logical_xor)]:
+    cases(_name,
+          C(B(3, 4), B(4), ref=_np, label="bool"),
+          C(I(3, lo=0, hi=2), B(3), ref=_np, label="int_bool"))
+cases("logical_not", C(B(3, 4), ref=np.logical_not, label="bool"),
+      C(I(5, lo=0, hi=2), ref=np.logical_not, label="int"))
+
+# -- unary math -------------------------------------------------------------------------------
+_erf = np.vectorize(math.erf, otypes=[F64])
+cases("neg", C(U(3, 4), ref=np.negative, label="float"), C(I(4), ref=np.negative, label="int"))
+cases("exp", C(U(3, 4, lo=-2, hi=2), ref=np.exp), C(U(), ref=np.exp, label="0d"))
+cases("log", C(P(3, 4), ref=np.log))
+cases("sqrt", C(P(3, 4), ref=np.sqrt))
+cases("tanh", C(U(3, 4, lo=-2, hi=2), ref=np.tanh))
+cases("abs", C(A(3, 4), ref=np.abs, label="float"), C(I(5), ref=np.abs, label="int"))
+cases("erf", C(U(3, 4, lo=-2, hi=2), ref=_erf, label="f64"),
+      C(U(6).astype(np.float32), ref=lambda x: _erf(x).astype(np.float32), label="f32", grad=False))
+cases("sign", C(A(3, 4), ref=np.sign))
+cases("sigmoid",
+      C(U(3, 4, lo=-4, hi=4), ref=lambda x: 1 / (1 + np.exp(-x)), label="f64"),
+      C(np.array([-800.0, -30.0, 0.0, 30.0, 800.0]),
+        ref=lambda x: 1 / (1 + np.exp(-np.clip(x, -700, 700))), label="large"),
+      C(U(5).astype(np.float32), ref=lambda x: (1 / (1 + np.exp(-x))).astype(np.float32),
+        label="f32", grad=False))
+cases("relu", C(A(3, 4), ref=lambda x: np.maximum(x, 0), label="float"),
+      C(I(5), ref=lambda x: np.maximum(x, 0), label="int"))
+
+# -- where / clip / cast / full_like --------------------------------------------------------
+cases("where",
+      C(B(3, 4), U(3, 4), U(3, 4), ref=np.where, label="same"),
+      C(B(3, 1), U(4), U(3, 4), ref=np.where, label="bcast"),
+      C(B(4), U(4).astype(np.float32), U(4), ref=np.where, label="promote", wrt=(2,)),
+      C(B(2, 3), I(2, 3), I(3), ref=np.where, label="int"))
+_clip_x = away_from(U(3, 4, lo=-1.5, hi=1.5), (-0.5, 0.5))
+cases("clip",
+      C(_clip_x, attrs=dict(min=-0.5, max=0.5), ref=lambda x: np.clip(x, -0.5, 0.5),
+        label="both"),
+      C(_clip_x, attrs=dict(min=-0.5, max=None), ref=lambda x: np.clip(x, -0.5, None),
+        label="min"),
+      C(_clip_x, attrs=dict(min=None, max=0.5), ref=lambda x: np.clip(x, None, 0.5),
+        label="max"),
+      C(I(6), attrs=dict(min=-1.0, max=2.0), ref=lambda x: np.clip(x, -1, 2), label="int"))
+cases("cast",
+      C(U(3, 4), attrs=dict(dtype="float32"), ref=lambda x: x.astype(np.float32),
+        label="f64_f32", eps=1e-3, rtol=1e-3, atol=1e-3),
+      C(away_from(U(3, 4, lo=-3, hi=3), range(-3, 4), gap=0.1), attrs=dict(dtype="int64"),
+        ref=lambda x: x.astype(np.int64), label="f64_i64"),
+      C(U(3, 4).astype(np.float32), attrs=dict(dtype="float64"),
+        ref=lambda x: x.astype(F64), label="f32_f64", grad=False),
+      C(I(5), attrs=dict(dtype="float64"), ref=lambda x: x.astype(F64), label="i64_f64"),
+      C(B(5), attrs=dict(dtype="float32"), ref=lambda x: x.astype(np.float32), label="bool"))
+cases("full_like",
+      C(U(3, 4), attrs=dict(fill_value=2.5, dtype=None), ref=lambda x: np.full_like(x, 2.5),
+        label="same_dtype"),
+      C(I(3), attrs=dict(fill_value=7, dtype="float32"),
+        ref=lambda x: np.full(x.shape, 7, np.float32), label="dtype"))
+
+# -- reductions --------------------------------------------------------------------------------
+for _name, _np in [("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min)]:
+    def _red(axes, keepdim, _np=_np):
+        return lambda x: _np(x, axis=axes, keepdims=keepdim)
+    cases(_name,
+          C(U(2, 3, 4), attrs=dict(axes=(1,), keepdim=False), ref=_red((1,), False),
+            label="axis1"),
+          C(U(2, 3, 4), attrs=dict(axes=(0, 2), keepdim=True), ref=_red((0, 2), True),
+            label="axes02_keep"),
+          C(U(2, 3, 4), attrs=dict(axes=(0, 1, 2), keepdim=False), ref=_red((0, 1, 2), False),
+            label="all"),
+          C(U(3, 4), attrs=dict(axes=(0,), keepdim=True), ref=_red((0,), True),
+            label="axis0_keep"),
+          C(I(3, 4), attrs=dict(axes=(1,), keepdim=False), ref=_red((1,), False), label="int"),
+          *([C(U(3, 4), attrs=dict(axes=(), keepdim=False), ref=_red((), False), label="noaxes"),
+             C(B(3, 4), attrs=dict(axes=(0, 1), keepdim=False), ref=_red((0, 1), False),
+               label="bool")] if _name in ("sum", "mean") else []))
+cases("argmax",
+      C(U(3, 4), attrs=dict(axis=None, keepdim=False), ref=lambda x: np.argmax(x), label="all"),
+      C(U(3, 4), attrs=dict(axis=None, keepdim=True),
+        ref=lambda x: np.argmax(x, keepdims=True), label="all_keep"),
+      C(U(2, 3, 4), attrs=dict(axis=1, keepdim=True),
+        ref=lambda x: np.argmax(x, axis=1, keepdims=True), label="axis1_keep"),
+      C(I(3, 5), attrs=dict(axis=0, keepdim=False), ref=lambda x: np.argmax(x, axis=0),
+        label="int_axis0"))
+
+# -- broadcast helpers ---------------------------------------------------------------------------
+cases("sum_to_like",
+      C(U(2, 3, 4), U(3, 1), ref=lambda g, x: g.sum(0).sum(1, keepdims=True), label="lead_and_1"),
+      C(U(3, 4), U(3, 4), ref=lambda g, x: g, label="same"),
+      C(U(2, 3, 4), U(1, 1, 4), ref=lambda g, x: g.sum((0, 1), keepdims=True), label="ones"),
+      C(U(3, 4), U(), ref=lambda g, x: g.sum(), label="to_0d", none=(0,)))
+cases("broadcast_like",
+      C(U(3, 1), U(2, 3, 4), ref=lambda g, x: np.broadcast_to(g, (2, 3, 4)), label="up"),
+      C(U(4), U(3, 1), ref=lambda g, x: np.broadcast_to(g, (3, 4)), label="both"),
+      C(U(3, 4), U(3, 4), ref=lambda g, x: g, label="same"))
+
+# -- shape manipulation --------------------------------------------------------------------------
+cases("reshape",
+      C(U(2, 3, 4), attrs=dict(shape=(6, 4)), ref=lambda x: x.reshape(6, 4), label="plain"),
+      C(U(2, 3, 4), attrs=dict(shape=(0, -1)), ref=lambda x: x.reshape(2, 12), label="copy_infer"),
+      C(U(2, 3, 4), attrs=dict(shape=(4, 0, -1)), ref=lambda x: x.reshape(4, 3, 2),
+        label="copy_mid"),
+      C(U(2, 3), attrs=dict(shape=(-1,)), ref=lambda x: x.reshape(-1), label="flat"),
+      C(U(), attrs=dict(shape=(1, 1)), ref=lambda x: x.reshape(1, 1), label="0d"))
+cases("reshape_like",
+      C(U(6, 4), U(2, 3, 4), ref=lambda g, x: g.reshape(2, 3, 4), none=(1,)),
+      C(U(6), U(6), ref=lambda g, x: g, label="same"))
+cases("transpose",
+      C(U(2, 3, 4), attrs=dict(perm=(2, 0, 1)), ref=lambda x: x.transpose(2, 0, 1), label="3d"),
+      C(U(3, 4), attrs=dict(perm=(1, 0)), ref=lambda x: x.T, label="2d"))
+cases("unsqueeze",
+      C(U(2, 3), attrs=dict(axes=(0,)), ref=lambda x: x[None], label="front"),
+      C(U(2, 3), attrs=dict(axes=(1, 3)), ref=lambda x: np.expand_dims(x, (1, 3)), label="two"),
+      C(U(), attrs=dict(axes=(0,)), ref=lambda x: x.reshape(1), label="0d"))
+cases("squeeze",
+      C(U(1, 3, 1, 2), attrs=dict(axes=(0, 2)), ref=lambda x: x.reshape(3, 2), label="two"),
+      C(U(1, 3, 1, 2), attrs=dict(axes=(2,)), ref=lambda x: x.reshape(1, 3, 2), label="one"),
+      C(U(2, 3), attrs=dict(axes=()), ref=lambda x: x, label="none"))
+cases("flatten",
+      C(U(2, 3, 4), attrs=dict(start=1, stop=2), ref=lambda x: x.reshape(2, 12), label="tail"),
+      C(U(2, 3, 4), attrs=dict(start=0, stop=1), ref=lambda x: x.reshape(6, 4), label="head"),
+      C(U(), attrs=dict(start=0, stop=0), ref=lambda x: x.reshape(1), label="0d"),
+      C(U(0, 3, 2), attrs=dict(start=1, stop=2), ref=lambda x: x.reshape(0, 6), label="empty"))
+cases("concat",
+      C(U(2, 3), U(1, 3), U(3, 3), attrs=dict(axis=0),
+        ref=lambda *xs: np.concatenate(xs, 0), label="axis0"),
+      C(U(2, 3), U(2, 1), attrs=dict(axis=1), ref=lambda *xs: np.concatenate(xs, 1),
+        label="axis1"),
+      C(U(4), attrs=dict(axis=0), ref=lambda x: x, label="single"),
+      C(U(0, 3), U(2, 3), attrs=dict(axis=0), ref=lambda *xs: np.concatenate(xs, 0),
+        label="empty_piece"),
+      C(U(2, 3).astype(np.float32), U(1, 3), attrs=dict(axis=0),
+        ref=lambda *xs: np.concatenate(xs, 0), label="f32_f64"))
+cases("concat_piece",
+      C(U(6, 3), U(2, 3), U(1, 3), U(3, 3), attrs=dict(axis=0, index=1),
+        ref=lambda g, *xs: g[2:3], label="axis0"),
+      C(U(2, 5), U(2, 3), U(2, 2), attrs=dict(axis=1, index=1),
+        ref=lambda g, *xs: g[:, 3:], label="axis1"))
+cases("stack",
+      C(U(2, 3), U(2, 3), U(2, 3), attrs=dict(axis=0), ref=lambda *xs: np.stack(xs, 0),
+        label="axis0"),
+      C(U(2, 3), U(2, 3), attrs=dict(axis=2), ref=lambda *xs: np.stack(xs, 2), label="last"),
+      C(U(), U(), attrs=dict(axis=0), ref=lambda *xs: np.stack(xs), label="0d"),
+      C(U(2).astype(np.float32), U(2), attrs=dict(axis=1), ref=lambda *xs: np.stack(xs, 1),
+        label="f32_f64"))
+
+
+def _gather_grad_ref(g, x, index, axis):
+    out = np.zeros(x.shape, g.dtype)
+    np.add.at(out, (slice(None),) * axis + (index,), g)
+    return out
+
+
+cases("gather",
+      C(U(4, 3), np.array([0, 2, 2, -1]), attrs=dict(axis=0),
+        ref=lambda x, i: np.take(x, i, axis=0), label="rows_dups"),
+      C(U(3, 4), np.array([[0, 3], [1, 1]]), attrs=dict(axis=1),
+        ref=lambda x, i: np.take(x, i, axis=1), label="axis1_2d"),
+      C(U(5), np.array(3), attrs=dict(axis=0), ref=lambda x, i: np.take(x, i), label="0d_index"),
+      C(U(3, 2), np.zeros(0, np.int64), attrs=dict(axis=0), ref=lambda x, i: np.take(x, i, 0),
+        label="empty_index"))
+cases("gather_grad",
+      C(U(4, 3), U(4, 3), np.array([0, 2, 2, -1]), attrs=dict(axis=0),
+        ref=lambda g, x, i: _gather_grad_ref(g, x, i, 0), label="rows_dups"),
+      C(U(3, 2, 2), U(3, 4), np.array([[0, 3], [1, 1]]), attrs=dict(axis=1),
+        ref=lambda g, x, i: _gather_grad_ref(g, x, i, 1), label="axis1_2d"))
+
+
+# -- indexing ---------------------------------------------------------------------------------
+def _np_index(index):
+    """The numpy spelling of an index whose slice bounds may be d2s Tensors."""
+    def plain(b):
+        return b.item() if isinstance(b, d2s.Tensor) else b
+    items = index if isinstance(index, tuple) else (index,)
+    return tuple(slice(plain(it.start), plain(it.stop), plain(it.step))
+                 if isinstance(it, slice) else it for it in items)
+
+
+def getitem_case(x, index, label, **kw):
+    """A getitem case from a numpy-style index (arrays in it become op inputs)."""
+    spec, tensors = encode_index(index)
+    arrays = [t.numpy() for t in tensors]
+
+    def ref(x, *ts):
+        return x[_np_index(index)]
+    return C(x, *arrays, attrs=dict(spec=spec), ref=ref, label=label, **kw)
+
+
+def getitem_grad_case(x, index, label, **kw):
+    spec, tensors = encode_index(index)
+    arrays = [t.numpy() for t in tensors]
+    g = U(*x[_np_index(index)].shape)
+
+    def ref(g, x, *ts):
+        out = np.zeros(x.shape, g.dtype)
+        np.add.at(out, _np_index(index), g)
+        return out
+    return C(g, x, *arrays, attrs=dict(spec=spec), ref=ref, label=label, **kw)
+
+
+_x345 = U(3, 4, 5)
+_arr = np.array([[0, 2], [1, 1]])
+cases("getitem",
+      getitem_case(_x345, 1, "int"),
+      getitem_case(_x345, (slice(None, None, -1), -1), "neg_step_neg_int"),
+      getitem_case(_x345, (None, Ellipsis, slice(1, None, 2)), "none_ellipsis_step"),
+      getitem_case(_x345, (slice(3, 0, -2), None, slice(-3, None)), "neg_slices"),
+      getitem_case(_x345, (slice(5, 9),), "empty_slice"),
+      getitem_case(_x345, _arr, "int_array_dups"),
+      getitem_case(_x345, (slice(None), np.array([3, 0, 3]), slice(1, 3)), "array_mid"),
+      getitem_case(_x345, (np.array([2, 0]), slice(None), np.array([4, 1])), "array_split"),
+      getitem_case(U(2, 3, 4, 5), (0, slice(None), np.array([1, 3])), "int_array_split"),
+      getitem_case(U(2, 3, 4, 5), (slice(None), 1, np.array([[1], [3]]), np.array([0, 4])),
+                   "int_array_adjacent"),
+      getitem_case(_x345, B(3, 4), "bool_mask", dynamic=True),
+      getitem_case(_x345, np.zeros((3, 4), bool), "bool_mask_none_true", dynamic=True),
+      getitem_case(_x345, (Ellipsis, B(5)), "bool_last", dynamic=True),
+      getitem_case(_x345, np.array(2), "0d_int_tensor"),
+      getitem_case(_x345, (slice(d2s.to_tensor(1), d2s.to_tensor(3)),
+                           slice(None, d2s.to_tensor(-1))),
+                   "tensor_bounds", dynamic=True))
+cases("getitem_grad",
+      getitem_grad_case(_x345, (slice(None, None, -1), 1), "slices"),
+      getitem_grad_case(_x345, _arr, "int_array_dups"),
+      getitem_grad_case(_x345, B(3, 4), "bool_mask", none=()))
+
+# -- linalg -------------------------------------------------------------------------------------
+cases("matmul",
+      C(U(3, 4), U(4, 5), ref=np.matmul, label="2d_2d"),
+      C(U(4), U(4, 5), ref=np.matmul, label="1d_2d"),
+      C(U(3, 4), U(4), ref=np.matmul, label="2d_1d"),
+      C(U(4), U(4), ref=np.matmul, label="1d_1d"),
+      C(U(2, 3, 4), U(4, 5), ref=np.matmul, label="batch_2d"),
+      C(U(1, 3, 4), U(2, 4, 5), ref=np.matmul, label="batch_bcast"),
+      C(U(4), U(2, 4, 5), ref=np.matmul, label="1d_batch"),
+      C(U(2, 3, 4), U(4), ref=np.matmul, label="batch_1d"),
+      C(I(2, 3), I(3, 2), ref=np.matmul, label="int"),
+      C(U(0, 3), U(3, 2), ref=np.matmul, label="empty"),
+      C(U(3, 4).astype(np.float32), U(4, 2), ref=np.matmul, label="f32_f64"),
+      C(U(2, 3, 4), U(4).astype(np.float32), ref=np.matmul, label="f64_f32_vec"))
+
+
+# -- nn ----------------------------------------------------------------------------------------
+def _softmax(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def _ce(logits, label):
+    logp = np.log(_softmax(logits, -1))
+    return -np.mean(logp[np.arange(len(label)), label])
+
+
+def _ce_grad(g, logits, label):
+    p = _softmax(logits, -1)
+    p[np.arange(len(label)), label] -= 1
+    return p * g / len(label)
+
+
+cases("softmax",
+      C(U(3, 4, lo=-3, hi=3), attrs=dict(axis=1), ref=lambda x: _softmax(x, 1), label="last"),
+      C(U(3, 4, lo=-3, hi=3), attrs=dict(axis=0), ref=lambda x: _softmax(x, 0), label="first"))
+cases("log_softmax",
+      C(U(3, 4, lo=-3, hi=3), attrs=dict(axis=1), ref=lambda x: np.log(_softmax(x, 1)),
+        label="last"),
+      C(U(2, 3, 4, lo=-3, hi=3), attrs=dict(axis=1), ref=lambda x: np.log(_softmax(x, 1)),
+        label="mid"))
+cases("cross_entropy",
+      C(U(4, 5, lo=-2, hi=2), np.array([0, 4, 2, 2]), ref=_ce))
+cases("cross_entropy_grad",
+      C(U(), U(4, 5, lo=-2, hi=2), np.array([0, 4, 2, 2]), ref=_ce_grad, none=(1, 2)))
+
+# -- creation ------------------------------------------------------------------------------------
+cases("full",
+      C(attrs=dict(shape=(2, 3), fill_value=1.5, dtype="float64"),
+        ref=lambda: np.full((2, 3), 1.5), label="f64"),
+      C(attrs=dict(shape=(), fill_value=3, dtype="int64"),
+        ref=lambda: np.array(3, np.int64), label="0d_int"),
+      C(attrs=dict(shape=(0, 2), fill_value=True, dtype="bool"),
+        ref=lambda: np.ones((0, 2), bool), label="empty_bool"))
+_const = U(2, 3)
+cases("assign_value",
+      C(attrs=dict(value=_const), ref=lambda: _const, label="f64"),
+      C(attrs=dict(value=np.array([1, 2, 3], np.int32)),
+        ref=lambda: np.array([1, 2, 3], np.int32), label="i32"))
+cases("arange",
+      C(attrs=dict(start=0, end=5, step=1, dtype="int64"), ref=lambda: np.arange(5), label="int"),
+      C(attrs=dict(start=1.0, end=2.0, step=0.25, dtype="float64"),
+        ref=lambda: np.arange(1.0, 2.0, 0.25), label="float"),
+      C(attrs=dict(start=5, end=0, step=-2, dtype="int64"),
+        ref=lambda: np.arange(5, 0, -2), label="neg_step"),
+      C(attrs=dict(start=0, end=0.3, step=0.1, dtype="float64"),
+        ref=lambda: np.arange(0, 0.3, 0.1), label="float_round"),
+      C(attrs=dict(start=5, end=0, step=1, dtype="int64"),
+        ref=lambda: np.arange(5, 0, 1), label="empty"),
+      C(attrs=dict(start=0.5, end=3, step=1, dtype="int64"),
+        ref=lambda: np.arange(0.5, 3, 1, dtype=np.int64), label="float_bounds_int"))
+cases("shape",
+      C(U(2, 3, 4), ref=lambda x: np.array(x.shape, np.int64), label="3d"),
+      C(U(), ref=lambda x: np.array(x.shape, np.int64), label="0d"))
+cases("numel",
+      C(U(2, 3, 4), attrs=dict(axes=None), ref=lambda x: np.array(x.size), label="all"),
+      C(U(2, 3, 4), attrs=dict(axes=(0, 2)), ref=lambda x: np.array(8), label="axes"))
+
+
+# -- optimizer updates -----------------------------------------------------------------------------
+def _adam_ref(p, g, m, v, step, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
+    t = step + 1
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    new = p - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+    return new, m, v, np.asarray(t, step.dtype)
+
+
+_adam_attrs = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8)
+cases("sgd_update",
+      C(U(3, 4), U(3, 4), attrs=dict(lr=0.1), ref=lambda p, g: p - 0.1 * g, label="f64"),
+      C(U(3).astype(np.float32), U(3).astype(np.float32), attrs=dict(lr=0.5),
+        ref=lambda p, g: (p - 0.5 * g).astype(np.float32), label="f32"))
+cases("adam_update",
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(0), attrs=_adam_attrs, ref=_adam_ref,
+        label="first"),
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(7), attrs=_adam_attrs, ref=_adam_ref,
+        label="later"))
+
+
+# -- random ----------------------------------------------------------------------------------------
+def _check_uniform(low, high):
+    def check(out):
+        (x,) = out
+        assert x.min() >= low and x.max() < high
+        assert abs(x.mean() - (low + high) / 2) < 0.05 * (high - low)
+        assert abs(x.std() - (high - low) / math.sqrt(12)) < 0.05 * (high - low)
+    return check
+
+
+def _check_normal(mean, std):
+    def check(out):
+        (x,) = out
+        assert abs(x.mean() - mean) < 0.1 * std
+        assert abs(x.std() - std) < 0.1 * std
+    return check
+
+
+def _check_dropout(p):
+    def check(out):
+        y, mask = out
+        scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+        assert set(np.unique(mask)) <= {0.0, scale}
+        if 0 < p < 1:
+            assert abs((mask != 0).mean() - (1 - p)) < 0.08
+    return check
+
+
+cases("uniform",
+      C(attrs=dict(shape=(2000,), dtype="float64", low=-2.0, high=3.0), ref=None, seed=1,
+        check=_check_uniform(-2.0, 3.0), label="range"),
+      C(attrs=dict(shape=(40, 50), dtype="float32"), ref=None, seed=2,
+        check=_check_uniform(0.0, 1.0), label="default_f32"))
+cases("gaussian",
+      C(attrs=dict(shape=(40, 50), dtype="float32", mean=1.0, std=2.0), ref=None, seed=3,
+        check=_check_normal(1.0, 2.0), label="f32"),
+      C(attrs=dict(shape=(3000,), dtype="float64"), ref=None, seed=4,
+        check=_check_normal(0.0, 1.0), label="default_f64"))
+cases("dropout",
+      C(U(20, 30), attrs=dict(p=0.3), ref=None, seed=5, check=_check_dropout(0.3), label="p03"),
+      C(U(3, 4), attrs=dict(p=0.0), ref=None, seed=6, check=_check_dropout(0.0), label="p0"),
+      C(U(3, 4), attrs=dict(p=1.0), ref=None, seed=7, check=_check_dropout(1.0), label="p1"))
+
+
+# -- tensor arrays (list.append in converted loops; declared in d2s/static/tensor_array.py) --
+cases("array_append",
+      C(U(2, 3), U(3), ref=lambda buf, v: np.concatenate([buf, v[None]]), dynamic=True,
+        label="rows"),
+      C(U(1, 2, 2), U(2, 2).astype(np.float32), ref=lambda buf, v: np.concatenate([buf, v[None]]),
+        dynamic=True, label="cast_value", known_bug=(("static", "static_none"), (
+            "d2s/static/tensor_array.py _append_vjp: the kernel casts `value` to the array's "
+            "dtype, the vjp does not cast the cotangent back (float64 grad for a float32 "
+            "value)"))),
+      C(np.zeros((0, 3)), U(3), ref=lambda buf, v: v[None], dynamic=True, label="empty"))
+
+
+# -- side effects (converted `print` / `assert`) -------------------------------------------------
+_pv, _pn = U(2, 3), np.array(3)
+
+
+def _printed():
+    return f"x = {d2s.to_tensor(_pv)!r} | n: | {d2s.to_tensor(_pn)!r}!"
+
+
+cases("print",
+      C(_pv, _pn, attrs=dict(parts=(("text", "x ="), ("value", 0, True), ("text", "n:"),
+                                    ("value", 1, True)), sep=" ", end="!"),
+        ref=lambda *a: (), stdout=lambda: _printed().replace(" | ", " "), label="values"),
+      C(attrs=dict(parts=(("text", "a"), ("text", "b")), sep="-", end="\n"), ref=lambda: (),
+        stdout=lambda: "a-b\n", label="text_only"))
+cases("assert",
+      C(np.array([True, True]), attrs=dict(message="fine"), ref=lambda c: (), label="pass"),
+      C(np.array([True, False]), attrs=dict(message="x must be positive"), ref=lambda c: (),
+        raises=(AssertionError, "x must be positive"), label="fail"),
+      C(np.array(0.0), attrs=dict(message=""), ref=lambda c: (), raises=(AssertionError, None),
+        label="fail_0d_float"))
+
+
+# ---- the harness ---------------------------------------------------------------------------
+def _as_tuple(x):
+    if x is None:  # ops without outputs (print, assert)
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _is_float(a):
+    return np.issubdtype(np.asarray(a).dtype, np.floating)
+
+
+def _reseed(case):
+    if case.seed is not None:
+        d2s.seed(case.seed)
+
+
+def _expected(name, case):
+    """Reference outputs; for random ops the kernel itself under the case's seed."""
+    _reseed(case)
+    if case.ref is None:
+        return _as_tuple(OPS[name].kernel(*case.inputs, **case.attrs))
+    return tuple(np.asarray(r) for r in _as_tuple(case.ref(*case.inputs)))
+
+
+def _projections(name, idx, expected):
+    rng = np.random.default_rng(zlib.crc32(f"{name}/{idx}".encode()))
+    return {k: rng.standard_normal(e.shape) for k, e in enumerate(expected) if _is_float(e)}
+
+
+def _wants_grad(name, case, expected):
+    return (OPS[name].vjp is not None and case.grad and bool(case.wrt_inputs())
+            and any(_is_float(e) for e in expected))
+
+
+def _numeric(name, case, r, numgrad):
+    op = OPS[name]
+
+    def f(*args):
+        _reseed(case)
+        outs = _as_tuple(op.kernel(*args, **case.attrs))
+        return sum(np.sum(np.asarray(outs[k], F64) * rk) for k, rk in r.items())
+    return numgrad(f, case.inputs, case.wrt_inputs(), eps=case.eps)
+
+
+def _projected_loss(outs, r):
+    loss = None
+    for k, rk in r.items():
+        term = d2s.sum(outs[k] * d2s.to_tensor(rk))
+        loss = term if loss is None else loss + term
+    return loss
+
+
+def run_eager(name, case, r):
+    wrt = case.wrt_inputs()
+    ts = [d2s.to_tensor(a, stop_gradient=i not in wrt) for i, a in enumerate(case.inputs)]
+    _reseed(case)
+    outs = _as_tuple(bind(name, *ts, **case.attrs))
+    if wrt:  # only differentiable ops connect their outputs to the tape
+        want_stop = OPS[name].vjp is None
+        assert all(o.stop_gradient == want_stop for o in outs)
+    grads = None
+    if r:
+        _projected_loss(outs, r).backward()
+        grads = [ts[i].grad.numpy() if ts[i].grad is not None else
+                 np.zeros_like(case.inputs[i]) for i in wrt]
+    return [o.numpy() for o in outs], grads
+
+
+def _compatible(static_shape, shape):
+    return len(static_shape) == len(shape) and all(
+        s is None or s == d for s, d in zip(static_shape, shape))
+
+
+def run_static(name, case, r, none_dims):
+    """Build, check and run the case in a program. Gradients are taken w.r.t. every
+    float input (their static shape/dtype must match the input's); the values of
+    those in `case.wrt_inputs()` are returned for the finite-difference check."""
+    floats = case.float_inputs() if r else ()
+    nones = case.none_inputs() if none_dims else ()
+    prog = Program()
+    with program_guard(prog):
+        xs = [data(f"in{i}", (None,) + a.shape[1:] if i in nones else a.shape, a.dtype)
+              for i, a in enumerate(case.inputs)]
+        outs = _as_tuple(bind(name, *xs, **case.attrs))
+        grad_vars = []
+        if r:
+            grad_vars = gradients([_projected_loss(outs, r)], [xs[i] for i in floats])
+    for i, g in zip(floats, grad_vars):
+        if g is not None:
+            a = case.inputs[i]
+            assert _compatible(g.shape, a.shape), f"grad of input {i}: {g.shape} vs {a.shape}"
+            assert g.dtype == a.dtype, f"grad of input {i}: dtype {g.dtype}, input {a.dtype}"
+    wanted = [(i, g) for i, g in zip(floats, grad_vars) if i in case.wrt_inputs()]
+    fetch = list(outs) + [g for _, g in wanted if g is not None]
+    _reseed(case)
+    got = Executor().run(prog, feed={f"in{i}": a for i, a in enumerate(case.inputs)},
+                         fetch_list=fetch)
+    values, rest = got[:len(outs)], iter(got[len(outs):])
+    grads = [next(rest) if g is not None else np.zeros_like(case.inputs[i]) for i, g in wanted]
+    return values, grads, [(o.shape, o.dtype) for o in outs]
+
+
+def _assert_same(got, want, what, exact=False):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if exact or not _is_float(want):
+        np.testing.assert_array_equal(got, want, err_msg=what)
+    else:
+        rtol = 1e-6 if want.dtype == F64 else 1e-5
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12, err_msg=what)
+
+
+def _params():
+    out = []
+    for name in sorted(CASES):
+        for idx, case in enumerate(CASES[name]):
+            label = case.label or str(idx)
+            modes = ["eager", "static"]
+            if case.inputs and case.none_inputs():
+                modes.append("static_none")
+            for m in modes:
+                marks = ()
+                if case.known_bug and m in case.known_bug[0]:
+                    marks = pytest.mark.xfail(strict=True, reason=case.known_bug[1])
+                out.append(pytest.param(name, idx, m, id=f"{name}-{label}-{m}", marks=marks))
+    return out
+
+
+def test_every_op_has_a_case():
+    missing = sorted(set(OPS) - set(CASES))
+    stale = sorted(set(CASES) - set(OPS))
+    assert not missing, f"registered ops without a test case in CASES: {missing}"
+    assert not stale, f"CASES names ops that are not registered: {stale}"
+
+
+def _run(name, case, r, mode, capsys):
+    """Run the case in `mode`; check what it prints or raises (side-effect ops)."""
+    capsys.readouterr()
+    run = (lambda: run_eager(name, case, r) + (None,)) if mode == "eager" else (
+        lambda: run_static(name, case, r, none_dims=mode == "static_none"))
+    if case.raises is not None:
+        with pytest.raises(case.raises[0], match=case.raises[1]):
+            run()
+        return None
+    result = run()
+    if case.stdout is not None:
+        assert capsys.readouterr().out == case.stdout()
+    return result
+
+
+@pytest.mark.parametrize("name,idx,mode", _params())
+def test_op(name, idx, mode, numgrad, capsys):
+    case = CASES[name][idx]
+    op = OPS[name]
+    expected = _expected(name, case)
+    assert len(expected) == op.num_outputs
+    r = _projections(name, idx, expected) if _wants_grad(name, case, expected) else {}
+    result = _run(name, case, r, mode, capsys)
+    if result is None:
+        return
+    values, grads, avals = result
+    if mode != "eager":
+        for k, ((shape, dtype), want) in enumerate(zip(avals, expected)):
+            assert dtype == want.dtype, f"output {k}: inferred dtype {dtype} != {want.dtype}"
+            assert _compatible(shape, want.shape), \
+                f"output {k}: inferred shape {shape} incompatible with {want.shape}"
+            if mode == "static" and not case.dynamic:
+                assert shape == want.shape, f"output {k}: inferred {shape}, ran {want.shape}"
+    for k, (got, want) in enumerate(zip(values, expected)):
+        _assert_same(got, want, f"{name} output {k} ({mode})", exact=op.stateful)
+    if case.check is not None:
+        case.check(values)
+    if r:
+        for i, g, ng in zip(case.wrt_inputs(), grads, _numeric(name, case, r, numgrad)):
+            np.testing.assert_allclose(g, ng, rtol=case.rtol, atol=case.atol,
+                                       err_msg=f"{name}: d/d input {i} ({mode})")
+
+
+# ---- second order: the grad ops' own vjps, in a static program --------------------------------
+_idx = np.array([2, 0, 2])
+SECOND_ORDER = [  # the cotangent reaching each grad op depends on x
+    ("getitem", lambda x: d2s.sum(x[d2s.to_tensor(_idx)] ** 3), U(4, 3)),
+    ("gather", lambda x: d2s.sum(d2s.gather(x, d2s.to_tensor(_idx), axis=1) ** 3), U(2, 3)),
+    ("concat", lambda x: d2s.sum(d2s.concat([x * x, x], axis=0) ** 3), U(4, 3)),
+    ("cross_entropy", lambda x: bind("cross_entropy", x * x, d2s.to_tensor(np.array([0, 2, 1]))),
+     U(3, 4)),
+]
+
+
+@pytest.mark.parametrize("fn,x0", [s[1:] for s in SECOND_ORDER], ids=[s[0] for s in SECOND_ORDER])
+def test_static_hessian_vector_product(fn, x0, numgrad):
+    """d/dx <grad f(x), r> built by applying `gradients` twice equals finite
+    differences of the first gradient (run as its own program)."""
+    r = np.random.default_rng(3).standard_normal(x0.shape)
+
+    def build(second):
+        prog = Program()
+        with program_guard(prog):
+            x = data("x", (None,) + x0.shape[1:], "float64")
+            (g,) = gradients([fn(x)], [x])
+            out = g
+            if second:
+                (out,) = gradients([d2s.sum(g * d2s.to_tensor(r))], [x])
+                assert out is not None, "no second-order path"
+        return prog, out
+
+    grad_prog, g = build(False)
+    hvp_prog, h = build(True)
+    (got,) = Executor().run(hvp_prog, feed={"x": x0}, fetch_list=[h])
+
+    def first(x):
+        return np.sum(Executor().run(grad_prog, feed={"x": x}, fetch_list=[g])[0] * r)
+    (want,) = numgrad(first, [x0], [0])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
