@@ -34,6 +34,8 @@ def is_python_scalar(x) -> bool:
 
 def default_dtype_for(value) -> np.dtype:
     """Dtype a Python value gets when it becomes a tensor on its own."""
+    if isinstance(value, np.generic):  # numpy scalars keep their dtype (np.float64 is a float)
+        return value.dtype
     if isinstance(value, bool):
         return np.dtype("bool")
     if isinstance(value, int):

@@ -26,9 +26,12 @@ def broadcast_shapes(*shapes, opname="op"):
 
 
 def normalize_axis(axis, ndim, opname="op"):
-    if axis < -ndim or axis >= max(ndim, 1) and not (ndim == 0 and axis in (0, -1)):
+    """Non-negative axis; on a 0-d tensor axes 0 and -1 both mean "the value"."""
+    if ndim == 0 and axis in (0, -1):
+        return 0
+    if not -ndim <= axis < ndim:
         raise ValueError(f"{opname}: axis {axis} is out of range for rank {ndim}")
-    return axis % ndim if ndim else 0
+    return axis % ndim
 
 
 def normalize_axes(axis, ndim, opname="op"):

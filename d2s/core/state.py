@@ -82,25 +82,27 @@ def grad_enabled() -> bool:
     return _tls.grad_enabled
 
 
-class no_grad(contextlib.ContextDecorator):
+class _GradMode(contextlib.ContextDecorator):
+    """Sets grad mode inside; re-entrant and thread-safe (the previous modes
+    are kept per thread, so one decorated function may recurse or run in
+    several threads)."""
+    _enabled = None
+
+    def __enter__(self):
+        _tls.__dict__.setdefault("grad_stack", []).append(_tls.grad_enabled)
+        _tls.grad_enabled = self._enabled
+        return self
+
+    def __exit__(self, *exc):
+        _tls.grad_enabled = _tls.grad_stack.pop()
+        return False
+
+
+class no_grad(_GradMode):
     """Context manager and decorator: eager ops record no tape inside."""
-
-    def __enter__(self):
-        self._prev = _tls.grad_enabled
-        _tls.grad_enabled = False
-        return self
-
-    def __exit__(self, *exc):
-        _tls.grad_enabled = self._prev
-        return False
+    _enabled = False
 
 
-class enable_grad(contextlib.ContextDecorator):
-    def __enter__(self):
-        self._prev = _tls.grad_enabled
-        _tls.grad_enabled = True
-        return self
-
-    def __exit__(self, *exc):
-        _tls.grad_enabled = self._prev
-        return False
+class enable_grad(_GradMode):
+    """Context manager and decorator: eager ops record the tape inside."""
+    _enabled = True

@@ -42,7 +42,7 @@ def _append_infer(buf, value):
 
 def _append_vjp(g, out, buf, value):
     from ..core.ops import getitem
-    return getitem(g, slice(None, -1)), getitem(g, -1)
+    return getitem(g, slice(None, -1)), cast(getitem(g, -1), value.dtype)
 
 
 register_op("array_append", _append_kernel, _append_infer, _append_vjp,

@@ -113,8 +113,6 @@ def test_no_grad_restores_state_after_an_exception():
     assert grad_enabled()
 
 
-@pytest.mark.xfail(strict=True, reason="d2s/core/state.py no_grad: one instance keeps a single "
-                   "`_prev`, so a recursive (re-entered) @no_grad() function leaves grad mode off")
 def test_no_grad_decorator_is_reentrant():
     @d2s.no_grad()
     def f(n):

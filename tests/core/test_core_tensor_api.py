@@ -173,8 +173,6 @@ def test_to_tensor_default_dtypes():
     assert d2s.to_tensor([1, 2], dtype="float64").dtype == np.float64
 
 
-@pytest.mark.xfail(strict=True, reason="d2s/core/dtypes.py default_dtype_for: np.float64 "
-                   "scalars are Python floats, so they become float32 (NumPy keeps float64)")
 def test_numpy_float64_scalar_keeps_its_dtype():
     assert d2s.to_tensor(np.float64(1.5)).dtype == np.float64
     t = d2s.to_tensor(np.ones(3, np.float32))

@@ -556,10 +556,7 @@ cases("array_append",
       C(U(2, 3), U(3), ref=lambda buf, v: np.concatenate([buf, v[None]]), dynamic=True,
         label="rows"),
       C(U(1, 2, 2), U(2, 2).astype(np.float32), ref=lambda buf, v: np.concatenate([buf, v[None]]),
-        dynamic=True, label="cast_value", known_bug=(("static", "static_none"), (
-            "d2s/static/tensor_array.py _append_vjp: the kernel casts `value` to the array's "
-            "dtype, the vjp does not cast the cotangent back (float64 grad for a float32 "
-            "value)"))),
+        dynamic=True, label="cast_value"),
       C(np.zeros((0, 3)), U(3), ref=lambda buf, v: v[None], dynamic=True, label="empty"))
 
 
