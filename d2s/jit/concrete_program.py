@@ -20,9 +20,13 @@ from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
 from ..static.backward import backward_block, grad_ops
-from ..static.executor import Scope, UndefinedValue, run_ops, write_back
+from ..static.codegen import NotCompilable, compile_program
+from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.ir import Program, Variable
 from ..static.pytree import flatten, unflatten
+
+
+_UNSET = object()
 
 
 class ConcreteProgram:
@@ -37,6 +41,8 @@ class ConcreteProgram:
         self._n_forward = n_forward
         self._backward = None
         self._backward_reads = frozenset()
+        self._compiled_forward = _UNSET
+        self._grad_fns = None
         self._lock = threading.Lock()
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
@@ -85,35 +91,108 @@ class ConcreteProgram:
 
     def __call__(self, tensors):
         """Run with eager input Tensors (in `inputs` order); eager outputs."""
-        program = self.main_program
-        need_grad = self._needs_grad(tensors)
-        if need_grad:
-            self._ensure_backward()
-        scope = Scope()
-        for var, t in zip(self.inputs, tensors):
-            scope.vars[var.name] = t._value
-        captured = list(program.captured.values())
-        for name, t in program.captured.items():
-            scope.vars[name] = t._value
-        run_ops(program.global_block().ops[:self._n_forward], program, scope)
-        write_back(program, scope)
-        values = [scope.get(v.name) for v in self.outputs]
-        if need_grad:
-            # The tape keeps only the forward values the backward ops read.
-            keep = self._backward_reads
-            scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
-        outs = [Tensor._from_array(v) for v in values]
-        if need_grad and outs:
+        captured = self.main_program.captured
+        arrays = [t._value for t in tensors]
+        arrays.extend(t._value for t in captured.values())
+        if self._needs_grad(tensors):
+            values, saved = self._forward_for_grad(arrays)
+            outs = [Tensor._from_array(v) for v in values]
             for o, v in zip(outs, self.outputs):
                 o.stop_gradient = not is_floating(v.dtype)
-            autograd.record(self._tape_op, list(tensors) + captured, {"_scope": scope},
-                            outs, values)
+            if outs:
+                autograd.record(self._tape_op, list(tensors) + list(captured.values()),
+                                {"_saved": saved}, outs, values)
+            return self._restructure(outs)
+        forward = self._forward()
+        if forward is not None:
+            values = forward(*arrays)
+            outs = [Tensor._from_array(v if type(v) is np.ndarray else np.asarray(v))
+                    for v in values]
+        else:
+            scope = self._run_interpreted(arrays)
+            outs = [Tensor._from_array(scope.get(v.name)) for v in self.outputs]
         return self._restructure(outs)
 
     def _restructure(self, outs):
+        if self._out_tree is None and outs:  # a single tensor: the common case, kept fast
+            return outs[0]
         it = iter(outs)
         leaves = [next(it) if c is None else c for c in self._out_leaves]
         return unflatten(self._out_tree, leaves)
+
+    # ---- execution strategies ----------------------------------------------------------------
+    def _input_names(self):
+        return [v.name for v in self.inputs] + list(self.main_program.captured)
+
+    def _forward(self):
+        """The compiled forward (None where only the interpreter can run it)."""
+        if self._compiled_forward is _UNSET:
+            with self._lock:
+                if self._compiled_forward is _UNSET:
+                    self._compiled_forward = self._compile(
+                        self.main_program.global_block().ops[:self._n_forward],
+                        self._input_names(), [v.name for v in self.outputs], "forward")
+        return self._compiled_forward
+
+    def _compile(self, ops, inputs, outputs, name):
+        if executor_mode() != "compiled" or self._writes_parameters():
+            return None
+        try:
+            return compile_program(self.main_program, ops, inputs, outputs, name)
+        except NotCompilable:
+            return None
+
+    def _writes_parameters(self):
+        captured = self.main_program.captured
+        return any(v.name in captured for op in self.main_program.global_block().ops
+                   for v in op.outputs)
+
+    def _run_interpreted(self, arrays):
+        program = self.main_program
+        scope = Scope()
+        for name, a in zip(self._input_names(), arrays):
+            scope.vars[name] = a
+        run_ops(program.global_block().ops[:self._n_forward], program, scope)
+        write_back(program, scope)
+        return scope
+
+    def _forward_for_grad(self, arrays):
+        """Outputs, and what the backward needs: (compiled saved values) or a scope."""
+        self._ensure_backward()
+        if self._grad_fns is None:
+            with self._lock:
+                if self._grad_fns is None:
+                    self._grad_fns = self._compile_grad() or False
+        if self._grad_fns:
+            fwd, _ = self._grad_fns
+            results = fwd(*arrays)
+            n = len(self.outputs)
+            values = [np.asarray(v) for v in results[:n]]
+            return values, results[n:]
+        scope = self._run_interpreted(arrays)
+        values = [scope.get(v.name) for v in self.outputs]
+        # The tape keeps only the forward values the backward ops read.
+        keep = self._backward_reads
+        scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
+        return values, scope
+
+    def _compile_grad(self):
+        """Forward returning outputs + the values backward reads, and the backward;
+        None for programs with control flow (their backward needs saved scopes)."""
+        gb = self.main_program.global_block()
+        fwd_ops, bwd_ops = gb.ops[:self._n_forward], gb.ops[self._n_forward:]
+        if any(op.sub_blocks() for op in gb.ops):
+            return None
+        diff_outs, ct_names, grad_names = self._backward
+        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
+        saved = sorted(n for n in self._backward_reads if n in produced)
+        fwd = self._compile(fwd_ops, self._input_names(),
+                            [v.name for v in self.outputs] + saved, "forward_for_grad")
+        bwd = self._compile(bwd_ops, saved + ct_names,
+                            [n for n in grad_names if n is not None], "backward")
+        if fwd is None or bwd is None:
+            return None
+        return fwd, bwd
 
     # ---- backward ------------------------------------------------------------------------
     def _ensure_backward(self):
@@ -130,26 +209,28 @@ class ConcreteProgram:
                 cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
                        for i in diff_outs]
                 grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
+            self._backward_reads = _names_read(program, gb.ops[self._n_forward:])
             self._backward = (diff_outs, [c.name for c in cts],
                               [None if g is None or not is_floating(w.dtype) else g.name
                                for g, w in zip(grads, wrt)])
-            self._backward_reads = _names_read(program, gb.ops[self._n_forward:])
 
-    def _vjp(self, g, out, *inputs, _scope):
+    def _vjp(self, g, out, *inputs, _saved):
         diff_outs, ct_names, grad_names = self._backward
         gs = (g,) if self._tape_op.num_outputs == 1 else g
-        scope = Scope(_scope)
-        for i, name in zip(diff_outs, ct_names):
-            ct = gs[i]._value
-            scope.vars[name] = ct.astype(self.outputs[i].dtype, copy=False)
-        program = self.main_program
-        run_ops(program.global_block().ops[self._n_forward:], program, scope)
-        grads = []
-        for n in grad_names:
-            value = None if n is None else scope.get(n)
-            grads.append(None if value is None or type(value) is UndefinedValue
-                         else Tensor._from_array(np.asarray(value)))
-        return tuple(grads)
+        cts = [gs[i]._value.astype(self.outputs[i].dtype, copy=False) for i in diff_outs]
+        if isinstance(_saved, Scope):
+            scope = Scope(_saved)
+            for name, ct in zip(ct_names, cts):
+                scope.vars[name] = ct
+            program = self.main_program
+            run_ops(program.global_block().ops[self._n_forward:], program, scope)
+            values = [None if n is None else scope.get(n) for n in grad_names]
+        else:
+            _, bwd = self._grad_fns
+            it = iter(bwd(*_saved, *cts))
+            values = [None if n is None else next(it) for n in grad_names]
+        return tuple(None if v is None or type(v) is UndefinedValue
+                     else Tensor._from_array(np.asarray(v)) for v in values)
 
     def __repr__(self):
         return (f"<ConcreteProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "

@@ -7,9 +7,26 @@ child scope of its parent's. `cond` / `while` can save the scopes they ran
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..core.registry import OPS
+
+
+_MODE = {"mode": os.environ.get("D2S_EXECUTOR", "compiled")}
+
+
+def executor_mode():
+    """"compiled" (generated code, the default) or "interpreter" (the reference)."""
+    return _MODE["mode"]
+
+
+def set_executor_mode(mode):
+    """Choose how programs run; tests run the suite both ways and compare."""
+    if mode not in ("compiled", "interpreter"):
+        raise ValueError(f"executor mode must be 'compiled' or 'interpreter', not {mode!r}")
+    _MODE["mode"] = mode
 
 
 class Scope:
@@ -230,7 +247,11 @@ CONTROL_FLOW = {
 
 # ---- Executor -------------------------------------------------------------------------
 class Executor:
-    """Runs programs: `run(program, feed={name: array}, fetch_list=[vars or names])`."""
+    """Runs programs: `run(program, feed={name: array}, fetch_list=[vars or names])`.
+
+    By default a program is compiled once per (feeds, fetches) into generated
+    Python (`static.codegen`) and rerun from that; programs the compiler does
+    not handle, and `set_executor_mode("interpreter")`, run op by op here."""
 
     def __init__(self, place=None):
         self.place = place
@@ -239,21 +260,55 @@ class Executor:
         from .framework import default_main_program
         program = program or default_main_program()
         feed = dict(feed or {})
-        fetch_list = list(fetch_list or [])
         scope = Scope()
         bind_feeds(program, feed, scope)
-        for name, tensor in program.captured.items():
-            scope.vars[name] = tensor._value
         gb = program.global_block()
         fetch_names = []
-        for f in fetch_list:
+        for f in list(fetch_list or []):
             name = f if isinstance(f, str) else f.name
             if name not in gb.vars:
                 raise ValueError(f"fetch: the program has no variable named {name!r}")
             fetch_names.append(name)
+        compiled = _compiled_for(program, tuple(feed), tuple(fetch_names))
+        if compiled is not None:
+            fn, written = compiled
+            params = [t._value for t in program.captured.values()]
+            results = fn(*[scope.vars[n] for n in feed], *params)
+            n = len(fetch_names)
+            for name, value in zip(written, results[n:]):
+                program.captured[name]._value = np.asarray(value)
+            return [np.asarray(r) for r in results[:n]]
+        for name, tensor in program.captured.items():
+            scope.vars[name] = tensor._value
         run_block(gb, scope)
         write_back(program, scope)
         return [scope.get(n) for n in fetch_names]
+
+
+def _compiled_for(program, feed_names, fetch_names):
+    """(compiled function, captured names it writes) or None (interpret)."""
+    if executor_mode() != "compiled":
+        return None
+    version = (len(program.blocks), sum(len(b.ops) for b in program.blocks))
+    cache = program.__dict__.setdefault("_compiled", {})
+    key = (version, feed_names, fetch_names)
+    if key not in cache:
+        from .codegen import NotCompilable, compile_program
+        gb = program.global_block()
+        for op in program.all_ops():
+            for v in op.inputs:
+                if v.is_data and v.name not in feed_names:
+                    raise ValueError(f"feed: data variable '{v.name}' is needed by the "
+                                     f"program but was not fed")
+        written = sorted({v.name for op in gb.ops for v in op.outputs
+                          if v.name in program.captured})
+        try:
+            fn = compile_program(program, gb.ops, list(feed_names) + list(program.captured),
+                                 list(fetch_names) + written, "executor")
+            cache[key] = (fn, written)
+        except NotCompilable:
+            cache[key] = None
+    return cache[key]
 
 
 def write_back(program, scope):

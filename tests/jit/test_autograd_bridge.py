@@ -4,6 +4,7 @@ import pytest
 
 import d2s
 from d2s.jit import to_static
+from d2s.static.executor import executor_mode, set_executor_mode
 
 
 def loop_until(x, w):
@@ -63,7 +64,8 @@ def test_gradients_match_eager(fn, scale):
     assert ops & {"while", "cond"}
 
 
-def test_tape_keeps_only_values_the_backward_reads():
+@pytest.mark.parametrize("mode", ["compiled", "interpreter"])
+def test_tape_keeps_only_values_the_backward_reads(mode):
     def f(x):
         a = d2s.exp(x)        # needed by exp's vjp
         b = a * 3.0
@@ -71,15 +73,26 @@ def test_tape_keeps_only_values_the_backward_reads():
         d = c + 1.0           # add's vjp reads nothing
         return d.sum()
 
-    sf = to_static(f)
-    x = d2s.to_tensor(np.array([0.1, 0.2]), stop_gradient=False)
-    out = sf(x)
-    scope = out._node.attrs["_scope"]
-    concrete = sf.get_concrete_program(x)
-    n_values = len(concrete.main_program.global_block().vars)
-    assert 0 < len(scope.vars) < n_values
-    assert set(scope.vars) <= concrete._backward_reads
-    out.backward()
+    previous = executor_mode()
+    set_executor_mode(mode)
+    try:
+        sf = to_static(f)
+        x = d2s.to_tensor(np.array([0.1, 0.2]), stop_gradient=False)
+        out = sf(x)
+        saved = out._node.attrs["_saved"]
+        concrete = sf.get_concrete_program(x)
+        if mode == "interpreter":
+            kept = set(saved.vars)
+        else:
+            fwd, _ = concrete._grad_fns
+            kept = set(fwd.output_names[len(concrete.outputs):])
+            assert len(saved) == len(kept)
+        n_values = len(concrete.main_program.global_block().vars)
+        assert 0 < len(kept) < n_values
+        assert kept <= concrete._backward_reads
+        out.backward()
+    finally:
+        set_executor_mode(previous)
     ref = 3.0 * np.exp([0.1, 0.2]) * (1 - np.tanh(3.0 * np.exp([0.1, 0.2])) ** 2)
     np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-10)
 

@@ -1,0 +1,254 @@
+"""The compiled executor: a Program becomes one generated Python function.
+
+After the passes (`static.passes`), every op becomes one line calling its
+registry kernel (bound as a global of the generated module), `cond` a
+Python `if`, `while` a Python `while`; values are Python locals, there is
+no per-op dispatch or dictionary. The source is kept (`.source`) for
+inspection. Errors raised inside are mapped back, through a line -> op
+table, to the op and the user's line that built it (same exception type).
+
+What it does not compile (`NotCompilable`): the gradient ops of control
+flow (`cond_grad`, `while_grad`) and forward ops that must save scopes for
+them; those programs run on the interpreter (`executor.run_ops`).
+"""
+from __future__ import annotations
+
+import itertools
+import keyword
+import re
+import sys
+
+import numpy as np
+
+from ..core.registry import OPS
+from .executor import UndefinedValue, _relocate, _where
+from .passes import ProgramView, optimize
+from .passes.inplace import is_ufunc_op
+
+
+class NotCompilable(Exception):
+    pass
+
+
+_counter = itertools.count()
+_SIMPLE = (type(None), bool, int, str)
+
+
+def _literal(v):
+    """Python source for a simple attribute value, or None."""
+    if isinstance(v, _SIMPLE):
+        return repr(v)
+    if isinstance(v, float):
+        return repr(v) if np.isfinite(v) else None
+    if isinstance(v, (tuple, list)):
+        parts = [_literal(x) for x in v]
+        if any(p is None for p in parts):
+            return None
+        if isinstance(v, tuple):
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        return "[" + ", ".join(parts) + "]"
+    return None
+
+
+class _Emitter:
+    def __init__(self, view):
+        self.view = view
+        self.lines = []
+        self.line_ops = {}
+        self.globals = {"_Undefined": UndefinedValue}
+        self.names = {}
+        self.taken = set(self.globals)
+
+    # ---- names -------------------------------------------------------------------
+    def ident(self, name):
+        rename = getattr(self.view, "rename", {})
+        name = rename.get(name, name)
+        if name not in self.names:
+            base = re.sub(r"\W", "_", name)
+            if not base or base[0].isdigit() or keyword.iskeyword(base):
+                base = "v_" + base
+            cand, k = base, 1
+            while cand in self.taken:
+                cand, k = f"{base}_{k}", k + 1
+            self.taken.add(cand)
+            self.names[name] = cand
+        return self.names[name]
+
+    def global_value(self, prefix, value):
+        name = f"{prefix}{len(self.globals)}"
+        self.globals[name] = value
+        self.taken.add(name)
+        return name
+
+    def kernel(self, op_type):
+        key = "k_" + re.sub(r"\W", "_", op_type)
+        if key not in self.globals:
+            self.globals[key] = OPS[op_type].kernel
+            self.taken.add(key)
+        return key
+
+    # ---- emission --------------------------------------------------------------------
+    def emit(self, text, indent, op=None):
+        self.lines.append("    " * indent + text)
+        if op is not None:
+            self.line_ops[len(self.lines)] = op
+
+    def block(self, idx, indent):
+        ops = self.view.blocks[idx]
+        if not ops:
+            self.emit("pass", indent)
+        for op in ops:
+            handler = getattr(self, "op_" + op.type, None)
+            if handler is not None:
+                handler(op, indent)
+            elif op.type in OPS:
+                self.op_kernel(op, indent)
+            else:
+                raise NotCompilable(f"op {op.type!r}")
+
+    def attrs_source(self, op):
+        parts = []
+        for k, v in op.attrs.items():
+            lit = _literal(v)
+            parts.append(f"{k}={lit if lit is not None else self.global_value('a', v)}")
+        return parts
+
+    def op_kernel(self, op, indent):
+        if any(k in op.attrs for k in ("save_scope", "save_steps")):
+            raise NotCompilable("saved scopes")
+        args = [self.ident(v.name) for v in op.inputs]
+        buf = self.view.inplace.get(id(op))
+        if buf is not None and is_ufunc_op(op):
+            call = f"{self.kernel(op.type)}({', '.join(args + ['out=' + self.ident(buf)])})"
+        else:
+            call = f"{self.kernel(op.type)}({', '.join(args + self.attrs_source(op))})"
+        outs = [self.ident(v.name) for v in op.outputs]
+        if not outs:
+            self.emit(call, indent, op)
+        elif len(outs) == 1:
+            self.emit(f"{outs[0]} = {call}", indent, op)
+        else:
+            self.emit(f"{', '.join(outs)} = {call}", indent, op)
+
+    def op_undefined(self, op, indent):
+        self.emit(f"{self.ident(op.outputs[0].name)} = _Undefined({op.attrs['name']!r})",
+                  indent, op)
+
+    def op_raise(self, op, indent):
+        exc = self.global_value("e", op.attrs["exception"])
+        args = self.global_value("a", tuple(op.attrs["args"]))
+        self.emit(f"raise {exc}(*{args})", indent, op)
+
+    def op_cond(self, op, indent):
+        if "save_scope" in op.attrs:
+            raise NotCompilable("cond saving its scope for backward")
+        a = op.attrs
+        labels = a.get("labels") or [v.name for v in op.outputs]
+        self.emit(f"if {self.ident(op.inputs[0].name)}:", indent, op)
+        for key in ("true", "false"):
+            if key == "false":
+                self.emit("else:", indent, op)
+            self.block(a[f"{key}_block"], indent + 1)
+            for v, name, label in zip(op.outputs, a[f"{key}_outs"], labels):
+                src = self.ident(name) if name is not None else f"_Undefined({label!r})"
+                self.emit(f"{self.ident(v.name)} = {src}", indent + 1, op)
+
+    def op_while(self, op, indent):
+        a = op.attrs
+        if "save_steps" in a:
+            raise NotCompilable("while saving its steps for backward")
+        n = a["num_loop_vars"]
+        phs = [self.ident(name) for name in a["loop_vars"]]
+        inits = [self.ident(v.name) for v in op.inputs[:n]]
+        if phs:
+            self.emit(f"{', '.join(phs)}{',' if len(phs) == 1 else ''} = "
+                      f"{', '.join(inits)}{',' if len(inits) == 1 else ''}", indent, op)
+        self.emit("while True:", indent, op)
+        self.block(a["cond_block"], indent + 1)
+        self.emit(f"if not {self.ident(a['cond_out'])}:", indent + 1, op)
+        self.emit("break", indent + 2, op)
+        self.block(a["body_block"], indent + 1)
+        outs = [self.ident(name) for name in a["body_outs"]]
+        if phs:
+            self.emit(f"{', '.join(phs)}{',' if len(phs) == 1 else ''} = "
+                      f"{', '.join(outs)}{',' if len(outs) == 1 else ''}", indent + 1, op)
+        for v, ph in zip(op.outputs, phs):
+            self.emit(f"{self.ident(v.name)} = {ph}", indent, op)
+
+
+class CompiledFunction:
+    """`fn(*inputs) -> tuple of outputs`, with readable `.source`."""
+
+    def __init__(self, view, name="program"):
+        em = _Emitter(view)
+        params = [em.ident(n) for n in view.inputs]
+        for cname, value in view.consts.items():
+            em.globals[em.ident(cname)] = value
+        em.block(0, 1)
+        outs = []
+        for n in view.outputs:
+            ident = em.ident(n)
+            # Constants are shared across calls: hand out copies.
+            outs.append(f"{ident}.copy()" if n in view.consts else ident)
+        em.emit(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})", 1)
+        fname = f"{re.sub(r'W', '_', name)}"
+        header = f"def {fname}({', '.join(params)}):"
+        self.source = "\n".join([header] + em.lines) + "\n"
+        self.filename = f"<d2s compiled {name} #{next(_counter)}>"
+        namespace = dict(em.globals)
+        exec(compile(self.source, self.filename, "exec"), namespace)
+        self.fn = namespace[fname]
+        # header is line 1; emitted lines start at 2
+        self._line_ops = {k + 1: op for k, op in em.line_ops.items()}
+        self.view = view
+        self.input_names = list(view.inputs)
+        self.output_names = list(view.outputs)
+
+    def __call__(self, *args):
+        try:
+            return self.fn(*args)
+        except Exception as e:
+            raise self._locate(e) from None
+
+    def _locate(self, e):
+        tb, frame_tb = e.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.filename:
+                frame_tb = tb
+            tb = tb.tb_next
+        op = self._line_ops.get(frame_tb.tb_lineno) if frame_tb is not None else None
+        if op is None or getattr(e, "_d2s_located", False):
+            return e
+        local = frame_tb.tb_frame.f_locals
+        for v in op.inputs:
+            value = local.get(self.names_for(v.name))
+            if type(value) is UndefinedValue:
+                err = value.error(op)
+                return err
+        return _relocate(e, op)
+
+    def names_for(self, name):
+        # the identifier the emitter chose (same rule, recomputed lazily)
+        return self._ident_map().get(name, name)
+
+    def _ident_map(self):
+        if not hasattr(self, "_idents"):
+            em = _Emitter(self.view)
+            for n in self.view.inputs:
+                em.ident(n)
+            for cname in self.view.consts:
+                em.ident(cname)
+            try:
+                em.block(0, 1)
+            except NotCompilable:
+                pass
+            self._idents = em.names
+        return self._idents
+
+
+def compile_program(program, global_ops, inputs, outputs, name="program", passes=True):
+    """Compile `global_ops` (ops of block 0) reading `inputs`, returning `outputs`."""
+    view = ProgramView(program, global_ops, outputs, inputs)
+    if passes:
+        view = optimize(view)
+    return CompiledFunction(view, name)

@@ -1,0 +1,24 @@
+"""Optimization passes over a `ProgramView` (the op lists the compiler emits).
+
+Each pass reads a view and returns a new one; the Program itself is never
+changed, so the interpreter (the reference) and backward construction keep
+seeing the original IR. Order (see `optimize`):
+
+1. constant folding first, so the next passes see folded values;
+2. CSE after folding: equal constants are now equal inputs;
+3. DCE after both: they leave unused ops behind;
+4. in-place fusion / buffer reuse last: it needs final use counts.
+"""
+from .view import ProgramView
+from . import constant_folding, cse, dce, inplace
+
+PIPELINE = [constant_folding, cse, dce, inplace]
+
+
+def optimize(view):
+    for p in PIPELINE:
+        view = p.run(view)
+    return view
+
+
+__all__ = ["ProgramView", "optimize", "PIPELINE"]

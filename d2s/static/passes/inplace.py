@@ -1,0 +1,87 @@
+"""In-place elementwise fusion and buffer reuse: choose `out=` buffers.
+
+An elementwise op whose kernel is a numpy ufunc may write its result into a
+buffer the program owns once every value held in that buffer is dead: the
+buffer of one of its own inputs (so a chain like `tanh(a @ w + b)` runs in
+one buffer: fusion), else any dead buffer of the same shape and dtype
+(reuse). A buffer is owned when a ufunc op or matmul of block 0 allocated
+it and every reader of its values makes fresh results (no view aliases
+it). Inputs, parameters, constants, block results and program outputs are
+pinned: never written. Shapes must be fully known. Sub-blocks are left
+alone (they run zero or many times).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.registry import OPS
+
+_FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without aliasing
+
+
+def is_ufunc_op(op):
+    opdef = OPS.get(op.type)
+    return opdef is not None and isinstance(opdef.kernel, np.ufunc) and len(op.outputs) == 1
+
+
+def _fresh(op):
+    return is_ufunc_op(op) or op.type in _FRESH
+
+
+def _aval(v):
+    # 0-d results of ufuncs are numpy scalars, which cannot be `out=` targets.
+    return None if None in v.shape or not v.shape else (tuple(v.shape), v.dtype)
+
+
+def _reads(view, op):
+    names = {v.name for v in op.inputs}
+    for sub in view.sub_block_ids(op):
+        for inner in view.blocks.get(sub, ()):
+            names |= _reads(view, inner)
+    return names
+
+
+def run(view):
+    view = view.copy()
+    pinned = set(view.outputs) | set(view.inputs) | set(view.consts) | set(view.program.captured)
+    for ops in view.blocks.values():
+        for op in ops:
+            pinned.update(view.block_results(op))
+    ops = view.blocks[0]
+    last_use, fresh_readers = {}, {}
+    for i, op in enumerate(ops):
+        for name in _reads(view, op):
+            last_use[name] = i
+            fresh_readers[name] = fresh_readers.get(name, True) and _fresh(op)
+
+    holds = {}      # buffer -> names of the values living in it
+    buffer_of = {}  # value name -> buffer
+    aval_of = {}    # buffer -> (shape, dtype)
+
+    def free_at(buf, i):
+        return all(last_use.get(n, -1) <= i and n not in pinned and fresh_readers.get(n, True)
+                   for n in holds[buf])
+
+    for i, op in enumerate(ops):
+        if not _fresh(op):
+            continue
+        out = op.outputs[0]
+        want = _aval(out)
+        choice = None
+        if is_ufunc_op(op) and want is not None:
+            own = [buffer_of[v.name] for v in op.inputs if v.name in buffer_of]
+            others = [b for b in holds if b not in own]
+            for buf in own + others:
+                if aval_of[buf] == want and free_at(buf, i):
+                    choice = buf
+                    break
+        if choice is None:
+            for v in op.outputs:
+                buffer_of[v.name] = v.name
+                holds[v.name] = [v.name]
+                aval_of[v.name] = _aval(v)
+        else:
+            view.inplace[id(op)] = choice
+            buffer_of[out.name] = choice
+            holds[choice] = [out.name]  # the old values are dead
+    return view

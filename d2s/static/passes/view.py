@@ -1,0 +1,73 @@
+"""`ProgramView`: what passes transform and the code generator emits.
+
+It holds, per block index, the list of ops to emit (Operator objects of the
+program, never mutated), the names of values that must survive (program
+outputs), compile-time constants (folded values), and per-op notes such as
+the buffer an op writes in place.
+"""
+from __future__ import annotations
+
+from ..printing import op_to_text
+
+
+class ProgramView:
+    def __init__(self, program, global_ops, outputs, inputs=()):
+        self.program = program
+        self.blocks = {0: list(global_ops)}
+        for op in self._all(self.blocks[0]):
+            for sub in op.sub_blocks():
+                self.blocks.setdefault(sub.idx, list(sub.ops))
+        self.outputs = list(outputs)        # names returned by the compiled function
+        self.inputs = list(inputs)          # names passed in (feeds, then parameters)
+        self.consts = {}                    # name -> array known at compile time
+        self.inplace = {}                   # id(op) -> name of the buffer it writes
+
+    def _all(self, ops):
+        todo = list(ops)
+        while todo:
+            op = todo.pop()
+            yield op
+            for sub in op.sub_blocks():
+                todo.extend(sub.ops)
+
+    def copy(self):
+        new = ProgramView.__new__(ProgramView)
+        new.program = self.program
+        new.blocks = {k: list(v) for k, v in self.blocks.items()}
+        new.outputs = list(self.outputs)
+        new.inputs = list(self.inputs)
+        new.consts = dict(self.consts)
+        new.inplace = dict(self.inplace)
+        return new
+
+    def ops(self, idx=0):
+        return self.blocks[idx]
+
+    def sub_block_ids(self, op):
+        return [v for k, v in op.attrs.items() if k.endswith("_block")]
+
+    def block_results(self, op):
+        """Names an op's sub-blocks hand back to it (branch / body outputs)."""
+        names = []
+        for key in ("true_outs", "false_outs", "body_outs"):
+            names.extend(n for n in op.attrs.get(key, ()) if n is not None)
+        if "cond_out" in op.attrs:
+            names.append(op.attrs["cond_out"])
+        return names
+
+    def to_text(self):
+        """One op per line (sub-blocks indented), constants and in-place notes."""
+        lines = [f"inputs: {', '.join(self.inputs)}"]
+        for name, value in self.consts.items():
+            lines.append(f"const {name} = {value.dtype.name}{list(value.shape)}")
+
+        def emit(idx, indent):
+            for op in self.blocks[idx]:
+                note = f"  [in place: {self.inplace[id(op)]}]" if id(op) in self.inplace else ""
+                lines.append("  " * indent + op_to_text(op) + note)
+                for sub in self.sub_block_ids(op):
+                    lines.append("  " * (indent + 1) + f"block {sub}:")
+                    emit(sub, indent + 2)
+        emit(0, 1)
+        lines.append(f"outputs: {', '.join(self.outputs)}")
+        return "\n".join(lines)
