@@ -38,27 +38,48 @@ def bind(name, *inputs, **attrs):
                 break
     if builder is not None:
         return builder.append_op(op, inputs, attrs)
-    return _run_eager(op, inputs, attrs)
+    return run_eager(op, inputs, attrs)
 
 
-def _run_eager(op, inputs, attrs):
-    from .tensor import Tensor
-    from . import autograd
+def eager_now():
+    """True when an op on eager Tensors runs now (no program is being built)."""
+    return not state._tls.builders and not state._global["static"]
 
+
+def run_eager(op, inputs, attrs):
+    """Run `op`'s kernel on eager Tensors now; record a tape node if a gradient
+    is wanted. The hot path of eager mode: keep it lean."""
     try:
         arrays = [x._value for x in inputs]
     except AttributeError:
         bad = next(x for x in inputs if not isinstance(x, Tensor))
         raise TypeError(f"{op.name}: expected Tensor inputs, got {type(bad).__name__}") from None
     result = op.kernel(*arrays, **attrs)
-    if op.num_outputs == 0:  # side effects only (print, assert)
+    n_out = op.num_outputs
+    if n_out == 1:
+        value = result if type(result) is np.ndarray else np.asarray(result)
+        needs_grad = False
+        if op.vjp is not None and state._tls.grad_enabled:
+            for x in inputs:
+                if not x.stop_gradient:
+                    needs_grad = True
+                    break
+        out = _new_tensor(value, not needs_grad)
+        if needs_grad:
+            autograd.record(op, inputs, attrs, (out,), (value,))
+        return out
+    if n_out == 0:  # side effects only (print, assert)
         return None
-    if op.num_outputs == 1:
-        result = (result,)
     values = [r if type(r) is np.ndarray else np.asarray(r) for r in result]
     needs_grad = (op.vjp is not None and state._tls.grad_enabled
                   and any(not x.stop_gradient for x in inputs))
-    outs = [Tensor._from_array(v, stop_gradient=not needs_grad) for v in values]
+    outs = [_new_tensor(v, not needs_grad) for v in values]
     if needs_grad:
         autograd.record(op, inputs, attrs, outs, values)
-    return outs[0] if op.num_outputs == 1 else tuple(outs)
+    return tuple(outs)
+
+
+# Bound at the end of `d2s.core.tensor` (which imports this module first).
+Tensor = None
+_new_tensor = None
+autograd = None

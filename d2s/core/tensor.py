@@ -127,3 +127,13 @@ def to_tensor(data, dtype=None, stop_gradient=True):
         value = data._value if dtype is None else data._value.astype(as_dtype(dtype))
         return Tensor(value, stop_gradient=stop_gradient)
     return Tensor(data, dtype=dtype, stop_gradient=stop_gradient)
+
+
+def _bind_dispatch():
+    from . import dispatch
+    dispatch.Tensor = Tensor
+    dispatch._new_tensor = Tensor._from_array
+    dispatch.autograd = autograd
+
+
+_bind_dispatch()

@@ -42,6 +42,7 @@ class ConcreteProgram:
         self._backward = None
         self._backward_reads = frozenset()
         self._compiled_forward = _UNSET
+        self._float_params = [t for t in main_program.captured.values() if is_floating(t.dtype)]
         self._grad_fns = None
         self._lock = threading.Lock()
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
@@ -82,12 +83,15 @@ class ConcreteProgram:
 
     # ---- running ---------------------------------------------------------------------
     def _needs_grad(self, tensors):
-        if not state.grad_enabled():
+        if not state._tls.grad_enabled:
             return False
-        if any(not t.stop_gradient for t in tensors):
-            return True
-        return any(not t.stop_gradient and is_floating(t.dtype)
-                   for t in self.main_program.captured.values())
+        for t in tensors:
+            if not t.stop_gradient:
+                return True
+        for t in self._float_params:
+            if not t.stop_gradient:
+                return True
+        return False
 
     def __call__(self, tensors):
         """Run with eager input Tensors (in `inputs` order); eager outputs."""

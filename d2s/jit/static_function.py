@@ -11,6 +11,7 @@ from ..convert import api as convert_api
 from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
+from ..core.tensor import Tensor
 from .concrete_program import ConcreteProgram
 from .signature import describe_change, make_signature
 from .switch import log_code, to_static_enabled
@@ -61,6 +62,7 @@ class StaticFunction:
         self._full_graph = full_graph
         self._bound_self = bound_self
         self._cache = ProgramCache()
+        self._fast = {}  # fast key -> (ConcreteProgram, positions of tensor arguments)
         self._lock = threading.RLock()
         self._converted = None
         self._fallback_reason = None
@@ -112,6 +114,14 @@ class StaticFunction:
     def __call__(self, *args, **kwargs):
         if not to_static_enabled() or self._fallback_reason is not None:
             return self.dygraph_function(*args, **kwargs)
+        if not kwargs and state.in_dynamic_mode():
+            # Cache-hit fast path: a key of (type, shape, dtype, stop_gradient) or
+            # (type, value) per positional argument, no signature inspection.
+            key = _fast_key(args, self._bound_self)
+            hit = self._fast.get(key) if key is not None else None
+            if hit is not None:
+                concrete, positions = hit
+                return concrete([args[i] for i in positions])
         if not state.in_dynamic_mode():
             # Inside another program's build (or static mode): trace inline.
             return self._call_converted(args, kwargs)
@@ -121,6 +131,11 @@ class StaticFunction:
             return self.dygraph_function(*args, **kwargs)
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
+        if not kwargs:
+            key = _fast_key(args, self._bound_self)
+            positions = [i for i, a in enumerate(args) if type(a) is Tensor]
+            if key is not None and len(positions) == len(tensors):
+                self._fast[key] = (concrete, positions)
         return concrete(tensors)
 
     def _call_converted(self, args, kwargs):
@@ -200,6 +215,25 @@ class StaticFunction:
 
     def __repr__(self):
         return f"<StaticFunction {self._function.__qualname__}>"
+
+
+_SCALARS = (int, float, bool, str, type(None))
+
+
+def _fast_key(args, bound_self):
+    """A hashable key for flat positional calls of Tensors and Python scalars,
+    or None (nested or other arguments take the full signature path)."""
+    key = [getattr(bound_self, "training", None)]
+    for a in args:
+        t = type(a)
+        if t is Tensor:
+            v = a._value
+            key.append((v.shape, v.dtype, a.stop_gradient))
+        elif t in _SCALARS:
+            key.append((t, a))
+        else:
+            return None
+    return tuple(key)
 
 
 class _FallBack(Exception):
