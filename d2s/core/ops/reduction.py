@@ -51,11 +51,20 @@ def _reduce_infer(kernel):
     return infer
 
 
+# Float reductions call the ufunc's reduce directly: the same arithmetic as
+# np.sum / np.mean (which wrap it), without their per-call overhead.
 def _sum_kernel(x, axes, keepdim):
+    if x.dtype.kind == "f":
+        return np.add.reduce(x, axis=axes, keepdims=keepdim)
     return np.sum(x, axis=axes, keepdims=keepdim)
 
 
 def _mean_kernel(x, axes, keepdim):
+    if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        return np.true_divide(np.add.reduce(x, axis=axes, keepdims=keepdim), count)
     return np.mean(x, axis=axes, keepdims=keepdim)
 
 
@@ -108,11 +117,11 @@ def _extremum_vjp(g, out, x, axes, keepdim):
 
 
 def _max_kernel(x, axes, keepdim):
-    return np.max(x, axis=axes, keepdims=keepdim)
+    return np.maximum.reduce(x, axis=axes, keepdims=keepdim)
 
 
 def _min_kernel(x, axes, keepdim):
-    return np.min(x, axis=axes, keepdims=keepdim)
+    return np.minimum.reduce(x, axis=axes, keepdims=keepdim)
 
 
 register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp)

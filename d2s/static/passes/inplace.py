@@ -4,7 +4,7 @@ An elementwise op whose kernel is a numpy ufunc may write its result into a
 buffer the program owns once every value held in that buffer is dead: the
 buffer of one of its own inputs (so a chain like `tanh(a @ w + b)` runs in
 one buffer: fusion), else any dead buffer of the same shape and dtype
-(reuse). A buffer is owned when a ufunc op or matmul of block 0 allocated
+(reuse). A buffer is owned when a ufunc op or matmul of the same block allocated
 it and every reader of its values makes fresh results (no view aliases
 it). Inputs, parameters, constants, block results and program outputs are
 pinned: never written. Shapes must be fully known. Sub-blocks are left
@@ -44,10 +44,23 @@ def _reads(view, op):
 def run(view):
     view = view.copy()
     pinned = set(view.outputs) | set(view.inputs) | set(view.consts) | set(view.program.captured)
-    for ops in view.blocks.values():
+    produced_in = {}
+    for idx, ops in view.blocks.items():
         for op in ops:
             pinned.update(view.block_results(op))
-    ops = view.blocks[0]
+            for v in op.outputs:
+                produced_in[v.name] = idx
+    # A value read by another block (a branch, a loop body) is never overwritten:
+    # only reads inside the block that made it are tracked below.
+    for idx, ops in view.blocks.items():
+        for op in ops:
+            pinned.update(v.name for v in op.inputs if produced_in.get(v.name, idx) != idx)
+    for ops in view.blocks.values():
+        _plan(view, ops, pinned)
+    return view
+
+
+def _plan(view, ops, pinned):
     last_use, fresh_readers = {}, {}
     for i, op in enumerate(ops):
         for name in _reads(view, op):
@@ -84,4 +97,3 @@ def run(view):
             view.inplace[id(op)] = choice
             buffer_of[out.name] = choice
             holds[choice] = [out.name]  # the old values are dead
-    return view
