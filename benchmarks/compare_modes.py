@@ -1,0 +1,523 @@
+"""Compare d2s eager, d2s to_static and hand-written numpy on the same workloads.
+
+    python benchmarks/compare_modes.py                      # full run (7 rounds)
+    python benchmarks/compare_modes.py --quick --workloads W1,W5 --png ''
+
+Each workload (benchmarks/workloads.py) is written once as d2s code and run
+(a) eagerly (`d2s.jit.enable_to_static(False)`), (b) through `to_static`,
+(c) as a hand-written numpy function; the results are checked equal before
+any timing. Per mode: median time per call over several rounds of many calls
+(calibrated so a round takes ~0.15 s), with the spread; ratios eager/static
+and numpy/static; the first-call time of a fresh StaticFunction (convert,
+trace, build, run). torch / jax columns are added when they import.
+Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
+Exit status 1 when a workload fails or disagrees between modes.
+"""
+import os
+import sys
+
+# Single-threaded BLAS for every mode, before numpy (or anything) is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)       # benchmark this checkout's d2s
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import d2s  # noqa: E402
+from d2s.jit import enable_to_static  # noqa: E402
+
+import others  # noqa: E402
+import timing  # noqa: E402
+from workloads import WORKLOADS, arrays  # noqa: E402
+
+D2S_MODES = ("eager", "static", "numpy")
+LABELS = {"eager": "eager d2s", "static": "to_static", "numpy": "numpy"}
+
+# Targets (printed, not asserted).
+NUMPY_RATIO_TARGET = {"W4": 0.95}          # numpy/static >= this; default 1.0
+EAGER_RATIO_TARGET = 3.0                   # eager/static on these workloads:
+EAGER_RATIO_WORKLOADS = ("W2", "W3", "W3b", "W5", "W6")
+FIRST_CALL_TARGET_S = 20e-3
+CACHE_HIT_TARGET_S = 10e-6
+
+
+# ---- modes ----------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def d2s_mode(static, no_grad):
+    enable_to_static(static)
+    try:
+        with (d2s.no_grad() if no_grad else contextlib.nullcontext()):
+            yield
+    finally:
+        enable_to_static(True)
+
+
+def mode_table(wl, extra):
+    """{mode: (zero-arg fn, context factory)} for `timing.measure`."""
+    modes = {
+        "eager": (wl.call, lambda: d2s_mode(False, wl.no_grad)),
+        "static": (wl.call, lambda: d2s_mode(True, wl.no_grad)),
+        "numpy": (wl.numpy_call, contextlib.nullcontext),
+    }
+    for name, fn in extra.items():
+        modes[name] = (fn, contextlib.nullcontext)
+    return modes
+
+
+# ---- progress bar ---------------------------------------------------------------------------
+
+class Progress:
+    """One plain-text bar on stderr (a line per workload when stderr is not a tty)."""
+
+    def __init__(self, total, width=28, stream=sys.stderr):
+        self.total, self.done, self.width, self.stream = max(total, 1), 0, width, stream
+        self.tty = stream.isatty()
+        self.t0 = time.perf_counter()
+        self.prefix = ""
+
+    def start(self, prefix):
+        self.prefix = prefix
+        if not self.tty:
+            self.stream.write(f"[{self.done:4d}/{self.total}] {prefix}\n")
+            self.stream.flush()
+        else:
+            self.tick("", n=0)
+
+    def add_total(self, n):
+        self.total += n
+
+    def tick(self, label="", n=1):
+        self.done = min(self.total, self.done + n)
+        if not self.tty:
+            return
+        filled = int(self.width * self.done / self.total)
+        bar = "#" * filled + "." * (self.width - filled)
+        msg = f"\r[{bar}] {self.done:4d}/{self.total} {time.perf_counter() - self.t0:5.1f}s " \
+              f"{self.prefix} {label}"
+        self.stream.write(msg[:110].ljust(110))
+        self.stream.flush()
+
+    def close(self):
+        if self.tty:
+            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.flush()
+
+
+# ---- one workload -----------------------------------------------------------------------
+
+def compare(ref, got, rtol, atol):
+    """(equal, max abs difference) of two lists of arrays."""
+    if len(got) > len(ref) or not got:
+        return False, float("inf")
+    worst = 0.0
+    ok = True
+    for a, b in zip(ref, got):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False, float("inf")
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        worst = max(worst, float(diff.max()) if diff.size else 0.0)
+        ok = ok and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    return ok, worst
+
+
+def check_equal(wl, extra):
+    """Run every mode twice from the same state; compare to the static result.
+    torch / jax are compared with numpy on the outputs they return; returns
+    ({mode: (equal, max abs diff)}, {torch/jax mode that raised: error})."""
+    results = {}
+    for mode in D2S_MODES:
+        wl.reset()
+        if mode == "numpy":
+            wl.numpy_call()
+            out = wl.numpy_call()
+        else:
+            with d2s_mode(mode == "static", wl.no_grad):
+                wl.call()
+                out = wl.call()
+        results[mode] = arrays(out) + [np.array(a, copy=True) for a in wl.state(mode)]
+    wl.reset()
+    report = {}
+    for mode in ("eager", "numpy"):
+        report[mode] = compare(results["static"], results[mode], wl.rtol, wl.atol)
+    failed = {}
+    for name, fn in extra.items():
+        try:
+            fn()
+            report[name] = compare(results["numpy"], arrays(fn()), 1e-3, 1e-4)
+        except Exception as e:                 # noqa: BLE001 - optional columns
+            failed[name] = f"{type(e).__name__}: {e}".splitlines()[0]
+    return report, failed
+
+
+def first_calls(wl, repeats):
+    """(cold, [fresh...]) seconds: the first call of the workload's own
+    StaticFunction in this process, then first calls of fresh wrappers."""
+    with d2s_mode(True, wl.no_grad):
+        cold, _ = timing.time_once(wl.call)
+        wl.reset()
+        fresh = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn = wl.fresh_call()
+            fn()
+            fresh.append(time.perf_counter() - t0)
+            wl.reset()
+    return cold, fresh
+
+
+def run_workload(key, seed, cfg, libs, progress):
+    progress.start(key)
+    d2s.seed(seed)
+    wl = WORKLOADS[key](np.random.default_rng(seed))
+    entry = {"key": key, "title": wl.title, "info": wl.info, "no_grad": wl.no_grad}
+    extra, extra_errors = others.modes_for(key, wl.np_args, libs) if libs else ({}, {})
+    if extra_errors:
+        entry["other_errors"] = extra_errors
+    # The bar assumed two columns per library; correct it for what was built.
+    progress.add_total((len(extra) - 2 * len(libs)) * (1 + cfg["rounds"]))
+
+    cold, fresh = first_calls(wl, cfg["fresh_repeats"])
+    entry["first_call_cold_s"] = cold
+    entry["first_call_s"] = statistics.median(fresh)
+    entry["first_call_fresh_s"] = fresh
+    progress.tick("first calls")
+
+    eq, failed = check_equal(wl, extra)
+    if failed:
+        entry.setdefault("other_errors", {}).update(failed)
+        extra = {m: fn for m, fn in extra.items() if m not in failed}
+        progress.add_total(-len(failed) * (1 + cfg["rounds"]))
+    entry["equal"] = all(ok for ok, _ in (eq["eager"], eq["numpy"]))
+    entry["max_abs_diff"] = {m: d for m, (_, d) in eq.items()}
+    entry["others_equal"] = {m: ok for m, (ok, _) in eq.items() if m in extra}
+    progress.tick("checked")
+
+    stats = timing.measure(mode_table(wl, extra), rounds=cfg["rounds"],
+                           target_s=cfg["target_s"], warmup=cfg["warmup"],
+                           max_calls=cfg["max_calls"], tick=progress.tick)
+    wl.reset()
+    entry["modes"] = {m: s.as_dict() for m, s in stats.items()}
+    med = {m: s.median for m, s in stats.items()}
+    entry["ratios"] = {"eager/static": med["eager"] / med["static"],
+                       "numpy/static": med["numpy"] / med["static"]}
+    return entry
+
+
+# ---- output -------------------------------------------------------------------------------
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= 0.9995 * scale:
+            v = s / scale
+            return f"{v:.3g} {unit}" if v < 99.95 else f"{v:.0f} {unit}"
+    return f"{s / 1e-9:.0f} ns"
+
+
+def fmt_cell(m):
+    med = m["median_s"]
+    if len(m["rounds_s"]) < 2:
+        return fmt_time(med)
+    spread = (m["max_s"] - m["min_s"]) / (2 * med) * 100 if med else 0.0
+    return f"{fmt_time(med)} ±{spread:.0f}%"
+
+
+def table(entries, mode_names):
+    head = ["workload"] + [LABELS.get(m, m) for m in mode_names] + \
+           ["eager/st", "np/st", "1st call", "cold", "equal"]
+    rows = []
+    for e in entries:
+        if "error" in e:
+            rows.append([f"{e['key']} {e.get('title', '')}", f"ERROR: {e['error']}"])
+            continue
+        cells = [f"{e['key']} {e['title']}"]
+        for m in mode_names:
+            cells.append(fmt_cell(e["modes"][m]) if m in e["modes"] else "-")
+        cells += [f"{e['ratios']['eager/static']:.2f}x", f"{e['ratios']['numpy/static']:.2f}x",
+                  fmt_time(e["first_call_s"]), fmt_time(e["first_call_cold_s"]),
+                  "yes" if e["equal"] else "NO"]
+        rows.append(cells)
+    width = [max(len(r[i]) for r in [head] + rows if len(r) > i and len(r) == len(head))
+             for i in range(len(head))]
+    lines = []
+    for r in [head] + rows:
+        if len(r) != len(head):
+            lines.append(f"{r[0].ljust(width[0])}  {r[1]}")
+            continue
+        lines.append("  ".join(c.ljust(width[0]) if i == 0 else c.rjust(width[i])
+                               for i, c in enumerate(r)))
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def targets(entries, cache_hit):
+    out = []
+    ok = [e for e in entries if "error" not in e and e["key"] != "ADD"]
+
+    def verdict(name, items):
+        met = [k for k, v, good in items if good]
+        missed = [f"{k} ({v})" for k, v, good in items if not good]
+        out.append({"target": name, "met": not missed and bool(items),
+                    "met_on": met, "missed_on": missed})
+
+    verdict("numpy/static >= 1.0 (W4 >= 0.95)",
+            [(e["key"], f"{e['ratios']['numpy/static']:.2f}",
+              e["ratios"]["numpy/static"] >= NUMPY_RATIO_TARGET.get(e["key"], 1.0)) for e in ok])
+    verdict(f"eager/static >= {EAGER_RATIO_TARGET:g} on {','.join(EAGER_RATIO_WORKLOADS)}",
+            [(e["key"], f"{e['ratios']['eager/static']:.2f}",
+              e["ratios"]["eager/static"] >= EAGER_RATIO_TARGET)
+             for e in ok if e["key"] in EAGER_RATIO_WORKLOADS])
+    def first(e, key):
+        run = e["modes"]["static"]["median_s"]
+        return f"{fmt_time(e[key])}, of which a cached call takes {fmt_time(run)}"
+    verdict(f"first call of a fresh StaticFunction <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
+            [(e["key"], first(e, "first_call_s"), e["first_call_s"] <= FIRST_CALL_TARGET_S)
+             for e in entries if "error" not in e])
+    verdict(f"cold first call (incl. source conversion) <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
+            [(e["key"], first(e, "first_call_cold_s"),
+              e["first_call_cold_s"] <= FIRST_CALL_TARGET_S)
+             for e in entries if "error" not in e])
+    if cache_hit is not None:
+        verdict(f"cache-hit overhead <= {CACHE_HIT_TARGET_S * 1e6:g} µs",
+                [("ADD", fmt_time(cache_hit["overhead_s"]),
+                  cache_hit["overhead_s"] <= CACHE_HIT_TARGET_S)])
+    return out
+
+
+def print_targets(results):
+    print("\ntargets (not asserted):")
+    for t in results:
+        status = "met" if t["met"] else "NOT met"
+        line = f"  [{status:>7}] {t['target']}"
+        if t["met_on"]:
+            line += f"; met on {', '.join(t['met_on'])}"
+        if t["missed_on"]:
+            line += f"; missed on {', '.join(t['missed_on'])}"
+        print(line)
+
+
+def chart(entries, mode_names, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(no PNG: matplotlib is not importable; pip install -e '.[bench]' to get it)")
+        return False
+    ok = [e for e in entries if "error" not in e]
+    if not ok:
+        return False
+    fig, (ax, rel) = plt.subplots(2, 1, figsize=(max(8, 1.3 * len(ok)), 8.5), sharex=True)
+    width = 0.8 / len(mode_names)
+    for i, m in enumerate(mode_names):
+        xs, ys, lo, hi, ratio = [], [], [], [], []
+        for j, e in enumerate(ok):
+            if m in e["modes"]:
+                s = e["modes"][m]
+                xs.append(j + (i - (len(mode_names) - 1) / 2) * width)
+                ys.append(s["median_s"] * 1e6)
+                lo.append((s["median_s"] - s["min_s"]) * 1e6)
+                hi.append((s["max_s"] - s["median_s"]) * 1e6)
+                ratio.append(s["median_s"] / e["modes"]["static"]["median_s"])
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=LABELS.get(m, m))
+        rel.bar(xs, ratio, width, label=LABELS.get(m, m))
+    for a in (ax, rel):
+        a.set_xticks(range(len(ok)))
+        a.set_xticklabels([e["key"] for e in ok])
+        a.set_yscale("log")
+    ax.set_ylabel("µs per call (median; whiskers: min-max)")
+    ax.set_title("time per call (lower is better)")
+    rel.axhline(1.0, color="k", lw=0.8)
+    from matplotlib.ticker import FormatStrFormatter
+    rel.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    rel.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    rel.set_ylabel("time / to_static time")
+    rel.set_title("relative to to_static (> 1: slower than to_static)")
+    ax.legend(fontsize=8)
+    fig.suptitle("d2s compare_modes: eager d2s vs to_static vs hand-written numpy")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def meta(cfg, libs):
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except Exception:                                   # noqa: BLE001
+            return None
+    cpu = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                       None)
+    except OSError:
+        pass
+    status = git("status", "--porcelain", "--", "d2s")
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "python": platform.python_version(), "numpy": np.__version__,
+        "platform": platform.platform(), "cpu": cpu, "cpu_count": os.cpu_count(),
+        "git_commit": git("rev-parse", "HEAD"), "d2s_dirty": bool(status) if status is not None
+        else None,
+        "env": {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                               "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")},
+        "config": cfg, "other_libraries": libs,
+    }
+
+
+# ---- main ---------------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="1 round, few calls (CI smoke run; the numbers are rough)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per mode (default 7)")
+    parser.add_argument("--round-time", type=float, default=None,
+                        help="seconds per round (default 0.15)")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "compare_modes.json"))
+    parser.add_argument("--png", default=os.path.join(HERE, "results", "compare_modes.png"),
+                        help="bar chart path; '' for none")
+    parser.add_argument("--no-others", action="store_true", help="skip torch / jax columns")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:                        # never fail on a terminal that cannot show µ or ±
+        sys.stdout.reconfigure(errors="replace")
+    except (AttributeError, ValueError):
+        pass
+
+    keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
+    cfg = ({"rounds": 1, "target_s": 0.005, "warmup": 1, "max_calls": 20, "fresh_repeats": 1}
+           if args.quick else
+           {"rounds": 7, "target_s": 0.15, "warmup": 3, "max_calls": 1_000_000,
+            "fresh_repeats": 5})
+    if args.rounds is not None:
+        cfg["rounds"] = max(1, args.rounds)
+    if args.round_time is not None:
+        cfg["target_s"] = args.round_time
+    cfg["quick"] = args.quick
+    libs = [] if args.no_others else others.available()
+
+    t_start = time.perf_counter()
+    # Warm the converter itself (its lazy imports) so W1's cold call measures W1.
+    with d2s_mode(True, True):
+        d2s.jit.to_static(lambda_free_warmup)(d2s.ones([2]))
+
+    per_workload = 2 + len(D2S_MODES) * (1 + cfg["rounds"])
+    per_workload += 2 * len(libs) * (1 + cfg["rounds"])
+    progress = Progress(per_workload * len(keys))
+    entries = []
+    for key in keys:
+        seed = args.seed + list(WORKLOADS).index(key)
+        done_before = progress.done
+        try:
+            entries.append(run_workload(key, seed, cfg, libs, progress))
+        except Exception as e:                              # noqa: BLE001 - report, go on
+            tb = traceback.format_exc()
+            entries.append({"key": key, "error": f"{type(e).__name__}: {e}".splitlines()[0],
+                            "traceback": tb})
+            progress.tick("failed", n=done_before + per_workload - progress.done)
+    progress.close()
+    wall = time.perf_counter() - t_start
+
+    mode_names = list(D2S_MODES)
+    for e in entries:
+        for m in e.get("modes", {}):
+            if m not in mode_names:
+                mode_names.append(m)
+    table_entries = [e for e in entries if e["key"] != "ADD" or "error" in e]
+    print(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
+          f"~{cfg['target_s'] * 1e3:g} ms per mode; median per call ±half the min-max spread")
+    print(table(table_entries, mode_names))
+
+    cache_hit = None
+    add = next((e for e in entries if e["key"] == "ADD" and "error" not in e), None)
+    if add is not None:
+        st, npy = add["modes"]["static"]["median_s"], add["modes"]["numpy"]["median_s"]
+        cache_hit = {"static_s": st, "numpy_s": npy, "overhead_s": st - npy,
+                     "eager_s": add["modes"]["eager"]["median_s"],
+                     "first_call_s": add["first_call_s"], "equal": add["equal"]}
+        print(f"\ncache hit of a one-add function ([16] float32): to_static {fmt_time(st)} "
+              f"- numpy add {fmt_time(npy)} = overhead {fmt_time(st - npy)} per call "
+              f"(eager d2s {fmt_time(cache_hit['eager_s'])}; first call "
+              f"{fmt_time(add['first_call_s'])})")
+    for e in entries:
+        if "error" in e:
+            print(f"\n{e['key']} failed:\n{e['traceback']}")
+        elif not e["equal"]:
+            print(f"\n{e['key']}: modes disagree; max |difference| vs to_static: "
+                  f"{e['max_abs_diff']}")
+        if e.get("other_errors"):
+            print(f"{e['key']}: skipped columns: {e['other_errors']}")
+        for m, ok in (e.get("others_equal") or {}).items():
+            if not ok:
+                print(f"{e['key']}: {m} result differs from numpy "
+                      f"(max |diff| {e['max_abs_diff'][m]:.3g})")
+    tg = targets(entries, cache_hit)
+    print_targets(tg)
+    if args.quick:
+        print("(--quick: one short round; the numbers are rough)")
+
+    result = {"meta": meta(cfg, libs), "workloads": {e["key"]: e for e in entries},
+              "cache_hit": cache_hit, "targets": tg, "wall_s": wall}
+    result["meta"]["wall_s"] = wall
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1, default=_json_default)
+        print(f"\nJSON: {args.json}")
+    if args.png:
+        if chart(entries, mode_names, args.png):
+            print(f"PNG: {args.png}")
+    print(f"wall time: {wall:.1f} s")
+    failed = [e["key"] for e in entries if "error" in e or not e["equal"]]
+    return 1 if failed else 0
+
+
+def lambda_free_warmup(x):
+    return x + 1.0
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.bool_,)):
+        return bool(o)
+    return str(o)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""Smoke test of benchmarks/compare_modes.py: a --quick run on three workloads."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "benchmarks", "compare_modes.py")
+
+
+def test_compare_modes_quick(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, SCRIPT, "--quick", "--workloads", "W1,W2,W5", "--json", str(out),
+         "--png", ""],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert set(data["workloads"]) == {"W1", "W2", "W5"}
+    for key, entry in data["workloads"].items():
+        assert "error" not in entry, entry.get("traceback")
+        assert entry["equal"] is True, (key, entry["max_abs_diff"])
+        for mode in ("eager", "static", "numpy"):
+            assert entry["modes"][mode]["median_s"] > 0, (key, mode)
+        assert entry["first_call_s"] > 0 and entry["first_call_cold_s"] > 0
+        assert entry["ratios"]["eager/static"] > 0
+    assert "workload" in proc.stdout and "targets" in proc.stdout   # the table was printed
