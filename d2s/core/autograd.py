@@ -109,6 +109,8 @@ def _accumulate_leaf(leaf, g):
     if value.shape != leaf.shape:
         raise RuntimeError(f"gradient of shape {value.shape} for a tensor of shape {leaf.shape}")
     if leaf.grad is None:
-        leaf.grad = Tensor._from_array(value.copy())
+        # No copy: d2s never writes into an array it handed out (sums below
+        # make new arrays), so sharing the cotangent's array is safe.
+        leaf.grad = Tensor._from_array(value)
     else:
         leaf.grad = Tensor._from_array(leaf.grad._value + value)

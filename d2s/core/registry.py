@@ -40,6 +40,12 @@ class OpDef:
     stateful: bool = False
     doc: str = ""
     extra: dict = field(default_factory=dict)
+    # The kernel accepts `out=` (an elementwise result written into a given
+    # buffer); numpy ufuncs always do. The compiled executor uses it in place.
+    writes_out: bool = False
+
+    def __post_init__(self):
+        self.writes_out = self.writes_out or isinstance(self.kernel, np.ufunc)
 
     @property
     def differentiable(self) -> bool:
@@ -53,10 +59,10 @@ OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                doc="") -> OpDef:
+                doc="", writes_out=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
-    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, doc)
+    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, doc, writes_out=writes_out)
     OPS[name] = op
     return op
 

@@ -187,16 +187,28 @@ class ConcreteProgram:
         fwd_ops, bwd_ops = gb.ops[:self._n_forward], gb.ops[self._n_forward:]
         if any(op.sub_blocks() for op in gb.ops):
             return None
-        diff_outs, ct_names, grad_names = self._backward
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         saved = sorted(n for n in self._backward_reads if n in produced)
         fwd = self._compile(fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
-        bwd = self._compile(bwd_ops, saved + ct_names,
-                            [n for n in grad_names if n is not None], "backward")
-        if fwd is None or bwd is None:
+        if fwd is None:
             return None
-        return fwd, bwd
+        self._saved_names = saved
+        return fwd, {}
+
+    def _backward_fn(self, wanted):
+        """The compiled backward computing only the gradients `wanted` (a mask
+        over inputs + parameters): DCE drops the rest (e.g. a frozen input's)."""
+        fwd, by_mask = self._grad_fns
+        bwd = by_mask.get(wanted)
+        if bwd is None:
+            _, ct_names, grad_names = self._backward
+            outs = [n for n, w in zip(grad_names, wanted) if n is not None and w]
+            gb = self.main_program.global_block()
+            bwd = self._compile(gb.ops[self._n_forward:], self._saved_names + ct_names, outs,
+                                "backward")
+            by_mask[wanted] = bwd
+        return bwd
 
     # ---- backward ------------------------------------------------------------------------
     def _ensure_backward(self):
@@ -230,9 +242,10 @@ class ConcreteProgram:
             run_ops(program.global_block().ops[self._n_forward:], program, scope)
             values = [None if n is None else scope.get(n) for n in grad_names]
         else:
-            _, bwd = self._grad_fns
-            it = iter(bwd(*_saved, *cts))
-            values = [None if n is None else next(it) for n in grad_names]
+            wanted = tuple(not t.stop_gradient for t in inputs)
+            it = iter(self._backward_fn(wanted)(*_saved, *cts))
+            values = [next(it) if n is not None and w else None
+                      for n, w in zip(grad_names, wanted)]
         return tuple(None if v is None or type(v) is UndefinedValue
                      else Tensor._from_array(np.asarray(v)) for v in values)
 

@@ -101,10 +101,15 @@ def test_compiled_equals_interpreter(fn, grad, capsys):
 
 
 def test_compiled_source_is_readable_python():
-    sf = to_static(branches)
-    x = d2s.to_tensor(np.ones((3, 2)))
-    sf(x)
-    fn = sf.get_concrete_program(x)._forward()
+    previous = executor_mode()
+    set_executor_mode("compiled")
+    try:
+        sf = to_static(branches)
+        x = d2s.to_tensor(np.ones((3, 2)))
+        sf(x)
+        fn = sf.get_concrete_program(x)._forward()
+    finally:
+        set_executor_mode(previous)
     assert fn is not None
     src = fn.source
     assert src.startswith("def forward(x):") and "if " in src and "k_tanh(" in src

@@ -37,8 +37,9 @@ def _binary(name, kernel, vjp):
     return fn
 
 
-def _unary(name, kernel, vjp, infer=None):
-    op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp)
+def _unary(name, kernel, vjp, infer=None, writes_out=False):
+    op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp,
+                     writes_out=writes_out)
 
     def fn(x):
         if type(x) is Tensor and eager_now():
@@ -122,13 +123,13 @@ sigmoid = _unary("sigmoid", _sigmoid_kernel, lambda g, out, x: (g * out * (1.0 -
                  infer=same_infer)
 
 
-def _relu_kernel(x):
-    return np.maximum(x, 0).astype(x.dtype, copy=False)
+def _relu_kernel(x, out=None):
+    return np.maximum(x, x.dtype.type(0), out=out)
 
 
 relu = _unary("relu", _relu_kernel,
               lambda g, out, x: (where(greater_than(x, 0), g, zeros_like_(g)),),
-              infer=same_infer)
+              infer=same_infer, writes_out=True)
 
 
 # ---- where / clip / cast -----------------------------------------------------

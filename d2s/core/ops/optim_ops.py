@@ -8,7 +8,8 @@ from ..registry import Aval, register_op
 
 
 def _sgd_kernel(param, grad, lr):
-    return (param - lr * grad).astype(param.dtype, copy=False)
+    step = np.multiply(grad, lr, dtype=param.dtype)  # one new array, then in place
+    return np.subtract(param, step, out=step)
 
 
 register_op("sgd_update", _sgd_kernel, lambda p, g, lr: Aval(tuple(p.shape), p.dtype))

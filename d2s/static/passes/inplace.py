@@ -20,8 +20,12 @@ _FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without a
 
 
 def is_ufunc_op(op):
+    """An elementwise op whose kernel can write into a given buffer (`out=`)."""
     opdef = OPS.get(op.type)
-    return opdef is not None and isinstance(opdef.kernel, np.ufunc) and len(op.outputs) == 1
+    if opdef is None or not opdef.writes_out or len(op.outputs) != 1 or op.attrs:
+        return False
+    # generalized ufuncs (matmul) would need a temporary copy to write over an input
+    return getattr(opdef.kernel, "signature", None) is None
 
 
 def _fresh(op):
