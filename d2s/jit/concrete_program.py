@@ -67,6 +67,12 @@ class ConcreteProgram:
                 inputs.append(var)
                 leaves.append(var)
             args, kwargs = unflatten(signature.tree, leaves)
+            # Arguments holding no tensor are passed as they are (a list the
+            # function appends to is the caller's list, as in Python).
+            args = tuple(orig if _tensor_free(orig) else new
+                         for orig, new in zip(signature.args, args))
+            kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
+                      for k, v in kwargs.items()}
             if bound_self is not None:
                 args = (bound_self,) + tuple(args)
             result = converted_fn(*args, **kwargs)
@@ -252,6 +258,12 @@ class ConcreteProgram:
     def __repr__(self):
         return (f"<ConcreteProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
                 f"{self._n_forward} ops>")
+
+
+def _tensor_free(value):
+    leaves, _ = flatten(value)
+    return not any(isinstance(x, (Tensor, np.ndarray)) or type(x).__name__ == "InputSpec"
+                   for x in leaves)
 
 
 def _names_read(program, ops):

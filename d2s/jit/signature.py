@@ -17,14 +17,16 @@ from ..static.pytree import flatten
 
 
 class Signature:
-    __slots__ = ("key", "leaves", "tree", "specs", "names")
+    __slots__ = ("key", "leaves", "tree", "specs", "names", "args", "kwargs")
 
-    def __init__(self, key, leaves, tree, specs, names):
+    def __init__(self, key, leaves, tree, specs, names, args=(), kwargs=None):
         self.key = key
         self.leaves = leaves
         self.tree = tree
         self.specs = specs      # InputSpec per leaf, None for Python leaves
         self.names = names      # a readable name per leaf
+        self.args = args        # the call's own arguments (containers kept by identity)
+        self.kwargs = kwargs or {}
 
 
 def arg_names(fn, args, kwargs):
@@ -106,7 +108,8 @@ def make_signature(fn, args, kwargs, input_spec=None, training=None):
             key.append(_python_key(leaf))
         specs.append(spec)
         new_leaves.append(leaf)
-    return Signature((tree, tuple(key), training), new_leaves, tree, specs, names)
+    return Signature((tree, tuple(key), training), new_leaves, tree, specs, names,
+                     tuple(args), dict(kwargs))
 
 
 def describe_change(old, new):

@@ -139,10 +139,16 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
     parent = program.current_block()
     true_block = program._create_block(parent)
     with program._block_guard(true_block):
-        t_leaves, t_tree = flatten(true_fn())
+        t_out = true_fn()
     false_block = program._create_block(parent)
     with program._block_guard(false_block):
-        f_leaves, f_tree = flatten(false_fn())
+        f_out = false_fn()
+    t_out, f_out = _expand_undefined(t_out, f_out)
+    t_leaves, t_tree = flatten(t_out)
+    f_leaves, f_tree = flatten(f_out)
+    if names and isinstance(t_out, (tuple, list)) and len(names) == len(t_out):
+        # one name per output; a structured output (a returned tuple) names its leaves
+        names = flatten([_like(v, n) for v, n in zip(t_out, names)])[0]
     if t_tree != f_tree or len(t_leaves) != len(f_leaves):
         raise ControlFlowError(
             "cond: true_fn and false_fn return different structures "
@@ -168,6 +174,7 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
                 continue
             # The other path never reaches a use (it returned or raised): that branch
             # yields an undefined marker at run time.
+            python_number = is_python_scalar(b if a_undef else a)
             if a_undef:
                 b = _to_branch_var(builder, false_block, b, b)
                 out_names = (None, b.name)
@@ -178,6 +185,7 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
             if not (false_block if a_undef else true_block).is_ancestor_of(v.block):
                 branch_vars.append(v)
             out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
+            out.weak = python_number or getattr(v, "weak", False)
             outs.append(out)
             t_names.append(out_names[0])
             f_names.append(out_names[1])
@@ -246,6 +254,31 @@ def _to_branch_var(builder, block, x, other):
                     "tensor in both branches (e.g. d2s.full_like)")
             return builder.to_var(constant(x, _python_scalar_dtype(x, other)))
         return builder.to_var(constant(np.asarray(x)))
+
+
+def _expand_undefined(a, b):
+    """An undefined value facing a tuple/list/dict (a returned tuple on one path)
+    stands for that whole structure of undefined values."""
+    if _is_undefined(a) and isinstance(b, (tuple, list, dict)):
+        a = _like(b, a)
+    elif _is_undefined(b) and isinstance(a, (tuple, list, dict)):
+        b = _like(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) \
+            and type(a) is type(b):
+        pairs = [_expand_undefined(x, y) for x, y in zip(a, b)]
+        return type(a)(p[0] for p in pairs), type(b)(p[1] for p in pairs)
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        pairs = {k: _expand_undefined(a[k], b[k]) for k in a}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    return a, b
+
+
+def _like(structure, undefined):
+    if isinstance(structure, dict):
+        return {k: _like(v, undefined) for k, v in structure.items()}
+    if isinstance(structure, (tuple, list)):
+        return type(structure)(_like(v, undefined) for v in structure)
+    return undefined
 
 
 def _settle_pending(builder, a, a_block, b, b_block):
@@ -471,6 +504,14 @@ def _body_output(builder, x, placeholder, label):
 def _building_block():
     builder = state.current_builder()
     return None if builder is None else builder.program.current_block()
+
+
+def mark_block_terminates():
+    """The block being traced ends the function (it returned): names it leaves
+    undefined do not make the enclosing `cond` fail."""
+    block = _building_block()
+    if block is not None and block.idx != 0:
+        block.terminates = True
 
 
 def append_raise(exc):

@@ -29,6 +29,10 @@ def set_executor_mode(mode):
     _MODE["mode"] = mode
 
 
+class MissingValue(KeyError):
+    """A variable with no value in the scope chain (not a user's KeyError)."""
+
+
 class Scope:
     __slots__ = ("vars", "parent")
 
@@ -43,7 +47,7 @@ class Scope:
             if v is not _MISSING:
                 return v
             s = s.parent
-        raise KeyError(name)
+        raise MissingValue(name)
 
     def set(self, name, value):
         self.vars[name] = value
@@ -93,7 +97,7 @@ def run_ops(ops, program, scope):
                 continue
             args = [scope.get(v.name) for v in op.inputs]
             result = OPS[op.type].kernel(*args, **op.attrs)
-        except KeyError as e:
+        except MissingValue as e:
             if e.args and isinstance(e.args[0], str) and not getattr(e, "_d2s_located", False):
                 if e.args[0] in program.feed_vars:
                     raise ValueError(f"feed: data variable '{e.args[0]}' is needed by the "
@@ -138,7 +142,7 @@ def _undefined_input(op, scope):
     for v in op.inputs:
         try:
             value = scope.get(v.name)
-        except KeyError:
+        except MissingValue:
             continue
         if type(value) is UndefinedValue:
             return value

@@ -65,17 +65,7 @@ def I(v):
     return np.array(v, np.int64)
 
 
-# Known d2s gaps (strict xfails; each reason is the precise failure seen).
-OTHER_PATH_RETURNS = ("a name assigned in one branch whose other branch returns is reported as "
-                      "'assigned in only one branch' (UnboundLocalError at the use) although "
-                      "that path never reaches the use")
-RETURN_TUPLE = ("`return a, b` on both paths of a tensor `if` fails while building: "
-                "ControlFlowError 'cond: true_fn and false_fn return different structures "
-                "(3 vs 2 values)'")
-RETURN_SCALAR_WEAK = ("a Python float returned on one path of a tensor `if` is materialized with "
-                      "a fixed float dtype instead of weakly: ControlFlowError \"'__ret_val_0' has "
-                      "dtype float64 and float32 in the two branches\" for one of float32/float64 "
-                      "x (an assigned name is promoted correctly)")
+# Known d2s gaps are marked with strict xfails where they occur (none at present).
 
 
 # =============================================================================
@@ -272,7 +262,7 @@ def one_branch_temporary_unused_after(x):
 
 
 @case(py=[(1.0,), (-1.0,)], tensors=[(F(1.0),), (F(-1.0),)],
-      ref=lambda x: np.where(x > 0, x * 2 + 1, x - 1), ops={"cond"}, xfail=OTHER_PATH_RETURNS)
+      ref=lambda x: np.where(x > 0, x * 2 + 1, x - 1), ops={"cond"})
 def one_branch_name_other_path_returns(x):
     if x > 0:
         y = x * 2
@@ -555,9 +545,7 @@ def _ref_zip_ranges(x, n):
 
 
 @case(py=[(1.0, 4), (1.0, 20)], tensors=[(F(1.0), I(4)), (F(1.0), I(20))],
-      ref=_ref_zip_ranges, ops={"while"},
-      xfail="zip(range(n), range(2, 10)) with tensor n fails while building: TypeError "
-            "\"static Variable 'loop_var_N' cannot be used as a Python int\"")
+      ref=_ref_zip_ranges, ops={"while"})
 def for_zip_ranges(x, n):
     s = x
     for i, j in zip(range(n), range(2, 10)):
@@ -902,8 +890,7 @@ def return_in_nested_if(x, y):
 
 
 @case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),), (F32(2.0),), (F32(-2.0),)],
-      ref=lambda x: np.where(x > 0, 1.0, x * 2).astype(x.dtype), ops={"cond"},
-      xfail=RETURN_SCALAR_WEAK)
+      ref=lambda x: np.where(x > 0, 1.0, x * 2).astype(x.dtype), ops={"cond"})
 def return_python_scalar_or_tensor(x):
     if x > 0:
         return 1.0
@@ -911,7 +898,7 @@ def return_python_scalar_or_tensor(x):
 
 
 @case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
-      ref=lambda x: (x, x * 2) if x > 0 else (x * 3, x), ops={"cond"}, xfail=RETURN_TUPLE)
+      ref=lambda x: (x, x * 2) if x > 0 else (x * 3, x), ops={"cond"})
 def return_tuple_on_both_paths(x):
     if x > 0:
         return x, x * 2
@@ -1697,9 +1684,6 @@ def _appends_to_argument(x, log):
     return x + 1
 
 
-@pytest.mark.xfail(strict=True, reason="a list passed as an argument is flattened into the "
-                   "signature and rebuilt (static/pytree.unflatten), so the function appends to "
-                   "a copy and the caller never sees the side effect")
 def test_side_effect_on_a_list_argument_is_visible_to_the_caller():
     log = []
     sf = to_static(_appends_to_argument)

@@ -113,6 +113,11 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
             set_state(init)
             fn()
             values = get_state()
+            if any(name.startswith("__ret_flag") and value is True
+                   for name, value in zip(state_names, values)):
+                # This branch returned: names it leaves unset are never read.
+                from d2s.static.control_flow import mark_block_terminates
+                mark_block_terminates()
             return tuple(values[p] for p in positions)
         return run
 

@@ -103,6 +103,11 @@ def python_int(value):
 
 
 def _item(iterable, counter):
+    if isinstance(iterable, builtins.range):  # a Python range zipped with a static one
+        return python_int(iterable.start + counter * iterable.step)
+    if isinstance(iterable, (list, tuple)):
+        import d2s
+        return d2s.stack(list(iterable))[counter]
     if isinstance(iterable, StaticRange):
         return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, StaticEnumerate):
