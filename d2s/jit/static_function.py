@@ -84,6 +84,12 @@ class StaticFunction:
                 self._bound[instance] = bound
             except TypeError:
                 pass
+            # Later lookups find it in the instance dict first (this is a
+            # non-data descriptor): no weak-dict lookup per call.
+            name = self._function.__name__
+            if isinstance(getattr(instance, "__dict__", None), dict) \
+                    and name not in instance.__dict__:
+                instance.__dict__[name] = bound
         return bound
 
     # ---- contract attributes ------------------------------------------------------------

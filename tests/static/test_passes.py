@@ -125,3 +125,24 @@ def test_inplace_never_writes_inputs_outputs_or_viewed_buffers():
                                 fetch_list=[env["v"], env["c"]])
     np.testing.assert_array_equal(got[0], np.full((3, 2), 2.0))
     np.testing.assert_allclose(got[1], np.exp(np.full((2, 3), 2.0)) + 1.0, rtol=1e-6)
+
+
+def test_simplify_drops_exact_identities_only():
+    from d2s.static.passes import simplify
+
+    def build():
+        x = static.data("x", [3], "float32")
+        a = x * 1.0                 # identity
+        b = 0.0 + a                 # identity
+        c = b * d2s.ones([2, 3])    # broadcasts: kept
+        d = x * 1.5                 # not neutral: kept
+        return {"c": c, "d": d}
+
+    view, env = _view(build, lambda e: [e["c"], e["d"]])
+    after = simplify.run(constant_folding.run(view))
+    assert _types(after) == ["multiply", "multiply"]
+    first = after.blocks[0][0]
+    assert first.inputs[0].name == "x" and first.outputs[0].shape == (2, 3)
+    got = static.Executor().run(view.program, feed={"x": np.arange(3, dtype=np.float32)},
+                                fetch_list=[env["c"], env["d"]])
+    np.testing.assert_array_equal(got[0], np.tile(np.arange(3, dtype=np.float32), (2, 1)))

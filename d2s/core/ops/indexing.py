@@ -67,7 +67,7 @@ def decode_index(spec, tensors):
             out.append(Ellipsis)
         elif kind == "tensor":
             v = tensors[item[1]]
-            out.append(int(v) if v.ndim == 0 and np.issubdtype(v.dtype, np.integer) else v)
+            out.append(int(v) if v.ndim == 0 and v.dtype.kind in "iu" else v)
         else:
             out.append(slice(*(int(tensors[b[1]]) if isinstance(b, tuple) else b
                                for b in item[1:])))

@@ -5,14 +5,15 @@ changed, so the interpreter (the reference) and backward construction keep
 seeing the original IR. Order (see `optimize`):
 
 1. constant folding first, so the next passes see folded values;
-2. CSE after folding: equal constants are now equal inputs;
-3. DCE after both: they leave unused ops behind;
-4. in-place fusion / buffer reuse last: it needs final use counts.
+2. algebraic simplification needs those constants (`x * 1` is `x`);
+3. CSE after both: equal constants are now equal inputs;
+4. DCE after them: they leave unused ops behind;
+5. in-place fusion / buffer reuse last: it needs final use counts.
 """
 from .view import ProgramView
-from . import constant_folding, cse, dce, inplace
+from . import constant_folding, cse, dce, inplace, simplify
 
-PIPELINE = [constant_folding, cse, dce, inplace]
+PIPELINE = [constant_folding, simplify, cse, dce, inplace]
 
 
 def optimize(view):

@@ -7,7 +7,7 @@ not the other way round. Stateful ops and control flow are never merged.
 from __future__ import annotations
 
 from ...core.registry import OPS
-from ..ir import Operator
+from .view import apply_renames, renamed_op as _renamed
 
 
 def _key(op, rename):
@@ -20,26 +20,6 @@ def _key(op, rename):
     except TypeError:  # unhashable attributes (arrays): never merged
         return None
     return (op.type, tuple(rename.get(v.name, v).name for v in op.inputs), attrs)
-
-
-def _renamed(op, rename):
-    """`op` with inputs and result-name attributes redirected (a new Operator)."""
-    if not any(v.name in rename for v in op.inputs) and not _attr_hits(op, rename):
-        return op
-    attrs = dict(op.attrs)
-    for key in ("true_outs", "false_outs", "body_outs"):
-        if key in attrs:
-            attrs[key] = [rename[n].name if n in rename else n for n in attrs[key]]
-    if attrs.get("cond_out") in rename:
-        attrs["cond_out"] = rename[attrs["cond_out"]].name
-    return Operator(op.block, op.type, [rename.get(v.name, v) for v in op.inputs],
-                    op.outputs, attrs, op.origin, op.is_grad)
-
-
-def _attr_hits(op, rename):
-    names = [n for k in ("true_outs", "false_outs", "body_outs") for n in op.attrs.get(k, ())]
-    names.append(op.attrs.get("cond_out"))
-    return any(n in rename for n in names if n is not None)
 
 
 def run(view):
@@ -63,6 +43,7 @@ def run(view):
         view.blocks[idx] = kept
 
     visit(0, {})
-    view.outputs = [rename[n].name if n in rename else n for n in view.outputs]
-    view.rename = {**getattr(view, "rename", {}), **{k: v.name for k, v in rename.items()}}
+    # once more: an op's own result names (while body outputs) may have been
+    # redirected while its sub-blocks were visited
+    apply_renames(view, rename)
     return view

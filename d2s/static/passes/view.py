@@ -7,6 +7,7 @@ the buffer an op writes in place.
 """
 from __future__ import annotations
 
+from ..ir import Operator
 from ..printing import op_to_text
 
 
@@ -71,3 +72,32 @@ class ProgramView:
         emit(0, 1)
         lines.append(f"outputs: {', '.join(self.outputs)}")
         return "\n".join(lines)
+
+
+def renamed_op(op, rename):
+    """`op` with inputs and result-name attributes redirected (a new Operator)."""
+    if not any(v.name in rename for v in op.inputs) and not _attr_hits(op, rename):
+        return op
+    attrs = dict(op.attrs)
+    for key in ("true_outs", "false_outs", "body_outs"):
+        if key in attrs:
+            attrs[key] = [rename[n].name if n in rename else n for n in attrs[key]]
+    if attrs.get("cond_out") in rename:
+        attrs["cond_out"] = rename[attrs["cond_out"]].name
+    return Operator(op.block, op.type, [rename.get(v.name, v) for v in op.inputs],
+                    op.outputs, attrs, op.origin, op.is_grad)
+
+
+def _attr_hits(op, rename):
+    names = [n for k in ("true_outs", "false_outs", "body_outs") for n in op.attrs.get(k, ())]
+    names.append(op.attrs.get("cond_out"))
+    return any(n in rename for n in names if n is not None)
+
+
+def apply_renames(view, rename):
+    """Redirect every use (op inputs, block results, outputs) through `rename`
+    (dropped name -> surviving Variable); records it in `view.rename` for codegen."""
+    for idx, ops in view.blocks.items():
+        view.blocks[idx] = [renamed_op(op, rename) for op in ops]
+    view.outputs = [rename[n].name if n in rename else n for n in view.outputs]
+    view.rename = {**getattr(view, "rename", {}), **{k: v.name for k, v in rename.items()}}
