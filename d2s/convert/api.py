@@ -4,7 +4,6 @@ Conversion (parse, transform, print, compile) runs once per code object;
 each function object sharing that code gets its own function built from the
 cached code with its own globals, closure and defaults.
 """
-import inspect
 import os
 import sysconfig
 import threading
@@ -12,7 +11,6 @@ import types
 import weakref
 
 from . import origin
-from .errors import D2SConversionError
 from .loader import load_function
 from .pipeline import convert_tree
 from .source import parse_function

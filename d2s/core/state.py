@@ -7,7 +7,6 @@ concurrent tracing in several threads never mixes programs; the global
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 
 

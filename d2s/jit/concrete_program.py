@@ -190,7 +190,7 @@ class ConcreteProgram:
         """Forward returning outputs + the values backward reads, and the backward;
         None for programs with control flow (their backward needs saved scopes)."""
         gb = self.main_program.global_block()
-        fwd_ops, bwd_ops = gb.ops[:self._n_forward], gb.ops[self._n_forward:]
+        fwd_ops = gb.ops[:self._n_forward]
         if any(op.sub_blocks() for op in gb.ops):
             return None
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}

@@ -191,12 +191,10 @@ def _field(obj, key, kind, where):
 
 
 def _resolve(program, block, name, where):
-    b = block
-    while b is not None:
-        if name in b.vars:
-            return b.vars[name]
-        b = b.parent
-    raise ProgramFormatError(f"{where}: unknown variable {name!r}")
+    var = block.lookup(name)
+    if var is None:
+        raise ProgramFormatError(f"{where}: unknown variable {name!r}")
+    return var
 
 
 def _op_from_json(program, block, oj, arrays, where):

@@ -126,12 +126,10 @@ def _cond_vjp(op, out_cts, req):
 
 
 def _resolve(block, name):
-    b = block
-    while b is not None:
-        if name in b.vars:
-            return b.vars[name]
-        b = b.parent
-    raise GradientError(f"variable {name!r} not found from block {block.idx}")
+    var = block.lookup(name)
+    if var is None:
+        raise GradientError(f"variable {name!r} not found from block {block.idx}")
+    return var
 
 
 def _while_vjp(op, out_cts, req):

@@ -6,8 +6,6 @@ eagerly) are captured into the global block by reference.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.tensor import Tensor
 from .ir import Variable
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 import itertools
 import keyword
 import re
-import sys
 
 import numpy as np
 
 from ..core.registry import OPS
-from .executor import UndefinedValue, _relocate, _where
+from .executor import UndefinedValue, _relocate
 from .passes import ProgramView, optimize
 from .passes.inplace import is_ufunc_op
 
@@ -200,6 +199,7 @@ class CompiledFunction:
         self.fn = namespace[fname]
         # header is line 1; emitted lines start at 2
         self._line_ops = {k + 1: op for k, op in em.line_ops.items()}
+        self._idents = em.names
         self.view = view
         self.input_names = list(view.inputs)
         self.output_names = list(view.outputs)
@@ -228,22 +228,8 @@ class CompiledFunction:
         return _relocate(e, op)
 
     def names_for(self, name):
-        # the identifier the emitter chose (same rule, recomputed lazily)
-        return self._ident_map().get(name, name)
-
-    def _ident_map(self):
-        if not hasattr(self, "_idents"):
-            em = _Emitter(self.view)
-            for n in self.view.inputs:
-                em.ident(n)
-            for cname in self.view.consts:
-                em.ident(cname)
-            try:
-                em.block(0, 1)
-            except NotCompilable:
-                pass
-            self._idents = em.names
-        return self._idents
+        """The Python identifier the generated code uses for variable `name`."""
+        return self._idents.get(getattr(self.view, "rename", {}).get(name, name), name)
 
 
 def compile_program(program, global_ops, inputs, outputs, name="program", passes=True):

@@ -1,8 +1,6 @@
 """`InputSpec`: the declared shape/dtype of a program input."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.dtypes import as_dtype
 
 

@@ -118,7 +118,7 @@ class Block:
         self.parent_idx = parent_idx
         self.ops = []
         self.vars = {}
-        self.terminates = False  # ends in a `raise` op (see control_flow.append_raise)
+        self.terminates = False  # ends in a `raise` op (see side_effects.append_raise)
 
     @property
     def parent(self):
@@ -137,6 +137,17 @@ class Block:
                       self.program._building_grad)
         self.ops.append(op)
         return op
+
+    def lookup(self, name):
+        """The Variable `name` as seen from this block (its own, then its
+        ancestors'), or None."""
+        b = self
+        while b is not None:
+            v = b.vars.get(name)
+            if v is not None:
+                return v
+            b = b.parent
+        return None
 
     def is_ancestor_of(self, other):
         b = other

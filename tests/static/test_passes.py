@@ -3,6 +3,7 @@ import numpy as np
 
 import d2s
 from d2s import static
+import d2s.static.side_effects  # noqa: F401
 from d2s.static.passes import ProgramView, constant_folding, cse, dce, inplace
 
 
@@ -65,7 +66,7 @@ def test_dce_drops_unused_ops_but_keeps_side_effects():
     def build():
         x = static.data("x", [3], "float32")
         unused = d2s.tanh(x) * 3.0
-        static.control_flow.append_print(["x is", x])
+        static.side_effects.append_print(["x is", x])
         return {"y": x + 1.0, "unused": unused}
 
     view, env = _view(build, lambda e: [e["y"]])

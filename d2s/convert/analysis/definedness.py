@@ -9,7 +9,7 @@ generated closures can `nonlocal` them and reads can raise a clear NameError).
 import ast
 
 from . import annos
-from .activity import reads_writes, scope_locals, declared_globals, declared_nonlocals
+from .activity import reads_writes, scope_locals, declared_globals
 
 __all__ = ["annotate_definedness"]
 

@@ -32,7 +32,7 @@ def convert_raise(exc):
     becomes an op that raises the same type and message when that code runs."""
     if isinstance(exc, type) and issubclass(exc, BaseException):
         exc = exc()
-    from d2s.static.control_flow import append_raise
+    from d2s.static.side_effects import append_raise
     if not append_raise(exc):
         raise exc
 
@@ -54,12 +54,12 @@ def convert_shape(value):
 def _static_print(*args, sep=" ", end="\n", file=None, flush=False):
     """A print op: Variables are printed when the program runs (as eager Tensors
     print), Python values are part of the op."""
-    from d2s.static.control_flow import append_print
+    from d2s.static.side_effects import append_print
     append_print(args, sep=sep, end=end)
 
 
 def _static_assert(test, msg_fn):
-    from d2s.static.control_flow import append_assert
+    from d2s.static.side_effects import append_assert
     message = "" if msg_fn is None else msg_fn()
     append_assert(test, message)
 

@@ -12,7 +12,6 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
-from .undefined import UndefinedVar
 
 __all__ = ["convert_ifelse", "convert_ifelse_expr", "convert_while_loop", "convert_for"]
 
@@ -116,7 +115,7 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
             if any(name.startswith("__ret_flag") and value is True
                    for name, value in zip(state_names, values)):
                 # This branch returned: names it leaves unset are never read.
-                from d2s.static.control_flow import mark_block_terminates
+                from d2s.static.side_effects import mark_block_terminates
                 mark_block_terminates()
             return tuple(values[p] for p in positions)
         return run

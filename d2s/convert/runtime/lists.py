@@ -1,6 +1,4 @@
 """`list.append` in converted loops: a Python list, or a tensor array in a static loop."""
-from .dispatch import _is_static
-
 __all__ = ["convert_list_append"]
 
 

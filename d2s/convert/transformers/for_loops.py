@@ -4,7 +4,6 @@ The body closure assigns the loop target itself (any target shape, e.g.
 `i, (a, b)`), so the runtime only hands it one item per iteration; a break
 flag (from break_continue) becomes `cond_fn`, checked before each item.
 """
-import ast
 
 from .. import templates
 from ..analysis import annos

@@ -10,7 +10,7 @@ import ast
 
 from ..analysis.activity import declared_globals, reads_writes
 from ..errors import UnsupportedSyntaxError
-from .common import SCOPE_NODES, user_functions, walk_scope
+from .common import user_functions, walk_scope
 
 _REJECTED = {
     ast.Yield: "yield",

@@ -11,7 +11,7 @@ from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
 from ._base import (cast_like as _cast_like, eager_scalar, elementwise_infer, lift, lift_pair,
-                    mark_weak, probe_dtype, same_infer, unbroadcast)
+                    mark_weak, same_infer, unbroadcast)
 
 
 _PY_SCALARS = (float, int, bool)

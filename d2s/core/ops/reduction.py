@@ -8,7 +8,7 @@ from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes, normalize_axes, numel, reduced_shape
 from ._base import lift, probe_dtype
-from .elementwise import cast, equal, where
+from .elementwise import cast, equal
 
 
 # ---- broadcast helpers -------------------------------------------------------

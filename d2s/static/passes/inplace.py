@@ -12,8 +12,6 @@ alone (they run zero or many times).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...core.registry import OPS
 
 _FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without aliasing

@@ -1,0 +1,61 @@
+"""Side effects of converted code as ops: `raise`, `print`, `assert`.
+
+A `raise` traced inside a sub-block (a branch or a loop body) becomes an op
+raising the same exception type and arguments when that block runs; outside
+sub-blocks Python raises at once. Print and assert ops act at run time.
+"""
+from __future__ import annotations
+
+from ..core import state
+from ..core.dispatch import Symbolic
+from ..core.tensor import Tensor
+from .ir import Variable
+
+
+def _building_block():
+    builder = state.current_builder()
+    return None if builder is None else builder.program.current_block()
+
+
+def mark_block_terminates():
+    """The block being traced ends the function (it returned): names it leaves
+    undefined do not make the enclosing `cond` fail."""
+    block = _building_block()
+    if block is not None and block.idx != 0:
+        block.terminates = True
+
+
+def append_raise(exc):
+    """Inside a sub-block (a branch or loop body being traced), append an op
+    raising `exc`'s type with its arguments when the block runs; returns False
+    (the caller raises now) anywhere else, where Python semantics apply."""
+    block = _building_block()
+    if block is None or block.idx == 0:
+        return False
+    block.append_op("raise", [], [], {"exception": type(exc), "args": tuple(exc.args)})
+    # The rest of this block never runs past the raise: names it leaves
+    # undefined do not make the enclosing `cond` fail.
+    block.terminates = True
+    return True
+
+
+def append_print(args, sep=" ", end="\n"):
+    from ..core.dispatch import bind
+    builder = state.current_builder() or next(
+        a._owning_builder() for a in args if isinstance(a, Symbolic))
+    values, parts = [], []
+    for a in args:
+        if isinstance(a, (Variable, Tensor)):
+            parts.append(("value", len(values), bool(a.stop_gradient)))
+            values.append(builder.to_var(a))
+        else:
+            parts.append(("text", str(a)))
+    with state.building(builder):
+        bind("print", *values, parts=tuple(parts), sep=sep, end=end)
+
+
+def append_assert(test, message):
+    from ..core.dispatch import bind
+    builder = state.current_builder() or test._owning_builder()
+    with state.building(builder):
+        bind("assert", test, message=str(message))
