@@ -80,12 +80,12 @@ def _apply_node(node, node_cts, cts):
     if op.vjp is None:
         return
     outs = [Tensor._from_array(v) for v in node.out_values]
-    filled = [g if g is not None else Tensor._from_array(np.zeros_like(v))
-              for g, v in zip(node_cts, node.out_values)]
     if op.num_outputs == 1:
-        grads = op.vjp(filled[0], outs[0], *node.inputs, **node.attrs)
-    else:
-        grads = op.vjp(tuple(filled), tuple(outs), *node.inputs, **node.attrs)
+        g = node_cts[0] if node_cts[0] is not None else \
+            Tensor._from_array(np.zeros_like(node.out_values[0]))
+        grads = op.vjp(g, outs[0], *node.inputs, **node.attrs)
+    else:  # multi-output rules get None for outputs nothing used (see registry)
+        grads = op.vjp(tuple(node_cts), tuple(outs), *node.inputs, **node.attrs)
     if len(grads) != len(node.inputs):
         raise RuntimeError(f"vjp of {op.name} returned {len(grads)} grads for "
                            f"{len(node.inputs)} inputs")

@@ -10,7 +10,7 @@ An `OpDef` holds, side by side:
   so the same rule differentiates eager Tensors (on the tape) and static
   Variables (appending grad ops to a program). It returns one cotangent per
   primal (None where there is none). For multi-output ops `g` and `out` are
-  tuples.
+  tuples, and `g[k]` is None when nothing used output k (the rule skips it).
 
 An op with `vjp=None` is not differentiable (comparisons, argmax, ...); an
 op whose gradient is needed but has no rule raises a loud error naming it.

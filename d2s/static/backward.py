@@ -74,11 +74,11 @@ def _op_vjp(op, out_cts):
     opdef = OPS[op.type]
     if opdef.vjp is None:
         return [None] * len(op.inputs)
-    filled = [g if g is not None else zeros_like(o) for g, o in zip(out_cts, op.outputs)]
     if opdef.num_outputs == 1:
-        res = opdef.vjp(filled[0], op.outputs[0], *op.inputs, **op.attrs)
-    else:
-        res = opdef.vjp(tuple(filled), tuple(op.outputs), *op.inputs, **op.attrs)
+        g = out_cts[0] if out_cts[0] is not None else zeros_like(op.outputs[0])
+        res = opdef.vjp(g, op.outputs[0], *op.inputs, **op.attrs)
+    else:  # multi-output rules get None for outputs nothing used (see registry)
+        res = opdef.vjp(tuple(out_cts), tuple(op.outputs), *op.inputs, **op.attrs)
     return list(res)
 
 

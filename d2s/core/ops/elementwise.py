@@ -127,8 +127,10 @@ def _relu_kernel(x, out=None):
     return np.maximum(x, x.dtype.type(0), out=out)
 
 
+# The rule reads the output (out > 0 exactly where x > 0), so the input need
+# not be kept for backward and relu may run in place; g * mask keeps g's dtype.
 relu = _unary("relu", _relu_kernel,
-              lambda g, out, x: (where(greater_than(x, 0), g, zeros_like_(g)),),
+              lambda g, out, x: (multiply(g, greater_than(out, 0)),),
               infer=same_infer, writes_out=True)
 
 

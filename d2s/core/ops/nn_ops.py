@@ -15,15 +15,18 @@ from .elementwise import cast, erf, exp, tanh
 from .reduction import sum as _sum
 
 
+# Stable forms; ufunc reduces and in-place steps keep allocations to two.
 def _softmax_kernel(x, axis):
-    z = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(z)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True))
+    np.exp(e, out=e)
+    e /= np.add.reduce(e, axis=axis, keepdims=True)
+    return e
 
 
 def _log_softmax_kernel(x, axis):
-    z = x - np.max(x, axis=axis, keepdims=True)
-    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+    z = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True))
+    z -= np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
+    return z
 
 
 def _softmax_vjp(g, out, x, axis):
@@ -57,16 +60,16 @@ def _check_labels(label, n_classes):
 
 
 def _cross_entropy_kernel(logits, label):
+    """(mean loss, softmax): the probabilities are an output so that the
+    gradient reuses them instead of computing the softmax again."""
     _check_labels(label, logits.shape[-1])
-    logp = _log_softmax_kernel(logits, -1)
-    picked = np.take_along_axis(logp, label[:, None], axis=-1)[:, 0]
-    return -np.mean(picked).astype(logits.dtype)
-
-
-def _cross_entropy_grad_kernel(g, logits, label):
-    p = _softmax_kernel(logits, -1)
-    p[np.arange(label.shape[0]), label] -= 1
-    return (p * (g / label.shape[0])).astype(logits.dtype, copy=False)
+    z = np.subtract(logits, np.maximum.reduce(logits, axis=-1, keepdims=True))
+    e = np.exp(z)
+    s = np.add.reduce(e, axis=-1, keepdims=True)
+    rows = np.arange(label.shape[0])
+    loss = np.true_divide(np.add.reduce(np.log(s[:, 0]) - z[rows, label]), label.shape[0])
+    e /= s
+    return np.asarray(loss, dtype=logits.dtype), e
 
 
 def _cross_entropy_infer(logits, label):
@@ -75,35 +78,50 @@ def _cross_entropy_infer(logits, label):
                          f"got {tuple(logits.shape)} and {tuple(label.shape)}")
     if not np.issubdtype(np.dtype(label.dtype), np.integer):
         raise TypeError(f"cross_entropy: labels must be integer class indices, got {label.dtype}")
-    return Aval((), logits.dtype)
+    return Aval((), logits.dtype), Aval(tuple(logits.shape), logits.dtype)
+
+
+def _cross_entropy_vjp(g, out, logits, label):
+    g_loss, g_probs = g
+    probs = out[1]
+    grad = None
+    if g_loss is not None:
+        grad = bind("cross_entropy_grad", g_loss, probs, label)
+    if g_probs is not None:  # someone used the probabilities too: softmax's rule
+        (extra,) = _softmax_vjp(g_probs, probs, logits, len(logits.shape) - 1)
+        grad = extra if grad is None else grad + extra
+    return grad, None
 
 
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
-            vjp=lambda g, out, logits, label: (
-                bind("cross_entropy_grad", g, logits, label), None),
-            doc="Mean softmax cross-entropy of (N, C) logits and (N,) int labels.")
+            vjp=_cross_entropy_vjp, num_outputs=2,
+            doc="Mean softmax cross-entropy of (N, C) logits and (N,) int labels; "
+                "the second output is softmax(logits).")
 
 
-def _cross_entropy_grad_vjp(gg, out, g, logits, label):
-    # out = (softmax(logits) - onehot(label)) * g / N: linear in g; in logits the
-    # softmax vjp of gg, scaled by g / N.
+def _cross_entropy_grad_kernel(g, probs, label):
+    p = probs.copy()
+    p[np.arange(label.shape[0]), label] -= 1
+    p *= (g / label.shape[0]).astype(p.dtype)
+    return p
+
+
+def _cross_entropy_grad_vjp(gg, out, g, probs, label):
+    # out = (probs - onehot(label)) * g / N: linear in g and in probs.
     unit = bind("cross_entropy_grad", bind("full_like", g, fill_value=1, dtype=None),
-                logits, label)
-    dg = _sum(gg * unit)
-    p = bind("softmax", logits, axis=len(logits.shape) - 1)
-    gp = gg * p
+                probs, label)
     n = cast(bind("numel", label, axes=None), g.dtype)
-    dlogits = (gp - p * _sum(gp, -1, keepdim=True)) * (g / n)
-    return cast(dg, g.dtype), cast(dlogits, logits.dtype), None
+    return cast(_sum(gg * unit), g.dtype), cast(gg * (g / n), probs.dtype), None
 
 
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
-            lambda g, logits, label: Aval(tuple(logits.shape), logits.dtype),
+            lambda g, probs, label: Aval(tuple(probs.shape), probs.dtype),
             vjp=_cross_entropy_grad_vjp)
 
 
 def cross_entropy(logits, label):
-    return bind("cross_entropy", lift(logits), lift(label))
+    """Mean softmax cross-entropy; `label` holds int64 class indices (N,)."""
+    return bind("cross_entropy", lift(logits), lift(label))[0]
 
 
 # ---- gelu (composite over erf / tanh) ----------------------------------------------------

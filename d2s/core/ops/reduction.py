@@ -19,7 +19,7 @@ def _sum_to_like_kernel(g, x):
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
-    return np.sum(g, axis=axes, keepdims=True).reshape(shape)
+    return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
 
 
 def _broadcast_like_kernel(g, x):
