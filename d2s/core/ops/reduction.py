@@ -55,6 +55,8 @@ def _reduce_infer(kernel):
 # np.sum / np.mean (which wrap it), without their per-call overhead.
 def _sum_kernel(x, axes, keepdim):
     if x.dtype.kind == "f":
+        if not keepdim and len(axes) == x.ndim:
+            return x.sum()  # the cheapest call for a full reduction
         return np.add.reduce(x, axis=axes, keepdims=keepdim)
     return np.sum(x, axis=axes, keepdims=keepdim)
 
@@ -117,10 +119,14 @@ def _extremum_vjp(g, out, x, axes, keepdim):
 
 
 def _max_kernel(x, axes, keepdim):
+    if not keepdim and len(axes) == x.ndim and x.size:
+        return x.max()
     return np.maximum.reduce(x, axis=axes, keepdims=keepdim)
 
 
 def _min_kernel(x, axes, keepdim):
+    if not keepdim and len(axes) == x.ndim and x.size:
+        return x.min()
     return np.minimum.reduce(x, axis=axes, keepdims=keepdim)
 
 
