@@ -129,6 +129,43 @@ class _Emitter:
         else:
             self.emit(f"{', '.join(outs)} = {call}", indent, op)
 
+    def op_getitem(self, op, indent):
+        """`x[...]` as Python subscription: the index spec is known at compile
+        time, so only its tensor parts are read at run time (as `decode_index`
+        reads them: a 0-d integer tensor is an int)."""
+        x, tensors = op.inputs[0], op.inputs[1:]
+
+        def ref(k):
+            v = tensors[k]
+            name = self.ident(v.name)
+            return f"int({name})" if not v.shape and v.dtype.kind in "iu" else name
+
+        def bound(b):
+            if b is None:
+                return ""
+            return ref(b[1]) if isinstance(b, tuple) else repr(b)
+
+        parts = []
+        for item in op.attrs["spec"]:
+            kind = item[0]
+            if kind == "int":
+                parts.append(repr(item[1]))
+            elif kind == "none":
+                parts.append("None")
+            elif kind == "ellipsis":
+                parts.append("...")
+            elif kind == "tensor":
+                parts.append(ref(item[1]))
+            else:
+                start, stop, step = item[1:]
+                text = f"{bound(start)}:{bound(stop)}"
+                parts.append(text if step is None else f"{text}:{bound(step)}")
+        index = parts[0] if len(parts) == 1 else ", ".join(parts)
+        if not parts:
+            index = "()"
+        self.emit(f"{self.ident(op.outputs[0].name)} = {self.ident(x.name)}[{index}]",
+                  indent, op)
+
     def op_undefined(self, op, indent):
         self.emit(f"{self.ident(op.outputs[0].name)} = _Undefined({op.attrs['name']!r})",
                   indent, op)

@@ -134,3 +134,28 @@ def test_runtime_errors_name_the_op_and_line_in_both_modes(mode):
             sf(d2s.to_tensor(np.ones((2, 3), np.float32)), d2s.to_tensor(np.ones((4, 2), np.float32)))
     finally:
         set_executor_mode(previous)
+
+
+def test_compiled_indexing_matches_interpreter():
+    from d2s import static
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [4, 5, 6], "float32")
+        i = static.data("i", [], "int64")
+        idx = static.data("idx", [2], "int64")
+        m = static.data("m", [4], "bool")
+        outs = [x[i], x[1:3, None, ::2], x[..., 2], x[:, idx], x[m], x[i:, :i], x[-1, ::-1],
+                x[None], x[0:4:2, 1, -2:], x[:, :, i:i + 2]]
+    feeds = dict(x=np.random.default_rng(0).random((4, 5, 6)).astype(np.float32),
+                 i=np.array(2), idx=np.array([0, 3]), m=np.array([True, False, True, True]))
+    results = {}
+    previous = executor_mode()
+    try:
+        for mode in ("compiled", "interpreter"):
+            set_executor_mode(mode)
+            results[mode] = static.Executor().run(prog, feed=feeds, fetch_list=outs)
+    finally:
+        set_executor_mode(previous)
+    for a, b in zip(results["compiled"], results["interpreter"]):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
