@@ -30,6 +30,13 @@ class NotCompilable(Exception):
 
 
 _counter = itertools.count()
+# Binary ufunc ops emitted as Python operators when not written in place:
+# numpy's operators call the same ufunc on arrays, and numpy scalars (0-d
+# results, loop counters) skip the ufunc call overhead.
+_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
+              "floor_divide": "//", "remainder": "%", "pow": "**", "less_than": "<",
+              "less_equal": "<=", "greater_than": ">", "greater_equal": ">=", "equal": "==",
+              "not_equal": "!="}
 _SIMPLE = (type(None), bool, int, str)
 
 
@@ -47,6 +54,13 @@ def _literal(v):
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
         return "[" + ", ".join(parts) + "]"
     return None
+
+
+_UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+           "divide": np.true_divide, "floor_divide": np.floor_divide, "remainder": np.remainder,
+           "pow": np.power, "less_than": np.less, "less_equal": np.less_equal,
+           "greater_than": np.greater, "greater_equal": np.greater_equal, "equal": np.equal,
+           "not_equal": np.not_equal}
 
 
 class _Emitter:
@@ -78,6 +92,18 @@ class _Emitter:
         self.globals[name] = value
         self.taken.add(name)
         return name
+
+    def scalar_const(self, name):
+        """A 0-d constant as a numpy scalar (cheaper next to another scalar)."""
+        name = getattr(self.view, "rename", {}).get(name, name)
+        value = self.view.consts.get(name)
+        if value is None or value.ndim:
+            return None
+        ident = self.ident(name) + "_s"
+        if ident not in self.globals:
+            self.globals[ident] = value[()]
+            self.taken.add(ident)
+        return ident
 
     def kernel(self, op_type):
         key = "k_" + re.sub(r"\W", "_", op_type)
@@ -117,8 +143,13 @@ class _Emitter:
             raise NotCompilable("saved scopes")
         args = [self.ident(v.name) for v in op.inputs]
         buf = self.view.inplace.get(id(op))
+        symbol = _OPERATORS.get(op.type)
         if buf is not None and is_ufunc_op(op):
             call = f"{self.kernel(op.type)}({', '.join(args + ['out=' + self.ident(buf)])})"
+        elif symbol is not None and len(args) == 2 and OPS[op.type].kernel is _UFUNCS[op.type]:
+            if all(not v.shape for v in op.inputs):  # scalar arithmetic (loop counters)
+                args = [self.scalar_const(v.name) or a for v, a in zip(op.inputs, args)]
+            call = f"{args[0]} {symbol} {args[1]}"
         else:
             call = f"{self.kernel(op.type)}({', '.join(args + self.attrs_source(op))})"
         outs = [self.ident(v.name) for v in op.outputs]
