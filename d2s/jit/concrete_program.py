@@ -103,7 +103,8 @@ class ConcreteProgram:
         """Run with eager input Tensors (in `inputs` order); eager outputs."""
         captured = self.main_program.captured
         arrays = [t._value for t in tensors]
-        arrays.extend(t._value for t in captured.values())
+        for t in captured.values():
+            arrays.append(t._value)
         if self._needs_grad(tensors):
             values, saved = self._forward_for_grad(arrays)
             outs = [Tensor._from_array(v) for v in values]
@@ -113,11 +114,13 @@ class ConcreteProgram:
                 autograd.record(self._tape_op, list(tensors) + list(captured.values()),
                                 {"_saved": saved}, outs, values)
             return self._restructure(outs)
-        forward = self._forward()
+        forward = self._compiled_forward
+        if forward is _UNSET:
+            forward = self._forward()
         if forward is not None:
             values = forward(*arrays)
-            outs = [Tensor._from_array(v if type(v) is np.ndarray else np.asarray(v))
-                    for v in values]
+            new = Tensor._from_array
+            outs = [new(v if type(v) is np.ndarray else np.asarray(v)) for v in values]
         else:
             scope = self._run_interpreted(arrays)
             outs = [Tensor._from_array(scope.get(v.name)) for v in self.outputs]

@@ -120,9 +120,9 @@ class StaticFunction:
     def __call__(self, *args, **kwargs):
         if not to_static_enabled() or self._fallback_reason is not None:
             return self.dygraph_function(*args, **kwargs)
-        if not kwargs and state.in_dynamic_mode():
-            # Cache-hit fast path: a key of (type, shape, dtype, stop_gradient) or
-            # (type, value) per positional argument, no signature inspection.
+        if not kwargs and not state._tls.builders and not state._global["static"]:
+            # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
+            # stop_gradient) or (type, value) per positional argument.
             key = _fast_key(args, self._bound_self)
             hit = self._fast.get(key) if key is not None else None
             if hit is not None:
