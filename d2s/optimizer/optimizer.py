@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import state
-from ..core.dispatch import Symbolic, bind
+from ..core.dispatch import Symbolic, run_eager
 from ..core.registry import OPS
 from ..core.tensor import Tensor, to_tensor
 
@@ -65,12 +65,15 @@ class Optimizer:
     # ---- eager ---------------------------------------------------------------------------
     def step(self):
         """Apply one update to every trainable parameter that has a gradient."""
-        with state.no_grad():
+        op, attrs = OPS[self._op], self._attrs()
+        with state.no_grad(), state.eager_guard():
             for p in self._params():
-                if p.stop_gradient or p.grad is None:
+                grad = p.grad
+                if p.stop_gradient or grad is None:
                     continue
                 st = self._param_state(p)
-                outs = bind(self._op, p, p.grad, *st, **self._attrs())
+                # the op's registry kernel, run now (what `bind` does eagerly)
+                outs = run_eager(op, (p, grad) + tuple(st), attrs)
                 if not isinstance(outs, tuple):
                     outs = (outs,)
                 p._value = outs[0]._value
