@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import keyword
+import linecache
 import re
 
 import numpy as np
@@ -258,12 +259,15 @@ class CompiledFunction:
             # Constants are shared across calls: hand out copies.
             outs.append(f"{ident}.copy()" if n in view.consts else ident)
         em.emit(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})", 1)
-        fname = f"{re.sub(r'W', '_', name)}"
+        fname = re.sub(r"\W", "_", name)
         header = f"def {fname}({', '.join(params)}):"
         self.source = "\n".join([header] + em.lines) + "\n"
         self.filename = f"<d2s compiled {name} #{next(_counter)}>"
         namespace = dict(em.globals)
         exec(compile(self.source, self.filename, "exec"), namespace)
+        # tracebacks through generated code show its lines
+        linecache.cache[self.filename] = (len(self.source), None,
+                                          self.source.splitlines(True), self.filename)
         self.fn = namespace[fname]
         # header is line 1; emitted lines start at 2
         self._line_ops = {k + 1: op for k, op in em.line_ops.items()}
