@@ -19,7 +19,7 @@ from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
-from ..static.backward import backward_block, grad_ops
+from ..static.backward import backward_block, grad_ops, names_read
 from ..static.codegen import NotCompilable, compile_program
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.ir import Program, Variable
@@ -234,7 +234,7 @@ class ConcreteProgram:
                 cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
                        for i in diff_outs]
                 grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
-            self._backward_reads = _names_read(program, gb.ops[self._n_forward:])
+            self._backward_reads = names_read(gb.ops[self._n_forward:])
             self._backward = (diff_outs, [c.name for c in cts],
                               [None if g is None or not is_floating(w.dtype) else g.name
                                for g, w in zip(grads, wrt)])
@@ -269,15 +269,3 @@ def _tensor_free(value):
                    for x in leaves)
 
 
-def _names_read(program, ops):
-    """Every variable name `ops` (and their sub-blocks) may read from a scope."""
-    names, todo = set(), list(ops)
-    while todo:
-        op = todo.pop()
-        names.update(v.name for v in op.inputs)
-        for key in ("scope", "steps"):
-            if key in op.attrs:
-                names.add(op.attrs[key])
-        for sub in op.sub_blocks():
-            todo.extend(sub.ops)
-    return frozenset(names)

@@ -100,7 +100,7 @@ def _dtype(name, where):
 
 
 # ---- programs -----------------------------------------------------------------------------
-_RUNTIME_ONLY_ATTRS = ("save_scope", "save_steps")
+_RUNTIME_ONLY_ATTRS = ("save_scope", "save_steps", "save_scope_keep", "save_steps_keep")
 
 
 def reachable_blocks(program, ops):

@@ -119,10 +119,36 @@ def _cond_vjp(op, out_cts, req):
         attrs[f"{key}_block"] = gblock.idx
         attrs[f"{key}_grads"] = [g.name for g in gs]
     attrs["ct_vars"] = ct_names
+    _keep_for_backward(op, "save_scope_keep",
+                       [program.blocks[attrs["true_block"]], program.blocks[attrs["false_block"]]])
     outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_free]
     cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin)
     by_id = {id(v): g for v, g in zip(diff_free, outs)}
     return [by_id.get(id(v)) for v in op.inputs]
+
+
+def names_read(ops):
+    """Every variable name `ops` (and their sub-blocks, and the scopes they
+    restore) may read at run time."""
+    names, todo = set(), list(ops)
+    while todo:
+        op = todo.pop()
+        names.update(v.name for v in op.inputs)
+        for key in ("scope", "steps"):
+            if key in op.attrs:
+                names.add(op.attrs[key])
+        for sub in op.sub_blocks():
+            todo.extend(sub.ops)
+    return frozenset(names)
+
+
+def _keep_for_backward(op, key, grad_blocks):
+    """Record on the forward `cond`/`while` op which of its scope's values its
+    gradient blocks read: the executor saves only those (issue: keep no more)."""
+    names = set(op.attrs.get(key, ()))
+    for block in grad_blocks:
+        names |= names_read(block.ops)
+    op.attrs[key] = sorted(names)
 
 
 def _resolve(block, name):
@@ -156,6 +182,7 @@ def _while_vjp(op, out_cts, req):
         wrt = [placeholders[j] for j in loop_idx] + diff_free
         gs = backward_block(body, [body_outs[j] for j in loop_idx], phs, wrt)
         gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, wrt)]
+    _keep_for_backward(op, "save_steps_keep", [gblock])
     k = len(loop_idx)
     outs = ([cur.create_var(init[j].shape, init[j].dtype, prefix="grad") for j in loop_idx]
             + [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_free])

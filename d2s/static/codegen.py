@@ -140,7 +140,7 @@ class _Emitter:
         return parts
 
     def op_kernel(self, op, indent):
-        if any(k in op.attrs for k in ("save_scope", "save_steps")):
+        if any(k in op.attrs for k in ("save_scope", "save_steps")):  # pragma: no cover
             raise NotCompilable("saved scopes")
         args = [self.ident(v.name) for v in op.inputs]
         buf = self.view.inplace.get(id(op))

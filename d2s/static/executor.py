@@ -175,6 +175,9 @@ def _run_cond(op, program, scope):
         scope.set(v.name, sub.get(name) if name is not None else UndefinedValue(label))
     saved = op.attrs.get("save_scope")
     if saved:
+        keep = op.attrs.get("save_scope_keep")
+        if keep is not None:  # only what the gradient blocks read
+            sub.vars = {k: sub.vars[k] for k in keep if k in sub.vars}
         scope.set(saved, (branch, sub))
 
 
@@ -184,6 +187,7 @@ def _run_while(op, program, scope):
     values = [scope.get(v.name) for v in op.inputs[:n]]
     cond_block, body_block = program.blocks[a["cond_block"]], program.blocks[a["body_block"]]
     steps = [] if a.get("save_steps") else None
+    keep = a.get("save_steps_keep")
     while True:
         sub = Scope(scope)
         for name, v in zip(a["loop_vars"], values):
@@ -194,6 +198,8 @@ def _run_while(op, program, scope):
         run_block(body_block, sub)
         values = [sub.get(name) for name in a["body_outs"]]
         if steps is not None:
+            if keep is not None:  # only what the gradient block reads
+                sub.vars = {k: sub.vars[k] for k in keep if k in sub.vars}
             steps.append(sub)
     for v, val in zip(op.outputs, values):
         scope.set(v.name, val)

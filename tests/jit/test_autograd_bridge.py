@@ -148,3 +148,44 @@ def test_one_switch_training_gives_the_same_losses(opt_name):
             assert len(model.forward.program_cache) == 1
     np.testing.assert_allclose(losses["static"], losses["eager"], rtol=1e-5)
     assert losses["static"][-1] < losses["static"][0]
+
+
+def test_saved_loop_steps_keep_only_what_the_gradient_block_reads():
+    def f(x, w):
+        h = x
+        while h.sum() < 30.0:
+            a = h * w          # read by multiply's rule (needs h and w)
+            b = d2s.exp(a)     # exp's rule reads b
+            c = b + 1.0        # nothing read back
+            h = c * 0.5 + h
+        return h.sum()
+
+    previous = executor_mode()
+    set_executor_mode("interpreter")
+    try:
+        sf = to_static(f)
+        x = d2s.to_tensor(np.array([0.1, 0.2]), stop_gradient=False)
+        w = d2s.to_tensor(np.array([0.5, 0.7]), stop_gradient=False)
+        out = sf(x, w)
+        scope = out._node.attrs["_saved"]
+        steps = next(v for v in scope.vars.values() if isinstance(v, list))
+        program = sf.get_concrete_program(x, w).main_program
+        loop = next(op for op in program.global_block().ops if op.type == "while")
+        body = program.blocks[loop.attrs["body_block"]]
+        assert len(steps) >= 2
+        for step in steps:
+            assert set(step.vars) <= set(loop.attrs["save_steps_keep"])
+            assert len(step.vars) < len(body.vars) + len(loop.attrs["loop_vars"])
+        out.backward()
+        gx, gw = x.grad.numpy(), w.grad.numpy()
+    finally:
+        set_executor_mode(previous)
+    d2s.jit.enable_to_static(False)
+    try:
+        xe = d2s.to_tensor(np.array([0.1, 0.2]), stop_gradient=False)
+        we = d2s.to_tensor(np.array([0.5, 0.7]), stop_gradient=False)
+        sf(xe, we).backward()
+    finally:
+        d2s.jit.enable_to_static(True)
+    np.testing.assert_allclose(gx, xe.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gw, we.grad.numpy(), rtol=1e-12)
