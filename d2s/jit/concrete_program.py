@@ -190,13 +190,15 @@ class ConcreteProgram:
         return values, scope
 
     def _compile_grad(self):
-        """Forward returning outputs + the values backward reads, and the backward;
-        None for programs with control flow (their backward needs saved scopes)."""
+        """Forward returning outputs + the values backward reads (saved cond/while
+        scopes included), and the backward; None where only the interpreter can."""
         gb = self.main_program.global_block()
         fwd_ops = gb.ops[:self._n_forward]
-        if any(op.sub_blocks() for op in gb.ops):
-            return None
+        if any(op.type == "undefined" for op in self.main_program.all_ops()):
+            return None  # undefined values become symbolic zeros: interpreter only
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
+        produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
+                     if op.attrs.get(k)}
         saved = sorted(n for n in self._backward_reads if n in produced)
         fwd = self._compile(fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")

@@ -7,9 +7,13 @@ no per-op dispatch or dictionary. The source is kept (`.source`) for
 inspection. Errors raised inside are mapped back, through a line -> op
 table, to the op and the user's line that built it (same exception type).
 
-What it does not compile (`NotCompilable`): the gradient ops of control
-flow (`cond_grad`, `while_grad`) and forward ops that must save scopes for
-them; those programs run on the interpreter (`executor.run_ops`).
+Gradients through control flow compile too: a forward `cond` packs the
+values its gradient blocks read into a tuple (with the branch taken), a
+forward `while` appends one tuple per iteration; `cond_grad` / `while_grad`
+unpack them and run the gradient blocks inline (the latter in reverse
+order). What it does not compile (`NotCompilable`): gradients through a
+branch that leaves a name undefined (the interpreter treats that value as a
+symbolic zero); such programs run on the interpreter (`executor.run_ops`).
 """
 from __future__ import annotations
 
@@ -75,7 +79,7 @@ class _Emitter:
 
     # ---- names -------------------------------------------------------------------
     def ident(self, name):
-        rename = getattr(self.view, "rename", {})
+        rename = self.view.rename
         name = rename.get(name, name)
         if name not in self.names:
             base = re.sub(r"\W", "_", name)
@@ -96,7 +100,7 @@ class _Emitter:
 
     def scalar_const(self, name):
         """A 0-d constant as a numpy scalar (cheaper next to another scalar)."""
-        name = getattr(self.view, "rename", {}).get(name, name)
+        name = self.view.rename.get(name, name)
         value = self.view.consts.get(name)
         if value is None or value.ndim:
             return None
@@ -140,8 +144,6 @@ class _Emitter:
         return parts
 
     def op_kernel(self, op, indent):
-        if any(k in op.attrs for k in ("save_scope", "save_steps")):  # pragma: no cover
-            raise NotCompilable("saved scopes")
         args = [self.ident(v.name) for v in op.inputs]
         buf = self.view.inplace.get(id(op))
         symbol = _OPERATORS.get(op.type)
@@ -207,10 +209,39 @@ class _Emitter:
         args = self.global_value("a", tuple(op.attrs["args"]))
         self.emit(f"raise {exc}(*{args})", indent, op)
 
+    # ---- saved scopes: what a forward cond/while keeps for its gradient ----------------
+    def kept(self, op, key, block_ids):
+        """The kept names (attribute `key`) that `block_ids` define: packed in the
+        forward, unpacked in the backward, in this order."""
+        keep = op.attrs.get(key, ())
+        prog = self.view.program
+        return [n for n in keep if any(n in prog.blocks[b].vars for b in block_ids)]
+
+    def pack(self, names):
+        items = [self.ident(n) for n in names]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def unpack(self, names, source, indent, op):
+        if not names:
+            return
+        # A name that is a compile-time constant here is a global of this
+        # function: rebinding it would make it a local everywhere, so skip it.
+        consts = self.view.consts
+        rename = self.view.rename
+        targets = ["_" if rename.get(n, n) in consts else self.ident(n) for n in names]
+        self.emit(f"({', '.join(targets)}{',' if len(targets) == 1 else ''}) = {source}",
+                  indent, op)
+
+    def temp(self, prefix):
+        name = f"_{prefix}{next(_counter)}"
+        self.taken.add(name)
+        return name
+
     def op_cond(self, op, indent):
-        if "save_scope" in op.attrs:
-            raise NotCompilable("cond saving its scope for backward")
         a = op.attrs
+        if any(n is None for key in ("true_outs", "false_outs") for n in a[key]) \
+                and "save_scope" in a:
+            raise NotCompilable("gradient through a branch that leaves a name undefined")
         labels = a.get("labels") or [v.name for v in op.outputs]
         self.emit(f"if {self.ident(op.inputs[0].name)}:", indent, op)
         for key in ("true", "false"):
@@ -220,12 +251,70 @@ class _Emitter:
             for v, name, label in zip(op.outputs, a[f"{key}_outs"], labels):
                 src = self.ident(name) if name is not None else f"_Undefined({label!r})"
                 self.emit(f"{self.ident(v.name)} = {src}", indent + 1, op)
+            if a.get("save_scope"):
+                names = self.kept(op, "save_scope_keep", [a[f"{key}_block"]])
+                self.emit(f"{self.ident(a['save_scope'])} = ({key == 'true'}, "
+                          f"{self.pack(names)})", indent + 1, op)
+
+    def op_cond_grad(self, op, indent):
+        a = op.attrs
+        fwd = self._forward_op(a["scope"], "save_scope")
+        branch, values = self.temp("branch"), self.temp("saved")
+        self.emit(f"{branch}, {values} = {self.ident(a['scope'])}", indent, op)
+        self.emit(f"if {branch}:", indent, op)
+        for key in ("true", "false"):
+            if key == "false":
+                self.emit("else:", indent, op)
+            names = self.kept(fwd, "save_scope_keep", [fwd.attrs[f"{key}_block"]])
+            self.unpack(names, values, indent + 1, op)
+            for ct, v in zip(a["ct_vars"], op.inputs):
+                self.emit(f"{self.ident(ct)} = {self.ident(v.name)}", indent + 1, op)
+            self.block(a[f"{key}_block"], indent + 1)
+            for v, name in zip(op.outputs, a[f"{key}_grads"]):
+                self.emit(f"{self.ident(v.name)} = {self.ident(name)}", indent + 1, op)
+
+    def op_while_grad(self, op, indent):
+        a = op.attrs
+        fwd = self._forward_op(a["steps"], "save_steps")
+        n_ct = len(a["ct_vars"])
+        carried, acc, step = self.temp("carried"), self.temp("acc"), self.temp("step")
+        self.globals.setdefault("_zeros_like", np.zeros_like)
+        self.emit(f"{carried} = [{', '.join(self.ident(v.name) for v in op.inputs[:n_ct])}]",
+                  indent, op)
+        self.emit(f"{acc} = [{', '.join(f'_zeros_like({self.ident(v.name)})' for v in op.inputs[n_ct:])}]",
+                  indent, op)
+        names = self.kept(fwd, "save_steps_keep",
+                          [fwd.attrs["loop_scope"], fwd.attrs["body_block"]])
+        self.emit(f"for {step} in reversed({self.ident(a['steps'])}):", indent, op)
+        self.unpack(names, step, indent + 1, op)
+        if n_ct:
+            self.emit(f"{self.pack(a['ct_vars'])} = {carried}", indent + 1, op)
+        self.block(a["grad_block"], indent + 1)
+        self.emit(f"{carried} = [{', '.join(self.ident(n) for n in a['loop_grads'])}]",
+                  indent + 1, op)
+        if a["free_grads"]:
+            sums = ", ".join(f"{acc}[{i}] + {self.ident(n)}"
+                             for i, n in enumerate(a["free_grads"]))
+            self.emit(f"{acc} = [{sums}]", indent + 1, op)
+        outs = [f"{carried}[{i}]" for i in range(n_ct)] + \
+               [f"{acc}[{i}]" for i in range(len(a["free_grads"]))]
+        for v, src in zip(op.outputs, outs):
+            self.emit(f"{self.ident(v.name)} = {src}", indent, op)
+
+    def _forward_op(self, name, key):
+        """The forward cond/while that saves the scope variable `name`."""
+        for block in self.view.program.blocks:
+            for op in block.ops:
+                if op.attrs.get(key) == name:
+                    return op
+        raise NotCompilable(f"no forward op saves {name!r}")
 
     def op_while(self, op, indent):
         a = op.attrs
-        if "save_steps" in a:
-            raise NotCompilable("while saving its steps for backward")
         n = a["num_loop_vars"]
+        steps = self.ident(a["save_steps"]) if a.get("save_steps") else None
+        if steps is not None:
+            self.emit(f"{steps} = []", indent, op)
         phs = [self.ident(name) for name in a["loop_vars"]]
         inits = [self.ident(v.name) for v in op.inputs[:n]]
         if phs:
@@ -236,6 +325,9 @@ class _Emitter:
         self.emit(f"if not {self.ident(a['cond_out'])}:", indent + 1, op)
         self.emit("break", indent + 2, op)
         self.block(a["body_block"], indent + 1)
+        if steps is not None:
+            names = self.kept(op, "save_steps_keep", [a["loop_scope"], a["body_block"]])
+            self.emit(f"{steps}.append({self.pack(names)})", indent + 1, op)
         outs = [self.ident(name) for name in a["body_outs"]]
         if phs:
             self.emit(f"{', '.join(phs)}{',' if len(phs) == 1 else ''} = "
@@ -301,7 +393,7 @@ class CompiledFunction:
 
     def names_for(self, name):
         """The Python identifier the generated code uses for variable `name`."""
-        return self._idents.get(getattr(self.view, "rename", {}).get(name, name), name)
+        return self._idents.get(self.view.rename.get(name, name), name)
 
 
 def compile_program(program, global_ops, inputs, outputs, name="program", passes=True):

@@ -32,13 +32,16 @@ def run(view):
     def sweep(idx):
         kept = []
         for op in reversed(view.blocks[idx]):
-            needed = any(v.name in live for v in op.outputs) or has_side_effect(op, program)
+            saved = view.saved_names(op)
+            needed = (any(v.name in live for v in op.outputs) or has_side_effect(op, program)
+                      or any(n in live for n in saved[:1]))
             if not needed:
                 continue
             kept.append(op)
             live.update(v.name for v in op.inputs)
             if op.sub_blocks():
                 live.update(view.block_results(op))
+                live.update(view.rename.get(n, n) for n in saved)
                 for sub in reversed(view.sub_block_ids(op)):
                     sweep(sub)
         view.blocks[idx] = kept[::-1]

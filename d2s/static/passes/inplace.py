@@ -50,8 +50,11 @@ def run(view):
     for idx, ops in view.blocks.items():
         for op in ops:
             pinned.update(view.block_results(op))
+            pinned.update(view.saved_names(op))  # kept for backward: never overwritten
             for v in op.outputs:
                 produced_in[v.name] = idx
+    # names dropped by CSE / simplification live on in their survivors
+    pinned |= {view.rename[n] for n in list(pinned) if n in view.rename}
     # A value read by another block (a branch, a loop body) is never overwritten:
     # only reads inside the block that made it are tracked below.
     for idx, ops in view.blocks.items():

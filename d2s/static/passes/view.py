@@ -11,6 +11,11 @@ from ..ir import Operator
 from ..printing import op_to_text
 
 
+# Attributes naming the values a control-flow op's blocks hand back to it.
+RESULT_KEYS = ("true_outs", "false_outs", "body_outs", "true_grads", "false_grads",
+               "loop_grads", "free_grads")
+
+
 class ProgramView:
     def __init__(self, program, global_ops, outputs, inputs=()):
         self.program = program
@@ -22,6 +27,7 @@ class ProgramView:
         self.inputs = list(inputs)          # names passed in (feeds, then parameters)
         self.consts = {}                    # name -> array known at compile time
         self.inplace = {}                   # id(op) -> name of the buffer it writes
+        self.rename = {}                    # dropped name -> the name that replaced it
 
     def _all(self, ops):
         todo = list(ops)
@@ -39,6 +45,7 @@ class ProgramView:
         new.inputs = list(self.inputs)
         new.consts = dict(self.consts)
         new.inplace = dict(self.inplace)
+        new.rename = dict(self.rename)
         return new
 
     def ops(self, idx=0):
@@ -47,10 +54,21 @@ class ProgramView:
     def sub_block_ids(self, op):
         return [v for k, v in op.attrs.items() if k.endswith("_block")]
 
+    def saved_names(self, op):
+        """Names a forward `cond`/`while` keeps for its gradient (the scope
+        variable and the values in it): live, and never overwritten."""
+        names = []
+        for key in ("save_scope", "save_steps"):
+            if op.attrs.get(key):
+                names.append(op.attrs[key])
+        for key in ("save_scope_keep", "save_steps_keep"):
+            names.extend(op.attrs.get(key, ()))
+        return names
+
     def block_results(self, op):
         """Names an op's sub-blocks hand back to it (branch / body outputs)."""
         names = []
-        for key in ("true_outs", "false_outs", "body_outs"):
+        for key in RESULT_KEYS:
             names.extend(n for n in op.attrs.get(key, ()) if n is not None)
         if "cond_out" in op.attrs:
             names.append(op.attrs["cond_out"])
@@ -79,7 +97,7 @@ def renamed_op(op, rename):
     if not any(v.name in rename for v in op.inputs) and not _attr_hits(op, rename):
         return op
     attrs = dict(op.attrs)
-    for key in ("true_outs", "false_outs", "body_outs"):
+    for key in RESULT_KEYS:
         if key in attrs:
             attrs[key] = [rename[n].name if n in rename else n for n in attrs[key]]
     if attrs.get("cond_out") in rename:
@@ -89,7 +107,7 @@ def renamed_op(op, rename):
 
 
 def _attr_hits(op, rename):
-    names = [n for k in ("true_outs", "false_outs", "body_outs") for n in op.attrs.get(k, ())]
+    names = [n for k in RESULT_KEYS for n in op.attrs.get(k, ())]
     names.append(op.attrs.get("cond_out"))
     return any(n in rename for n in names if n is not None)
 
@@ -100,4 +118,10 @@ def apply_renames(view, rename):
     for idx, ops in view.blocks.items():
         view.blocks[idx] = [renamed_op(op, rename) for op in ops]
     view.outputs = [rename[n].name if n in rename else n for n in view.outputs]
-    view.rename = {**getattr(view, "rename", {}), **{k: v.name for k, v in rename.items()}}
+    # chains (a -> b, then b -> c) resolve to the final survivor
+    view.rename.update({k: v.name for k, v in rename.items()})
+    for k in list(view.rename):
+        seen = {k}
+        while view.rename[k] in view.rename and view.rename[k] not in seen:
+            seen.add(view.rename[k])
+            view.rename[k] = view.rename[view.rename[k]]
