@@ -194,8 +194,9 @@ class ConcreteProgram:
         scopes included), and the backward; None where only the interpreter can."""
         gb = self.main_program.global_block()
         fwd_ops = gb.ops[:self._n_forward]
-        if any(op.type == "undefined" for op in self.main_program.all_ops()):
-            return None  # undefined values become symbolic zeros: interpreter only
+        if any(op.type == "undefined" and is_floating(op.outputs[0].dtype)
+               for op in self.main_program.all_ops()):
+            return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
                      if op.attrs.get(k)}

@@ -239,8 +239,9 @@ class _Emitter:
 
     def op_cond(self, op, indent):
         a = op.attrs
-        if any(n is None for key in ("true_outs", "false_outs") for n in a[key]) \
-                and "save_scope" in a:
+        if "save_scope" in a and any(
+                n is None and v.dtype.kind == "f"
+                for key in ("true_outs", "false_outs") for n, v in zip(a[key], op.outputs)):
             raise NotCompilable("gradient through a branch that leaves a name undefined")
         labels = a.get("labels") or [v.name for v in op.outputs]
         self.emit(f"if {self.ident(op.inputs[0].name)}:", indent, op)
