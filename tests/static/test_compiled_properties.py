@@ -55,6 +55,15 @@ def _run(f, arrays, mode):
         set_executor_mode(previous)
 
 
+def _assert_same(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        if a is None or b is None:
+            assert a is None and b is None
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
 @settings(max_examples=60, deadline=None, database=None)
 @given(programs(), st.integers(0, 2 ** 16))
 def test_random_programs_compiled_equals_interpreter(prog, seed):
@@ -64,11 +73,7 @@ def test_random_programs_compiled_equals_interpreter(prog, seed):
     f = _make(steps, outs)
     got = _run(f, arrays, "compiled")
     want = _run(f, arrays, "interpreter")
-    for a, b in zip(got, want):
-        if a is None or b is None:
-            assert a is None and b is None
-        else:
-            np.testing.assert_array_equal(a, b)
+    _assert_same(got, want)
 
 
 def _chain(steps, h, y, b):
@@ -107,8 +112,4 @@ def test_random_loops_with_branches_compiled_equals_interpreter(pa, pb, limit, s
     f = _make_looped(pa[0], pb[0], limit)
     got = _run(f, arrays, "compiled")
     want = _run(f, arrays, "interpreter")
-    for a, b in zip(got, want):
-        if a is None or b is None:
-            assert a is None and b is None
-        else:
-            np.testing.assert_array_equal(a, b)
+    _assert_same(got, want)
