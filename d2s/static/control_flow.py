@@ -155,63 +155,28 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
             f"({len(t_leaves)} vs {len(f_leaves)} values)")
 
     outs, t_names, f_names, labels, results, branch_vars = [], [], [], [], [], []
+    blocks = (true_block, false_block)
     for i, (a, b) in enumerate(zip(t_leaves, f_leaves)):
         label = _label(names, i)
+        name = names[i] if names and i < len(names) else ""
         a, b = _settle_pending(builder, a, true_block, b, false_block)
         a_undef, b_undef = _is_undefined(a), _is_undefined(b)
         if a_undef and b_undef or not _is_value(a) and not _is_value(b) and _same_python(a, b):
-            results.append(a)
+            results.append(a)  # the same Python value (or unset) on both paths
             continue
         if a_undef or b_undef:
-            name = names[i] if names and i < len(names) else ""
-            undefined_block = true_block if a_undef else false_block
-            if not (name.startswith("__ret_val") or getattr(undefined_block, "terminates", False)):
-                # Python would leave it unbound on one path: reading it later is the error.
-                where = _origin_text()
-                results.append(type(a if a_undef else b)(
-                    name or label, f"it is assigned in only one branch of an `if` on a "
-                    f"tensor{where}; assign it before the `if` or in both branches"))
-                continue
-            # The other path never reaches a use (it returned or raised): that branch
-            # yields an undefined marker at run time.
-            python_number = is_python_scalar(b if a_undef else a)
-            if a_undef:
-                b = _to_branch_var(builder, false_block, b, b)
-                out_names = (None, b.name)
-            else:
-                a = _to_branch_var(builder, true_block, a, a)
-                out_names = (a.name, None)
-            v = b if a_undef else a
-            if not (false_block if a_undef else true_block).is_ancestor_of(v.block):
-                branch_vars.append(v)
-            out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
-            out.weak = python_number or getattr(v, "weak", False)
-            outs.append(out)
-            t_names.append(out_names[0])
-            f_names.append(out_names[1])
-            labels.append(name or label)
-            results.append(out)
+            merged = _one_sided_output(builder, parent, blocks, a, b, name, label)
+        else:
+            merged = _merged_output(builder, parent, blocks, a, b, label)
+        if not isinstance(merged, tuple):  # an UndefinedVar: reading it is the error
+            results.append(merged)
             continue
-        for x in (a, b):
-            if x is None or not (_is_value(x) or is_python_scalar(x) or isinstance(x, np.ndarray)):
-                raise ControlFlowError(
-                    f"{label} is {type(x).__name__} in one branch and "
-                    f"{type(b if x is a else a).__name__} in the other; both branches must "
-                    "give tensors (or equal Python values)")
-        both_python = is_python_scalar(a) and is_python_scalar(b)
-        a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
-        a, b = _unify_weak(builder, a, true_block, b, false_block)
-        _check_compatible(label, a, b)
-        out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
-        out.weak = both_python or (getattr(a, "weak", False) and getattr(b, "weak", False))
-        out.stop_gradient = a.stop_gradient and b.stop_gradient
-        out.is_array = getattr(a, "is_array", False) and getattr(b, "is_array", False)
-        branch_vars += [x for x, blk in ((a, true_block), (b, false_block))
-                        if not blk.is_ancestor_of(x.block)]
+        out, (ta, fb), reads = merged
         outs.append(out)
-        t_names.append(a.name)
-        f_names.append(b.name)
-        labels.append(names[i] if names and i < len(names) else out.name)
+        t_names.append(ta)
+        f_names.append(fb)
+        labels.append(name or (label if a_undef or b_undef else out.name))
+        branch_vars += reads
         results.append(out)
 
     free = external_reads([true_block, false_block])
@@ -221,6 +186,48 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
         "true_block": true_block.idx, "false_block": false_block.idx,
         "true_outs": t_names, "false_outs": f_names, "labels": labels})
     return unflatten(t_tree, results)
+
+
+def _one_sided_output(builder, parent, blocks, a, b, name, label):
+    """An output one branch leaves undefined. If that branch returned or raised,
+    its value is never read: the op yields an undefined marker on that path.
+    Otherwise Python would leave the name unbound: an UndefinedVar saying why."""
+    true_block, false_block = blocks
+    a_undef = _is_undefined(a)
+    undefined_block = true_block if a_undef else false_block
+    if not (name.startswith("__ret_val") or undefined_block.terminates):
+        where = _origin_text()
+        return type(a if a_undef else b)(
+            name or label, f"it is assigned in only one branch of an `if` on a "
+            f"tensor{where}; assign it before the `if` or in both branches")
+    defined, block = (b, false_block) if a_undef else (a, true_block)
+    python_number = is_python_scalar(defined)
+    v = _to_branch_var(builder, block, defined, defined)
+    out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
+    out.weak = python_number or getattr(v, "weak", False)
+    reads = [] if block.is_ancestor_of(v.block) else [v]
+    return out, ((None, v.name) if a_undef else (v.name, None)), reads
+
+
+def _merged_output(builder, parent, blocks, a, b, label):
+    """An output both branches give: promoted, checked, merged into one Variable."""
+    true_block, false_block = blocks
+    for x in (a, b):
+        if x is None or not (_is_value(x) or is_python_scalar(x) or isinstance(x, np.ndarray)):
+            raise ControlFlowError(
+                f"{label} is {type(x).__name__} in one branch and "
+                f"{type(b if x is a else a).__name__} in the other; both branches must "
+                "give tensors (or equal Python values)")
+    both_python = is_python_scalar(a) and is_python_scalar(b)
+    a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
+    a, b = _unify_weak(builder, a, true_block, b, false_block)
+    _check_compatible(label, a, b)
+    out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
+    out.weak = both_python or (getattr(a, "weak", False) and getattr(b, "weak", False))
+    out.stop_gradient = a.stop_gradient and b.stop_gradient
+    out.is_array = getattr(a, "is_array", False) and getattr(b, "is_array", False)
+    reads = [x for x, blk in ((a, true_block), (b, false_block)) if not blk.is_ancestor_of(x.block)]
+    return out, (a.name, b.name), reads
 
 
 def _is_value(x):

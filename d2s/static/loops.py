@@ -57,79 +57,105 @@ def _init_var(builder, x, label):
 
 
 def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
-    program = builder.program
-    parent = program.current_block()
-    init = {}   # leaf index -> initial Variable, for every loop-carried leaf
-    for i, x in enumerate(leaves):
-        v = _init_var(builder, x, _label(names, i))
-        if v is not None:
-            init[i] = v
-    shapes = {i: v.shape for i, v in init.items()}
-    n_blocks = len(program.blocks)
-    # Each retry either relaxes a dim that the body changed or starts carrying
-    # a name first assigned in the body; both only grow, so this terminates.
+    loop = _LoopBuilder(builder, cond_fn, body_fn, leaves, tree, names)
+    # Each retry either relaxes a dim that the body changed, starts carrying a
+    # name first assigned in the body, or fixes a Python number's dtype; all
+    # only grow, so this terminates.
     for _attempt in range(2 * len(leaves) + 2):
-        program._truncate_blocks(n_blocks)
-        carried = sorted(init)
+        loop.trace()
+        if not loop.widen():
+            return loop.emit()
+    raise ControlFlowError("while: loop variable shapes did not settle")  # pragma: no cover
+
+
+class _LoopBuilder:
+    """Traces a loop's condition and body into sub-blocks, widening the loop
+    variables' types until one more trace changes nothing, then emits the op."""
+
+    def __init__(self, builder, cond_fn, body_fn, leaves, tree, names):
+        self.builder, self.program = builder, builder.program
+        self.parent = self.program.current_block()
+        self.cond_fn, self.body_fn = cond_fn, body_fn
+        self.leaves, self.tree, self.names = leaves, tree, names
+        self.init = {}   # leaf index -> initial Variable, for every loop-carried leaf
+        for i, x in enumerate(leaves):
+            v = _init_var(builder, x, _label(names, i))
+            if v is not None:
+                self.init[i] = v
+        self.shapes = {i: v.shape for i, v in self.init.items()}
+        self.n_blocks = len(self.program.blocks)
+
+    def label(self, i):
+        return _label(self.names, i)
+
+    def trace(self):
+        program, builder = self.program, self.builder
+        program._truncate_blocks(self.n_blocks)
+        self.carried = sorted(self.init)
         # Placeholders live in a block of their own, the lexical parent of both
         # the condition and the body, so every nested block can resolve them.
-        loop_block = program._create_block(parent)
-        placeholders = {i: loop_block.create_var(shapes[i], init[i].dtype, prefix="loop_var")
-                        for i in carried}
-        for i in carried:
-            placeholders[i].weak = getattr(init[i], "weak", False)
-            placeholders[i].is_array = getattr(init[i], "is_array", False)
-        cond_block = program._create_block(loop_block)
-        current = [placeholders.get(i, x) for i, x in enumerate(leaves)]
-        args = unflatten(tree, current)
-        with program._block_guard(cond_block):
-            c = cond_fn(*args)
-            c = builder.to_var(c) if _is_value(c) else builder.to_var(constant(bool(c)))
-        if c.dtype != np.bool_ or c.size not in (1, None):
+        self.loop_block = program._create_block(self.parent)
+        self.placeholders = {}
+        for i in self.carried:
+            ph = self.loop_block.create_var(self.shapes[i], self.init[i].dtype, prefix="loop_var")
+            ph.weak = getattr(self.init[i], "weak", False)
+            ph.is_array = getattr(self.init[i], "is_array", False)
+            self.placeholders[i] = ph
+        args = unflatten(self.tree, [self.placeholders.get(i, x)
+                                     for i, x in enumerate(self.leaves)])
+        self.cond_block = program._create_block(self.loop_block)
+        with program._block_guard(self.cond_block):
+            c = self.cond_fn(*args)
+            self.c = builder.to_var(c) if _is_value(c) else builder.to_var(constant(bool(c)))
+        if self.c.dtype != np.bool_ or self.c.size not in (1, None):
             raise ControlFlowError(f"while: the loop condition must be a bool scalar, got "
-                                   f"{c.dtype.name}{list(c.shape)}")
-        body_block = program._create_block(loop_block)
-        with program._block_guard(body_block):
-            new_leaves, new_tree = flatten(list(body_fn(*args)))
-            if new_tree != tree:
+                                   f"{self.c.dtype.name}{list(self.c.shape)}")
+        self.body_block = program._create_block(self.loop_block)
+        with program._block_guard(self.body_block):
+            new_leaves, new_tree = flatten(list(self.body_fn(*args)))
+            if new_tree != self.tree:
                 raise ControlFlowError("while: the body must return as many values as it takes")
-            outs = {i: _body_output(builder, new_leaves[i], placeholders[i],
-                                    _label(names, i)) for i in carried}
-            first_assigned = {i: builder.to_var(_as_value(new_leaves[i], _label(names, i)))
-                              for i in range(len(leaves))
-                              if i not in init and _not_carried_yet(leaves[i])
-                              and not _is_undefined(new_leaves[i])
-                              and new_leaves[i] is not leaves[i]}
-        for i in range(len(leaves)):
-            if i not in init and i not in first_assigned and \
-                    not _same_python(new_leaves[i], leaves[i]):
+            self.outs = {i: _body_output(builder, new_leaves[i], self.placeholders[i],
+                                         self.label(i)) for i in self.carried}
+            self.first_assigned = {
+                i: builder.to_var(_as_value(new_leaves[i], self.label(i)))
+                for i, x in enumerate(self.leaves)
+                if i not in self.init and _not_carried_yet(x)
+                and not _is_undefined(new_leaves[i]) and new_leaves[i] is not x}
+        for i, x in enumerate(self.leaves):
+            if i not in self.init and i not in self.first_assigned \
+                    and not _same_python(new_leaves[i], x):
                 raise ControlFlowError(
-                    f"loop variable {_label(names, i)} holds a {type(leaves[i]).__name__} "
-                    "that the loop body changes; only tensors and numbers can be carried "
-                    "by a loop on a tensor")
+                    f"loop variable {self.label(i)} holds a {type(x).__name__} that the loop "
+                    "body changes; only tensors and numbers can be carried by a loop on a "
+                    "tensor")
+
+    def widen(self):
+        """Update the loop variables from what the body did; True if that changed
+        anything (trace again)."""
+        program, builder, parent = self.program, self.builder, self.parent
         retry = False
-        for i, v in first_assigned.items():
-            if isinstance(leaves[i], PendingArray):
+        for i, v in self.first_assigned.items():
+            if isinstance(self.leaves[i], PendingArray):
                 # A list appended to in the body: carried as a tensor array.
                 with program._block_guard(parent):
-                    init[i] = builder.to_var(array_init(leaves[i], v))
-                shapes[i] = (None,) + tuple(v.shape[1:])
+                    self.init[i] = builder.to_var(array_init(self.leaves[i], v))
+                self.shapes[i] = (None,) + tuple(v.shape[1:])
             else:
                 # A name first assigned in the body: carried from an "undefined"
                 # value, which raises NameError at run time if read after a
                 # zero-trip loop.
                 undef = parent.create_var(v.shape, v.dtype, prefix="undefined")
-                parent.append_op("undefined", [], [undef],
-                                 {"name": _label(names, i).strip("'")})
-                init[i], shapes[i] = undef, v.shape
+                parent.append_op("undefined", [], [undef], {"name": self.label(i).strip("'")})
+                self.init[i], self.shapes[i] = undef, v.shape
             retry = True
-        for i in carried:
-            ph, o, label = placeholders[i], outs[i], _label(names, i)
+        for i in self.carried:
+            ph, o, label = self.placeholders[i], self.outs[i], self.label(i)
             if o.dtype != ph.dtype and ph.weak:
                 # A Python number carried by the loop takes the dtype the body gives it.
                 from ..core.ops import cast
                 with program._block_guard(parent):
-                    init[i] = builder.to_var(cast(init[i], o.dtype))
+                    self.init[i] = builder.to_var(cast(self.init[i], o.dtype))
                 retry = True
                 continue
             if o.dtype != ph.dtype:
@@ -141,33 +167,32 @@ def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
                                        f"{len(ph.shape)} to {len(o.shape)} in the loop body")
             merged = merge_dims(ph.shape, o.shape)
             if merged != ph.shape:
-                shapes[i] = merged
+                self.shapes[i] = merged
                 retry = True
-        if not retry:
-            break
-    else:  # pragma: no cover - see the comment above the loop
-        raise ControlFlowError("while: loop variable shapes did not settle")
+        return retry
 
-    ph_list = [placeholders[i] for i in carried]
-    out_list = [outs[i] for i in carried]
-    out_vars = [parent.create_var(ph.shape, ph.dtype, prefix="while") for ph in ph_list]
-    for v, ph, o in zip(out_vars, ph_list, out_list):
-        v.weak = ph.weak and getattr(o, "weak", False)
-        v.is_array = ph.is_array
-        v.stop_gradient = o.stop_gradient and all(
-            init[i].stop_gradient for i in carried)
-    local = {id(p) for p in ph_list}
-    free = external_reads([cond_block, body_block], local)
-    free += [o for o in out_list if o.block is not body_block and id(o) not in local
-             and all(o is not u for u in free)]
-    parent.append_op("while", [init[i] for i in carried] + free, out_vars, {
-        "cond_block": cond_block.idx, "body_block": body_block.idx,
-        "loop_scope": loop_block.idx, "loop_vars": [p.name for p in ph_list], "cond_out": c.name,
-        "body_outs": [o.name for o in out_list], "num_loop_vars": len(carried)})
-    result = list(leaves)
-    for i, v in zip(carried, out_vars):
-        result[i] = v
-    return unflatten(tree, result)
+    def emit(self):
+        carried, init = self.carried, self.init
+        ph_list = [self.placeholders[i] for i in carried]
+        out_list = [self.outs[i] for i in carried]
+        out_vars = [self.parent.create_var(ph.shape, ph.dtype, prefix="while") for ph in ph_list]
+        for v, ph, o in zip(out_vars, ph_list, out_list):
+            v.weak = ph.weak and getattr(o, "weak", False)
+            v.is_array = ph.is_array
+            v.stop_gradient = o.stop_gradient and all(init[i].stop_gradient for i in carried)
+        local = {id(p) for p in ph_list}
+        free = external_reads([self.cond_block, self.body_block], local)
+        free += [o for o in out_list if o.block is not self.body_block and id(o) not in local
+                 and all(o is not u for u in free)]
+        self.parent.append_op("while", [init[i] for i in carried] + free, out_vars, {
+            "cond_block": self.cond_block.idx, "body_block": self.body_block.idx,
+            "loop_scope": self.loop_block.idx, "loop_vars": [p.name for p in ph_list],
+            "cond_out": self.c.name, "body_outs": [o.name for o in out_list],
+            "num_loop_vars": len(carried)})
+        result = list(self.leaves)
+        for i, v in zip(carried, out_vars):
+            result[i] = v
+        return unflatten(self.tree, result)
 
 
 def _not_carried_yet(x):
