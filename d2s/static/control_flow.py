@@ -218,6 +218,13 @@ def _merged_output(builder, parent, blocks, a, b, label):
                 f"{label} is {type(x).__name__} in one branch and "
                 f"{type(b if x is a else a).__name__} in the other; both branches must "
                 "give tensors (or equal Python values)")
+    for x, other in ((a, false_block), (b, true_block)):
+        if isinstance(x, Variable) and other.is_ancestor_of(x.block):
+            # e.g. a Python list mutated by one branch and seen by both
+            raise ControlFlowError(
+                f"{label} holds a value computed inside the other branch of an `if` on a "
+                f"tensor{_origin_text()} (a Python list or dict changed inside a branch?); a "
+                "branch can only hand out what it computes itself")
     both_python = is_python_scalar(a) and is_python_scalar(b)
     a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
     a, b = _unify_weak(builder, a, true_block, b, false_block)

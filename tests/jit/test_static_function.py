@@ -223,3 +223,25 @@ def test_calling_inside_another_program_traces_inline():
 
 def lambda_free_double(x):
     return x * 2.0
+
+
+def _appends_under_tensor_if(x):
+    out = [x]
+    if x.sum() > 0:
+        for i in range(2):
+            out.append(x * i)
+    return d2s.stack(out)
+
+
+def test_list_changed_inside_a_tensor_branch_is_a_clear_error():
+    from d2s.static import ControlFlowError
+    with pytest.raises(ControlFlowError, match=r"'out' holds a value computed inside the other "
+                                               r"branch.*test_static_function.py"):
+        to_static(_appends_under_tensor_if)(d2s.to_tensor([1.0, 2.0]))
+    # eagerly (the one switch) the same code runs as Python
+    d2s.jit.enable_to_static(False)
+    try:
+        got = to_static(_appends_under_tensor_if)(d2s.to_tensor([1.0, 2.0])).numpy()
+    finally:
+        d2s.jit.enable_to_static(True)
+    np.testing.assert_array_equal(got, [[1, 2], [0, 0], [1, 2]])
