@@ -147,8 +147,12 @@ def _op_to_json(op, remap, encoder):
         if k.endswith("_block") or k == "loop_scope":
             v = remap[v]
         attrs[k] = encoder.encode(v)
-    return {"type": op.type, "inputs": [v.name for v in op.inputs],
-            "outputs": [v.name for v in op.outputs], "attrs": attrs}
+    out = {"type": op.type, "inputs": [v.name for v in op.inputs],
+           "outputs": [v.name for v in op.outputs], "attrs": attrs}
+    if op.origin:  # the user's file, line and text: errors in deployment name them
+        out["origin"] = [str(x) for x in op.origin[:1]] + [int(op.origin[1])] + \
+            [str(x) for x in op.origin[2:3]]
+    return out
 
 
 def program_from_json(blocks_json, arrays):
@@ -213,7 +217,11 @@ def _op_from_json(program, block, oj, arrays, where):
             raise ProgramFormatError(f"{where}: {op_type}.{k} names no block ({v!r})")
     if op_type in OPS:
         _check_shape_rule(OPS[op_type], ins, outs, attrs, where)
-    block.append_op(op_type, ins, outs, attrs, origin=None)
+    origin = oj.get("origin")
+    if not (isinstance(origin, list) and 2 <= len(origin) <= 3 and isinstance(origin[0], str)
+            and isinstance(origin[1], int) and all(isinstance(t, str) for t in origin[2:])):
+        origin = ()
+    block.append_op(op_type, ins, outs, attrs, origin=tuple(origin))
 
 
 def _check_name(n, where):

@@ -133,7 +133,11 @@ class Block:
         return var
 
     def append_op(self, type, inputs, outputs, attrs=None, origin=None):
-        op = Operator(self, type, inputs, outputs, attrs, origin or user_origin(),
+        """`origin`: the user's (file, line, text); by default the calling user
+        frame; `()` for none (e.g. ops of a loaded program without origins)."""
+        if origin is None:
+            origin = user_origin()
+        op = Operator(self, type, inputs, outputs, attrs, origin or None,
                       self.program._building_grad)
         self.ops.append(op)
         return op

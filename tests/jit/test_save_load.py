@@ -161,3 +161,22 @@ def test_save_a_plain_function_and_reload(tmp_path):
     m = d2s.jit.load(path)
     x = np.arange(6, dtype=np.float32).reshape(3, 2)
     np.testing.assert_array_equal(m(x).numpy(), x * 2)
+
+
+def _checked_double(x):
+    if x.sum() < 0:
+        raise ValueError("negative input")   # LOC: raise
+    return x * 2.0
+
+
+def test_loaded_program_raises_with_the_original_line(tmp_path):
+    path = str(tmp_path / "checked")
+    d2s.jit.save(to_static(_checked_double), path, input_spec=[InputSpec([None], "float32")])
+    m = d2s.jit.load(path)
+    np.testing.assert_array_equal(m(np.ones(2, np.float32)).numpy(), [2, 2])
+    import inspect
+    lines, start = inspect.getsourcelines(_checked_double)
+    line = start + next(i for i, l in enumerate(lines) if "LOC: raise" in l)
+    with pytest.raises(ValueError, match=rf"negative input .*test_save_load.py, line {line}: "
+                                         r"raise ValueError"):
+        m(-np.ones(2, np.float32))
