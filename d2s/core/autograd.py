@@ -50,8 +50,6 @@ def _toposort(root_node):
 
 def backward(tensor, grad=None):
     """Accumulate d(tensor)/d(leaf) into `leaf.grad` for every reachable leaf."""
-    from .tensor import Tensor
-
     if tensor.stop_gradient:
         raise RuntimeError(
             "backward() on a tensor that does not require grad: no input of the "
@@ -74,8 +72,6 @@ def backward(tensor, grad=None):
 
 
 def _apply_node(node, node_cts, cts):
-    from .tensor import Tensor
-
     op = node.op
     if op.vjp is None:
         return
@@ -101,8 +97,6 @@ def _apply_node(node, node_cts, cts):
 
 
 def _accumulate_leaf(leaf, g):
-    from .tensor import Tensor
-
     value = g._value
     if value.dtype != leaf.dtype:
         value = value.astype(leaf.dtype)
@@ -114,3 +108,7 @@ def _accumulate_leaf(leaf, g):
         leaf.grad = Tensor._from_array(value)
     else:
         leaf.grad = Tensor._from_array(leaf.grad._value + value)
+
+
+# Bound by `d2s.core.tensor` once Tensor exists (it imports this module first).
+Tensor = None

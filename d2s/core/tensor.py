@@ -134,6 +134,7 @@ def _bind_dispatch():
     dispatch.Tensor = Tensor
     dispatch._new_tensor = Tensor._from_array
     dispatch.autograd = autograd
+    autograd.Tensor = Tensor
 
 
 _bind_dispatch()
