@@ -22,6 +22,7 @@ from ..static import framework
 from ..static.backward import backward_block, grad_ops, names_read
 from ..static.codegen import NotCompilable, compile_program
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
+from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
 from ..static.pytree import flatten, unflatten
 
@@ -268,7 +269,7 @@ class ConcreteProgram:
 
 def _tensor_free(value):
     leaves, _ = flatten(value)
-    return not any(isinstance(x, (Tensor, np.ndarray)) or type(x).__name__ == "InputSpec"
+    return not any(isinstance(x, (Tensor, np.ndarray, InputSpec))
                    for x in leaves)
 
 

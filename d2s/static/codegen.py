@@ -24,6 +24,7 @@ import re
 
 import numpy as np
 
+from ..core.ops.indexing import index_source
 from ..core.registry import OPS
 from .executor import UndefinedValue, _relocate
 from .passes import ProgramView, optimize
@@ -164,39 +165,15 @@ class _Emitter:
             self.emit(f"{', '.join(outs)} = {call}", indent, op)
 
     def op_getitem(self, op, indent):
-        """`x[...]` as Python subscription: the index spec is known at compile
-        time, so only its tensor parts are read at run time (as `decode_index`
-        reads them: a 0-d integer tensor is an int)."""
+        """`x[...]` as Python subscription: the spec is known at compile time,
+        only its tensor parts are read at run time (`indexing.index_source`)."""
         x, tensors = op.inputs[0], op.inputs[1:]
 
         def ref(k):
             v = tensors[k]
-            name = self.ident(v.name)
-            return f"int({name})" if not v.shape and v.dtype.kind in "iu" else name
+            return self.ident(v.name), not v.shape and v.dtype.kind in "iu"
 
-        def bound(b):
-            if b is None:
-                return ""
-            return ref(b[1]) if isinstance(b, tuple) else repr(b)
-
-        parts = []
-        for item in op.attrs["spec"]:
-            kind = item[0]
-            if kind == "int":
-                parts.append(repr(item[1]))
-            elif kind == "none":
-                parts.append("None")
-            elif kind == "ellipsis":
-                parts.append("...")
-            elif kind == "tensor":
-                parts.append(ref(item[1]))
-            else:
-                start, stop, step = item[1:]
-                text = f"{bound(start)}:{bound(stop)}"
-                parts.append(text if step is None else f"{text}:{bound(step)}")
-        index = parts[0] if len(parts) == 1 else ", ".join(parts)
-        if not parts:
-            index = "()"
+        index = index_source(op.attrs["spec"], ref)
         self.emit(f"{self.ident(op.outputs[0].name)} = {self.ident(x.name)}[{index}]",
                   indent, op)
 

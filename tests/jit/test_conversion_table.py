@@ -28,6 +28,9 @@ nn = getattr(d2s, "nn", None)
 needs_nn = pytest.mark.skipif(nn is None, reason="d2s.nn is not available")
 
 Entry = namedtuple("Entry", "fn py tensors ref ops forbid grad raises xfail marks")
+# ref=ON_NUMPY: the reference is the function itself run on the numpy arrays
+# (plain Python and numpy, no d2s), for functions written only with operators.
+ON_NUMPY = object()
 CASES = []
 
 
@@ -37,7 +40,8 @@ def case(py=(), tensors=(), ref=None, ops=(), forbid=(), grad=False, raises=None
 
     py: Python-valued argument tuples; tensors: argument tuples where numpy
     arrays become eager Tensors (other values stay Python values); ref: numpy
-    reference taking the numpy arrays (None: the eager run is the reference);
+    reference taking the numpy arrays (ON_NUMPY: the function itself on them;
+    None: the eager run is the reference);
     ops: op types the program must contain; forbid: op types it must not;
     raises: (type, regex) the static call must raise on the tensor inputs;
     xfail: {check: reason} for check in "python", "tensor", "grad" (a plain
@@ -284,14 +288,8 @@ def one_branch_name_other_path_raises(x):
 # while on a Variable -> `while`
 # =============================================================================
 
-def _ref_while_double(x):
-    while x < 50:
-        x = x * 2
-    return x
-
-
 @case(py=[(1.0,), (60.0,)], tensors=[(F(1.0),), (F(60.0),), (F(0.3),)],
-      ref=_ref_while_double, ops={"while"}, grad=True)
+      ref=ON_NUMPY, ops={"while"}, grad=True)
 def while_double(x):
     while x < 50:
         x = x * 2
@@ -315,29 +313,17 @@ def while_counts_iterations(x):
     return x, k
 
 
-def _ref_fib(a, b, limit):
-    while b < limit:
-        a, b = b, a + b
-    return a, b
-
-
 @case(py=[(1, 1, 100), (1.0, 1.0, 0.5)],
       tensors=[(F(1.0), F(1.0), F(100.0)), (I(2), I(3), I(1000)), (F(1.0), F(1.0), F(0.5))],
-      ref=_ref_fib, ops={"while"})
+      ref=ON_NUMPY, ops={"while"})
 def while_two_carried_values(a, b, limit):
     while b < limit:
         a, b = b, a + b
     return a, b
 
 
-def _ref_while_vector(v):
-    while v.sum() < 100:
-        v = v * 2 + 1
-    return v
-
-
 @case(tensors=[(F([1.0, 2.0]),), (F([0.1, -0.05, 0.2]),), (F([60.0, 50.0]),)],
-      ref=_ref_while_vector, ops={"while"}, grad=True)
+      ref=ON_NUMPY, ops={"while"}, grad=True)
 def while_on_vector_reduction(v):
     while v.sum() < 100:
         v = v * 2 + 1
@@ -690,16 +676,8 @@ def for_python_break_on_python_condition(x):
     return x
 
 
-def _ref_break_on_tensor(x):
-    for i in range(10):
-        x = x + 1
-        if x > 5:
-            break
-    return x
-
-
 @case(py=[(1.0,), (9.0,)], tensors=[(F(1.0),), (F(9.0),), (F(-20.0),)],
-      ref=_ref_break_on_tensor, ops={"cond"}, forbid={"while"}, grad=True)
+      ref=ON_NUMPY, ops={"cond"}, forbid={"while"}, grad=True)
 def for_python_range_break_on_tensor(x):
     for i in range(10):
         x = x + 1
@@ -712,15 +690,7 @@ def for_python_range_break_on_tensor(x):
 # break / continue in converted loops
 # =============================================================================
 
-def _ref_while_break(x):
-    while x < 100:
-        x = x * 3
-        if x > 20:
-            break
-    return x
-
-
-@case(py=[(1.0,), (200.0,)], tensors=[(F(1.0),), (F(200.0),)], ref=_ref_while_break,
+@case(py=[(1.0,), (200.0,)], tensors=[(F(1.0),), (F(200.0),)], ref=ON_NUMPY,
       ops={"while"}, grad=True)
 def while_break_on_tensor(x):
     while x < 100:
@@ -730,16 +700,8 @@ def while_break_on_tensor(x):
     return x
 
 
-def _ref_for_range_break(x, n):
-    for i in range(n):
-        x = x + i
-        if x > 5:
-            break
-    return x
-
-
 @case(py=[(1.0, 10), (1.0, 2)], tensors=[(F(1.0), I(10)), (F(1.0), I(2))],
-      ref=_ref_for_range_break, ops={"while"})
+      ref=ON_NUMPY, ops={"while"})
 def for_range_tensor_break(x, n):
     for i in range(n):
         x = x + i
@@ -748,15 +710,7 @@ def for_range_tensor_break(x, n):
     return x
 
 
-def _ref_for_range_continue(x, n):
-    for i in range(n):
-        if i % 2 == 0:
-            continue
-        x = x + i
-    return x
-
-
-@case(py=[(1.0, 6)], tensors=[(F(1.0), I(6))], ref=_ref_for_range_continue, ops={"while"})
+@case(py=[(1.0, 6)], tensors=[(F(1.0), I(6))], ref=ON_NUMPY, ops={"while"})
 def for_range_tensor_continue(x, n):
     for i in range(n):
         if i % 2 == 0:
@@ -765,16 +719,7 @@ def for_range_tensor_continue(x, n):
     return x
 
 
-def _ref_while_continue_tensor(x):
-    while x < 30:
-        x = x + 1
-        if x % 3 == 0:
-            continue
-        x = x + 1
-    return x
-
-
-@case(py=[(1.0,)], tensors=[(F(1.0),), (F(2.0),)], ref=_ref_while_continue_tensor,
+@case(py=[(1.0,)], tensors=[(F(1.0),), (F(2.0),)], ref=ON_NUMPY,
       ops={"while", "cond"})
 def while_tensor_condition_continue(x):
     while x < 30:
@@ -823,18 +768,7 @@ def for_over_tensor_continue(v):
     return s
 
 
-def _ref_nested_break(x, n):
-    for i in range(n):
-        j = 0
-        while j < 10:
-            if x * j > 6:
-                break
-            j = j + 1
-        x = x + j
-    return x
-
-
-@case(py=[(1.0, 3)], tensors=[(F(1.0), I(3))], ref=_ref_nested_break, ops={"while"})
+@case(py=[(1.0, 3)], tensors=[(F(1.0), I(3))], ref=ON_NUMPY, ops={"while"})
 def nested_loops_inner_break(x, n):
     for i in range(n):
         j = 0
@@ -870,17 +804,9 @@ def return_in_if_elif(x):
     return -x
 
 
-def _ref_ret_nested(x, y):
-    if x > 0:
-        if y > 0:
-            return x + y
-        y = y * 2
-    return x * y
-
-
 @case(py=[(1.0, 2.0), (1.0, -2.0), (-1.0, 2.0)],
       tensors=[(F(1.0), F(2.0)), (F(1.0), F(-2.0)), (F(-1.0), F(2.0))],
-      ref=_ref_ret_nested, ops={"cond"})
+      ref=ON_NUMPY, ops={"cond"})
 def return_in_nested_if(x, y):
     if x > 0:
         if y > 0:
@@ -905,16 +831,8 @@ def return_tuple_on_both_paths(x):
     return x * 3, x
 
 
-def _ref_ret_unrolled(x):
-    for w in [1.0, 2.0, 3.0]:
-        x = x * w
-        if x > 5:
-            return x
-    return -x
-
-
 @case(py=[(1.0,), (3.0,)], tensors=[(F(1.0),), (F(3.0),), (F(0.1),)],
-      ref=_ref_ret_unrolled, ops={"cond"}, forbid={"while"})
+      ref=ON_NUMPY, ops={"cond"}, forbid={"while"})
 def return_inside_unrolled_loop_on_tensor(x):
     for w in [1.0, 2.0, 3.0]:
         x = x * w
@@ -923,15 +841,7 @@ def return_inside_unrolled_loop_on_tensor(x):
     return -x
 
 
-def _ref_ret_while(x):
-    while x < 100:
-        x = x * 2
-        if x > 20:
-            return x + 0.5
-    return x
-
-
-@case(py=[(1.0,), (150.0,)], tensors=[(F(1.0),), (F(150.0),)], ref=_ref_ret_while,
+@case(py=[(1.0,), (150.0,)], tensors=[(F(1.0),), (F(150.0),)], ref=ON_NUMPY,
       ops={"while"}, grad=True)
 
 def return_in_tensor_while(x):
@@ -942,16 +852,8 @@ def return_in_tensor_while(x):
     return x
 
 
-def _ref_ret_for(x, n):
-    for i in range(n):
-        x = x * 2
-        if x > 10:
-            return x
-    return x - 100
-
-
 @case(py=[(1.0, 10), (1.0, 2)], tensors=[(F(1.0), I(10)), (F(1.0), I(2))],
-      ref=_ref_ret_for, ops={"while"})
+      ref=ON_NUMPY, ops={"while"})
 def return_in_tensor_for_range(x, n):
     for i in range(n):
         x = x * 2
@@ -1418,17 +1320,8 @@ def nested_for_while_if(x, n):
     return s
 
 
-def _ref_nested_tensor_whiles(x, y):
-    while x < 20:
-        z = y
-        while z < 5:
-            z = z + 2
-        x = x + z
-    return x
-
-
 @case(py=[(1.0, 0.0)], tensors=[(F(1.0), F(0.0)), (F(1.0), F(10.0)), (F(25.0), F(0.0))],
-      ref=_ref_nested_tensor_whiles, ops={"while"}, grad=True)
+      ref=ON_NUMPY, ops={"while"}, grad=True)
 def nested_tensor_whiles(x, y):
     while x < 20:
         z = y
@@ -1438,16 +1331,8 @@ def nested_tensor_whiles(x, y):
     return x
 
 
-def _ref_rows_inner_range(v, n):
-    s = v[0] * 0
-    for row in v:
-        for j in range(n):
-            s = s + row * j
-    return s
-
-
 @case(py=[([1.0, 2.0], 3)], tensors=[(F([[1.0, 2.0], [3.0, 4.0]]), I(3))],
-      ref=_ref_rows_inner_range, ops={"while"})
+      ref=ON_NUMPY, ops={"while"})
 def nested_for_over_tensor_and_range(v, n):
     s = v[0] * 0
     for row in v:
@@ -1456,20 +1341,8 @@ def nested_for_over_tensor_and_range(v, n):
     return s
 
 
-def _ref_if_in_if_in_while(x, y):
-    while x < 50:
-        if x > 5:
-            if y > 0:
-                x = x * 2
-            else:
-                x = x + 10
-        else:
-            x = x + 3
-    return x
-
-
 @case(py=[(1.0, 1.0), (1.0, -1.0)], tensors=[(F(1.0), F(1.0)), (F(1.0), F(-1.0))],
-      ref=_ref_if_in_if_in_while, ops={"while", "cond"}, grad=True)
+      ref=ON_NUMPY, ops={"while", "cond"}, grad=True)
 def nested_ifs_in_while(x, y):
     while x < 50:
         if x > 5:
@@ -1605,7 +1478,8 @@ def test_tensor_values_static_equals_eager_and_reference(entry):
                 assert s.dtype == e.dtype, f"{args} output {i}: dtype {s.dtype} vs eager {e.dtype}"
             _assert_close(s, e, f"{args} output {i}: static vs eager")
         if entry.ref is not None:
-            ref = entry.ref(*_numpy_args(args))
+            ref_fn = entry.fn if entry.ref is ON_NUMPY else entry.ref
+            ref = ref_fn(*_numpy_args(args))
             r_leaves = _leaves(ref)
             assert len(r_leaves) == len(s_leaves)
             for i, (s, r) in enumerate(zip(s_leaves, r_leaves)):

@@ -74,6 +74,41 @@ def decode_index(spec, tensors):
     return tuple(out)
 
 
+def index_source(spec, tensor_ref):
+    """Python source of the subscript a spec denotes, for generated code.
+
+    `tensor_ref(k)` -> (source of tensor k, whether it is a 0-d integer): such a
+    tensor is an int, as in `decode_index` (which this mirrors, item by item).
+    """
+    def tensor(k):
+        src, is_int = tensor_ref(k)
+        return f"int({src})" if is_int else src
+
+    def bound(b):
+        if b is None:
+            return ""
+        return f"int({tensor_ref(b[1])[0]})" if isinstance(b, tuple) else repr(b)
+
+    parts = []
+    for item in spec:
+        kind = item[0]
+        if kind == "int":
+            parts.append(repr(item[1]))
+        elif kind == "none":
+            parts.append("None")
+        elif kind == "ellipsis":
+            parts.append("...")
+        elif kind == "tensor":
+            parts.append(tensor(item[1]))
+        else:
+            start, stop, step = item[1:]
+            text = f"{bound(start)}:{bound(stop)}"
+            parts.append(text if step is None else f"{text}:{bound(step)}")
+    if not parts:
+        return "()"
+    return parts[0] if len(parts) == 1 else ", ".join(parts)
+
+
 def _consumed(item, avals):
     if item[0] in ("int", "slice"):
         return 1

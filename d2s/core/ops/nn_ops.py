@@ -15,17 +15,22 @@ from .elementwise import cast, erf, exp, tanh
 from .reduction import sum as _sum
 
 
-# Stable forms; ufunc reduces and in-place steps keep allocations to two.
+# The stable forms share one step: z = x - max(x), e = exp(z), s = sum(e).
+def _shifted_exp(x, axis):
+    z = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True))
+    e = np.exp(z)
+    return z, e, np.add.reduce(e, axis=axis, keepdims=True)
+
+
 def _softmax_kernel(x, axis):
-    e = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True))
-    np.exp(e, out=e)
-    e /= np.add.reduce(e, axis=axis, keepdims=True)
+    _, e, s = _shifted_exp(x, axis)
+    e /= s
     return e
 
 
 def _log_softmax_kernel(x, axis):
-    z = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True))
-    z -= np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
+    z, _, s = _shifted_exp(x, axis)
+    z -= np.log(s)
     return z
 
 
@@ -63,9 +68,7 @@ def _cross_entropy_kernel(logits, label):
     """(mean loss, softmax): the probabilities are an output so that the
     gradient reuses them instead of computing the softmax again."""
     _check_labels(label, logits.shape[-1])
-    z = np.subtract(logits, np.maximum.reduce(logits, axis=-1, keepdims=True))
-    e = np.exp(z)
-    s = np.add.reduce(e, axis=-1, keepdims=True)
+    z, e, s = _shifted_exp(logits, -1)
     rows = np.arange(label.shape[0])
     loss = np.true_divide(np.add.reduce(np.log(s[:, 0]) - z[rows, label]), label.shape[0])
     e /= s

@@ -33,8 +33,9 @@ def run(view):
         kept = []
         for op in reversed(view.blocks[idx]):
             saved = view.saved_names(op)
+            scope = op.attrs.get("save_scope") or op.attrs.get("save_steps")
             needed = (any(v.name in live for v in op.outputs) or has_side_effect(op, program)
-                      or any(n in live for n in saved[:1]))
+                      or scope in live)  # a backward reads what it saves
             if not needed:
                 continue
             kept.append(op)
