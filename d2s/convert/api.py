@@ -73,7 +73,7 @@ def _convert_code(fn):
                             fn.__name__)
     convert_tree(node, parsed.filename, fn.__qualname__)
     converted, source = load_function(node, fn, runtime)
-    return converted, source
+    return converted, source.code
 
 
 def convert_function(fn):
