@@ -11,7 +11,8 @@ Python process that imports d2s and that file, then times
 * conversion: `d2s.convert.convert_function(fn)` (source -> converted function),
 * trace: the first call of `to_static(fn)` after it (trace, passes, compile, run),
 
-so first call = conversion + trace.  Per repeat there are two processes on
+so first call = conversion + trace, in CPU time of the process by default
+(`--clock wall` for elapsed time; on an idle machine they agree).  Per repeat there are two processes on
 one fresh, empty `D2S_CACHE_DIR`: the *cold* one (nothing cached) and a
 *second process* (the persistent conversion cache, when the d2s under test
 has one, holds the first process's conversion).  Each child checks its
@@ -78,21 +79,26 @@ def child(module_path):
     fn = module.generated
     x = d2s.to_tensor(np.linspace(-1.0, 1.0, 4).astype("float32"))
 
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     convert_function(fn)
-    t1 = time.perf_counter()
+    c1, t1 = time.process_time(), time.perf_counter()
     out = d2s.jit.to_static(fn)(x)
-    t2 = time.perf_counter()
+    c2, t2 = time.process_time(), time.perf_counter()
 
     expected = fn(x).numpy()
     if not np.allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6):
         raise SystemExit(f"static result {out.numpy()} != eager {expected}")
-    print(json.dumps({"convert_s": t1 - t0, "trace_s": t2 - t1, "total_s": t2 - t0}))
+    print(json.dumps({"wall": {"convert_s": t1 - t0, "trace_s": t2 - t1, "total_s": t2 - t0},
+                      "cpu": {"convert_s": c1 - c0, "trace_s": c2 - c1, "total_s": c2 - c0}}))
 
 
-def run_child(module_path, d2s_root, cache_dir):
+def run_child(module_path, d2s_root, cache_dir, workdir):
+    # Bytecode of d2s itself is cached (in the work folder, never beside the
+    # sources), as in any installation, even where this shell turns it off.
     env = dict(os.environ, PYTHONPATH=d2s_root, D2S_CACHE_DIR=cache_dir,
+               PYTHONPYCACHEPREFIX=os.path.join(workdir, "pycache"),
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", module_path],
                           env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
@@ -102,20 +108,22 @@ def run_child(module_path, d2s_root, cache_dir):
 
 # ---- parent: sizes x repeats, table, JSON, chart -------------------------------------------
 
-def measure(blocks_list, repeats, d2s_root, workdir):
+def measure(blocks_list, repeats, d2s_root, workdir, clock):
     results = []
     for blocks in blocks_list:
         path = os.path.join(workdir, f"generated_{blocks}.py")
         with open(path, "w") as f:
             f.write(generated_source(blocks))
+        # untimed: fills the bytecode cache of d2s and of the generated module
+        run_child(path, d2s_root, os.path.join(workdir, f"warm_{blocks}"), workdir)
         runs = {"cold": [], "second_process": []}
         for r in range(repeats):
             cache_dir = os.path.join(workdir, f"cache_{blocks}_{r}")
-            runs["cold"].append(run_child(path, d2s_root, cache_dir))
-            runs["second_process"].append(run_child(path, d2s_root, cache_dir))
+            runs["cold"].append(run_child(path, d2s_root, cache_dir, workdir))
+            runs["second_process"].append(run_child(path, d2s_root, cache_dir, workdir))
         entry = {"blocks": blocks, "lines": function_lines(blocks), "runs": runs}
         for kind, samples in runs.items():
-            entry[kind] = {key: statistics.median(s[key] for s in samples)
+            entry[kind] = {key: statistics.median(s[clock][key] for s in samples)
                            for key in ("convert_s", "trace_s", "total_s")}
         results.append(entry)
         print(f"  {entry['lines']:>5} lines measured", file=sys.stderr)
@@ -171,6 +179,9 @@ def main(argv=None):
                         help="comma-separated block counts (8 lines each; default 5,20,80,320)")
     parser.add_argument("--repeats", type=int, default=None, help="processes per size (5)")
     parser.add_argument("--d2s", default=ROOT, help="root of the d2s checkout to measure")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="cpu: the process's CPU time (default; steady on a shared "
+                             "machine); wall: elapsed time")
     parser.add_argument("--json", default=os.path.join(HERE, "results", "first_call.json"))
     parser.add_argument("--png", default=os.path.join(HERE, "results", "first_call.png"),
                         help="chart path; '' for none")
@@ -184,15 +195,15 @@ def main(argv=None):
     repeats = args.repeats or (1 if args.quick else 5)
     d2s_root = os.path.abspath(args.d2s)
     with tempfile.TemporaryDirectory(prefix="d2s-first-call-") as workdir:
-        results = measure(blocks, repeats, d2s_root, workdir)
-    print(f"d2s first call by function size (d2s at {d2s_root}; median of {repeats} "
-          "process(es); first call = convert + trace)")
+        results = measure(blocks, repeats, d2s_root, workdir, args.clock)
+    print(f"d2s first call by function size (d2s at {d2s_root}; {args.clock} time, median "
+          f"of {repeats} process(es); first call = convert + trace)")
     print(table(results))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
-            json.dump({"d2s": d2s_root, "repeats": repeats, "python": sys.version.split()[0],
-                       "results": results}, f, indent=1)
+            json.dump({"d2s": d2s_root, "repeats": repeats, "clock": args.clock,
+                       "python": sys.version.split()[0], "results": results}, f, indent=1)
         print(f"JSON: {args.json}")
     if args.png and chart(results, args.png):
         print(f"PNG: {args.png}")
