@@ -10,6 +10,7 @@ rules and appended after the forward ops.
 """
 from __future__ import annotations
 
+import enum
 import threading
 
 import numpy as np
@@ -27,24 +28,84 @@ from ..static.ir import Program, Variable
 from ..static.pytree import flatten, unflatten
 
 
-_UNSET = object()
+class Plan(enum.Enum):
+    """How a part of the program runs; decided on first use."""
+    UNDECIDED = "undecided"
+    COMPILED = "compiled"        # generated Python (static/codegen.py)
+    INTERPRETED = "interpreted"  # the op-by-op reference executor
+
+
+class _Compiled:
+    """A compiled function decided once (under a lock) on first use: `plan` is
+    COMPILED with `fn` set, or INTERPRETED when the program cannot be compiled."""
+    __slots__ = ("plan", "fn")
+
+    def __init__(self):
+        self.plan = Plan.UNDECIDED
+        self.fn = None
+
+    def decide(self, lock, build):
+        if self.plan is Plan.UNDECIDED:
+            with lock:
+                if self.plan is Plan.UNDECIDED:
+                    fn = build()
+                    self.fn = fn  # set before the plan: readers of COMPILED find it
+                    self.plan = Plan.INTERPRETED if fn is None else Plan.COMPILED
+        return self.fn
+
+
+class OutputStructure:
+    """Where the output Variables go in the returned structure.
+
+    The function's result is flattened to leaves; `positions` are the leaves
+    computed by the program, every other leaf is a Python value traced as is
+    (None included: a function may return None, so None never marks a slot).
+    """
+    __slots__ = ("tree", "constants", "positions", "single")
+
+    def __init__(self, tree, constants, positions):
+        self.tree = tree
+        self.constants = constants
+        self.positions = positions
+        self.single = tree is None and positions == [0]  # the common case, kept fast
+
+    def restructure(self, values):
+        if self.single:
+            return values[0]
+        leaves = list(self.constants)
+        for pos, value in zip(self.positions, values):
+            leaves[pos] = value
+        return unflatten(self.tree, leaves)
+
+
+class _Backward:
+    """The backward ops appended after the forward ones (built once per program):
+    which outputs take a cotangent, the cotangent inputs, and one gradient name
+    per input + captured parameter (None: no gradient)."""
+    __slots__ = ("diff_outs", "ct_names", "grad_names", "reads")
+
+    def __init__(self, diff_outs, ct_names, grad_names, reads):
+        self.diff_outs = diff_outs
+        self.ct_names = ct_names
+        self.grad_names = grad_names
+        self.reads = reads  # forward values the backward ops read
 
 
 class ConcreteProgram:
     """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
 
-    def __init__(self, main_program, inputs, outputs, out_tree, out_leaves, n_forward):
+    def __init__(self, main_program, inputs, outputs, output_structure, n_forward):
         self.main_program = main_program
         self.inputs = inputs
         self.outputs = outputs
-        self._out_tree = out_tree
-        self._out_leaves = out_leaves      # Python constants; None where an output goes
+        self.output_structure = output_structure
         self._n_forward = n_forward
-        self._backward = None
-        self._backward_reads = frozenset()
-        self._compiled_forward = _UNSET
+        self._backward = None              # a _Backward once built
+        self._forward_fn = _Compiled()
+        self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
+        self._backward_fns = {}            # gradient mask -> compiled backward
+        self._saved_names = []
         self._float_params = [t for t in main_program.captured.values() if is_floating(t.dtype)]
-        self._grad_fns = None
         self._lock = threading.Lock()
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
@@ -78,15 +139,15 @@ class ConcreteProgram:
                 args = (bound_self,) + tuple(args)
             result = converted_fn(*args, **kwargs)
             out_leaves, out_tree = flatten(result)
-            outputs, consts = [], []
-            for leaf in out_leaves:
+            outputs, positions, constants = [], [], list(out_leaves)
+            for pos, leaf in enumerate(out_leaves):
                 if isinstance(leaf, (Variable, Tensor)):
                     outputs.append(program._builder.to_var(leaf))
-                    consts.append(None)
-                else:
-                    consts.append(leaf)
+                    positions.append(pos)
+                    constants[pos] = None  # replaced by the output's value on each run
         n_forward = len(program.global_block().ops)
-        return cls(program, inputs, outputs, out_tree, consts, n_forward)
+        return cls(program, inputs, outputs, OutputStructure(out_tree, constants, positions),
+                   n_forward)
 
     # ---- running ---------------------------------------------------------------------
     def _needs_grad(self, tensors):
@@ -114,25 +175,29 @@ class ConcreteProgram:
             if outs:
                 autograd.record(self._tape_op, list(tensors) + list(captured.values()),
                                 {"_saved": saved}, outs, values)
-            return self._restructure(outs)
-        forward = self._compiled_forward
-        if forward is _UNSET:
-            forward = self._forward()
-        if forward is not None:
-            values = forward(*arrays)
-            new = Tensor._from_array
-            outs = [new(v if type(v) is np.ndarray else np.asarray(v)) for v in values]
+            return self.output_structure.restructure(outs)
+        forward = self._forward_fn
+        if forward.plan is Plan.UNDECIDED:
+            self._forward()
+        if forward.plan is Plan.COMPILED:
+            values = forward.fn(*arrays)
         else:
             scope = self._run_interpreted(arrays)
-            outs = [Tensor._from_array(scope.get(v.name)) for v in self.outputs]
-        return self._restructure(outs)
+            values = [scope.get(v.name) for v in self.outputs]
+        new = Tensor._from_array
+        outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
+                for i, v in enumerate(values)]
+        return self.output_structure.restructure(outs)
 
-    def _restructure(self, outs):
-        if self._out_tree is None and outs:  # a single tensor: the common case, kept fast
-            return outs[0]
-        it = iter(outs)
-        leaves = [next(it) if c is None else c for c in self._out_leaves]
-        return unflatten(self._out_tree, leaves)
+    def _as_array(self, i, value):
+        """Output `i`'s value as an array; an undefined value (a name that no
+        path which ran assigned, e.g. after a loop that ran zero times) is the
+        NameError Python would raise on reading it."""
+        if type(value) is UndefinedValue:
+            producer = next((op for op in self.main_program.global_block().ops
+                             if any(v is self.outputs[i] for v in op.outputs)), None)
+            raise value.error(producer)
+        return np.asarray(value)
 
     # ---- execution strategies ----------------------------------------------------------------
     def _input_names(self):
@@ -140,13 +205,9 @@ class ConcreteProgram:
 
     def _forward(self):
         """The compiled forward (None where only the interpreter can run it)."""
-        if self._compiled_forward is _UNSET:
-            with self._lock:
-                if self._compiled_forward is _UNSET:
-                    self._compiled_forward = self._compile(
-                        self.main_program.global_block().ops[:self._n_forward],
-                        self._input_names(), [v.name for v in self.outputs], "forward")
-        return self._compiled_forward
+        return self._forward_fn.decide(self._lock, lambda: self._compile(
+            self.main_program.global_block().ops[:self._n_forward],
+            self._input_names(), [v.name for v in self.outputs], "forward"))
 
     def _compile(self, ops, inputs, outputs, name):
         if executor_mode() != "compiled" or self._writes_parameters():
@@ -173,26 +234,22 @@ class ConcreteProgram:
     def _forward_for_grad(self, arrays):
         """Outputs, and what the backward needs: (compiled saved values) or a scope."""
         self._ensure_backward()
-        if self._grad_fns is None:
-            with self._lock:
-                if self._grad_fns is None:
-                    self._grad_fns = self._compile_grad() or False
-        if self._grad_fns:
-            fwd, _ = self._grad_fns
+        fwd = self._grad_forward_fn.decide(self._lock, self._compile_grad_forward)
+        n = len(self.outputs)
+        if fwd is not None:
             results = fwd(*arrays)
-            n = len(self.outputs)
-            values = [np.asarray(v) for v in results[:n]]
+            values = [self._as_array(i, v) for i, v in enumerate(results[:n])]
             return values, results[n:]
         scope = self._run_interpreted(arrays)
-        values = [scope.get(v.name) for v in self.outputs]
+        values = [self._as_array(i, scope.get(v.name)) for i, v in enumerate(self.outputs)]
         # The tape keeps only the forward values the backward ops read.
-        keep = self._backward_reads
+        keep = self._backward.reads
         scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
         return values, scope
 
-    def _compile_grad(self):
+    def _compile_grad_forward(self):
         """Forward returning outputs + the values backward reads (saved cond/while
-        scopes included), and the backward; None where only the interpreter can."""
+        scopes included); None where only the interpreter can run it."""
         gb = self.main_program.global_block()
         fwd_ops = gb.ops[:self._n_forward]
         if any(op.type == "undefined" and is_floating(op.outputs[0].dtype)
@@ -201,26 +258,24 @@ class ConcreteProgram:
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
                      if op.attrs.get(k)}
-        saved = sorted(n for n in self._backward_reads if n in produced)
+        saved = sorted(n for n in self._backward.reads if n in produced)
         fwd = self._compile(fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
-        if fwd is None:
-            return None
-        self._saved_names = saved
-        return fwd, {}
+        if fwd is not None:
+            self._saved_names = saved
+        return fwd
 
     def _backward_fn(self, wanted):
         """The compiled backward computing only the gradients `wanted` (a mask
         over inputs + parameters): DCE drops the rest (e.g. a frozen input's)."""
-        fwd, by_mask = self._grad_fns
-        bwd = by_mask.get(wanted)
+        bwd = self._backward_fns.get(wanted)
         if bwd is None:
-            _, ct_names, grad_names = self._backward
-            outs = [n for n, w in zip(grad_names, wanted) if n is not None and w]
+            backward = self._backward
+            outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
             gb = self.main_program.global_block()
-            bwd = self._compile(gb.ops[self._n_forward:], self._saved_names + ct_names, outs,
-                                "backward")
-            by_mask[wanted] = bwd
+            bwd = self._compile(gb.ops[self._n_forward:],
+                                self._saved_names + backward.ct_names, outs, "backward")
+            self._backward_fns[wanted] = bwd
         return bwd
 
     # ---- backward ------------------------------------------------------------------------
@@ -238,27 +293,32 @@ class ConcreteProgram:
                 cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
                        for i in diff_outs]
                 grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
-            self._backward_reads = names_read(gb.ops[self._n_forward:])
-            self._backward = (diff_outs, [c.name for c in cts],
-                              [None if g is None or not is_floating(w.dtype) else g.name
-                               for g, w in zip(grads, wrt)])
+            self._backward = _Backward(
+                diff_outs, [c.name for c in cts],
+                [None if g is None or not is_floating(w.dtype) else g.name
+                 for g, w in zip(grads, wrt)],
+                names_read(gb.ops[self._n_forward:]))
 
     def _vjp(self, g, out, *inputs, _saved):
-        diff_outs, ct_names, grad_names = self._backward
-        gs = (g,) if self._tape_op.num_outputs == 1 else g
-        cts = [gs[i]._value.astype(self.outputs[i].dtype, copy=False) for i in diff_outs]
+        backward = self._backward
+        single = self._tape_op.num_outputs == 1
+        gs, outs = ((g,), (out,)) if single else (g, out)
+        # An output the loss does not use has no cotangent: it contributes zero.
+        cts = [np.zeros_like(outs[i]._value, dtype=self.outputs[i].dtype) if gs[i] is None
+               else gs[i]._value.astype(self.outputs[i].dtype, copy=False)
+               for i in backward.diff_outs]
         if isinstance(_saved, Scope):
             scope = Scope(_saved)
-            for name, ct in zip(ct_names, cts):
+            for name, ct in zip(backward.ct_names, cts):
                 scope.vars[name] = ct
             program = self.main_program
             run_ops(program.global_block().ops[self._n_forward:], program, scope)
-            values = [None if n is None else scope.get(n) for n in grad_names]
+            values = [None if n is None else scope.get(n) for n in backward.grad_names]
         else:
             wanted = tuple(not t.stop_gradient for t in inputs)
             it = iter(self._backward_fn(wanted)(*_saved, *cts))
             values = [next(it) if n is not None and w else None
-                      for n, w in zip(grad_names, wanted)]
+                      for n, w in zip(backward.grad_names, wanted)]
         return tuple(None if v is None or type(v) is UndefinedValue
                      else Tensor._from_array(np.asarray(v)) for v in values)
 

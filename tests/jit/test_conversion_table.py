@@ -862,6 +862,22 @@ def return_in_tensor_for_range(x, n):
     return x - 100
 
 
+@case(py=[(1.0,)], tensors=[(F([1.0, 2.0]),)])
+def return_none_explicitly(x):
+    y = x + 1
+    return None
+
+
+@case(py=[(1.0,)], tensors=[(F([1.0, 2.0]),)], ref=lambda x: (x + 1, None, [None, x * 2]))
+def return_structure_with_none_leaves(x):
+    return x + 1, None, [None, x * 2]
+
+
+@case(py=[(1.0,)], tensors=[(F(1.0),)])
+def no_return_statement(x):
+    y = x * 2
+
+
 # =============================================================================
 # and / or / not
 # =============================================================================
@@ -1267,6 +1283,13 @@ def loop_target_never_assigned_zero_trips(x, n):
     return x + i
 
 
+@case(py=[(2.0, 0), (2.0, 2)], tensors=[(F(2.0), I(0))], raises=(NameError, r"'i'"))
+def loop_target_returned_after_zero_trips(x, n):
+    for i in range(n):
+        x = x + 1
+    return i
+
+
 def _ref_while_last(x):
     last = x
     while x < 10:
@@ -1419,6 +1442,9 @@ def _as_array(value):
 
 
 def _assert_close(got, want, what):
+    if got is None or want is None:  # None is an ordinary leaf of a returned structure
+        assert got is None and want is None, f"{what}: {got!r} vs {want!r}"
+        return
     g, w = _as_array(got), _as_array(want)
     assert g.shape == w.shape, f"{what}: shape {g.shape} != {w.shape}"
     if g.dtype == np.bool_ or w.dtype == np.bool_:
