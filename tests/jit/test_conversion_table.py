@@ -862,6 +862,92 @@ def return_in_tensor_for_range(x, n):
     return x - 100
 
 
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),), (F32(-2.0),)],
+      ref=lambda x: np.where(x > 0, x, 0).astype(x.dtype), ops={"cond"})
+def return_tensor_or_python_zero(x):
+    if x > 0:
+        return x
+    return 0
+
+
+@case(py=[(1.0,), (20.0,)], tensors=[(F(1.0),), (F(20.0),), (F(5.5),)], ref=ON_NUMPY,
+      ops={"while"})
+def return_python_zero_from_tensor_while(x):
+    while x < 10:
+        x = x + 1
+        if x > 5:
+            return 0
+    return x * 2
+
+
+@case(py=[(1.0,), (150.0,)], tensors=[(F(1.0),), (F(150.0),)], ref=ON_NUMPY,
+      ops={"while"}, grad=True)
+def return_tuple_from_tensor_while(x):
+    while x < 100:
+        x = x * 2
+        if x > 20:
+            return x, x + 1
+    return x, x - 1
+
+
+@case(py=[(1.0,), (150.0,)], tensors=[(F(1.0),), (F(150.0),)], ref=ON_NUMPY,
+      ops={"while"}, grad=True)
+def return_tuple_with_python_number_from_tensor_while(x):
+    while x < 100:
+        x = x * 2
+        if x > 20:
+            return x, 1
+    return x * 3, 2
+
+
+@case(py=[(1.0, 3), (1.0, 1)], tensors=[(F(1.0), I(3)), (F(1.0), I(1)), (F(6.5), I(2))],
+      ref=ON_NUMPY, ops={"while", "cond"})
+def return_from_inner_of_nested_tensor_loops(x, n):
+    for i in range(n):
+        j = 0
+        while j < 5:
+            x = x + 1
+            if x > 7:
+                return x, j
+            j = j + 1
+    return x * 0, 0
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      ref=lambda x: (x * 2, None) if x > 0 else (-x, None), ops={"cond"})
+def return_tuple_with_none_on_both_paths(x):
+    if x > 0:
+        return x * 2, None
+    return -x, None
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      raises=(d2s.static.ControlFlowError,
+              r"returned by 'return_tuple_or_single' \(return at lines \d+, \d+\) is "
+              r"a tensor in one branch and a tuple of 2 in the other"))
+def return_tuple_or_single(x):
+    if x > 0:
+        return x, x
+    return x
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      raises=(d2s.static.ControlFlowError,
+              r"returned by 'return_value_or_falls_off_the_end' \(return at line \d+ and "
+              r"None at its end\) is None in one branch and a tensor in the other"))
+def return_value_or_falls_off_the_end(x):
+    if x > 0:
+        return x * 2
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      raises=(d2s.static.ControlFlowError, r"returned by 'return_none_or_tensor'.* None "))
+def return_none_or_tensor(x):
+    if x > 0:
+        return None
+    return x
+
+
 @case(py=[(1.0,)], tensors=[(F([1.0, 2.0]),)])
 def return_none_explicitly(x):
     y = x + 1

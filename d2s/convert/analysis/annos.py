@@ -35,5 +35,10 @@ BREAK_FLAG = "_d2s_break_flag"
 """str (For/While): name of the flag that ends the loop early; the loop test
 implicitly reads it (for `for`, the converter adds the check)."""
 
+RETURN_SLOTS = "_d2s_return_slots"
+"""(flag name, value name, label) (FunctionDef whose nested returns were
+canonicalized): the names holding "has returned" and the returned value, and
+how messages call that value; the runtime gets them as `_jst.ReturnSlots`."""
+
 GENERATED = "_d2s_generated"
 """True on FunctionDefs the converters generated (branch/body functions)."""

@@ -5,7 +5,8 @@ builds static control flow for static Variables (one rule: `_is_static`).
 """
 from .builtins_ import convert_assert, convert_len, convert_print, convert_raise, convert_shape
 from .call import convert_call
-from .control_flow import convert_for, convert_ifelse, convert_ifelse_expr, convert_while_loop
+from .control_flow import (ReturnSlots, convert_for, convert_ifelse, convert_ifelse_expr,
+                           convert_while_loop)
 from .dispatch import _is_static
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import convert_list_append
@@ -18,5 +19,5 @@ __all__ = [
     "convert_for", "convert_ifelse", "convert_list_append", "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
-    "UndefinedVar", "ld", "return_value",
+    "ReturnSlots", "UndefinedVar", "ld", "return_value",
 ]

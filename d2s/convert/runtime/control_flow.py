@@ -13,14 +13,44 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
 
-__all__ = ["convert_ifelse", "convert_ifelse_expr", "convert_while_loop", "convert_for"]
+__all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
+           "convert_for"]
 
 
-def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names):
+class ReturnSlots:
+    """The state names that hold a function's early return (given by the
+    return_statements converter, never guessed from the spelling of names):
+    `flag` is True once the function returned, `value` is what it returned,
+    and is read only then; `label` is how messages call that value."""
+
+    __slots__ = ("flag", "value", "label")
+
+    def __init__(self, flag, value, label):
+        self.flag = flag
+        self.value = value
+        self.label = label
+
+    def __repr__(self):
+        return f"ReturnSlots({self.flag!r}, {self.value!r}, {self.label!r})"
+
+
+def _labels(names, returns):
+    """Names for messages and undefined markers: the return value by its label."""
+    if returns is None:
+        return list(names)
+    return [returns.label if n == returns.value else n for n in names]
+
+
+def _optional(returns):
+    return (returns.label,) if returns is not None else ()
+
+
+def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
+                   returns=None):
     """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op."""
     if _is_static(pred):
         return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                              state_names, out_names)
+                              state_names, out_names, returns)
     if pred:
         true_fn()
     else:
@@ -35,7 +65,8 @@ def convert_ifelse_expr(pred, true_fn, false_fn):
     return true_fn() if pred else false_fn()
 
 
-def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop_vars):
+def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
+                       returns=None):
     """`while cond_fn(): body_fn()`.
 
     The test is evaluated in Python until it yields a static Variable (it may
@@ -45,7 +76,8 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
     while True:
         pred = cond_fn()
         if _is_static(pred):
-            _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars)
+            _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
+                          returns)
             return
         if not pred:
             return
@@ -53,7 +85,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
 
 
 def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
-                cond_fn=None):
+                cond_fn=None, returns=None):
     """`for item in iterable: body_fn(item)`, stopping early when `cond_fn()` is false.
 
     `body_fn(item)` assigns the loop target itself.  `cond_fn` (from `break`)
@@ -63,14 +95,14 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
         return _static_for(iterable, body_fn, get_state, set_state, state_names,
-                           loop_vars, cond_fn)
+                           loop_vars, cond_fn, returns)
     iterator = iter(iterable)
     while True:
         if cond_fn is not None:
             go_on = cond_fn()
             if _is_static(go_on):
                 return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
-                                        state_names, loop_vars, cond_fn)
+                                        state_names, cond_fn, returns)
             if not go_on:
                 return
         try:
@@ -80,11 +112,7 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(item)
 
 
-# ---- static paths (finish against the core) --------------------------------
-# Contract: cond(pred, true_fn, false_fn) -> flattened outputs, fns return a
-# tuple; while_loop(cond, body, loop_vars) -> list of loop vars.
-# TODO(core): promote Python scalars in outputs (weak types), check dtype /
-# known-dim agreement between branches with an error naming the variable.
+# ---- static paths ------------------------------------------------------------
 
 def _positions(state_names, names):
     return [state_names.index(n) for n in names]
@@ -97,7 +125,8 @@ def _with_values(base, positions, values):
     return tuple(state)
 
 
-def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names):
+def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
+                   returns):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -106,14 +135,15 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     """
     init = tuple(get_state())
     positions = _positions(state_names, out_names)
+    flag = (state_names.index(returns.flag)
+            if returns is not None and returns.flag in state_names else None)
 
     def branch(fn):
         def run():
             set_state(init)
             fn()
             values = get_state()
-            if any(name.startswith("__ret_flag") and value is True
-                   for name, value in zip(state_names, values)):
+            if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
                 from d2s.static.side_effects import mark_block_terminates
                 mark_block_terminates()
@@ -121,14 +151,15 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
         return run
 
     outs = _static_nn().cond(pred, branch(true_fn), branch(false_fn),
-                             names=list(out_names)) if positions else ()
+                             names=_labels(out_names, returns),
+                             optional=_optional(returns)) if positions else ()
     if not positions:
         # Side effects only (print / assert / raise ops): still one cond op.
         _static_nn().cond(pred, branch(true_fn), branch(false_fn))
     set_state(_with_values(init, positions, list(outs)))
 
 
-def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars):
+def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns):
     """One `while` op; loop variables are exactly `loop_vars` (a name first
     assigned in the body is carried from an undefined value)."""
     from d2s.static.tensor_array import PendingArray
@@ -149,11 +180,13 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
         return [state[p] for p in positions]
 
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
-                                   names=list(loop_vars))
+                                   names=_labels(loop_vars, returns),
+                                   optional=_optional(returns))
     set_state(_with_values(init, positions, list(outs)))
 
 
-def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn):
+def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn,
+                returns):
     """`for` over a static iterable: a while loop over an int64 counter."""
     plan = static_iteration_plan(iterable)  # (start, stop, step, item_at(counter))
     counter_name = "__d2s_for_counter"
@@ -180,15 +213,15 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(plan.item_at(c))
         holder["counter"] = c + plan.step
 
-    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,))
+    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns)
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
-                     loop_vars, cond_fn):
+                     cond_fn, returns):
     """A Python iterable whose break flag became static: unroll the rest,
     each remaining iteration guarded by a `cond` on the flag."""
     pred = first_pred
     for item in iterator:
         convert_ifelse(pred, lambda item=item: body_fn(item), lambda: None,
-                       get_state, set_state, state_names, state_names)
+                       get_state, set_state, state_names, state_names, returns)
         pred = cond_fn()

@@ -93,6 +93,20 @@ def construct_state(node, scope):
     return sorted(modified - getattr(scope, annos.SCOPE_GLOBALS))
 
 
+def with_roles(stmts, scope, state):
+    """Add to the runtime call ending `stmts` the roles of its state names that
+    are not plain variables: `returns=_jst.ReturnSlots(...)` when the state
+    holds the function's early-return flag or value (see annos.RETURN_SLOTS)."""
+    slots = getattr(scope, annos.RETURN_SLOTS, None)
+    if slots is not None and set(slots[:2]) & set(state):
+        flag, value, label = slots
+        call = templates.replace_as_expression(
+            "_jst.ReturnSlots(flag, value, label)", flag=ast.Constant(value=flag),
+            value=ast.Constant(value=value), label=ast.Constant(value=label))
+        stmts[-1].value.keywords.append(ast.keyword(arg="returns", value=call))
+    return stmts
+
+
 def finish(new_stmts, old_node):
     """Give generated statements the origin of the node they replace."""
     inherit_origin(new_stmts, old_node)

@@ -8,7 +8,7 @@ flag (from break_continue) becomes `cond_fn`, checked before each item.
 from .. import templates
 from ..analysis import annos
 from .common import (ScopedTransformer, construct_state, finish, mark_generated,
-                     state_functions)
+                     state_functions, with_roles)
 
 _TEMPLATE = """
 def body_fn(item):
@@ -39,6 +39,7 @@ class _ForConverter(ScopedTransformer):
             call, iterable=node.iter, body_fn=body_fn, get_state=get_state,
             set_state=set_state, state_names=templates.str_tuple(state),
             loop_vars=templates.str_tuple(loop_vars), flag=flag or "")
+        with_roles(stmts, self.scope, state)
         mark_generated(stmts)
         return finish(stmts, node)
 

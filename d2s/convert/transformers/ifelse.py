@@ -8,7 +8,7 @@ import ast
 from .. import templates
 from ..analysis import annos
 from .common import (ScopedTransformer, construct_state, finish, mark_generated,
-                     state_functions)
+                     state_functions, with_roles)
 
 _TEMPLATE = """
 def true_fn():
@@ -37,6 +37,7 @@ class _IfConverter(ScopedTransformer):
             state_functions=state_functions(get_state, set_state, namer.new("vals"), state),
             test=node.test, get_state=get_state, set_state=set_state,
             state_names=templates.str_tuple(state), out_names=templates.str_tuple(outs))
+        with_roles(stmts, self.scope, state)
         mark_generated(stmts)
         return finish(stmts, node)
 

@@ -8,7 +8,7 @@ from .. import templates
 from ..analysis import annos
 from ..analysis.activity import reads_writes
 from .common import (ScopedTransformer, construct_state, finish, mark_generated,
-                     state_functions)
+                     state_functions, with_roles)
 
 _TEMPLATE = """
 def cond_fn():
@@ -38,6 +38,7 @@ class _WhileConverter(ScopedTransformer):
             state_functions=state_functions(get_state, set_state, namer.new("vals"), state),
             get_state=get_state, set_state=set_state,
             state_names=templates.str_tuple(state), loop_vars=templates.str_tuple(loop_vars))
+        with_roles(stmts, self.scope, state)
         mark_generated(stmts)
         return finish(stmts, node)
 
