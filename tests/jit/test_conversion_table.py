@@ -1062,6 +1062,75 @@ def or_in_while_condition(x, y):
     return x, y
 
 
+def _ref_or_chain_in_if(x, limit):
+    return x + 1 if (x > 1 or limit is None or limit > 1) else x - 1
+
+
+@case(py=[(0.0, None), (2.0, None), (0.0, 0), (0.0, 5)],
+      tensors=[(F([0.0]), None), (F([2.0]), None), (F([0.0]), 0), (F([0.0]), 5),
+               (F([2.0]), 0)],
+      ref=_ref_or_chain_in_if, ops={"cond"})
+def or_chain_mixing_tensor_and_python_operands_in_if(x, limit):
+    # `limit > 1` with limit None would raise: it must never be evaluated then.
+    if x > 1 or limit is None or limit > 1:
+        y = x + 1
+    else:
+        y = x - 1
+    return y
+
+
+@case(py=[(0.0, None), (2.0, None), (0.0, 5), (2.0, 0)],
+      tensors=[(F(0.0), None), (F(2.0), None), (F(0.0), 5), (F(2.0), 0), (F(0.0), 0)],
+      ref=lambda x, limit: np.asarray(bool(x > 1 or limit is None or limit > 1)))
+def or_chain_mixing_tensor_and_python_operands_value(x, limit):
+    return x > 1 or limit is None or limit > 1
+
+
+@case(py=[(2.0, None), (2.0, 5), (0.0, 5)],
+      tensors=[(F(2.0), None), (F(2.0), 5), (F(2.0), 0), (F(0.0), 5)],
+      ref=lambda x, limit: np.asarray(bool(x > 1 and limit is not None and limit > 1)),
+      ops={"cond"})
+def and_chain_mixing_tensor_and_python_operands(x, limit):
+    return x > 1 and limit is not None and limit > 1
+
+
+@case(py=[(0.0, 5.0), (2.0, 5.0)], tensors=[(F(0.0), 5.0), (F(2.0), 5.0), (F(0.0), F(7.0))],
+      ref=lambda x, default: x if x != 0 else np.asarray(default), ops={"cond"})
+def or_of_a_number_tensor_keeps_values(x, default):
+    return x or default
+
+
+# =============================================================================
+# `if t:` / `while t:` on a one-element number tensor means `t != 0`
+# =============================================================================
+
+@case(py=[(2.0,), (0.0,), (-0.5,)],
+      tensors=[(F(2.0),), (F(0.0),), (F32(-0.5),), (I(0),), (I(3),), (F([0.0]),)],
+      ref=lambda m: m * 2 if m != 0 else m - 1, ops={"cond"})
+def if_on_number_tensor_means_nonzero(m):
+    if m:
+        y = m * 2
+    else:
+        y = m - 1
+    return y
+
+
+@case(py=[(3.0,), (0.0,)], tensors=[(F(3.0),), (F(0.0),), (I(4),)], ref=ON_NUMPY,
+      ops={"while"})
+def while_on_number_tensor_means_nonzero(t):
+    n = t * 0
+    while t:
+        t = t - 1
+        n = n + 1
+    return n
+
+
+@case(py=[(2.0,), (0.0,)], tensors=[(F(2.0),), (F(0.0),)],
+      ref=lambda m: (m * 2 if m != 0 else -m, m == 0), ops={"cond", "logical_not"})
+def ternary_and_not_on_number_tensor(m):
+    return (m * 2 if m else -m), not m
+
+
 # =============================================================================
 # chained comparisons follow the `and` rule
 # =============================================================================

@@ -12,6 +12,7 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
+from .logical import static_truth
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
            "convert_for"]
@@ -60,7 +61,8 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
 def convert_ifelse_expr(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`; with a static pred, a `cond` op."""
     if _is_static(pred):
-        out = _static_nn().cond(pred, lambda: (true_fn(),), lambda: (false_fn(),))
+        out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
+                                lambda: (false_fn(),))
         return out[0] if isinstance(out, (list, tuple)) else out
     return true_fn() if pred else false_fn()
 
@@ -150,6 +152,7 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
             return tuple(values[p] for p in positions)
         return run
 
+    pred = static_truth(pred)
     outs = _static_nn().cond(pred, branch(true_fn), branch(false_fn),
                              names=_labels(out_names, returns),
                              optional=_optional(returns)) if positions else ()
@@ -171,7 +174,8 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
 
     def cond(*values):
         set_state(_with_values(init, positions, values))
-        return cond_fn()
+        pred = cond_fn()
+        return static_truth(pred) if _is_static(pred) else pred
 
     def body(*values):
         set_state(_with_values(init, positions, values))
