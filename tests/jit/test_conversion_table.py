@@ -1100,6 +1100,27 @@ def or_of_a_number_tensor_keeps_values(x, default):
     return x or default
 
 
+@case(py=[(1.0, 10.0), (20.0, 10.0)],
+      tensors=[(F(1.0), F(10.0)), (F(20.0), F(10.0)), (F(0.1), F(100.0))], ref=ON_NUMPY,
+      ops={"while"}, grad=True)
+def walrus_in_tensor_while_condition(x, k):
+    # y is loop state: the body reads this iteration's y; after the loop, y is
+    # the value of the test that ended it.
+    while (y := x * 2 + 1) < k:
+        x = y * 0.5
+    return x, y
+
+
+@case(py=[(1.0, 10.0)], tensors=[(F(1.0), F(10.0)), (F(30.0), F(10.0))], ref=ON_NUMPY,
+      ops={"while"})
+def walrus_in_tensor_while_condition_read_in_body_only(x, k):
+    total = x * 0
+    while (y := x * 2) < k:
+        total = total + y
+        x = x + 1
+    return total
+
+
 # =============================================================================
 # `if t:` / `while t:` on a one-element number tensor means `t != 0`
 # =============================================================================

@@ -68,18 +68,23 @@ def convert_ifelse_expr(pred, true_fn, false_fn):
 
 
 def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                       returns=None):
+                       returns=None, test_writes=()):
     """`while cond_fn(): body_fn()`.
 
     The test is evaluated in Python until it yields a static Variable (it may
     become one after some iterations, e.g. a break flag set by a tensor
     `if`); from then on the remaining iterations are one `while` op.
+    `test_writes` are the names the test assigns (`while (y := f(x)) ...`).
     """
     while True:
         pred = cond_fn()
         if _is_static(pred):
+            if test_writes:
+                body_fn = _after_test(cond_fn, body_fn)
             _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
                           returns)
+            if test_writes:
+                cond_fn()  # the names it assigns hold the last (failing) test's values
             return
         if not pred:
             return
@@ -115,6 +120,16 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 
 
 # ---- static paths ------------------------------------------------------------
+
+def _after_test(cond_fn, body_fn):
+    """The body of a static loop whose test assigns names (`:=`) that the body
+    reads: the test's own sub-block is not visible to the body's, so the body
+    evaluates the test again first (same loop values, same results)."""
+    def body():
+        cond_fn()
+        body_fn()
+    return body
+
 
 def _positions(state_names, names):
     return [state_names.index(n) for n in names]
