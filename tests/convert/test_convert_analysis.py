@@ -164,3 +164,37 @@ def test_definedness_raise_branch_defines():
             return v
     """)
     assert "v" in getattr(fn.body[1], annos.DEFINED_IN)
+
+
+def _targets(src):
+    fn = _fn(src)
+    construct = next(n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.While, ast.For)))
+    carried, uncarried = getattr(construct, annos.TARGETS)
+    return [label for label, _ in carried], [label for label, _ in uncarried]
+
+
+def test_targets_carried_with_stable_containers_and_keys():
+    assert _targets("""
+        def f(x, k):
+            while x:
+                acc[0] += x
+                d["s"], self.h = x, x
+                self.cache.items[k] = x
+                g(x).attr = 1
+                for i in x:
+                    buf[i] = x
+                    del d["t"]
+                    box[1:2] = x
+    """) == (["acc[0]", "d['s']", "self.h", "self.cache.items[k]"],
+             ["g(x).attr", "buf[i]", "d['t']", "box[1:2]"])
+
+
+def test_targets_of_containers_the_construct_rebinds_are_its_own():
+    # `d` is made inside the branch: nothing outside can see its items.
+    assert _targets("""
+        def f(x):
+            if x:
+                d = {}
+                d["a"] = x
+                o.h = x
+    """) == (["o.h"], [])

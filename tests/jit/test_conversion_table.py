@@ -1424,6 +1424,111 @@ def branch_dims_mismatch(x):
 
 
 # =============================================================================
+# attribute and subscript targets written in a converted construct are carried
+# =============================================================================
+
+@case(py=[(1.0,), (20.0,)], tensors=[(F(1.0),), (F(20.0),), (F32(2.5),)], ref=ON_NUMPY,
+      ops={"while"}, grad=True)
+def subscript_accumulator_in_tensor_while(x):
+    acc = [x * 0, 0]
+    while x < 10:
+        acc[0] += x
+        acc[1] = acc[1] + 1
+        x = x + 1
+    return acc[0], acc[1]
+
+
+@case(py=[(2.0, 3), (-2.0, 3)], tensors=[(F(2.0), I(3)), (F(-2.0), I(3)), (F(2.0), I(0))],
+      ref=ON_NUMPY, ops={"while", "cond"}, grad=True)
+def dict_state_in_tensor_for_and_if(x, n):
+    state = {"sum": x * 0, "count": 0}
+    for i in range(n):
+        if x > 0:
+            state["sum"] += x * i
+        else:
+            state["count"] += 1
+    return state["sum"], state["count"]
+
+
+class _Box:
+    pass
+
+
+def _ref_attribute_state(x):
+    h = x
+    while h < 10:
+        h = h * 2
+    return h
+
+
+@case(py=[(1.0,), (30.0,)], tensors=[(F(1.0),), (F(30.0),)], ref=_ref_attribute_state,
+      ops={"while"}, grad=True)
+def attribute_state_in_tensor_while(x):
+    box = _Box()
+    box.h = x
+    while box.h < 10:
+        box.h = box.h * 2
+    return box.h
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      ref=lambda x: np.where(x > 0, x * 3, x), ops={"cond"})
+def attribute_of_nested_container_in_tensor_if(x):
+    box = _Box()
+    box.items = {"a": [x, x]}
+    if x > 0:
+        box.items["a"][1] = x * 3
+    return box.items["a"][1]
+
+
+if nn is not None:
+    class _CachingLayer(nn.Layer):
+        """Keeps its last hidden state on `self`, as recurrent cells often do."""
+
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x, n):
+            self.h = x
+            for _ in range(n):
+                self.h = d2s.tanh(self.lin(self.h))
+            if self.h.sum() > 0:
+                self.h = self.h * 2
+            return self.h
+
+    _CACHING = _CachingLayer()
+else:  # pragma: no cover
+    _CACHING = None
+
+
+@case(tensors=[(F32([[0.5, -1.0]]), I(3)), (F32([[2.0, 1.0]]), I(1)), (F32([[2.0, 1.0]]), I(0))],
+      ops={"while", "cond"}, grad=True, marks=[needs_nn])
+def layer_attribute_state_in_forward(x, n):
+    return _CACHING(x, n)
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),)],
+      raises=(d2s.static.ControlFlowError, r"'d\['k'\]'.*only one branch"))
+def subscript_set_in_one_branch_only_is_an_error(x):
+    d = {}
+    if x > 0:
+        d["k"] = x
+    return len(d)
+
+
+@case(py=[(1.0, 2)], tensors=[(F(1.0), I(2))],
+      raises=(d2s.static.ControlFlowError, r"'buf\[i\]' \(line \d+\).*`while` loop"))
+def subscript_with_changing_key_in_tensor_loop_is_an_error(x, n):
+    buf = [0.0, 0.0, 0.0]
+    i = 0
+    while i < n:
+        buf[i] = x
+        i += 1
+    return buf[0]
+
+
+# =============================================================================
 # names created in a loop are readable after it (last iteration's values)
 # =============================================================================
 

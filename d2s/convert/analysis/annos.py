@@ -18,6 +18,10 @@ test/iteration or by the body before being written, or live after the loop."""
 MODIFIED = "_d2s_modified"
 """frozenset (If/While/For): local names the construct may assign."""
 
+TARGETS = "_d2s_targets"
+"""(carried, uncarried) (If/While/For): attribute/subscript targets the
+construct writes, each a list of (label, target node); see analysis.targets."""
+
 DEFINED_IN = "_d2s_defined_in"
 """frozenset: local names certainly bound when the statement starts."""
 

@@ -12,6 +12,7 @@ from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import convert_list_append
 from .logical import (convert_compare_chain, convert_logical_and, convert_logical_not,
                       convert_logical_or)
+from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
@@ -19,5 +20,6 @@ __all__ = [
     "convert_for", "convert_ifelse", "convert_list_append", "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
-    "ReturnSlots", "UndefinedVar", "ld", "return_value",
+    "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item", "return_value",
+    "store_attr", "store_item",
 ]

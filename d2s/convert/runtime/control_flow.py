@@ -13,6 +13,7 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
 from .logical import static_truth
+from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
            "convert_for"]
@@ -47,11 +48,18 @@ def _optional(returns):
 
 
 def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns=None):
-    """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op."""
+                   returns=None, targets=(), uncarried=()):
+    """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op.
+
+    Roles of state entries that are not plain variables (given by the
+    converter): `returns` (ReturnSlots), `targets` (attribute/subscript
+    targets carried as state) and `uncarried` ((label, line) of targets that
+    cannot be: an error when the predicate is static).
+    """
     if _is_static(pred):
+        _check_carried(uncarried, "an `if`")
         return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                              state_names, out_names, returns)
+                              state_names, out_names, returns, targets)
     if pred:
         true_fn()
     else:
@@ -68,7 +76,7 @@ def convert_ifelse_expr(pred, true_fn, false_fn):
 
 
 def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                       returns=None, test_writes=()):
+                       returns=None, targets=(), uncarried=(), test_writes=()):
     """`while cond_fn(): body_fn()`.
 
     The test is evaluated in Python until it yields a static Variable (it may
@@ -79,6 +87,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
     while True:
         pred = cond_fn()
         if _is_static(pred):
+            _check_carried(uncarried, "a `while` loop")
             if test_writes:
                 body_fn = _after_test(cond_fn, body_fn)
             _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
@@ -92,7 +101,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
 
 
 def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
-                cond_fn=None, returns=None):
+                cond_fn=None, returns=None, targets=(), uncarried=()):
     """`for item in iterable: body_fn(item)`, stopping early when `cond_fn()` is false.
 
     `body_fn(item)` assigns the loop target itself.  `cond_fn` (from `break`)
@@ -101,6 +110,7 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     bound) become one `while` op over an int64 counter.
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
+        _check_carried(uncarried, "a `for` loop")
         return _static_for(iterable, body_fn, get_state, set_state, state_names,
                            loop_vars, cond_fn, returns)
     iterator = iter(iterable)
@@ -109,7 +119,7 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
             go_on = cond_fn()
             if _is_static(go_on):
                 return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
-                                        state_names, cond_fn, returns)
+                                        state_names, cond_fn, returns, targets, uncarried)
             if not go_on:
                 return
         try:
@@ -142,8 +152,32 @@ def _with_values(base, positions, values):
     return tuple(state)
 
 
+def _check_carried(uncarried, construct):
+    """A construct on a tensor cannot carry these targets: say so, naming them,
+    rather than lose the write."""
+    if uncarried:
+        from d2s.static import ControlFlowError
+        label, line = uncarried[0]
+        raise ControlFlowError(
+            f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
+            "an attribute or subscript target only when its container is a name the "
+            "construct does not rebind and its keys are constants or names the construct "
+            "does not change (a write is never silently lost); assign the value to a local "
+            "name inside and store it after the construct")
+
+
+def _check_one_sided_targets(state_names, targets, values):
+    """A target assigned in one branch of a tensor `if` only, with no value
+    before it, cannot be set on one path only: an error, not a lost write."""
+    for name, value in zip(state_names, values):
+        if name in targets and type(value) is UndefinedVar and value.reason:
+            from d2s.static import ControlFlowError
+            raise ControlFlowError(f"'{name}': {value.reason} (it has no value before the "
+                                   "`if`, and a write is never silently lost)")
+
+
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns):
+                   returns, targets):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -174,7 +208,10 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     if not positions:
         # Side effects only (print / assert / raise ops): still one cond op.
         _static_nn().cond(pred, branch(true_fn), branch(false_fn))
-    set_state(_with_values(init, positions, list(outs)))
+    final = _with_values(init, positions, list(outs))
+    if targets:
+        _check_one_sided_targets(state_names, targets, final)
+    set_state(final)
 
 
 def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns):
@@ -236,11 +273,12 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
-                     cond_fn, returns):
+                     cond_fn, returns, targets, uncarried):
     """A Python iterable whose break flag became static: unroll the rest,
     each remaining iteration guarded by a `cond` on the flag."""
     pred = first_pred
     for item in iterator:
         convert_ifelse(pred, lambda item=item: body_fn(item), lambda: None,
-                       get_state, set_state, state_names, state_names, returns)
+                       get_state, set_state, state_names, state_names, returns, targets,
+                       uncarried)
         pred = cond_fn()

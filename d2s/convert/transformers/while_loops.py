@@ -11,8 +11,8 @@ import ast
 from .. import templates
 from ..analysis import annos
 from ..analysis.activity import reads_writes
-from .common import (ScopedTransformer, construct_state, finish, mark_generated,
-                     state_functions, with_roles)
+from .common import (ScopedTransformer, construct_state, construct_targets, finish,
+                     mark_generated, state_functions, with_roles)
 
 _TEMPLATE = """
 def cond_fn():
@@ -30,8 +30,10 @@ class _WhileConverter(ScopedTransformer):
     def visit_While(self, node):
         self.generic_visit(node)
         state = construct_state(node, self.scope)
+        carried, uncarried, labels = construct_targets(node)
         head = getattr(node, annos.LIVE_HEAD)
-        loop_vars = [n for n in state if n in head]
+        # Targets live in containers others may read: always carried.
+        loop_vars = [n for n in state if n in head] + labels
         namer = self.ctx.namer
         cond_fn, body_fn = namer.new("cond_fn"), namer.new("body_fn")
         get_state, set_state = namer.new("get_state"), namer.new("set_state")
@@ -40,10 +42,12 @@ class _WhileConverter(ScopedTransformer):
             _TEMPLATE, cond_fn=cond_fn, body_fn=body_fn, test=node.test,
             test_state=test_state,
             state=list(state), body=node.body,
-            state_functions=state_functions(get_state, set_state, namer.new("vals"), state),
+            state_functions=state_functions(get_state, set_state, namer.new("vals"), state,
+                                            carried),
             get_state=get_state, set_state=set_state,
-            state_names=templates.str_tuple(state), loop_vars=templates.str_tuple(loop_vars))
-        with_roles(stmts, self.scope, state)
+            state_names=templates.str_tuple(state + labels),
+            loop_vars=templates.str_tuple(loop_vars))
+        with_roles(stmts, self.scope, state, labels, uncarried)
         if test_state:
             stmts[-1].value.keywords.append(
                 ast.keyword(arg="test_writes", value=templates.str_tuple(test_state)))
