@@ -21,6 +21,7 @@ from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
 from ..static.backward import backward_block, grad_ops, names_read
+from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.input_spec import InputSpec
@@ -142,7 +143,9 @@ class ConcreteProgram:
             outputs, positions, constants = [], [], list(out_leaves)
             for pos, leaf in enumerate(out_leaves):
                 if isinstance(leaf, (Variable, Tensor)):
-                    outputs.append(program._builder.to_var(leaf))
+                    var = program._builder.to_var(leaf)
+                    check_visible(var, program.global_block())
+                    outputs.append(var)
                     positions.append(pos)
                     constants[pos] = None  # replaced by the output's value on each run
         n_forward = len(program.global_block().ops)

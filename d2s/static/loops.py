@@ -18,6 +18,8 @@ from ..core.shapes import merge_dims
 from .control_flow import (ControlFlowError, _builder_for, _expand_undefined, _is_undefined,
                            _is_value, _label, _promote_scalar, _same_python, _transaction,
                            describe, external_reads, leaf_names)
+from .builder import check_visible
+from .ir import Variable
 from .pytree import flatten, unflatten
 from .tensor_array import PendingArray, array_init
 
@@ -273,6 +275,8 @@ def _as_value(x, label):
 
 
 def _body_output(builder, x, placeholder, label):
+    if isinstance(x, Variable):
+        check_visible(x, builder.program.current_block())
     if _is_undefined(x):
         raise ControlFlowError(f"loop variable {label} is undefined after the loop body")
     if not _is_value(x):

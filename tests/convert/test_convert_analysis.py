@@ -198,3 +198,24 @@ def test_targets_of_containers_the_construct_rebinds_are_its_own():
                 d["a"] = x
                 o.h = x
     """) == (["o.h"], [])
+
+
+def test_calls_of_nested_functions_read_and_write_what_they_capture():
+    fn = _fn("""
+        def f(x):
+            y = x
+            z = x
+            def bump():
+                nonlocal y
+                y = y + z
+            def twice():
+                bump()
+                bump()
+            if x:
+                twice()
+            return y
+    """)
+    if_node = next(n for n in fn.body if isinstance(n, ast.If))
+    assert getattr(if_node, annos.MODIFIED) == {"y"}
+    assert {"y", "z", "twice"} <= getattr(if_node, annos.LIVE_IN)
+    assert "y" in getattr(if_node, annos.LIVE_OUT)

@@ -1528,6 +1528,83 @@ def subscript_with_changing_key_in_tensor_loop_is_an_error(x, n):
     return buf[0]
 
 
+# ---- names a nested function reads or writes (`nonlocal`) when it is called
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      ref=lambda x: np.where(x > 0, x * 2, x), ops={"cond"}, grad=True)
+def nonlocal_written_by_nested_function_called_in_tensor_if(x):
+    y = x
+
+    def double():
+        nonlocal y
+        y = y * 2
+
+    if x > 0:
+        double()
+    return y
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(2.0),), (F(-2.0),)],
+      ref=lambda x: np.where(x > 0, x + 1, x) * 2, ops={"cond"})
+def nested_function_reads_a_name_changed_in_tensor_if(x):
+    y = x
+
+    def twice():
+        return y * 2
+
+    if x > 0:
+        y = x + 1
+    return twice()
+
+
+@case(py=[(1.0,), (20.0,)], tensors=[(F(1.0),), (F(20.0),)], ref=_ref_attribute_state,
+      ops={"while"}, grad=True)
+def nonlocal_written_by_call_in_tensor_while(x):
+    def step():
+        nonlocal x
+        x = x * 2
+
+    while x < 10:
+        step()
+    return x
+
+
+@case(py=[(1.0,), (-1.0,)], tensors=[(F(1.0),), (F(-1.0),)],
+      ref=lambda x: np.where(x > 0, 2 * x, 0 * x), ops={"cond"})
+def nonlocal_written_through_a_nested_function_calling_another(x):
+    y = x * 0
+
+    def add():
+        nonlocal y
+        y = y + x
+
+    def add_twice():
+        add()
+        add()
+
+    if x > 0:
+        add_twice()
+    return y
+
+
+_STORE = {}
+
+
+def _put(v):
+    _STORE["v"] = v
+
+
+@case(py=[(2.0,)], tensors=[(F(2.0),)],
+      raises=(d2s.static.ControlFlowError, r"computed inside a branch.*used outside it"))
+def write_by_a_called_function_is_a_clear_error(x):
+    # The converter cannot see `_put` write the global dict: a clear error at the
+    # first use (never a silent wrong value or a NameError of a generated name).
+    _STORE["v"] = x
+    if x > 0:
+        _put(x * 2)
+    return _STORE["v"] + 1
+
+
 # =============================================================================
 # names created in a loop are readable after it (last iteration's values)
 # =============================================================================

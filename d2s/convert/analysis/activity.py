@@ -7,6 +7,8 @@ the names a construct may change in *this* scope.
 """
 import ast
 
+from . import annos
+
 __all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
            "header_nodes"]
 
@@ -22,6 +24,10 @@ class _Activity(ast.NodeVisitor):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
             self.reads.add(node.id)
+            effects = getattr(node, annos.CALL_EFFECTS, None)
+            if effects is not None:  # a nested function: what calling it reads and writes
+                self.reads |= effects[0]
+                self.writes |= effects[1]
         else:
             self.writes.add(node.id)
 

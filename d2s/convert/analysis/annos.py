@@ -18,6 +18,11 @@ test/iteration or by the body before being written, or live after the loop."""
 MODIFIED = "_d2s_modified"
 """frozenset (If/While/For): local names the construct may assign."""
 
+CALL_EFFECTS = "_d2s_call_effects"
+"""(reads, writes) (a Name loading a nested function, in its enclosing
+function's scope): the enclosing locals a call of it may read and write
+(`nonlocal`); activity analysis counts them at the reference."""
+
 TARGETS = "_d2s_targets"
 """(carried, uncarried) (If/While/For): attribute/subscript targets the
 construct writes, each a list of (label, target node); see analysis.targets."""
