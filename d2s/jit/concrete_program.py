@@ -92,10 +92,83 @@ class _Backward:
         self.reads = reads  # forward values the backward ops read
 
 
+class CapturedTensors:
+    """The eager Tensors a program reads besides its inputs (`program.captured`,
+    in order): parameters and other tensors its code used.
+
+    A tensor that was an attribute of a Layer (the converted method's `self`,
+    a Layer argument, or one of their sublayers) is captured by its path,
+    (layer, attribute): each run looks the attribute up again, so
+    `layer.offset = new_tensor` after conversion is seen by the next run, as
+    an in-place update of a parameter is. The program is built for the
+    captured tensor's shape and dtype; a replacement that differs in either
+    is a clear error. Tensors reached any other way (a global, a closure) are
+    captured by reference to the object."""
+
+    def __init__(self, program, paths=()):
+        self.program = program
+        self.tensors = list(program.captured.values())
+        self.names = list(program.captured)
+        # (the layer's __dict__, attribute, index into tensors, layer)
+        self.paths = [(vars(layer), attr, i, layer) for layer, attr, i in paths]
+        self.floating = [i for i, t in enumerate(self.tensors) if is_floating(t.dtype)]
+        self.version = state.tensor_attributes_version[0]  # the paths were checked then
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_layers(cls, program, roots):
+        """Find the captured tensors held as attributes of `roots` (duck-typed
+        Layers: `named_sublayers`) or of their sublayers."""
+        index = {id(t): i for i, t in enumerate(program.captured.values())}
+        paths, found = [], set()
+        for root in roots:
+            for _, layer in root.named_sublayers(include_self=True):
+                for attr, value in vars(layer).items():
+                    i = index.get(id(value))
+                    if i is not None and i not in found:
+                        found.add(i)
+                        paths.append((layer, attr, i))
+        return cls(program, paths)
+
+    def current(self):
+        """The tensors to read now (a replaced layer attribute is rebound first)."""
+        if self.paths and state.tensor_attributes_version[0] != self.version:
+            self._recheck()
+        return self.tensors
+
+    def _recheck(self):
+        """Some layer's tensor attribute changed: rebind the paths that differ."""
+        with self._lock:
+            version = state.tensor_attributes_version[0]
+            for attrs, attr, i, layer in self.paths:
+                if attrs.get(attr) is not self.tensors[i]:
+                    self._rebind(layer, attr, i)
+            self.version = version
+
+    def _rebind(self, layer, attr, i):
+        new, old = layer.__dict__.get(attr), self.tensors[i]
+        if not isinstance(new, Tensor) or new.shape != old.shape or new.dtype != old.dtype:
+            what = (f"a {new.dtype.name}{list(new.shape)} tensor" if isinstance(new, Tensor)
+                    else f"a {type(new).__name__}")
+            raise ValueError(
+                f"{type(layer).__name__}.{attr} was replaced by {what} after conversion; "
+                f"the program was built for a {old.dtype.name}{list(old.shape)} tensor "
+                "and reads the attribute on every run: assign a tensor of that shape "
+                "and dtype")
+        program, name = self.program, self.names[i]
+        var = program._captured_ids.pop(id(old))
+        program._captured_ids[id(new)] = var
+        program.captured[name] = new
+        tensors = list(self.tensors)  # runs in progress keep the list they read
+        tensors[i] = new
+        self.tensors = tensors
+
+
 class ConcreteProgram:
     """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
 
-    def __init__(self, main_program, inputs, outputs, output_structure, n_forward):
+    def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
+                 captured=None):
         self.main_program = main_program
         self.inputs = inputs
         self.outputs = outputs
@@ -106,7 +179,7 @@ class ConcreteProgram:
         self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
         self._backward_fns = {}            # gradient mask -> compiled backward
         self._saved_names = []
-        self._float_params = [t for t in main_program.captured.values() if is_floating(t.dtype)]
+        self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
@@ -149,48 +222,56 @@ class ConcreteProgram:
                     positions.append(pos)
                     constants[pos] = None  # replaced by the output's value on each run
         n_forward = len(program.global_block().ops)
+        layers = [x for x in (bound_self,) + tuple(signature.args)
+                  if hasattr(x, "named_sublayers")]
         return cls(program, inputs, outputs, OutputStructure(out_tree, constants, positions),
-                   n_forward)
+                   n_forward, CapturedTensors.from_layers(program, layers))
+
+    def captured_tensors(self):
+        """The eager tensors the program reads now, `main_program.captured`
+        updated first for layer attributes replaced since (see CapturedTensors)."""
+        return self._captured.current()
 
     # ---- running ---------------------------------------------------------------------
-    def _needs_grad(self, tensors):
+    def _needs_grad(self, tensors, captured):
         if not state._tls.grad_enabled:
             return False
         for t in tensors:
             if not t.stop_gradient:
                 return True
-        for t in self._float_params:
-            if not t.stop_gradient:
+        for i in self._captured.floating:
+            if not captured[i].stop_gradient:
                 return True
         return False
 
     def __call__(self, tensors):
         """Run with eager input Tensors (in `inputs` order); eager outputs."""
-        captured = self.main_program.captured
+        captured = self._captured.current()
         arrays = [t._value for t in tensors]
-        for t in captured.values():
+        for t in captured:
             arrays.append(t._value)
-        if self._needs_grad(tensors):
+        if self._needs_grad(tensors, captured):
             values, saved = self._forward_for_grad(arrays)
             outs = [Tensor._from_array(v) for v in values]
             for o, v in zip(outs, self.outputs):
                 o.stop_gradient = not is_floating(v.dtype)
             if outs:
-                autograd.record(self._tape_op, list(tensors) + list(captured.values()),
+                autograd.record(self._tape_op, list(tensors) + captured,
                                 {"_saved": saved}, outs, values)
             return self.output_structure.restructure(outs)
-        forward = self._forward_fn
-        if forward.plan is Plan.UNDECIDED:
-            self._forward()
-        if forward.plan is Plan.COMPILED:
-            values = forward.fn(*arrays)
+        forward = self._forward_fn.fn  # set once the plan is COMPILED
+        if forward is None and self._forward_fn.plan is Plan.UNDECIDED:
+            forward = self._forward()
+        if forward is not None:
+            values = forward(*arrays)
         else:
             scope = self._run_interpreted(arrays)
             values = [scope.get(v.name) for v in self.outputs]
         new = Tensor._from_array
         outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
                 for i, v in enumerate(values)]
-        return self.output_structure.restructure(outs)
+        structure = self.output_structure
+        return outs[0] if structure.single else structure.restructure(outs)
 
     def _as_array(self, i, value):
         """Output `i`'s value as an array; an undefined value (a name that no
@@ -236,12 +317,16 @@ class ConcreteProgram:
 
     def _forward_for_grad(self, arrays):
         """Outputs, and what the backward needs: (compiled saved values) or a scope."""
-        self._ensure_backward()
-        fwd = self._grad_forward_fn.decide(self._lock, self._compile_grad_forward)
+        if self._backward is None:
+            self._ensure_backward()
+        fwd = self._grad_forward_fn.fn  # set once the plan is COMPILED
+        if fwd is None and self._grad_forward_fn.plan is Plan.UNDECIDED:
+            fwd = self._grad_forward_fn.decide(self._lock, self._compile_grad_forward)
         n = len(self.outputs)
         if fwd is not None:
             results = fwd(*arrays)
-            values = [self._as_array(i, v) for i, v in enumerate(results[:n])]
+            values = [v if type(v) is np.ndarray else self._as_array(i, v)
+                      for i, v in enumerate(results[:n])]
             return values, results[n:]
         scope = self._run_interpreted(arrays)
         values = [self._as_array(i, scope.get(v.name)) for i, v in enumerate(self.outputs)]

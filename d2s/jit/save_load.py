@@ -73,6 +73,7 @@ def save(layer_or_fn, path, input_spec=None):
         if concrete is None:
             raise ValueError("jit.save: no program has been built yet; call the function "
                              "once or pass input_spec=[InputSpec(...), ...]")
+    concrete.captured_tensors()  # layer attributes replaced since the last run
     program = concrete.main_program
     encoder = AttrEncoder()
     forward_ops = program.global_block().ops[:concrete._n_forward]
