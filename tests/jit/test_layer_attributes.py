@@ -8,15 +8,6 @@ import pytest
 import d2s
 from d2s import nn
 from d2s.jit import to_static
-from d2s.static.executor import executor_mode, set_executor_mode
-
-
-@pytest.fixture(params=["compiled", "interpreter"])
-def mode(request):
-    previous = executor_mode()
-    set_executor_mode(request.param)
-    yield request.param
-    set_executor_mode(previous)
 
 
 class _Shifted(nn.Layer):
@@ -50,7 +41,7 @@ X = np.array([[0.5, -1.0]], np.float32)
 
 
 @pytest.mark.parametrize("make", [_Shifted, _Outer])
-def test_a_replaced_tensor_attribute_is_read_by_the_next_run(make, mode):
+def test_a_replaced_tensor_attribute_is_read_by_the_next_run(make, each_executor):
     d2s.seed(0)
     layer = to_static(make())
     x = d2s.to_tensor(X)
@@ -64,7 +55,7 @@ def test_a_replaced_tensor_attribute_is_read_by_the_next_run(make, mode):
     assert len(layer.forward.program_cache) == 1  # the same program, re-bound
 
 
-def test_a_replaced_parameter_gets_the_gradients(mode):
+def test_a_replaced_parameter_gets_the_gradients(each_executor):
     d2s.seed(1)
     layer = to_static(_Shifted())
     x = d2s.to_tensor(X)

@@ -7,15 +7,6 @@ import pytest
 
 import d2s
 from d2s.jit import to_static
-from d2s.static.executor import executor_mode, set_executor_mode
-
-
-@pytest.fixture(params=["compiled", "interpreter"])
-def mode(request):
-    previous = executor_mode()
-    set_executor_mode(request.param)
-    yield request.param
-    set_executor_mode(previous)
 
 
 def _returns_none_leaves(x):
@@ -33,7 +24,7 @@ def _no_return(x):
 
 
 @pytest.mark.parametrize("fn", [_returns_none_leaves, _returns_none, _no_return])
-def test_none_is_an_ordinary_output_leaf(fn, mode):
+def test_none_is_an_ordinary_output_leaf(fn, each_executor):
     x = d2s.to_tensor(np.array([1.0, 2.0]))
     sf = to_static(fn)
     eager, static = fn(x), sf(x)
@@ -55,7 +46,7 @@ def _read_loop_target(x, n):
     return x, i
 
 
-def test_loop_target_read_after_zero_trips_is_a_name_error(mode):
+def test_loop_target_read_after_zero_trips_is_a_name_error(each_executor):
     sf = to_static(_read_loop_target)
     x = d2s.to_tensor(np.float64(1.0))
     x_out, i_out = sf(x, d2s.to_tensor(np.int64(3)))
@@ -98,7 +89,7 @@ def _grads(layer, x_value, use, static):
 
 
 @pytest.mark.parametrize("use", [0, 1])
-def test_backward_through_some_outputs_of_a_static_call(use, mode):
+def test_backward_through_some_outputs_of_a_static_call(use, each_executor):
     d2s.seed(3)
     layer = to_static(_TwoHeads())
     x_value = np.random.default_rng(0).normal(size=(2, 3)).astype(np.float32)

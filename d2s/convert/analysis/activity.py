@@ -10,7 +10,7 @@ import ast
 from . import annos
 
 __all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
-           "header_nodes"]
+           "header_nodes", "scope_nodes"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -116,6 +116,17 @@ class _Activity(ast.NodeVisitor):
         pass
 
     visit_Nonlocal = visit_Global
+
+
+def scope_nodes(nodes):
+    """Every node under `nodes` (a list), without entering nested function,
+    lambda or class bodies (their defining nodes themselves are included)."""
+    todo = list(nodes)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def reads_writes(node_or_nodes):

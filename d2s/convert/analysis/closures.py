@@ -15,25 +15,15 @@ referenced, which is conservative; one reached without its name appearing
 import ast
 
 from . import annos
-from .activity import declared_nonlocals, free_reads, reads_writes
+from .activity import declared_nonlocals, free_reads, reads_writes, scope_nodes
 
 __all__ = ["annotate_call_effects"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = _DEFS + (ast.Lambda, ast.ClassDef)
-
-
-def _scope_nodes(nodes):
-    todo = list(nodes)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _nested_defs(fn_node):
-    return [n for n in _scope_nodes(fn_node.body) if isinstance(n, _DEFS)]
+    return [n for n in scope_nodes(fn_node.body) if isinstance(n, _DEFS)]
 
 
 def _own_effects(fn_def, outer_locals):
@@ -68,7 +58,7 @@ def annotate_call_effects(fn_node, outer_locals):
     effects = {k: (frozenset(r), frozenset(w)) for k, (r, w) in effects.items() if r or w}
     if not effects:
         return
-    for node in _scope_nodes(fn_node.body):
+    for node in scope_nodes(fn_node.body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and node.id in effects:
             setattr(node, annos.CALL_EFFECTS, effects[node.id])

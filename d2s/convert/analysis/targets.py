@@ -16,26 +16,16 @@ all of them behave as Python does.
 import ast
 
 from . import annos
+from .activity import scope_nodes
 
 __all__ = ["annotate_targets", "composite_label"]
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _CONSTRUCTS = (ast.If, ast.While, ast.For)
 
 
 def composite_label(target):
     """How code and messages name a target: its source text, e.g. `acc[0]`."""
     return ast.unparse(target)
-
-
-def _scope_nodes(nodes):
-    """Nodes under `nodes` without entering nested function or class bodies."""
-    todo = list(nodes)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _element_targets(target):
@@ -51,7 +41,7 @@ def _element_targets(target):
 
 def _written(nodes):
     """(target, deleted) for each Attribute/Subscript the statements write."""
-    for node in _scope_nodes(nodes):
+    for node in scope_nodes(nodes):
         if isinstance(node, ast.Assign):
             targets = node.targets
         elif isinstance(node, ast.AugAssign) or isinstance(node, ast.AnnAssign) and node.value:
@@ -125,6 +115,6 @@ def construct_targets(construct):
 def annotate_targets(fn_node):
     """Annotate TARGETS on every If/While/For of `fn_node`'s body (after
     liveness, which annotates what each construct modifies)."""
-    for node in _scope_nodes(fn_node.body):
+    for node in scope_nodes(fn_node.body):
         if isinstance(node, _CONSTRUCTS):
             setattr(node, annos.TARGETS, construct_targets(node))
