@@ -72,16 +72,15 @@ class _Restructure(Exception):
 
 
 def _build_while(builder, cond_fn, body_fn, leaves, tree, names, optional):
-    n_blocks = len(builder.program.blocks)
-    top_names = names
+    program = builder.program
     # Each restart expands an undefined value into a structure, which happens
     # at most once per undefined leaf.
     for _restart in range(len(leaves) + 1):
-        loop = _LoopBuilder(builder, cond_fn, body_fn, leaves, tree, top_names, optional)
         try:
-            return loop.build()
+            with _transaction(program, program.current_block()):  # a restart leaves nothing
+                return _LoopBuilder(builder, cond_fn, body_fn, leaves, tree, names,
+                                    optional).build()
         except _Restructure as r:
-            builder.program._truncate_blocks(n_blocks)
             leaves, tree = flatten(r.loop_vars)
     raise ControlFlowError("while: loop variable structures did not settle")  # pragma: no cover
 
