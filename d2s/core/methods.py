@@ -83,3 +83,5 @@ class TensorMethods:
     def unsqueeze(self, axis): return _F.unsqueeze(self, axis)
     def squeeze(self, axis=None): return _F.squeeze(self, axis)
     def flatten(self, start_axis=0, stop_axis=-1): return _F.flatten(self, start_axis, stop_axis)
+    def expand(self, shape): return _F.expand(self, shape)
+    def detach(self): return _F.detach(self)

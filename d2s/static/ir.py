@@ -73,8 +73,19 @@ class Variable(Symbolic, TensorMethods):
         return self.shape[0]
 
     def __iter__(self):
-        raise TypeError(f"iterating over static Variable '{self.name}' needs conversion "
-                        "(@d2s.jit.to_static turns `for x in v` into a while op)")
+        """Rows along axis 0, as an eager Tensor gives them, when their number is
+        known while building (`a, b = row`, a comprehension over rows: unrolled).
+        A converted `for x in v` never gets here: it becomes a `while` op."""
+        if not self.shape:
+            raise TypeError(f"iteration over 0-d Variable '{self.name}'")
+        n = self.shape[0]
+        if n is None:
+            raise TypeError(
+                f"cannot iterate over static Variable '{self.name}' here: its first dim is "
+                "unknown until run time, and unpacking, a comprehension or list() needs the "
+                "number of rows while the program is built. Use a `for` loop in converted "
+                "code (it becomes a while op), or give that dim in the InputSpec")
+        return (self[i] for i in range(n))
 
     def __index__(self):
         raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")

@@ -27,7 +27,7 @@ from d2s.jit import to_static
 nn = getattr(d2s, "nn", None)
 needs_nn = pytest.mark.skipif(nn is None, reason="d2s.nn is not available")
 
-Entry = namedtuple("Entry", "fn py tensors ref ops forbid grad raises xfail marks")
+Entry = namedtuple("Entry", "fn py tensors ref ops forbid grad raises xfail marks spec")
 # ref=ON_NUMPY: the reference is the function itself run on the numpy arrays
 # (plain Python and numpy, no d2s), for functions written only with operators.
 ON_NUMPY = object()
@@ -35,7 +35,7 @@ CASES = []
 
 
 def case(py=(), tensors=(), ref=None, ops=(), forbid=(), grad=False, raises=None,
-         xfail=None, marks=()):
+         xfail=None, marks=(), spec=None):
     """Register a table entry.
 
     py: Python-valued argument tuples; tensors: argument tuples where numpy
@@ -45,14 +45,16 @@ def case(py=(), tensors=(), ref=None, ops=(), forbid=(), grad=False, raises=None
     ops: op types the program must contain; forbid: op types it must not;
     raises: (type, regex) the static call must raise on the tensor inputs;
     xfail: {check: reason} for check in "python", "tensor", "grad" (a plain
-    string means "tensor" and "grad").
+    string means "tensor" and "grad"); spec: the `input_spec` given to
+    `to_static` (`None` dims: the tensor inputs of several sizes must then be
+    served by one program).
     """
     if isinstance(xfail, str):
         xfail = {"tensor": xfail, "grad": xfail}
 
     def register(fn):
         CASES.append(Entry(fn, list(py), list(tensors), ref, set(ops), set(forbid), grad,
-                           raises, dict(xfail or {}), tuple(marks)))
+                           raises, dict(xfail or {}), tuple(marks), spec))
         return fn
     return register
 
@@ -1042,6 +1044,69 @@ def len_returns_python_int(v):
 
 
 # =============================================================================
+# unknown (None) dims from an InputSpec: x.shape is a tuple of ints and weak
+# int64 scalar Variables; shape arguments mix both (a `shape` op feeds them)
+# =============================================================================
+
+def _spec(*shape, dtype="float32"):
+    return [d2s.static.InputSpec(list(shape), dtype)]
+
+
+_ROWS = [(F32(np.arange(12.0).reshape(2, 2, 3)),), (F32(np.arange(30.0).reshape(5, 2, 3)),)]
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3), ref=lambda x: x.reshape(len(x), -1),
+      ops={"shape", "reshape"}, grad=True)
+def reshape_dynamic_batch_and_minus_one(x):
+    return x.reshape([x.shape[0], -1])
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3), ref=lambda x: x.sum(0) / len(x), ops={"shape"})
+def divide_by_dynamic_dim_keeps_float32(x):
+    return x.sum(0) / x.shape[0]
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3),
+      ref=lambda x: (np.zeros((len(x), 3), np.float32) + x.shape[1], x.sum() / len(x)),
+      ops={"shape"})
+def unpack_shape_with_an_unknown_dim(x):
+    b, n, k = x.shape
+    return d2s.zeros([b, k]) + n, x.sum() / b
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3),
+      ref=lambda x: (np.zeros(x.shape[2], np.float32), np.ones((len(x), 3), np.float32) * 2,
+                     np.full((len(x), 1), 0.5, np.float32)),
+      ops={"full"})
+def zeros_ones_full_mix_ints_and_dynamic_dims(x):
+    return d2s.zeros([x.shape[2]]), d2s.ones([x.shape[0], 3]) * 2, d2s.full([x.shape[0], 1], 0.5)
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3),
+      ref=lambda x: (np.arange(len(x)) * 2, np.arange(1, len(x), 2)), ops={"arange"})
+def arange_to_a_dynamic_dim(x):
+    return d2s.arange(x.shape[0]) * 2, d2s.arange(1, x.shape[0], 2)
+
+
+@case(tensors=[(F32([[1.0, 2.0, 3.0]]), F32(np.ones((4, 3)))),
+               (F32([[0.5, 0.0, -1.0]]), F32(np.ones((2, 3))))],
+      spec=[d2s.static.InputSpec([1, 3]), d2s.static.InputSpec([None, 3])],
+      ref=lambda row, x: np.broadcast_to(row, x.shape) * x, ops={"expand"}, grad=True)
+def expand_to_a_dynamic_batch(row, x):
+    return row.expand([x.shape[0], -1]) * x
+
+
+@case(tensors=[(F(np.arange(6.0)),)], ref=lambda x: x.reshape(3, 2), grad=True)
+def reshape_minus_one_infers_the_right_dim(x):
+    return x.reshape([-1, 2])
+
+
+@case(tensors=[(F(np.arange(6.0)),)], raises=(ValueError, r"cannot reshape \(6,\) .*\[-1, 5\]"))
+def reshape_that_cannot_fit_fails_at_build_time(x):
+    return x.reshape([-1, 5])
+
+
+# =============================================================================
 # list.append in a converted loop (stacked on read)
 # =============================================================================
 
@@ -1448,7 +1513,7 @@ def test_table_is_big_enough():
 
 @pytest.mark.parametrize("entry", _params([e for e in CASES if e.py], "python"))
 def test_python_values_keep_python_semantics(entry):
-    sf = to_static(entry.fn)
+    sf = to_static(entry.fn, input_spec=entry.spec)
     for args in entry.py:
         want_kind, want = _outcome(entry.fn, args)
         got_kind, got = _outcome(sf, args)
@@ -1462,7 +1527,7 @@ def test_python_values_keep_python_semantics(entry):
 
 @pytest.mark.parametrize("entry", _params([e for e in CASES if e.tensors], "tensor"))
 def test_tensor_values_static_equals_eager_and_reference(entry):
-    sf = to_static(entry.fn)
+    sf = to_static(entry.fn, input_spec=entry.spec)
     for args in entry.tensors:
         if entry.raises is not None:
             exc_type, pattern = entry.raises
@@ -1487,6 +1552,8 @@ def test_tensor_values_static_equals_eager_and_reference(entry):
         ops = _program_ops(sf, args)
         assert entry.ops <= ops, f"{args}: missing ops {entry.ops - ops} in {sorted(ops)}"
         assert not (entry.forbid & ops), f"{args}: unexpected ops {entry.forbid & ops}"
+    if entry.spec is not None and entry.raises is None:
+        assert len(sf.program_cache) == 1, "one program serves every size of a None dim"
 
 
 def _loss_and_inputs(fn, args):
@@ -1511,7 +1578,7 @@ def test_enough_gradient_cases():
 
 @pytest.mark.parametrize("entry", _params(GRAD_CASES, "grad"))
 def test_gradients_static_equal_eager(entry):
-    sf = to_static(entry.fn)
+    sf = to_static(entry.fn, input_spec=entry.spec)
     for args in entry.tensors:
         s_inputs = _loss_and_inputs(sf, args)
         e_inputs = _loss_and_inputs(entry.fn, args)

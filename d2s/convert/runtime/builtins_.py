@@ -2,7 +2,7 @@
 
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
-int64 Variables where dynamic; `print` / `assert` should become ops that act
+weak int64 scalar Variables where dynamic (`.shape` is always a tuple); `print` / `assert` should become ops that act
 at run time (see the static functions below).
 """
 import builtins
@@ -65,12 +65,15 @@ def _static_assert(test, msg_fn):
 
 
 def _static_shape(value):
-    """Known dims as ints; if any dim is unknown, the int64 shape Variable."""
+    """A tuple, as eager: known dims are Python ints, unknown ones int64 scalar
+    Variables read from one `shape` op, weak like the Python ints they stand for
+    (`x / x.shape[0]` keeps x's dtype; `b, n = x.shape` unpacks)."""
     shape = value.shape
-    if all(d is not None and d >= 0 for d in shape):
+    if all(d is not None for d in shape):
         return tuple(shape)
-    import d2s
-    return python_int(d2s.shape(value))
+    from d2s.core.ops import shape as shape_of
+    dims = shape_of(value)
+    return tuple(python_int(dims[i]) if d is None else d for i, d in enumerate(shape))
 
 
 def _static_len(value):

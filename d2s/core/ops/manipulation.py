@@ -1,4 +1,5 @@
-"""Shape manipulation: reshape, transpose, (un)squeeze, flatten, concat, stack, gather."""
+"""Shape manipulation: reshape, expand, transpose, (un)squeeze, flatten, concat, stack,
+gather; and `detach` (the identity with no gradient path)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,32 +7,61 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axes, normalize_axis, numel
-from ._base import cast_like, is_value, lift
+from ._base import cast_like, lift
+from .shape_args import fill_spec, format_spec, split_shape
 
 
 # ---- reshape ---------------------------------------------------------------------
-def _resolve_shape(in_shape, spec):
-    """Paddle reshape semantics: 0 copies the input dim, one -1 is inferred."""
+def _resolve_shape(in_shape, spec, written=None):
+    """Paddle reshape semantics: 0 copies the input dim, one -1 is inferred.
+
+    `in_shape` and `spec` may hold None (unknown until run time); the result
+    then holds None where it cannot be known. A shape that cannot fit raises
+    ValueError naming `written` (the shape as the user gave it)."""
+    written = format_spec(spec if written is None else written)
+    if sum(d == -1 for d in spec) > 1:
+        raise ValueError(f"reshape: only one dim of {written} can be -1")
     out = []
     for i, d in enumerate(spec):
-        out.append(in_shape[i] if d == 0 else d)
+        if d == 0:
+            if i >= len(in_shape):
+                raise ValueError(f"reshape: dim {i} of {written} is 0 (copy the input dim), but "
+                                 f"the input {_shape_text(in_shape)} has rank {len(in_shape)}")
+            d = in_shape[i]
+        elif d is not None and d < -1:
+            raise ValueError(f"reshape: invalid dim {d} in {written}")
+        out.append(d)
+    total = numel(in_shape)
     if -1 in out:
         known = numel([d for d in out if d != -1])
-        total = numel(in_shape)
-        out[out.index(-1)] = (None if known is None or total is None
-                              else total // known if known else 0)
-    elif None not in in_shape and None not in out and numel(in_shape) != numel(out):
-        raise ValueError(f"reshape: cannot reshape {tuple(in_shape)} to {tuple(spec)}")
+        inferred = None
+        if known is not None and total is not None:
+            if (known == 0 and total != 0) or (known and total % known):
+                raise ValueError(f"reshape: cannot reshape {_shape_text(in_shape)} "
+                                 f"({total} elements) to {written}")
+            inferred = total // known if known else 0
+        out[out.index(-1)] = inferred
+    elif total is not None and None not in out and numel(out) != total:
+        raise ValueError(f"reshape: cannot reshape {_shape_text(in_shape)} ({total} elements) "
+                         f"to {written}")
     return tuple(out)
 
 
-def _reshape_kernel(x, shape):
-    return x.reshape(_resolve_shape(x.shape, shape))
+def _shape_text(shape):
+    dims = ", ".join("?" if d is None else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+def _reshape_kernel(x, *dims, shape):
+    # the run-time error names the shape with its dynamic dims filled in
+    full_spec = fill_spec(shape, dims)
+    return x.reshape(_resolve_shape(x.shape, full_spec))
 
 
 register_op("reshape", _reshape_kernel,
-            lambda x, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, shape: (bind("reshape_like", g, x),))
+            lambda x, *dims, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
+            vjp=lambda g, out, x, *dims, shape: (bind("reshape_like", g, x),) + (None,) * len(dims),
+            doc="`shape` holds None where a dim is given at run time by the next input.")
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None),
@@ -39,9 +69,56 @@ register_op("reshape_like", lambda g, x: g.reshape(x.shape),
 
 
 def reshape(x, shape):
-    if is_value(shape):
-        raise TypeError("reshape: shape must be a list of ints (0 copies a dim, -1 infers one)")
-    return bind("reshape", lift(x), shape=tuple(int(d) for d in shape))
+    """`shape`: ints (0 copies a dim, one -1 is inferred), integer scalar tensors
+    (a dynamic `x.shape[i]`), or one 1-D integer tensor."""
+    spec, dims = split_shape(shape, "reshape")
+    return bind("reshape", lift(x), *dims, shape=spec)
+
+
+# ---- expand ----------------------------------------------------------------------
+def _expand_shape(in_shape, spec):
+    """Paddle expand semantics: `spec` is aligned with the input's trailing dims;
+    -1 keeps the input dim, other dims must be the input's or broadcast a 1."""
+    written = format_spec(spec)
+    lead = len(spec) - len(in_shape)
+    if lead < 0:
+        raise ValueError(f"expand: {written} has fewer dims than the input {tuple(in_shape)}")
+    out = []
+    for i, d in enumerate(spec):
+        own = in_shape[i - lead] if i >= lead else 1
+        if d == -1:
+            if i < lead:
+                raise ValueError(f"expand: -1 in {written} at dim {i}, a new leading dim")
+            d = own
+        elif d is not None and (d < 0 or own not in (1, d, None)):
+            raise ValueError(f"expand: cannot expand {tuple(in_shape)} to {written} (dim {i})")
+        out.append(d)
+    return tuple(out)
+
+
+register_op("expand",
+            lambda x, *dims, shape: np.broadcast_to(
+                x, _expand_shape(x.shape, fill_spec(shape, dims))),
+            lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
+            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims),
+            doc="`shape` holds None where a dim is given at run time by the next input.")
+
+
+def expand(x, shape):
+    """Broadcast `x` to `shape` (PaddlePaddle's `expand`): -1 keeps a dim of `x`;
+    entries may be integer scalar tensors (dims known at run time)."""
+    spec, dims = split_shape(shape, "expand")
+    return bind("expand", lift(x), *dims, shape=spec)
+
+
+# ---- detach ----------------------------------------------------------------------
+register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype),
+            doc="The value of `x` with no gradient path (no vjp): what `no_grad` and "
+                "`Tensor.detach` mean inside a program.")
+
+
+def detach(x):
+    return bind("detach", lift(x))
 
 
 # ---- transpose -------------------------------------------------------------------
