@@ -2,8 +2,9 @@
 
 Tensors are described by shape, dtype and stop_gradient (or by the
 `InputSpec` given for their argument, so `None` dims serve every size);
-Python arguments by type and value (unhashable ones by identity). A bound
-Layer's `training` flag is part of the key, so `eval()` gets its own program.
+Python arguments by type and value (unhashable ones by identity), after
+defaults are bound. A bound Layer's `training` flag is part of the key, so
+`eval()` gets its own program.
 """
 from __future__ import annotations
 
@@ -75,7 +76,21 @@ def _python_key(x):
         return ("obj", type(x).__qualname__, id(x))
 
 
+def bind_defaults(fn, args, kwargs):
+    """The call as `fn` receives it, defaults filled in: `f(x)`, `f(x, None)` and
+    `f(x, y=None)` (None the default) are one call, so they share one program.
+    A call that does not fit the signature is left as it is (calling the
+    function then raises Python's own TypeError)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return tuple(args), dict(kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
+
+
 def make_signature(fn, args, kwargs, input_spec=None, training=None):
+    args, kwargs = bind_defaults(fn, args, kwargs)
     names_top = arg_names(fn, args, kwargs)
     values = list(args) + [kwargs[k] for k in kwargs]
     leaves, tree = flatten((tuple(args), dict(kwargs)))

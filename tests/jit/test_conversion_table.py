@@ -616,6 +616,27 @@ def for_zip_two_tensors(u, v):
     return s
 
 
+_PAIRS = [(F([[1.0, 2.0], [3.0, 4.0], [5.0, -1.0]]),), (F([[0.5, 2.0]]),)]
+
+
+@case(py=[([(1.0, 2.0), (3.0, 4.0)],), ([],)], tensors=_PAIRS,
+      ref=lambda p: (p[:, 0] * p[:, 1]).sum(), ops={"while"}, grad=True)
+def for_unpacks_rows_of_pairs(pairs):
+    s = 0.0
+    for a, b in pairs:
+        s = s + a * b
+    return s
+
+
+@case(tensors=_PAIRS, spec=[d2s.static.InputSpec([None, 2], "float64")],
+      ref=lambda p: (p[:, 0] - p[:, 1]).sum(), ops={"while"}, grad=True)
+def for_unpacks_rows_of_pairs_unknown_count(pairs):
+    s = 0.0
+    for a, b in pairs:
+        s = s + (a - b)
+    return s
+
+
 # =============================================================================
 # for over a Python iterable -> unrolled while tracing
 # =============================================================================
@@ -686,6 +707,20 @@ def for_python_range_break_on_tensor(x):
         if x > 5:
             break
     return x
+
+
+@case(py=[([1.0, 2.0, 3.0],)], tensors=[(F([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),)],
+      ref=lambda x: ((x * x).sum(0), (x * np.arange(3)[:, None]).sum(0)), forbid={"while"},
+      grad=True)
+def comprehension_over_rows_known_count_unrolls(x):
+    # the rows (and enumerate over them) are unrolled: their number is known
+    return sum([row * row for row in x]), sum([row * i for i, row in enumerate(x)])
+
+
+@case(tensors=[(F([[1.0, 2.0], [3.0, 4.0]]),)], spec=[d2s.static.InputSpec([None, 2], "float64")],
+      raises=(TypeError, "first dim is unknown until run time"))
+def comprehension_over_rows_unknown_count_is_an_error(x):
+    return sum([row * row for row in x])
 
 
 # =============================================================================
@@ -1147,6 +1182,31 @@ def append_in_tensor_for_range(x, n):
     return d2s.stack(out)
 
 
+@case(tensors=[(F([1.0, 2.0]), I(3)), (F([-1.0, 0.5]), I(1))],
+      ref=lambda x, n: np.stack([v for i in range(n) for v in (x * i, x + i)]), ops={"while"})
+def plus_equals_list_in_tensor_for(x, n):
+    out = []
+    for i in range(n):
+        out += [x * i, x + i]
+    return d2s.stack(out)
+
+
+def _ref_growing_pairs(x, n):
+    feats = [x, x + 1]
+    for _ in range(n):
+        feats.append(feats[-1] + feats[-2])
+    return feats[-2], np.stack(feats)
+
+
+@case(tensors=[(F([1.0, 2.0]), I(4)), (F([0.5, -1.0]), I(1)), (F([0.5, -1.0]), I(0))],
+      ref=_ref_growing_pairs, ops={"while"})
+def tensor_array_negative_index_while_it_grows(x, n):
+    feats = [x, x + 1]
+    for _ in range(n):
+        feats.append(feats[-1] + feats[-2])
+    return feats[-2], d2s.stack(feats)
+
+
 # =============================================================================
 # calls to user functions and Layers (converted recursively)
 # =============================================================================
@@ -1252,6 +1312,89 @@ def _ref_gated(x):
       marks=[needs_nn])
 def call_user_layer_with_tensor_if_in_forward(x):
     return _GATED(x) * 1.0
+
+
+if nn is not None:
+    class _AddConst(nn.Layer):
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
+
+        def forward(self, x):
+            return x + self.k
+
+    _STEPS = nn.LayerList([_AddConst(float(k)) for k in (1, 2, 3, 4)])
+    _SEQUENCE = nn.Sequential(*[_AddConst(float(k)) for k in (1, 2, 3, 4)])
+else:  # pragma: no cover
+    _STEPS = _SEQUENCE = None
+
+
+def _ref_steps_until_large(x):
+    for k in (1.0, 2.0, 3.0, 4.0):
+        x = x + k
+        if x.sum() > 5:
+            break
+    return x
+
+
+_BREAKS = [(F(0.0),), (F(10.0),), (F(-20.0),), (F(2.5),)]  # breaks after 3, 1, no, 2 steps
+
+
+@case(tensors=_BREAKS, ref=_ref_steps_until_large, ops={"cond"}, forbid={"while"}, grad=True,
+      marks=[needs_nn])
+def loop_over_layer_list_with_tensor_break(x):
+    for block in _STEPS:
+        x = block(x)
+        if x.sum() > 5:
+            break
+    return x
+
+
+@case(tensors=_BREAKS, ref=_ref_steps_until_large, ops={"cond"}, forbid={"while"},
+      marks=[needs_nn])
+def loop_over_sequential_with_tensor_break(x):
+    for layer in _SEQUENCE:
+        x = layer(x)
+        if x.sum() > 5:
+            break
+    return x
+
+
+@case(py=[(2.0,), ([1.0],)], tensors=[(F(2.0),), (F([1.0, -3.0]),)], ref=lambda x: x * 2)
+def isinstance_tensor_takes_the_tensor_path(x):
+    if isinstance(x, d2s.Tensor):
+        return x * 2
+    return x
+
+
+@case(py=[(2.0,)], tensors=[(F(2.0),)], ref=lambda x: x + 1)
+def isinstance_of_other_types_is_false_for_a_tensor(x):
+    if isinstance(x, (int, np.ndarray)):
+        return x
+    return x + 1
+
+
+@d2s.no_grad()
+def _no_grad_double_or_negate(x):
+    if x > 0:
+        return x * 2
+    return -x
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(1.5),), (F(-2.0),)],
+      ref=lambda x: np.where(x > 0, x * 2, -x) + x * x, ops={"cond", "detach"}, grad=True)
+def call_no_grad_helper_with_tensor_if(x):
+    # the helper's `if` is converted; its result carries no gradient (eager: no tape)
+    return _no_grad_double_or_negate(x) + x * x
+
+
+@case(py=[(3,), (3.0,)], tensors=[(F32(3.0),), (F(2.0),)],
+      raises=(TypeError, "only integer tensors can be used as an index"))
+def range_of_a_float_tensor_is_a_type_error(n):
+    s = 0
+    for i in range(n):
+        s = s + i
+    return s
 
 
 # =============================================================================

@@ -1,16 +1,18 @@
-"""`print`, `assert`, `len` and `.shape` as called by converted code.
+"""`print`, `assert`, `len`, `isinstance` and `.shape` as called by converted code.
 
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
-weak int64 scalar Variables where dynamic (`.shape` is always a tuple); `print` / `assert` should become ops that act
-at run time (see the static functions below).
+weak int64 scalar Variables where dynamic (`.shape` is always a tuple);
+`print` / `assert` become ops that act at run time (see the static
+functions below); a Variable is a `d2s.Tensor` to `isinstance`.
 """
 import builtins
 
 from .dispatch import _any_static, _is_static
 from .iteration import python_int
 
-__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise"]
+__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
+           "convert_isinstance"]
 
 
 def convert_print(*args, **kwargs):
@@ -41,6 +43,22 @@ def convert_len(value):
     if _is_static(value):
         return _static_len(value)
     return builtins.len(value)
+
+
+def convert_isinstance(value, classinfo):
+    """`isinstance` as user code means it: a static Variable is a `d2s.Tensor`
+    (it stands for the eager Tensor the same code gets when run eagerly), so
+    `if isinstance(x, d2s.Tensor)` takes the tensor path in both modes.
+
+    PaddlePaddle answers the same question with a metaclass whose
+    `__instancecheck__` depends on the mode; here only converted code asks,
+    so d2s's own `isinstance(x, Tensor)` (eager value or not?) is unchanged."""
+    if builtins.isinstance(value, classinfo):
+        return True
+    if _is_static(value):
+        from d2s.core.tensor import Tensor
+        return builtins.issubclass(Tensor, classinfo)
+    return False
 
 
 def convert_shape(value):
