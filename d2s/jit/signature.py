@@ -9,6 +9,7 @@ defaults are bound. A bound Layer's `training` flag is part of the key, so
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import numpy as np
 
@@ -30,12 +31,30 @@ class Signature:
         self.kwargs = kwargs or {}
 
 
+_signatures = weakref.WeakKeyDictionary()  # function -> inspect.Signature or None
+
+
+def _signature_of(fn):
+    """`inspect.signature(fn)` (slow to compute, asked on every build), or None."""
+    try:
+        return _signatures[fn]
+    except (KeyError, TypeError):  # not seen yet, or not weak-referenceable
+        pass
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    try:
+        _signatures[fn] = sig
+    except TypeError:
+        pass
+    return sig
+
+
 def arg_names(fn, args, kwargs):
     """Parameter names for the positional and keyword arguments of a call."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
+    sig = _signature_of(fn)
+    params = list(sig.parameters.values()) if sig is not None else []
     names = []
     for i in range(len(args)):
         if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
@@ -81,9 +100,12 @@ def bind_defaults(fn, args, kwargs):
     `f(x, y=None)` (None the default) are one call, so they share one program.
     A call that does not fit the signature is left as it is (calling the
     function then raises Python's own TypeError)."""
+    sig = _signature_of(fn)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError):
+        bound = sig.bind(*args, **kwargs) if sig is not None else None
+    except TypeError:
+        bound = None
+    if bound is None:
         return tuple(args), dict(kwargs)
     bound.apply_defaults()
     return bound.args, bound.kwargs

@@ -28,7 +28,7 @@ class Variable(Symbolic, TensorMethods):
     `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "weak", "is_array", "__weakref__")
+                 "is_data", "weak", "is_array", "dim_of", "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -44,6 +44,9 @@ class Variable(Symbolic, TensorMethods):
         # takes that tensor's dtype, as the Python number would in eager mode.
         self.weak = False
         self.is_array = False  # a tensor array (see static.tensor_array)
+        # (value, axis) when this int64 scalar is `value.shape[axis]` (a dynamic
+        # dim read by converted code): lets reshape cancel it against that dim.
+        self.dim_of = None
 
     @property
     def ndim(self):

@@ -53,6 +53,20 @@ def test_one_program_serves_every_batch_size():
     assert len(sf.program_cache) == 1
 
 
+def _flattened(x):
+    return x.reshape([x.shape[0], -1]), x.reshape([len(x), 3, -1]), x.reshape([-1, 6])
+
+
+def test_minus_one_next_to_the_inputs_own_unknown_dim_is_known_while_building():
+    sf = to_static(_flattened, input_spec=[InputSpec([None, 2, 3])])
+    x = np.arange(24, dtype="float32").reshape(4, 2, 3)
+    outputs = sf.get_concrete_program(d2s.to_tensor(x)).outputs
+    assert [v.shape for v in outputs] == [(None, 6), (None, 3, 2), (None, 6)]
+    for got, want in zip(sf(d2s.to_tensor(x)), (x.reshape(4, 6), x.reshape(4, 3, 2),
+                                                 x.reshape(4, 6))):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
 def _cannot_fit(x):
     return x.reshape([-1, 5])
 

@@ -91,12 +91,20 @@ def _static_shape(value):
         return tuple(shape)
     from d2s.core.ops import shape as shape_of
     dims = shape_of(value)
-    return tuple(python_int(dims[i]) if d is None else d for i, d in enumerate(shape))
+    return tuple(_dynamic_dim(dims, value, i) if d is None else d for i, d in enumerate(shape))
+
+
+def _dynamic_dim(dims, value, axis):
+    """`value.shape[axis]` at run time, read from its `shape` op result `dims`."""
+    from d2s.core.ops.shape_args import note_dim
+    dim = python_int(dims[axis])
+    note_dim(dim, value, axis)
+    return dim
 
 
 def _static_len(value):
     first = value.shape[0] if value.shape else None
     if first is not None and first >= 0:
         return first
-    import d2s
-    return python_int(d2s.shape(value)[0])
+    from d2s.core.ops import shape as shape_of
+    return _dynamic_dim(shape_of(value), value, 0)

@@ -8,7 +8,7 @@ from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axes, normalize_axis, numel
 from ._base import cast_like, lift
-from .shape_args import fill_spec, format_spec, split_shape
+from .shape_args import dim_source, fill_spec, format_spec, split_shape
 
 
 # ---- reshape ---------------------------------------------------------------------
@@ -71,8 +71,31 @@ register_op("reshape_like", lambda g, x: g.reshape(x.shape),
 def reshape(x, shape):
     """`shape`: ints (0 copies a dim, one -1 is inferred), integer scalar tensors
     (a dynamic `x.shape[i]`), or one 1-D integer tensor."""
+    x = lift(x)
     spec, dims = split_shape(shape, "reshape")
-    return bind("reshape", lift(x), *dims, shape=spec)
+    return bind("reshape", x, *dims, shape=_known_minus_one(x, spec, dims))
+
+
+def _known_minus_one(x, spec, dims):
+    """`spec` with its -1 replaced by the number it must be, when that is known
+    while building although some dims are not: in `x.reshape([x.shape[0], -1])`
+    the unknown batch dim cancels out. Same result at run time; a known shape."""
+    if -1 not in spec or not dims:
+        return spec
+    in_shape, out = list(x.shape), list(spec)
+    dynamic = iter(dims)
+    for i, d in enumerate(spec):
+        if d is None:
+            source = dim_source(next(dynamic))
+            if source is not None and source[0] is x and in_shape[source[1]] is None:
+                in_shape[source[1]] = out[i] = 1  # the same run-time number on both sides
+    rest = [d for d in out if d != -1]
+    if None in in_shape or None in rest or 0 in rest or 0 in in_shape:
+        return spec
+    total, known = numel(in_shape), numel(rest)
+    if total % known:
+        return spec  # cannot fit: the shape rule says so, naming the written shape
+    return tuple(total // known if d == -1 else d for d in spec)
 
 
 # ---- expand ----------------------------------------------------------------------

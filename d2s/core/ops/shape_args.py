@@ -24,6 +24,18 @@ from ..dispatch import Symbolic
 from ..tensor import Tensor
 
 
+def note_dim(dim, value, axis):
+    """Record on the static scalar `dim` that it is `value.shape[axis]` at run
+    time: `reshape` then resolves `x.reshape([x.shape[0], -1])` to a known
+    trailing dim while building (the unknown batch dim cancels out)."""
+    dim.dim_of = (value, axis)
+
+
+def dim_source(dim):
+    """`(value, axis)` if `dim` is known to be `value.shape[axis]`, else None."""
+    return getattr(dim, "dim_of", None)
+
+
 def _integer_scalar(value, opname, what):
     dtype = np.dtype(value.dtype)
     if not (np.issubdtype(dtype, np.integer) or dtype == np.bool_) or value.size not in (1, None):
