@@ -1360,7 +1360,8 @@ def loop_over_sequential_with_tensor_break(x):
     return x
 
 
-@case(py=[(2.0,), ([1.0],)], tensors=[(F(2.0),), (F([1.0, -3.0]),)], ref=lambda x: x * 2)
+@case(py=[(2.0,), ([1.0],)], tensors=[(F(2.0),), (F([1.0, -3.0]),)], ref=lambda x: x * 2,
+      ops={"multiply"})
 def isinstance_tensor_takes_the_tensor_path(x):
     if isinstance(x, d2s.Tensor):
         return x * 2
