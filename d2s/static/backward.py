@@ -250,6 +250,43 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+class BackwardProgram:
+    """A traced function's forward program copied, with its backward appended.
+
+    Built on a copy (`Program.clone`): differentiating marks forward `cond` /
+    `while` ops to save their scopes and appends grad ops, and neither may
+    show in the forward program users print, save and run without gradients.
+    `program`'s block 0 holds the forward ops (`forward_ops`), then the
+    backward (`backward_ops`), which reads cotangents named `ct_names` (for
+    the floating outputs `diff_outs`) and writes `grad_names` (aligned with
+    `wrt`; None where no gradient exists); `reads` is every name it reads.
+    """
+
+    def __init__(self, forward, outputs, wrt):
+        self.program = program = forward.clone()
+        gb = program.global_block()
+        self.n_forward = len(gb.ops)
+        outputs = [program.counterpart(v) for v in outputs]
+        wrt = [program.counterpart(v) for v in wrt]
+        self.diff_outs = [i for i, v in enumerate(outputs) if is_floating(v.dtype)]
+        with state.building(program._builder), program._block_guard(gb), grad_ops(program):
+            cts = [gb.create_var(outputs[i].shape, outputs[i].dtype, prefix="ct")
+                   for i in self.diff_outs]
+            grads = backward_block(gb, [outputs[i] for i in self.diff_outs], cts, wrt)
+        self.ct_names = [c.name for c in cts]
+        self.grad_names = [None if g is None or not is_floating(w.dtype) else g.name
+                           for g, w in zip(grads, wrt)]
+        self.reads = names_read(self.backward_ops)
+
+    @property
+    def forward_ops(self):
+        return self.program.global_block().ops[:self.n_forward]
+
+    @property
+    def backward_ops(self):
+        return self.program.global_block().ops[self.n_forward:]
+
+
 def append_backward(loss, parameters):
     """Gradients of `loss` w.r.t. the Variables standing for `parameters` (eager
     Tensors captured by the program); returns [(param_var, grad_var)]."""
