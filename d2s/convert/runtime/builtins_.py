@@ -69,13 +69,13 @@ def _static_shape(value):
     shape = value.shape
     if all(d is not None and d >= 0 for d in shape):
         return tuple(shape)
-    import d2s
-    return python_int(d2s.shape(value))
+    from d2s.core import ops
+    return python_int(ops.shape(value))
 
 
 def _static_len(value):
     first = value.shape[0] if value.shape else None
     if first is not None and first >= 0:
         return first
-    import d2s
-    return python_int(d2s.shape(value)[0])
+    from d2s.core import ops
+    return python_int(ops.shape(value)[0])

@@ -68,25 +68,25 @@ Plan = namedtuple("Plan", "start stop step step_positive item_at")
 def _length(iterable):
     """Number of items of a static iterable, as an int or int64 Variable."""
     if isinstance(iterable, StaticRange):
-        import d2s
+        from d2s.core import ops
         start, stop, step = iterable.start, iterable.stop, iterable.step
         # ceil((stop - start) / step), clipped at 0; a static step's sign is
         # only known at run time, so both roundings are built and selected.
         if _is_static(step):
             up = (stop - start + step - 1) // step
             down = (stop - start + step + 1) // step
-            n = d2s.where(step > 0, up, down)
+            n = ops.where(step > 0, up, down)
         else:
             n = (stop - start + step - (1 if step > 0 else -1)) // step
-        return d2s.maximum(n, d2s.zeros_like(n)) if _is_static(n) else max(n, 0)
+        return ops.maximum(n, ops.zeros_like(n)) if _is_static(n) else max(n, 0)
     if isinstance(iterable, StaticEnumerate):
         return _length(iterable.iterable)
     if isinstance(iterable, StaticZip):
         lengths = [_length(i) for i in iterable.iterables]
-        import d2s
+        from d2s.core import ops
         out = lengths[0]
         for n in lengths[1:]:
-            out = d2s.minimum(out, n) if (_is_static(out) or _is_static(n)) else min(out, n)
+            out = ops.minimum(out, n) if (_is_static(out) or _is_static(n)) else min(out, n)
         return out
     if _is_static(iterable):
         from .builtins_ import convert_len
@@ -106,8 +106,8 @@ def _item(iterable, counter):
     if isinstance(iterable, builtins.range):  # a Python range zipped with a static one
         return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, (list, tuple)):
-        import d2s
-        return d2s.stack(list(iterable))[counter]
+        from d2s.core import ops
+        return ops.stack(list(iterable))[counter]
     if isinstance(iterable, StaticRange):
         return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, StaticEnumerate):
