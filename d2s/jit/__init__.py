@@ -1,4 +1,4 @@
-"""`d2s.jit`: to_static conversion, the mode switch, (later) save/load."""
+"""`d2s.jit`: to_static conversion, the mode switch, save/load."""
 from ..convert import origin as _origin
 from ..static import ir as _ir
 from ..static.input_spec import InputSpec

@@ -144,7 +144,7 @@ def names_read(ops):
 
 def _keep_for_backward(op, key, grad_blocks):
     """Record on the forward `cond`/`while` op which of its scope's values its
-    gradient blocks read: the executor saves only those (issue: keep no more)."""
+    gradient blocks read: the executor saves only those, not the whole scope."""
     names = set(op.attrs.get(key, ()))
     for block in grad_blocks:
         names |= names_read(block.ops)

@@ -2,8 +2,8 @@
 
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
-int64 Variables where dynamic; `print` / `assert` should become ops that act
-at run time (see the static functions below).
+int64 Variables where dynamic; `print` / `assert` / `raise` become ops that
+act when the program runs (see the static paths below).
 """
 import builtins
 
@@ -49,7 +49,7 @@ def convert_shape(value):
     return value.shape
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ----------------------------------------------------------
 
 def _static_print(*args, sep=" ", end="\n", file=None, flush=False):
     """A print op: Variables are printed when the program runs (as eager Tensors

@@ -60,9 +60,11 @@ def convert_zip(*iterables, **kwargs):
     return builtins.zip(*iterables, **kwargs)
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ----------------------------------------------------------
 
-Plan = namedtuple("Plan", "start stop step step_positive item_at")
+# The counter of a static `for` runs from `start` (0) up to `stop`, the number
+# of items, by 1; `item_at(counter)` is the item.
+Plan = namedtuple("Plan", "start stop item_at")
 
 
 def _length(iterable):
@@ -122,4 +124,4 @@ def static_iteration_plan(iterable):
     from d2s.core.ops import constant
     n = _length(iterable)
     start = constant(0)  # weakly typed: the counter acts as the Python int it replaces
-    return Plan(start, n, 1, True, lambda c: _item(iterable, c))
+    return Plan(start, n, lambda c: _item(iterable, c))

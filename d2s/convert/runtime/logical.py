@@ -46,7 +46,7 @@ def convert_compare_chain(left, *ops_and_fns):
     return convert_logical_and(result, lambda: convert_compare_chain(right, *rest))
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ----------------------------------------------------------
 
 def _to_bool_variable(value, like):
     """A Python value as a bool Variable (for mixing with a static operand)."""

@@ -21,9 +21,9 @@ def _assign_value_kernel(value):
     return value
 
 
+# A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
-            lambda value: Aval(value.shape, value.dtype),
-            doc="A constant array embedded in the program.")
+            lambda value: Aval(value.shape, value.dtype))
 
 
 def _full_like_kernel(x, fill_value, dtype=None):

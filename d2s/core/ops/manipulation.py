@@ -32,10 +32,10 @@ def _reshape_kernel(x, shape):
 register_op("reshape", _reshape_kernel,
             lambda x, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
             vjp=lambda g, out, x, shape: (bind("reshape_like", g, x),))
+# Reshape `g` to the (run-time) shape of `x`.
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None),
-            doc="Reshape `g` to the (run-time) shape of `x`.")
+            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None))
 
 
 def reshape(x, shape):
@@ -166,12 +166,12 @@ def _concat_piece_vjp(gg, out, g, *xs, axis, index):
     return (bind("concat", *zeros, axis=axis),) + (None,) * len(xs)
 
 
+# The slice of a concat cotangent that belongs to input `index`.
 register_op("concat_piece", _concat_piece_kernel,
             lambda g, *xs, axis, index: Aval(tuple(
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
-            vjp=_concat_piece_vjp,
-            doc="The slice of a concat cotangent that belongs to input `index`.")
+            vjp=_concat_piece_vjp)
 
 
 def concat(xs, axis=0):
@@ -219,11 +219,11 @@ def _gather_grad_kernel(g, x, index, axis):
 
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
             vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
+# Scatter-add of a gather cotangent (duplicates accumulate).
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x, index, axis: (
-                bind("gather", gg, index, axis=axis), None, None),
-            doc="Scatter-add of a gather cotangent (duplicates accumulate).")
+                bind("gather", gg, index, axis=axis), None, None))
 
 
 def gather(x, index, axis=0):
