@@ -2,11 +2,12 @@
 
 Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
-captured by reference. Running in dynamic mode feeds the eager Tensors'
-arrays, runs the forward ops, and wraps outputs as eager Tensors. When a
-gradient is wanted, the outputs are joined to the eager tape by one node
-whose vjp runs the backward ops, built once per program from the same vjp
-rules and appended after the forward ops.
+captured by reference; ops nothing needs are then pruned. Running in
+dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
+wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
+joined to the eager tape by one node whose vjp runs the backward ops, built
+once per program from the same vjp rules on a copy of the program (a
+`BackwardProgram`): `main_program` stays the forward that users print and save.
 """
 from __future__ import annotations
 
