@@ -168,8 +168,8 @@ class StaticFunction:
         evicted = self._cache.add(signature, concrete)
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True
-            warnings.warn(self._rebuild_warning(evicted + self._cache.signatures()),
-                          stacklevel=4)
+            built = [s for s in evicted + self._cache.signatures() if s is not signature]
+            warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
         return concrete
 
     def _rebuild_warning(self, signatures):

@@ -228,3 +228,20 @@ def test_threads_calling_with_many_values_share_one_bounded_cache(limit, caught)
     assert all(entry.signature.key in sf.program_cache
                for entry, _ in sf.program_cache.fast.values())
     assert len(caught()) == 1
+
+
+def _f(x, items, k=1):
+    return x
+
+
+def test_varying_arguments_names_what_changed_most():
+    from d2s.jit.signature import make_signature, varying_arguments
+    x = d2s.to_tensor(X)
+    by_value = [make_signature(_f, (x, (1, 2), k), {}) for k in range(4)]
+    assert varying_arguments(by_value) == (["'k'"], "python")
+    by_shape = [make_signature(_f, (d2s.to_tensor(np.ones(n)), (1, 2)), {}) for n in (1, 2)]
+    assert varying_arguments(by_shape) == (["'x'"], "tensor")
+    by_structure = [make_signature(_f, (x, tuple(range(n))), {}) for n in (1, 2, 3)]
+    assert varying_arguments(by_structure)[1] == "structure"
+    by_mode = [make_signature(_f, (x, ()), {}, training=t) for t in (True, False)]
+    assert varying_arguments(by_mode)[1] == "training"
