@@ -35,10 +35,6 @@ def in_dynamic_mode() -> bool:
     return current_builder() is None
 
 
-def static_mode_enabled() -> bool:
-    return _global["static"]
-
-
 def current_builder():
     """The builder receiving ops now, or None when ops run eagerly."""
     if _tls.builders:

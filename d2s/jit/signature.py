@@ -149,11 +149,23 @@ def make_signature(fn, args, kwargs, input_spec=None, training=None):
                      tuple(args), dict(kwargs))
 
 
-def describe_change(old, new):
-    """Names of the arguments whose part of the key differs between signatures."""
-    if old.tree != new.tree:
-        return "the argument structure"
-    changed = [n for n, a, b in zip(new.names, old.key[1], new.key[1]) if a != b]
-    if old.key[2] != new.key[2]:
-        changed.append("the layer's training flag")
-    return ", ".join(f"'{c}'" if not c.startswith("the ") else c for c in changed) or "?"
+def varying_arguments(signatures):
+    """What keeps changing across `signatures` (the newest last), to name in
+    the warning of a function that builds program after program.
+
+    Returns (names, kind): the arguments whose part of the key took the most
+    distinct values, and "tensor" (a shape or dtype changes) or "python" (a
+    value changes); or a description of the structure / training flag.
+    """
+    newest = signatures[-1]
+    same_tree = [s for s in signatures if s.tree == newest.tree]
+    if len(same_tree) < 2:
+        return ["the structure of the arguments"], "structure"
+    parts = list(zip(*(s.key[1] for s in same_tree)))
+    counts = [len(set(p)) for p in parts]
+    most = max(counts, default=1)
+    if most < 2:
+        return ["the layer's training flag"], "training"
+    changing = [i for i, c in enumerate(counts) if c == most]
+    kind = "tensor" if all(newest.specs[i] is not None for i in changing) else "python"
+    return [f"'{newest.names[i]}'" for i in changing], kind

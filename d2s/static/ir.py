@@ -228,6 +228,39 @@ class Program:
     def all_ops(self):
         return [op for b in self.blocks for op in b.ops]
 
+    def clone(self):
+        """An independent copy (new blocks, Variables and Operators; the same
+        captured Tensors, by reference). What is appended to the copy, or written
+        into its ops' attributes, leaves this program as it is: the backward of a
+        traced function is built on a copy, so the forward program that users
+        print, save and run never depends on whether a gradient was asked for."""
+        new = Program()
+        new._names = itertools.count(next(self._names))
+        new.blocks = [Block(new, b.idx, b.parent_idx) for b in self.blocks]
+        for old, block in zip(self.blocks, new.blocks):
+            block.terminates = old.terminates
+            for name, v in old.vars.items():
+                var = Variable(block, name, v.shape, v.dtype, v.stop_gradient, v.persistable,
+                               v.is_data)
+                var.weak, var.is_array = v.weak, v.is_array
+                block.vars[name] = var
+        for old, block in zip(self.blocks, new.blocks):
+            for op in old.ops:
+                block.ops.append(Operator(
+                    block, op.type, [new.counterpart(v) for v in op.inputs],
+                    [new.counterpart(v) for v in op.outputs],
+                    {k: list(a) if isinstance(a, list) else a for k, a in op.attrs.items()},
+                    op.origin, op.is_grad))
+        new.captured = dict(self.captured)
+        new._captured_ids = {id(t): new.global_block().vars[name]
+                             for name, t in self.captured.items()}
+        new.feed_vars = {name: new.global_block().vars[name] for name in self.feed_vars}
+        return new
+
+    def counterpart(self, var):
+        """This program's Variable for `var` of the program it was cloned from."""
+        return self.blocks[var.block.idx].vars[var.name]
+
     def __str__(self):
         from .printing import program_to_text
         return program_to_text(self)

@@ -57,8 +57,8 @@ def _append_vjp(g, out, buf, value):
     return getitem(g, slice(None, -1)), cast(getitem(g, -1), value.dtype)
 
 
-register_op("array_append", _append_kernel, _append_infer, _append_vjp,
-            doc="Append `value` along a new axis 0 of the array `buf`.")
+# Append `value` along a new axis 0 of the array `buf`.
+register_op("array_append", _append_kernel, _append_infer, _append_vjp)
 
 
 def _mark(v):

@@ -3,8 +3,8 @@
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
 weak int64 scalar Variables where dynamic (`.shape` is always a tuple);
-`print` / `assert` become ops that act at run time (see the static
-functions below); a Variable is a `d2s.Tensor` to `isinstance`.
+`print` / `assert` / `raise` become ops that act when the program runs (see
+the static paths below); a Variable is a `d2s.Tensor` to `isinstance`.
 """
 import builtins
 
@@ -67,7 +67,7 @@ def convert_shape(value):
     return value.shape
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ----------------------------------------------------------
 
 def _static_print(*args, sep=" ", end="\n", file=None, flush=False):
     """A print op: Variables are printed when the program runs (as eager Tensors

@@ -80,11 +80,10 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(item)
 
 
-# ---- static paths (finish against the core) --------------------------------
-# Contract: cond(pred, true_fn, false_fn) -> flattened outputs, fns return a
-# tuple; while_loop(cond, body, loop_vars) -> list of loop vars.
-# TODO(core): promote Python scalars in outputs (weak types), check dtype /
-# known-dim agreement between branches with an error naming the variable.
+# ---- static paths ----------------------------------------------------------
+# d2s.static.nn.cond(pred, true_fn, false_fn) -> flattened outputs (the fns
+# return tuples; it promotes Python scalars and checks that branches agree);
+# while_loop(cond, body, loop_vars) -> the list of loop vars.
 
 def _positions(state_names, names):
     return [state_names.index(n) for n in names]
@@ -155,7 +154,7 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
 
 def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn):
     """`for` over a static iterable: a while loop over an int64 counter."""
-    plan = static_iteration_plan(iterable)  # (start, stop, step, item_at(counter))
+    plan = static_iteration_plan(iterable)  # counter from plan.start to plan.stop by 1
     counter_name = "__d2s_for_counter"
     names = tuple(state_names) + (counter_name,)
     holder = {"counter": plan.start}
@@ -169,7 +168,7 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 
     def cond():
         c = holder["counter"]
-        in_range = (c < plan.stop) if plan.step_positive else (c > plan.stop)
+        in_range = c < plan.stop
         if cond_fn is None:
             return in_range
         from .logical import convert_logical_and
@@ -178,7 +177,7 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     def body():
         c = holder["counter"]
         body_fn(plan.item_at(c))
-        holder["counter"] = c + plan.step
+        holder["counter"] = c + 1
 
     _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,))
 

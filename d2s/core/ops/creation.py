@@ -20,17 +20,17 @@ def _full_infer(*dims, shape, fill_value, dtype):
     return Aval(tuple(shape), np.dtype(dtype))
 
 
-register_op("full", _full_kernel, _full_infer,
-            doc="`shape` holds None where a dim is given at run time by the next input.")
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
+register_op("full", _full_kernel, _full_infer)
 
 
 def _assign_value_kernel(value):
     return value
 
 
+# A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
-            lambda value: Aval(value.shape, value.dtype),
-            doc="A constant array embedded in the program.")
+            lambda value: Aval(value.shape, value.dtype))
 
 
 def _full_like_kernel(x, fill_value, dtype=None):
@@ -84,8 +84,8 @@ def _arange_infer(*bounds, start, end, step, dtype):
     return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
 
 
-register_op("arange", _arange_kernel, _arange_infer,
-            doc="A bound that is None is given at run time by the next input.")
+# A bound that is None is given at run time by the next input (shape_args).
+register_op("arange", _arange_kernel, _arange_infer)
 
 
 def arange(start=0, end=None, step=1, dtype=None):

@@ -58,14 +58,15 @@ def _reshape_kernel(x, *dims, shape):
     return x.reshape(_resolve_shape(x.shape, full_spec))
 
 
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
 register_op("reshape", _reshape_kernel,
             lambda x, *dims, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, *dims, shape: (bind("reshape_like", g, x),) + (None,) * len(dims),
-            doc="`shape` holds None where a dim is given at run time by the next input.")
+            vjp=lambda g, out, x, *dims, shape: (
+                (bind("reshape_like", g, x),) + (None,) * len(dims)))
+# Reshape `g` to the (run-time) shape of `x`.
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None),
-            doc="Reshape `g` to the (run-time) shape of `x`.")
+            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None))
 
 
 def reshape(x, shape):
@@ -119,12 +120,12 @@ def _expand_shape(in_shape, spec):
     return tuple(out)
 
 
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
 register_op("expand",
             lambda x, *dims, shape: np.broadcast_to(
                 x, _expand_shape(x.shape, fill_spec(shape, dims))),
             lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims),
-            doc="`shape` holds None where a dim is given at run time by the next input.")
+            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims))
 
 
 def expand(x, shape):
@@ -135,9 +136,9 @@ def expand(x, shape):
 
 
 # ---- detach ----------------------------------------------------------------------
-register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype),
-            doc="The value of `x` with no gradient path (no vjp): what `no_grad` and "
-                "`Tensor.detach` mean inside a program.")
+# The value of `x` with no gradient path (no vjp): what `no_grad` and
+# `Tensor.detach` mean inside a program.
+register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype))
 
 
 def detach(x):
@@ -266,12 +267,12 @@ def _concat_piece_vjp(gg, out, g, *xs, axis, index):
     return (bind("concat", *zeros, axis=axis),) + (None,) * len(xs)
 
 
+# The slice of a concat cotangent that belongs to input `index`.
 register_op("concat_piece", _concat_piece_kernel,
             lambda g, *xs, axis, index: Aval(tuple(
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
-            vjp=_concat_piece_vjp,
-            doc="The slice of a concat cotangent that belongs to input `index`.")
+            vjp=_concat_piece_vjp)
 
 
 def concat(xs, axis=0):
@@ -319,11 +320,11 @@ def _gather_grad_kernel(g, x, index, axis):
 
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
             vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
+# Scatter-add of a gather cotangent (duplicates accumulate).
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x, index, axis: (
-                bind("gather", gg, index, axis=axis), None, None),
-            doc="Scatter-add of a gather cotangent (duplicates accumulate).")
+                bind("gather", gg, index, axis=axis), None, None))
 
 
 def gather(x, index, axis=0):

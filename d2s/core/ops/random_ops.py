@@ -60,7 +60,7 @@ def _dropout_infer(x, p):
     return a, a
 
 
+# Inverted dropout; the second output is the scaled keep mask.
 register_op("dropout", _dropout_kernel, _dropout_infer,
             vjp=lambda g, out, x, p: (None if g[0] is None else g[0] * out[1],),
-            num_outputs=2, stateful=True,
-            doc="Inverted dropout; the second output is the scaled keep mask.")
+            num_outputs=2, stateful=True)
