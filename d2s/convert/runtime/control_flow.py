@@ -217,12 +217,14 @@ def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_
 
 def _python_object(value):
     """A value no tensor can stand for (a Layer, a function), unlike tensors,
-    numbers, strings and containers (which `cond` merges or compares)."""
+    numbers, arrays, strings and containers (which `cond` merges or compares)."""
+    import numbers
+
+    import numpy as np
     from d2s.core.tensor import Tensor
     from .undefined import UndefinedVar
-    return not (_is_static(value) or isinstance(value, (Tensor, UndefinedVar, int, float, complex,
-                                                         str, bytes, tuple, list, dict))
-                or value is None)
+    return not (value is None or _is_static(value) or isinstance(value, (
+        Tensor, UndefinedVar, numbers.Number, np.ndarray, str, bytes, tuple, list, dict)))
 
 
 def _diverged_name(name):

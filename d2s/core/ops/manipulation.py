@@ -12,13 +12,13 @@ from .shape_args import dim_source, fill_spec, format_spec, split_shape
 
 
 # ---- reshape ---------------------------------------------------------------------
-def _resolve_shape(in_shape, spec, written=None):
+def _resolve_shape(in_shape, spec):
     """Paddle reshape semantics: 0 copies the input dim, one -1 is inferred.
 
     `in_shape` and `spec` may hold None (unknown until run time); the result
     then holds None where it cannot be known. A shape that cannot fit raises
-    ValueError naming `written` (the shape as the user gave it)."""
-    written = format_spec(spec if written is None else written)
+    ValueError naming the shape as written (`?` for a dim known at run time)."""
+    written = format_spec(spec)
     if sum(d == -1 for d in spec) > 1:
         raise ValueError(f"reshape: only one dim of {written} can be -1")
     out = []
