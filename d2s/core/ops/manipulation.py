@@ -18,18 +18,18 @@ def _resolve_shape(in_shape, spec):
     `in_shape` and `spec` may hold None (unknown until run time); the result
     then holds None where it cannot be known. A shape that cannot fit raises
     ValueError naming the shape as written (`?` for a dim known at run time)."""
-    written = format_spec(spec)
-    if sum(d == -1 for d in spec) > 1:
-        raise ValueError(f"reshape: only one dim of {written} can be -1")
+    if spec.count(-1) > 1:
+        raise ValueError(f"reshape: only one dim of {format_spec(spec)} can be -1")
     out = []
     for i, d in enumerate(spec):
         if d == 0:
             if i >= len(in_shape):
-                raise ValueError(f"reshape: dim {i} of {written} is 0 (copy the input dim), but "
-                                 f"the input {_shape_text(in_shape)} has rank {len(in_shape)}")
+                raise ValueError(f"reshape: dim {i} of {format_spec(spec)} is 0 (copy the input "
+                                 f"dim), but the input {_shape_text(in_shape)} has rank "
+                                 f"{len(in_shape)}")
             d = in_shape[i]
         elif d is not None and d < -1:
-            raise ValueError(f"reshape: invalid dim {d} in {written}")
+            raise ValueError(f"reshape: invalid dim {d} in {format_spec(spec)}")
         out.append(d)
     total = numel(in_shape)
     if -1 in out:
@@ -37,14 +37,17 @@ def _resolve_shape(in_shape, spec):
         inferred = None
         if known is not None and total is not None:
             if (known == 0 and total != 0) or (known and total % known):
-                raise ValueError(f"reshape: cannot reshape {_shape_text(in_shape)} "
-                                 f"({total} elements) to {written}")
+                raise _cannot_reshape(in_shape, total, spec)
             inferred = total // known if known else 0
         out[out.index(-1)] = inferred
     elif total is not None and None not in out and numel(out) != total:
-        raise ValueError(f"reshape: cannot reshape {_shape_text(in_shape)} ({total} elements) "
-                         f"to {written}")
+        raise _cannot_reshape(in_shape, total, spec)
     return tuple(out)
+
+
+def _cannot_reshape(in_shape, total, spec):
+    return ValueError(f"reshape: cannot reshape {_shape_text(in_shape)} ({total} elements) "
+                      f"to {format_spec(spec)}")
 
 
 def _shape_text(shape):

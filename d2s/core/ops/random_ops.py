@@ -29,12 +29,14 @@ register_op("gaussian", _normal_kernel, _shape_infer, stateful=True)
 
 def rand(shape, dtype="float32"):
     """Uniform samples in [0, 1)."""
-    return uniform(shape, dtype, 0.0, 1.0)
+    spec, dims = split_shape(shape, "rand")
+    return bind("uniform", *dims, shape=spec, dtype=as_dtype(dtype).name)
 
 
 def randn(shape, dtype="float32"):
     """Standard normal samples."""
-    return normal(shape, 0.0, 1.0, dtype)
+    spec, dims = split_shape(shape, "randn")
+    return bind("gaussian", *dims, shape=spec, dtype=as_dtype(dtype).name)
 
 
 def uniform(shape, dtype="float32", min=-1.0, max=1.0):

@@ -53,6 +53,11 @@ def split_shape(shape, opname):
         return tuple(int(d) for d in np.asarray(shape.numpy()).reshape(-1)), ()
     if not isinstance(shape, (list, tuple)):
         return (_python_dim(shape, opname, "a shape"),), ()
+    for d in shape:  # the common eager case, all Python ints, kept fast
+        if type(d) is not int:
+            break
+    else:
+        return tuple(shape), ()
     spec, dims = [], []
     for i, d in enumerate(shape):
         if isinstance(d, Symbolic):
