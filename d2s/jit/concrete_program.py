@@ -2,11 +2,12 @@
 
 Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
-captured by reference. Running in dynamic mode feeds the eager Tensors'
-arrays, runs the forward ops, and wraps outputs as eager Tensors. When a
-gradient is wanted, the outputs are joined to the eager tape by one node
-whose vjp runs the backward ops, built once per program from the same vjp
-rules and appended after the forward ops.
+captured by reference; ops nothing needs are then pruned. Running in
+dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
+wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
+joined to the eager tape by one node whose vjp runs the backward ops, built
+once per program from the same vjp rules on a copy of the program (a
+`BackwardProgram`): `main_program` stays the forward that users print and save.
 """
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
-from ..static.backward import backward_block, grad_ops, names_read
+from ..static.backward import BackwardProgram
 from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
+from ..static.passes.dce import prune_program
 from ..static.pytree import flatten, unflatten
 
 
@@ -77,19 +79,6 @@ class OutputStructure:
         for pos, value in zip(self.positions, values):
             leaves[pos] = value
         return unflatten(self.tree, leaves)
-
-
-class _Backward:
-    """The backward ops appended after the forward ones (built once per program):
-    which outputs take a cotangent, the cotangent inputs, and one gradient name
-    per input + captured parameter (None: no gradient)."""
-    __slots__ = ("diff_outs", "ct_names", "grad_names", "reads")
-
-    def __init__(self, diff_outs, ct_names, grad_names, reads):
-        self.diff_outs = diff_outs
-        self.ct_names = ct_names
-        self.grad_names = grad_names
-        self.reads = reads  # forward values the backward ops read
 
 
 class CapturedTensors:
@@ -174,7 +163,7 @@ class ConcreteProgram:
         self.outputs = outputs
         self.output_structure = output_structure
         self._n_forward = n_forward
-        self._backward = None              # a _Backward once built
+        self._backward = None              # a BackwardProgram, built on first need
         self._forward_fn = _Compiled()
         self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
         self._backward_fns = {}            # gradient mask -> compiled backward
@@ -221,6 +210,7 @@ class ConcreteProgram:
                     outputs.append(var)
                     positions.append(pos)
                     constants[pos] = None  # replaced by the output's value on each run
+        prune_program(program, [v.name for v in outputs])
         n_forward = len(program.global_block().ops)
         layers = [x for x in (bound_self,) + tuple(signature.args)
                   if hasattr(x, "named_sublayers")]
@@ -290,14 +280,14 @@ class ConcreteProgram:
     def _forward(self):
         """The compiled forward (None where only the interpreter can run it)."""
         return self._forward_fn.decide(self._lock, lambda: self._compile(
-            self.main_program.global_block().ops[:self._n_forward],
+            self.main_program, self.main_program.global_block().ops,
             self._input_names(), [v.name for v in self.outputs], "forward"))
 
-    def _compile(self, ops, inputs, outputs, name):
+    def _compile(self, program, ops, inputs, outputs, name):
         if executor_mode() != "compiled" or self._writes_parameters():
             return None
         try:
-            return compile_program(self.main_program, ops, inputs, outputs, name)
+            return compile_program(program, ops, inputs, outputs, name)
         except NotCompilable:
             return None
 
@@ -306,12 +296,15 @@ class ConcreteProgram:
         return any(v.name in captured for op in self.main_program.global_block().ops
                    for v in op.outputs)
 
-    def _run_interpreted(self, arrays):
-        program = self.main_program
+    def _run_interpreted(self, arrays, program=None, ops=None):
+        """Run the forward ops (by default the main program's) on `arrays`."""
+        if program is None:
+            program = self.main_program
+            ops = program.global_block().ops
         scope = Scope()
         for name, a in zip(self._input_names(), arrays):
             scope.vars[name] = a
-        run_ops(program.global_block().ops[:self._n_forward], program, scope)
+        run_ops(ops, program, scope)
         write_back(program, scope)
         return scope
 
@@ -328,7 +321,7 @@ class ConcreteProgram:
             values = [v if type(v) is np.ndarray else self._as_array(i, v)
                       for i, v in enumerate(results[:n])]
             return values, results[n:]
-        scope = self._run_interpreted(arrays)
+        scope = self._run_interpreted(arrays, self._backward.program, self._backward.forward_ops)
         values = [self._as_array(i, scope.get(v.name)) for i, v in enumerate(self.outputs)]
         # The tape keeps only the forward values the backward ops read.
         keep = self._backward.reads
@@ -338,16 +331,16 @@ class ConcreteProgram:
     def _compile_grad_forward(self):
         """Forward returning outputs + the values backward reads (saved cond/while
         scopes included); None where only the interpreter can run it."""
-        gb = self.main_program.global_block()
-        fwd_ops = gb.ops[:self._n_forward]
+        grad_program = self._backward.program
+        fwd_ops = self._backward.forward_ops
         if any(op.type == "undefined" and is_floating(op.outputs[0].dtype)
-               for op in self.main_program.all_ops()):
+               for op in grad_program.all_ops()):
             return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
                      if op.attrs.get(k)}
         saved = sorted(n for n in self._backward.reads if n in produced)
-        fwd = self._compile(fwd_ops, self._input_names(),
+        fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
         if fwd is not None:
             self._saved_names = saved
@@ -360,8 +353,7 @@ class ConcreteProgram:
         if bwd is None:
             backward = self._backward
             outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
-            gb = self.main_program.global_block()
-            bwd = self._compile(gb.ops[self._n_forward:],
+            bwd = self._compile(backward.program, backward.backward_ops,
                                 self._saved_names + backward.ct_names, outs, "backward")
             self._backward_fns[wanted] = bwd
         return bwd
@@ -372,23 +364,12 @@ class ConcreteProgram:
             if self._backward is not None:
                 return
             program = self.main_program
-            gb = program.global_block()
-            diff_outs = [i for i, v in enumerate(self.outputs) if is_floating(v.dtype)]
             params = [program._captured_ids[id(t)] for t in program.captured.values()]
-            wrt = self.inputs + params
-            with state.building(program._builder), program._block_guard(gb), \
-                    grad_ops(program):
-                cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
-                       for i in diff_outs]
-                grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
-            self._backward = _Backward(
-                diff_outs, [c.name for c in cts],
-                [None if g is None or not is_floating(w.dtype) else g.name
-                 for g, w in zip(grads, wrt)],
-                names_read(gb.ops[self._n_forward:]))
+            self._backward = BackwardProgram(program, self.outputs, self.inputs + params)
 
     def _vjp(self, g, out, *inputs, _saved):
         backward = self._backward
+        grad_names = backward.grad_names
         single = self._tape_op.num_outputs == 1
         gs, outs = ((g,), (out,)) if single else (g, out)
         # An output the loss does not use has no cotangent: it contributes zero.
@@ -399,14 +380,13 @@ class ConcreteProgram:
             scope = Scope(_saved)
             for name, ct in zip(backward.ct_names, cts):
                 scope.vars[name] = ct
-            program = self.main_program
-            run_ops(program.global_block().ops[self._n_forward:], program, scope)
-            values = [None if n is None else scope.get(n) for n in backward.grad_names]
+            run_ops(backward.backward_ops, backward.program, scope)
+            values = [None if n is None else scope.get(n) for n in grad_names]
         else:
             wanted = tuple(not t.stop_gradient for t in inputs)
             it = iter(self._backward_fn(wanted)(*_saved, *cts))
             values = [next(it) if n is not None and w else None
-                      for n, w in zip(backward.grad_names, wanted)]
+                      for n, w in zip(grad_names, wanted)]
         return tuple(None if v is None or type(v) is UndefinedValue
                      else Tensor._from_array(np.asarray(v)) for v in values)
 

@@ -65,7 +65,7 @@ def static_truth(value):
 def _truth(value):
     """The truth of a right-hand side facing a bool left side: a bool tensor,
     or a Python bool (the branch-output rule gives it the left side's shape)."""
-    from ...core.tensor import Tensor
+    from d2s.core.tensor import Tensor
     if _is_static(value) or isinstance(value, Tensor):
         return value if str(value.dtype) == "bool" else value != 0
     return bool(value)
@@ -98,5 +98,5 @@ def _static_logical_or(lhs, rhs_fn):
 
 
 def _static_logical_not(value):
-    import d2s
-    return d2s.logical_not(static_truth(value))
+    from d2s.core import ops
+    return ops.logical_not(static_truth(value))

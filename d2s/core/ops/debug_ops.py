@@ -24,7 +24,7 @@ def _assert_kernel(cond, message):
         raise AssertionError(message) if message else AssertionError()
 
 
-register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0, stateful=True,
-            doc="Print Python text and tensor values (formatted as eager Tensors print).")
-register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0, stateful=True,
-            doc="Raise AssertionError(message) unless every element of `cond` is true.")
+# Print Python text and tensor values (formatted as eager Tensors print).
+register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0, stateful=True)
+# Raise AssertionError(message) unless every element of `cond` is true.
+register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0, stateful=True)

@@ -96,10 +96,10 @@ def _cross_entropy_vjp(g, out, logits, label):
     return grad, None
 
 
+# Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
+# output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
-            vjp=_cross_entropy_vjp, num_outputs=2,
-            doc="Mean softmax cross-entropy of (N, C) logits and (N,) int labels; "
-                "the second output is softmax(logits).")
+            vjp=_cross_entropy_vjp, num_outputs=2)
 
 
 def _cross_entropy_grad_kernel(g, probs, label):

@@ -32,5 +32,5 @@ def _adam_infer(p, g, m, v, step, **_):
     return a, a, a, Aval(tuple(step.shape), step.dtype)
 
 
-register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4,
-            doc="Adam with bias correction; returns (param, m, v, step + 1).")
+# Adam with bias correction; returns (param, m, v, step + 1).
+register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4)

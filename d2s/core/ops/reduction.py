@@ -26,14 +26,14 @@ def _broadcast_like_kernel(g, x):
     return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
 
 
+# Sum `g` down to the shape of `x` (the gradient of broadcasting).
 register_op("sum_to_like", _sum_to_like_kernel,
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None),
-            doc="Sum `g` down to the shape of `x` (the gradient of broadcasting).")
+            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None))
+# Broadcast `g` against the shape of `x`.
 register_op("broadcast_like", _broadcast_like_kernel,
             lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None),
-            doc="Broadcast `g` against the shape of `x`.")
+            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None))
 
 
 def _expand_reduced(g, x, axes, keepdim):
