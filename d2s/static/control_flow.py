@@ -252,6 +252,7 @@ def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):
     v = _to_branch_var(builder, block, defined, defined)
     out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
     out.weak = python_number or getattr(v, "weak", False)
+    out.may_be_undefined = not undefined_block.terminates
     reads = [] if block.is_ancestor_of(v.block) else [v]
     return out, ((None, v.name) if a_undef else (v.name, None)), reads
 
@@ -272,6 +273,14 @@ def _merged_output(builder, parent, blocks, a, b, label):
                 f"{label} holds a value computed inside the other branch of an `if` on a "
                 f"tensor{_origin_text()} (a Python list or dict changed inside a branch?); a "
                 "branch can only hand out what it computes itself")
+    for x, other in ((a, b), (b, a)):
+        if is_python_scalar(x) and isinstance(other, Variable) and other.may_be_undefined \
+                and None in other.shape:
+            # Its shape is known only where it is defined, not on the number's path.
+            raise ControlFlowError(
+                f"{label} is the Python number {x!r} on one path and a tensor of shape "
+                f"{list(other.shape)} (unknown dims) on another{_origin_text()}; give a "
+                "tensor on every path (e.g. d2s.zeros_like(x) for 0)")
     # A Python number is weakly typed, like a weak Variable (one carried by a loop).
     both_weak = all(is_python_scalar(x) or getattr(x, "weak", False) for x in (a, b))
     a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)

@@ -81,3 +81,20 @@ def test_return_slots_are_roles_not_spellings():
                            names)
         with pytest.raises(NameError, match="'result'"):
             jst.ld(state["result"])
+
+
+def _tensor_or_zero(x):
+    if x.sum() > 0:
+        return x
+    return 0
+
+
+def test_python_number_against_an_early_return_of_unknown_shape_is_a_clear_error():
+    # Known dims: the number takes the tensor's shape (no run-time read of it).
+    out = to_static(_tensor_or_zero)(d2s.to_tensor(np.array([-1.0, -2.0])))
+    np.testing.assert_array_equal(out.numpy(), [0.0, 0.0])
+    # Unknown dims: on the number's path the tensor does not exist to give a shape.
+    sf = to_static(_tensor_or_zero, input_spec=[static.InputSpec([None], "float64")])
+    with pytest.raises(static.ControlFlowError,
+                       match=r"returned by '_tensor_or_zero'.*Python number 0.*\[None\]"):
+        sf(d2s.to_tensor(np.array([-1.0, -2.0])))
