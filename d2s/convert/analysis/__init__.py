@@ -9,7 +9,7 @@ from .targets import annotate_targets
 
 def analyze_function(fn_node):
     """Run all analyses on one function scope (not its nested defs)."""
-    annotate_call_effects(fn_node, scope_locals(fn_node))  # read by activity analysis
+    annotate_call_effects(fn_node)  # read by activity analysis: first
     annotate_liveness(fn_node)
     annotate_definedness(fn_node)
     annotate_targets(fn_node)  # reads MODIFIED, from liveness

@@ -10,7 +10,7 @@ import ast
 from . import annos
 
 __all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
-           "header_nodes", "scope_nodes"]
+           "header_nodes", "scope_nodes", "scope_statements", "child_statements"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -127,6 +127,31 @@ def scope_nodes(nodes):
         yield node
         if not isinstance(node, _SCOPES):
             todo.extend(ast.iter_child_nodes(node))
+
+
+_STMT_LISTS = ("body", "orelse", "finalbody")
+
+
+def child_statements(stmt):
+    """The statements directly inside a compound statement (not in nested defs)."""
+    if isinstance(stmt, _SCOPES):
+        return []
+    children = [s for field in _STMT_LISTS for s in getattr(stmt, field, ())]
+    for handler in getattr(stmt, "handlers", ()):
+        children += handler.body
+    for case in getattr(stmt, "cases", ()):
+        children += case.body
+    return children
+
+
+def scope_statements(stmts):
+    """Every statement under `stmts`, nested ones included, without entering
+    nested function or class bodies (their def statements are included)."""
+    todo = list(stmts)
+    while todo:
+        stmt = todo.pop()
+        yield stmt
+        todo.extend(child_statements(stmt))
 
 
 def reads_writes(node_or_nodes):

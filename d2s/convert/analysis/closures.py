@@ -15,7 +15,8 @@ referenced, which is conservative; one reached without its name appearing
 import ast
 
 from . import annos
-from .activity import declared_nonlocals, free_reads, reads_writes, scope_nodes
+from .activity import (declared_nonlocals, free_reads, reads_writes, scope_locals, scope_nodes,
+                       scope_statements)
 
 __all__ = ["annotate_call_effects"]
 
@@ -23,7 +24,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _nested_defs(fn_node):
-    return [n for n in scope_nodes(fn_node.body) if isinstance(n, _DEFS)]
+    return [n for n in scope_statements(fn_node.body) if isinstance(n, _DEFS)]
 
 
 def _own_effects(fn_def, outer_locals):
@@ -38,10 +39,13 @@ def _referenced(fn_def):
             and isinstance(n.ctx, ast.Load)} - {fn_def.name}
 
 
-def annotate_call_effects(fn_node, outer_locals):
+def annotate_call_effects(fn_node):
     """Annotate CALL_EFFECTS on the loads, in `fn_node`'s own scope, of nested
-    functions that read or write `outer_locals` (the function's locals)."""
+    functions that read or write the function's locals."""
     defs = _nested_defs(fn_node)
+    if not defs:
+        return
+    outer_locals = scope_locals(fn_node)
     effects = {d.name: _own_effects(d, outer_locals) for d in defs}
     refs = {d.name: _referenced(d) for d in defs}
     changed = True

@@ -16,7 +16,7 @@ all of them behave as Python does.
 import ast
 
 from . import annos
-from .activity import scope_nodes
+from .activity import child_statements
 
 __all__ = ["annotate_targets", "composite_label"]
 
@@ -39,27 +39,38 @@ def _element_targets(target):
         yield target
 
 
-def _written(nodes):
-    """(target, deleted) for each Attribute/Subscript the statements write."""
-    for node in scope_nodes(nodes):
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, ast.AugAssign) or isinstance(node, ast.AnnAssign) and node.value:
-            targets = [node.target]
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            targets = [node.target]
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            targets = [node.optional_vars]
-        elif isinstance(node, ast.Delete):
-            for t in node.targets:
-                for target in _element_targets(t):
-                    yield target, True
-            continue
-        else:
-            continue
-        for t in targets:
-            for target in _element_targets(t):
-                yield target, False
+def _direct_writes(stmt):
+    """(target, deleted) for each Attribute/Subscript that `stmt` itself writes."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AugAssign) or isinstance(stmt, ast.AnnAssign) and stmt.value:
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    elif isinstance(stmt, ast.Delete):
+        return [(target, True) for t in stmt.targets for target in _element_targets(t)]
+    else:
+        return []
+    return [(target, False) for t in targets for target in _element_targets(t)]
+
+
+def _collect(stmts, enclosing, written):
+    """Walk statements (writes are statements: no expression needs a visit),
+    adding each target written to every construct around it."""
+    for stmt in stmts:
+        is_construct = isinstance(stmt, _CONSTRUCTS)
+        if is_construct:
+            enclosing.append(stmt)
+            written[stmt] = []
+        writes = _direct_writes(stmt)
+        if writes:
+            for construct in enclosing:
+                written[construct].extend(writes)
+        _collect(child_statements(stmt), enclosing, written)
+        if is_construct:
+            enclosing.pop()
 
 
 def _stable_key(key, modified):
@@ -91,15 +102,10 @@ def _classify(target, modified):
     return "carried" if stable else "uncarried"
 
 
-def construct_targets(construct):
-    """(carried, uncarried): lists of (label, target node), in source order,
-    one entry per label."""
+def _split(construct, written):
+    """(carried, uncarried): lists of (label, target node), one entry per label."""
     modified = getattr(construct, annos.MODIFIED, frozenset())
-    parts = construct.body + construct.orelse
-    if isinstance(construct, ast.For):
-        parts = [construct.target] + parts
     carried, uncarried, seen = [], [], set()
-    written = sorted(_written(parts), key=lambda tw: (tw[0].lineno, tw[0].col_offset))
     for target, deleted in written:
         label = composite_label(target)
         if label in seen:
@@ -115,6 +121,7 @@ def construct_targets(construct):
 def annotate_targets(fn_node):
     """Annotate TARGETS on every If/While/For of `fn_node`'s body (after
     liveness, which annotates what each construct modifies)."""
-    for node in scope_nodes(fn_node.body):
-        if isinstance(node, _CONSTRUCTS):
-            setattr(node, annos.TARGETS, construct_targets(node))
+    written = {}  # construct -> [(target, deleted)], in source order
+    _collect(fn_node.body, [], written)
+    for construct, targets in written.items():
+        setattr(construct, annos.TARGETS, _split(construct, targets) if targets else ([], []))

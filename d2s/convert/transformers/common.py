@@ -49,6 +49,19 @@ def mark_generated(stmts):
     return stmts
 
 
+_GET_STATE = """
+def get_state():
+    return state_load
+"""
+_SET_STATE = {  # by (plain names?, targets?)
+    (False, False): "def set_state(vals):\n    pass",
+    (False, True): "def set_state(vals):\n    target_stores",
+    (True, False): "def set_state(vals):\n    nonlocal names\n    state_store = vals",
+    (True, True): "def set_state(vals):\n    nonlocal names\n    state_store = vals[:count]\n"
+                  "    target_stores",
+}
+
+
 def state_functions(get_name, set_name, vals_name, names, targets=()):
     """`get_state()` returning the state's values and `set_state(vals)` assigning them.
 
@@ -58,24 +71,16 @@ def state_functions(get_name, set_name, vals_name, names, targets=()):
     """
     loads = [ast.Name(id=n, ctx=ast.Load()) for n in names]
     stores = []
-    if names:
-        stores += templates.replace(
-            "nonlocal names\nstate_store = vals[:count]", names=list(names),
-            state_store=templates.name_tuple(names, ast.Store), vals=vals_name,
-            count=ast.Constant(value=len(names)))
     for k, (label, target) in enumerate(targets, start=len(names)):
         load, store = _target_access(target, label, vals_name, k)
         loads.append(load)
         stores.append(store)
+    template = _GET_STATE + _SET_STATE[bool(names), bool(targets)]
     return mark_generated(templates.replace(
-        """
-        def get_state():
-            return state_load
-        def set_state(vals):
-            state_stores
-        """,
-        get_state=get_name, set_state=set_name, vals=vals_name,
-        state_load=ast.Tuple(elts=loads, ctx=ast.Load()), state_stores=stores or [ast.Pass()]))
+        template, get_state=get_name, set_state=set_name, vals=vals_name,
+        state_load=ast.Tuple(elts=loads, ctx=ast.Load()), names=list(names),
+        state_store=templates.name_tuple(names, ast.Store),
+        count=ast.Constant(value=len(names)), target_stores=stores))
 
 
 def _target_access(target, label, vals_name, k):
