@@ -14,7 +14,8 @@ def _full_kernel(shape, fill_value, dtype):
 
 
 register_op("full", _full_kernel,
-            lambda shape, fill_value, dtype: Aval(tuple(shape), np.dtype(dtype)))
+            lambda shape, fill_value, dtype: Aval(tuple(shape), np.dtype(dtype))).lowering(
+    xla=lambda ns, shape, fill_value, dtype: ns.jnp.full(shape, fill_value, dtype))
 
 
 def _assign_value_kernel(value):
@@ -23,7 +24,8 @@ def _assign_value_kernel(value):
 
 register_op("assign_value", _assign_value_kernel,
             lambda value: Aval(value.shape, value.dtype),
-            doc="A constant array embedded in the program.")
+            doc="A constant array embedded in the program.").lowering(
+    xla=lambda ns, value: value)  # a numpy constant: the backend embeds it
 
 
 def _full_like_kernel(x, fill_value, dtype=None):
@@ -32,7 +34,8 @@ def _full_like_kernel(x, fill_value, dtype=None):
 
 register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
-            vjp=lambda g, out, x, fill_value, dtype=None: (None,))
+            vjp=lambda g, out, x, fill_value, dtype=None: (None,)).lowering(
+    xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value, dtype or x.dtype))
 
 
 def _shape_list(shape):
@@ -75,7 +78,9 @@ def _arange_infer(start, end, step, dtype):
     return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
 
 
-register_op("arange", _arange_kernel, _arange_infer)
+# The values are known from the attributes: numpy's own arange is the constant.
+register_op("arange", _arange_kernel, _arange_infer).lowering(
+    xla=lambda ns, **attrs: _arange_kernel(**attrs))
 
 
 def arange(start=0, end=None, step=1, dtype=None):
@@ -95,7 +100,8 @@ def _shape_kernel(x):
     return np.array(x.shape, dtype=np.int64)
 
 
-register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64")))
+register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64"))).lowering(
+    xla=lambda ns, x: ns.shape_of(x))  # a constant, or a tensor array's run-time length
 
 
 def shape(x):
@@ -108,7 +114,8 @@ def _numel_kernel(x, axes=None):
     return np.array(int(np.prod(dims)), dtype=np.int64)
 
 
-register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64")))
+register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64"))).lowering(
+    xla=lambda ns, x, axes=None: _numel_kernel(x, axes))  # static shapes: a constant
 
 
 def numel(x, axes=None):

@@ -31,11 +31,13 @@ def _reshape_kernel(x, shape):
 
 register_op("reshape", _reshape_kernel,
             lambda x, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, shape: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, shape: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, shape: _reshape_kernel(x, shape))  # array methods only: jax's do
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None),
-            doc="Reshape `g` to the (run-time) shape of `x`.")
+            doc="Reshape `g` to the (run-time) shape of `x`.").lowering(
+    xla=lambda ns, g, x: g.reshape(x.shape))
 
 
 def reshape(x, shape):
@@ -50,7 +52,8 @@ def _transpose_infer(x, perm):
 
 
 register_op("transpose", lambda x, perm: np.transpose(x, perm), _transpose_infer,
-            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),))
+            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)
+            ).lowering(xla=lambda ns, x, perm: ns.jnp.transpose(x, perm))
 
 
 def transpose(x, perm=None):
@@ -73,7 +76,8 @@ def _unsqueeze_shape(shape, axes):
 
 register_op("unsqueeze", lambda x, axes: np.expand_dims(x, axes),
             lambda x, axes: Aval(_unsqueeze_shape(tuple(x.shape), axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, axes: ns.jnp.expand_dims(x, axes))
 
 
 def unsqueeze(x, axis):
@@ -94,7 +98,8 @@ def _squeeze_axes(shape, axis):
 
 register_op("squeeze", lambda x, axes: np.squeeze(x, axes) if axes else x,
             lambda x, axes: Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, axes: ns.jnp.squeeze(x, axes) if axes else x)
 
 
 def squeeze(x, axis=None):
@@ -117,7 +122,8 @@ def _flatten_kernel(x, start, stop):
 register_op("flatten", _flatten_kernel,
             lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
                                         if len(x.shape) else (1,), x.dtype),
-            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, start, stop: _flatten_kernel(x, start, stop))  # array methods only
 
 
 def flatten(x, start_axis=0, stop_axis=-1):
@@ -156,7 +162,8 @@ def _concat_piece_kernel(g, *xs, axis, index):
 register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
             vjp=lambda g, out, *xs, axis: tuple(
                 cast_like(bind("concat_piece", g, *xs, axis=axis, index=i), x)
-                for i, x in enumerate(xs)))
+                for i, x in enumerate(xs))).lowering(
+    xla=lambda ns, *xs, axis: ns.jnp.concatenate(ns.promote(*xs), axis=axis))
 
 
 def _concat_piece_vjp(gg, out, g, *xs, axis, index):
@@ -171,7 +178,8 @@ register_op("concat_piece", _concat_piece_kernel,
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
             vjp=_concat_piece_vjp,
-            doc="The slice of a concat cotangent that belongs to input `index`.")
+            doc="The slice of a concat cotangent that belongs to input `index`.").lowering(
+    xla=lambda ns, g, *xs, axis, index: _concat_piece_kernel(g, *xs, axis=axis, index=index))
 
 
 def concat(xs, axis=0):
@@ -193,7 +201,9 @@ def _stack_vjp(g, out, *xs, axis):
                  for i, x in enumerate(xs))
 
 
-register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer, vjp=_stack_vjp)
+register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
+            vjp=_stack_vjp).lowering(
+    xla=lambda ns, *xs, axis: ns.jnp.stack(ns.promote(*xs), axis=axis))
 
 
 def stack(xs, axis=0):
@@ -213,17 +223,25 @@ def _gather_infer(x, index, axis):
 
 def _gather_grad_kernel(g, x, index, axis):
     out = np.zeros(x.shape, dtype=g.dtype)
-    np.add.at(out, (slice(None),) * axis + (index,), g)
+    np.add.at(out, _along(axis, index), g)
     return out
 
 
+def _along(axis, index):
+    """The numpy index picking `index` along `axis` (jax indexes the same way)."""
+    return (slice(None),) * axis + (index,)
+
+
+# XLA clamps an index that is out of range (numpy raises): see the README.
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
-            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
+            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None)
+            ).lowering(xla=lambda ns, x, index, axis: ns.jnp.asarray(x)[_along(axis, index)])
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x, index, axis: (
                 bind("gather", gg, index, axis=axis), None, None),
-            doc="Scatter-add of a gather cotangent (duplicates accumulate).")
+            doc="Scatter-add of a gather cotangent (duplicates accumulate).").lowering(
+    xla=lambda ns, g, x, index, axis: ns.jnp.zeros(x.shape, g.dtype).at[_along(axis, index)].add(g))
 
 
 def gather(x, index, axis=0):

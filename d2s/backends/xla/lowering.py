@@ -1,0 +1,171 @@
+"""Lowering a Program's ops to JAX, op by op, inside one trace.
+
+Each op's XLA rule comes from the registry (`OpDef.lowerings["xla"]`),
+beside its numpy kernel; control-flow ops (no registry entry) lower in
+`control_flow`. Every value a rule produces is checked against the op's
+output Variable: the dtype numpy gives and every known dim must match —
+a mismatch is a bug in the rule, raised at once (`LoweringError`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.registry import OPS, NotLowerable
+from ...static.executor import UndefinedValue, _relocate
+from ._jax import jax, jnp, lax, special, strong
+from .control_flow import CONTROL_FLOW
+from .definedness import maybe_undefined
+from .errors import LoweringError, Unsupported, capacity_exceeded
+from .values import Env, TensorArray
+
+# Ops whose rules accept a TensorArray operand (through `ns`); any other op
+# reading one would need its run-time length as a static shape.
+_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem"})
+
+
+def rule_for(op):
+    """The op's XLA rule; `Unsupported` naming the reason when it has none."""
+    opdef = OPS.get(op.type)
+    rule = None if opdef is None else opdef.lowerings.get("xla")
+    if isinstance(rule, NotLowerable):
+        raise Unsupported(rule.reason, op)
+    if rule is None:
+        raise Unsupported("no XLA lowering rule is declared for it", op)
+    return rule
+
+
+class Lowerer:
+    """State of one trace: the ops per block, the names that may be undefined,
+    the run-time error sites and the error code (see `errors`)."""
+
+    def __init__(self, program, blocks, sites, room):
+        self.program = program
+        self.blocks = blocks                  # block index -> ops to lower
+        self.undefined = maybe_undefined(blocks)  # name -> the user's variable name
+        self.sites = sites
+        self.room = room                      # free rows a tensor array starts with
+        self.err = jnp.zeros((), np.int32)
+        self.has_effects = False
+        self.op = None                        # the op being lowered (error sites)
+        self.ns = RuleNamespace(self)
+
+    def lower_block(self, idx, env):
+        for op in self.blocks[idx]:
+            special_rule = CONTROL_FLOW.get(op.type)
+            if special_rule is not None:
+                self.op = op
+                special_rule(self, op, env)
+            else:
+                self.lower_op(op, env)
+
+    def lower_op(self, op, env):
+        rule = rule_for(op)
+        args = [self.read(env, v, op) for v in op.inputs]
+        if op.type not in _ARRAY_AWARE and any(isinstance(a, TensorArray) for a in args):
+            raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
+        self.op = op
+        try:
+            result = rule(self.ns, *args, **op.attrs)
+        except Unsupported as e:
+            e.op = e.op or op
+            raise
+        except Exception as e:
+            raise _relocate(e, op) from None
+        n = OPS[op.type].num_outputs
+        results = () if n == 0 else (result,) if n == 1 else tuple(result)
+        for var, value in zip(op.outputs, results):
+            env.set(var.name, self.checked(var, value, op))
+
+    def read(self, env, var, op):
+        """The value of `var`; reading a name no path assigned sets the NameError
+        the numpy backend raises (a gradient op there would read a zero)."""
+        value = env.get(var.name)
+        flag = env.flag(var.name) if var.name in self.undefined else None
+        if flag is not None:
+            if op.is_grad:
+                raise Unsupported("a gradient reads a name that a path may leave undefined "
+                                  "(the numpy backend treats it as a zero)", op)
+            label = self.undefined[var.name]
+            self.fail_if(flag, lambda: UndefinedValue(label).error(op))
+        return value
+
+    def fail_if(self, cond, make_error):
+        """Set the error code to `make_error`'s site where `cond` holds (first error wins)."""
+        code = self.sites.add(make_error)
+        self.err = jnp.where((self.err == 0) & cond, np.int32(code), self.err)
+
+    def checked(self, var, value, op):
+        if var.dtype == object:  # a saved scope for gradients: a structure of values
+            return value
+        if not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
+            value = jnp.asarray(value)
+        if isinstance(value, TensorArray):
+            dtype, shape = value.dtype, (None,) + tuple(value.buf.shape[1:])
+        else:
+            value = strong(value)
+            dtype, shape = value.dtype, tuple(value.shape)
+        want = var.shape
+        if np.dtype(dtype) != var.dtype or len(shape) != len(want) or any(
+                w is not None and s is not None and w != s for w, s in zip(want, shape)):
+            raise LoweringError(
+                f"the XLA rule of op '{op.type}' gave {np.dtype(dtype).name}{list(shape)} for "
+                f"'{var.name}', the program says {var.dtype.name}{list(want)}")
+        return value
+
+
+class RuleNamespace:
+    """What an XLA lowering rule receives as `ns` (the core never imports jax):
+    the JAX modules, and the few services that need the lowering's state."""
+
+    Unsupported = Unsupported
+    jnp = jnp
+    lax = lax
+    special = special
+
+    def __init__(self, lowerer):
+        self._lowerer = lowerer
+
+    @staticmethod
+    def promote(*xs):
+        """The operands cast to the dtype NumPy 2 gives them together."""
+        dtype = np.result_type(*(np.dtype(x.dtype) for x in xs))
+        return tuple(x if np.dtype(x.dtype) == dtype else x.astype(dtype) for x in xs)
+
+    @staticmethod
+    def shape_of(x):
+        if isinstance(x, TensorArray):
+            return x.shape_vector()
+        return np.array(x.shape, dtype=np.int64)
+
+    def array_append(self, arr, value):
+        if not isinstance(arr, TensorArray):  # a fixed array outside a loop: it just grows
+            row = value[None].astype(arr.dtype)
+            return row if arr.shape[0] == 0 else jnp.concatenate([arr, row])
+        out, fits = arr.append(value)
+        self._lowerer.fail_if(~fits, capacity_exceeded)
+        return out
+
+    def host_effect(self, fn, *values):
+        """Run `fn(*numpy arrays)` on the host, in program order, unless an
+        error was already set (numpy would have stopped before it)."""
+        low = self._lowerer
+        low.has_effects = True
+
+        def call(err, *arrays):
+            if int(err) == 0:
+                fn(*arrays)
+        jax.debug.callback(call, low.err, *values, ordered=True)
+
+    def check(self, ok, make_error):
+        """Raise `make_error()` (at the op's line) after the run unless `ok`."""
+        op = self._lowerer.op
+        self._lowerer.fail_if(~ok, lambda: _relocate(make_error(), op))
+
+
+def lower_program(low, feeds, params):
+    """Bind feeds and parameters in a fresh environment and lower block 0."""
+    env = Env()
+    for name, value in list(feeds.items()) + list(params.items()):
+        env.set(name, value)
+    low.lower_block(0, env)
+    return env
