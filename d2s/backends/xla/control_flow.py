@@ -1,18 +1,21 @@
-"""`cond`, `while` and their companions on XLA, in one place.
+"""`cond`, `while`, their gradients and companions on XLA, in one place.
 
 * `cond` -> `lax.cond`: the branches read outer values by closure (as d2s
-  sub-blocks read their parents' names); the error code goes in and out.
+  sub-blocks read their parents' names); the run-time status (error code,
+  rows needed, see `Lowerer`) goes in and out.
 * `while` -> `lax.while_loop`. d2s tests the condition before every trip;
   here the first test runs before the loop and the next ones at the end of
   each trip, so that an error set while testing is carried like any other.
   The loop also stops once the error code is set (numpy would have stopped
   at that raise). Loop carries keep one shape: a value the body grows is a
   `TensorArray` (tensor arrays) or, otherwise, not lowerable.
+* Gradients are d2s's own backward ops, lowered like the forward: a `cond`
+  whose gradient is needed also returns the values its gradient blocks read
+  (the branch taken, and per branch its kept values: zeros on the other
+  side); a `while` records its kept values per trip in a `History`, and
+  `while_grad` walks it backwards in another `lax.while_loop`.
 * `undefined` -> a zero placeholder whose flag says "undefined"; `raise` ->
   an error site set where its block runs.
-
-Gradients through `cond`/`while` (`cond_grad`, `while_grad`, the scopes the
-forward ops save) do not lower yet: such programs run on numpy.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import numpy as np
 from ...static.executor import _relocate
 from ._jax import jax, jnp, lax, strong
 from .errors import Unsupported
-from .values import Env, TensorArray
+from .values import Env, History, TensorArray
 
 
 def _scalar_bool(x):
@@ -34,74 +37,137 @@ def _false():
     return jnp.zeros((), np.bool_)
 
 
+def _carried(value):
+    """A value as a lax carry or branch result: a strong JAX array (or structure)."""
+    if isinstance(value, (TensorArray, History, tuple, dict)):
+        return value
+    return strong(jnp.asarray(value))
+
+
+def _zeros_like(avals):
+    return jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals)
+
+
+def _kept(low, op, key, block_ids):
+    """The names (attribute `key`) a forward op keeps for its gradient that
+    `block_ids` define (the others are read from the enclosing blocks)."""
+    blocks = low.program.blocks
+    names = [n for n in op.attrs.get(key, ()) if any(n in blocks[b].vars for b in block_ids)]
+    for n in names:
+        if n in low.undefined:
+            raise Unsupported("a gradient reads a name that a path may leave undefined (the "
+                              "numpy backend treats it as a zero)", op)
+    return names
+
+
+def _grad_value(low, env, name, op):
+    if name in low.undefined:
+        raise Unsupported("a gradient reads a name that a path may leave undefined (the "
+                          "numpy backend treats it as a zero)", op)
+    return _carried(env.get(name))
+
+
+def _abstract(low, fn, *args):
+    """`jax.eval_shape(fn, *args)`, leaving the lowering's status as it was."""
+    status = low.status
+    try:
+        return jax.eval_shape(fn, *args)
+    finally:
+        low.status = status
+
+
 # ---- cond ------------------------------------------------------------------------
 def lower_cond(low, op, env):
     a = op.attrs
-    if a.get("save_scope"):
-        raise Unsupported("gradients through an `if` on a tensor do not lower yet", op)
     pred = _scalar_bool(low.read(env, op.inputs[0], op))
     flagged = [v.name in low.undefined for v in op.outputs]
+    saves = bool(a.get("save_scope"))
+    kept = {key: _kept(low, op, "save_scope_keep", [a[f"{key}_block"]])
+            for key in ("true", "false")} if saves else None
+    abstract = {}
 
-    def branch(key, placeholders):
-        def run(err):
+    def other_avals(key):
+        """Abstract results of branch `key` (traced with stand-ins for what it lacks)."""
+        if key not in abstract:
+            abstract[key] = _abstract(low, branch(key, stand_ins=True), low.status)
+        return abstract[key]
+
+    def branch(key, stand_ins=False):
+        other = "false" if key == "true" else "true"
+
+        def placeholder(i):
+            v = op.outputs[i]
+            if None not in v.shape or stand_ins:
+                return jnp.zeros(tuple(d or 0 for d in v.shape), v.dtype)
+            return _zeros_like(other_avals(other)[0][i])
+
+        def run(status):
+            low.status = status
             child = Env(env)
-            low.err = err
             low.lower_block(a[f"{key}_block"], child)
             values, flags = [], []
             for i, (v, name) in enumerate(zip(op.outputs, a[f"{key}_outs"])):
                 if name is None:  # this path never sets it: a placeholder, flagged
-                    values.append(placeholders(i))
+                    values.append(placeholder(i))
                     flags.append(jnp.ones((), np.bool_))
                     continue
-                values.append(strong(jnp.asarray(child.get(name))))
-                if flagged[i]:
-                    f = child.flag(name) if name in low.undefined else None
-                    flags.append(_false() if f is None else jnp.asarray(f))
-                else:
-                    flags.append(None)
-            return values, flags, low.err
+                values.append(_carried(child.get(name)))
+                f = child.flag(name) if flagged[i] and name in low.undefined else None
+                flags.append((_false() if f is None else jnp.asarray(f)) if flagged[i] else None)
+            saved = None
+            if saves:
+                mine = {n: _carried(child.get(n)) for n in kept[key]}
+                theirs = {} if stand_ins else _zeros_like(
+                    other_avals(other)[2][0 if other == "true" else 1])
+                saved = (mine, theirs) if key == "true" else (theirs, mine)
+            return values, flags, saved, low.status
         return run
 
-    def placeholder_for(key):
-        """Zeros shaped like the other branch's value of output i."""
-        other = "false" if key == "true" else "true"
-        avals = {}
-
-        def make(i):
-            v = op.outputs[i]
-            if None not in v.shape:
-                return jnp.zeros(v.shape, v.dtype)
-            if not avals:  # the other branch's output shapes, traced abstractly
-                err = low.err
-                dummy = branch(other, lambda j: jnp.zeros(
-                    tuple(d or 0 for d in op.outputs[j].shape), op.outputs[j].dtype))
-                avals.update(enumerate(jax.eval_shape(dummy, err)[0]))
-                low.err = err
-            return jnp.zeros(avals[i].shape, avals[i].dtype)
-        return make
-
-    outer_err = low.err
+    outer = low.status
     try:
-        values, flags, err = lax.cond(pred, branch("true", placeholder_for("true")),
-                                      branch("false", placeholder_for("false")), outer_err)
+        values, flags, saved, status = lax.cond(pred, branch("true"), branch("false"), outer)
     except TypeError as e:
-        low.err = outer_err
+        low.status = outer
         raise Unsupported(f"the two branches give values of different types or shapes "
                           f"(XLA needs one): {e}", op) from None
-    low.err = err
+    low.status = status
     for v, value, f in zip(op.outputs, values, flags):
-        env.set(v.name, value, f)
+        env.set(v.name, low.checked(v, value, op), f)
+    if saves:
+        env.set(a["save_scope"], (pred,) + tuple(saved))
+
+
+def lower_cond_grad(low, op, env):
+    a = op.attrs
+    pred, saved_true, saved_false = env.get(a["scope"])
+    cts = [_carried(low.read(env, v, op)) for v in op.inputs]
+
+    def branch(key, saved):
+        def run(status):
+            low.status = status
+            child = Env(env)
+            for name, value in list(saved.items()) + list(zip(a["ct_vars"], cts)):
+                child.set(name, value)
+            low.lower_block(a[f"{key}_block"], child)
+            return [_grad_value(low, child, n, op) for n in a[f"{key}_grads"]], low.status
+        return run
+
+    grads, low.status = lax.cond(pred, branch("true", saved_true),
+                                 branch("false", saved_false), low.status)
+    for v, g in zip(op.outputs, grads):
+        env.set(v.name, low.checked(v, g, op))
 
 
 # ---- while -----------------------------------------------------------------------
 def lower_while(low, op, env):
     a = op.attrs
-    if a.get("save_steps"):
-        raise Unsupported("gradients through a loop on a tensor do not lower yet", op)
     n = a["num_loop_vars"]
     names = a["loop_vars"]
     placeholders = low.program.blocks[a["loop_scope"]].vars
     flagged = [name in low.undefined for name in names]
+    saves = bool(a.get("save_steps"))
+    kept = _kept(low, op, "save_steps_keep", [a["loop_scope"], a["body_block"]]) \
+        if saves else ()
     values, flags, born_undefined = [], [], []
     for v, name, fl in zip(op.inputs[:n], names, flagged):
         value = env.get(v.name)  # carrying an undefined value is fine; reading it is not
@@ -109,7 +175,7 @@ def lower_while(low, op, env):
             value = TensorArray.from_array(value, low.room)
         flag = env.flag(v.name) if v.name in low.undefined else None
         born_undefined.append(flag is True)
-        values.append(value if isinstance(value, TensorArray) else strong(jnp.asarray(value)))
+        values.append(_carried(value))
         flags.append((_false() if flag is None else jnp.asarray(flag)) if fl else None)
 
     def bind(values, flags):
@@ -124,26 +190,39 @@ def lower_while(low, op, env):
         return _scalar_bool(child.get(a["cond_out"]))
 
     def trip(state):
-        values, flags, err, _ = state
-        low.err = err
+        """One trip: the body, then the next test. Without a history yet
+        (`None`), the kept values themselves stand in its place (for shapes)."""
+        values, flags, status, _, history = state
+        low.status = status
         child = bind(values, flags)
         low.lower_block(a["body_block"], child)
+        if saves:
+            snapshot = {name: _carried(child.get(name)) for name in kept}
+            if history is None:
+                history = snapshot
+            else:
+                history, trips = history.record(snapshot)
+                low.needs(trips)
         new_values, new_flags = [], []
         for name, fl in zip(a["body_outs"], flagged):
-            value = child.get(name)
-            new_values.append(value if isinstance(value, TensorArray)
-                              else strong(jnp.asarray(value)))
+            new_values.append(_carried(child.get(name)))
             f = child.flag(name) if fl and name in low.undefined else None
             new_flags.append((_false() if f is None else jnp.asarray(f)) if fl else None)
         c = test(new_values, new_flags)
-        return new_values, new_flags, low.err, c
+        return new_values, new_flags, low.status, c, history
 
     c0 = test(values, flags)
-    state = _settle(low, op, trip, [values, flags, low.err, c0], born_undefined)
-    values, flags, err, _ = lax.while_loop(lambda s: s[3] & (s[2] == 0), trip, tuple(state))
-    low.err = err
+    state = [values, flags, low.status, c0, None]
+    _settle(low, op, trip, state, born_undefined)
+    if saves:
+        avals = _abstract(low, trip, tuple(state))[4]
+        state[4] = History.empty(avals, low.room)
+    values, flags, low.status, _, history = lax.while_loop(
+        lambda s: s[3] & (s[2][0] == 0), trip, tuple(state))
     for v, value, flag in zip(op.outputs, values, flags):
-        env.set(v.name, value, flag)
+        env.set(v.name, low.checked(v, value, op), flag)
+    if saves:
+        env.set(a["save_steps"], history)
 
 
 def _settle(low, op, trip, state, born_undefined):
@@ -152,9 +231,7 @@ def _settle(low, op, trip, state, born_undefined):
     otherwise (e.g. `x = concat([x, y])`) cannot lower."""
     labels = op.attrs["loop_vars"]
     for _ in range(3):
-        err = low.err
-        out = jax.eval_shape(trip, tuple(state))
-        low.err = err
+        out = _abstract(low, trip, tuple(state))
         changed = False
         for i, (before, after) in enumerate(zip(state[0], out[0])):
             b = jax.tree_util.tree_leaves(before)
@@ -171,8 +248,33 @@ def _settle(low, op, trip, state, born_undefined):
                 f"({[x.shape for x in b]} -> {[x.shape for x in f]}); XLA loops carry one "
                 "shape", op)
         if not changed:
-            return state
+            return
     raise Unsupported("loop variable shapes did not settle", op)  # pragma: no cover
+
+
+def lower_while_grad(low, op, env):
+    a = op.attrs
+    history = env.get(a["steps"])
+    n_ct = len(a["ct_vars"])
+    carried = [_carried(low.read(env, v, op)) for v in op.inputs[:n_ct]]
+    sums = [jnp.zeros_like(_carried(low.read(env, v, op))) for v in op.inputs[n_ct:]]
+
+    def trip(state):
+        k, carried, sums, status = state
+        low.status = status
+        child = Env(env)
+        for name, value in list(history.trip(k).items()) + list(zip(a["ct_vars"], carried)):
+            child.set(name, value)
+        low.lower_block(a["grad_block"], child)
+        carried = [_grad_value(low, child, n, op) for n in a["loop_grads"]]
+        sums = [s + _grad_value(low, child, n, op) for s, n in zip(sums, a["free_grads"])]
+        return k - 1, carried, sums, low.status
+
+    _, carried, sums, low.status = lax.while_loop(
+        lambda s: (s[0] >= 0) & (s[3][0] == 0), trip,
+        (history.count - 1, carried, sums, low.status))
+    for v, g in zip(op.outputs, carried + sums):
+        env.set(v.name, low.checked(v, g, op))
 
 
 # ---- undefined values, raise -------------------------------------------------------
@@ -187,17 +289,11 @@ def lower_raise(low, op, env):
     low.fail_if(True, lambda: _relocate(exc(*args), op))
 
 
-def _not_yet(reason):
-    def lower(low, op, env):
-        raise Unsupported(reason, op)
-    return lower
-
-
 CONTROL_FLOW = {
     "cond": lower_cond,
     "while": lower_while,
+    "cond_grad": lower_cond_grad,
+    "while_grad": lower_while_grad,
     "undefined": lower_undefined,
     "raise": lower_raise,
-    "cond_grad": _not_yet("gradients through an `if` on a tensor do not lower yet"),
-    "while_grad": _not_yet("gradients through a loop on a tensor do not lower yet"),
 }

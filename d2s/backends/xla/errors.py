@@ -5,8 +5,7 @@
 * `LoweringError`: a lowered value disagrees with the program's Variable
   (dtype or shape) — a bug in a rule, raised loudly, never run around.
 * Run-time errors (a `raise`/`assert` op firing, reading a name no path
-  assigned, a tensor array outgrowing its capacity) cannot be raised inside
-  XLA. The lowered program carries an int32 *error code*: 0 while all is
+  assigned) cannot be raised inside XLA. The lowered program carries an int32 *error code*: 0 while all is
   well, else the `ErrorSites` number of the first error. Loops stop when it
   is set (numpy would have stopped at the raise); the host raises the error
   it names after the call.
@@ -28,11 +27,6 @@ class LoweringError(RuntimeError):
     program's Variable: a bug in the rule (or in the op's shape rule)."""
 
 
-class CapacityExceeded(Exception):
-    """A tensor array or loop history needed more room than compiled for:
-    recompile with a larger capacity and run again."""
-
-
 class ErrorSites:
     """The run-time errors one lowered program can raise, numbered from 1."""
 
@@ -51,6 +45,3 @@ class ErrorSites:
         """The exception error `code` stands for."""
         return self._make[code - 1]()
 
-
-def capacity_exceeded():
-    return CapacityExceeded()

@@ -15,7 +15,7 @@ from ...static.executor import UndefinedValue, _relocate
 from ._jax import jax, jnp, lax, special, strong
 from .control_flow import CONTROL_FLOW
 from .definedness import maybe_undefined
-from .errors import LoweringError, Unsupported, capacity_exceeded
+from .errors import LoweringError, Unsupported
 from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
@@ -36,7 +36,10 @@ def rule_for(op):
 
 class Lowerer:
     """State of one trace: the ops per block, the names that may be undefined,
-    the run-time error sites and the error code (see `errors`)."""
+    the run-time error sites, and the run-time *status* threaded through
+    every branch and loop: the error code (see `errors`) and the rows the
+    tensor arrays and loop histories needed (more than `room`: the host
+    recompiles with more room and runs again)."""
 
     def __init__(self, program, blocks, sites, room):
         self.program = program
@@ -45,6 +48,8 @@ class Lowerer:
         self.sites = sites
         self.room = room                      # free rows a tensor array starts with
         self.err = jnp.zeros((), np.int32)
+        self.need = jnp.zeros((), np.int64)
+        self.uses_room = False
         self.has_effects = False
         self.op = None                        # the op being lowered (error sites)
         self.ns = RuleNamespace(self)
@@ -70,7 +75,7 @@ class Lowerer:
             e.op = e.op or op
             raise
         except Exception as e:
-            raise _relocate(e, op) from None
+            raise _relocate(_numpy_error(op, args) or e, op) from None
         n = OPS[op.type].num_outputs
         results = () if n == 0 else (result,) if n == 1 else tuple(result)
         for var, value in zip(op.outputs, results):
@@ -88,6 +93,19 @@ class Lowerer:
             label = self.undefined[var.name]
             self.fail_if(flag, lambda: UndefinedValue(label).error(op))
         return value
+
+    @property
+    def status(self):
+        return self.err, self.need
+
+    @status.setter
+    def status(self, value):
+        self.err, self.need = value
+
+    def needs(self, rows):
+        """A tensor array or loop history needed `rows` rows (of `room`)."""
+        self.uses_room = True
+        self.need = jnp.maximum(self.need, jnp.asarray(rows, np.int64))
 
     def fail_if(self, cond, make_error):
         """Set the error code to `make_error`'s site where `cond` holds (first error wins)."""
@@ -111,6 +129,19 @@ class Lowerer:
                 f"the XLA rule of op '{op.type}' gave {np.dtype(dtype).name}{list(shape)} for "
                 f"'{var.name}', the program says {var.dtype.name}{list(want)}")
         return value
+
+
+def _numpy_error(op, args):
+    """The error the numpy kernel raises for operands of these shapes and dtypes
+    (e.g. matmul of misaligned run-time shapes), so that both backends raise
+    the same type and message; None when it raises nothing (a bug in the rule)."""
+    try:
+        arrays = [np.zeros(a.shape, a.dtype) for a in args]
+        with np.errstate(all="ignore"):
+            OPS[op.type].kernel(*arrays, **op.attrs)
+    except Exception as e:
+        return e
+    return None
 
 
 class RuleNamespace:
@@ -141,8 +172,8 @@ class RuleNamespace:
         if not isinstance(arr, TensorArray):  # a fixed array outside a loop: it just grows
             row = value[None].astype(arr.dtype)
             return row if arr.shape[0] == 0 else jnp.concatenate([arr, row])
-        out, fits = arr.append(value)
-        self._lowerer.fail_if(~fits, capacity_exceeded)
+        out, rows = arr.append(value)
+        self._lowerer.needs(rows)
         return out
 
     def host_effect(self, fn, *values):

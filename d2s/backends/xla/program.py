@@ -3,8 +3,9 @@
 The ops are lowered to one pure function of (feeds, parameters) and
 `jax.jit`-compiled, once per concrete feed shapes/dtypes (a `None` dim
 compiles per size seen). Results come back with the error code (see
-`errors`): a capacity error recompiles with more room and runs again, any
-other raises as the numpy backend would. An executable is cached only once
+`errors`): an error raises as the numpy backend would; tensor arrays or loop
+histories that needed more rows than compiled for recompile with room for
+them and run again (nothing was written back). An executable is cached only once
 it is fully built.
 """
 from __future__ import annotations
@@ -17,25 +18,52 @@ from ...static.executor import UndefinedValue
 from ...static.passes import ProgramView, dce
 from ._jax import jax, jnp, x64
 from .control_flow import CONTROL_FLOW
-from .errors import CapacityExceeded, ErrorSites, Unsupported
+from .errors import ErrorSites, Unsupported
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
 from .values import TensorArray
 from . import persistent
 
-# Rows a tensor array has free when its loop starts; grows 4x when exceeded.
-INITIAL_ROOM = 16
+# Rows a tensor array has free when its loop starts, and trips a loop history
+# holds; when a run needs more, the next power of two that fits (recompiled).
+INITIAL_ROOM = 64
 
 
 class Executable:
-    """One compiled shape signature, and what reading its results needs."""
+    """One compiled shape signature, and how to read its flat results.
 
-    def __init__(self, compiled, lowered, sites, effects, fetch_labels):
+    Results, flat (the cheapest call): per fetch its value (a tensor array:
+    buffer and length) and, if it may be undefined, its flag; then the new
+    values of written parameters; then the error code when any site exists,
+    and the rows needed when tensor arrays or loop histories exist."""
+
+    def __init__(self, compiled, lowered, sites, effects, layout, n_written, uses_room):
         self.compiled = compiled
         self.lowered = lowered
         self.sites = sites
         self.effects = effects
-        self.fetch_labels = fetch_labels  # per fetch: the variable name if it may be undefined
+        self.layout = layout          # per fetch: (is tensor array, label if it may be undefined)
+        self.n_written = n_written
+        self.uses_room = uses_room
+
+    def read(self, outs):
+        """(fetch values, written device arrays, error code, rows needed)."""
+        it = iter(outs)
+        fetched = []
+        for is_array, label in self.layout:
+            value = next(it)
+            if is_array:
+                length = np.asarray(next(it)).item()
+                value = np.asarray(value)[:length].copy()
+            else:
+                value = np.asarray(value).copy()  # writable, as numpy results are
+            if label is not None and np.asarray(next(it)).item():
+                value = UndefinedValue(label)  # what the numpy backend hands out for it
+            fetched.append(value)
+        written = [next(it) for _ in range(self.n_written)]
+        code = np.asarray(next(it)).item() if len(self.sites) else 0
+        need = np.asarray(next(it)).item() if self.uses_room else 0
+        return fetched, written, code, need
 
 
 class XlaProgram:
@@ -67,21 +95,19 @@ class XlaProgram:
             exe = self.executable(feeds)
             params = self.params.device_values()
             with x64():
-                fetched, flags, written, err = exe.compiled(list(feeds), params)
+                outs = exe.compiled(*feeds, *params)
                 if exe.effects:
                     jax.effects_barrier()  # printed before we return
-            code = int(err)
+            fetched, written, code, need = exe.read(outs)
             if code:
-                error = exe.sites.error(code)
-                if isinstance(error, CapacityExceeded):
-                    with self._lock:
-                        self.room *= 4  # nothing was written back: run again, roomier
-                    continue
-                raise error
+                raise exe.sites.error(code)
+            if need > self.room:  # results were dropped: run again with room for them all
+                with self._lock:
+                    self.room = max(self.room, 1 << (int(need) - 1).bit_length())
+                continue
             for name, value in zip(self.written, written):
                 self.params.write(name, value)
-            return [_to_host(v, f, label)
-                    for v, f, label in zip(fetched, flags, exe.fetch_labels)]
+            return fetched
 
     def executable(self, feeds):
         key = (tuple((a.shape, a.dtype) for a in feeds), self.room)
@@ -102,31 +128,33 @@ class XlaProgram:
     def _compile(self, feeds, room):
         sites = ErrorSites()
         traced = {}
+        n_feeds = len(self.feed_names)
 
-        def fn(feed_values, param_values):
+        def fn(*args):
             low = Lowerer(self.program, self.blocks, sites, room)
-            env = lower_program(low, dict(zip(self.feed_names, feed_values)),
-                                dict(zip(self.param_names, param_values)))
-            fetched, flags, labels = [], [], []
+            env = lower_program(low, dict(zip(self.feed_names, args[:n_feeds])),
+                                dict(zip(self.param_names, args[n_feeds:])))
+            outs, layout = [], []
             for name in self.fetch_names:
-                fetched.append(env.get(name))
+                value = env.get(name)
+                is_array = isinstance(value, TensorArray)
+                outs.extend([value.buf, value.length] if is_array else [value])
                 flag = env.flag(name) if name in low.undefined else None
-                flags.append(None if flag is None else jnp.asarray(flag))
-                labels.append(low.undefined.get(name) if flag is not None else None)
-            traced.update(effects=low.has_effects, labels=labels)
-            return fetched, flags, [env.get(n) for n in self.written], low.err
+                if flag is not None:
+                    outs.append(jnp.asarray(flag))
+                layout.append((is_array, None if flag is None else low.undefined[name]))
+            outs.extend(env.get(n) for n in self.written)
+            if len(sites):
+                outs.append(low.err)
+            if low.uses_room:
+                outs.append(low.need)
+            traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room)
+            return tuple(outs)
 
         specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in feeds]
-        params = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in self.params.vars]
+        specs += [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in self.params.vars]
         with x64():
-            lowered = jax.jit(fn).lower(specs, params)
+            lowered = jax.jit(fn).lower(*specs)
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
-        return Executable(compiled, lowered, sites, traced["effects"], traced["labels"])
-
-
-def _to_host(value, flag, label):
-    if flag is not None and bool(flag):
-        return UndefinedValue(label)  # what the numpy backend hands out for it
-    if isinstance(value, TensorArray):
-        return value.to_host().copy()
-    return np.array(value)  # a writable copy, as numpy results are
+        return Executable(compiled, lowered, sites, traced["effects"], traced["layout"],
+                          len(self.written), traced["uses_room"])

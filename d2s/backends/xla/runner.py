@@ -12,6 +12,7 @@ import threading
 import warnings
 
 from ...static.backend import BackendFallbackWarning
+from ...static.executor import check_fed
 from .errors import Unsupported
 from .program import XlaProgram
 
@@ -25,6 +26,7 @@ class Runner:
     """How one (program, feeds, fetches) runs: on XLA, or on numpy after a warning."""
 
     def __init__(self, program, feed_names, fetch_names):
+        check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
         self.route = Route.XLA
         self.xla = None
         self.reason = None

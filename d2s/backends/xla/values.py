@@ -7,8 +7,10 @@ flag, True where undefined.
 
 `TensorArray` is a list appended to in a loop as XLA can carry it: a buffer
 of fixed capacity along axis 0 plus the run-time length (XLA loop carries
-keep one shape). Appending past the capacity sets the error code to a
-capacity error; the host then recompiles with more room and runs again.
+keep one shape). `History` is what a loop keeps per trip for its gradient,
+stored the same way. Both report the rows they needed: when that exceeds
+the room compiled for, the host recompiles with more and runs again —
+nothing is ever truncated.
 """
 from __future__ import annotations
 
@@ -51,25 +53,27 @@ class Env:
 
 @jax.tree_util.register_pytree_node_class
 class TensorArray:
-    """`buf[:length]` is the array's value; `buf` has room for `capacity` rows."""
+    """`buf[:length]` is the array's value. It started with `base` rows and has
+    room for `capacity - base` appends."""
 
-    def __init__(self, buf, length):
+    def __init__(self, buf, length, base):
         self.buf = buf
         self.length = length
+        self.base = base
 
     def tree_flatten(self):
-        return (self.buf, self.length), None
+        return (self.buf, self.length), self.base
 
     @classmethod
-    def tree_unflatten(cls, aux, children):
-        return cls(*children)
+    def tree_unflatten(cls, base, children):
+        return cls(*children, base)
 
     @classmethod
     def from_array(cls, x, room):
         """An array holding the rows of `x`, with `room` more rows free."""
         x = jnp.asarray(x)
         pad = jnp.zeros((room,) + tuple(x.shape[1:]), x.dtype)
-        return cls(jnp.concatenate([x, pad]), jnp.asarray(x.shape[0], np.int64))
+        return cls(jnp.concatenate([x, pad]), jnp.asarray(x.shape[0], np.int64), x.shape[0])
 
     @property
     def dtype(self):
@@ -84,14 +88,14 @@ class TensorArray:
         return self.buf.shape[0]
 
     def append(self, value):
-        """(the array with `value` appended, whether it fitted). A row that does
-        not fit lands on the last one: the caller sets the capacity error, and
-        the whole run is discarded and repeated with more room."""
-        fits = self.length < self.capacity
+        """(the array with `value` appended, the rows appended so far). A row
+        past the capacity lands on the last one: the caller reports the rows
+        needed, and the whole run is repeated with more room."""
         row = jnp.asarray(value).astype(self.buf.dtype)[None]
         start = (jnp.minimum(self.length, self.capacity - 1),) + (0,) * (self.buf.ndim - 1)
         buf = jax.lax.dynamic_update_slice(self.buf, row, start)
-        return TensorArray(buf, self.length + 1), fits
+        out = TensorArray(buf, self.length + 1, self.base)
+        return out, out.length - self.base
 
     def shape_vector(self):
         """The array's shape as an int64 vector (the length is a run-time value)."""
@@ -112,5 +116,41 @@ class TensorArray:
         row = jax.lax.dynamic_index_in_dim(self.buf, i, axis=0, keepdims=False)
         return row[tuple(items[1:])] if len(items) > 1 else row
 
-    def to_host(self):
-        return np.asarray(self.buf)[:int(self.length)]
+
+@jax.tree_util.register_pytree_node_class
+class History:
+    """What a forward `while` keeps per trip for its gradient: for each kept
+    value a buffer `[capacity, ...]` (leaf by leaf, for structured values),
+    and the number of trips recorded."""
+
+    def __init__(self, buffers, count):
+        self.buffers = buffers
+        self.count = count
+
+    def tree_flatten(self):
+        return (self.buffers, self.count), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+    @classmethod
+    def empty(cls, avals, capacity):
+        """Room for `capacity` trips of values shaped like `avals` (a pytree)."""
+        buffers = jax.tree_util.tree_map(
+            lambda a: jnp.zeros((capacity,) + tuple(a.shape), a.dtype), avals)
+        return cls(buffers, jnp.zeros((), np.int64))
+
+    def record(self, values):
+        """(the history with this trip's `values` added, the trips recorded)."""
+        def write(buf, leaf):
+            at = (jnp.minimum(self.count, buf.shape[0] - 1),) + (0,) * (buf.ndim - 1)
+            return jax.lax.dynamic_update_slice(buf, jnp.asarray(leaf, buf.dtype)[None], at)
+        out = History(jax.tree_util.tree_map(write, self.buffers, values), self.count + 1)
+        return out, out.count
+
+    def trip(self, k):
+        """The values recorded at trip `k`."""
+        return jax.tree_util.tree_map(
+            lambda buf: jax.lax.dynamic_index_in_dim(buf, k, axis=0, keepdims=False),
+            self.buffers)
