@@ -65,7 +65,11 @@ class Lowerer:
 
     def lower_op(self, op, env):
         rule = rule_for(op)
-        args = [self.read(env, v, op) for v in op.inputs]
+        args, flags = [], []
+        for v in op.inputs:
+            value, flag = self.read_flagged(env, v, op)
+            args.append(value)
+            flags.append(flag)
         if op.type not in _ARRAY_AWARE and any(isinstance(a, TensorArray) for a in args):
             raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
         self.op = op
@@ -78,21 +82,31 @@ class Lowerer:
             raise _relocate(_numpy_error(op, args) or e, op) from None
         n = OPS[op.type].num_outputs
         results = () if n == 0 else (result,) if n == 1 else tuple(result)
+        flag = None
+        if any(f is not None for f in flags):
+            results, flag = symbolic_zero(op, args, flags, results)
         for var, value in zip(op.outputs, results):
-            env.set(var.name, self.checked(var, value, op))
+            env.set(var.name, self.checked(var, value, op), flag)
 
     def read(self, env, var, op):
-        """The value of `var`; reading a name no path assigned sets the NameError
-        the numpy backend raises (a gradient op there would read a zero)."""
+        """The value of `var` (see `read_flagged`; a gradient op's zero cotangent
+        is not expected here)."""
+        value, flag = self.read_flagged(env, var, op)
+        if flag is not None:
+            raise Unsupported("a gradient reads a name that a path may leave undefined", op)
+        return value
+
+    def read_flagged(self, env, var, op):
+        """(value, undefined flag or None). A non-gradient op reading a name no
+        path assigned sets the NameError the numpy backend raises; for a
+        gradient op the flag comes back: that value is a zero cotangent."""
         value = env.get(var.name)
         flag = env.flag(var.name) if var.name in self.undefined else None
-        if flag is not None:
-            if op.is_grad:
-                raise Unsupported("a gradient reads a name that a path may leave undefined "
-                                  "(the numpy backend treats it as a zero)", op)
+        if flag is not None and not op.is_grad:
             label = self.undefined[var.name]
             self.fail_if(flag, lambda: UndefinedValue(label).error(op))
-        return value
+            flag = None
+        return value, flag
 
     @property
     def status(self):
@@ -129,6 +143,28 @@ class Lowerer:
                 f"the XLA rule of op '{op.type}' gave {np.dtype(dtype).name}{list(shape)} for "
                 f"'{var.name}', the program says {var.dtype.name}{list(want)}")
         return value
+
+
+def symbolic_zero(op, args, flags, results):
+    """(results, flag) of a gradient op some of whose inputs may be zero
+    cotangents (undefined): the numpy backend's rule. A sum with one such
+    operand is the other operand (negated for the subtrahend); any other
+    result is a zero cotangent too."""
+    f = [_false() if x is None else jnp.asarray(x) for x in flags]
+    if op.type in ("add", "subtract") and len(args) == 2:
+        (a, b), (fa, fb), out = args, f, results[0]
+        other = b if op.type == "add" else -jnp.asarray(b)
+        value = jnp.where(fa, jnp.asarray(other, out.dtype),
+                          jnp.where(fb, jnp.asarray(a, out.dtype), out))
+        return (value,), fa & fb
+    flag = f[0]
+    for x in f[1:]:
+        flag = flag | x
+    return results, flag
+
+
+def _false():
+    return jnp.zeros((), np.bool_)
 
 
 def _numpy_error(op, args):
