@@ -2,7 +2,9 @@
 jax says how to install it, `D2S_BACKEND` picks the backend, and the opt-in
 persistent compilation cache works across processes. Each case runs in a
 fresh interpreter."""
+import ast
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -72,3 +74,17 @@ def test_the_persistent_cache_serves_a_second_process(tmp_path):
     assert second.stdout.splitlines()[0] == first.stdout.splitlines()[0]
     assert first.stdout.split()[-1] == "0" and second.stdout.split()[-1] == "1"
     assert first.stdout.split()[-2] == "None"  # the user's JAX configuration is untouched
+
+
+def test_only_the_xla_backend_package_imports_jax():
+    pkg = pathlib.Path(ROOT) / "d2s"
+    offenders = []
+    for path in pkg.rglob("*.py"):
+        if path.is_relative_to(pkg / "backends" / "xla"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(pkg)}:{node.lineno}" for n in names
+                          if n == "jax" or n.startswith("jax.")]
+    assert not offenders, offenders
