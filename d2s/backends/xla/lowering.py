@@ -74,7 +74,11 @@ class Lowerer:
             raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
         self.op = op
         try:
-            result = rule(self.ns, *args, **op.attrs)
+            if _foldable(op, args):  # small constants: numpy's own kernel, still a constant
+                with np.errstate(all="ignore"):
+                    result = OPS[op.type].kernel(*args, **op.attrs)
+            else:
+                result = rule(self.ns, *args, **op.attrs)
         except Unsupported as e:
             e.op = e.op or op
             raise
@@ -129,7 +133,9 @@ class Lowerer:
     def checked(self, var, value, op):
         if var.dtype == object:  # a saved scope for gradients: a structure of values
             return value
-        if not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
+        if isinstance(value, (np.generic, bool, int, float)):
+            value = np.asarray(value)  # a constant stays a (numpy) constant
+        elif not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
             value = jnp.asarray(value)
         if isinstance(value, TensorArray):
             dtype, shape = value.dtype, (None,) + tuple(value.buf.shape[1:])
@@ -143,6 +149,21 @@ class Lowerer:
                 f"the XLA rule of op '{op.type}' gave {np.dtype(dtype).name}{list(shape)} for "
                 f"'{var.name}', the program says {var.dtype.name}{list(want)}")
         return value
+
+
+# Constants up to this size are computed by the numpy kernel while lowering:
+# shape arithmetic (`x.shape[0] * 2`) stays a compile-time value.
+_FOLD_LIMIT = 64
+
+
+def _foldable(op, args):
+    opdef = OPS[op.type]
+    if opdef.stateful or opdef.num_outputs != 1:
+        return False
+    if not args:  # a fill: fold only a small one of known shape
+        size = op.outputs[0].size
+        return size is not None and size <= _FOLD_LIMIT
+    return all(type(a) is np.ndarray and a.size <= _FOLD_LIMIT for a in args)
 
 
 def symbolic_zero(op, args, flags, results):
@@ -197,6 +218,17 @@ class RuleNamespace:
         """The operands cast to the dtype NumPy 2 gives them together."""
         dtype = np.result_type(*(np.dtype(x.dtype) for x in xs))
         return tuple(x if np.dtype(x.dtype) == dtype else x.astype(dtype) for x in xs)
+
+    @staticmethod
+    def static(values):
+        """Values a rule needs while compiling (dims of a shape, range bounds):
+        constants of the program, or `Unsupported` when they are computed at
+        run time (XLA compiles one shape)."""
+        for v in values:
+            if not isinstance(v, (np.ndarray, np.generic)):
+                raise Unsupported("a shape (or range bound) is a value computed at run time; "
+                                  "XLA needs it while compiling")
+        return values
 
     @staticmethod
     def shape_of(x):

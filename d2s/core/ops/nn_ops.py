@@ -60,7 +60,8 @@ def _log_softmax_xla(ns, x, axis):
     return z - ns.jnp.log(s)
 
 
-register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp).lowering(xla=_softmax_xla)
+register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp).lowering(
+    xla=_softmax_xla)
 register_op("log_softmax", _log_softmax_kernel, same_infer, _log_softmax_vjp).lowering(
     xla=_log_softmax_xla)
 
@@ -122,10 +123,11 @@ def _cross_entropy_xla(ns, logits, label):
     return loss.astype(logits.dtype), e / s
 
 
+# Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
+# output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
-            vjp=_cross_entropy_vjp, num_outputs=2,
-            doc="Mean softmax cross-entropy of (N, C) logits and (N,) int labels; "
-                "the second output is softmax(logits).").lowering(xla=_cross_entropy_xla)
+            vjp=_cross_entropy_vjp, num_outputs=2).lowering(
+    xla=_cross_entropy_xla)
 
 
 def _cross_entropy_grad_kernel(g, probs, label):
@@ -150,7 +152,8 @@ def _cross_entropy_grad_xla(ns, g, probs, label):
 
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
             lambda g, probs, label: Aval(tuple(probs.shape), probs.dtype),
-            vjp=_cross_entropy_grad_vjp).lowering(xla=_cross_entropy_grad_xla)
+            vjp=_cross_entropy_grad_vjp).lowering(
+    xla=_cross_entropy_grad_xla)
 
 
 def cross_entropy(logits, label):

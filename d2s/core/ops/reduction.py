@@ -26,6 +26,10 @@ def _sum_to_like_kernel(g, x):
     return np.add.reduce(g, axis=_summed_axes(g.shape, shape), keepdims=True).reshape(shape)
 
 
+def _broadcast_like_kernel(g, x):
+    return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
+
+
 def _sum_to_like_xla(ns, g, x):
     if g.shape == x.shape:
         return g
@@ -33,20 +37,17 @@ def _sum_to_like_xla(ns, g, x):
     return ns.jnp.sum(g, axis=axes, keepdims=True, dtype=g.dtype).reshape(x.shape)
 
 
-def _broadcast_like_kernel(g, x):
-    return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
-
-
+# Sum `g` down to the shape of `x` (the gradient of broadcasting).
 register_op("sum_to_like", _sum_to_like_kernel,
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None),
-            doc="Sum `g` down to the shape of `x` (the gradient of broadcasting).").lowering(
+            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None)).lowering(
     xla=_sum_to_like_xla)
+# Broadcast `g` against the shape of `x`.
 register_op("broadcast_like", _broadcast_like_kernel,
             lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None),
-            doc="Broadcast `g` against the shape of `x`.").lowering(
-    xla=lambda ns, g, x: ns.jnp.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape)))
+            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None)).lowering(
+    xla=lambda ns, g, x: ns.jnp.broadcast_to(
+        g, np.broadcast_shapes(g.shape, x.shape)))
 
 
 def _expand_reduced(g, x, axes, keepdim):
@@ -62,23 +63,6 @@ def _reduce_infer(kernel):
         return Aval(reduced_shape(tuple(x.shape), axes, keepdim),
                     probe_dtype(kernel, np.dtype(x.dtype)))
     return infer
-
-
-def _reduce_xla(fn_name, probe):
-    """XLA rule `jnp.<fn_name>` over `axes`, in the dtype NumPy's reduction gives
-    (int32 sums widen to int64, int means are float64)."""
-    def rule(ns, x, axes, keepdim):
-        dtype = probe_dtype(probe, np.dtype(x.dtype))
-        return getattr(ns.jnp, fn_name)(x, axis=axes, keepdims=keepdim, dtype=dtype)
-    return rule
-
-
-def _np_sum(x):
-    return np.sum(x)
-
-
-def _np_mean(x):
-    return np.mean(x)
 
 
 # Float reductions call the ufunc's reduce directly: the same arithmetic as
@@ -110,6 +94,23 @@ def _mean_vjp(g, out, x, axes, keepdim):
     if not isinstance(n, int):
         n = cast(n, g.dtype)
     return (_expand_reduced(g, x, axes, keepdim) / n,)
+
+
+def _reduce_xla(fn_name, probe):
+    """XLA rule `jnp.<fn_name>` over `axes`, in the dtype NumPy's reduction gives
+    (int32 sums widen to int64, int means are float64)."""
+    def rule(ns, x, axes, keepdim):
+        dtype = probe_dtype(probe, np.dtype(x.dtype))
+        return getattr(ns.jnp, fn_name)(x, axis=axes, keepdims=keepdim, dtype=dtype)
+    return rule
+
+
+def _np_sum(x):
+    return np.sum(x)
+
+
+def _np_mean(x):
+    return np.mean(x)
 
 
 register_op("sum", _sum_kernel, _reduce_infer(_np_sum),
@@ -198,7 +199,8 @@ def _argmax_xla(ns, x, axis, keepdim):
     return ns.jnp.argmax(x, axis=axis, keepdims=keepdim).astype(np.int64)
 
 
-register_op("argmax", _argmax_kernel, _argmax_infer).lowering(xla=_argmax_xla)
+register_op("argmax", _argmax_kernel, _argmax_infer).lowering(
+    xla=_argmax_xla)
 
 
 def argmax(x, axis=None, keepdim=False):
