@@ -34,10 +34,12 @@ def _assert_error(message):
 
 
 # Print Python text and tensor values (formatted as eager Tensors print).
-register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0, stateful=True).lowering(
+register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0,
+            stateful=True).lowering(
     xla=lambda ns, *values, parts, sep, end: ns.host_effect(
         functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values))
 # Raise AssertionError(message) unless every element of `cond` is true.
-register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0, stateful=True).lowering(
+register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
+            stateful=True).lowering(
     xla=lambda ns, cond, message: ns.check(
         ns.jnp.all(cond), functools.partial(_assert_error, message)))

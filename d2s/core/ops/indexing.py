@@ -255,7 +255,8 @@ def _getitem_grad_xla(ns, g, x, *tensors, spec):
 
 register_op("getitem", _getitem_kernel, _getitem_infer,
             vjp=lambda g, out, x, *tensors, spec: (
-                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors)).lowering(
+                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors)
+            ).lowering(
     xla=_getitem_xla)
 # Scatter a getitem cotangent into zeros shaped like `x`.
 register_op("getitem_grad", _getitem_grad_kernel,

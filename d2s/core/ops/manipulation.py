@@ -130,7 +130,8 @@ register_op("expand",
             lambda x, *dims, shape: np.broadcast_to(
                 x, _expand_shape(x.shape, fill_spec(shape, dims))),
             lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims)).lowering(
+            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims)
+            ).lowering(
     xla=lambda ns, x, *dims, shape: ns.jnp.broadcast_to(
         x, _expand_shape(x.shape, fill_spec(shape, ns.static(dims)))))
 
@@ -159,7 +160,8 @@ def _transpose_infer(x, perm):
 
 
 register_op("transpose", lambda x, perm: np.transpose(x, perm), _transpose_infer,
-            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)).lowering(
+            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)
+            ).lowering(
     xla=lambda ns, x, perm: ns.jnp.transpose(x, perm))
 
 
@@ -309,7 +311,8 @@ def _stack_vjp(g, out, *xs, axis):
                  for i, x in enumerate(xs))
 
 
-register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer, vjp=_stack_vjp).lowering(
+register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
+            vjp=_stack_vjp).lowering(
     xla=lambda ns, *xs, axis: ns.jnp.stack(ns.promote(*xs), axis=axis))
 
 
@@ -343,7 +346,8 @@ def _along(axis, index):
 
 
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
-            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None)).lowering(
+            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None)
+            ).lowering(
     xla=lambda ns, x, index, axis: ns.jnp.asarray(x)[_along(axis, index)])
 # Scatter-add of a gather cotangent (duplicates accumulate).
 register_op("gather_grad", _gather_grad_kernel,

@@ -165,6 +165,7 @@ def test_a_loop_value_that_grows_otherwise_falls_back_naming_it():
         (acc,) = static.nn.while_loop(lambda a: a.sum() < 20.0,
                                       lambda a: [d2s.concat([a, a * 2.0])], [x], names=["acc"])
     feed = {"x": np.array([1.0])}
-    with pytest.warns(BackendFallbackWarning, match=r"op 'while' at .*line \d+.*a loop variable changes shape"):
+    with pytest.warns(BackendFallbackWarning,
+                      match=r"op 'while' at .*line \d+.*a loop variable changes shape"):
         got = run("xla", prog, feed, [acc])
     np.testing.assert_array_equal(got[0], run("numpy", prog, feed, [acc])[0])
