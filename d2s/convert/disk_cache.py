@@ -31,7 +31,7 @@ import platform
 import sys
 import tempfile
 
-from . import cache_dir
+from .. import cache_dir
 from .loader import ConvertedSource
 from .origin import Origin
 

@@ -18,7 +18,8 @@ import textwrap
 
 import pytest
 
-from d2s.convert import api, cache_dir, disk_cache
+from d2s import cache_dir
+from d2s.convert import api, disk_cache
 from d2s.convert.source import function_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
