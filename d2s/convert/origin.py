@@ -13,6 +13,8 @@ import linecache
 import threading
 from collections import namedtuple
 
+from .traversal import child_nodes
+
 __all__ = ["Origin", "annotate_origins", "inherit_origin", "origin_factory",
            "statement_origins", "dense_line_map", "register_generated", "lookup",
            "rewrite_exception", "user_location"]
@@ -67,7 +69,7 @@ def inherit_origin(nodes, source_node):
         if hasattr(node, ORIGIN):
             continue
         setattr(node, ORIGIN, origin)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return nodes
 
 

@@ -163,14 +163,13 @@ def reads_writes(node_or_nodes):
 
 
 def _declared(fn_node, kind):
+    """Names of the `global` / `nonlocal` statements (`kind`) in the scope."""
+    if isinstance(fn_node, ast.Lambda):
+        return set()
     names = set()
-    todo = list(fn_node.body) if not isinstance(fn_node, ast.Lambda) else []
-    while todo:
-        node = todo.pop()
-        if isinstance(node, kind):
-            names.update(node.names)
-        elif not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+    for stmt in scope_statements(fn_node.body):  # declarations are statements
+        if isinstance(stmt, kind):
+            names.update(stmt.names)
     return names
 
 
