@@ -7,6 +7,7 @@ the names a construct may change in *this* scope.
 """
 import ast
 
+from ..traversal import NodeVisitor
 from . import annos
 
 __all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
@@ -16,7 +17,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class _Activity(ast.NodeVisitor):
+class _Activity(NodeVisitor):
     def __init__(self):
         self.reads = set()
         self.writes = set()
