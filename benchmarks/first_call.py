@@ -12,11 +12,13 @@ Python process that imports d2s and that file, then times
 * trace: the first call of `to_static(fn)` after it (trace, passes, compile, run),
 
 so first call = conversion + trace, in CPU time of the process by default
-(`--clock wall` for elapsed time; on an idle machine they agree).  Per repeat there are two processes on
-one fresh, empty `D2S_CACHE_DIR`: the *cold* one (nothing cached) and a
-*second process* (the persistent conversion cache, when the d2s under test
-has one, holds the first process's conversion).  Each child checks its
-static result against the eager function on the same input.
+(`--clock wall` for elapsed time; on an idle machine they agree).  d2s's own
+bytecode is cached as in any installation (one untimed run first).  Per
+repeat there are two processes on one fresh, empty `D2S_CACHE_DIR`: the
+*cold* one (nothing cached) and a *second process* (the persistent
+conversion cache, when the d2s under test has one, holds the first
+process's conversion).  Each child checks its static result against the
+eager function on the same input, and counts the conversions it ran.
 
 Figures are medians over repeats; the machine's noise is large on shared
 cores, so compare runs side by side.  Results go to
@@ -71,7 +73,15 @@ def child(module_path):
     import numpy as np
 
     import d2s
-    from d2s.convert import convert_function
+    from d2s.convert import api, convert_function
+
+    conversions = []
+    convert_tree = api.convert_tree
+
+    def counting(*args, **kwargs):
+        conversions.append(1)
+        return convert_tree(*args, **kwargs)
+    api.convert_tree = counting
 
     spec = importlib.util.spec_from_file_location("d2s_first_call_generated", module_path)
     module = importlib.util.module_from_spec(spec)
@@ -89,7 +99,8 @@ def child(module_path):
     if not np.allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6):
         raise SystemExit(f"static result {out.numpy()} != eager {expected}")
     print(json.dumps({"wall": {"convert_s": t1 - t0, "trace_s": t2 - t1, "total_s": t2 - t0},
-                      "cpu": {"convert_s": c1 - c0, "trace_s": c2 - c1, "total_s": c2 - c0}}))
+                      "cpu": {"convert_s": c1 - c0, "trace_s": c2 - c1, "total_s": c2 - c0},
+                      "conversions": len(conversions)}))
 
 
 def run_child(module_path, d2s_root, cache_dir, workdir):
@@ -108,14 +119,14 @@ def run_child(module_path, d2s_root, cache_dir, workdir):
 
 # ---- parent: sizes x repeats, table, JSON, chart -------------------------------------------
 
-def measure(blocks_list, repeats, d2s_root, workdir, clock):
+def measure(blocks_list, repeats, d2s_root, workdir, clock, warm_up=True):
     results = []
     for blocks in blocks_list:
         path = os.path.join(workdir, f"generated_{blocks}.py")
         with open(path, "w") as f:
             f.write(generated_source(blocks))
-        # untimed: fills the bytecode cache of d2s and of the generated module
-        run_child(path, d2s_root, os.path.join(workdir, f"warm_{blocks}"), workdir)
+        if warm_up:  # untimed: fills the bytecode cache of d2s and of the generated module
+            run_child(path, d2s_root, os.path.join(workdir, f"warm_{blocks}"), workdir)
         runs = {"cold": [], "second_process": []}
         for r in range(repeats):
             cache_dir = os.path.join(workdir, f"cache_{blocks}_{r}")
@@ -174,7 +185,8 @@ def chart(results, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="40 and 160 lines, one repeat (smoke run; rough numbers)")
+                        help="40 and 160 lines, one repeat, no warm-up run (smoke run; "
+                             "rough numbers)")
     parser.add_argument("--blocks", default=None,
                         help="comma-separated block counts (8 lines each; default 5,20,80,320)")
     parser.add_argument("--repeats", type=int, default=None, help="processes per size (5)")
@@ -195,7 +207,8 @@ def main(argv=None):
     repeats = args.repeats or (1 if args.quick else 5)
     d2s_root = os.path.abspath(args.d2s)
     with tempfile.TemporaryDirectory(prefix="d2s-first-call-") as workdir:
-        results = measure(blocks, repeats, d2s_root, workdir, args.clock)
+        results = measure(blocks, repeats, d2s_root, workdir, args.clock,
+                          warm_up=not args.quick)
     print(f"d2s first call by function size (d2s at {d2s_root}; {args.clock} time, median "
           f"of {repeats} process(es); first call = convert + trace)")
     print(table(results))

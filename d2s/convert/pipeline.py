@@ -54,6 +54,12 @@ class _Analysis:
         return node
 
 
+# Closures each construct defines and passes to its runtime call at once, in
+# the same statements: a later construct in the same scope may reuse the name
+# (see naming; compile time grows with the names bound in one scope).
+CLOSURE_ROLES = ("true_fn", "false_fn", "cond_fn", "body_fn", "for_body_fn", "get_state",
+                 "set_state")
+
 PIPELINE = [
     # First: errors must name the user's syntax, before anything is rewritten.
     unsupported,
@@ -91,7 +97,7 @@ PIPELINE = [
 
 def convert_tree(fn_node, filename, function_name):
     """Apply the pipeline to a parsed function (a FunctionDef, changed in place)."""
-    ctx = Context(Namer.for_tree(fn_node), filename, function_name)
+    ctx = Context(Namer.for_tree(fn_node, reused=CLOSURE_ROLES), filename, function_name)
     node = fn_node
     for step in PIPELINE:
         node = step.transform(node, ctx)

@@ -5,10 +5,11 @@ Where astor cannot print a tree, `ast.unparse` prints it instead, decided
 without re-parsing: astor raises on syntax it has no printer for (`match`,
 `except*`, `type` aliases); the few node kinds it would print wrongly raise
 here too (`_RecordingGenerator`); and text that does not compile makes the
-loader ask for `print_tree(..., fallback=True)`.  A survey of every
-statement of the standard library and ~17,000 installed modules found no
-other case where astor's text parses to a different tree (except
-`del a, b` wrapped as `del (a, b)`, which means the same).
+loader ask for `print_tree(..., fallback=True)`.  Printing the 282,000
+top-level statements of the ~17,500 modules installed with Python 3.11 here
+(standard library and site-packages) found no other case where astor's text
+parses to a different tree, except `del a, b` wrapped as `del (a, b)`, which
+means the same.
 
 The same pass that prints reports, for each printed line, the statement
 that starts there (`Printed.statements`), so the origin map needs no second
