@@ -115,13 +115,13 @@ def function_source(fn):
     else:
         linecache.checkcache(filename)   # a file edited since it was read is read again
         lines = linecache.getlines(filename, fn.__globals__)
-    if not lines:
-        raise _unavailable(fn, "file not readable")
     if fn.__name__ == "<lambda>":
+        if not lines:
+            raise _unavailable(fn, "file not readable")
         return FunctionSource(filename, 1, lines, True)
     first = fn.__code__.co_firstlineno - 1
     if not 0 <= first < len(lines):
-        raise _unavailable(fn, "its first line is beyond the end of its file")
+        return _inspect_source(fn)       # raises, naming why
     return FunctionSource(filename, first + 1, _block_at(lines, first), False)
 
 
