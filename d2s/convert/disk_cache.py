@@ -7,17 +7,18 @@ An entry is a JSON file (text only, never pickle) named by its key, in
 `cache_dir.subfolder("convert")`.  The key hashes everything the converted
 text depends on:
 
-* the function's source text (the block actually parsed) and the names the
-  text is compiled against: name, qualified name (private-name mangling),
-  free variables (closure or global), for a lambda its line and parameters;
+* the function's source text (the block actually parsed), where it is (file
+  and first line: converted code may quote its user's line numbers) and the
+  names the text is compiled against: name, qualified name (private-name
+  mangling), free variables (closure or global), for a lambda its line and
+  parameters;
 * the converter's fingerprint: a hash of d2s's own `convert` sources (and
   astor's version), so an edited or upgraded d2s never reads a conversion
   made by another, even at the same version number;
 * the Python implementation and version (the AST differs between them).
 
-Line origins are stored relative to the function's text and rebuilt against
-the file's current line numbers, so moving a function down its file keeps
-its entry.  Entries are written to a temporary file and renamed into place,
+The line map is stored relative to the function's text (and checked
+against it when read back).  Entries are written to a temporary file and renamed into place,
 so concurrent processes never read half an entry; one that does not parse,
 or whose recorded key, fingerprint or Python differ from the expected ones,
 is ignored (and replaced by the next conversion).  Write failures (read-only
@@ -66,7 +67,8 @@ def entry_key(fn, source):
     """The hex key of `fn`'s entry, converted from `source` (a FunctionSource)."""
     code = fn.__code__
     parts = [f"d2s conversion {FORMAT}", converter_fingerprint(), python_version(),
-             fn.__name__, fn.__qualname__, " ".join(code.co_freevars)]
+             source.filename, str(source.start), fn.__name__, fn.__qualname__,
+             " ".join(code.co_freevars)]
     if source.is_lambda:
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         parts += [f"lambda at {code.co_firstlineno}", " ".join(params)]

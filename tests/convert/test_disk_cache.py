@@ -104,14 +104,18 @@ def test_second_process_reads_the_cache(tmp_path):
     assert second["code"] == first["code"]
 
 
-def test_function_moved_down_its_file_hits_with_new_line_numbers(tmp_path):
+def test_function_moved_down_its_file_misses(tmp_path):
+    """Converted code may quote its user's line numbers: a moved function is
+    converted again, and its errors name the new lines."""
     module = _write_module(tmp_path)
     cache = tmp_path / "cache"
     _run_child(module, cache)
     module.write_text("# a comment\n\n\n" + USER_MODULE)
     moved = _run_child(module, cache)
-    assert moved["converted"] == 0
+    assert moved["converted"] == 1
     _check_correct(moved, module, line=FAILING_LINE + 3)
+    assert _run_child(module, cache)["converted"] == 0
+    _check_correct(_run_child(module, cache), module, line=FAILING_LINE + 3)
 
 
 def test_edited_source_misses_never_stale(tmp_path):
@@ -254,6 +258,8 @@ def test_key_depends_on_names_closure_and_text(tmp_path):
     assert disk_cache.entry_key(_load_f(path), function_source(fn)) == key
     edited = source._replace(lines=source.lines[:-1] + ["    return 0\n"])
     assert disk_cache.entry_key(fn, edited) != key
+    assert disk_cache.entry_key(fn, source._replace(start=source.start + 1)) != key
+    assert disk_cache.entry_key(fn, source._replace(filename="elsewhere.py")) != key
     other = _load_f(path)
     other.__qualname__ = "K.f"              # mangling reads the class name
     assert disk_cache.entry_key(other, source) != key
