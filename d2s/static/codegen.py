@@ -148,7 +148,11 @@ class _Emitter:
         args = [self.ident(v.name) for v in op.inputs]
         buf = self.view.inplace.get(id(op))
         symbol = _OPERATORS.get(op.type)
-        if buf is not None and is_ufunc_op(op):
+        if isinstance(buf, tuple):  # an update writing its results into these arrays
+            out = ", ".join("None" if b is None else self.ident(b) for b in buf)
+            call = (f"{self.kernel(op.type)}({', '.join(args + self.attrs_source(op))}, "
+                    f"out=({out},))")
+        elif buf is not None and is_ufunc_op(op):
             call = f"{self.kernel(op.type)}({', '.join(args + ['out=' + self.ident(buf)])})"
         elif symbol is not None and len(args) == 2 and OPS[op.type].kernel is _UFUNCS[op.type]:
             if all(not v.shape for v in op.inputs):  # scalar arithmetic (loop counters)

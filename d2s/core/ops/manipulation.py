@@ -1,4 +1,5 @@
-"""Shape manipulation: reshape, transpose, (un)squeeze, flatten, concat, stack, gather."""
+"""Shape manipulation: reshape, transpose, (un)squeeze, flatten, concat, stack,
+gather; and `detach` (the identity with no gradient path)."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,6 +43,16 @@ def reshape(x, shape):
     if is_value(shape):
         raise TypeError("reshape: shape must be a list of ints (0 copies a dim, -1 infers one)")
     return bind("reshape", lift(x), shape=tuple(int(d) for d in shape))
+
+
+# ---- detach ----------------------------------------------------------------------
+# The value of `x` with no gradient path (no vjp): what `no_grad` and
+# `Tensor.detach` mean inside a program.
+register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype))
+
+
+def detach(x):
+    return bind("detach", lift(x))
 
 
 # ---- transpose -------------------------------------------------------------------
