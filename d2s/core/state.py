@@ -92,6 +92,13 @@ class _GradMode(contextlib.ContextDecorator):
         _tls.grad_enabled = _tls.grad_stack.pop()
         return False
 
+    def __call__(self, func):
+        """As a decorator: the wrapper says what it wraps (`_d2s_grad_mode` and
+        `__wrapped__`), so conversion can convert `func` and keep the mode."""
+        wrapper = super().__call__(func)
+        wrapper._d2s_grad_mode = self._enabled
+        return wrapper
+
 
 class no_grad(_GradMode):
     """Context manager and decorator: eager ops record no tape inside."""

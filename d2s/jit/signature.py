@@ -2,12 +2,14 @@
 
 Tensors are described by shape, dtype and stop_gradient (or by the
 `InputSpec` given for their argument, so `None` dims serve every size);
-Python arguments by type and value (unhashable ones by identity). A bound
-Layer's `training` flag is part of the key, so `eval()` gets its own program.
+Python arguments by type and value (unhashable ones by identity), after
+defaults are bound. A bound Layer's `training` flag is part of the key, so
+`eval()` gets its own program.
 """
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import numpy as np
 
@@ -29,12 +31,30 @@ class Signature:
         self.kwargs = kwargs or {}
 
 
+_signatures = weakref.WeakKeyDictionary()  # function -> inspect.Signature or None
+
+
+def _signature_of(fn):
+    """`inspect.signature(fn)` (slow to compute, asked on every build), or None."""
+    try:
+        return _signatures[fn]
+    except (KeyError, TypeError):  # not seen yet, or not weak-referenceable
+        pass
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    try:
+        _signatures[fn] = sig
+    except TypeError:
+        pass
+    return sig
+
+
 def arg_names(fn, args, kwargs):
     """Parameter names for the positional and keyword arguments of a call."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
+    sig = _signature_of(fn)
+    params = list(sig.parameters.values()) if sig is not None else []
     names = []
     for i in range(len(args)):
         if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
@@ -75,7 +95,24 @@ def _python_key(x):
         return ("obj", type(x).__qualname__, id(x))
 
 
+def bind_defaults(fn, args, kwargs):
+    """The call as `fn` receives it, defaults filled in: `f(x)`, `f(x, None)` and
+    `f(x, y=None)` (None the default) are one call, so they share one program.
+    A call that does not fit the signature is left as it is (calling the
+    function then raises Python's own TypeError)."""
+    sig = _signature_of(fn)
+    try:
+        bound = sig.bind(*args, **kwargs) if sig is not None else None
+    except TypeError:
+        bound = None
+    if bound is None:
+        return tuple(args), dict(kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
+
+
 def make_signature(fn, args, kwargs, input_spec=None, training=None):
+    args, kwargs = bind_defaults(fn, args, kwargs)
     names_top = arg_names(fn, args, kwargs)
     values = list(args) + [kwargs[k] for k in kwargs]
     leaves, tree = flatten((tuple(args), dict(kwargs)))

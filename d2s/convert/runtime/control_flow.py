@@ -185,9 +185,53 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
                      loop_vars, cond_fn):
     """A Python iterable whose break flag became static: unroll the rest,
-    each remaining iteration guarded by a `cond` on the flag."""
+    each remaining iteration guarded by a `cond` on the flag.
+
+    A name the body binds to another Python object (the loop target over a
+    LayerList) would hold a different object on each path of that `cond`:
+    after it, the name is undefined, and reading it raises a NameError saying
+    why (no tensor can stand for a Layer)."""
     pred = first_pred
     for item in iterator:
-        convert_ifelse(pred, lambda item=item: body_fn(item), lambda: None,
-                       get_state, set_state, state_names, state_names)
+        diverged = {}  # state position -> UndefinedVar, filled by the taken path
+
+        def taken(item=item):
+            before = get_state()
+            body_fn(item)
+            after = list(get_state())
+            for i, (old, new) in enumerate(zip(before, after)):
+                if new is not old and _python_object(new):
+                    after[i] = diverged.setdefault(i, _diverged_name(state_names[i]))
+            set_state(tuple(after))
+
+        def skipped():
+            # `cond` traces the taken path first: the same names are undefined here
+            state = list(get_state())
+            for i, undefined in diverged.items():
+                state[i] = undefined
+            set_state(tuple(state))
+
+        convert_ifelse(pred, taken, skipped, get_state, set_state, state_names, state_names)
         pred = cond_fn()
+
+
+def _python_object(value):
+    """A value no tensor can stand for (a Layer, a function), unlike tensors,
+    numbers, arrays, strings and containers (which `cond` merges or compares)."""
+    import numbers
+
+    import numpy as np
+    from d2s.core.tensor import Tensor
+    from .undefined import UndefinedVar
+    return not (value is None or _is_static(value) or isinstance(value, (
+        Tensor, UndefinedVar, numbers.Number, np.ndarray, str, bytes, tuple, list, dict)))
+
+
+def _diverged_name(name):
+    from d2s.static.ir import user_origin
+    from .undefined import UndefinedVar
+    origin = user_origin()
+    where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+    return UndefinedVar(name, f"after a `break` on a tensor in the loop{where}, it holds a "
+                              "different Python object on each path, and no tensor can stand for "
+                              "it; read it inside the loop, or keep what you need in a tensor")

@@ -18,8 +18,14 @@ class StaticIterable:
     """A range / enumerate / zip involving static Variables."""
 
     def __iter__(self):
-        raise TypeError(f"{self!r} involves static Variables and can only be iterated "
-                        "by a converted `for` loop")
+        """Outside a converted `for` (a comprehension, unpacking): unrolled while
+        tracing when the number of items is known then, else a clear error."""
+        n = _length(self)
+        if _is_static(n):
+            raise TypeError(f"cannot iterate over {self!r} here: it involves static Variables "
+                            "and its length is unknown until run time; only a converted `for` "
+                            "loop can (it becomes a while op)")
+        return (_item(self, i) for i in builtins.range(n))
 
 
 class StaticRange(StaticIterable):
@@ -34,18 +40,38 @@ class StaticEnumerate(StaticIterable):
     def __init__(self, iterable, start):
         self.iterable, self.start = iterable, start
 
+    def __repr__(self):
+        return f"enumerate({self.iterable!r})"
+
 
 class StaticZip(StaticIterable):
     def __init__(self, iterables):
         self.iterables = iterables
 
+    def __repr__(self):
+        return f"zip({', '.join(repr(i) for i in self.iterables)})"
+
 
 def convert_range(*args):
     if _any_static(args):
+        for a in args:
+            _check_integer_bound(a)
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (
             tuple(args) + (1,) if len(args) == 2 else tuple(args))
         return StaticRange(start, stop, step)
     return builtins.range(*args)
+
+
+def _check_integer_bound(value):
+    """`range()` of a float tensor is a TypeError, as eager `range(t)` is (through
+    `Tensor.__index__`), never a loop over a rounded bound."""
+    if _is_static(value):
+        import numpy as np
+        if not np.issubdtype(value.dtype, np.integer):
+            raise TypeError(f"range() of a {value.dtype.name} tensor: only integer tensors can "
+                            f"be used as an index, not {value.dtype.name}")
+    elif not isinstance(value, builtins.int):
+        builtins.range(value)  # Python's own TypeError for a float, a str, ...
 
 
 def convert_enumerate(iterable, start=0):
@@ -105,6 +131,8 @@ def python_int(value):
 
 
 def _item(iterable, counter):
+    if isinstance(iterable, (builtins.range, list, tuple)) and isinstance(counter, int):
+        return iterable[counter]  # unrolled (see StaticIterable.__iter__)
     if isinstance(iterable, builtins.range):  # a Python range zipped with a static one
         return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, (list, tuple)):

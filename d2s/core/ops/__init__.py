@@ -8,7 +8,7 @@ from .elementwise import (abs, add, cast, clip, divide, equal, erf, exp, floor_d
                           sign, sqrt, subtract, tanh, where)
 from .indexing import getitem
 from .linalg import matmul
-from .manipulation import (concat, detach, flatten, gather, reshape, squeeze, stack,
+from .manipulation import (concat, detach, expand, flatten, gather, reshape, squeeze, stack,
                            transpose, unsqueeze)
 from .nn_ops import cross_entropy, gelu, log_softmax, softmax
 from . import debug_ops, optim_ops  # noqa: F401  (register side-effect and update ops)
