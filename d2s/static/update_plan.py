@@ -95,8 +95,8 @@ def _move_up(view, update, alias):
     j = i - 1
     while j >= 0:
         op = ops[j]
-        if (any(v.name in inputs for v in op.outputs) or has_side_effect(op, program) or may_raise(op, program)
-                or not alias.isdisjoint(_reads(view, op))):
+        if (any(v.name in inputs for v in op.outputs) or has_side_effect(op, program)
+                or may_raise(op, program) or not alias.isdisjoint(_reads(view, op))):
             break
         j -= 1
     if j + 1 < i:

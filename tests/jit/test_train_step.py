@@ -12,8 +12,8 @@ import d2s.nn.functional as F
 from d2s.jit import InputSpec, enable_to_static
 from d2s.jit.train_step import StepProgram
 
-from train_step_helpers import (MLP, RNN, RNN_SPEC, SEQUENCES, batch, eager_mode, make, run,
-                                same, snapshot, standard_step)
+from train_step_helpers import (RNN, RNN_SPEC, SEQUENCES, batch, both_modes, eager_mode, make,
+                                outputs, run, same, snapshot, standard_step)
 
 
 def op_types(sf, *args):
@@ -88,23 +88,10 @@ def test_python_values_keep_python_semantics():
             return total
         return step
 
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(make_step(model, opt))
-        with (eager_mode() if not static else _nothing()):
-            losses = [step(*batch(i), 1 + i % 2).numpy() for i in range(6)]
-        results.append((losses, snapshot(model, opt)))
-    assert same(results[0], results[1])
+    (eager, static), step = both_modes(
+        make_step, lambda step, *_: [outputs(step(*batch(i), 1 + i % 2)) for i in range(6)])
+    assert same(eager, static)
     assert len(step.program_cache) == 2                 # one program per value of `micro`
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 # ---- gradients left as eager leaves them ---------------------------------------------------------
@@ -118,18 +105,15 @@ def test_gradients_accumulate_across_calls_when_not_cleared():
             return loss
         return step
 
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(make_step(model, opt))
-        with (eager_mode() if not static else _nothing()):
-            for i in range(4):
-                step(*batch(i))
-                if i == 1:
-                    opt.step()
-        results.append(snapshot(model, opt))
-    assert same(results[0], results[1])
-    assert all(g is not None for g in results[1][1])
+    def drive(step, model, opt):
+        for i in range(4):
+            step(*batch(i))
+            if i == 1:
+                opt.step()
+
+    (eager, static), step = both_modes(make_step, drive)
+    assert same(eager, static)
+    assert all(g is not None for g in static[1][1])
     program = step.get_concrete_program(*batch(0))
     assert len(program.variants) == 2                   # grads absent / present at entry
 
@@ -145,14 +129,8 @@ def test_backward_twice_accumulates_as_eager_and_backward_takes_a_grad():
             return loss
         return step
 
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(make_step(model, opt))
-        with (eager_mode() if not static else _nothing()):
-            step(*batch(0))
-        results.append(snapshot(model, opt))
-    assert same(results[0], results[1])
+    (eager, static), _ = both_modes(make_step, lambda step, *_: outputs(step(*batch(0))))
+    assert same(eager, static)
 
 
 def test_param_clear_grad_and_set_to_zero():
@@ -165,15 +143,9 @@ def test_param_clear_grad_and_set_to_zero():
             return x.sum()
         return step
 
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(make_step(model, opt))
-        with (eager_mode() if not static else _nothing()):
-            step(*batch(0))
-        results.append(snapshot(model, opt))
-    assert same(results[0], results[1])
-    grads = results[1][1]
+    (eager, static), _ = both_modes(make_step, lambda step, *_: outputs(step(*batch(0))))
+    assert same(eager, static)
+    grads = static[1][1]
     assert grads[0] is None and grads[3] is None        # cleared
     assert np.all(grads[1] == 0) and np.all(grads[2] == 0)  # set to zero
 
@@ -233,15 +205,10 @@ def test_clip_grad_norm_matches_the_torch_formula_and_eager():
         return step
 
     for kind in ("sgd", "adam"):
-        outs = []
-        for static in (False, True):
-            model, opt = make(kind=kind)
-            step = d2s.jit.to_static(make_step(model, opt))
-            with (eager_mode() if not static else _nothing()):
-                values = [[t.numpy().copy() for t in step(*batch(i))] for i in range(5)]
-            outs.append((values, snapshot(model, opt)))
-        assert same(outs[0], outs[1])
-        assert max(v[1] for v in outs[1][0]) > 0.5      # the clipping was active
+        (eager, static), _ = both_modes(
+            make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(5)], kind=kind)
+        assert same(eager, static)
+        assert max(norm for _, norm in static[0]) > 0.5  # the clipping was active
 
 
 # ---- mode switch mid-training -------------------------------------------------------------------
@@ -259,7 +226,7 @@ def test_switching_modes_mid_training_continues_identically(kind):
     assert same(snapshot(model, opt), reference)
 
 
-# ---- cache, printing, saving ----------------------------------------------------------------------
+# ---- cache, printing, saving ----------------------------------------------------------------
 def test_one_program_for_a_thousand_calls():
     model, opt = make()
     step = d2s.jit.to_static(standard_step(model, opt))
@@ -295,32 +262,27 @@ def test_jit_save_of_a_training_step_is_refused(tmp_path):
 
 
 def test_set_lr_between_calls_reaches_the_program_without_a_new_one():
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(standard_step(model, opt))
-        with (eager_mode() if not static else _nothing()):
-            for i in range(6):
-                opt.set_lr(0.1 / (1 + i))
-                step(*batch(i))
-        results.append(snapshot(model, opt))
-    assert same(results[0], results[1])
+    def drive(step, model, opt):
+        for i in range(6):
+            opt.set_lr(0.1 / (1 + i))
+            step(*batch(i))
+
+    (eager, static), step = both_modes(standard_step, drive)
+    assert same(eager, static)
     assert len(step.program_cache) == 1
 
 
 def test_freezing_a_parameter_between_calls_is_seen():
     """Whether a parameter trains is part of what the program assumed: freezing
     one between calls gives the program for that state, as eager would."""
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(standard_step(model, opt))
-        with (eager_mode() if not static else _nothing()):
-            for i in range(6):
-                model.fc1.weight.stop_gradient = i >= 3
-                step(*batch(i))
-        results.append(snapshot(model, opt))
-    assert same(results[0], results[1])
+    def drive(step, model, opt):
+        for i in range(6):
+            model.fc1.weight.stop_gradient = i >= 3
+            step(*batch(i))
+
+    (eager, static), step = both_modes(standard_step, drive)
+    assert same(eager, static)
+    assert len(step.get_concrete_program(*batch(0)).variants) == 2
 
 
 # ---- bad input --------------------------------------------------------------------------------

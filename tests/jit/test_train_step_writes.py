@@ -2,6 +2,7 @@
 nothing) and, on the compiled executor, in place and fused when nothing after
 the first update can raise (static.update_plan); otherwise computed first and
 committed after the run. Both paths are tested for both properties."""
+import contextlib
 import weakref
 
 import numpy as np
@@ -12,7 +13,8 @@ import d2s.nn.functional as F
 from d2s.jit import InputSpec
 from d2s.static.executor import executor_mode
 
-from train_step_helpers import batch, eager_mode, make, same, snapshot, standard_step
+from train_step_helpers import (batch, both_modes, eager_mode, make, outputs, same, snapshot,
+                                standard_step)
 
 compiled_only = pytest.mark.skipif(executor_mode() != "compiled",
                                    reason="in-place updates are a compiled-executor plan")
@@ -160,7 +162,7 @@ def test_a_failed_trace_changes_nothing():
     assert all(p.grad is None for p in model.parameters())
 
 
-# ---- in place -------------------------------------------------------------------------------------
+# ---- in place -------------------------------------------------------------------------------
 @compiled_only
 @pytest.mark.parametrize("kind", ["sgd", "adam"])
 def test_updates_are_in_place_and_fused(kind):
@@ -193,7 +195,7 @@ def test_an_array_held_elsewhere_is_not_written():
         held = model.fc1.weight.numpy()                 # no copy: the parameter's array
         held_before = held.copy()
         detached = model.fc2.weight.detach()
-        with (eager_mode() if not static else _Null()):
+        with (eager_mode() if not static else contextlib.nullcontext()):
             step(*batch(1))
         assert np.array_equal(held, held_before)
         assert not np.array_equal(model.fc1.weight.numpy(), held_before)
@@ -213,19 +215,6 @@ def test_an_output_aliasing_a_parameter_keeps_the_old_value():
             return loss, w_t
         return step
 
-    results = []
-    for static in (False, True):
-        model, opt = make()
-        step = d2s.jit.to_static(make_step(model, opt))
-        with (eager_mode() if not static else _Null()):
-            outs = [[t.numpy().copy() for t in step(*batch(i))] for i in range(3)]
-        results.append((outs, snapshot(model, opt)))
-    assert same(results[0], results[1])
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    (eager, static), _ = both_modes(make_step,
+                                    lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
+    assert same(eager, static)

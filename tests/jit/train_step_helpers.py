@@ -111,3 +111,24 @@ def run(make_step, model_cls=MLP, kind="sgd", steps=20, static=True, data=BATCHE
     with ctx:
         losses = [np.array(step(*batch(i, data)).numpy(), copy=True) for i in range(steps)]
     return losses, snapshot(model, opt), step
+
+
+def both_modes(make_step, drive, model_cls=MLP, kind="sgd"):
+    """`drive(step, model, opt)` with the step run eagerly, then as a program, each
+    from the same fresh model: ([(its result, final snapshot)] eager then static,
+    the static StaticFunction)."""
+    results = []
+    for static in (False, True):
+        model, opt = make(model_cls, kind)
+        step = d2s.jit.to_static(make_step(model, opt))
+        with (contextlib.nullcontext() if static else eager_mode()):
+            out = drive(step, model, opt)
+        results.append((out, snapshot(model, opt)))
+    return results, step
+
+
+def outputs(value):
+    """A step's outputs as copied arrays (a Tensor or a tuple of them)."""
+    if isinstance(value, (tuple, list)):
+        return [outputs(v) for v in value]
+    return np.array(value.numpy(), copy=True)
