@@ -139,17 +139,23 @@ class Optimizer:
         step; returns `(update_ops, [(param_var, grad_var)])`.
 
         Eager `loss`: as in PaddlePaddle, `loss.backward()` must have run;
-        this applies `step()` and returns `(None, [(param, grad)])`.
+        this applies `step()` and returns `(None, [(param, grad)])`. Inside a
+        function `to_static` traces it does the same (the converted function
+        behaves as the eager one): part of the traced step.
         """
         params = list(parameters) if parameters is not None else None
-        if isinstance(loss, Symbolic):
+        ov = effects.overlay()
+        if isinstance(loss, Symbolic) and ov is None:
             return self._minimize_static(loss, params, no_grad_set)
-        if not isinstance(loss, Tensor):
+        if not isinstance(loss, (Tensor, Symbolic)):
             raise TypeError(f"minimize: loss must be a Tensor or a static Variable, got "
                             f"{type(loss).__name__}")
         if params is not None:
             saved, self._parameter_list = self._parameter_list, params
         try:
+            if ov is not None:
+                ov.activate("optimizer.minimize()")
+                ov.track_all(self._params())
             plist = [p for p in self._params() if not p.stop_gradient]
             if plist and all(p.grad is None for p in plist):
                 raise RuntimeError("minimize: no parameter has a gradient; call "

@@ -30,7 +30,7 @@ from ..core import state
 from ..core.ops import constant, ones_like
 from ..core.tensor import Tensor
 from .backward import _requires, backward_block, grad_ops
-from .ir import Variable
+from .ir import Variable, user_origin
 
 # Eager `backward()`'s error (core.autograd), for the same call in a traced step.
 NO_GRAD_MESSAGE = ("backward() on a tensor that does not require grad: no input of the "
@@ -280,7 +280,8 @@ class StateOverlay:
 
     # ---- end of the trace ---------------------------------------------------------------------
     def note_new_tensor(self, tensor):
-        self._born[id(tensor)] = weakref.ref(tensor)  # Tensors compare by value: no set
+        # by id (Tensors compare by value: no set), with where the user made it
+        self._born[id(tensor)] = (weakref.ref(tensor), user_origin())
 
     def on_abort(self, undo):
         """`undo()` runs if the trace fails (eager objects created for the step)."""
@@ -307,12 +308,13 @@ class StateOverlay:
             if tensor is None or tensor.stop_gradient:
                 continue  # optimizer state is made on the first step, eagerly as here
             born = self._born.get(id(tensor))
-            if born is not None and born() is tensor:
+            if born is not None and born[0]() is tensor:
+                where = f" (at {born[1][0]}, line {born[1][1]})" if born[1] else ""
                 raise RuntimeError(
-                    f"{_describe(tensor)} was created inside the traced step function and "
-                    "is trained by it: the program would train the Tensor made by its trace, "
-                    "eager code a new one on every call. Create parameters (layers, "
-                    "optimizers) before the first call")
+                    f"{_describe(tensor)} was created inside the traced step function"
+                    f"{where} and is trained by it: the program would train the Tensor made "
+                    "by its trace, eager code a new one on every call. Create parameters "
+                    "(layers, optimizers) before the first call")
         grad_inputs = [(s.entry_var.name, s) for s in slots if s.entry_var is not None]
         grad_inputs += self._captured_entry_grads(slots)
         return StepEffects(slots, grad_inputs, value_writes, grad_writes)
@@ -338,6 +340,7 @@ class StateOverlay:
         for slot in self._slots.values():
             if slot.tensor is not None:
                 slot.tensor.grad = slot.entry
+            slot.entry = None  # the program must not keep the trace's gradient alive
         if failed:
             for undo in reversed(self._undo):
                 undo()

@@ -299,10 +299,32 @@ def test_a_parameter_created_inside_the_step_is_a_clear_error():
         return loss
 
     before = snapshot(model, opt)
-    with pytest.raises(RuntimeError, match="'extra_bias' was created inside the traced step"):
+    with pytest.raises(RuntimeError, match="'extra_bias' was created inside the traced step "
+                       r"function \(at .*test_train_step.py, line \d+\)"):
         step(*batch(0))
     assert same(snapshot(model, opt), before)
     assert len(step.program_cache) == 0
+
+
+def test_minimize_in_a_step_is_eagers_minimize():
+    def make_step(model, opt):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.minimize(loss)                          # = step() after backward()
+            opt.clear_grad()
+            return loss
+        return step
+
+    for kind in ("sgd", "adam"):
+        (eager, static), _ = both_modes(
+            make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(4)], kind=kind)
+        assert same(eager, static)
+
+    model, opt = make()
+    step = d2s.jit.to_static(lambda x, y: opt.minimize(F.cross_entropy(model(x), y)))
+    with pytest.raises(RuntimeError, match="call loss.backward\\(\\) before minimize"):
+        step(*batch(0))                                 # as eagerly
 
 
 def test_a_layer_created_inside_the_step_is_a_clear_error():
