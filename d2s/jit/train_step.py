@@ -48,7 +48,7 @@ from ..core.tensor import Tensor
 from ..static.codegen import CompiledFunction, NotCompilable
 from ..static.executor import Scope, executor_mode, run_ops
 from ..static.passes import ProgramView, optimize
-from ..static.update_plan import plan_in_place
+from ..static.update_plan import UpdateBuffers, plan_in_place
 from .concrete_program import ConcreteProgram
 
 _getrefcount = sys.getrefcount
@@ -86,6 +86,10 @@ class StepProgram(ConcreteProgram):
         self._watched = list(watched.values())
         self._argument_slots = [s.input_index for s in effects.slots if s.tensor is None]
         self._expected = self._state_of([None] * len(inputs), traced=True)
+        self._expected_watched = [(t, sg, none) for t, (sg, none) in
+                                  zip(self._watched, self._expected)]
+        self._expected_arguments = list(zip(self._argument_slots,
+                                            self._expected[len(self._watched):]))
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
         self._plans = {}               # "in_place" / "commit" -> CompiledFunction or None
@@ -101,7 +105,13 @@ class StepProgram(ConcreteProgram):
 
     def matches(self, tensors):
         """The eager state now is the one this program was traced for."""
-        return self._state_of(tensors) == self._expected
+        for t, frozen, no_grad in self._expected_watched:  # every call: kept lean
+            if t.stop_gradient != frozen or (t.grad is None) is not no_grad:
+                return False
+        for i, no_grad in self._expected_arguments:
+            if (tensors[i].grad is None) is not no_grad:
+                return False
+        return True
 
     # ---- calling --------------------------------------------------------------------------
     def __call__(self, tensors):
@@ -187,8 +197,8 @@ class StepProgram(ConcreteProgram):
             view = plan_in_place(view, self._overwrites())
             if view is None:
                 return None
-            buffers = {b for bufs in view.inplace.values() if isinstance(bufs, tuple)
-                       for b in bufs if b is not None}
+            buffers = {b for bufs in view.inplace.values() if isinstance(bufs, UpdateBuffers)
+                       for b in bufs.out if b is not None}
             in_place = tuple(i for i, n in enumerate(self._run_inputs) if n in buffers)
         try:
             return CompiledFunction(view, f"train_step_{kind}"), in_place

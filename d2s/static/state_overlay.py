@@ -27,7 +27,7 @@ import weakref
 import numpy as np
 
 from ..core import state
-from ..core.ops import constant, ones_like
+from ..core.ops import constant, full, ones_like
 from ..core.tensor import Tensor
 from .backward import _requires, backward_block, grad_ops
 from .ir import Variable, user_origin
@@ -238,7 +238,7 @@ class StateOverlay:
                                        floats_only=False):
             raise RuntimeError(NO_GRAD_MESSAGE)
         with state.building(self.builder), program._block_guard(gb), grad_ops(program):
-            ct = ones_like(target) if grad is None else self._cotangent(grad, target)
+            ct = _ones(target) if grad is None else self._cotangent(grad, target)
             # A gradient accumulates onto the one the leaf holds, as eagerly.
             seeds = {}
             for slot in leaves:
@@ -344,6 +344,14 @@ class StateOverlay:
         if failed:
             for undo in reversed(self._undo):
                 undo()
+
+
+def _ones(target):
+    """Eager backward's default cotangent, `ones(shape, dtype)`: a constant the
+    compiler folds when the shape is known while building."""
+    if None in target.shape:
+        return ones_like(target)
+    return full(target.shape, 1, target.dtype)
 
 
 def _describe(tensor):

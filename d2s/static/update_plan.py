@@ -13,7 +13,9 @@ Program itself is not changed):
   keep their order with the updates);
 * in place: the update writes its results into the arrays of the values it
   replaces (`out=`, see core.ops.optim_ops), when nothing after it reads them
-  and no program output aliases them.
+  and no program output aliases them; an SGD update whose gradient nothing
+  reads afterwards also computes `lr * grad` in the gradient's own array
+  (`grad_is_dead=True`), so the update allocates nothing.
 
 Transactional rule: a step that raises must change nothing, and an update
 done in place cannot be undone. So the plan writes in place only when no op
@@ -23,11 +25,28 @@ computes every new value first and commits after the run.
 """
 from __future__ import annotations
 
-from ..core.ops.optim_ops import IN_PLACE_UPDATES
+from typing import NamedTuple, Optional
+
+from ..core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
 from .passes.dce import has_side_effect
 from .passes.inplace import _fresh, _reads
 
 _RAISING = ("raise", "assert")
+
+
+class UpdateBuffers(NamedTuple):
+    """How an update op runs in place (`view.inplace[id(op)]`): per output, the
+    name of the array it writes into (None: a new array); `dead_grad`: its
+    gradient may be overwritten (DEAD_GRAD_UPDATES)."""
+    out: tuple
+    dead_grad: bool = False
+
+    def kwargs_source(self, ident):
+        out = ", ".join("None" if b is None else ident(b) for b in self.out)
+        kwargs = [f"out=({out},)"]
+        if self.dead_grad:
+            kwargs.append("grad_is_dead=True")
+        return kwargs
 
 
 def may_raise(op, program):
@@ -47,24 +66,49 @@ def plan_in_place(view, overwrites):
     view = view.copy()
     ops = view.blocks[0]
     program = view.program
+    reads = _ReadMap(view)
     updates = [op for op in ops if op.type in IN_PLACE_UPDATES
                and any(v.name in overwrites for v in op.outputs)]
     if not updates:
         return None
     for op in updates:
-        _move_up(view, op, _aliases(ops, _targets(op, overwrites)))
+        _move_up(view, op, _aliases(ops, _targets(op, overwrites)), reads)
     first = None
     for op in updates:
         targets = _targets(op, overwrites)
-        if not _only_reader(view, op, _aliases(ops, targets)):
+        if not _unread_after(view, op, _aliases(ops, targets), reads):
             continue
-        view.inplace[id(op)] = tuple(overwrites.get(v.name) if overwrites.get(v.name) in targets
-                                     else None for v in op.outputs)
+        out = tuple(overwrites.get(v.name) if overwrites.get(v.name) in targets else None
+                    for v in op.outputs)
+        view.inplace[id(op)] = UpdateBuffers(out, _grad_is_dead(view, op, reads))
         position = ops.index(op)
         first = position if first is None else min(first, position)
     if first is None or any(may_raise(op, program) for op in ops[first:]):
         return None
     return view
+
+
+class _ReadMap:
+    """What each op reads at run time: its inputs, its blocks' reads, and for a
+    `cond_grad` / `while_grad` the forward values its forward op saved for it
+    (held in a scope tuple, so no op input names them)."""
+
+    def __init__(self, view):
+        self.view = view
+        self.saved = {}
+        for ops in view.blocks.values():
+            for op in ops:
+                for key, keep in (("save_scope", "save_scope_keep"),
+                                  ("save_steps", "save_steps_keep")):
+                    if op.attrs.get(key):
+                        self.saved[op.attrs[key]] = set(op.attrs.get(keep, ()))
+
+    def __call__(self, op):
+        names = set(_reads(self.view, op))
+        for key in ("scope", "steps"):
+            if op.attrs.get(key) in self.saved:
+                names |= self.saved[op.attrs[key]]
+        return names
 
 
 def _targets(op, overwrites):
@@ -87,7 +131,7 @@ def _aliases(ops, names):
     return alias
 
 
-def _move_up(view, update, alias):
+def _move_up(view, update, alias, reads):
     """Move `update` to right after the last op it must follow."""
     ops, program = view.blocks[0], view.program
     i = ops.index(update)
@@ -96,7 +140,7 @@ def _move_up(view, update, alias):
     while j >= 0:
         op = ops[j]
         if (any(v.name in inputs for v in op.outputs) or has_side_effect(op, program)
-                or may_raise(op, program) or not alias.isdisjoint(_reads(view, op))):
+                or may_raise(op, program) or not alias.isdisjoint(reads(op))):
             break
         j -= 1
     if j + 1 < i:
@@ -104,10 +148,25 @@ def _move_up(view, update, alias):
         ops.insert(j + 1, update)
 
 
-def _only_reader(view, update, alias):
-    """Nothing after `update` reads the values it would overwrite, and no
-    program output is one of them."""
+def _unread_after(view, update, alias, reads):
+    """Nothing after `update` reads the values `alias`, and no program output
+    is one of them."""
     if any(n in alias for n in view.outputs):
         return False
     ops = view.blocks[0]
-    return all(alias.isdisjoint(_reads(view, op)) for op in ops[ops.index(update) + 1:])
+    return all(alias.isdisjoint(reads(op)) for op in ops[ops.index(update) + 1:])
+
+
+def _grad_is_dead(view, update, reads):
+    """The update may overwrite its gradient: an array this run made (a fresh
+    op's result), of the parameter's dtype, that nothing reads afterwards."""
+    if update.type not in DEAD_GRAD_UPDATES:
+        return False
+    param, grad = update.inputs[0], update.inputs[1]
+    if grad.dtype != param.dtype or grad.name in view.inputs or grad.name in view.consts:
+        return False
+    producer = next((op for op in view.blocks[0] if any(v.name == grad.name
+                                                        for v in op.outputs)), None)
+    if producer is None or not _fresh(producer) or producer.type in IN_PLACE_UPDATES:
+        return False
+    return _unread_after(view, update, _aliases(view.blocks[0], {grad.name}), reads)

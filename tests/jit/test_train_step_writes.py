@@ -184,6 +184,29 @@ def test_updates_are_in_place_and_fused(kind):
 
 
 @compiled_only
+def test_a_gradient_read_after_the_update_is_not_used_as_scratch():
+    """SGD computes `lr * grad` in the gradient's array only when nothing reads
+    the gradient afterwards; kept on `.grad` (no clear_grad) it stays intact."""
+    def make_step(model, opt):
+        def step(x, y):
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+            return model.fc2.weight.grad * 1.0          # read after the update, too
+        return step
+
+    (eager, static), step = both_modes(
+        make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
+    assert same(eager, static)
+    source = step.get_concrete_program(*batch(0))._plan()[0].source
+    assert "grad_is_dead" not in source
+
+    (eager, static), step = both_modes(
+        standard_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
+    assert same(eager, static)
+    assert "grad_is_dead=True" in step.get_concrete_program(*batch(0))._plan()[0].source
+
+
+@compiled_only
 def test_an_array_held_elsewhere_is_not_written():
     """Eager mode rebinds arrays: one the user holds keeps the old values. The
     step copies such an array before writing in place."""

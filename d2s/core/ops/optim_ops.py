@@ -19,12 +19,16 @@ import numpy as np
 from ..registry import Aval, register_op
 
 _NO_OUT = (None, None, None, None)
-# The update ops whose kernels take `out=` (one buffer or None per output).
+# The update ops whose kernels take `out=` (one buffer or None per output), and
+# those that also take `grad_is_dead=True`: the gradient's array may hold a
+# temporary (nothing reads the gradient after the update).
 IN_PLACE_UPDATES = frozenset({"sgd_update", "adam_update"})
+DEAD_GRAD_UPDATES = frozenset({"sgd_update"})
 
 
-def _sgd_kernel(param, grad, lr, out=_NO_OUT):
-    step = np.multiply(grad, lr, dtype=param.dtype)  # one new array, then in place
+def _sgd_kernel(param, grad, lr, out=_NO_OUT, grad_is_dead=False):
+    # `lr * grad` in a new array (or in the dead gradient's), then the update
+    step = np.multiply(grad, lr, dtype=param.dtype, out=grad if grad_is_dead else None)
     return np.subtract(param, step, out=step if out[0] is None else out[0])
 
 
