@@ -270,10 +270,24 @@ def _array(value):
     return value if type(value) is np.ndarray else np.asarray(value)
 
 
+try:  # numpy's error state object: a new one whenever np.errstate / np.seterr change it
+    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_ERR_STATE
+except ImportError:  # pragma: no cover - other numpy layouts: ask np.geterr every call
+    _NUMPY_ERR_STATE = None
+_numpy_raises_seen = (None, False)  # (error state object, its answer)
+
+
 def _numpy_raises():
     """numpy is told to raise (or call back) on floating-point errors: a kernel
-    may raise in the middle of the updates."""
-    return any(v in ("raise", "call") for v in np.geterr().values())
+    may raise in the middle of the updates. Asked on every call, answered from
+    the last answer while numpy's error state object is the same one."""
+    global _numpy_raises_seen
+    state = _NUMPY_ERR_STATE.get() if _NUMPY_ERR_STATE is not None else None
+    seen, answer = _numpy_raises_seen
+    if state is None or state is not seen:
+        answer = any(v in ("raise", "call") for v in np.geterr().values())
+        _numpy_raises_seen = (state, answer)
+    return answer
 
 
 def _describe(tensor):
