@@ -71,8 +71,9 @@ def plan_in_place(view, overwrites):
                and any(v.name in overwrites for v in op.outputs)]
     if not updates:
         return None
+    barriers = {id(op) for op in ops if has_side_effect(op, program) or may_raise(op, program)}
     for op in updates:
-        _move_up(view, op, _aliases(ops, _targets(op, overwrites)), reads)
+        _move_up(ops, op, _aliases(ops, _targets(op, overwrites)), reads, barriers)
     first = None
     for op in updates:
         targets = _targets(op, overwrites)
@@ -95,6 +96,7 @@ class _ReadMap:
 
     def __init__(self, view):
         self.view = view
+        self.memo = {}  # id(op) -> names (ops are not changed while a plan is made)
         self.saved = {}
         for ops in view.blocks.values():
             for op in ops:
@@ -104,10 +106,13 @@ class _ReadMap:
                         self.saved[op.attrs[key]] = set(op.attrs.get(keep, ()))
 
     def __call__(self, op):
-        names = set(_reads(self.view, op))
-        for key in ("scope", "steps"):
-            if op.attrs.get(key) in self.saved:
-                names |= self.saved[op.attrs[key]]
+        names = self.memo.get(id(op))
+        if names is None:
+            names = set(_reads(self.view, op))
+            for key in ("scope", "steps"):
+                if op.attrs.get(key) in self.saved:
+                    names |= self.saved[op.attrs[key]]
+            self.memo[id(op)] = names
         return names
 
 
@@ -131,16 +136,16 @@ def _aliases(ops, names):
     return alias
 
 
-def _move_up(view, update, alias, reads):
-    """Move `update` to right after the last op it must follow."""
-    ops, program = view.blocks[0], view.program
+def _move_up(ops, update, alias, reads, barriers):
+    """Move `update` to right after the last op it must follow (`barriers`: ids
+    of the side-effecting and checking ops, which keep their order with it)."""
     i = ops.index(update)
     inputs = {v.name for v in update.inputs}
     j = i - 1
     while j >= 0:
         op = ops[j]
-        if (any(v.name in inputs for v in op.outputs) or has_side_effect(op, program)
-                or may_raise(op, program) or not alias.isdisjoint(reads(op))):
+        if (id(op) in barriers or any(v.name in inputs for v in op.outputs)
+                or not alias.isdisjoint(reads(op))):
             break
         j -= 1
     if j + 1 < i:
