@@ -26,6 +26,8 @@ ALLOWED = {
     "nn": {"core", "nn"},
     # minimize() appends static backward ops: the one place optimizers see static.
     "optimizer": {"core", "optimizer", "static"},
+    # Backends sit above static; static finds them by name (static.backend).
+    "backends": {"core", "static", "backends"},
 }
 
 

@@ -14,10 +14,18 @@ An `OpDef` holds, side by side:
 
 An op with `vjp=None` is not differentiable (comparisons, argmax, ...); an
 op whose gradient is needed but has no rule raises a loud error naming it.
+
+Backends that compile whole programs (XLA through JAX, later ONNX) read a
+per-backend *lowering* of each op, declared beside its kernel:
+`register_op(...).lowering(xla=rule)`. A rule is `rule(ns, *inputs, **attrs)`
+and returns the op's output(s) built from the backend's values; `ns` is a
+small namespace the backend passes in (for XLA: `ns.jnp`, `ns.lax`,
+`ns.promote`, ...), so the core never imports a backend library. An op with
+no form on a backend says why with `NotLowerable(reason)` instead of a rule.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
@@ -41,12 +49,36 @@ class OpDef:
     # The kernel accepts `out=` (an elementwise result written into a given
     # buffer); numpy ufuncs always do. The compiled executor uses it in place.
     writes_out: bool = False
+    # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
+    lowerings: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.writes_out = self.writes_out or isinstance(self.kernel, np.ufunc)
 
+    def lowering(self, **rules) -> "OpDef":
+        """Declare lowerings, one keyword per backend (`xla=rule` or
+        `xla=NotLowerable("why")`); returns the op so it chains on `register_op`."""
+        for backend, rule in rules.items():
+            if not (callable(rule) or isinstance(rule, NotLowerable)):
+                raise TypeError(f"op {self.name!r}: the {backend} lowering must be a "
+                                f"callable or NotLowerable(reason), got {rule!r}")
+            self.lowerings[backend] = rule
+        return self
+
     def __repr__(self):
         return f"OpDef({self.name!r})"
+
+
+class NotLowerable:
+    """An explicit "this op has no form on that backend", with the reason a
+    program holding it runs elsewhere (the backend names it in its warning)."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"NotLowerable({self.reason!r})"
 
 
 OPS: dict[str, OpDef] = {}

@@ -133,6 +133,13 @@ class Tensor(TensorMethods):
     def is_leaf(self):
         return self._node is None
 
+    # ---- DLPack: zero-copy exchange with JAX, torch, numpy -------------------
+    def __dlpack__(self, **kwargs):
+        return self._value.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
+
 
 def format_tensor(value, stop_gradient):
     """How a Tensor prints; static print ops print their values the same way."""
@@ -147,6 +154,13 @@ def to_tensor(data, dtype=None, stop_gradient=True):
         value = data._value if dtype is None else data._value.astype(as_dtype(dtype))
         return Tensor(value, stop_gradient=stop_gradient)
     return Tensor(data, dtype=dtype, stop_gradient=stop_gradient)
+
+
+def from_dlpack(x, stop_gradient=True):
+    """A Tensor sharing the memory of `x` (a JAX/torch/numpy array on the CPU,
+    anything with `__dlpack__`), without a copy. The memory may be read-only
+    (JAX arrays are): d2s never writes into a Tensor's array."""
+    return Tensor._from_array(np.from_dlpack(x), stop_gradient)
 
 
 def _bind_dispatch():

@@ -1,6 +1,7 @@
 """`d2s.jit`: to_static conversion, the mode switch, save/load."""
 from ..convert import origin as _origin
 from ..static import ir as _ir
+from ..static.backend import get_backend, set_backend
 from ..static.input_spec import InputSpec
 from .api import not_to_static, to_static
 from .concrete_program import ConcreteProgram
@@ -20,4 +21,4 @@ _ir.ORIGIN_RESOLVERS.append(_resolve_generated)
 
 __all__ = ["to_static", "not_to_static", "enable_to_static", "set_code_level", "set_cache_limit",
            "StaticFunction", "ConcreteProgram", "InputSpec", "save", "load",
-           "TranslatedLayer", "ProgramFormatError"]
+           "TranslatedLayer", "ProgramFormatError", "set_backend", "get_backend"]

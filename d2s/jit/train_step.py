@@ -65,13 +65,15 @@ class StepProgram(ConcreteProgram):
     """A traced training step (see module doc). `effects` lists what it reads and
     writes of eager state (static.state_overlay.StepEffects)."""
 
-    def __init__(self, main_program, inputs, outputs, out_tree, out_leaves, n_forward,
-                 effects, check_finite=False):
-        super().__init__(main_program, inputs, outputs, out_tree, out_leaves, n_forward)
+    def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
+                 captured=None, *, effects, check_finite=False):
+        super().__init__(main_program, inputs, outputs, output_structure, n_forward, captured)
         self.effects = effects
         self.check_finite = check_finite
         gb = main_program.global_block()
-        self._captured = list(main_program.captured.values())
+        # The captured tensors as traced: a layer attribute replaced since gives
+        # CapturedTensors a new list, and this program is then not the one to run.
+        self._traced_tensors = self._captured.current()
         self._grad_inputs = [(name, slot) for name, slot in effects.grad_inputs
                              if name in gb.vars]
         self._run_inputs = ([v.name for v in inputs] + list(main_program.captured)
@@ -80,7 +82,7 @@ class StepProgram(ConcreteProgram):
         # The guard: per watched Tensor, whether it is frozen and whether it has a
         # gradient; per tensor argument the step differentiates, whether it has one.
         watched = {id(s.tensor): s.tensor for s in effects.slots if s.tensor is not None}
-        for t in self._captured:
+        for t in self._traced_tensors:
             if is_floating(t.dtype):
                 watched.setdefault(id(t), t)
         self._watched = list(watched.values())
@@ -105,6 +107,8 @@ class StepProgram(ConcreteProgram):
 
     def matches(self, tensors):
         """The eager state now is the one this program was traced for."""
+        if self._captured.current() is not self._traced_tensors:
+            return False
         for t, frozen, no_grad in self._expected_watched:  # every call: kept lean
             if t.stop_gradient != frozen or (t.grad is None) is not no_grad:
                 return False
@@ -148,7 +152,7 @@ class StepProgram(ConcreteProgram):
 
     def run(self, tensors):
         arrays = [t._value for t in tensors]
-        for t in self._captured:
+        for t in self._traced_tensors:
             arrays.append(t._value)
         for _, slot in self._grad_inputs:
             owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
@@ -163,9 +167,12 @@ class StepProgram(ConcreteProgram):
         n = len(self.outputs)
         if self.check_finite:
             self._check_finite(results)
+        new = Tensor._from_array  # (an undefined output raises here: before the commit)
+        outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
+                for i, v in enumerate(results[:n])]
         self._commit(tensors, results[n:])
-        new = Tensor._from_array
-        return self._restructure([new(np.asarray(v)) for v in results[:n]])
+        structure = self.output_structure
+        return outs[0] if structure.single else structure.restructure(outs)
 
     # ---- plans -------------------------------------------------------------------------------
     def _plan(self):

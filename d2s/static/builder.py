@@ -48,10 +48,13 @@ class Builder:
 
     def append_op(self, opdef, inputs, attrs):
         ins = [self.to_var(x) for x in inputs]
+        block = self.program.current_block()
+        if not self.program._building_grad:  # gradient blocks read saved forward scopes
+            for v in ins:
+                check_visible(v, block)
         avals = opdef.infer(*ins, **attrs)
         if opdef.num_outputs == 1:
             avals = (avals,)
-        block = self.program.current_block()
         stop = opdef.vjp is None or all(v.stop_gradient for v in ins)
         outs = [block.create_var(a.shape, a.dtype, prefix=opdef.name, stop_gradient=stop)
                 for a in avals]
@@ -70,3 +73,17 @@ class Builder:
         out.weak = var.weak
         block.append_op("detach", [var], [out], {})
         return out
+
+
+def check_visible(var, block):
+    """`var` must be computed in `block` or a block enclosing it. A value computed
+    inside a branch or loop body, used where that block is not running, was
+    written where the converter did not see it (and so could not carry it)."""
+    if var.block is block or var.block.is_ancestor_of(block):
+        return
+    from .control_flow import ControlFlowError
+    raise ControlFlowError(
+        f"'{var.name}' was computed inside a branch or loop body on a tensor and is used "
+        "outside it: it was stored where the converter could not see the write (an "
+        "attribute, global or nonlocal name set by a function called inside the `if` or "
+        "loop?); assign it in the converted function itself, or return it")

@@ -28,7 +28,7 @@ class Variable(Symbolic, TensorMethods):
     `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "weak", "is_array", "dim_of", "__weakref__")
+                 "is_data", "weak", "is_array", "dim_of", "may_be_undefined", "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -47,6 +47,9 @@ class Variable(Symbolic, TensorMethods):
         # (value, axis) when this int64 scalar is `value.shape[axis]` (a dynamic
         # dim read by converted code): lets reshape cancel it against that dim.
         self.dim_of = None
+        # True for a `cond` output one path leaves undefined because nothing
+        # reads it there (an early-return value): no op may read it on that path.
+        self.may_be_undefined = False
 
     @property
     def ndim(self):

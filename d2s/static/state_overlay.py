@@ -151,6 +151,10 @@ class StateOverlay:
             return constant(np.asarray(value, dtype=dtype), dtype)
 
     # ---- tracking gradients --------------------------------------------------------------
+    def set_arguments(self, arguments):
+        """(data Variable, the traced call's Tensor or None) per tensor argument."""
+        self._arguments = list(arguments)
+
     def activate(self, what):
         """A backward, step or gradient write (`what`, for errors) is being traced:
         from now on every trainable Tensor the step reads is tracked."""

@@ -58,7 +58,8 @@ def _append_vjp(g, out, buf, value):
 
 
 # Append `value` along a new axis 0 of the array `buf`.
-register_op("array_append", _append_kernel, _append_infer, _append_vjp)
+register_op("array_append", _append_kernel, _append_infer, _append_vjp).lowering(
+    xla=lambda ns, buf, value: ns.array_append(buf, value))  # capacity + length on XLA
 
 
 def _mark(v):

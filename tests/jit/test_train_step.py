@@ -285,6 +285,31 @@ def test_freezing_a_parameter_between_calls_is_seen():
     assert len(step.get_concrete_program(*batch(0)).variants) == 2
 
 
+def test_a_replaced_layer_attribute_is_trained_as_eagerly():
+    """A layer passed as an argument is read by attribute (CapturedTensors): a
+    weight replaced between calls gets the program traced for it. The optimizer
+    still holds the old weight, so the new one accumulates its gradient, and
+    the old one is never updated again: eagerly the same."""
+    def make_step(model, opt):
+        def step(m, x, y):
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+
+    def drive(step, model, opt):
+        losses = [outputs(step(model, *batch(0)))]
+        old = model.fc1.weight
+        model.fc1.weight = d2s.to_tensor(old.numpy() * 0.5, stop_gradient=False)
+        losses += [outputs(step(model, *batch(i))) for i in range(1, 4)]
+        return losses, model.fc1.weight.grad.numpy().copy(), old.numpy().copy()
+
+    (eager, static), _ = both_modes(make_step, drive)
+    assert same(eager, static)
+
+
 # ---- bad input --------------------------------------------------------------------------------
 def test_a_parameter_created_inside_the_step_is_a_clear_error():
     model, opt = make()

@@ -21,7 +21,9 @@ def _full_infer(*dims, shape, fill_value, dtype):
 
 
 # `shape` holds None where a dim is given at run time by the next input (shape_args).
-register_op("full", _full_kernel, _full_infer)
+register_op("full", _full_kernel, _full_infer).lowering(
+    xla=lambda ns, *dims, shape, fill_value, dtype: ns.jnp.full(
+        fill_spec(shape, ns.static(dims)), fill_value, dtype))  # dims: compile-time
 
 
 def _assign_value_kernel(value):
@@ -30,7 +32,8 @@ def _assign_value_kernel(value):
 
 # A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
-            lambda value: Aval(value.shape, value.dtype))
+            lambda value: Aval(value.shape, value.dtype)).lowering(
+    xla=lambda ns, value: value)  # a numpy constant: the backend embeds it
 
 
 def _full_like_kernel(x, fill_value, dtype=None):
@@ -39,7 +42,9 @@ def _full_like_kernel(x, fill_value, dtype=None):
 
 register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
-            vjp=lambda g, out, x, fill_value, dtype=None: (None,))
+            vjp=lambda g, out, x, fill_value, dtype=None: (None,)).lowering(
+    xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value,
+                                                   dtype or x.dtype))
 
 
 def full(shape, fill_value, dtype=None):
@@ -85,7 +90,8 @@ def _arange_infer(*bounds, start, end, step, dtype):
 
 
 # A bound that is None is given at run time by the next input (shape_args).
-register_op("arange", _arange_kernel, _arange_infer)
+register_op("arange", _arange_kernel, _arange_infer).lowering(
+    xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs))
 
 
 def arange(start=0, end=None, step=1, dtype=None):
@@ -107,7 +113,8 @@ def _shape_kernel(x):
     return np.array(x.shape, dtype=np.int64)
 
 
-register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64")))
+register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64"))).lowering(
+    xla=lambda ns, x: ns.shape_of(x))  # a constant, or a tensor array's run-time length
 
 
 def shape(x):
@@ -120,7 +127,8 @@ def _numel_kernel(x, axes=None):
     return np.array(int(np.prod(dims)), dtype=np.int64)
 
 
-register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64")))
+register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64"))).lowering(
+    xla=lambda ns, x, axes=None: _numel_kernel(x, axes))  # static shapes: a constant
 
 
 def numel(x, axes=None):

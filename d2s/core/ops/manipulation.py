@@ -65,11 +65,13 @@ def _reshape_kernel(x, *dims, shape):
 register_op("reshape", _reshape_kernel,
             lambda x, *dims, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
             vjp=lambda g, out, x, *dims, shape: (
-                (bind("reshape_like", g, x),) + (None,) * len(dims)))
+                (bind("reshape_like", g, x),) + (None,) * len(dims))).lowering(
+    xla=lambda ns, x, *dims, shape: _reshape_kernel(x, *ns.static(dims), shape=shape))
 # Reshape `g` to the (run-time) shape of `x`.
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None))
+            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None)).lowering(
+    xla=lambda ns, g, x: g.reshape(x.shape))
 
 
 def reshape(x, shape):
@@ -128,7 +130,10 @@ register_op("expand",
             lambda x, *dims, shape: np.broadcast_to(
                 x, _expand_shape(x.shape, fill_spec(shape, dims))),
             lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims))
+            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims)
+            ).lowering(
+    xla=lambda ns, x, *dims, shape: ns.jnp.broadcast_to(
+        x, _expand_shape(x.shape, fill_spec(shape, ns.static(dims)))))
 
 
 def expand(x, shape):
@@ -141,7 +146,8 @@ def expand(x, shape):
 # ---- detach ----------------------------------------------------------------------
 # The value of `x` with no gradient path (no vjp): what `no_grad` and
 # `Tensor.detach` mean inside a program.
-register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype))
+register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype)).lowering(
+    xla=lambda ns, x: ns.lax.stop_gradient(x))
 
 
 def detach(x):
@@ -154,7 +160,9 @@ def _transpose_infer(x, perm):
 
 
 register_op("transpose", lambda x, perm: np.transpose(x, perm), _transpose_infer,
-            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),))
+            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)
+            ).lowering(
+    xla=lambda ns, x, perm: ns.jnp.transpose(x, perm))
 
 
 def transpose(x, perm=None):
@@ -177,7 +185,8 @@ def _unsqueeze_shape(shape, axes):
 
 register_op("unsqueeze", lambda x, axes: np.expand_dims(x, axes),
             lambda x, axes: Aval(_unsqueeze_shape(tuple(x.shape), axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, axes: ns.jnp.expand_dims(x, axes))
 
 
 def unsqueeze(x, axis):
@@ -198,7 +207,8 @@ def _squeeze_axes(shape, axis):
 
 register_op("squeeze", lambda x, axes: np.squeeze(x, axes) if axes else x,
             lambda x, axes: Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, axes: ns.jnp.squeeze(x, axes) if axes else x)
 
 
 def squeeze(x, axis=None):
@@ -221,7 +231,8 @@ def _flatten_kernel(x, start, stop):
 register_op("flatten", _flatten_kernel,
             lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
                                         if len(x.shape) else (1,), x.dtype),
-            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, start, stop: _flatten_kernel(x, start, stop))  # array methods only
 
 
 def flatten(x, start_axis=0, stop_axis=-1):
@@ -260,7 +271,8 @@ def _concat_piece_kernel(g, *xs, axis, index):
 register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
             vjp=lambda g, out, *xs, axis: tuple(
                 cast_like(bind("concat_piece", g, *xs, axis=axis, index=i), x)
-                for i, x in enumerate(xs)))
+                for i, x in enumerate(xs))).lowering(
+    xla=lambda ns, *xs, axis: ns.jnp.concatenate(ns.promote(*xs), axis=axis))
 
 
 def _concat_piece_vjp(gg, out, g, *xs, axis, index):
@@ -275,7 +287,9 @@ register_op("concat_piece", _concat_piece_kernel,
             lambda g, *xs, axis, index: Aval(tuple(
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
-            vjp=_concat_piece_vjp)
+            vjp=_concat_piece_vjp).lowering(
+    xla=lambda ns, g, *xs, axis, index: _concat_piece_kernel(
+        g, *xs, axis=axis, index=index))
 
 
 def concat(xs, axis=0):
@@ -297,7 +311,9 @@ def _stack_vjp(g, out, *xs, axis):
                  for i, x in enumerate(xs))
 
 
-register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer, vjp=_stack_vjp)
+register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
+            vjp=_stack_vjp).lowering(
+    xla=lambda ns, *xs, axis: ns.jnp.stack(ns.promote(*xs), axis=axis))
 
 
 def stack(xs, axis=0):
@@ -317,17 +333,29 @@ def _gather_infer(x, index, axis):
 
 def _gather_grad_kernel(g, x, index, axis):
     out = np.zeros(x.shape, dtype=g.dtype)
-    np.add.at(out, (slice(None),) * axis + (index,), g)
+    np.add.at(out, _along(axis, index), g)
     return out
 
 
+def _along(axis, index):
+    """The numpy index picking `index` along `axis` (jax indexes the same way)."""
+    return (slice(None),) * axis + (index,)
+
+
+# XLA clamps an index that is out of range (numpy raises): see the README.
+
+
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
-            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
+            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None)
+            ).lowering(
+    xla=lambda ns, x, index, axis: ns.jnp.asarray(x)[_along(axis, index)])
 # Scatter-add of a gather cotangent (duplicates accumulate).
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x, index, axis: (
-                bind("gather", gg, index, axis=axis), None, None))
+                bind("gather", gg, index, axis=axis), None, None)).lowering(
+    xla=lambda ns, g, x, index, axis: ns.jnp.zeros(x.shape, g.dtype).at[
+        _along(axis, index)].add(g))
 
 
 def gather(x, index, axis=0):

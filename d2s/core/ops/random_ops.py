@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import as_dtype
 from ..random import generator
-from ..registry import Aval, register_op
+from ..registry import Aval, NotLowerable, register_op
 from .shape_args import fill_spec, split_shape
 
 
@@ -23,8 +23,15 @@ def _shape_infer(*dims, shape, dtype, **_):
     return Aval(tuple(shape), np.dtype(dtype))
 
 
-register_op("uniform", _uniform_kernel, _shape_infer, stateful=True)
-register_op("gaussian", _normal_kernel, _shape_infer, stateful=True)
+# numpy's global generator is host state: a JAX key would draw another stream.
+_HOST_RNG = NotLowerable("draws from d2s's numpy random generator (host state; a JAX key "
+                         "would give a different stream)")
+
+
+register_op("uniform", _uniform_kernel, _shape_infer, stateful=True).lowering(
+    xla=_HOST_RNG)
+register_op("gaussian", _normal_kernel, _shape_infer, stateful=True).lowering(
+    xla=_HOST_RNG)
 
 
 def rand(shape, dtype="float32"):
@@ -65,4 +72,5 @@ def _dropout_infer(x, p):
 # Inverted dropout; the second output is the scaled keep mask.
 register_op("dropout", _dropout_kernel, _dropout_infer,
             vjp=lambda g, out, x, p: (None if g[0] is None else g[0] * out[1],),
-            num_outputs=2, stateful=True)
+            num_outputs=2, stateful=True).lowering(
+    xla=_HOST_RNG)
