@@ -35,6 +35,11 @@ so nobody sees a value change that eager mode, which rebinds arrays, would
 not change. Otherwise (`check_finite`, a check op after the updates, numpy
 told to raise on floating-point errors, the interpreter) every new value is
 computed first and committed after the run.
+
+The outputs are values: they do not join the eager tape (the step already
+ran its backward). While a step is traced, its tracked Tensors' `.grad`
+hold Variables; like two eager steps at once, two threads training the same
+parameters at the same time race.
 """
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ class StateOverlay:
         self._slots = {}            # id(Tensor) or id(data Variable) -> GradSlot
         self._values = {}           # id(Tensor) -> (Tensor, Variable): value after a write
         self._pending = []          # trainable Tensors read before activation
-        self._born = {}             # id -> weakref of each Tensor made while tracing
+        self._born = {}             # id -> (weakref, user origin) of Tensors made while tracing
         self._undo = []
 
     # ---- reading and writing values -------------------------------------------------------
