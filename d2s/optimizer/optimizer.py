@@ -43,6 +43,12 @@ class Optimizer:
 
     # ---- learning rate -----------------------------------------------------------
     def get_lr(self):
+        """The learning rate: a float; inside a traced step, the value standing for
+        it at that point of the step (a schedule computed from it then runs on
+        every call instead of being fixed when the step was traced)."""
+        ov = effects.overlay()
+        if ov is not None:
+            return ov.read(self._lr)
         return float(self._lr._value)
 
     def set_lr(self, value):

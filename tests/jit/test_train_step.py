@@ -272,6 +272,24 @@ def test_set_lr_between_calls_reaches_the_program_without_a_new_one():
     assert len(step.program_cache) == 1
 
 
+def test_a_learning_rate_schedule_inside_the_step_is_a_write():
+    def make_step(model, opt):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            opt.set_lr(opt.get_lr() * 0.9)             # decays on every call
+            return loss
+        return step
+
+    (eager, static), step = both_modes(
+        make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(5)], kind="adam")
+    assert same(eager, static)
+    assert static[1][3] == pytest.approx(0.01 * 0.9 ** 5)
+    assert len(step.program_cache) == 1
+
+
 def test_freezing_a_parameter_between_calls_is_seen():
     """Whether a parameter trains is part of what the program assumed: freezing
     one between calls gives the program for that state, as eager would."""
