@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Aval, register_op
+from ..registry import Aval, NotLowerable, register_op
+
+# An exported model's weights are constant initializers: nothing updates them.
+_UPDATES_WEIGHTS = NotLowerable("it updates a parameter in place; the weights of an ONNX model "
+                                "are constants (export the forward, not a training step)")
 
 
 def _sgd_kernel(param, grad, lr):
@@ -17,7 +21,7 @@ def _sgd_xla(ns, param, grad, lr):
 
 
 register_op("sgd_update", _sgd_kernel, lambda p, g, lr: Aval(tuple(p.shape), p.dtype)).lowering(
-    xla=_sgd_xla)
+    xla=_sgd_xla, onnx=_UPDATES_WEIGHTS)
 
 
 def _adam_kernel(param, grad, m, v, step, lr, beta1, beta2, epsilon):
@@ -54,4 +58,4 @@ def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
 
 register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4,
             doc="Adam with bias correction; returns (param, m, v, step + 1).").lowering(
-    xla=_adam_xla)
+    xla=_adam_xla, onnx=_UPDATES_WEIGHTS)

@@ -1,0 +1,134 @@
+"""A traced program -> an ONNX model, op by op.
+
+Each op's ONNX rule comes from the registry (`OpDef.lowerings["onnx"]`),
+beside its numpy kernel; control-flow ops are exported by `control_flow`.
+Only the ops the outputs need are exported (the program's own dead-code
+elimination picks them; side-effect ops are always kept, so a print or a
+random draw is refused even when nothing reads it). Every value a rule
+returns is checked against the program: its dtype must be the one d2s
+gives, else the rule has a bug (raised at once, naming the op).
+"""
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+from ..core.registry import OPS, Aval, NotLowerable
+from ..static.executor import _where
+from ..static.passes import ProgramView, dce
+from .control_flow import CONTROL_FLOW, Env
+from .errors import ExportError, Unsupported
+from .graph import Graph, Names, RuleNamespace, Value
+
+# Rules use opset 18 forms (Reduce* take axes as an input, Split/Pad inputs, ...).
+MIN_OPSET = 18
+# The newest opset that onnx 1.23 writes and onnxruntime 1.32 runs in full
+# (every exported test program checked at each opset up to it).
+DEFAULT_OPSET = 21
+
+
+def rule_for(op):
+    """The op's ONNX rule (a callable, or a control-flow exporter); an
+    `ExportError` naming the op, the reason and the user's line when it has none."""
+    special = CONTROL_FLOW.get(op.type)
+    opdef = OPS.get(op.type)
+    rule = special if special is not None else (
+        None if opdef is None else opdef.lowerings.get("onnx"))
+    if isinstance(rule, NotLowerable):
+        raise ExportError(f"cannot export op '{op.type}'{_where(op)}: {rule.reason}")
+    if rule is None:
+        raise ExportError(f"cannot export op '{op.type}'{_where(op)}: no ONNX rule is "
+                          "declared for it")
+    return rule
+
+
+class ProgramExporter:
+    """Emits the live ops of a program's blocks into ONNX graphs."""
+
+    def __init__(self, program, ops, outputs):
+        self.program = program
+        self.blocks = dce.run(ProgramView(program, ops, outputs)).blocks
+        self.names = Names()
+
+    def doc(self, op):
+        """The user's line that built `op`, kept on its nodes."""
+        if op.origin:
+            return f"{op.origin[0]}:{op.origin[1]}"
+        return None
+
+    def namespace(self, graph, op):
+        outs = [Aval(v.shape, v.dtype) for v in op.outputs]
+        return RuleNamespace(graph, op, outs, self.doc(op))
+
+    def names_read(self):
+        return {v.name for ops in self.blocks.values() for op in ops for v in op.inputs}
+
+    def emit_block(self, idx, graph, env):
+        for op in self.blocks[idx]:
+            rule = rule_for(op)
+            if op.type in CONTROL_FLOW:
+                rule(self, op, graph, env)
+            else:
+                self.emit_op(rule, op, graph, env)
+
+    def emit_op(self, rule, op, graph, env):
+        args = [env.get(v.name) for v in op.inputs]
+        try:
+            result = rule(self.namespace(graph, op), *args, **op.attrs)
+        except Unsupported as e:
+            raise ExportError(f"cannot export op '{op.type}'{_where(op)}: {e}") from None
+        results = (result,) if len(op.outputs) == 1 else tuple(result)
+        for var, value in zip(op.outputs, results):
+            if not isinstance(value, Value) or value.dtype != var.dtype:
+                got = value.dtype.name if isinstance(value, Value) else type(value).__name__
+                raise ExportError(f"the ONNX rule of op '{op.type}' gave {got} for "
+                                  f"'{var.name}', the program says {var.dtype.name} (a bug "
+                                  f"in d2s){_where(op)}")
+            env.set(var.name, value.with_shape(var.shape))
+
+
+def check_opset(opset_version):
+    if opset_version is None:
+        return DEFAULT_OPSET
+    newest = onnx.defs.onnx_opset_version()
+    if not isinstance(opset_version, int) or not MIN_OPSET <= opset_version <= newest:
+        raise ValueError(f"opset_version must be an int from {MIN_OPSET} to {newest} (the "
+                         f"newest this onnx writes), got {opset_version!r}")
+    return opset_version
+
+
+def program_to_model(concrete, opset_version=None):
+    """The ONNX model of a `ConcreteProgram`: its inputs (unknown dims named
+    `<input>_dim<i>`), its captured weights as initializers, its tensor
+    outputs as `output_0`, `output_1`, ... Checked by ONNX's full checker."""
+    opset = check_opset(opset_version)
+    program = concrete.main_program
+    outputs = concrete.outputs
+    if not outputs:
+        raise ExportError("the function returns no tensor: an ONNX model needs an output")
+    ops = program.global_block().ops[:concrete._n_forward]
+    exporter = ProgramExporter(program, ops, [v.name for v in outputs])
+    graph, env = Graph(exporter.names), Env()
+    for v in concrete.inputs:
+        env.set(v.name, graph.add_input(v.name, v.dtype, v.shape,
+                                        lambda i, n=v.name: f"{n}_dim{i}"))
+    read = exporter.names_read()
+    for name, tensor in program.captured.items():
+        if name in read:
+            env.set(name, graph.add_initializer(name, tensor._value))
+    exporter.emit_block(0, graph, env)
+    results = []
+    for i, v in enumerate(outputs):
+        value = env.get(v.name)
+        out = Value(exporter.names.fresh(f"output_{i}"), v.dtype, v.shape)
+        results.append(graph.add_node("Identity", [value], [out])[0])
+    proto = graph.to_proto("d2s", results,
+                           dim_names=lambda i, d: f"output_{i}_dim{d}")
+    model = helper.make_model_gen_version(
+        proto, producer_name="d2s", opset_imports=[helper.make_opsetid("", opset)])
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise ExportError(f"the exported model fails ONNX's checker: {e}") from e
+    return model
+
