@@ -98,18 +98,24 @@ def check_opset(opset_version):
 
 
 def program_to_model(concrete, opset_version=None):
-    """The ONNX model of a `ConcreteProgram`: its inputs (unknown dims named
-    `<input>_dim<i>`), its captured weights as initializers, its tensor
-    outputs as `output_0`, `output_1`, ... Checked by ONNX's full checker."""
-    opset = check_opset(opset_version)
+    """The ONNX model of a `ConcreteProgram` (its forward ops; Python values
+    it returns are not part of the model)."""
     program = concrete.main_program
-    outputs = concrete.outputs
+    return export_program(program, program.global_block().ops[:concrete._n_forward],
+                          concrete.inputs, concrete.outputs, opset_version)
+
+
+def export_program(program, ops, inputs, outputs, opset_version=None):
+    """The ONNX model computing `outputs` (Variables) of `ops` from `inputs`
+    (data Variables; unknown dims named `<input>_dim<i>`), the program's
+    captured weights as initializers, outputs named `output_0`, `output_1`,
+    ... Checked by ONNX's full checker (an ExportError if it fails)."""
+    opset = check_opset(opset_version)
     if not outputs:
         raise ExportError("the function returns no tensor: an ONNX model needs an output")
-    ops = program.global_block().ops[:concrete._n_forward]
     exporter = ProgramExporter(program, ops, [v.name for v in outputs])
     graph, env = Graph(exporter.names), Env()
-    for v in concrete.inputs:
+    for v in inputs:
         env.set(v.name, graph.add_input(v.name, v.dtype, v.shape,
                                         lambda i, n=v.name: f"{n}_dim{i}"))
     read = exporter.names_read()
@@ -122,8 +128,7 @@ def program_to_model(concrete, opset_version=None):
         value = env.get(v.name)
         out = Value(exporter.names.fresh(f"output_{i}"), v.dtype, v.shape)
         results.append(graph.add_node("Identity", [value], [out])[0])
-    proto = graph.to_proto("d2s", results,
-                           dim_names=lambda i, d: f"output_{i}_dim{d}")
+    proto = graph.to_proto("d2s", results, dim_names=lambda i, d: f"output_{i}_dim{d}")
     model = helper.make_model_gen_version(
         proto, producer_name="d2s", opset_imports=[helper.make_opsetid("", opset)])
     try:
@@ -131,4 +136,3 @@ def program_to_model(concrete, opset_version=None):
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise ExportError(f"the exported model fails ONNX's checker: {e}") from e
     return model
-

@@ -100,18 +100,13 @@ def _float_divmod(ns, x, y, remainder):
     """numpy's `npy_divmod` step by step: fmod, the Python sign convention,
     the quotient snapped to an integer, signed zeros, and x / 0."""
     dtype = x.dtype
-    zero = ns.scalar(0, dtype)
+    zero, one = ns.scalar(0, dtype), ns.scalar(1, dtype)
     mod = ns.node("Mod", x, y, fmod=1)
     fix = ns.node("And", ns.node("Not", ns.node("Equal", mod, zero)),
-                  ns.node("Xor", ns.node("Less", y, zero),
-                          ns.node("Less", mod, zero)))
-    if remainder:
+                  ns.node("Xor", ns.node("Less", y, zero), ns.node("Less", mod, zero)))
+    if remainder:  # x % 0 is fmod's NaN: the steps below leave it alone
         mod = ns.node("Where", fix, ns.node("Add", mod, y), mod)
-        signed_zero = ns.node("Where", ns.node("Less", y, zero),
-                              ns.scalar(-0.0, dtype), zero)
-        # x % 0 is fmod's NaN: the fixes above leave it alone
-        return ns.node("Where", ns.node("Equal", mod, zero), signed_zero, mod)
-    one = ns.scalar(1, dtype)
+        return _signed_zero(ns, mod, ns.node("Less", y, zero))  # a zero takes y's sign
     div = ns.node("Div", ns.node("Sub", x, mod), y)
     div = ns.node("Where", fix, ns.node("Sub", div, one), div)
     floor = ns.node("Floor", div)
@@ -119,9 +114,20 @@ def _float_divmod(ns, x, y, remainder):
                                      ns.scalar(0.5, dtype)),
                     ns.node("Add", floor, one), floor)
     ratio = ns.node("Div", x, y)
-    floor = ns.node("Where", ns.node("Equal", div, zero),
-                    ns.node("Mul", ratio, zero), floor)  # a zero with the sign of x / y
+    # a zero quotient takes the sign of x / y (1 / -0.0 is -inf)
+    floor = _signed_zero(ns, ns.node("Where", ns.node("Equal", div, zero), zero, floor),
+                         ns.node("Less", ns.node("Div", one, ratio), zero))
     return ns.node("Where", ns.node("Equal", y, zero), ratio, floor)
+
+
+def _signed_zero(ns, x, negative):
+    """`x` with its zeros made -0.0 where `negative`: a multiplication by -1,
+    since ONNX Runtime's Where drops the sign of a selected -0.0."""
+    zero = ns.scalar(0, x.dtype)
+    is_zero = ns.node("Equal", x, zero)
+    flip = ns.node("Where", ns.node("And", is_zero, negative), ns.scalar(-1, x.dtype),
+                   ns.scalar(1, x.dtype))
+    return ns.node("Mul", ns.node("Where", is_zero, zero, x), flip)
 
 
 add = _binary("add", np.add, lambda g, out, x, y: (
@@ -203,8 +209,8 @@ def _abs_onnx(ns, x):
 
 
 def _erf_onnx(ns, x):
-    # the kernel computes in float64 and returns x's dtype
-    return ns.cast(ns.node("Erf", ns.cast(x, np.float64)), x.dtype)
+    # ONNX Runtime has Erf for float32 only: float64 runs in float32 (~1e-7 relative)
+    return ns.cast(ns.node("Erf", ns.cast(x, np.float32)), x.dtype)
 
 
 neg = _unary("neg", np.negative, lambda g, out, x: (-g,), promoted("negative"),
@@ -230,8 +236,18 @@ def _sigmoid_kernel(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
+def _sigmoid_onnx(ns, x):
+    """The kernel's stable form: ONNX Runtime's float32 Sigmoid loses the tails
+    (relative error above 1 near x = -18)."""
+    e = ns.node("Exp", ns.node("Neg", ns.node("Abs", x)))
+    one = ns.scalar(1, x.dtype)
+    denominator = ns.node("Add", one, e)
+    return ns.node("Where", ns.node("GreaterOrEqual", x, ns.scalar(0, x.dtype)),
+                   ns.node("Div", one, denominator), ns.node("Div", e, denominator))
+
+
 sigmoid = _unary("sigmoid", _sigmoid_kernel, lambda g, out, x: (g * out * (1.0 - out),),
-                 lambda ns, x: ns.lax.logistic(x), onnx_unary("Sigmoid"), infer=same_infer)
+                 lambda ns, x: ns.lax.logistic(x), _sigmoid_onnx, infer=same_infer)
 
 
 def _relu_kernel(x, out=None):
