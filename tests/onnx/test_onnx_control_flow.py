@@ -1,0 +1,252 @@
+"""Control flow in ONNX: `cond` -> If, `while` -> Loop, tensor arrays,
+undefined names; each checked against eager on inputs that take every path,
+and with Python values (plain Python: no If / Loop is built)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onnx_helpers import assert_same, run_model
+
+import d2s
+from d2s.jit import InputSpec, to_static
+from d2s.static.pytree import flatten
+
+
+def _export(fn, specs):
+    return d2s.onnx.to_model(fn, input_spec=specs)
+
+
+def _graphs(graph):
+    """The graph and every graph nested in it (If branches, Loop bodies)."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.g.node:
+                yield from _graphs(attr.g)
+
+
+def _op_types(model):
+    return [n.op_type for g in _graphs(model.graph) for n in g.node]
+
+
+def _check(fn, specs, *cases):
+    """Export `fn`, then run every case (tuples of arrays) in ONNX Runtime
+    and eagerly: same dtypes, shapes and values."""
+    model = _export(fn, specs)
+    # the program's outputs: where its result structure holds no Python constant
+    outputs = [i for i, c in enumerate(fn.get_concrete_program(*specs)._out_leaves) if c is None]
+    for arrays in cases:
+        got = run_model(model, list(arrays))
+        eager = flatten(fn.dygraph_function(*[d2s.to_tensor(a) for a in arrays]))[0]
+        want = [eager[i] for i in outputs]
+        assert len(got) == len(want)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, f"{fn.__name__}{[a.tolist() for a in arrays]} output {k}")
+    return model
+
+
+def _names_are_ssa(model):
+    defined = []
+    for g in _graphs(model.graph):
+        defined += [i.name for i in g.input] + [o for n in g.node for o in n.output]
+        defined += [t.name for t in g.initializer]
+    assert len(defined) == len(set(defined)), "a name is defined twice across nested graphs"
+
+
+# ---- cond -> If ---------------------------------------------------------------------
+@to_static
+def branchy(x):
+    if x.sum() > 0:
+        y = x * 2
+        z = y.sum()
+    else:
+        y = -x
+        z = x.max()
+    return y, z
+
+
+def test_tensor_if_becomes_if_and_takes_both_paths():
+    model = _check(branchy, [InputSpec([None])], (np.arange(3.0, dtype=np.float32),),
+                   (-np.arange(1.0, 4.0, dtype=np.float32),))
+    assert _op_types(model).count("If") == 1
+
+
+@to_static
+def scaled(x, double):
+    if double:  # a Python bool: plain Python, no If
+        return x * 2
+    return x
+
+
+def test_python_if_stays_python():
+    for flag in (True, False):
+        model = d2s.onnx.to_model(scaled, input_spec=[InputSpec([3]), flag])
+        assert "If" not in _op_types(model)
+        x = np.ones(3, np.float32)
+        assert_same(run_model(model, [x])[0], x * 2 if flag else x, f"flag {flag}")
+
+
+@to_static
+def early_return(x):
+    if x.mean() > 0:
+        return x * 10
+    y = x - 1
+    return y
+
+
+def test_return_inside_a_tensor_if():
+    model = _check(early_return, [InputSpec([2], "float64")], (np.array([1.0, 2.0]),),
+                   (np.array([-1.0, -2.0]),))
+    assert "If" in _op_types(model)
+
+
+# ---- while -> Loop --------------------------------------------------------------------
+@to_static
+def collatz(n):
+    steps = d2s.zeros([], "int64")
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps = steps + 1
+    return steps, n
+
+
+def test_tensor_while_becomes_loop_with_its_first_test_outside():
+    model = _check(collatz, [InputSpec([], "int64")], (np.array(27),), (np.array(6),),
+                   (np.array(1),))  # 1: zero trips, the first test is false
+    loops = [n for n in model.graph.node if n.op_type == "Loop"]
+    assert len(loops) == 1 and loops[0].input[0] == ""  # no trip count: a while
+    first_test = loops[0].input[1]
+    assert any(first_test in n.output for n in model.graph.node)  # computed before the loop
+    _names_are_ssa(model)
+
+
+@to_static
+def nested(x, n):
+    total = d2s.zeros([], "float32")
+    i = d2s.zeros([], "int64")
+    while i < n:
+        j = d2s.zeros([], "int64")
+        while j < i:
+            if (i + j) % 3 == 0:
+                total = total + x[j]
+            else:
+                total = total - 0.5
+            j = j + 1
+        i = i + 1
+    return total
+
+
+def test_nested_loops_and_branches_keep_names_unique():
+    x = np.arange(6, dtype=np.float32)
+    model = _check(nested, [InputSpec([6]), InputSpec([], "int64")], (x, np.array(5)),
+                   (x, np.array(0)))
+    assert _op_types(model).count("Loop") == 2
+    _names_are_ssa(model)
+
+
+@to_static
+def loop_in_branch(x):
+    if x.sum() > 0:
+        while x.sum() < 100:
+            x = x * 2
+    else:
+        x = x - 1
+    return x
+
+
+def test_a_loop_inside_a_branch():
+    _check(loop_in_branch, [InputSpec([None])], (np.array([1.0, 2.0], np.float32),),
+           (np.array([-1.0], np.float32),))
+
+
+@to_static
+def range_break_continue(x, n):
+    acc = d2s.zeros([], "float32")
+    for i in range(n):
+        if i % 2 == 1:
+            continue
+        if acc > 10:
+            break
+        acc = acc + x[i]
+    return acc
+
+
+def test_for_range_with_break_and_continue():
+    x = np.arange(1.0, 9.0, dtype=np.float32)
+    model = _check(range_break_continue, [InputSpec([8]), InputSpec([], "int64")],
+                   (x, np.array(8)), (x, np.array(3)), (x, np.array(0)))
+    assert "Loop" in _op_types(model)
+
+
+@to_static
+def first_assigned_in_loop(x):
+    for row in x:  # `last` is first assigned in the loop, read after it
+        last = row * 2
+    return last
+
+
+def test_a_name_first_assigned_in_a_loop():
+    model = _check(first_assigned_in_loop, [InputSpec([None, 2])],
+                   (np.arange(6.0, dtype=np.float32).reshape(3, 2),))
+    assert "Loop" in _op_types(model)
+
+
+# ---- tensor arrays -------------------------------------------------------------------------
+@to_static
+def running_sums(x):
+    outs = []
+    total = d2s.zeros([3])
+    for t in range(len(x)):
+        total = total + x[t]
+        outs.append(total * 1.0)
+    return d2s.stack(outs), len(outs)
+
+
+def test_list_append_in_a_loop_grows_a_tensor():
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    model = _check(running_sums, [InputSpec([None, 3])], (x,), (x[:1],))
+    assert "Loop" in _op_types(model) and "Concat" in _op_types(model)
+
+
+@to_static
+def ragged_rows(x, n):
+    rows = []
+    i = d2s.zeros([], "int64")
+    while i < n:
+        rows.append(x[i] * i)
+        i = i + 1
+    return d2s.stack(rows)
+
+
+def test_an_empty_list_whose_elements_have_unknown_dims():
+    x = np.arange(10.0).reshape(2, 5)
+    _check(ragged_rows, [InputSpec([2, None], "float64"), InputSpec([], "int64")],
+           (x, np.array(2)), (x[:, :3], np.array(1)))
+
+
+# ---- the example RNN: a loop over a run-time length ------------------------------------------
+class SequenceRNN(d2s.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.w_in = d2s.nn.Linear(4, 6)
+        self.w_h = d2s.nn.Linear(6, 6, bias_attr=False)
+
+    @to_static(input_spec=[InputSpec([None, 4], "float32")])
+    def forward(self, x):
+        h = d2s.zeros([1, 6])
+        for t in range(len(x)):
+            h = d2s.tanh(self.w_in(x[t:t + 1]) + self.w_h(h))
+        return h
+
+
+@pytest.mark.parametrize("length", [1, 5, 12])
+def test_rnn_over_a_run_time_length(length):
+    d2s.seed(0)
+    rnn = SequenceRNN()
+    model = d2s.onnx.to_model(rnn)
+    x = np.random.default_rng(length).standard_normal((length, 4)).astype(np.float32)
+    assert_same(run_model(model, [x])[0], rnn(d2s.to_tensor(x)), f"length {length}")
