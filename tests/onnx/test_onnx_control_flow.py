@@ -9,6 +9,7 @@ import pytest
 from onnx_helpers import assert_same, run_model
 
 import d2s
+import d2s.onnx.exporter
 from d2s.jit import InputSpec, to_static
 from d2s.static.pytree import flatten
 
@@ -250,3 +251,16 @@ def test_rnn_over_a_run_time_length(length):
     model = d2s.onnx.to_model(rnn)
     x = np.random.default_rng(length).standard_normal((length, 4)).astype(np.float32)
     assert_same(run_model(model, [x])[0], rnn(d2s.to_tensor(x)), f"length {length}")
+
+
+@pytest.mark.parametrize("opset", range(18, d2s.onnx.exporter.DEFAULT_OPSET + 1))
+def test_control_flow_at_every_supported_opset(opset):
+    d2s.seed(0)
+    rnn = SequenceRNN()
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    model = d2s.onnx.to_model(rnn, opset_version=opset)
+    assert model.opset_import[0].version == opset
+    assert_same(run_model(model, [x])[0], rnn(d2s.to_tensor(x)), f"rnn at opset {opset}")
+    model = d2s.onnx.to_model(collatz, [InputSpec([], "int64")], opset_version=opset)
+    got = run_model(model, [np.array(27)])
+    assert [int(v) for v in got] == [111, 1]
