@@ -2,20 +2,24 @@
 
 Each op's ONNX rule comes from the registry (`OpDef.lowerings["onnx"]`),
 beside its numpy kernel; control-flow ops are exported by `control_flow`.
-Only the ops the outputs need are exported (the program's own dead-code
-elimination picks them; side-effect ops are always kept, so a print or a
-random draw is refused even when nothing reads it). Every value a rule
-returns is checked against the program: its dtype must be the one d2s
-gives, else the rule has a bug (raised at once, naming the op).
+The program first goes through the compiler's own passes (constant
+folding, algebraic identities, CSE, dead-code elimination; not the numpy
+backend's in-place buffer reuse): a `for` over `range` leaves `i * 1 + 0`
+behind, and ONNX Runtime folds constants but not identities. Side-effect
+ops are always kept, so a print or a random draw is refused even when
+nothing reads it. Every value a rule returns is checked against the
+program: its dtype must be the one d2s gives, else the rule has a bug
+(raised at once, naming the op).
 """
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import helper
 
 from ..core.registry import OPS, Aval, NotLowerable
 from ..static.executor import _where
-from ..static.passes import ProgramView, dce
+from ..static.passes import ProgramView, constant_folding, cse, dce, simplify
 from .control_flow import CONTROL_FLOW, Env
 from .errors import ExportError, Unsupported
 from .graph import Graph, Names, RuleNamespace, Value
@@ -26,6 +30,10 @@ MIN_OPSET = 18
 # onnxruntime 1.32 registers CPU kernels up to 28; every ONNX test passes at
 # each opset from 18 to 28. An older onnx caps it at the newest it writes.
 DEFAULT_OPSET = min(28, onnx.defs.onnx_opset_version())
+
+# The compiler's passes that change what runs (in this order, see
+# `static.passes`); the in-place pass only annotates for numpy codegen.
+PASSES = (constant_folding, simplify, cse, dce)
 
 
 def rule_for(op):
@@ -48,7 +56,13 @@ class ProgramExporter:
 
     def __init__(self, program, ops, outputs):
         self.program = program
-        self.blocks = dce.run(ProgramView(program, ops, outputs)).blocks
+        view = ProgramView(program, ops, outputs)
+        for p in PASSES:
+            view = p.run(view)
+        self.view = view
+        self.blocks = view.blocks
+        self.consts = view.consts      # name -> array folded while exporting
+        self.outputs = view.outputs    # the output names after the passes' renames
         self.names = Names()
 
     def doc(self, op):
@@ -62,7 +76,13 @@ class ProgramExporter:
         return RuleNamespace(graph, op, outs, self.doc(op))
 
     def names_read(self):
-        return {v.name for ops in self.blocks.values() for op in ops for v in op.inputs}
+        """Every name an op, a block result or the outputs read."""
+        names = set(self.outputs)
+        for ops in self.blocks.values():
+            for op in ops:
+                names.update(v.name for v in op.inputs)
+                names.update(self.view.block_results(op))
+        return names
 
     def emit_block(self, idx, graph, env):
         for op in self.blocks[idx]:
@@ -123,10 +143,13 @@ def export_program(program, ops, inputs, outputs, opset_version=None):
     for name, tensor in program.captured.items():
         if name in read:
             env.set(name, graph.add_initializer(name, tensor._value))
+    for name, array in exporter.consts.items():
+        if name in read:
+            env.set(name, _constant(graph, array))
     exporter.emit_block(0, graph, env)
     results = []
-    for i, v in enumerate(outputs):
-        value = env.get(v.name)
+    for i, (v, name) in enumerate(zip(outputs, exporter.outputs)):
+        value = env.get(name)
         out = Value(exporter.names.fresh(f"output_{i}"), v.dtype, v.shape)
         results.append(graph.add_node("Identity", [value], [out])[0])
     proto = graph.to_proto("d2s", results, dim_names=lambda i, d: f"output_{i}_dim{d}")
@@ -137,3 +160,15 @@ def export_program(program, ops, inputs, outputs, opset_version=None):
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise ExportError(f"the exported model fails ONNX's checker: {e}") from e
     return model
+
+
+def _constant(graph, array):
+    """A folded value: a Constant, or a scalar expanded to its shape when all its
+    elements are equal (zeros([512, 1024]) is not 2 MB of model)."""
+    array = np.asarray(array)
+    if array.size > 16 and (array == array.flat[0]).all():
+        value = Value(graph.names.fresh("filled"), array.dtype, array.shape)
+        graph.add_node("Expand", [graph.const(array.flat[0].reshape(())),
+                                  graph.const(np.array(array.shape, np.int64))], [value])
+        return value
+    return graph.const(array)

@@ -259,8 +259,8 @@ _INT64_MAX, _INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 
 def onnx_index(ns, x, spec, tensors):
     """`x[index]` in ONNX nodes, for the index a spec denotes (numpy's rules,
-    as `getitem_shape` states them): ints and slices become one Slice (ints
-    then squeezed), `None`s Unsqueeze; with integer or bool arrays, every int
+    as `getitem_shape` states them): slices become one Slice, ints a Gather
+    each, `None`s Unsqueeze; with integer or bool arrays, every int
     and array is an advanced index: one array is a Gather (a 1-D mask a
     Compress), several a GatherND over the advanced axes moved first, its
     result placed where numpy places it."""
@@ -273,7 +273,7 @@ def onnx_index(ns, x, spec, tensors):
         items.extend(fill)
     has_array = any(it[0] == "tensor" and (len(tensors[it[1]].shape) > 0
                                            or tensors[it[1]].dtype == np.bool_) for it in items)
-    slices, squeezed, advanced, layout, dim = [], [], [], [], 0
+    slices, picks, advanced, layout, dim = [], [], [], [], 0
     for pos, it in enumerate(items):
         kind = it[0]
         if kind == "none":
@@ -283,9 +283,9 @@ def onnx_index(ns, x, spec, tensors):
                 slices.append((dim,) + _slice_bounds(ns, it[1:], tensors))
             layout.append(dim)
             dim += 1
-        elif kind in ("int", "tensor") and not has_array:  # x[i]: x[i:i + 1], squeezed
-            slices.append((dim,) + _one(ns, it[1] if kind == "int" else tensors[it[1]]))
-            squeezed.append(dim)
+        elif kind in ("int", "tensor") and not has_array:  # x[i]: a Gather of one element
+            picks.append((dim, ns.scalar(it[1], np.int64) if kind == "int"
+                          else _scalar_int(ns, tensors[it[1]])))
             dim += 1
         elif kind in ("int", "tensor"):
             index = tensors[it[1]] if kind == "tensor" else ns.scalar(it[1], np.int64)
@@ -299,22 +299,11 @@ def onnx_index(ns, x, spec, tensors):
         x = ns.node("Slice", x, ns.shape_vector(starts), ns.shape_vector(stops),
                     ns.ints(axes), ns.shape_vector(steps)).with_shape((None,) * x.ndim)
     if not advanced:
-        if squeezed:
-            x = ns.node("Squeeze", x, ns.ints(squeezed))
+        for axis, index in reversed(picks):  # the last first: the others keep their axis
+            x = ns.node("Gather", x, index, axis=axis)
         new = [i for i, e in enumerate(layout) if e == "new"]
         return ns.node("Unsqueeze", x, ns.ints(new)) if new else x
     return _advanced_index(ns, x, advanced, layout)
-
-
-def _one(ns, i):
-    """Slice bounds picking element `i` (an int or a run-time integer); -1 ends at the end."""
-    if isinstance(i, int):
-        return i, _INT64_MAX if i == -1 else i + 1, 1
-    start = _scalar_int(ns, i)
-    last = ns.node("Equal", start, ns.scalar(-1, np.int64))
-    stop = ns.node("Where", last, ns.scalar(_INT64_MAX, np.int64),
-                   ns.node("Add", start, ns.scalar(1, np.int64)))
-    return start, stop, 1
 
 
 def _scalar_int(ns, t):
