@@ -6,9 +6,12 @@ backends, through `d2s.static.Executor`, and the xla first-call time.
 
 Each workload's `to_static` program (benchmarks/workloads.py) is built once,
 then run by `Executor(backend=...)` with the same feeds; the two backends'
-results are checked equal before timing. First call: a fresh Executor
-lowering, compiling and running the program (cold: the first in this
-process; warm-jax: a later one, JAX already imported and initialised).
+results are checked equal before timing; the hand-written numpy version
+and (with jax installed) `jax.jit` of the same model rewritten with `lax`
+(benchmarks/others.py) are timed beside them. First call: lowering, compiling and running
+the program (cold: the first xla call of the process, importing and
+initialising JAX on the way; warm-jax: the same program lowered and
+compiled again).
 Phase 2 of issue 9 adds the to_static xla and jax.jit columns to
 compare_modes.py; this is the program-level view.
 """
@@ -33,6 +36,7 @@ import numpy as np  # noqa: E402
 import d2s  # noqa: E402
 from d2s import static  # noqa: E402
 
+import others  # noqa: E402
 import timing  # noqa: E402
 from workloads import WORKLOADS  # noqa: E402
 
@@ -68,7 +72,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    print(f"{'workload':9} {'numpy µs':>10} {'xla µs':>10} {'np/xla':>7} "
+    print(f"{'workload':9} {'hand np µs':>10} {'numpy µs':>10} {'xla µs':>10} "
+          f"{'jax.jit µs':>10} {'hand/xla':>8} {'numpy/xla':>9} {'xla/jax':>7} "
           f"{'1st cold ms':>12} {'1st warm-jax ms':>16}")
     for key in args.workloads.split(","):
         wl = WORKLOADS[key](np.random.default_rng(args.seed))
@@ -83,10 +88,16 @@ def main():
             np.testing.assert_allclose(g, r, rtol=wl.rtol, atol=wl.atol)
         modes = {b: ((lambda e=e: e.run(program, feed=feed, fetch_list=fetch)),
                      d2s.no_grad) for b, e in exes.items()}
+        modes["hand"] = (wl.numpy_call, d2s.no_grad)
+        jit = others.jax_modes(key, wl.np_args).get("jax.jit")
+        if jit is not None:
+            modes["jax.jit"] = (jit, d2s.no_grad)
         stats = timing.measure(modes, rounds=args.rounds)
-        t_np, t_xla = stats["numpy"].median, stats["xla"].median
-        print(f"{key:9} {t_np * 1e6:10.1f} {t_xla * 1e6:10.1f} {t_np / t_xla:7.2f} "
-              f"{cold * 1e3:12.1f} {warm * 1e3:16.1f}", flush=True)
+        t_hand, t_np, t_xla = (stats[m].median for m in ("hand", "numpy", "xla"))
+        t_jax = stats["jax.jit"].median if jit is not None else float("nan")
+        print(f"{key:9} {t_hand * 1e6:10.1f} {t_np * 1e6:10.1f} {t_xla * 1e6:10.1f} "
+              f"{t_jax * 1e6:10.1f} {t_hand / t_xla:8.2f} {t_np / t_xla:9.2f} "
+              f"{t_xla / t_jax:7.2f} {cold * 1e3:12.1f} {warm * 1e3:16.1f}", flush=True)
 
 
 if __name__ == "__main__":

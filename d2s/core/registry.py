@@ -46,8 +46,6 @@ class OpDef:
     num_outputs: int = 1
     # Ops whose kernel reads the global RNG must never be folded or CSE'd.
     stateful: bool = False
-    doc: str = ""
-    extra: dict = field(default_factory=dict)
     # The kernel accepts `out=` (an elementwise result written into a given
     # buffer); numpy ufuncs always do. The compiled executor uses it in place.
     writes_out: bool = False
@@ -56,10 +54,6 @@ class OpDef:
 
     def __post_init__(self):
         self.writes_out = self.writes_out or isinstance(self.kernel, np.ufunc)
-
-    @property
-    def differentiable(self) -> bool:
-        return self.vjp is not None
 
     def lowering(self, **rules) -> "OpDef":
         """Declare lowerings, one keyword per backend (`xla=rule` or
@@ -91,16 +85,10 @@ OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                doc="", writes_out=False) -> OpDef:
+                writes_out=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
-    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, doc, writes_out=writes_out)
+    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out)
     OPS[name] = op
     return op
 
-
-def get_op(name) -> OpDef:
-    try:
-        return OPS[name]
-    except KeyError:
-        raise KeyError(f"no operator named {name!r} is registered") from None

@@ -35,10 +35,6 @@ def in_dynamic_mode() -> bool:
     return current_builder() is None
 
 
-def static_mode_enabled() -> bool:
-    return _global["static"]
-
-
 def current_builder():
     """The builder receiving ops now, or None when ops run eagerly."""
     if _tls.builders:
@@ -95,6 +91,13 @@ class _GradMode(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         _tls.grad_enabled = _tls.grad_stack.pop()
         return False
+
+    def __call__(self, func):
+        """As a decorator: the wrapper says what it wraps (`_d2s_grad_mode` and
+        `__wrapped__`), so conversion can convert `func` and keep the mode."""
+        wrapper = super().__call__(func)
+        wrapper._d2s_grad_mode = self._enabled
+        return wrapper
 
 
 class no_grad(_GradMode):

@@ -64,7 +64,16 @@ class Tensor(TensorMethods):
         return self._value.item()
 
     def __array__(self, dtype=None, copy=None):
-        return self._value if dtype is None else self._value.astype(dtype)
+        """NumPy 2 protocol: `copy=True` always copies (the Tensor's array is never
+        handed out to be written), `copy=False` never does (a dtype change then
+        raises ValueError), `None` copies only for a dtype change."""
+        value = self._value
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            if copy is False:
+                raise ValueError(f"converting a {value.dtype} Tensor to {np.dtype(dtype)} "
+                                 "needs a copy, and copy=False forbids one")
+            return value.astype(dtype)
+        return value.copy() if copy else value
 
     # ---- Python protocol (eager only) -------------------------------------
     def _scalar(self, what):

@@ -2,11 +2,12 @@
 
 Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
-captured by reference. Running in dynamic mode feeds the eager Tensors'
-arrays, runs the forward ops, and wraps outputs as eager Tensors. When a
-gradient is wanted, the outputs are joined to the eager tape by one node
-whose vjp runs the backward ops, built once per program from the same vjp
-rules and appended after the forward ops.
+captured by reference; ops nothing needs are then pruned. Running in
+dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
+wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
+joined to the eager tape by one node whose vjp runs the backward ops, built
+once per program from the same vjp rules on a copy of the program (a
+`BackwardProgram`): `main_program` stays the forward that users print and save.
 """
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
-from ..static.backward import backward_block, grad_ops, names_read
+from ..static.backward import BackwardProgram
 from ..static.codegen import NotCompilable, compile_program
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
+from ..static.passes.dce import prune_program
 from ..static.pytree import flatten, unflatten
 
 
@@ -40,8 +42,7 @@ class ConcreteProgram:
         self._out_tree = out_tree
         self._out_leaves = out_leaves      # Python constants; None where an output goes
         self._n_forward = n_forward
-        self._backward = None
-        self._backward_reads = frozenset()
+        self._backward = None              # a BackwardProgram, built on first need
         self._compiled_forward = _UNSET
         self._float_params = [t for t in main_program.captured.values() if is_floating(t.dtype)]
         self._grad_fns = None
@@ -85,6 +86,7 @@ class ConcreteProgram:
                     consts.append(None)
                 else:
                     consts.append(leaf)
+        prune_program(program, [v.name for v in outputs])
         n_forward = len(program.global_block().ops)
         return cls(program, inputs, outputs, out_tree, consts, n_forward)
 
@@ -144,15 +146,15 @@ class ConcreteProgram:
             with self._lock:
                 if self._compiled_forward is _UNSET:
                     self._compiled_forward = self._compile(
-                        self.main_program.global_block().ops[:self._n_forward],
+                        self.main_program, self.main_program.global_block().ops,
                         self._input_names(), [v.name for v in self.outputs], "forward")
         return self._compiled_forward
 
-    def _compile(self, ops, inputs, outputs, name):
+    def _compile(self, program, ops, inputs, outputs, name):
         if executor_mode() != "compiled" or self._writes_parameters():
             return None
         try:
-            return compile_program(self.main_program, ops, inputs, outputs, name)
+            return compile_program(program, ops, inputs, outputs, name)
         except NotCompilable:
             return None
 
@@ -161,12 +163,15 @@ class ConcreteProgram:
         return any(v.name in captured for op in self.main_program.global_block().ops
                    for v in op.outputs)
 
-    def _run_interpreted(self, arrays):
-        program = self.main_program
+    def _run_interpreted(self, arrays, program=None, ops=None):
+        """Run the forward ops (by default the main program's) on `arrays`."""
+        if program is None:
+            program = self.main_program
+            ops = program.global_block().ops
         scope = Scope()
         for name, a in zip(self._input_names(), arrays):
             scope.vars[name] = a
-        run_ops(program.global_block().ops[:self._n_forward], program, scope)
+        run_ops(ops, program, scope)
         write_back(program, scope)
         return scope
 
@@ -183,26 +188,26 @@ class ConcreteProgram:
             n = len(self.outputs)
             values = [np.asarray(v) for v in results[:n]]
             return values, results[n:]
-        scope = self._run_interpreted(arrays)
+        scope = self._run_interpreted(arrays, self._backward.program, self._backward.forward_ops)
         values = [scope.get(v.name) for v in self.outputs]
         # The tape keeps only the forward values the backward ops read.
-        keep = self._backward_reads
+        keep = self._backward.reads
         scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
         return values, scope
 
     def _compile_grad(self):
         """Forward returning outputs + the values backward reads (saved cond/while
         scopes included), and the backward; None where only the interpreter can."""
-        gb = self.main_program.global_block()
-        fwd_ops = gb.ops[:self._n_forward]
+        grad_program = self._backward.program
+        fwd_ops = self._backward.forward_ops
         if any(op.type == "undefined" and is_floating(op.outputs[0].dtype)
-               for op in self.main_program.all_ops()):
+               for op in grad_program.all_ops()):
             return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
                      if op.attrs.get(k)}
-        saved = sorted(n for n in self._backward_reads if n in produced)
-        fwd = self._compile(fwd_ops, self._input_names(),
+        saved = sorted(n for n in self._backward.reads if n in produced)
+        fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
         if fwd is None:
             return None
@@ -215,11 +220,10 @@ class ConcreteProgram:
         fwd, by_mask = self._grad_fns
         bwd = by_mask.get(wanted)
         if bwd is None:
-            _, ct_names, grad_names = self._backward
-            outs = [n for n, w in zip(grad_names, wanted) if n is not None and w]
-            gb = self.main_program.global_block()
-            bwd = self._compile(gb.ops[self._n_forward:], self._saved_names + ct_names, outs,
-                                "backward")
+            backward = self._backward
+            outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
+            bwd = self._compile(backward.program, backward.backward_ops,
+                                self._saved_names + backward.ct_names, outs, "backward")
             by_mask[wanted] = bwd
         return bwd
 
@@ -229,30 +233,20 @@ class ConcreteProgram:
             if self._backward is not None:
                 return
             program = self.main_program
-            gb = program.global_block()
-            diff_outs = [i for i, v in enumerate(self.outputs) if is_floating(v.dtype)]
             params = [program._captured_ids[id(t)] for t in program.captured.values()]
-            wrt = self.inputs + params
-            with state.building(program._builder), program._block_guard(gb), \
-                    grad_ops(program):
-                cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
-                       for i in diff_outs]
-                grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
-            self._backward_reads = names_read(gb.ops[self._n_forward:])
-            self._backward = (diff_outs, [c.name for c in cts],
-                              [None if g is None or not is_floating(w.dtype) else g.name
-                               for g, w in zip(grads, wrt)])
+            self._backward = BackwardProgram(program, self.outputs, self.inputs + params)
 
     def _vjp(self, g, out, *inputs, _saved):
-        diff_outs, ct_names, grad_names = self._backward
+        backward = self._backward
+        grad_names = backward.grad_names
         gs = (g,) if self._tape_op.num_outputs == 1 else g
-        cts = [gs[i]._value.astype(self.outputs[i].dtype, copy=False) for i in diff_outs]
+        cts = [gs[i]._value.astype(self.outputs[i].dtype, copy=False)
+               for i in backward.diff_outs]
         if isinstance(_saved, Scope):
             scope = Scope(_saved)
-            for name, ct in zip(ct_names, cts):
+            for name, ct in zip(backward.ct_names, cts):
                 scope.vars[name] = ct
-            program = self.main_program
-            run_ops(program.global_block().ops[self._n_forward:], program, scope)
+            run_ops(backward.backward_ops, backward.program, scope)
             values = [None if n is None else scope.get(n) for n in grad_names]
         else:
             wanted = tuple(not t.stop_gradient for t in inputs)

@@ -62,9 +62,12 @@ def _decode_tree(obj, where="out_tree"):
 
 
 def save(layer_or_fn, path, input_spec=None):
-    """Trace (with `input_spec` if given, else the last program built) and write
-    `<path>.json` and `<path>.npz`."""
+    """Trace and write `<path>.json` and `<path>.npz`. The program traced is the
+    one for `input_spec` if given, else for the `input_spec` given to
+    `to_static` (as PaddlePaddle does), else the last program built."""
     sf = _static_function_of(layer_or_fn)
+    if input_spec is None:
+        input_spec = sf._input_spec
     if input_spec is not None:
         concrete = sf.get_concrete_program(*[
             s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec])

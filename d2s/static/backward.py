@@ -144,7 +144,7 @@ def names_read(ops):
 
 def _keep_for_backward(op, key, grad_blocks):
     """Record on the forward `cond`/`while` op which of its scope's values its
-    gradient blocks read: the executor saves only those (issue: keep no more)."""
+    gradient blocks read: the executor saves only those, not the whole scope."""
     names = set(op.attrs.get(key, ()))
     for block in grad_blocks:
         names |= names_read(block.ops)
@@ -248,6 +248,43 @@ def bind_ones_like(t):
 
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+class BackwardProgram:
+    """A traced function's forward program copied, with its backward appended.
+
+    Built on a copy (`Program.clone`): differentiating marks forward `cond` /
+    `while` ops to save their scopes and appends grad ops, and neither may
+    show in the forward program users print, save and run without gradients.
+    `program`'s block 0 holds the forward ops (`forward_ops`), then the
+    backward (`backward_ops`), which reads cotangents named `ct_names` (for
+    the floating outputs `diff_outs`) and writes `grad_names` (aligned with
+    `wrt`; None where no gradient exists); `reads` is every name it reads.
+    """
+
+    def __init__(self, forward, outputs, wrt):
+        self.program = program = forward.clone()
+        gb = program.global_block()
+        self.n_forward = len(gb.ops)
+        outputs = [program.counterpart(v) for v in outputs]
+        wrt = [program.counterpart(v) for v in wrt]
+        self.diff_outs = [i for i, v in enumerate(outputs) if is_floating(v.dtype)]
+        with state.building(program._builder), program._block_guard(gb), grad_ops(program):
+            cts = [gb.create_var(outputs[i].shape, outputs[i].dtype, prefix="ct")
+                   for i in self.diff_outs]
+            grads = backward_block(gb, [outputs[i] for i in self.diff_outs], cts, wrt)
+        self.ct_names = [c.name for c in cts]
+        self.grad_names = [None if g is None or not is_floating(w.dtype) else g.name
+                           for g, w in zip(grads, wrt)]
+        self.reads = names_read(self.backward_ops)
+
+    @property
+    def forward_ops(self):
+        return self.program.global_block().ops[:self.n_forward]
+
+    @property
+    def backward_ops(self):
+        return self.program.global_block().ops[self.n_forward:]
 
 
 def append_backward(loss, parameters):

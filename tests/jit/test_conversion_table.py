@@ -27,7 +27,7 @@ from d2s.jit import to_static
 nn = getattr(d2s, "nn", None)
 needs_nn = pytest.mark.skipif(nn is None, reason="d2s.nn is not available")
 
-Entry = namedtuple("Entry", "fn py tensors ref ops forbid grad raises xfail marks")
+Entry = namedtuple("Entry", "fn py tensors ref ops forbid grad raises xfail marks spec")
 # ref=ON_NUMPY: the reference is the function itself run on the numpy arrays
 # (plain Python and numpy, no d2s), for functions written only with operators.
 ON_NUMPY = object()
@@ -35,7 +35,7 @@ CASES = []
 
 
 def case(py=(), tensors=(), ref=None, ops=(), forbid=(), grad=False, raises=None,
-         xfail=None, marks=()):
+         xfail=None, marks=(), spec=None):
     """Register a table entry.
 
     py: Python-valued argument tuples; tensors: argument tuples where numpy
@@ -45,14 +45,16 @@ def case(py=(), tensors=(), ref=None, ops=(), forbid=(), grad=False, raises=None
     ops: op types the program must contain; forbid: op types it must not;
     raises: (type, regex) the static call must raise on the tensor inputs;
     xfail: {check: reason} for check in "python", "tensor", "grad" (a plain
-    string means "tensor" and "grad").
+    string means "tensor" and "grad"); spec: the `input_spec` given to
+    `to_static` (`None` dims: the tensor inputs of several sizes must then be
+    served by one program).
     """
     if isinstance(xfail, str):
         xfail = {"tensor": xfail, "grad": xfail}
 
     def register(fn):
         CASES.append(Entry(fn, list(py), list(tensors), ref, set(ops), set(forbid), grad,
-                           raises, dict(xfail or {}), tuple(marks)))
+                           raises, dict(xfail or {}), tuple(marks), spec))
         return fn
     return register
 
@@ -614,6 +616,27 @@ def for_zip_two_tensors(u, v):
     return s
 
 
+_PAIRS = [(F([[1.0, 2.0], [3.0, 4.0], [5.0, -1.0]]),), (F([[0.5, 2.0]]),)]
+
+
+@case(py=[([(1.0, 2.0), (3.0, 4.0)],), ([],)], tensors=_PAIRS,
+      ref=lambda p: (p[:, 0] * p[:, 1]).sum(), ops={"while"}, grad=True)
+def for_unpacks_rows_of_pairs(pairs):
+    s = 0.0
+    for a, b in pairs:
+        s = s + a * b
+    return s
+
+
+@case(tensors=_PAIRS, spec=[d2s.static.InputSpec([None, 2], "float64")],
+      ref=lambda p: (p[:, 0] - p[:, 1]).sum(), ops={"while"}, grad=True)
+def for_unpacks_rows_of_pairs_unknown_count(pairs):
+    s = 0.0
+    for a, b in pairs:
+        s = s + (a - b)
+    return s
+
+
 # =============================================================================
 # for over a Python iterable -> unrolled while tracing
 # =============================================================================
@@ -684,6 +707,20 @@ def for_python_range_break_on_tensor(x):
         if x > 5:
             break
     return x
+
+
+@case(py=[([1.0, 2.0, 3.0],)], tensors=[(F([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),)],
+      ref=lambda x: ((x * x).sum(0), (x * np.arange(3)[:, None]).sum(0)), forbid={"while"},
+      grad=True)
+def comprehension_over_rows_known_count_unrolls(x):
+    # the rows (and enumerate over them) are unrolled: their number is known
+    return sum([row * row for row in x]), sum([row * i for i, row in enumerate(x)])
+
+
+@case(tensors=[(F([[1.0, 2.0], [3.0, 4.0]]),)], spec=[d2s.static.InputSpec([None, 2], "float64")],
+      raises=(TypeError, "first dim is unknown until run time"))
+def comprehension_over_rows_unknown_count_is_an_error(x):
+    return sum([row * row for row in x])
 
 
 # =============================================================================
@@ -1042,6 +1079,69 @@ def len_returns_python_int(v):
 
 
 # =============================================================================
+# unknown (None) dims from an InputSpec: x.shape is a tuple of ints and weak
+# int64 scalar Variables; shape arguments mix both (a `shape` op feeds them)
+# =============================================================================
+
+def _spec(*shape, dtype="float32"):
+    return [d2s.static.InputSpec(list(shape), dtype)]
+
+
+_ROWS = [(F32(np.arange(12.0).reshape(2, 2, 3)),), (F32(np.arange(30.0).reshape(5, 2, 3)),)]
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3), ref=lambda x: x.reshape(len(x), -1),
+      ops={"shape", "reshape"}, grad=True)
+def reshape_dynamic_batch_and_minus_one(x):
+    return x.reshape([x.shape[0], -1])
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3), ref=lambda x: x.sum(0) / len(x), ops={"shape"})
+def divide_by_dynamic_dim_keeps_float32(x):
+    return x.sum(0) / x.shape[0]
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3),
+      ref=lambda x: (np.zeros((len(x), 3), np.float32) + x.shape[1], x.sum() / len(x)),
+      ops={"shape"})
+def unpack_shape_with_an_unknown_dim(x):
+    b, n, k = x.shape
+    return d2s.zeros([b, k]) + n, x.sum() / b
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3),
+      ref=lambda x: (np.zeros(x.shape[2], np.float32), np.ones((len(x), 3), np.float32) * 2,
+                     np.full((len(x), 1), 0.5, np.float32)),
+      ops={"full"})
+def zeros_ones_full_mix_ints_and_dynamic_dims(x):
+    return d2s.zeros([x.shape[2]]), d2s.ones([x.shape[0], 3]) * 2, d2s.full([x.shape[0], 1], 0.5)
+
+
+@case(tensors=_ROWS, spec=_spec(None, 2, 3),
+      ref=lambda x: (np.arange(len(x)) * 2, np.arange(1, len(x), 2)), ops={"arange"})
+def arange_to_a_dynamic_dim(x):
+    return d2s.arange(x.shape[0]) * 2, d2s.arange(1, x.shape[0], 2)
+
+
+@case(tensors=[(F32([[1.0, 2.0, 3.0]]), F32(np.ones((4, 3)))),
+               (F32([[0.5, 0.0, -1.0]]), F32(np.ones((2, 3))))],
+      spec=[d2s.static.InputSpec([1, 3]), d2s.static.InputSpec([None, 3])],
+      ref=lambda row, x: np.broadcast_to(row, x.shape) * x, ops={"expand"}, grad=True)
+def expand_to_a_dynamic_batch(row, x):
+    return row.expand([x.shape[0], -1]) * x
+
+
+@case(tensors=[(F(np.arange(6.0)),)], ref=lambda x: x.reshape(3, 2), grad=True)
+def reshape_minus_one_infers_the_right_dim(x):
+    return x.reshape([-1, 2])
+
+
+@case(tensors=[(F(np.arange(6.0)),)], raises=(ValueError, r"cannot reshape \(6,\) .*\[-1, 5\]"))
+def reshape_that_cannot_fit_fails_at_build_time(x):
+    return x.reshape([-1, 5])
+
+
+# =============================================================================
 # list.append in a converted loop (stacked on read)
 # =============================================================================
 
@@ -1080,6 +1180,31 @@ def append_in_tensor_for_range(x, n):
     for i in range(n):
         out.append(x * i)
     return d2s.stack(out)
+
+
+@case(tensors=[(F([1.0, 2.0]), I(3)), (F([-1.0, 0.5]), I(1))],
+      ref=lambda x, n: np.stack([v for i in range(n) for v in (x * i, x + i)]), ops={"while"})
+def plus_equals_list_in_tensor_for(x, n):
+    out = []
+    for i in range(n):
+        out += [x * i, x + i]
+    return d2s.stack(out)
+
+
+def _ref_growing_pairs(x, n):
+    feats = [x, x + 1]
+    for _ in range(n):
+        feats.append(feats[-1] + feats[-2])
+    return feats[-2], np.stack(feats)
+
+
+@case(tensors=[(F([1.0, 2.0]), I(4)), (F([0.5, -1.0]), I(1)), (F([0.5, -1.0]), I(0))],
+      ref=_ref_growing_pairs, ops={"while"})
+def tensor_array_negative_index_while_it_grows(x, n):
+    feats = [x, x + 1]
+    for _ in range(n):
+        feats.append(feats[-1] + feats[-2])
+    return feats[-2], d2s.stack(feats)
 
 
 # =============================================================================
@@ -1187,6 +1312,90 @@ def _ref_gated(x):
       marks=[needs_nn])
 def call_user_layer_with_tensor_if_in_forward(x):
     return _GATED(x) * 1.0
+
+
+if nn is not None:
+    class _AddConst(nn.Layer):
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
+
+        def forward(self, x):
+            return x + self.k
+
+    _STEPS = nn.LayerList([_AddConst(float(k)) for k in (1, 2, 3, 4)])
+    _SEQUENCE = nn.Sequential(*[_AddConst(float(k)) for k in (1, 2, 3, 4)])
+else:  # pragma: no cover
+    _STEPS = _SEQUENCE = None
+
+
+def _ref_steps_until_large(x):
+    for k in (1.0, 2.0, 3.0, 4.0):
+        x = x + k
+        if x.sum() > 5:
+            break
+    return x
+
+
+_BREAKS = [(F(0.0),), (F(10.0),), (F(-20.0),), (F(2.5),)]  # breaks after 3, 1, no, 2 steps
+
+
+@case(tensors=_BREAKS, ref=_ref_steps_until_large, ops={"cond"}, forbid={"while"}, grad=True,
+      marks=[needs_nn])
+def loop_over_layer_list_with_tensor_break(x):
+    for block in _STEPS:
+        x = block(x)
+        if x.sum() > 5:
+            break
+    return x
+
+
+@case(tensors=_BREAKS, ref=_ref_steps_until_large, ops={"cond"}, forbid={"while"},
+      marks=[needs_nn])
+def loop_over_sequential_with_tensor_break(x):
+    for layer in _SEQUENCE:
+        x = layer(x)
+        if x.sum() > 5:
+            break
+    return x
+
+
+@case(py=[(2.0,), ([1.0],)], tensors=[(F(2.0),), (F([1.0, -3.0]),)], ref=lambda x: x * 2,
+      ops={"multiply"})
+def isinstance_tensor_takes_the_tensor_path(x):
+    if isinstance(x, d2s.Tensor):
+        return x * 2
+    return x
+
+
+@case(py=[(2.0,)], tensors=[(F(2.0),)], ref=lambda x: x + 1)
+def isinstance_of_other_types_is_false_for_a_tensor(x):
+    if isinstance(x, (int, np.ndarray)):
+        return x
+    return x + 1
+
+
+@d2s.no_grad()
+def _no_grad_double_or_negate(x):
+    if x > 0:
+        return x * 2
+    return -x
+
+
+@case(py=[(2.0,), (-2.0,)], tensors=[(F(1.5),), (F(-2.0),)],
+      ref=lambda x: np.where(x > 0, x * 2, -x) + x * x, ops={"cond", "detach"}, grad=True)
+def call_no_grad_helper_with_tensor_if(x):
+    # the helper's `if` is converted; its result carries no gradient (eager: no tape)
+    return _no_grad_double_or_negate(x) + x * x
+
+
+@case(py=[(3,), (3.0,)], tensors=[(F32(3.0),), (F(2.0),)],
+      raises=(TypeError, "only integer tensors can be used as an index"))
+def range_of_a_float_tensor_is_a_type_error(n):
+    s = 0
+    for i in range(n):
+        s = s + i
+    return s
 
 
 # =============================================================================
@@ -1448,7 +1657,7 @@ def test_table_is_big_enough():
 
 @pytest.mark.parametrize("entry", _params([e for e in CASES if e.py], "python"))
 def test_python_values_keep_python_semantics(entry):
-    sf = to_static(entry.fn)
+    sf = to_static(entry.fn, input_spec=entry.spec)
     for args in entry.py:
         want_kind, want = _outcome(entry.fn, args)
         got_kind, got = _outcome(sf, args)
@@ -1462,7 +1671,7 @@ def test_python_values_keep_python_semantics(entry):
 
 @pytest.mark.parametrize("entry", _params([e for e in CASES if e.tensors], "tensor"))
 def test_tensor_values_static_equals_eager_and_reference(entry):
-    sf = to_static(entry.fn)
+    sf = to_static(entry.fn, input_spec=entry.spec)
     for args in entry.tensors:
         if entry.raises is not None:
             exc_type, pattern = entry.raises
@@ -1487,6 +1696,8 @@ def test_tensor_values_static_equals_eager_and_reference(entry):
         ops = _program_ops(sf, args)
         assert entry.ops <= ops, f"{args}: missing ops {entry.ops - ops} in {sorted(ops)}"
         assert not (entry.forbid & ops), f"{args}: unexpected ops {entry.forbid & ops}"
+    if entry.spec is not None and entry.raises is None:
+        assert len(sf.program_cache) == 1, "one program serves every size of a None dim"
 
 
 def _loss_and_inputs(fn, args):
@@ -1511,7 +1722,7 @@ def test_enough_gradient_cases():
 
 @pytest.mark.parametrize("entry", _params(GRAD_CASES, "grad"))
 def test_gradients_static_equal_eager(entry):
-    sf = to_static(entry.fn)
+    sf = to_static(entry.fn, input_spec=entry.spec)
     for args in entry.tensors:
         s_inputs = _loss_and_inputs(sf, args)
         e_inputs = _loss_and_inputs(entry.fn, args)

@@ -119,6 +119,12 @@ CASES = [
     # shape manipulation
     ("reshape", lambda x: x.reshape([3, -1]), [f32(2, 3)]),
     ("reshape_copy_dim", lambda x: x.reshape([0, 2, -1]), [f32(2, 4, 3)]),
+    ("reshape_run_time_dims", lambda x: x.reshape([d2s.shape(x)[1], -1]), [f32(2, 3)]),
+    ("expand", lambda x: x.expand([2, -1, 3]), [f32(1, 3)]),
+    ("expand_run_time_dims", lambda x, y: x.expand([d2s.shape(y)[0], 3]), [f32(3), f32(4)]),
+    ("detach", lambda x: x.detach() * 2, [f32(3)]),
+    ("full_run_time_dims", lambda x: d2s.zeros([d2s.shape(x)[0], 2], "int32"), [f32(5)]),
+    ("arange_run_time_bound", lambda x: d2s.arange(d2s.shape(x)[0], dtype="float64"), [f32(4)]),
     ("transpose", lambda x: x.transpose([2, 0, 1]), [f32(2, 3, 4)]),
     ("unsqueeze", lambda x: d2s.unsqueeze(x, [0, 2]), [f32(2, 3)]),
     ("squeeze", lambda x: d2s.squeeze(x, 1), [f32(2, 1, 3)]),

@@ -52,19 +52,25 @@ def _kept(low, op, key, block_ids):
     """The names (attribute `key`) a forward op keeps for its gradient that
     `block_ids` define (the others are read from the enclosing blocks)."""
     blocks = low.program.blocks
-    names = [n for n in op.attrs.get(key, ()) if any(n in blocks[b].vars for b in block_ids)]
-    for n in names:
-        if n in low.undefined:
-            raise Unsupported("a gradient reads a name that a path may leave undefined (the "
-                              "numpy backend treats it as a zero)", op)
-    return names
+    return [n for n in op.attrs.get(key, ()) if any(n in blocks[b].vars for b in block_ids)]
 
 
-def _grad_value(low, env, name, op):
-    if name in low.undefined:
-        raise Unsupported("a gradient reads a name that a path may leave undefined (the "
-                          "numpy backend treats it as a zero)", op)
-    return _carried(env.get(name))
+def _flagged(low, env, name):
+    """(value, flag) of `name` as a branch result or loop carry: the flag is a
+    bool array for names that may be undefined (see `definedness`), else None."""
+    value = _carried(env.get(name))
+    if name not in low.undefined:
+        return value, None
+    flag = env.flag(name)
+    return value, _false() if flag is None else jnp.asarray(flag)
+
+
+def _bind(env, pairs):
+    """A child environment of `env` holding `pairs` of name -> (value, flag)."""
+    child = Env(env)
+    for name, (value, flag) in pairs:
+        child.set(name, value, flag)
+    return child
 
 
 def _abstract(low, fn, *args):
@@ -116,7 +122,7 @@ def lower_cond(low, op, env):
                 flags.append((_false() if f is None else jnp.asarray(f)) if flagged[i] else None)
             saved = None
             if saves:
-                mine = {n: _carried(child.get(n)) for n in kept[key]}
+                mine = {n: _flagged(low, child, n) for n in kept[key]}
                 theirs = {} if stand_ins else _zeros_like(
                     other_avals(other)[2][0 if other == "true" else 1])
                 saved = (mine, theirs) if key == "true" else (theirs, mine)
@@ -137,25 +143,37 @@ def lower_cond(low, op, env):
         env.set(a["save_scope"], (pred,) + tuple(saved))
 
 
+def _cotangents(low, env, op, variables):
+    """(value, flag) of each cotangent input: a flag where it may be a zero cotangent."""
+    out = []
+    for v in variables:
+        value, flag = low.read_flagged(env, v, op)
+        out.append((_carried(value), None if flag is None else jnp.asarray(flag)))
+    return out
+
+
 def lower_cond_grad(low, op, env):
     a = op.attrs
     pred, saved_true, saved_false = env.get(a["scope"])
-    cts = [_carried(low.read(env, v, op)) for v in op.inputs]
+    cts = list(zip(a["ct_vars"], _cotangents(low, env, op, op.inputs)))
+    flagged = [v.name in low.undefined for v in op.outputs]
 
     def branch(key, saved):
         def run(status):
             low.status = status
-            child = Env(env)
-            for name, value in list(saved.items()) + list(zip(a["ct_vars"], cts)):
-                child.set(name, value)
+            child = _bind(env, list(saved.items()) + cts)
             low.lower_block(a[f"{key}_block"], child)
-            return [_grad_value(low, child, n, op) for n in a[f"{key}_grads"]], low.status
+            grads = []
+            for name, fl in zip(a[f"{key}_grads"], flagged):
+                value, flag = _flagged(low, child, name)
+                grads.append((value, (_false() if flag is None else flag) if fl else None))
+            return grads, low.status
         return run
 
     grads, low.status = lax.cond(pred, branch("true", saved_true),
                                  branch("false", saved_false), low.status)
-    for v, g in zip(op.outputs, grads):
-        env.set(v.name, low.checked(v, g, op))
+    for v, (g, flag) in zip(op.outputs, grads):
+        env.set(v.name, low.checked(v, g, op), flag)
 
 
 # ---- while -----------------------------------------------------------------------
@@ -197,7 +215,7 @@ def lower_while(low, op, env):
         child = bind(values, flags)
         low.lower_block(a["body_block"], child)
         if saves:
-            snapshot = {name: _carried(child.get(name)) for name in kept}
+            snapshot = {name: _flagged(low, child, name) for name in kept}
             if history is None:
                 history = snapshot
             else:
@@ -229,7 +247,6 @@ def _settle(low, op, trip, state, born_undefined):
     """Loop carries need one shape. A name the loop assigns first starts as a
     placeholder shaped like the body's value; a value the body reshapes
     otherwise (e.g. `x = concat([x, y])`) cannot lower."""
-    labels = op.attrs["loop_vars"]
     for _ in range(3):
         out = _abstract(low, trip, tuple(state))
         changed = False
@@ -242,38 +259,51 @@ def _settle(low, op, trip, state, born_undefined):
                 state[0][i] = jnp.zeros(after.shape, after.dtype)
                 changed = True
                 continue
-            label = low.undefined.get(labels[i], labels[i])
             raise Unsupported(
-                f"loop variable '{label}' changes shape in the loop "
-                f"({[x.shape for x in b]} -> {[x.shape for x in f]}); XLA loops carry one "
-                "shape", op)
+                f"a loop variable changes shape in the loop (#{i}: "
+                f"{' '.join(str(x.shape) for x in b)} -> {' '.join(str(x.shape) for x in f)}); "
+                "XLA loops carry one shape", op)
         if not changed:
             return
     raise Unsupported("loop variable shapes did not settle", op)  # pragma: no cover
 
 
 def lower_while_grad(low, op, env):
+    """The grad block once per recorded trip, last trip first. Loop-variable
+    cotangents are carried from trip to trip; the cotangents of values the
+    loop only read are summed (a zero cotangent adds nothing)."""
     a = op.attrs
     history = env.get(a["steps"])
     n_ct = len(a["ct_vars"])
-    carried = [_carried(low.read(env, v, op)) for v in op.inputs[:n_ct]]
+    carried = _cotangents(low, env, op, op.inputs[:n_ct])
+    carried = [(value, _false() if v.name in low.undefined and flag is None else flag)
+               for (value, flag), v in zip(carried, op.outputs)]
     sums = [jnp.zeros_like(_carried(low.read(env, v, op))) for v in op.inputs[n_ct:]]
 
     def trip(state):
         k, carried, sums, status = state
         low.status = status
-        child = Env(env)
-        for name, value in list(history.trip(k).items()) + list(zip(a["ct_vars"], carried)):
-            child.set(name, value)
+        child = _bind(env, list(history.trip(k).items()) + list(zip(a["ct_vars"], carried)))
         low.lower_block(a["grad_block"], child)
-        carried = [_grad_value(low, child, n, op) for n in a["loop_grads"]]
-        sums = [s + _grad_value(low, child, n, op) for s, n in zip(sums, a["free_grads"])]
-        return k - 1, carried, sums, low.status
+        new = []
+        for name, (_, old_flag) in zip(a["loop_grads"], carried):
+            value, flag = _flagged(low, child, name)
+            if old_flag is None:
+                flag = None
+            elif flag is None:
+                flag = _false()
+            new.append((value, flag))
+        for i, name in enumerate(a["free_grads"]):
+            g, flag = _flagged(low, child, name)
+            sums[i] = sums[i] + g if flag is None else jnp.where(flag, sums[i], sums[i] + g)
+        return k - 1, new, sums, low.status
 
     _, carried, sums, low.status = lax.while_loop(
         lambda s: (s[0] >= 0) & (s[3][0] == 0), trip,
         (history.count - 1, carried, sums, low.status))
-    for v, g in zip(op.outputs, carried + sums):
+    for v, (g, flag) in zip(op.outputs, carried):
+        env.set(v.name, low.checked(v, g, op), flag)
+    for v, g in zip(op.outputs[n_ct:], sums):
         env.set(v.name, low.checked(v, g, op))
 
 

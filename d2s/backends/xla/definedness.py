@@ -1,13 +1,17 @@
 """Which names of a program may hold "no value" at run time, and their labels.
 
-The numpy backend represents such a value as an `UndefinedValue` object and
-raises NameError when an op reads it. XLA values always exist, so the
+The numpy backend represents such a value as an `UndefinedValue` object: a
+(non-gradient) op reading it raises NameError, a gradient op reads it as a
+zero cotangent (a "symbolic zero"). XLA values always exist, so the
 lowering gives these names (and only these) a traced "undefined" flag; this
 analysis finds them, with the user's variable name for the error message.
 Sources: the `undefined` op (a name a loop assigns first), a `cond` output
-one branch leaves unset; they spread through branch outputs and loop carries.
+one branch leaves unset; they spread through branch outputs, loop carries
+and gradient ops (a zero cotangent makes zero cotangents).
 """
 from __future__ import annotations
+
+ZERO_COTANGENT = "<zero cotangent>"  # the numpy backend's label for it
 
 
 def maybe_undefined(blocks):
@@ -46,3 +50,18 @@ def _sources(op, labels):
                 if src in labels:
                     yield ph, labels[src]
                     yield out.name, labels[src]
+    elif op.type == "cond_grad":
+        for v, ct in zip(op.inputs, a["ct_vars"]):
+            if v.name in labels:
+                yield ct, ZERO_COTANGENT
+        for v, t, f in zip(op.outputs, a["true_grads"], a["false_grads"]):
+            if t in labels or f in labels:
+                yield v.name, ZERO_COTANGENT
+    elif op.type == "while_grad":
+        for v, ct, g, out in zip(op.inputs, a["ct_vars"], a["loop_grads"], op.outputs):
+            if v.name in labels or g in labels:
+                yield ct, ZERO_COTANGENT
+                yield out.name, ZERO_COTANGENT
+    elif op.is_grad and any(v.name in labels for v in op.inputs):
+        for v in op.outputs:
+            yield v.name, ZERO_COTANGENT

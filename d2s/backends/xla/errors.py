@@ -5,10 +5,10 @@
 * `LoweringError`: a lowered value disagrees with the program's Variable
   (dtype or shape) — a bug in a rule, raised loudly, never run around.
 * Run-time errors (a `raise`/`assert` op firing, reading a name no path
-  assigned) cannot be raised inside XLA. The lowered program carries an int32 *error code*: 0 while all is
-  well, else the `ErrorSites` number of the first error. Loops stop when it
-  is set (numpy would have stopped at the raise); the host raises the error
-  it names after the call.
+  assigned) cannot be raised inside XLA. The lowered program carries an
+  int32 *error code*: 0 while all is well, else the `ErrorSites` number of
+  the first error. Loops stop when it is set (numpy would have stopped at
+  the raise); the host raises the error it names after the call.
 """
 from __future__ import annotations
 

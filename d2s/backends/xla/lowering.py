@@ -65,12 +65,20 @@ class Lowerer:
 
     def lower_op(self, op, env):
         rule = rule_for(op)
-        args = [self.read(env, v, op) for v in op.inputs]
+        args, flags = [], []
+        for v in op.inputs:
+            value, flag = self.read_flagged(env, v, op)
+            args.append(value)
+            flags.append(flag)
         if op.type not in _ARRAY_AWARE and any(isinstance(a, TensorArray) for a in args):
             raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
         self.op = op
         try:
-            result = rule(self.ns, *args, **op.attrs)
+            if _foldable(op, args):  # small constants: numpy's own kernel, still a constant
+                with np.errstate(all="ignore"):
+                    result = OPS[op.type].kernel(*args, **op.attrs)
+            else:
+                result = rule(self.ns, *args, **op.attrs)
         except Unsupported as e:
             e.op = e.op or op
             raise
@@ -78,21 +86,31 @@ class Lowerer:
             raise _relocate(_numpy_error(op, args) or e, op) from None
         n = OPS[op.type].num_outputs
         results = () if n == 0 else (result,) if n == 1 else tuple(result)
+        flag = None
+        if any(f is not None for f in flags):
+            results, flag = symbolic_zero(op, args, flags, results)
         for var, value in zip(op.outputs, results):
-            env.set(var.name, self.checked(var, value, op))
+            env.set(var.name, self.checked(var, value, op), flag)
 
     def read(self, env, var, op):
-        """The value of `var`; reading a name no path assigned sets the NameError
-        the numpy backend raises (a gradient op there would read a zero)."""
+        """The value of `var` (see `read_flagged`; a gradient op's zero cotangent
+        is not expected here)."""
+        value, flag = self.read_flagged(env, var, op)
+        if flag is not None:
+            raise Unsupported("a gradient reads a name that a path may leave undefined", op)
+        return value
+
+    def read_flagged(self, env, var, op):
+        """(value, undefined flag or None). A non-gradient op reading a name no
+        path assigned sets the NameError the numpy backend raises; for a
+        gradient op the flag comes back: that value is a zero cotangent."""
         value = env.get(var.name)
         flag = env.flag(var.name) if var.name in self.undefined else None
-        if flag is not None:
-            if op.is_grad:
-                raise Unsupported("a gradient reads a name that a path may leave undefined "
-                                  "(the numpy backend treats it as a zero)", op)
+        if flag is not None and not op.is_grad:
             label = self.undefined[var.name]
             self.fail_if(flag, lambda: UndefinedValue(label).error(op))
-        return value
+            flag = None
+        return value, flag
 
     @property
     def status(self):
@@ -115,7 +133,9 @@ class Lowerer:
     def checked(self, var, value, op):
         if var.dtype == object:  # a saved scope for gradients: a structure of values
             return value
-        if not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
+        if isinstance(value, (np.generic, bool, int, float)):
+            value = np.asarray(value)  # a constant stays a (numpy) constant
+        elif not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
             value = jnp.asarray(value)
         if isinstance(value, TensorArray):
             dtype, shape = value.dtype, (None,) + tuple(value.buf.shape[1:])
@@ -129,6 +149,43 @@ class Lowerer:
                 f"the XLA rule of op '{op.type}' gave {np.dtype(dtype).name}{list(shape)} for "
                 f"'{var.name}', the program says {var.dtype.name}{list(want)}")
         return value
+
+
+# Constants up to this size are computed by the numpy kernel while lowering:
+# shape arithmetic (`x.shape[0] * 2`) stays a compile-time value.
+_FOLD_LIMIT = 64
+
+
+def _foldable(op, args):
+    opdef = OPS[op.type]
+    if opdef.stateful or opdef.num_outputs != 1:
+        return False
+    if not args:  # a fill: fold only a small one of known shape
+        size = op.outputs[0].size
+        return size is not None and size <= _FOLD_LIMIT
+    return all(type(a) is np.ndarray and a.size <= _FOLD_LIMIT for a in args)
+
+
+def symbolic_zero(op, args, flags, results):
+    """(results, flag) of a gradient op some of whose inputs may be zero
+    cotangents (undefined): the numpy backend's rule. A sum with one such
+    operand is the other operand (negated for the subtrahend); any other
+    result is a zero cotangent too."""
+    f = [_false() if x is None else jnp.asarray(x) for x in flags]
+    if op.type in ("add", "subtract") and len(args) == 2:
+        (a, b), (fa, fb), out = args, f, results[0]
+        other = b if op.type == "add" else -jnp.asarray(b)
+        value = jnp.where(fa, jnp.asarray(other, out.dtype),
+                          jnp.where(fb, jnp.asarray(a, out.dtype), out))
+        return (value,), fa & fb
+    flag = f[0]
+    for x in f[1:]:
+        flag = flag | x
+    return results, flag
+
+
+def _false():
+    return jnp.zeros((), np.bool_)
 
 
 def _numpy_error(op, args):
@@ -161,6 +218,17 @@ class RuleNamespace:
         """The operands cast to the dtype NumPy 2 gives them together."""
         dtype = np.result_type(*(np.dtype(x.dtype) for x in xs))
         return tuple(x if np.dtype(x.dtype) == dtype else x.astype(dtype) for x in xs)
+
+    @staticmethod
+    def static(values):
+        """Values a rule needs while compiling (dims of a shape, range bounds):
+        constants of the program, or `Unsupported` when they are computed at
+        run time (XLA compiles one shape)."""
+        for v in values:
+            if not isinstance(v, (np.ndarray, np.generic)):
+                raise Unsupported("a shape (or range bound) is a value computed at run time; "
+                                  "XLA needs it while compiling")
+        return values
 
     @staticmethod
     def shape_of(x):

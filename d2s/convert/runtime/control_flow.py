@@ -80,11 +80,10 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(item)
 
 
-# ---- static paths (finish against the core) --------------------------------
-# Contract: cond(pred, true_fn, false_fn) -> flattened outputs, fns return a
-# tuple; while_loop(cond, body, loop_vars) -> list of loop vars.
-# TODO(core): promote Python scalars in outputs (weak types), check dtype /
-# known-dim agreement between branches with an error naming the variable.
+# ---- static paths ----------------------------------------------------------
+# d2s.static.nn.cond(pred, true_fn, false_fn) -> flattened outputs (the fns
+# return tuples; it promotes Python scalars and checks that branches agree);
+# while_loop(cond, body, loop_vars) -> the list of loop vars.
 
 def _positions(state_names, names):
     return [state_names.index(n) for n in names]
@@ -155,7 +154,7 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
 
 def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn):
     """`for` over a static iterable: a while loop over an int64 counter."""
-    plan = static_iteration_plan(iterable)  # (start, stop, step, item_at(counter))
+    plan = static_iteration_plan(iterable)  # counter from plan.start to plan.stop by 1
     counter_name = "__d2s_for_counter"
     names = tuple(state_names) + (counter_name,)
     holder = {"counter": plan.start}
@@ -169,7 +168,7 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 
     def cond():
         c = holder["counter"]
-        in_range = (c < plan.stop) if plan.step_positive else (c > plan.stop)
+        in_range = c < plan.stop
         if cond_fn is None:
             return in_range
         from .logical import convert_logical_and
@@ -178,7 +177,7 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     def body():
         c = holder["counter"]
         body_fn(plan.item_at(c))
-        holder["counter"] = c + plan.step
+        holder["counter"] = c + 1
 
     _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,))
 
@@ -186,9 +185,53 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
                      loop_vars, cond_fn):
     """A Python iterable whose break flag became static: unroll the rest,
-    each remaining iteration guarded by a `cond` on the flag."""
+    each remaining iteration guarded by a `cond` on the flag.
+
+    A name the body binds to another Python object (the loop target over a
+    LayerList) would hold a different object on each path of that `cond`:
+    after it, the name is undefined, and reading it raises a NameError saying
+    why (no tensor can stand for a Layer)."""
     pred = first_pred
     for item in iterator:
-        convert_ifelse(pred, lambda item=item: body_fn(item), lambda: None,
-                       get_state, set_state, state_names, state_names)
+        diverged = {}  # state position -> UndefinedVar, filled by the taken path
+
+        def taken(item=item):
+            before = get_state()
+            body_fn(item)
+            after = list(get_state())
+            for i, (old, new) in enumerate(zip(before, after)):
+                if new is not old and _python_object(new):
+                    after[i] = diverged.setdefault(i, _diverged_name(state_names[i]))
+            set_state(tuple(after))
+
+        def skipped():
+            # `cond` traces the taken path first: the same names are undefined here
+            state = list(get_state())
+            for i, undefined in diverged.items():
+                state[i] = undefined
+            set_state(tuple(state))
+
+        convert_ifelse(pred, taken, skipped, get_state, set_state, state_names, state_names)
         pred = cond_fn()
+
+
+def _python_object(value):
+    """A value no tensor can stand for (a Layer, a function), unlike tensors,
+    numbers, arrays, strings and containers (which `cond` merges or compares)."""
+    import numbers
+
+    import numpy as np
+    from d2s.core.tensor import Tensor
+    from .undefined import UndefinedVar
+    return not (value is None or _is_static(value) or isinstance(value, (
+        Tensor, UndefinedVar, numbers.Number, np.ndarray, str, bytes, tuple, list, dict)))
+
+
+def _diverged_name(name):
+    from d2s.static.ir import user_origin
+    from .undefined import UndefinedVar
+    origin = user_origin()
+    where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+    return UndefinedVar(name, f"after a `break` on a tensor in the loop{where}, it holds a "
+                              "different Python object on each path, and no tensor can stand for "
+                              "it; read it inside the loop, or keep what you need in a tensor")

@@ -46,14 +46,14 @@ def convert_compare_chain(left, *ops_and_fns):
     return convert_logical_and(result, lambda: convert_compare_chain(right, *rest))
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ----------------------------------------------------------
 
 def _to_bool_variable(value, like):
     """A Python value as a bool Variable (for mixing with a static operand)."""
     if _is_static(value):
         return value.astype("bool") if str(value.dtype) != "bool" else value
-    import d2s
-    return d2s.full([], bool(value), dtype="bool")
+    from d2s.core import ops
+    return ops.full([], bool(value), dtype="bool")
 
 
 def _static_logical_and(lhs, rhs_fn):
@@ -69,5 +69,5 @@ def _static_logical_or(lhs, rhs_fn):
 
 
 def _static_logical_not(value):
-    import d2s
-    return d2s.logical_not(_to_bool_variable(value, value))
+    from d2s.core import ops
+    return ops.logical_not(_to_bool_variable(value, value))

@@ -151,6 +151,13 @@ def onnx_unary(op_type):
     return rule
 
 
+def onnx_spec(spec, dims):
+    """A shape spec (shape_args) for an ONNX rule: each None replaced by the next
+    run-time dim (an ONNX value); the ints stay."""
+    dynamic = iter(dims)
+    return [next(dynamic) if d is None else d for d in spec]
+
+
 def onnx_dims(ns, x):
     """Every dim of `x` for an ONNX rule: ints where known, run-time values elsewhere."""
     return [ns.dim(x, i) for i in range(x.ndim)]

@@ -6,11 +6,18 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for
 from ..registry import Aval, register_op
-from ._base import lift
+from ._base import lift, onnx_spec
+from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
-def _full_kernel(shape, fill_value, dtype):
-    return np.full(shape, fill_value, dtype=dtype)
+def _full_kernel(*dims, shape, fill_value, dtype):
+    return np.full(fill_spec(shape, dims), fill_value, dtype=dtype)
+
+
+def _full_infer(*dims, shape, fill_value, dtype):
+    if any(d is not None and d < 0 for d in shape):
+        raise ValueError(f"full: negative dim in shape {format_spec(shape)}")
+    return Aval(tuple(shape), np.dtype(dtype))
 
 
 def onnx_fill(ns, dims, fill_value, dtype):
@@ -21,24 +28,21 @@ def onnx_fill(ns, dims, fill_value, dtype):
     return ns.node("Expand", ns.scalar(fill_value, dtype), ns.shape_vector(dims))
 
 
-def _full_onnx(ns, *dims, shape, fill_value, dtype):
-    dynamic = iter(dims)  # a None in `shape` is the next run-time dim
-    return onnx_fill(ns, [next(dynamic) if d is None else d for d in shape], fill_value, dtype)
-
-
-register_op("full", _full_kernel,
-            lambda shape, fill_value, dtype: Aval(tuple(shape), np.dtype(dtype))).lowering(
-    xla=lambda ns, shape, fill_value, dtype: ns.jnp.full(shape, fill_value, dtype),
-    onnx=_full_onnx)
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
+register_op("full", _full_kernel, _full_infer).lowering(
+    xla=lambda ns, *dims, shape, fill_value, dtype: ns.jnp.full(
+        fill_spec(shape, ns.static(dims)), fill_value, dtype),  # dims: compile-time
+    onnx=lambda ns, *dims, shape, fill_value, dtype: onnx_fill(
+        ns, onnx_spec(shape, dims), fill_value, dtype))
 
 
 def _assign_value_kernel(value):
     return value
 
 
+# A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
-            lambda value: Aval(value.shape, value.dtype),
-            doc="A constant array embedded in the program.").lowering(
+            lambda value: Aval(value.shape, value.dtype)).lowering(
     xla=lambda ns, value: value,  # a numpy constant: the backend embeds it
     onnx=lambda ns, value: ns.const(value))
 
@@ -50,20 +54,18 @@ def _full_like_kernel(x, fill_value, dtype=None):
 register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
             vjp=lambda g, out, x, fill_value, dtype=None: (None,)).lowering(
-    xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value, dtype or x.dtype),
+    xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value,
+                                                   dtype or x.dtype),
     onnx=lambda ns, x, fill_value, dtype=None: onnx_fill(
         ns, [ns.dim(x, i) for i in range(x.ndim)], fill_value, dtype or x.dtype))
 
 
-def _shape_list(shape):
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(d) for d in shape)
-
-
 def full(shape, fill_value, dtype=None):
+    """`shape`: an int, a list of ints and integer scalar tensors (dims known at
+    run time), or a 1-D integer tensor."""
     dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(fill_value)
-    return bind("full", shape=_shape_list(shape), fill_value=fill_value, dtype=dtype.name)
+    spec, dims = split_shape(shape, "full")
+    return bind("full", *dims, shape=spec, fill_value=fill_value, dtype=dtype.name)
 
 
 def zeros(shape, dtype="float32"):
@@ -87,39 +89,47 @@ def ones_like(x, dtype=None):
     return full_like(x, 1, dtype)
 
 
-def _arange_kernel(start, end, step, dtype):
+def _arange_kernel(*bounds, start, end, step, dtype):
+    start, end, step = fill_spec((start, end, step), bounds, convert=lambda a: a.item())
     return np.arange(start, end, step, dtype=dtype)
 
 
-def _arange_infer(start, end, step, dtype):
+def _arange_infer(*bounds, start, end, step, dtype):
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    if None in (start, end, step):
+        return Aval((None,), np.dtype(dtype))
     return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
 
 
-# The values are known from the attributes: numpy's own arange is the constant.
 def _arange_onnx(ns, *bounds, start, end, step, dtype):
-    if not bounds:
-        return ns.const(_arange_kernel(start, end, step, dtype))
+    if not bounds:  # numpy's own arange is the constant
+        return ns.const(_arange_kernel(start=start, end=end, step=step, dtype=dtype))
     dynamic = iter(bounds)  # a None bound is the next run-time input
     start, end, step = (ns.node("Reshape", ns.cast(next(dynamic), dtype), ns.ints([]))
                         if b is None else ns.scalar(b, dtype) for b in (start, end, step))
     return ns.node("Range", start, end, step)
 
 
+# A bound that is None is given at run time by the next input (shape_args).
 register_op("arange", _arange_kernel, _arange_infer).lowering(
-    xla=lambda ns, **attrs: _arange_kernel(**attrs), onnx=_arange_onnx)
+    xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs),
+    onnx=_arange_onnx)
 
 
 def arange(start=0, end=None, step=1, dtype=None):
-    """Like paddle.arange: `arange(5)`, `arange(1, 5, 2)`; bounds are Python numbers
-    (eager tensors are read as numbers)."""
+    """Like paddle.arange: `arange(5)`, `arange(1, 5, 2)`; bounds are numbers or
+    scalar tensors (eager ones are read as numbers; static ones, e.g. a dynamic
+    `x.shape[0]`, are inputs of the op)."""
     if end is None:
         start, end = 0, start
-    start, end, step = (x.item() if hasattr(x, "item") and not isinstance(x, (int, float)) else x
-                        for x in (start, end, step))
+    spec, bounds = split_scalars((start, end, step), "arange", ("start", "end", "step"))
     if dtype is None:
-        dtype = (DEFAULT_FLOAT if any(isinstance(v, float) for v in (start, end, step))
-                 else np.dtype("int64"))
-    return bind("arange", start=start, end=end, step=step, dtype=as_dtype(dtype).name)
+        floating = any(isinstance(v, float) for v in spec) or any(
+            np.issubdtype(np.dtype(b.dtype), np.floating) for b in bounds)
+        dtype = DEFAULT_FLOAT if floating else np.dtype("int64")
+    return bind("arange", *bounds, start=spec[0], end=spec[1], step=spec[2],
+                dtype=as_dtype(dtype).name)
 
 
 def _shape_kernel(x):

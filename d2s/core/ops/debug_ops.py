@@ -31,13 +31,17 @@ def _assert_error(message):
 
 # On XLA, print runs this very kernel on the host (an ordered callback: same
 # text, same order), and a failed assert raises the same error after the run.
-register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0, stateful=True,
-            doc="Print Python text and tensor values (formatted as eager Tensors print).").lowering(
+
+
+# Print Python text and tensor values (formatted as eager Tensors print).
+register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0,
+            stateful=True).lowering(
     xla=lambda ns, *values, parts, sep, end: ns.host_effect(
         functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values),
     onnx=NotLowerable("it prints at run time; an ONNX model has no output stream"))
-register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0, stateful=True,
-            doc="Raise AssertionError(message) unless every element of `cond` is true.").lowering(
-    xla=lambda ns, cond, message: ns.check(ns.jnp.all(cond), functools.partial(_assert_error,
-                                                                                message)),
+# Raise AssertionError(message) unless every element of `cond` is true.
+register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
+            stateful=True).lowering(
+    xla=lambda ns, cond, message: ns.check(
+        ns.jnp.all(cond), functools.partial(_assert_error, message)),
     onnx=NotLowerable("it raises AssertionError at run time; ONNX has no exceptions"))

@@ -390,14 +390,14 @@ def _place(ns, out, layout, n_index):
 register_op("getitem", _getitem_kernel, _getitem_infer,
             vjp=lambda g, out, x, *tensors, spec: (
                 bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors)
-            ).lowering(xla=_getitem_xla,
-                       onnx=lambda ns, x, *tensors, spec: onnx_index(ns, x, spec, tensors))
+            ).lowering(
+    xla=_getitem_xla, onnx=lambda ns, x, *tensors, spec: onnx_index(ns, x, spec, tensors))
+# Scatter a getitem cotangent into zeros shaped like `x`.
 register_op("getitem_grad", _getitem_grad_kernel,
             lambda g, x, *tensors, spec: Aval(tuple(x.shape), g.dtype),
             # linear in g: its transpose is the indexing itself (second-order gradients)
             vjp=lambda gg, out, g, x, *tensors, spec: (
-                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors),
-            doc="Scatter a getitem cotangent into zeros shaped like `x`.").lowering(
+                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors)).lowering(
     xla=_getitem_grad_xla,
     onnx=lambda ns, g, x, *tensors, spec: onnx_scatter_add(
         ns, g, x, lambda ids: onnx_index(ns, ids, spec, tensors)))

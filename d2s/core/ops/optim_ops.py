@@ -56,6 +56,6 @@ def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
     return new.astype(dt), m.astype(dt), v.astype(dt), t.astype(step.dtype)
 
 
-register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4,
-            doc="Adam with bias correction; returns (param, m, v, step + 1).").lowering(
+# Adam with bias correction; returns (param, m, v, step + 1).
+register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4).lowering(
     xla=_adam_xla, onnx=_UPDATES_WEIGHTS)

@@ -26,15 +26,15 @@ def _sum_to_like_kernel(g, x):
     return np.add.reduce(g, axis=_summed_axes(g.shape, shape), keepdims=True).reshape(shape)
 
 
+def _broadcast_like_kernel(g, x):
+    return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
+
+
 def _sum_to_like_xla(ns, g, x):
     if g.shape == x.shape:
         return g
     axes = _summed_axes(g.shape, x.shape)
     return ns.jnp.sum(g, axis=axes, keepdims=True, dtype=g.dtype).reshape(x.shape)
-
-
-def _broadcast_like_kernel(g, x):
-    return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
 
 
 def _sum_to_like_onnx(ns, g, x):
@@ -45,17 +45,18 @@ def _sum_to_like_onnx(ns, g, x):
     return ns.reshape(summed, onnx_dims(ns, x))
 
 
+# Sum `g` down to the shape of `x` (the gradient of broadcasting).
 register_op("sum_to_like", _sum_to_like_kernel,
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None),
-            doc="Sum `g` down to the shape of `x` (the gradient of broadcasting).").lowering(
+            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None)).lowering(
     xla=_sum_to_like_xla, onnx=_sum_to_like_onnx)
+# Broadcast `g` against the shape of `x`.
 register_op("broadcast_like", _broadcast_like_kernel,
             lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None),
-            doc="Broadcast `g` against the shape of `x`.").lowering(
-    xla=lambda ns, g, x: ns.jnp.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape)),
-    # ONNX's Expand broadcasts both ways: the shape of g and x broadcast together
+            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None)).lowering(
+    xla=lambda ns, g, x: ns.jnp.broadcast_to(
+        g, np.broadcast_shapes(g.shape, x.shape)),
+    # ONNX's Expand broadcasts both ways: the shapes of g and x broadcast together
     onnx=lambda ns, g, x: ns.node("Expand", g, ns.shape_of(x)))
 
 
@@ -72,39 +73,6 @@ def _reduce_infer(kernel):
         return Aval(reduced_shape(tuple(x.shape), axes, keepdim),
                     probe_dtype(kernel, np.dtype(x.dtype)))
     return infer
-
-
-def _reduce_xla(fn_name, probe):
-    """XLA rule `jnp.<fn_name>` over `axes`, in the dtype NumPy's reduction gives
-    (int32 sums widen to int64, int means are float64)."""
-    def rule(ns, x, axes, keepdim):
-        dtype = probe_dtype(probe, np.dtype(x.dtype))
-        return getattr(ns.jnp, fn_name)(x, axis=axes, keepdims=keepdim, dtype=dtype)
-    return rule
-
-
-def _reduce_onnx(op_type, probe=None):
-    """ONNX rule `op_type` over `axes`, in the dtype numpy's reduction gives
-    (`probe`: int sums are int64, int means float64); bools, which ONNX Runtime
-    does not reduce, go through int32. No axes (axis=[]) reduce nothing."""
-    def rule(ns, x, axes, keepdim):
-        out = ns.outputs[0].dtype
-        x = ns.cast(x, out)
-        if not axes:
-            return x
-        if x.dtype == np.bool_:
-            x = ns.cast(x, np.int32)
-        return ns.cast(ns.node(op_type, x, ns.ints(axes), keepdims=int(keepdim)), out)
-    rule.__name__ = f"onnx_{op_type}"
-    return rule
-
-
-def _np_sum(x):
-    return np.sum(x)
-
-
-def _np_mean(x):
-    return np.mean(x)
 
 
 # Float reductions call the ufunc's reduce directly: the same arithmetic as
@@ -136,6 +104,39 @@ def _mean_vjp(g, out, x, axes, keepdim):
     if not isinstance(n, int):
         n = cast(n, g.dtype)
     return (_expand_reduced(g, x, axes, keepdim) / n,)
+
+
+def _reduce_xla(fn_name, probe):
+    """XLA rule `jnp.<fn_name>` over `axes`, in the dtype NumPy's reduction gives
+    (int32 sums widen to int64, int means are float64)."""
+    def rule(ns, x, axes, keepdim):
+        dtype = probe_dtype(probe, np.dtype(x.dtype))
+        return getattr(ns.jnp, fn_name)(x, axis=axes, keepdims=keepdim, dtype=dtype)
+    return rule
+
+
+def _reduce_onnx(op_type):
+    """ONNX rule `op_type` over `axes`, in the dtype numpy's reduction gives
+    (int sums are int64, int means float64); bools, which ONNX Runtime does
+    not reduce, go through int32. No axes (axis=[]) reduce nothing."""
+    def rule(ns, x, axes, keepdim):
+        out = ns.outputs[0].dtype
+        x = ns.cast(x, out)
+        if not axes:
+            return x
+        if x.dtype == np.bool_:
+            x = ns.cast(x, np.int32)
+        return ns.cast(ns.node(op_type, x, ns.ints(axes), keepdims=int(keepdim)), out)
+    rule.__name__ = f"onnx_{op_type}"
+    return rule
+
+
+def _np_sum(x):
+    return np.sum(x)
+
+
+def _np_mean(x):
+    return np.mean(x)
 
 
 register_op("sum", _sum_kernel, _reduce_infer(_np_sum),
@@ -230,15 +231,14 @@ def _argmax_onnx(ns, x, axis, keepdim):
     if x.dtype == np.bool_:
         x = ns.cast(x, np.int32)
     if axis is None:  # over all elements, as numpy's flat index
-        flat = ns.node("ArgMax", ns.node("Reshape", x, ns.ints([-1])), axis=0, keepdims=0,
-                       dtype=np.int64)
+        flat = ns.node("ArgMax", ns.node("Reshape", x, ns.ints([-1])), axis=0, keepdims=0)
         return ns.node("Reshape", flat, ns.ints([1] * x.ndim if keepdim else []))
     # the first of equal maxima, as numpy
-    return ns.node("ArgMax", x, axis=axis, keepdims=int(keepdim), select_last_index=0,
-                   dtype=np.int64)
+    return ns.node("ArgMax", x, axis=axis, keepdims=int(keepdim), select_last_index=0)
 
 
-register_op("argmax", _argmax_kernel, _argmax_infer).lowering(xla=_argmax_xla, onnx=_argmax_onnx)
+register_op("argmax", _argmax_kernel, _argmax_infer).lowering(
+    xla=_argmax_xla, onnx=_argmax_onnx)
 
 
 def argmax(x, axis=None, keepdim=False):
