@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from ..jit.save_load import traced_program
 from .errors import ExportError
 
 __all__ = ["export", "to_model", "ExportError"]
@@ -29,33 +30,11 @@ def _load_exporter():
     return exporter
 
 
-def _traced_program(layer_or_function, input_spec):
-    """The ConcreteProgram to export: traced for `input_spec` if given, else
-    for the `input_spec` given to `to_static`, else the last one built."""
-    from ..jit.save_load import _static_function_of
-    from ..static.input_spec import InputSpec
-
-    sf = _static_function_of(layer_or_function)
-    if input_spec is None:
-        input_spec = sf._input_spec
-    if input_spec is None:
-        concrete = sf.concrete_program
-        if concrete is None:
-            raise ValueError("d2s.onnx.export: no input_spec: pass input_spec=[InputSpec(...), "
-                             "...], give one to to_static, or call the function once first")
-        return concrete
-    # Tensors and arrays stand for their shape and dtype; other values (Python
-    # numbers, flags) are passed to the function as they are.
-    args = [s if isinstance(s, InputSpec) else InputSpec.from_tensor(s)
-            if hasattr(s, "shape") and hasattr(s, "dtype") else s for s in input_spec]
-    return sf.get_concrete_program(*args)
-
-
 def to_model(layer_or_function, input_spec=None, opset_version=None):
     """The `onnx.ModelProto` that `export` writes (checked by ONNX's full checker)."""
     exporter = _load_exporter()
     opset = exporter.check_opset(opset_version)
-    concrete = _traced_program(layer_or_function, input_spec)
+    concrete = traced_program(layer_or_function, input_spec, "d2s.onnx.export")
     return exporter.program_to_model(concrete, opset)
 
 
