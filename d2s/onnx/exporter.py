@@ -84,8 +84,11 @@ class ProgramExporter:
                 names.update(self.view.block_results(op))
         return names
 
-    def emit_block(self, idx, graph, env):
+    def emit_block(self, idx, graph, env, skip=frozenset()):
+        """Emit the live ops of block `idx` (but those whose id is in `skip`)."""
         for op in self.blocks[idx]:
+            if id(op) in skip:
+                continue
             rule = rule_for(op)
             if op.type in CONTROL_FLOW:
                 rule(self, op, graph, env)

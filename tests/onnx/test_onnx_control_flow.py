@@ -207,10 +207,60 @@ def running_sums(x):
     return d2s.stack(outs), len(outs)
 
 
-def test_list_append_in_a_loop_grows_a_tensor():
+def _loops(model):
+    return [n for g in _graphs(model.graph) for n in g.node if n.op_type == "Loop"]
+
+
+def test_a_list_appended_to_in_a_loop_is_a_scan_output():
     x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
     model = _check(running_sums, [InputSpec([None, 3])], (x,), (x[:1],))
-    assert "Loop" in _op_types(model) and "Concat" in _op_types(model)
+    (loop,) = _loops(model)
+    assert len(loop.output) == len(loop.input) - 2 + 1  # the carried values and one scan
+    assert "Concat" not in _op_types(model)  # the Loop stacks the rows itself
+
+
+@to_static
+def starts_with_a_row(x, n):
+    rows = [x[0]]
+    i = d2s.zeros([], "int64")
+    while i < n:
+        rows.append(x[i] * 2)
+        i = i + 1
+    return d2s.stack(rows)
+
+
+def test_a_scanned_list_keeps_the_rows_it_had():
+    x = np.arange(8.0).reshape(4, 2)
+    model = _check(starts_with_a_row, [InputSpec([4, 2], "float64"), InputSpec([], "int64")],
+                   (x, np.array(3)), (x, np.array(0)))
+    (loop,) = _loops(model)
+    assert len(loop.output) == len(loop.input) - 2 + 1
+
+
+@to_static
+def reads_its_list(x):
+    outs = [x[0]]
+    for t in range(1, len(x)):
+        outs.append(outs[-1] + x[t])  # the list is read in the loop: carried, not scanned
+    return d2s.stack(outs)
+
+
+@to_static
+def appends_in_a_branch(x):
+    outs = [x[0] * 0]
+    for t in range(len(x)):
+        if x[t].sum() > 0:
+            outs.append(x[t])
+    return d2s.stack(outs)
+
+
+def test_lists_read_or_appended_conditionally_are_carried_tensors():
+    x = np.array([[1.0, 2.0], [-3.0, 1.0], [4.0, -5.0], [0.5, 0.5]], np.float32)
+    for fn in (reads_its_list, appends_in_a_branch):
+        model = _check(fn, [InputSpec([None, 2])], (x,), (x[:1],))
+        (loop,) = _loops(model)
+        assert len(loop.output) == len(loop.input) - 2  # no scan output
+        assert "Concat" in _op_types(model)
 
 
 @to_static
