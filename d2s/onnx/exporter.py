@@ -18,7 +18,6 @@ import onnx
 from onnx import helper
 
 from ..core.registry import OPS, Aval, NotLowerable
-from ..static.executor import _where
 from ..static.passes import ProgramView, constant_folding, cse, dce, simplify
 from .control_flow import CONTROL_FLOW, Env
 from .errors import ExportError, Unsupported
@@ -44,11 +43,19 @@ def rule_for(op):
     rule = special if special is not None else (
         None if opdef is None else opdef.lowerings.get("onnx"))
     if isinstance(rule, NotLowerable):
-        raise ExportError(f"cannot export op '{op.type}'{_where(op)}: {rule.reason}")
+        raise ExportError(f"cannot export op '{op.type}'{site(op)}: {rule.reason}")
     if rule is None:
-        raise ExportError(f"cannot export op '{op.type}'{_where(op)}: no ONNX rule is "
+        raise ExportError(f"cannot export op '{op.type}'{site(op)}: no ONNX rule is "
                           "declared for it")
     return rule
+
+
+def site(op):
+    """` (built at FILE, line N: SOURCE)`: the user's line that built `op`."""
+    if not op.origin:
+        return ""
+    text = op.origin[2] if len(op.origin) > 2 and op.origin[2] else ""
+    return f" (built at {op.origin[0]}, line {op.origin[1]}{': ' + text if text else ''})"
 
 
 class ProgramExporter:
@@ -100,14 +107,17 @@ class ProgramExporter:
         try:
             result = rule(self.namespace(graph, op), *args, **op.attrs)
         except Unsupported as e:
-            raise ExportError(f"cannot export op '{op.type}'{_where(op)}: {e}") from None
+            raise ExportError(f"cannot export op '{op.type}'{site(op)}: {e}") from None
+        except Exception as e:
+            raise ExportError(f"the ONNX rule of op '{op.type}' failed{site(op)}: "
+                              f"{type(e).__name__}: {e} (a bug in d2s)") from e
         results = (result,) if len(op.outputs) == 1 else tuple(result)
         for var, value in zip(op.outputs, results):
             if not isinstance(value, Value) or value.dtype != var.dtype:
                 got = value.dtype.name if isinstance(value, Value) else type(value).__name__
                 raise ExportError(f"the ONNX rule of op '{op.type}' gave {got} for "
                                   f"'{var.name}', the program says {var.dtype.name} (a bug "
-                                  f"in d2s){_where(op)}")
+                                  f"in d2s){site(op)}")
             env.set(var.name, value.with_shape(var.shape))
 
 
