@@ -1,6 +1,7 @@
 """`d2s.onnx.export`: what it accepts, what the model holds, and bad input."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -139,6 +140,31 @@ def test_without_any_input_spec_the_last_program_built_is_exported(tmp_path):
     square(d2s.to_tensor(np.arange(3.0)))
     path = d2s.onnx.export(square, tmp_path / "s.onnx")
     assert_same(run_model(path, [np.arange(3.0)])[0], np.arange(3.0) ** 2, "square")
+
+
+def _example_module(name):
+    spec = importlib.util.spec_from_file_location(f"_example_{name}",
+                                                  ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_examples_models_export(tmp_path):
+    train, demo = _example_module("train"), _example_module("demo")
+    rng = np.random.default_rng(0)
+    d2s.seed(0)
+    mlp, rnn = train.MLP(), train.SequenceRNN()
+    for model, x in ((mlp, rng.standard_normal((9, 2))),
+                     (rnn, rng.standard_normal((6, 4)))):  # decorator specs: [None, 2], [None, 4]
+        x = x.astype(np.float32)
+        path = d2s.onnx.export(model, tmp_path / f"{type(model).__name__}.onnx")
+        assert_same(run_model(path, [x])[0], model(d2s.to_tensor(x)), type(model).__name__)
+    # demo's Sequential, converted as an instance: to_static(layer, input_spec)
+    seq = to_static(demo.make_model(), input_spec=[InputSpec([None, 32])])
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+    path = d2s.onnx.export(seq, tmp_path / "demo.onnx")
+    assert_same(run_model(path, [x])[0], seq(d2s.to_tensor(x)), "demo model")
 
 
 # ---- bad input ------------------------------------------------------------------------
