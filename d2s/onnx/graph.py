@@ -120,23 +120,19 @@ class Graph:
         self._consts[key] = out
         return out
 
-    def to_proto(self, name, outputs, output_shapes=None, dim_names=None):
+    def to_proto(self, name, outputs, dim_names=None):
         """The GraphProto returning `outputs` (Values). ONNX wants each output
         defined in this graph and named once: others go through an Identity."""
         seen, out_infos = set(), []
         for i, v in enumerate(outputs):
-            if v.name not in self.defined or v.name in seen or v.name in self._const_names():
+            if v.name not in self.defined or v.name in seen:
                 v = self.add_node("Identity", [v], [Value(self.names.fresh(v.name), v.dtype,
                                                           v.shape)])[0]
             seen.add(v.name)
-            shape = v.shape if output_shapes is None else output_shapes[i]
-            out_infos.append(value_info(v.name, v.dtype, shape,
+            out_infos.append(value_info(v.name, v.dtype, v.shape,
                                         dim_names and (lambda d, i=i: dim_names(i, d))))
         return helper.make_graph(self.nodes, name, self.inputs, out_infos,
                                  initializer=self.initializers)
-
-    def _const_names(self):
-        return {v.name for v in self._consts.values()}
 
 
 # Output dtypes that are not the first input's: fixed ones, and Where's (its second input).

@@ -11,6 +11,7 @@ from onnx_helpers import assert_same, run_model
 import d2s
 import d2s.onnx.exporter
 from d2s.jit import InputSpec, to_static
+from d2s.onnx.exporter import export_program
 from d2s.static.pytree import flatten
 
 
@@ -194,6 +195,21 @@ def test_a_name_first_assigned_in_a_loop():
     model = _check(first_assigned_in_loop, [InputSpec([None, 2])],
                    (np.arange(6.0, dtype=np.float32).reshape(3, 2),))
     assert "Loop" in _op_types(model)
+
+
+def test_a_loop_value_the_body_hands_back_unchanged():
+    prog = d2s.static.Program()
+    with d2s.static.program_guard(prog):
+        n = d2s.static.data("n", [], "int64")
+        x = d2s.static.data("x", [3], "float32")
+        i, same, total = d2s.static.nn.while_loop(
+            lambda i, same, total: i < n,
+            lambda i, same, total: (i + 1, same, total + same),
+            [d2s.zeros([], "int64"), x, d2s.zeros([3])])
+    model = export_program(prog, prog.global_block().ops, [n, x], [i, same, total])
+    x_np = np.array([1.0, 2.0, 3.0], np.float32)
+    got = run_model(model, [np.array(4), x_np])
+    assert [g.tolist() for g in got] == [4, x_np.tolist(), (4 * x_np).tolist()]
 
 
 # ---- tensor arrays -------------------------------------------------------------------------
