@@ -20,6 +20,11 @@ class _ThreadState(threading.local):
 _tls = _ThreadState()
 _global = {"static": False}
 
+# Bumped whenever a Layer attribute holding a Tensor is assigned or deleted
+# (nn.Layer.__setattr__ / __delattr__): programs that read layer tensors by
+# attribute path look them up again only after it changed.
+tensor_attributes_version = [0]
+
 
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""

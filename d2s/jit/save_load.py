@@ -18,10 +18,11 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
-from .concrete_program import ConcreteProgram
+from .concrete_program import ConcreteProgram, OutputStructure
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
                             decode_attr, program_from_json, program_to_json)
 from .static_function import StaticFunction
+from .train_step import StepProgram
 
 
 def _static_function_of(obj, caller):
@@ -38,7 +39,7 @@ def _static_function_of(obj, caller):
                     f"got {type(obj).__name__}")
 
 
-def traced_program(layer_or_fn, input_spec=None, caller="jit.save"):
+def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
     """The ConcreteProgram to deploy (`jit.save`, `d2s.onnx.export`): traced for
     `input_spec` if given, else for the `input_spec` given to `to_static` (as
     PaddlePaddle does), else the last program built. Spec entries are
@@ -53,10 +54,18 @@ def traced_program(layer_or_fn, input_spec=None, caller="jit.save"):
             raise ValueError(f"{caller}: no program has been built yet and there is no "
                              "input_spec; call the function once, pass "
                              "input_spec=[InputSpec(...), ...] or give one to to_static")
-        return concrete
-    return sf.get_concrete_program(*[
-        s if isinstance(s, InputSpec) else InputSpec.from_tensor(s)
-        if hasattr(s, "shape") and hasattr(s, "dtype") else s for s in input_spec])
+    else:
+        concrete = sf.get_concrete_program(*[
+            s if isinstance(s, InputSpec) else InputSpec.from_tensor(s)
+            if hasattr(s, "shape") and hasattr(s, "dtype") else s for s in input_spec])
+    if isinstance(concrete, StepProgram):
+        raise TypeError(
+            f"{caller}: '{sf.__qualname__}' is a training step "
+            "(it calls backward(), an optimizer's step() or clear_grad(), and its program "
+            "writes parameters, gradients and optimizer state): save the model, not the "
+            f"step, e.g. {caller}(model, path, input_spec=[...])")
+    concrete.captured_tensors()  # layer attributes replaced since the last run
+    return concrete
 
 
 def _encode_tree(tree):
@@ -102,8 +111,9 @@ def save(layer_or_fn, path, input_spec=None):
         "blocks": blocks,
         "inputs": [v.name for v in concrete.inputs],
         "outputs": [v.name for v in concrete.outputs],
-        "out_tree": _encode_tree(concrete._out_tree),
-        "out_consts": [encoder.encode(c) for c in concrete._out_leaves],
+        "out_tree": _encode_tree(concrete.output_structure.tree),
+        "out_consts": [encoder.encode(c) for c in concrete.output_structure.constants],
+        "out_positions": concrete.output_structure.positions,
         "params": params,
     }
     directory = os.path.dirname(os.path.abspath(path))
@@ -168,10 +178,14 @@ def load(path):
         params.append(t)
     out_tree = _decode_tree(doc.get("out_tree"))
     consts = [decode_attr(c, arrays, "out_consts") for c in _list(doc, "out_consts", json_path)]
-    if sum(c is None for c in consts) != len(outputs):
+    positions = doc.get("out_positions")
+    if positions is None:  # written before None could be a returned value
+        positions = [i for i, c in enumerate(consts) if c is None]
+    if not (isinstance(positions, list) and len(positions) == len(outputs)
+            and all(type(p) is int and 0 <= p < len(consts) for p in positions)):
         raise ProgramFormatError(f"{json_path}: outputs and output structure disagree")
-    concrete = ConcreteProgram(program, inputs, outputs, out_tree, consts,
-                               len(gb.ops))
+    concrete = ConcreteProgram(program, inputs, outputs,
+                               OutputStructure(out_tree, consts, positions), len(gb.ops))
     return TranslatedLayer(concrete, params)
 
 

@@ -66,9 +66,10 @@ class UndefinedValue:
     def __init__(self, name):
         self.name = name
 
-    def error(self, op):
+    def error(self, op=None):
+        where = _where(op) if op is not None else ""
         return NameError(f"name '{self.name}' is not defined: no path that ran assigned it "
-                         f"(e.g. a loop that ran zero times){_where(op)}")
+                         f"(e.g. a loop that ran zero times){where}")
 
 
 class ExecutionError(RuntimeError):

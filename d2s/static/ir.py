@@ -28,7 +28,7 @@ class Variable(Symbolic, TensorMethods):
     `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "weak", "is_array", "dim_of", "__weakref__")
+                 "is_data", "weak", "is_array", "dim_of", "may_be_undefined", "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -47,6 +47,9 @@ class Variable(Symbolic, TensorMethods):
         # (value, axis) when this int64 scalar is `value.shape[axis]` (a dynamic
         # dim read by converted code): lets reshape cancel it against that dim.
         self.dim_of = None
+        # True for a `cond` output one path leaves undefined because nothing
+        # reads it there (an early-return value): no op may read it on that path.
+        self.may_be_undefined = False
 
     @property
     def ndim(self):
@@ -92,6 +95,19 @@ class Variable(Symbolic, TensorMethods):
 
     def __index__(self):
         raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
+
+    def backward(self, grad=None):
+        """In a function traced by `to_static`: the step's backward. Gradient ops
+        are appended now; the gradients land on the parameters' `.grad` when a
+        run of the program commits (static.state_overlay)."""
+        overlay = self._owning_builder().overlay
+        if overlay is None:
+            raise RuntimeError(
+                f"backward() of static Variable '{self.name}' works inside a function "
+                "converted by d2s.jit.to_static (it becomes the backward of the step's "
+                "program); in a hand-built Program use d2s.static.gradients(...) or "
+                "optimizer.minimize(loss)")
+        overlay.backward(self, grad)
 
     def __repr__(self):
         return f"Variable({self.name}: {format_type(self)})"

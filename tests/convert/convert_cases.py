@@ -650,6 +650,27 @@ def walrus_in_condition(n):
     return out
 
 
+@case((3, {"a": 1}), (0, {}), (2, {"b": 5}))
+def subscript_and_attribute_targets_in_branches_and_loops(n, d):
+    class Box:
+        pass
+    box = Box()
+    box.total = 0
+    buf = [0] * 4
+    i = 0
+    while i < n:
+        box.total += i
+        buf[i] = i * i
+        d["seen"] = i
+        i += 1
+    if n > 1:
+        d["big"] = True
+        del d["seen"]
+    elif "b" in d:
+        box.extra = d.pop("b")
+    return box.total, buf, sorted(d.items()), getattr(box, "extra", None)
+
+
 @case((3,), (0,))
 def comprehension_with_condition(n):
     return [i for i in range(n) if i % 2 == 0 and i > 0]

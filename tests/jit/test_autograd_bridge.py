@@ -84,7 +84,7 @@ def test_tape_keeps_only_values_the_backward_reads(mode):
         if mode == "interpreter":
             kept = set(saved.vars)
         else:
-            fwd, _ = concrete._grad_fns
+            fwd = concrete._grad_forward_fn.fn
             kept = set(fwd.output_names[len(concrete.outputs):])
             assert len(saved) == len(kept)
         n_values = len(concrete.main_program.global_block().vars)

@@ -66,7 +66,7 @@ def _outcome(run_id, entry, args):
         got = export_and_run(concrete, feeds)
         eager = entry.fn(*TABLE._tensorize(args))
         leaves = flatten(eager)[0]
-        positions = [i for i, c in enumerate(concrete._out_leaves) if c is None]
+        positions = concrete.output_structure.positions
         assert len(got) == len(positions)
         for k, (value, i) in enumerate(zip(got, positions)):
             assert_same(value, leaves[i], f"{run_id}{args} output {k}")

@@ -5,8 +5,8 @@ The ops are lowered to one pure function of (feeds, parameters) and
 compiles per size seen). Results come back with the error code (see
 `errors`): an error raises as the numpy backend would; tensor arrays or loop
 histories that needed more rows than compiled for recompile with room for
-them and run again (nothing was written back). An executable is cached only once
-it is fully built.
+them and run again (nothing was written back; a `print` in the program
+prints again). An executable is cached only once it is fully built.
 """
 from __future__ import annotations
 
@@ -99,12 +99,14 @@ class XlaProgram:
                 if exe.effects:
                     jax.effects_barrier()  # printed before we return
             fetched, written, code, need = exe.read(outs)
-            if code:
-                raise exe.sites.error(code)
-            if need > self.room:  # results were dropped: run again with room for them all
+            if need > self.room:
+                # Rows were dropped (and anything computed from them, errors
+                # included, is void): run again with room for them all.
                 with self._lock:
                     self.room = max(self.room, 1 << (int(need) - 1).bit_length())
                 continue
+            if code:
+                raise exe.sites.error(code)
             for name, value in zip(self.written, written):
                 self.params.write(name, value)
             return fetched
