@@ -255,6 +255,28 @@ def test_an_input_spec_that_contradicts_the_function_fails_at_export(tmp_path):
     assert not path.exists()
 
 
+def test_a_training_step_is_refused_and_its_model_exports(tmp_path):
+    d2s.seed(6)
+    model = nn.Linear(3, 1)
+    opt = d2s.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+
+    @to_static
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    x = np.ones((2, 3), np.float32)
+    step(d2s.to_tensor(x))
+    with pytest.raises(TypeError, match=r"training step.*d2s\.onnx\.export\(model"):
+        d2s.onnx.export(step, tmp_path / "step.onnx")
+    assert not (tmp_path / "step.onnx").exists()
+    path = d2s.onnx.export(model, tmp_path / "model.onnx", input_spec=[InputSpec([None, 3])])
+    assert_same(run_model(path, [x])[0], model(d2s.to_tensor(x)), "the trained model")
+
+
 def test_a_function_returning_no_tensor_is_refused(tmp_path):
     with pytest.raises(ExportError, match="returns no tensor"):
         d2s.onnx.export(lambda x: 3, tmp_path / "n.onnx", input_spec=[InputSpec([2])])
