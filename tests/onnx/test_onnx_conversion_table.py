@@ -2,8 +2,9 @@
 exported to ONNX and run in ONNX Runtime, gives the eager numbers.
 
 Programs holding print / assert / raise / random ops must raise
-`ExportError` naming the op (and those returning no tensor, saying so); every other program must export, pass ONNX's
-full checker and equal the eager run (dtypes, shapes, values to rtol 1e-5).
+`ExportError` naming the op (and those returning no tensor, saying so);
+every other program must export, pass ONNX's full checker and equal the
+eager run (dtypes, shapes, values to rtol 1e-5).
 The test prints how many programs export and pass.
 """
 from __future__ import annotations
