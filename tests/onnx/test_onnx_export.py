@@ -299,3 +299,24 @@ def test_the_default_install_never_imports_onnx(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=env, cwd=str(ROOT), timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_without_onnx_installed_export_says_how_to_install_it(tmp_path):
+    script = tmp_path / "no_onnx_installed.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['onnx'] = None  # as if it were not installed\n"
+        "import d2s\n"
+        "from d2s.jit import InputSpec\n"
+        "def f(x):\n"
+        "    return x + 1\n"
+        "try:\n"
+        "    d2s.onnx.export(f, 'never.onnx', input_spec=[InputSpec([2])])\n"
+        "except ImportError as e:\n"
+        "    print(e)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, cwd=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "pip install 'd2s[onnx]'" in proc.stdout
+    assert not (tmp_path / "never.onnx").exists()
