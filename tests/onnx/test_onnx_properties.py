@@ -69,10 +69,11 @@ def _looped(steps_a, steps_b, limit, trips):
         seen = [b]
         k = 0
         while k < trips and (h * h).sum() < limit:
+            # a chain may reduce or broadcast: added to h, it keeps h's shape
             if (h * y).sum() > 0:
-                h = d2s.tanh(_chain(steps_a, h, y, b)) + h * 0.5
+                h = d2s.tanh(_chain(steps_a, h, y, b) + h * 0.5)
             else:
-                h = d2s.tanh(_chain(steps_b, h, y, b)) - 0.1
+                h = d2s.tanh(_chain(steps_b, h, y, b) + h) - 0.1
                 if h.mean() > 0.4:
                     break
             seen.append(h.sum(axis=0))
