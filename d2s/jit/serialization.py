@@ -238,7 +238,7 @@ def _check_control_attrs(decl, program, attrs, where):
             raise ProgramFormatError(f"{where}: {decl.name}.{k} names no block ({v!r})")
     for k in decl.results + decl.binds:
         v = attrs.get(k)
-        names = [v] if isinstance(v, str) else v
+        names = [v] if isinstance(v, str) and k in decl.results else v  # a single result
         if not (isinstance(names, list)
                 and all(n is None or isinstance(n, str) for n in names)):
             raise ProgramFormatError(f"{where}: {decl.name}.{k} must list variable names, "

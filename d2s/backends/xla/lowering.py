@@ -2,9 +2,10 @@
 
 Each op's XLA rule comes from the registry (`OpDef.lowerings["xla"]`),
 beside its numpy kernel; a control-flow op's from its home
-(`static.control_ops`), written with the services of `control_flow`. Every value a rule produces is checked against the op's
-output Variable: the dtype numpy gives and every known dim must match —
-a mismatch is a bug in the rule, raised at once (`LoweringError`).
+(`static.control_ops`), written with the services of `control_flow`.
+Every value a rule produces is checked against the op's output Variable:
+the dtype numpy gives and every known dim must match — a mismatch is a bug
+in the rule, raised at once (`LoweringError`).
 """
 from __future__ import annotations
 

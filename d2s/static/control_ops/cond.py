@@ -285,9 +285,12 @@ def _lower_grad_xla(low, op, env):
 COND = register_control_op(ControlOpDef(
     "cond", _interpret, _emit, _vjp,
     blocks=("true_block", "false_block"), results=("true_outs", "false_outs"),
-    saves=SavedScope("save_scope", "save_scope_keep"),
+    values=("labels",), saves=SavedScope("save_scope", "save_scope_keep"),
     check=_check, undefined_outputs=_undefined_outputs,
-)).lowering(xla=_lower_xla)
+)).lowering(
+    xla=_lower_xla,
+    # onnx=...: `If`, declared here by the ONNX exporter's rule (see registry)
+)
 
 COND_GRAD = register_control_op(ControlOpDef(
     "cond_grad", _interpret_grad, _emit_grad,

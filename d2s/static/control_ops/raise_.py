@@ -33,5 +33,5 @@ def _lower_xla(low, op, env):
 
 
 RAISE = register_control_op(ControlOpDef(
-    "raise", _interpret, _emit, always_kept=True,
+    "raise", _interpret, _emit, values=("exception", "args"), always_kept=True,
 )).lowering(xla=_lower_xla)

@@ -64,6 +64,8 @@ class ControlOpDef:
     results: tuple = ()
     # attrs listing names it binds inside its blocks
     binds: tuple = ()
+    # its other attrs: plain values (numbers, text), saved as they are
+    values: tuple = ()
     saves: Optional[SavedScope] = None
     # attr naming the saved variable it reads (its forward op's `saves.var`)
     restores: Optional[str] = None
@@ -86,6 +88,12 @@ class ControlOpDef:
     def runtime_attrs(self):
         """Attributes that exist only while running (never saved)."""
         return tuple(self.saves) if self.saves else ()
+
+    @property
+    def attrs(self):
+        """Every attribute the op may carry: the whole of its layout."""
+        return (self.blocks + self.scope_blocks + self.results + self.binds + self.values
+                + ((self.restores,) if self.restores else ()) + self.runtime_attrs)
 
     def __repr__(self):
         return f"ControlOpDef({self.name!r})"

@@ -43,5 +43,5 @@ def makes_undefined_floats(ops):
 
 
 UNDEFINED = register_control_op(ControlOpDef(
-    "undefined", _interpret, _emit, undefined_outputs=_undefined_outputs,
+    "undefined", _interpret, _emit, values=("name",), undefined_outputs=_undefined_outputs,
 )).lowering(xla=_lower_xla)

@@ -377,10 +377,13 @@ def _lower_grad_xla(low, op, env):
 WHILE = register_control_op(ControlOpDef(
     "while", _interpret, _emit, _vjp,
     blocks=("cond_block", "body_block"), scope_blocks=("loop_scope",),
-    results=("body_outs", "cond_out"), binds=("loop_vars",),
+    results=("body_outs", "cond_out"), binds=("loop_vars",), values=("num_loop_vars",),
     saves=SavedScope("save_steps", "save_steps_keep"),
     check=_check, undefined_outputs=_undefined_outputs,
-)).lowering(xla=_lower_xla)
+)).lowering(
+    xla=_lower_xla,
+    # onnx=...: `Loop`, declared here by the ONNX exporter's rule (see registry)
+)
 
 WHILE_GRAD = register_control_op(ControlOpDef(
     "while_grad", _interpret_grad, _emit_grad,
