@@ -13,12 +13,12 @@ with the user-facing errors) is `static.control_flow` (`cond`) and
 """
 from .registry import (CONTROL_OPS, ControlOpDef, SavedScope, always_kept, block_ref_attrs,
                        block_results, control_op, kept_names, names_read, register_control_op,
-                       renamed_results, restored_var, result_attrs, saved_names, saved_var,
-                       sub_block_attrs, sub_block_ids, type_mismatch)
+                       renamed_results, restored_var, result_attrs, saved_names, saved_values,
+                       saved_var, sub_block_attrs, sub_block_ids, type_mismatch)
 from . import cond, raise_, undefined, while_  # noqa: E402  (each registers its op)
 
 __all__ = ["CONTROL_OPS", "ControlOpDef", "SavedScope", "always_kept", "block_ref_attrs",
            "block_results", "control_op", "kept_names", "names_read", "register_control_op",
-           "renamed_results", "restored_var", "result_attrs", "saved_names", "saved_var",
+           "renamed_results", "restored_var", "result_attrs", "saved_names", "saved_values", "saved_var",
            "sub_block_attrs", "sub_block_ids", "type_mismatch",
            "cond", "raise_", "undefined", "while_"]

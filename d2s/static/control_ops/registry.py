@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
-from ...core.registry import NotLowerable
+from ...core.registry import Lowerable
 
 
 class SavedScope(NamedTuple):
@@ -49,7 +49,7 @@ def _nothing(op, labels):
 
 
 @dataclass(eq=False)
-class ControlOpDef:
+class ControlOpDef(Lowerable):
     name: str
     interpret: Callable
     emit: Callable
@@ -74,15 +74,6 @@ class ControlOpDef:
     check: Optional[Callable] = None
     undefined_outputs: Callable = _nothing
     lowerings: dict = field(default_factory=dict)
-
-    def lowering(self, **rules) -> "ControlOpDef":
-        """Declare lowerings, one keyword per backend, as `OpDef.lowering` does."""
-        for backend, rule in rules.items():
-            if not (callable(rule) or isinstance(rule, NotLowerable)):
-                raise TypeError(f"op {self.name!r}: the {backend} lowering must be a "
-                                f"callable or NotLowerable(reason), got {rule!r}")
-            self.lowerings[backend] = rule
-        return self
 
     @property
     def runtime_attrs(self):
@@ -173,14 +164,20 @@ def saved_var(op):
     return op.attrs.get(decl.saves.var) if decl is not None and decl.saves else None
 
 
-def saved_names(op):
-    """Names a forward op keeps for its gradient (the saved variable, then the
-    values in it): live, and never overwritten."""
+def saved_values(op):
+    """The names of the values a forward op keeps for its gradient (in its
+    saved variable), or []."""
     decl = CONTROL_OPS.get(op.type)
     if decl is None or decl.saves is None:
         return []
-    var = op.attrs.get(decl.saves.var)
-    return ([var] if var else []) + list(op.attrs.get(decl.saves.keep, ()))
+    return list(op.attrs.get(decl.saves.keep, ()))
+
+
+def saved_names(op):
+    """Names a forward op keeps for its gradient (the saved variable, then the
+    values in it): live, and never overwritten."""
+    var = saved_var(op)
+    return ([var] if var else []) + saved_values(op)
 
 
 def restored_var(op):
