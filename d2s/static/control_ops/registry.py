@@ -8,7 +8,8 @@ sub-block, which list the names its blocks hand back, which exist only at
 run time — and, side by side, every interpretation of it:
 
 * `interpret(op, scope, run_block)`: the reference interpreter
-  (`static.executor`) runs it; `run_block(block, scope)` runs a sub-block;
+  (`static.executor`) runs it; `run_block(block_idx, scope)` runs a
+  sub-block in `scope` (a child of the op's scope, or a saved one);
 * `emit(em, op, indent)`: the compiled executor (`static.codegen`) writes
   its Python; `em` is the code generator (idents, lines, sub-blocks);
 * `vjp(op, out_cts, req, differentiate)`: static backward builds its
@@ -64,7 +65,8 @@ class ControlOpDef(Lowerable):
     results: tuple = ()
     # attrs listing names it binds inside its blocks
     binds: tuple = ()
-    # its other attrs: plain values (numbers, text), saved as they are
+    # its other attrs: plain values (numbers, text, an exception type), saved
+    # as tagged JSON like a core op's
     values: tuple = ()
     saves: Optional[SavedScope] = None
     # attr naming the saved variable it reads (its forward op's `saves.var`)
