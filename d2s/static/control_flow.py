@@ -116,22 +116,28 @@ def external_reads(blocks, local_ids=()):
 
 @contextlib.contextmanager
 def _transaction(program, block):
-    """Undo every block, op and variable a failed build added: no broken state."""
-    n_blocks, n_ops, names = len(program.blocks), len(block.ops), set(block.vars)
-    current, captured = program._current, set(program.captured)
+    """Undo every block, op and variable a failed build added: no broken state.
+
+    What a build adds is a suffix of each list and dict it grows (blocks,
+    ops, variables and captures are only appended while building; a nested
+    rollback removes its own suffix), so the snapshot is a few lengths:
+    copying the names would cost time in the size of the program for every
+    branch and loop, a quadratic trace."""
     gb = program.global_block()
-    global_names = set(gb.vars)
+    n_blocks, n_ops, n_vars = len(program.blocks), len(block.ops), len(block.vars)
+    n_global_vars, n_captured = len(gb.vars), len(program.captured)
+    current = program._current
     try:
         yield
     except BaseException:
         program._truncate_blocks(n_blocks)
         del block.ops[n_ops:]
-        for name in set(block.vars) - names:
+        for name in list(block.vars)[n_vars:]:
             del block.vars[name]
-        for name in set(program.captured) - captured:
+        for name in list(program.captured)[n_captured:]:
             tensor = program.captured.pop(name)
             program._captured_ids.pop(id(tensor), None)
-        for name in set(gb.vars) - global_names:
+        for name in list(gb.vars)[n_global_vars:]:
             del gb.vars[name]
         program._current = current
         raise
