@@ -138,8 +138,11 @@ class Operator:
     def sub_blocks(self):
         """The blocks this op runs (its declaration in `control_ops` says which
         attributes name them); none for core ops."""
+        ids = sub_block_ids(self)
+        if not ids:
+            return []
         blocks = self.block.program.blocks
-        return [blocks[i] for i in sub_block_ids(self)]
+        return [blocks[i] for i in ids]
 
     def __repr__(self):
         return f"Operator({self.type})"

@@ -17,8 +17,9 @@ class ProgramView:
         self.program = program
         self.blocks = {0: list(global_ops)}
         for op in self._all(self.blocks[0]):
-            for sub in op.sub_blocks():
-                self.blocks.setdefault(sub.idx, list(sub.ops))
+            for idx in control_ops.sub_block_ids(op):
+                if idx not in self.blocks:
+                    self.blocks[idx] = list(program.blocks[idx].ops)
         self.outputs = list(outputs)        # names returned by the compiled function
         self.inputs = list(inputs)          # names passed in (feeds, then parameters)
         self.consts = {}                    # name -> array known at compile time
@@ -27,11 +28,12 @@ class ProgramView:
 
     def _all(self, ops):
         todo = list(ops)
+        blocks = self.program.blocks
         while todo:
             op = todo.pop()
             yield op
-            for sub in op.sub_blocks():
-                todo.extend(sub.ops)
+            for idx in control_ops.sub_block_ids(op):
+                todo.extend(blocks[idx].ops)
 
     def copy(self):
         new = ProgramView.__new__(ProgramView)
