@@ -81,8 +81,10 @@ class ProgramView:
 
 def renamed_op(op, rename):
     """`op` with inputs and result-name attributes redirected (a new Operator)."""
-    results = control_ops.renamed_results(
-        op, lambda n: rename[n].name if n in rename else None)
+    results = None
+    if control_ops.control_op(op.type) is not None:
+        results = control_ops.renamed_results(
+            op, lambda n: rename[n].name if n in rename else None)
     if results is None and not any(v.name in rename for v in op.inputs):
         return op
     return Operator(op.block, op.type, [rename.get(v.name, v) for v in op.inputs],
@@ -92,6 +94,8 @@ def renamed_op(op, rename):
 def apply_renames(view, rename):
     """Redirect every use (op inputs, block results, outputs) through `rename`
     (dropped name -> surviving Variable); records it in `view.rename` for codegen."""
+    if not rename:
+        return  # nothing to redirect (the chains in view.rename are resolved already)
     for idx, ops in view.blocks.items():
         view.blocks[idx] = [renamed_op(op, rename) for op in ops]
     view.outputs = [rename[n].name if n in rename else n for n in view.outputs]
