@@ -36,8 +36,8 @@ class Variable(Symbolic, TensorMethods):
                  is_data=False):
         self.block = block
         self.name = name
-        self.shape = tuple(None if d is None else int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = _dims(shape)
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.stop_gradient = stop_gradient
         self.persistable = persistable
         self.is_data = is_data
@@ -113,6 +113,17 @@ class Variable(Symbolic, TensorMethods):
 
     def __repr__(self):
         return f"Variable({self.name}: {format_type(self)})"
+
+
+def _dims(shape):
+    """`shape` as a tuple of Python ints and None (numpy ints converted). Every
+    Variable made while tracing passes here: dims that are ints already (the
+    usual case) are checked, not rebuilt."""
+    dims = tuple(shape)
+    for d in dims:
+        if type(d) is not int and d is not None:
+            return tuple(None if d is None else int(d) for d in dims)
+    return dims
 
 
 def format_type(v):
