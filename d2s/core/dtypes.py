@@ -24,6 +24,18 @@ def as_dtype(dtype) -> np.dtype:
     return np.dtype(dtype)
 
 
+_NAMES = {}
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """`dtype.name`, remembered: numpy computes the name in Python on every
+    read (microseconds), and every constant a trace makes asks for it."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = dtype.name
+    return name
+
+
 def is_floating(dtype) -> bool:
     return np.issubdtype(np.dtype(dtype), np.floating)
 

@@ -6,7 +6,8 @@ import functools
 import numpy as np
 
 from ..dispatch import Symbolic, bind
-from ..dtypes import as_dtype, default_dtype_for, is_python_scalar, weak_scalar_dtype
+from ..dtypes import (as_dtype, default_dtype_for, dtype_name, is_python_scalar,
+                      weak_scalar_dtype)
 from ..registry import Aval
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
@@ -24,7 +25,7 @@ def constant(value, dtype=None):
     in a program (see `is_weak`)."""
     arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None else default_dtype_for(value))
     if arr.ndim == 0:
-        out = bind("full", shape=(), fill_value=arr.item(), dtype=arr.dtype.name)
+        out = bind("full", shape=(), fill_value=arr.item(), dtype=dtype_name(arr.dtype))
         if dtype is None and is_python_scalar(value) and isinstance(out, Symbolic):
             out.weak = True
         return out
