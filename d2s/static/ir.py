@@ -9,6 +9,7 @@ op that owns them.
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 import linecache
@@ -308,16 +309,44 @@ class Program:
 ORIGIN_RESOLVERS = []
 
 
+# id(code object) -> (that code object, start offsets, line numbers): where
+# each instruction's line is. Every op of a trace asks for its user's line,
+# and a frame's `f_lineno` is found by scanning its code's line table from
+# the start: in one converted function of a thousand lines that made
+# tracing quadratic. Read once per code object (held, so its id stays its
+# own; the table is cleared when it grows large), a line is a bisection.
+_LINE_TABLES = {}
+_LINE_TABLES_MAX = 4096
+
+
+def _lineno(frame):
+    """`frame.f_lineno`, from the table of its code object."""
+    code = frame.f_code
+    table = _LINE_TABLES.get(id(code))
+    if table is None or table[0] is not code:
+        starts, lines = [], []
+        for start, _end, line in code.co_lines():
+            starts.append(start)
+            lines.append(line)
+        if len(_LINE_TABLES) >= _LINE_TABLES_MAX:
+            _LINE_TABLES.clear()
+        table = _LINE_TABLES[id(code)] = (code, starts, lines)
+    i = bisect.bisect_right(table[1], frame.f_lasti) - 1
+    line = table[2][i] if i >= 0 else None
+    return frame.f_lineno if line is None else line
+
+
 def user_origin():
     """(filename, lineno) of the innermost frame outside the d2s package."""
     f = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename
         if not fn.startswith(_D2S_DIR):
+            lineno = _lineno(f)
             for resolve in ORIGIN_RESOLVERS:
-                mapped = resolve(fn, f.f_lineno)
+                mapped = resolve(fn, lineno)
                 if mapped is not None:
                     return mapped
-            return (fn, f.f_lineno, linecache.getline(fn, f.f_lineno).strip())
+            return (fn, lineno, linecache.getline(fn, lineno).strip())
         f = f.f_back
     return None
