@@ -52,7 +52,7 @@ class Builder:
         program = self.program
         ins = [x if type(x) is Variable and x.block.program is program else self.to_var(x)
                for x in inputs]
-        block = program.current_block()
+        block = program.blocks[program._current]  # current_block(), inline
         building_grad = program._building_grad
         if not building_grad:  # gradient blocks read saved forward scopes
             for v in ins:

@@ -10,7 +10,6 @@ op that owns them.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import itertools
 import linecache
 import os
@@ -174,7 +173,8 @@ class Block:
         return None if self.parent_idx < 0 else self.program.blocks[self.parent_idx]
 
     def create_var(self, shape, dtype, name=None, prefix="tmp", **kw):
-        name = name or self.program._unique_name(prefix)
+        if not name:
+            name = f"{prefix}_{next(self.program._names)}"  # Program._unique_name, inline
         if name in self.vars:
             raise ValueError(f"a variable named {name!r} already exists in block {self.idx}")
         var = Variable(self, name, shape, dtype, **kw)
@@ -251,14 +251,9 @@ class Program:
     def _truncate_blocks(self, n):
         del self.blocks[n:]
 
-    @contextlib.contextmanager
     def _block_guard(self, block):
-        prev = self._current
-        self._current = block.idx
-        try:
-            yield block
-        finally:
-            self._current = prev
+        """`with program._block_guard(block):` ops go to `block`, then back."""
+        return _BlockGuard(self, block)
 
     def all_ops(self):
         return [op for b in self.blocks for op in b.ops]
@@ -302,6 +297,26 @@ class Program:
 
     def __repr__(self):
         return f"<Program: {len(self.blocks)} blocks, {len(self.global_block().ops)} ops>"
+
+
+class _BlockGuard:
+    """The context of `Program._block_guard` (a class: every branch and loop
+    body of a trace enters a few, and a generator-based one costs more)."""
+
+    __slots__ = ("program", "block", "prev")
+
+    def __init__(self, program, block):
+        self.program = program
+        self.block = block
+
+    def __enter__(self):
+        self.prev = self.program._current
+        self.program._current = self.block.idx
+        return self.block
+
+    def __exit__(self, *exc):
+        self.program._current = self.prev
+        return False
 
 
 # Functions (filename, lineno) -> (filename, lineno) or None, registered by

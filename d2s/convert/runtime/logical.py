@@ -59,7 +59,7 @@ def convert_compare_chain(left, *ops_and_fns):
 def static_truth(value):
     """`bool(value)` for a static Variable, as a bool Variable: `value != 0` for
     numbers, as `bool()` of an eager Tensor (a tensor `if t:` / `while t:`)."""
-    return value if str(value.dtype) == "bool" else value != 0
+    return value if value.dtype.kind == "b" else value != 0
 
 
 def _truth(value):
