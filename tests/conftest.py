@@ -9,6 +9,6 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("generated programs")
     for generator, n in sorted(counts.items()):
         terminalreporter.write_line(f"{generator}: {n} programs checked")
-    terminalreporter.write_line(f"total: {sum(counts.values())} generated programs, "
-                                f"seed {fuzz_stats.seed()} (replay: D2S_FUZZ_SEED="
-                                f"{fuzz_stats.seed()})")
+    seed = fuzz_stats.seed()
+    terminalreporter.write_line(f"generated programs this run: {sum(counts.values())} "
+                                f"(seed {seed}; replay with D2S_FUZZ_SEED={seed})")

@@ -3,9 +3,12 @@ count of generated programs that the run summary prints (tests/conftest.py).
 
 `D2S_FUZZ_EXAMPLES=N` runs N examples per fuzz test (a local campaign:
 `D2S_FUZZ_EXAMPLES=20000 python -m pytest tests/jit/test_conversion_properties.py`);
-`D2S_FUZZ_SEED=S` replays the functions of seed S. The default seed is the
-day's number (UTC): each day's CI runs new programs, and a failure seen today
-reproduces today (or later with the seed the summary printed).
+`D2S_FUZZ_SEED=S` replays the programs of seed S. The default seed comes
+from the day (UTC): each day's CI runs new programs, and a failure seen today
+reproduces today, or any day with the seed the summary printed. CI runs the
+suites twice (`.ci/run`: the default executor, then D2S_EXECUTOR=interpreter);
+the two runs get different seeds, so a CI run checks twice the programs one
+`pytest` run does (each of them on both executors).
 """
 import collections
 import os
@@ -21,7 +24,10 @@ def examples(default):
 
 def seed():
     value = os.environ.get("D2S_FUZZ_SEED")
-    return int(value) if value else int(time.time() // 86400)
+    if value:
+        return int(value)
+    day = int(time.time() // 86400)
+    return 2 * day + (os.environ.get("D2S_EXECUTOR") == "interpreter")
 
 
 def count(generator, n=1):
