@@ -13,3 +13,4 @@ from . import static
 
 __version__ = "0.1.0"
 from . import jit, nn, optimizer
+from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)

@@ -14,25 +14,27 @@ device copy was made from is made read-only, and such a write raises
 instead of leaving the device copy stale.
 
 One device copy per Tensor is shared by every program that captured it (a
-training step's write-back is what the forward program reads next).
+training step's write-back is what the forward program reads next). In a
+sharded run (see `sharding`) a copy is also made for one layout: a program
+wanting the Tensor laid out otherwise sends it again.
 """
 from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
 from ._jax import jax, x64
+from .sharding import put, to_host
 
-# id(Tensor) -> (host array, device array); entries leave with their Tensor.
+# id(Tensor) -> (host array, device array, sharding or None); entries leave
+# with their Tensor.
 _SHARED = {}
 
 
-def _remember(tensor, host, device):
+def _remember(tensor, host, device, sharding):
     key = id(tensor)
     if key not in _SHARED:
         weakref.finalize(tensor, _SHARED.pop, key, None)
-    _SHARED[key] = (host, device)
+    _SHARED[key] = (host, device, sharding)
 
 
 class DeviceParams:
@@ -45,19 +47,23 @@ class DeviceParams:
         self.vars = [gb.vars[n] for n in names]
         self._host = [None] * len(names)
         self._device = [None] * len(names)
+        self._sharding = [None] * len(names)
 
-    def device_values(self):
-        """Current device arrays (re-sending the Tensors updated since last time)."""
+    def device_values(self, shardings=None):
+        """Current device arrays (re-sending the Tensors updated since last time),
+        laid out by `shardings` (one per parameter) in a sharded run."""
         host = self._host
+        if shardings is None:
+            shardings = [None] * len(host)
         for i, t in enumerate(self.tensors):
-            if t._value is not host[i]:
-                self._refresh(i)
+            if t._value is not host[i] or shardings[i] != self._sharding[i]:
+                self._refresh(i, shardings[i])
         return self._device
 
-    def _refresh(self, i):
+    def _refresh(self, i, sharding=None):
         tensor, value = self.tensors[i], self.tensors[i]._value
         shared = _SHARED.get(id(tensor))
-        if shared is not None and shared[0] is value:
+        if shared is not None and shared[0] is value and shared[2] == sharding:
             device = shared[1]
         else:
             var = self.vars[i]
@@ -67,17 +73,18 @@ class DeviceParams:
                     f"the program was built for {var.dtype.name}{list(var.shape)}")
             value.flags.writeable = False  # in-place writes would leave the copy stale
             with x64():
-                device = jax.device_put(value)
-            _remember(tensor, value, device)
+                device = jax.device_put(value) if sharding is None else put(value, sharding)
+            _remember(tensor, value, device, sharding)
         self._host[i] = value
         self._device[i] = device
+        self._sharding[i] = sharding
 
     def write(self, name, device_value):
         """A program's new value of parameter `name`: rebinds the Tensor to a
         (read-only) host view, and keeps the device array for the next call."""
         i = self.names.index(name)
-        host = np.asarray(device_value)
+        host = to_host(device_value)
         self.tensors[i]._value = host
-        _remember(self.tensors[i], host, device_value)
+        _remember(self.tensors[i], host, device_value, self._sharding[i])
         self._host[i] = host
         self._device[i] = device_value

@@ -7,6 +7,11 @@ compiles per size seen). Results come back with the error code (see
 histories that needed more rows than compiled for recompile with room for
 them and run again (nothing was written back; a `print` in the program
 prints again). An executable is cached only once it is fully built.
+
+Feeds and parameters with placements (`d2s.distributed`) make a sharded run
+(`sharding.RunLayout`): the executable is compiled for their shardings (also
+part of its cache key), XLA's partitioner inserts the collectives, and each
+fetch reports the placements XLA gave it (`output_attrs`).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import threading
 
 import numpy as np
 
+from ...core import dist_attr
 from ...static.executor import UndefinedValue
 from ...static.passes import ProgramView, dce
 from ._jax import jax, jnp, x64
@@ -21,6 +27,7 @@ from .control_flow import CONTROL_FLOW
 from .errors import ErrorSites, Unsupported
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
+from .sharding import RunLayout, placements_of, put, to_host
 from .values import TensorArray
 from . import persistent
 
@@ -37,7 +44,8 @@ class Executable:
     values of written parameters; then the error code when any site exists,
     and the rows needed when tensor arrays or loop histories exist."""
 
-    def __init__(self, compiled, lowered, sites, effects, layout, n_written, uses_room):
+    def __init__(self, compiled, lowered, sites, effects, layout, n_written, uses_room,
+                 out_attrs=None):
         self.compiled = compiled
         self.lowered = lowered
         self.sites = sites
@@ -45,6 +53,7 @@ class Executable:
         self.layout = layout          # per fetch: (is tensor array, label if it may be undefined)
         self.n_written = n_written
         self.uses_room = uses_room
+        self.out_attrs = out_attrs    # per fetch: the DistAttr XLA gave it (sharded runs)
 
     def read(self, outs):
         """(fetch values, written device arrays, error code, rows needed)."""
@@ -53,10 +62,10 @@ class Executable:
         for is_array, label in self.layout:
             value = next(it)
             if is_array:
-                length = np.asarray(next(it)).item()
-                value = np.asarray(value)[:length].copy()
+                length = to_host(next(it)).item()
+                value = to_host(value)[:length].copy()
             else:
-                value = np.asarray(value).copy()  # writable, as numpy results are
+                value = to_host(value).copy()  # writable, as numpy results are
             if label is not None and np.asarray(next(it)).item():
                 value = UndefinedValue(label)  # what the numpy backend hands out for it
             fetched.append(value)
@@ -89,13 +98,17 @@ class XlaProgram:
         self._lock = threading.Lock()
 
     # ---- running ------------------------------------------------------------------
-    def __call__(self, feeds):
-        """Outputs (numpy arrays) for `feeds` (numpy arrays in `feed_names` order)."""
+    def __call__(self, feeds, feed_attrs=None):
+        """Outputs (numpy arrays) for `feeds` (numpy arrays in `feed_names` order);
+        `feed_attrs`: a DistAttr (placements) or None per feed."""
+        layout = self.layout(feeds, feed_attrs)
         while True:
-            exe = self.executable(feeds)
-            params = self.params.device_values()
+            exe = self.executable(feeds, layout)
+            params = self.params.device_values(None if layout is None else layout.params)
+            args = feeds if layout is None else [
+                put(a, s) for a, s in zip(feeds, layout.feeds)]
             with x64():
-                outs = exe.compiled(*feeds, *params)
+                outs = exe.compiled(*args, *params)
                 if exe.effects:
                     jax.effects_barrier()  # printed before we return
             fetched, written, code, need = exe.read(outs)
@@ -111,23 +124,42 @@ class XlaProgram:
                 self.params.write(name, value)
             return fetched
 
-    def executable(self, feeds):
-        key = (tuple((a.shape, a.dtype) for a in feeds), self.room)
+    def layout(self, feeds, feed_attrs=None):
+        """The RunLayout of a run on `feeds`, or None when nothing is placed."""
+        if not dist_attr._ATTRS:  # no value anywhere is placed: the common case
+            return None
+        return RunLayout.plan(self.feed_names, feeds,
+                              feed_attrs or [None] * len(self.feed_names), self.params.vars,
+                              [dist_attr.get(t) for t in self.params.tensors])
+
+    def executable(self, feeds, layout=None):
+        key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
+               None if layout is None else layout.key)
         exe = self._executables.get(key)
         if exe is None:
             with self._lock:
                 exe = self._executables.get(key)
                 if exe is None:
-                    exe = self._compile(feeds, key[1])
+                    exe = self._compile(feeds, key[1], layout)
                     self._executables[key] = exe  # only a complete entry is cached
         return exe
 
-    def lowered_text(self, feeds):
-        """The StableHLO XLA compiles for these feeds' shapes."""
-        return self.executable(feeds).lowered.as_text()
+    def lowered_text(self, feeds, feed_attrs=None):
+        """The StableHLO XLA compiles for these feeds' shapes (and placements)."""
+        return self.executable(feeds, self.layout(feeds, feed_attrs)).lowered.as_text()
+
+    def compiled_text(self, feeds, feed_attrs=None):
+        """The optimized HLO after XLA's SPMD partitioning: where its collectives
+        (all-reduce, all-gather, ...) can be read."""
+        return self.executable(feeds, self.layout(feeds, feed_attrs)).compiled.as_text()
+
+    def output_attrs(self, feeds, feed_attrs=None):
+        """Per fetch, the placements XLA gave it (None: unsharded run or not known)."""
+        exe = self.executable(feeds, self.layout(feeds, feed_attrs))
+        return exe.out_attrs or [None] * len(self.fetch_names)
 
     # ---- compiling ---------------------------------------------------------------------
-    def _compile(self, feeds, room):
+    def _compile(self, feeds, room, run_layout=None):
         sites = ErrorSites()
         traced = {}
         n_feeds = len(self.feed_names)
@@ -145,7 +177,11 @@ class XlaProgram:
                 if flag is not None:
                     outs.append(jnp.asarray(flag))
                 layout.append((is_array, None if flag is None else low.undefined[name]))
-            outs.extend(env.get(n) for n in self.written)
+            written = [env.get(n) for n in self.written]
+            if run_layout is not None:  # a parameter keeps its layout from step to step
+                written = [jax.lax.with_sharding_constraint(w, run_layout.params[
+                    self.param_names.index(n)]) for n, w in zip(self.written, written)]
+            outs.extend(written)
             if len(sites):
                 outs.append(low.err)
             if low.uses_room:
@@ -153,10 +189,35 @@ class XlaProgram:
             traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room)
             return tuple(outs)
 
-        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in feeds]
-        specs += [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in self.params.vars]
+        shardings = [None] * (len(feeds) + len(self.params.vars)) if run_layout is None \
+            else list(run_layout.feeds) + list(run_layout.params)
+        shapes = [(a.shape, a.dtype) for a in feeds] + [(v.shape, v.dtype) for v in self.params.vars]
+        specs = [jax.ShapeDtypeStruct(shape, dtype, sharding=s)
+                 for (shape, dtype), s in zip(shapes, shardings)]
         with x64():
             lowered = jax.jit(fn).lower(*specs)
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
+        out_attrs = None if run_layout is None else _output_attrs(
+            compiled, traced["layout"], run_layout.mesh, self.fetch_names, self.program)
         return Executable(compiled, lowered, sites, traced["effects"], traced["layout"],
-                          len(self.written), traced["uses_room"])
+                          len(self.written), traced["uses_room"], out_attrs)
+
+
+def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
+    """Per fetch, the placements of the sharding XLA chose for it (a tensor
+    array, whose rows are cut to its length, reports none)."""
+    shardings = iter(jax.tree_util.tree_leaves(
+        compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)))
+    attrs = []
+    for name, (is_array, label) in zip(fetch_names, fetch_layout):
+        sharding = next(shardings)
+        if is_array:
+            next(shardings)
+            attrs.append(None)
+        else:
+            ndim = len(program.global_block().vars[name].shape) \
+                if name in program.global_block().vars else 0
+            attrs.append(placements_of(sharding, mesh, ndim))
+        if label is not None:
+            next(shardings)
+    return attrs

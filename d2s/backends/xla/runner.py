@@ -27,6 +27,7 @@ class Runner:
 
     def __init__(self, program, feed_names, fetch_names):
         check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
+        self.fetch_names = list(fetch_names)
         self.route = Route.XLA
         self.xla = None
         self.reason = None
@@ -41,21 +42,30 @@ class Runner:
         self.reason = fallback_message(e)
         warnings.warn(self.reason, BackendFallbackWarning, stacklevel=5)
 
-    def lowered_text(self, feeds):
+    def lowered_text(self, feeds, feed_attrs=None):
         if self.route is Route.XLA:
             try:
-                return self.xla.lowered_text(feeds)
+                return self.xla.lowered_text(feeds, feed_attrs)
             except Unsupported as e:
                 self._fall_back(e)
         raise ValueError(f"no StableHLO: {self.reason}")
 
-    def run(self, feeds, numpy_fallback):
+    def run(self, feeds, numpy_fallback, feed_attrs=None):
+        """Fetched arrays. `feed_attrs`: per feed its placements (a DistAttr) or
+        None — the seam through which sharded inputs reach XLA."""
         if self.route is Route.XLA:
             try:
-                return self.xla(feeds)
+                return self.xla(feeds, feed_attrs)
             except Unsupported as e:
                 self._fall_back(e)
         return numpy_fallback()
+
+    def output_attrs(self, feeds, feed_attrs=None):
+        """Per fetch, the placements the program gave it (None where unsharded,
+        and everywhere on the numpy fallback: placements are metadata there)."""
+        if self.route is Route.XLA:
+            return self.xla.output_attrs(feeds, feed_attrs)
+        return [None] * len(self.fetch_names)
 
 
 def fallback_message(e):
