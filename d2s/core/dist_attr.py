@@ -265,6 +265,11 @@ def get(value):
     return _ATTRS.get(id(value))
 
 
+def any_placed():
+    """False while no live value has placements: runs can skip looking."""
+    return bool(_ATTRS)
+
+
 def attach(value, attr):
     """Record `attr` (a DistAttr, or None to clear) as `value`'s placements."""
     key = id(value)

@@ -22,6 +22,7 @@ import zlib
 import numpy as np
 
 from ..core import autograd, state
+from ..core.dispatch import Symbolic
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..nn.layer import Layer
@@ -61,6 +62,15 @@ class DataParallel(Layer):
 
     def _mark(self, t):
         """`t` through an identity node whose gradient rule queues the averaging."""
+        if isinstance(t, Symbolic):
+            # A backward inside a program would never average: refuse, rather
+            # than train the replicas apart.
+            raise RuntimeError(
+                "DataParallel: the wrapped layer is being traced into a program (to_static "
+                "of the DataParallel wrapper or of a whole training step); gradients would "
+                "not be averaged across processes. Convert the inner layer instead "
+                "(DataParallel(d2s.jit.to_static(layer))) and keep backward and the "
+                "optimizer step eager")
         if not isinstance(t, Tensor) or t.stop_gradient:
             return t
         out = Tensor._from_array(t._value, stop_gradient=False)
@@ -144,7 +154,7 @@ def _buckets(params, limit):
 
 
 def _map_tensors(value, fn):
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, Symbolic)):
         return fn(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_map_tensors(v, fn) for v in value)

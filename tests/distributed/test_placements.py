@@ -219,6 +219,16 @@ def test_data_parallel_alone_is_the_plain_layer():
         d2s.DataParallel(lambda x: x)
 
 
+def test_data_parallel_refuses_to_be_traced_into_a_program_with_several_processes():
+    wrapped = d2s.DataParallel(make_mlp())
+    wrapped._world = 2  # as if started as one of two processes (no MPI needed here)
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [4, 2])
+        with pytest.raises(RuntimeError, match="would not be averaged"):
+            wrapped(x)
+
+
 def test_queue_callback_runs_after_every_gradient_is_accumulated():
     w = d2s.to_tensor(np.ones(3), stop_gradient=False)
     seen = []

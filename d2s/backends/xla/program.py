@@ -126,7 +126,7 @@ class XlaProgram:
 
     def layout(self, feeds, feed_attrs=None):
         """The RunLayout of a run on `feeds`, or None when nothing is placed."""
-        if not dist_attr._ATTRS:  # no value anywhere is placed: the common case
+        if not dist_attr.any_placed():  # the common case
             return None
         return RunLayout.plan(self.feed_names, feeds,
                               feed_attrs or [None] * len(self.feed_names), self.params.vars,
