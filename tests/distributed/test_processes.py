@@ -180,3 +180,48 @@ def test_the_launcher_stops_a_run_past_its_timeout(tmp_path):
     assert time.monotonic() - t0 < 30
     assert proc.returncode == 124
     assert "timed out after 2 s" in proc.stderr
+
+
+DIFFERENT_XLA = """
+import sys, numpy as np, d2s, d2s.distributed as dist
+from d2s import static
+dist.init_parallel_env(backend="xla")
+mesh = dist.ProcessMesh(list(range(4)), ["dp"])
+rank = dist.get_rank()
+if rank == 1 and sys.argv[1] == "absent":  # joins the mesh, then runs no program
+    import jax, time
+    jax.devices()
+    time.sleep(60)
+prog = static.Program()
+with static.program_guard(prog):
+    x = static.data("x", [8, 4])
+    out = (x * x).sum() if rank == 0 or sys.argv[1] != "different" else (x + 1.0).sum()
+x = dist.shard_tensor(np.ones((8, 4), np.float32), mesh, [dist.Shard(0)])
+print("result", static.Executor(backend="xla").run(prog, {"x": x}, [out])[0])
+"""
+
+
+@pytest.mark.parametrize("case,message", [
+    ("different", "sharded program #0 differs from process"),
+    ("absent", "did not compile its sharded program #0 within 3 s"),
+])
+def test_xla_processes_running_different_programs_get_a_clear_error(tmp_path, case, message):
+    pytest.importorskip("jax")
+    script = tmp_path / "different.py"
+    script.write_text(DIFFERENT_XLA)
+    t0 = time.monotonic()
+    proc = run([*LAUNCH, "--nproc_per_node", "2", "--devices_per_proc", "2", "--mpi", "off",
+                "--timeout", "100", str(script), case], timeout=120, D2S_COLLECTIVE_TIMEOUT="3")
+    assert time.monotonic() - t0 < 60
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr[-3000:]
+
+
+def test_xla_processes_running_the_same_program_agree(tmp_path):
+    pytest.importorskip("jax")
+    script = tmp_path / "same.py"
+    script.write_text(DIFFERENT_XLA)
+    proc = run([*LAUNCH, "--nproc_per_node", "2", "--devices_per_proc", "2", "--mpi", "off",
+                "--timeout", "100", str(script), "same"], timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("result 32.0") == 2

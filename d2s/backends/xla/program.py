@@ -27,7 +27,7 @@ from .control_flow import CONTROL_FLOW
 from .errors import ErrorSites, Unsupported
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
-from .sharding import RunLayout, placements_of, put, to_host
+from .sharding import RunLayout, agree_on_program, placements_of, put, to_host
 from .values import TensorArray
 from . import persistent
 
@@ -196,6 +196,8 @@ class XlaProgram:
                  for (shape, dtype), s in zip(shapes, shardings)]
         with x64():
             lowered = jax.jit(fn).lower(*specs)
+            if run_layout is not None:
+                agree_on_program(lowered.as_text())
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
         out_attrs = None if run_layout is None else _output_attrs(
             compiled, traced["layout"], run_layout.mesh, self.fetch_names, self.program)

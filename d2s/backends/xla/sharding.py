@@ -17,6 +17,9 @@ placements XLA gave them.
 """
 from __future__ import annotations
 
+import hashlib
+import itertools
+import os
 import threading
 
 import numpy as np
@@ -122,6 +125,48 @@ def to_host(value):
         from jax.experimental import multihost_utils
         return np.asarray(multihost_utils.process_allgather(value, tiled=True))
     return np.asarray(value)
+
+
+# ---- several processes: one program ------------------------------------------------------
+_COMPILES = itertools.count()
+
+
+def agree_on_program(text):
+    """With several processes, check that each compiles the same program for
+    its n-th sharded executable (the SHA-256 of the StableHLO `text`, through
+    JAX's coordination service). Processes running different programs would
+    otherwise wait forever in mismatched collectives; here they get a clear
+    error, after at most `D2S_COLLECTIVE_TIMEOUT` seconds (300) when one
+    never compiles."""
+    if jax.process_count() == 1:
+        return
+    try:
+        from jax._src import distributed
+        client = distributed.global_state.client
+    except (ImportError, AttributeError):  # pragma: no cover - another JAX
+        return
+    if client is None:  # pragma: no cover - not initialized by us
+        return
+    n = next(_COMPILES)
+    me = jax.process_index()
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    client.key_value_set(f"d2s/program/{n}/{me}", digest)
+    timeout = float(os.environ.get("D2S_COLLECTIVE_TIMEOUT", "300"))
+    for other in range(jax.process_count()):
+        if other == me:
+            continue
+        try:
+            theirs = client.blocking_key_value_get(f"d2s/program/{n}/{other}",
+                                                   int(timeout * 1000))
+        except Exception:
+            raise TimeoutError(
+                f"process {me}: process {other} did not compile its sharded program #{n} "
+                f"within {timeout:g} s: the processes are running different programs, or "
+                "one stopped (D2S_COLLECTIVE_TIMEOUT sets the bound)") from None
+        if theirs != digest:
+            raise RuntimeError(
+                f"process {me}: sharded program #{n} differs from process {other}'s: every "
+                "process must run the same program (its collectives would never match)")
 
 
 class RunLayout:
