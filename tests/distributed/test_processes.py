@@ -224,4 +224,4 @@ def test_xla_processes_running_the_same_program_agree(tmp_path):
     proc = run([*LAUNCH, "--nproc_per_node", "2", "--devices_per_proc", "2", "--mpi", "off",
                 "--timeout", "100", str(script), "same"], timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count("result 32.0") == 2
+    assert proc.stdout.count("32.0") == 2  # both ranks (their lines may interleave)
