@@ -284,3 +284,19 @@ def test_parallel_example_runs_alone_on_numpy():
     assert proc.returncode == 0, proc.stderr
     assert "mode numpy: 1 process(es)" in proc.stdout
     assert len([ln for ln in proc.stdout.splitlines() if ln.startswith("step ")]) == 3
+
+
+def test_only_the_distributed_package_imports_mpi4py():
+    import ast
+    import pathlib
+    pkg = pathlib.Path(d2s.__file__).resolve().parent
+    offenders = []
+    for path in pkg.rglob("*.py"):
+        if path.is_relative_to(pkg / "distributed"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(pkg)}:{node.lineno}" for n in names
+                          if n.split(".")[0] == "mpi4py"]
+    assert not offenders, offenders
