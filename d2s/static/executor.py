@@ -284,11 +284,14 @@ class Executor:
         impl = backend_state.implementation(self.backend)
         if impl is None:
             results = self._run_numpy(program, scope, fetch_names)
+            if return_numpy:
+                return results
             out_attrs = [dist_attr.get(program.global_block().vars[n]) for n in fetch_names]
         else:
             runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
             values = list(scope.vars.values())
-            feed_attrs = [dist_attr.get(feed[n]) for n in scope.vars]
+            feed_attrs = [dist_attr.get(feed[n]) for n in scope.vars] \
+                if dist_attr.any_placed() else None
             results = runner.run(values, lambda: self._run_numpy(program, scope, fetch_names),
                                  feed_attrs)
             out_attrs = None if return_numpy else runner.output_attrs(values, feed_attrs)
