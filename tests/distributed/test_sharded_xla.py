@@ -93,6 +93,19 @@ def test_output_reports_the_placements_xla_gave_it():
     assert got.process_mesh == mesh and got.placements == [S(0)]
 
 
+def test_one_dim_split_over_both_mesh_dims():
+    mesh = dist.ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], ["dp", "mp"])
+    x = np.random.default_rng(2).standard_normal((16, 3)).astype(np.float32)
+    prog = static.Program()
+    with static.program_guard(prog):
+        xv = static.data("x", [16, 3])
+        out = d2s.exp(xv) - 1.0
+    got = static.Executor(backend="xla").run(
+        prog, {"x": dist.shard_tensor(x, mesh, [S(0), S(0)])}, [out], return_numpy=False)[0]
+    np.testing.assert_allclose(got.numpy(), np.exp(x) - 1.0, rtol=RTOL)
+    assert got.placements == [S(0), S(0)]  # 16 rows in 8 blocks, dp-major
+
+
 # ---- tensor-parallel -----------------------------------------------------------------
 def test_tensor_parallel_mlp_one_all_reduce_equal_numbers_and_gradients():
     mesh = dist.ProcessMesh([0, 1, 2, 3], ["mp"])
