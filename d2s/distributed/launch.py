@@ -14,7 +14,8 @@ Starts N ranks of `script.py` on this host and watches them:
   (each rank's process group, so nothing is orphaned) and exits with the
   failing rank's exit code, after printing that rank's error. A run past
   `--timeout` seconds is stopped the same way (exit code 124). Ending the
-  launcher (Ctrl-C, SIGTERM) ends the ranks.
+  launcher (Ctrl-C, SIGTERM) ends the ranks; on Linux so does its death by
+  SIGKILL (each rank, or mpiexec, is told to die with its parent).
 """
 from __future__ import annotations
 
@@ -64,6 +65,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _die_with_parent():  # pragma: no cover - runs in the child, between fork and exec
+    """Linux: ask for SIGKILL when the launcher dies, however it dies."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _use_mpi(choice):
     if choice == "off":
         return None
@@ -92,11 +102,9 @@ class Ranks:
         mpiexec = _use_mpi(args.mpi)
         if mpiexec:  # one process manager for all ranks: one MPI world
             env.pop("D2S_RANK", None)
-            self.procs = [subprocess.Popen([mpiexec, "-n", str(self.n), *rank_cmd], env=env,
-                                           start_new_session=True)]
+            self.procs = [_start([mpiexec, "-n", str(self.n), *rank_cmd], env)]
         else:
-            self.procs = [subprocess.Popen(rank_cmd, env=dict(env, D2S_RANK=str(r)),
-                                           start_new_session=True) for r in range(self.n)]
+            self.procs = [_start(rank_cmd, dict(env, D2S_RANK=str(r))) for r in range(self.n)]
 
     def poll(self):
         """(exit code of the first failure or None, True when all ended well)."""
@@ -131,6 +139,13 @@ class Ranks:
                 time.sleep(0.05)
         for p in self.procs:
             p.wait()
+
+
+def _start(cmd, env):
+    """A process in a new process group (stopping it stops what it starts)."""
+    linux = sys.platform.startswith("linux")
+    return subprocess.Popen(cmd, env=env, start_new_session=True,
+                            preexec_fn=_die_with_parent if linux else None)
 
 
 def launch(args):

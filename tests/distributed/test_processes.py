@@ -225,3 +225,29 @@ def test_xla_processes_running_the_same_program_agree(tmp_path):
                 "--timeout", "100", str(script), "same"], timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("32.0") == 2  # both ranks (their lines may interleave)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_ranks_die_with_a_killed_launcher(tmp_path):
+    script = tmp_path / "sleepy.py"
+    script.write_text("import os, sys, time\nimport d2s.distributed as dist\n"
+                      "path = os.path.join(sys.argv[1], f'pid{dist.get_rank()}')\n"
+                      "open(path + '.tmp', 'w').write(str(os.getpid()))\n"
+                      "os.replace(path + '.tmp', path)\ntime.sleep(120)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("D2S_RANK", "D2S_WORLD"))}
+    env["PYTHONPATH"] = str(ROOT)
+    launcher = subprocess.Popen([*LAUNCH, "--nproc_per_node", "2", "--mpi", "off",
+                                 "--timeout", "100", str(script), str(tmp_path)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("pid?"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = [int(p.read_text()) for p in sorted(tmp_path.glob("pid?"))]
+        assert len(pids) == 2
+    finally:
+        launcher.kill()  # SIGKILL: no chance to clean up
+        launcher.wait()
+    deadline = time.monotonic() + 10
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(_gone(p) for p in pids), "a rank outlived its killed launcher"
