@@ -312,7 +312,7 @@ class Executor:
                                    fetch_names, "executor").source
         runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
         return runner.lowered_text(list(scope.vars.values()),
-                                   [dist_attr.get(feed[n]) for n in scope.vars])
+                                   feed_attrs=[dist_attr.get(feed[n]) for n in scope.vars])
 
     def _prepare(self, program, feed, fetch_list):
         from .framework import default_main_program
