@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from ...core.dist_attr import DistAttr, ProcessMesh, Replicate, Shard, checked
+from ...core.dist_attr import DistAttr, Replicate, Shard, checked
 from ._jax import jax, x64
 
 _MESHES = {}
@@ -212,4 +212,4 @@ def _sharding(mesh, name, attr, shape):
 
 
 __all__ = ["jax_mesh", "named_sharding", "constrain", "placements_of", "put", "to_host",
-           "RunLayout", "ProcessMesh"]
+           "RunLayout", "agree_on_program"]
