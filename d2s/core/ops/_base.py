@@ -53,19 +53,6 @@ def mark_weak(out, *inputs):
     return out
 
 
-_weak_dtypes = {}
-
-
-def eager_scalar(value, partner_dtype):
-    """A Python scalar next to an eager tensor of `partner_dtype`, as a Tensor
-    (weak: NumPy 2 rules). Dtypes are cached per (dtype, scalar type)."""
-    key = (partner_dtype, type(value))
-    dtype = _weak_dtypes.get(key)
-    if dtype is None:
-        dtype = _weak_dtypes[key] = weak_scalar_dtype(partner_dtype, value)
-    return Tensor._from_array(np.asarray(value, dtype))
-
-
 def lift(x, like=None):
     """Turn a Python scalar / array into a d2s value; scalars are weak next to `like`."""
     if is_value(x):

@@ -5,33 +5,23 @@ import math
 
 import numpy as np
 
-from ..dispatch import bind, eager_now, run_eager
-from ..tensor import Tensor
+from ..dispatch import bind, eager_binary, eager_unary
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import (cast_like as _cast_like, eager_scalar, elementwise_infer, lift, lift_pair,
-                    mark_weak, same_infer, unbroadcast)
-
-
-_PY_SCALARS = (float, int, bool)
-_NO_ATTRS = {}
+from ._base import (cast_like as _cast_like, elementwise_infer, lift, lift_pair, mark_weak,
+                    same_infer, unbroadcast)
 
 
 def _binary(name, kernel, vjp):
     op = register_op(name, kernel, elementwise_infer(kernel, name), vjp)
 
     def fn(x, y):
-        if eager_now():  # fast path: eager Tensors and Python scalars
-            tx, ty = type(x), type(y)
-            if tx is Tensor and (ty is Tensor or ty in _PY_SCALARS):
-                if ty is not Tensor:
-                    y = eager_scalar(y, x._value.dtype)
-                return run_eager(op, (x, y), _NO_ATTRS)
-            if ty is Tensor and tx in _PY_SCALARS:
-                return run_eager(op, (eager_scalar(x, y._value.dtype), y), _NO_ATTRS)
-        x, y = lift_pair(x, y)
-        return mark_weak(bind(name, x, y), x, y)
+        out = eager_binary(op, x, y)  # eager Tensors and Python scalars: run now
+        if out is None:
+            x, y = lift_pair(x, y)
+            out = mark_weak(bind(name, x, y), x, y)
+        return out
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion."
     return fn
@@ -42,10 +32,11 @@ def _unary(name, kernel, vjp, infer=None, writes_out=False):
                      writes_out=writes_out)
 
     def fn(x):
-        if type(x) is Tensor and eager_now():
-            return run_eager(op, (x,), _NO_ATTRS)
-        x = lift(x)
-        return mark_weak(bind(name, x), x)
+        out = eager_unary(op, x)  # an eager Tensor: run now
+        if out is None:
+            x = lift(x)
+            out = mark_weak(bind(name, x), x)
+        return out
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`."
     return fn
