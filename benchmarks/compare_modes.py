@@ -9,7 +9,10 @@ Each workload (benchmarks/workloads.py) is written once as d2s code and run
 any timing. Per mode: median time per call over several rounds of many calls
 (calibrated so a round takes ~0.15 s), with the spread; ratios eager/static
 and numpy/static; the first-call time of a fresh StaticFunction (convert,
-trace, build, run). torch / jax columns are added when they import.
+trace, build, run). torch / jax columns are added when they import; with
+torch, a second table gives eager cost per op: each eager call's time over the
+number of kernels it ran (counted once per workload), for d2s eager and for
+eager PyTorch doing the same math.
 Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
 Exit status 1 when a workload fails or disagrees between modes.
 """
@@ -42,6 +45,7 @@ import traceback  # noqa: E402
 import numpy as np  # noqa: E402
 
 import d2s  # noqa: E402
+from d2s.core.registry import OPS  # noqa: E402
 from d2s.jit import enable_to_static  # noqa: E402
 
 import others  # noqa: E402
@@ -57,6 +61,7 @@ EAGER_RATIO_TARGET = 3.0                   # eager/static on these workloads:
 EAGER_RATIO_WORKLOADS = ("W2", "W3", "W3b", "W5", "W6")
 FIRST_CALL_TARGET_S = 20e-3
 CACHE_HIT_TARGET_S = 10e-6
+PER_OP_TORCH_MODE = "torch"                # eager d2s per op <= this column per op
 
 
 # ---- modes ----------------------------------------------------------------------------------
@@ -185,6 +190,32 @@ def first_calls(wl, repeats):
     return cold, fresh
 
 
+def eager_op_count(wl):
+    """Kernels run by one eager call of the workload (backward and optimizer
+    updates included): the denominator of the per-op figures. Counted by
+    wrapping every registry kernel for that one call, never while timing."""
+    count = [0]
+
+    def counting(kernel):
+        def run(*args, **kwargs):
+            count[0] += 1
+            return kernel(*args, **kwargs)
+        return run
+
+    kernels = {op: op.kernel for op in OPS.values()}
+    try:
+        for op, kernel in kernels.items():
+            op.kernel = counting(kernel)
+        wl.reset()
+        with d2s_mode(False, wl.no_grad):
+            wl.call()
+    finally:
+        for op, kernel in kernels.items():
+            op.kernel = kernel
+        wl.reset()
+    return count[0]
+
+
 def run_workload(key, seed, cfg, libs, progress):
     progress.start(key)
     d2s.seed(seed)
@@ -220,6 +251,9 @@ def run_workload(key, seed, cfg, libs, progress):
     med = {m: s.median for m, s in stats.items()}
     entry["ratios"] = {"eager/static": med["eager"] / med["static"],
                        "numpy/static": med["numpy"] / med["static"]}
+    entry["eager_ops"] = ops = eager_op_count(wl)
+    entry["per_op_s"] = {m: med[m] / ops for m in ("eager", PER_OP_TORCH_MODE)
+                         if m in med and ops}
     return entry
 
 
@@ -271,6 +305,20 @@ def table(entries, mode_names):
     return "\n".join(lines)
 
 
+def per_op_table(entries):
+    """Eager cost per op: d2s eager and eager PyTorch (same math), or None
+    when no workload has a torch column."""
+    rows = [e for e in entries if "error" not in e and PER_OP_TORCH_MODE in e.get("per_op_s", {})]
+    if not rows:
+        return None
+    lines = [f"{'workload':<10}{'ops/call':>9}{'eager d2s/op':>14}{'torch/op':>11}{'d2s/torch':>11}"]
+    for e in rows:
+        d, t = e["per_op_s"]["eager"], e["per_op_s"][PER_OP_TORCH_MODE]
+        lines.append(f"{e['key']:<10}{e['eager_ops']:>9}{fmt_time(d):>14}{fmt_time(t):>11}"
+                     f"{d / t:>10.2f}x")
+    return "\n".join(lines)
+
+
 def targets(entries, cache_hit):
     out = []
     ok = [e for e in entries if "error" not in e and e["key"] != "ADD"]
@@ -291,6 +339,11 @@ def targets(entries, cache_hit):
     def first(e, key):
         run = e["modes"]["static"]["median_s"]
         return f"{fmt_time(e[key])}, of which a cached call takes {fmt_time(run)}"
+    per_op = [e for e in ok if PER_OP_TORCH_MODE in e.get("per_op_s", {})]
+    if per_op:
+        verdict("eager d2s per op <= eager torch per op",
+                [(e["key"], f"{e['per_op_s']['eager'] / e['per_op_s'][PER_OP_TORCH_MODE]:.2f}",
+                  e["per_op_s"]["eager"] <= e["per_op_s"][PER_OP_TORCH_MODE]) for e in per_op])
     verdict(f"first call of a fresh StaticFunction <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
             [(e["key"], first(e, "first_call_s"), e["first_call_s"] <= FIRST_CALL_TARGET_S)
              for e in entries if "error" not in e])
@@ -458,6 +511,10 @@ def main(argv=None):
     print(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
           f"~{cfg['target_s'] * 1e3:g} ms per mode; median per call ±half the min-max spread")
     print(table(table_entries, mode_names))
+    per_op = per_op_table(entries)
+    if per_op:
+        print("\neager cost per op (time per call / kernels run per call; torch: the same math):")
+        print(per_op)
 
     cache_hit = None
     add = next((e for e in entries if e["key"] == "ADD" and "error" not in e), None)

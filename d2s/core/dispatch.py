@@ -70,11 +70,16 @@ def run_eager(op, inputs, attrs):
     """Run `op`'s kernel on eager Tensors now; record a tape node if a gradient
     is wanted."""
     try:
-        arrays = [x._value for x in inputs]
+        if len(inputs) == 1:
+            arrays = (inputs[0]._value,)
+        elif len(inputs) == 2:
+            arrays = (inputs[0]._value, inputs[1]._value)
+        else:
+            arrays = [x._value for x in inputs]
     except AttributeError:
         bad = next(x for x in inputs if not isinstance(x, Tensor))
         raise TypeError(f"{op.name}: expected Tensor inputs, got {type(bad).__name__}") from None
-    result = op.kernel(*arrays, **attrs)
+    result = op.kernel(*arrays, **attrs) if attrs else op.kernel(*arrays)
     n_out = op.num_outputs
     if n_out == 1:
         value = result if type(result) is _ndarray else np.asarray(result)

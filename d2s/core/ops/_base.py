@@ -55,7 +55,7 @@ def mark_weak(out, *inputs):
 
 def lift(x, like=None):
     """Turn a Python scalar / array into a d2s value; scalars are weak next to `like`."""
-    if is_value(x):
+    if type(x) is Tensor or is_value(x):
         return x
     if is_python_scalar(x) and like is not None:
         out = constant(x, weak_scalar_dtype(like.dtype, x))

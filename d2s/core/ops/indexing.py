@@ -17,6 +17,8 @@ from ._base import is_value, lift
 def encode_index(index):
     """-> (spec, tensors). Spec items: ("int", i), ("slice", a, b, c), ("none",),
     ("ellipsis",), ("tensor", k); slice bounds are ints, None or ("t", k)."""
+    if type(index) is int:  # x[i], the index of every eager loop over a tensor
+        return (("int", index),), ()
     items = index if isinstance(index, tuple) else (index,)
     spec, tensors = [], []
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import bind
+from ..dispatch import bind, eager_binary
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
 from ._base import cast_like, lift_pair, unbroadcast
@@ -53,10 +53,13 @@ def _matmul_vjp(g, out, x, y):
     return unbroadcast(cast_like(gx, x), x), unbroadcast(cast_like(gy, y), y)
 
 
-register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)
+_MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)
 
 
 def matmul(x, y):
     """Matrix product with NumPy semantics (1-D operands, broadcast batches)."""
-    x, y = lift_pair(x, y)
-    return bind("matmul", x, y)
+    out = eager_binary(_MATMUL, x, y)
+    if out is None:
+        x, y = lift_pair(x, y)
+        out = bind("matmul", x, y)
+    return out
