@@ -84,10 +84,11 @@ def run_eager(op, inputs, attrs):
     if n_out == 1:
         value = result if type(result) is _ndarray else np.asarray(result)
         out = new_tensor(value)
-        if op.vjp is not None and _tls.grad_enabled:
+        if op.vjp is not None:
             for x in inputs:
                 if not x.stop_gradient:
-                    _record_one(op, inputs, attrs, out)
+                    if _tls.grad_enabled:
+                        _record_one(op, inputs, attrs, out)
                     break
         return out
     if n_out == 0:  # side effects only (print, assert)
@@ -148,8 +149,8 @@ def eager_binary(op, x, y):
     if type(value) is not _ndarray:
         value = np.asarray(value)
     out = new_tensor(value)
-    if op.vjp is not None and _tls.grad_enabled and (
-            tx is Tensor and not x.stop_gradient or ty is Tensor and not y.stop_gradient):
+    if (tx is Tensor and not x.stop_gradient or ty is Tensor and not y.stop_gradient) and (
+            op.vjp is not None and _tls.grad_enabled):
         inputs = (x if tx is Tensor else new_tensor(a), y if ty is Tensor else new_tensor(b))
         _record_one(op, inputs, _NO_ATTRS, out)
     return out

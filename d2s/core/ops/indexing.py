@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import bind
-from ..registry import Aval, register_op
+from ..dispatch import bind, eager_now, run_eager
+from ..registry import OPS, Aval, register_op
+from ..tensor import Tensor
 from ..shapes import broadcast_shapes
 from ._base import is_value, lift
 
@@ -17,8 +18,6 @@ from ._base import is_value, lift
 def encode_index(index):
     """-> (spec, tensors). Spec items: ("int", i), ("slice", a, b, c), ("none",),
     ("ellipsis",), ("tensor", k); slice bounds are ints, None or ("t", k)."""
-    if type(index) is int:  # x[i], the index of every eager loop over a tensor
-        return (("int", index),), ()
     items = index if isinstance(index, tuple) else (index,)
     spec, tensors = [], []
 
@@ -58,6 +57,8 @@ def encode_index(index):
 
 def decode_index(spec, tensors):
     """The numpy index a spec denotes, given run-time tensor values."""
+    if len(spec) == 1 and spec[0][0] == "int":
+        return spec[0][1]  # x[i]: the index of every loop over a tensor
     out = []
     for item in spec:
         kind = item[0]
@@ -235,6 +236,12 @@ register_op("getitem_grad", _getitem_grad_kernel,
             doc="Scatter a getitem cotangent into zeros shaped like `x`.")
 
 
+_GETITEM = OPS["getitem"]
+
+
 def getitem(x, index):
+    if type(index) is int and type(x) is Tensor and eager_now():
+        # x[i] in an eager loop: the spec encode_index would make, without its walk
+        return run_eager(_GETITEM, (x,), {"spec": (("int", index),)})
     spec, tensors = encode_index(index)
     return bind("getitem", lift(x), *tensors, spec=spec)
