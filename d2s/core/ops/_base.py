@@ -99,6 +99,14 @@ def same_infer(x, **attrs):
     return Aval(tuple(x.shape), x.dtype)
 
 
+def grad_discarded(x):
+    """True for an eager Tensor that takes no gradient: the tape drops any
+    cotangent a rule returns for it, so a rule whose parts are costly (matmul)
+    may skip that part. Static backward prunes unneeded grads itself (DCE),
+    so for Variables this is always False."""
+    return type(x) is Tensor and x.stop_gradient
+
+
 def cast_like(g, x):
     """Cotangent `g` in the dtype of its primal `x` (mixed-precision ops promote)."""
     if np.dtype(g.dtype) == np.dtype(x.dtype):
