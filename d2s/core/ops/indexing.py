@@ -57,8 +57,6 @@ def encode_index(index):
 
 def decode_index(spec, tensors):
     """The numpy index a spec denotes, given run-time tensor values."""
-    if len(spec) == 1 and spec[0][0] == "int":
-        return spec[0][1]  # x[i]: the index of every loop over a tensor
     out = []
     for item in spec:
         kind = item[0]
