@@ -8,10 +8,11 @@ op's shape rule. Layers, functional ops and optimizers call `bind` only, so
 they work unchanged in both modes.
 
 Eager mode pays this dispatch on every op, so the eager side is written for
-speed: `bind` tests "eager, all Tensors" first, and `eager_unary` /
-`eager_binary` let the elementwise functions (the bulk of a model's ops) skip
-`bind`'s generality. They run the same registry kernel and record the same
-tape node as `run_eager`; they only decide sooner.
+speed: `bind` tests "eager, all Tensors" first, and `unary_function` /
+`binary_function` make the public functions of elementwise ops (the bulk of
+a model's ops), which skip `bind`'s generality when they can. They run the
+same registry kernel and record the same tape node as `run_eager`; they only
+decide sooner.
 """
 from __future__ import annotations
 
@@ -107,53 +108,67 @@ def _record_one(op, inputs, attrs, out):
     autograd.record(op, inputs, attrs, (out,), (out._value,))
 
 
-def eager_unary(op, x):
-    """`op(x)` run now when `x` is an eager Tensor and no program is being
-    built; None otherwise (the caller then goes through `bind`)."""
-    if type(x) is not Tensor or _tls.builders or _global["static"]:
-        return None
-    value = op.kernel(x._value)
-    if type(value) is not _ndarray:
-        value = np.asarray(value)
-    out = new_tensor(value)
-    if not x.stop_gradient and op.vjp is not None and _tls.grad_enabled:
-        _record_one(op, (x,), _NO_ATTRS, out)
-    return out
+def unary_function(op, general, doc):
+    """The public function of the elementwise op `op`: run now when `x` is an
+    eager Tensor and no program is being built, else `general(x)` (lift, then
+    `bind`). One frame on the hot path: the check, the kernel, the Tensor."""
+    def function(x):
+        if type(x) is not Tensor or _tls.builders or _global["static"]:
+            return general(x)
+        value = op.kernel(x._value)
+        if type(value) is not _ndarray:
+            value = np.asarray(value)
+        out = new_tensor(value)
+        if not x.stop_gradient and op.vjp is not None and _tls.grad_enabled:
+            _record_one(op, (x,), _NO_ATTRS, out)
+        return out
+    return _named(function, op, general, doc)
 
 
-def eager_binary(op, x, y):
-    """`op(x, y)` run now when both are eager Tensors, or one is and the other
-    a Python scalar, and no program is being built; None otherwise.
+def binary_function(op, general, doc):
+    """The public function of the binary op `op` (no attrs): run now when both
+    operands are eager Tensors, or one is and the other a Python scalar, and
+    no program is being built; else `general(x, y)` (lift_pair, then `bind`).
 
     A Python scalar is weak (NumPy 2): it becomes a 0-d array of the dtype
     `weak_scalar_dtype` gives next to the tensor, exactly what `lift` makes of
     it on the general path. It is wrapped in a Tensor only when the tape needs
     it as an input."""
-    if _tls.builders or _global["static"]:
-        return None
-    tx, ty = type(x), type(y)
-    if tx is Tensor:
-        a = x._value
-        if ty is Tensor:
+    def function(x, y):
+        if _tls.builders or _global["static"]:
+            return general(x, y)
+        tx, ty = type(x), type(y)
+        if tx is Tensor:
+            a = x._value
+            if ty is Tensor:
+                b = y._value
+            elif ty in _PY_SCALARS:
+                b = weak_scalar_array(y, a.dtype)
+            else:
+                return general(x, y)
+        elif ty is Tensor and tx in _PY_SCALARS:
             b = y._value
-        elif ty in _PY_SCALARS:
-            b = weak_scalar_array(y, a.dtype)
+            a = weak_scalar_array(x, b.dtype)
         else:
-            return None
-    elif ty is Tensor and tx in _PY_SCALARS:
-        b = y._value
-        a = weak_scalar_array(x, b.dtype)
-    else:
-        return None
-    value = op.kernel(a, b)
-    if type(value) is not _ndarray:
-        value = np.asarray(value)
-    out = new_tensor(value)
-    if (tx is Tensor and not x.stop_gradient or ty is Tensor and not y.stop_gradient) and (
-            op.vjp is not None and _tls.grad_enabled):
-        inputs = (x if tx is Tensor else new_tensor(a), y if ty is Tensor else new_tensor(b))
-        _record_one(op, inputs, _NO_ATTRS, out)
-    return out
+            return general(x, y)
+        value = op.kernel(a, b)
+        if type(value) is not _ndarray:
+            value = np.asarray(value)
+        out = new_tensor(value)
+        if (tx is Tensor and not x.stop_gradient or ty is Tensor and not y.stop_gradient) and (
+                op.vjp is not None and _tls.grad_enabled):
+            inputs = (x if tx is Tensor else new_tensor(a), y if ty is Tensor else new_tensor(b))
+            _record_one(op, inputs, _NO_ATTRS, out)
+        return out
+    return _named(function, op, general, doc)
+
+
+def _named(function, op, general, doc):
+    """Name the made function after its op, in the module that defines it."""
+    function.__name__ = function.__qualname__ = op.name
+    function.__module__ = general.__module__
+    function.__doc__ = doc
+    return function
 
 
 # (dtype of the tensor, type of the scalar) -> dtype of the scalar: NumPy 2's

@@ -1,4 +1,4 @@
-"""The eager fast paths (`eager_binary`, `eager_unary`, `x[i]`, `bool()`,
+"""The eager fast paths (`binary_function`, `unary_function`, `x[i]`, `bool()`,
 reductions with axis=None, matmul's rule skipping unwanted halves) against
 the general path (`lift` + `bind`) and against numpy.
 

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..dispatch import bind, eager_binary, eager_unary
+from ..dispatch import binary_function, bind, unary_function
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
@@ -16,30 +16,21 @@ from ._base import (cast_like as _cast_like, elementwise_infer, lift, lift_pair,
 def _binary(name, kernel, vjp):
     op = register_op(name, kernel, elementwise_infer(kernel, name), vjp)
 
-    def fn(x, y):
-        out = eager_binary(op, x, y)  # eager Tensors and Python scalars: run now
-        if out is None:
-            x, y = lift_pair(x, y)
-            out = mark_weak(bind(name, x, y), x, y)
-        return out
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion."
-    return fn
+    def general(x, y):
+        x, y = lift_pair(x, y)
+        return mark_weak(bind(name, x, y), x, y)
+    return binary_function(
+        op, general, f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion.")
 
 
 def _unary(name, kernel, vjp, infer=None, writes_out=False):
     op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp,
                      writes_out=writes_out)
 
-    def fn(x):
-        out = eager_unary(op, x)  # an eager Tensor: run now
-        if out is None:
-            x = lift(x)
-            out = mark_weak(bind(name, x), x)
-        return out
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}`."
-    return fn
+    def general(x):
+        x = lift(x)
+        return mark_weak(bind(name, x), x)
+    return unary_function(op, general, f"Elementwise `{name}`.")
 
 
 # ---- arithmetic -----------------------------------------------------------

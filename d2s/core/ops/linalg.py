@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import bind, eager_binary
+from ..dispatch import binary_function, bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
 from ._base import cast_like, grad_discarded, lift_pair, unbroadcast
@@ -65,10 +65,10 @@ def _matmul_vjp(g, out, x, y):
 _MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)
 
 
-def matmul(x, y):
-    """Matrix product with NumPy semantics (1-D operands, broadcast batches)."""
-    out = eager_binary(_MATMUL, x, y)
-    if out is None:
-        x, y = lift_pair(x, y)
-        out = bind("matmul", x, y)
-    return out
+def _matmul(x, y):
+    x, y = lift_pair(x, y)
+    return bind("matmul", x, y)
+
+
+matmul = binary_function(
+    _MATMUL, _matmul, "Matrix product with NumPy semantics (1-D operands, broadcast batches).")
