@@ -20,14 +20,36 @@ class _ThreadState(threading.local):
 _tls = _ThreadState()
 _global = {"static": False}
 
+# `_idle[0]` is True while static mode is off and no thread has pushed a
+# builder (or an eager_guard): then every op certainly runs eagerly, which the
+# eager hot path learns from one plain read instead of a thread-local lookup.
+# When it is False, the per-thread state decides (see `current_builder`).
+_idle = [True]
+_pushed = [0]  # builder-stack entries pushed in all threads
+_pushed_lock = threading.Lock()
+
+
+def _update_idle():
+    _idle[0] = not _global["static"] and _pushed[0] == 0
+
+
+def _count_push(n):
+    with _pushed_lock:
+        _pushed[0] += n
+        _update_idle()
+
 
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""
-    _global["static"] = True
+    with _pushed_lock:
+        _global["static"] = True
+        _update_idle()
 
 
 def disable_static():
-    _global["static"] = False
+    with _pushed_lock:
+        _global["static"] = False
+        _update_idle()
 
 
 def in_dynamic_mode() -> bool:
@@ -60,10 +82,12 @@ def set_default_builder_hook(fn):
 @contextlib.contextmanager
 def building(builder):
     _tls.builders.append(builder)
+    _count_push(1)
     try:
         yield builder
     finally:
         _tls.builders.pop()
+        _count_push(-1)
 
 
 @contextlib.contextmanager
@@ -71,10 +95,12 @@ def eager_guard():
     """Ops inside run eagerly even while a program is being built (e.g. a
     Layer created under `program_guard` still gets eager parameters)."""
     _tls.builders.append(None)
+    _count_push(1)
     try:
         yield
     finally:
         _tls.builders.pop()
+        _count_push(-1)
 
 
 def grad_enabled() -> bool:

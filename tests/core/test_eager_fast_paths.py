@@ -287,3 +287,56 @@ def test_every_creation_path_fills_every_slot():
         for slot in Tensor.__slots__:
             if slot != "__weakref__":
                 getattr(t, slot)  # raises AttributeError when a path forgot it
+
+
+# ---- the process-wide "nothing is building" flag -------------------------------------------
+
+def test_idle_flag_follows_builds_errors_and_static_mode():
+    assert state._idle[0]
+    prog = Program()
+    with pytest.raises(ZeroDivisionError):
+        with program_guard(prog):
+            assert not state._idle[0]
+            1 / 0
+    assert state._idle[0]
+    d2s.enable_static()
+    assert not state._idle[0]
+    d2s.disable_static()
+    assert state._idle[0]
+    with state.eager_guard():
+        assert not state._idle[0]
+    assert state._idle[0]
+
+
+def test_eager_ops_in_one_thread_while_another_builds():
+    """A thread building a program turns the flag off for all threads; eager
+    ops elsewhere then take the general path and still run now."""
+    import threading
+    inside, release = threading.Event(), threading.Event()
+    built = {}
+
+    def build():
+        prog = Program()
+        with program_guard(prog):
+            v = data("x", (2,), "float32")
+            inside.set()
+            release.wait(10)
+            built["out"] = v * 2.0
+        built["types"] = [op.type for op in prog.global_block().ops]
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    assert inside.wait(10)
+    try:
+        assert not state._idle[0]
+        x = d2s.to_tensor(np.array([1.0, 2.0], np.float32), stop_gradient=False)
+        y = (x * 3.0 + x).sum()
+        assert isinstance(y, Tensor) and float(y) == 12.0
+        y.backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])
+        assert isinstance(x[0], Tensor) and isinstance(d2s.tanh(x), Tensor)
+    finally:
+        release.set()
+        worker.join(10)
+    assert state._idle[0]
+    assert not isinstance(built["out"], Tensor) and "multiply" in built["types"]
