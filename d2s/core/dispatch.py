@@ -24,7 +24,7 @@ from .registry import OPS
 from .tensor import Tensor, new_tensor
 
 _tls = state._tls          # per-thread: grad mode, the builder stack
-_idle = state._idle        # [True] while no thread builds and static mode is off
+all_eager = state.all_eager  # [True]: no thread builds and static mode is off
 _ndarray = np.ndarray
 _NO_ATTRS = {}
 _PY_SCALARS = (float, int, bool)
@@ -45,7 +45,7 @@ class Symbolic:
 def bind(name, *inputs, **attrs):
     """Apply operator `name` to `inputs` (Tensors or Variables)."""
     op = OPS[name]
-    if _idle[0]:
+    if all_eager[0]:
         for x in inputs:
             if type(x) is not Tensor:
                 break
@@ -64,7 +64,7 @@ def bind(name, *inputs, **attrs):
 
 def eager_now():
     """True when an op on eager Tensors runs now (no program is being built)."""
-    return _idle[0] or not _tls.builders and not state._global["static"]
+    return all_eager[0] or not _tls.builders and not state._global["static"]
 
 
 def run_eager(op, inputs, attrs):
@@ -113,7 +113,7 @@ def unary_function(op, general, doc):
     eager Tensor and no program is being built, else `general(x)` (lift, then
     `bind`). One frame on the hot path: the check, the kernel, the Tensor."""
     def function(x):
-        if type(x) is not Tensor or not _idle[0]:
+        if type(x) is not Tensor or not all_eager[0]:
             return general(x)
         value = op.kernel(x._value)
         if type(value) is not _ndarray:
@@ -135,7 +135,7 @@ def binary_function(op, general, doc):
     it on the general path. It is wrapped in a Tensor only when the tape needs
     it as an input."""
     def function(x, y):
-        if not _idle[0]:
+        if not all_eager[0]:
             return general(x, y)
         tx, ty = type(x), type(y)
         if tx is Tensor:

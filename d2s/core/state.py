@@ -20,36 +20,36 @@ class _ThreadState(threading.local):
 _tls = _ThreadState()
 _global = {"static": False}
 
-# `_idle[0]` is True while static mode is off and no thread has pushed a
+# `all_eager[0]` is True while static mode is off and no thread has pushed a
 # builder (or an eager_guard): then every op certainly runs eagerly, which the
 # eager hot path learns from one plain read instead of a thread-local lookup.
-# When it is False, the per-thread state decides (see `current_builder`).
-_idle = [True]
+# False says nothing: the per-thread state decides (see `current_builder`).
+all_eager = [True]
 _pushed = [0]  # builder-stack entries pushed in all threads
 _pushed_lock = threading.Lock()
 
 
-def _update_idle():
-    _idle[0] = not _global["static"] and _pushed[0] == 0
+def _update_all_eager():
+    all_eager[0] = not _global["static"] and _pushed[0] == 0
 
 
 def _count_push(n):
     with _pushed_lock:
         _pushed[0] += n
-        _update_idle()
+        _update_all_eager()
 
 
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""
     with _pushed_lock:
         _global["static"] = True
-        _update_idle()
+        _update_all_eager()
 
 
 def disable_static():
     with _pushed_lock:
         _global["static"] = False
-        _update_idle()
+        _update_all_eager()
 
 
 def in_dynamic_mode() -> bool:

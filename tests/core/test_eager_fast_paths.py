@@ -291,21 +291,21 @@ def test_every_creation_path_fills_every_slot():
 
 # ---- the process-wide "nothing is building" flag -------------------------------------------
 
-def test_idle_flag_follows_builds_errors_and_static_mode():
-    assert state._idle[0]
+def testall_eager_flag_follows_builds_errors_and_static_mode():
+    assert state.all_eager[0]
     prog = Program()
     with pytest.raises(ZeroDivisionError):
         with program_guard(prog):
-            assert not state._idle[0]
+            assert not state.all_eager[0]
             1 / 0
-    assert state._idle[0]
+    assert state.all_eager[0]
     d2s.enable_static()
-    assert not state._idle[0]
+    assert not state.all_eager[0]
     d2s.disable_static()
-    assert state._idle[0]
+    assert state.all_eager[0]
     with state.eager_guard():
-        assert not state._idle[0]
-    assert state._idle[0]
+        assert not state.all_eager[0]
+    assert state.all_eager[0]
 
 
 def test_eager_ops_in_one_thread_while_another_builds():
@@ -328,7 +328,7 @@ def test_eager_ops_in_one_thread_while_another_builds():
     worker.start()
     assert inside.wait(10)
     try:
-        assert not state._idle[0]
+        assert not state.all_eager[0]
         x = d2s.to_tensor(np.array([1.0, 2.0], np.float32), stop_gradient=False)
         y = (x * 3.0 + x).sum()
         assert isinstance(y, Tensor) and float(y) == 12.0
@@ -338,5 +338,5 @@ def test_eager_ops_in_one_thread_while_another_builds():
     finally:
         release.set()
         worker.join(10)
-    assert state._idle[0]
+    assert state.all_eager[0]
     assert not isinstance(built["out"], Tensor) and "multiply" in built["types"]
