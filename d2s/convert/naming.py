@@ -41,6 +41,3 @@ class Namer:
         name = f"{base}_{n}"
         self._used.add(name)
         return name
-
-    def reserve(self, name):
-        self._used.add(name)

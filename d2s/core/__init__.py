@@ -6,9 +6,9 @@ Nothing here imports `d2s.static`; static Variables plug in through
 from . import ops, methods
 from .dispatch import Symbolic, bind
 from .random import seed
-from .registry import OPS, Aval, OpDef, get_op, register_op
+from .registry import OPS, Aval, NotLowerable, OpDef, register_op
 from .state import (disable_static, enable_static, in_dynamic_mode, no_grad, enable_grad,
                     grad_enabled)
-from .tensor import Tensor, to_tensor
+from .tensor import Tensor, from_dlpack, to_tensor
 
 methods._F = ops

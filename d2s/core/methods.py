@@ -16,6 +16,18 @@ class TensorMethods:
     __array_ufunc__ = None
     __array_priority__ = 100
 
+    # ---- numpy functions (np.sum, np.mean, np.asarray, np.concatenate, ...) ----
+    def __array__(self, dtype=None, copy=None):
+        # Overridden by the eager Tensor; a static Variable has no value yet.
+        raise TypeError(f"{self!r} has no value while its program is being built; numpy "
+                        "functions need values: use the d2s op (d2s.sum, d2s.mean, ...)")
+
+    def __array_function__(self, func, types, args, kwargs):
+        """A numpy function sees an eager Tensor as the array it holds, as it sees
+        any array-like, and returns what it returns for that array (np.sum(t) is
+        a numpy scalar), instead of calling our methods with numpy's keywords."""
+        return func(*_as_arrays(args), **_as_arrays(kwargs))
+
     # ---- arithmetic -------------------------------------------------------
     def __add__(self, o): return _F.add(self, o)
     def __radd__(self, o): return _F.add(o, self)
@@ -83,3 +95,17 @@ class TensorMethods:
     def unsqueeze(self, axis): return _F.unsqueeze(self, axis)
     def squeeze(self, axis=None): return _F.squeeze(self, axis)
     def flatten(self, start_axis=0, stop_axis=-1): return _F.flatten(self, start_axis, stop_axis)
+    def expand(self, shape): return _F.expand(self, shape)
+    def detach(self): return _F.detach(self)
+
+
+def _as_arrays(value):
+    """`value` with every Tensor (also inside plain lists, tuples and dicts) an array."""
+    if isinstance(value, TensorMethods):
+        return value.__array__()
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return kind(_as_arrays(v) for v in value)
+    if kind is dict:
+        return {k: _as_arrays(v) for k, v in value.items()}
+    return value

@@ -14,6 +14,14 @@ An `OpDef` holds, side by side:
 
 An op with `vjp=None` is not differentiable (comparisons, argmax, ...); an
 op whose gradient is needed but has no rule raises a loud error naming it.
+
+Backends that compile whole programs (XLA through JAX, later ONNX) read a
+per-backend *lowering* of each op, declared beside its kernel:
+`register_op(...).lowering(xla=rule)`. A rule is `rule(ns, *inputs, **attrs)`
+and returns the op's output(s) built from the backend's values; `ns` is a
+small namespace the backend passes in (for XLA: `ns.jnp`, `ns.lax`,
+`ns.promote`, ...), so the core never imports a backend library. An op with
+no form on a backend says why with `NotLowerable(reason)` instead of a rule.
 """
 from __future__ import annotations
 
@@ -38,37 +46,49 @@ class OpDef:
     num_outputs: int = 1
     # Ops whose kernel reads the global RNG must never be folded or CSE'd.
     stateful: bool = False
-    doc: str = ""
-    extra: dict = field(default_factory=dict)
     # The kernel accepts `out=` (an elementwise result written into a given
     # buffer); numpy ufuncs always do. The compiled executor uses it in place.
     writes_out: bool = False
+    # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
+    lowerings: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.writes_out = self.writes_out or isinstance(self.kernel, np.ufunc)
 
-    @property
-    def differentiable(self) -> bool:
-        return self.vjp is not None
+    def lowering(self, **rules) -> "OpDef":
+        """Declare lowerings, one keyword per backend (`xla=rule` or
+        `xla=NotLowerable("why")`); returns the op so it chains on `register_op`."""
+        for backend, rule in rules.items():
+            if not (callable(rule) or isinstance(rule, NotLowerable)):
+                raise TypeError(f"op {self.name!r}: the {backend} lowering must be a "
+                                f"callable or NotLowerable(reason), got {rule!r}")
+            self.lowerings[backend] = rule
+        return self
 
     def __repr__(self):
         return f"OpDef({self.name!r})"
+
+
+class NotLowerable:
+    """An explicit "this op has no form on that backend", with the reason a
+    program holding it runs elsewhere (the backend names it in its warning)."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"NotLowerable({self.reason!r})"
 
 
 OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                doc="", writes_out=False) -> OpDef:
+                writes_out=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
-    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, doc, writes_out=writes_out)
+    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out)
     OPS[name] = op
     return op
 
-
-def get_op(name) -> OpDef:
-    try:
-        return OPS[name]
-    except KeyError:
-        raise KeyError(f"no operator named {name!r} is registered") from None

@@ -39,6 +39,12 @@ def _count_push(n):
         _update_all_eager()
 
 
+# Bumped whenever a Layer attribute holding a Tensor is assigned or deleted
+# (nn.Layer.__setattr__ / __delattr__): programs that read layer tensors by
+# attribute path look them up again only after it changed.
+tensor_attributes_version = [0]
+
+
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""
     with _pushed_lock:
@@ -55,10 +61,6 @@ def disable_static():
 def in_dynamic_mode() -> bool:
     """True when ops run eagerly now (no program is being built)."""
     return current_builder() is None
-
-
-def static_mode_enabled() -> bool:
-    return _global["static"]
 
 
 def current_builder():
@@ -121,6 +123,13 @@ class _GradMode(contextlib.ContextDecorator):
     def __exit__(self, *exc):
         _tls.grad_enabled = _tls.grad_stack.pop()
         return False
+
+    def __call__(self, func):
+        """As a decorator: the wrapper says what it wraps (`_d2s_grad_mode` and
+        `__wrapped__`), so conversion can convert `func` and keep the mode."""
+        wrapper = super().__call__(func)
+        wrapper._d2s_grad_mode = self._enabled
+        return wrapper
 
 
 class no_grad(_GradMode):

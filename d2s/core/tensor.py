@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import autograd
+from . import autograd, effects, state
 from .dtypes import as_dtype, default_dtype_for
 from .methods import TensorMethods
 
@@ -47,6 +47,8 @@ class Tensor(TensorMethods):
         self._node = None
         self._out_index = 0
         self.name = name
+        if state._tls.builders:  # made while a program is being built
+            effects.note_new_tensor(self)
 
     # The name older code knows; a Tensor has no subclasses, so no `cls`.
     _from_array = staticmethod(new_tensor)
@@ -75,7 +77,16 @@ class Tensor(TensorMethods):
         return self._value.item()
 
     def __array__(self, dtype=None, copy=None):
-        return self._value if dtype is None else self._value.astype(dtype)
+        """NumPy 2 protocol: `copy=True` always copies (the Tensor's array is never
+        handed out to be written), `copy=False` never does (a dtype change then
+        raises ValueError), `None` copies only for a dtype change."""
+        value = self._value
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            if copy is False:
+                raise ValueError(f"converting a {value.dtype} Tensor to {np.dtype(dtype)} "
+                                 "needs a copy, and copy=False forbids one")
+            return value.astype(dtype)
+        return value.copy() if copy else value
 
     # ---- Python protocol (eager only) -------------------------------------
     def _scalar(self, what):
@@ -118,9 +129,18 @@ class Tensor(TensorMethods):
 
     # ---- autograd ------------------------------------------------------------
     def backward(self, grad=None):
+        if state._tls.builders:  # inside a traced step: the step's backward
+            ov = effects.overlay()
+            if ov is not None:
+                return ov.backward(self, grad)
         autograd.backward(self, grad)
 
     def clear_grad(self):
+        if state._tls.builders:  # inside a traced step: a write of the step
+            ov = effects.overlay()
+            if ov is not None:
+                ov.activate("clear_grad()")
+                ov.track(self)
         self.grad = None
 
     def detach(self):
@@ -129,6 +149,13 @@ class Tensor(TensorMethods):
     @property
     def is_leaf(self):
         return self._node is None
+
+    # ---- DLPack: zero-copy exchange with JAX, torch, numpy -------------------
+    def __dlpack__(self, **kwargs):
+        return self._value.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
 
 
 def format_tensor(value, stop_gradient):
@@ -144,6 +171,13 @@ def to_tensor(data, dtype=None, stop_gradient=True):
         value = data._value if dtype is None else data._value.astype(as_dtype(dtype))
         return Tensor(value, stop_gradient=stop_gradient)
     return Tensor(data, dtype=dtype, stop_gradient=stop_gradient)
+
+
+def from_dlpack(x, stop_gradient=True):
+    """A Tensor sharing the memory of `x` (a JAX/torch/numpy array on the CPU,
+    anything with `__dlpack__`), without a copy. The memory may be read-only
+    (JAX arrays are): d2s never writes into a Tensor's array."""
+    return Tensor._from_array(np.from_dlpack(x), stop_gradient)
 
 
 autograd.Tensor = Tensor

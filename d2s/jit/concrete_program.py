@@ -2,14 +2,16 @@
 
 Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
-captured by reference. Running in dynamic mode feeds the eager Tensors'
-arrays, runs the forward ops, and wraps outputs as eager Tensors. When a
-gradient is wanted, the outputs are joined to the eager tape by one node
-whose vjp runs the backward ops, built once per program from the same vjp
-rules and appended after the forward ops.
+captured by reference; ops nothing needs are then pruned. Running in
+dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
+wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
+joined to the eager tape by one node whose vjp runs the backward ops, built
+once per program from the same vjp rules on a copy of the program (a
+`BackwardProgram`): `main_program` stays the forward that users print and save.
 """
 from __future__ import annotations
 
+import enum
 import threading
 
 import numpy as np
@@ -19,120 +21,281 @@ from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import framework
-from ..static.backward import backward_block, grad_ops, names_read
+from ..static.backward import BackwardProgram
+from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
+from ..static.passes.dce import prune_program
+from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 
 
-_UNSET = object()
+class Plan(enum.Enum):
+    """How a part of the program runs; decided on first use."""
+    UNDECIDED = "undecided"
+    COMPILED = "compiled"        # generated Python (static/codegen.py)
+    INTERPRETED = "interpreted"  # the op-by-op reference executor
+
+
+class _Compiled:
+    """A compiled function decided once (under a lock) on first use: `plan` is
+    COMPILED with `fn` set, or INTERPRETED when the program cannot be compiled."""
+    __slots__ = ("plan", "fn")
+
+    def __init__(self):
+        self.plan = Plan.UNDECIDED
+        self.fn = None
+
+    def decide(self, lock, build):
+        if self.plan is Plan.UNDECIDED:
+            with lock:
+                if self.plan is Plan.UNDECIDED:
+                    fn = build()
+                    self.fn = fn  # set before the plan: readers of COMPILED find it
+                    self.plan = Plan.INTERPRETED if fn is None else Plan.COMPILED
+        return self.fn
+
+
+class OutputStructure:
+    """Where the output Variables go in the returned structure.
+
+    The function's result is flattened to leaves; `positions` are the leaves
+    computed by the program, every other leaf is a Python value traced as is
+    (None included: a function may return None, so None never marks a slot).
+    """
+    __slots__ = ("tree", "constants", "positions", "single")
+
+    def __init__(self, tree, constants, positions):
+        self.tree = tree
+        self.constants = constants
+        self.positions = positions
+        self.single = tree is None and positions == [0]  # the common case, kept fast
+
+    def restructure(self, values):
+        if self.single:
+            return values[0]
+        leaves = list(self.constants)
+        for pos, value in zip(self.positions, values):
+            leaves[pos] = value
+        return unflatten(self.tree, leaves)
+
+
+class CapturedTensors:
+    """The eager Tensors a program reads besides its inputs (`program.captured`,
+    in order): parameters and other tensors its code used.
+
+    A tensor that was an attribute of a Layer (the converted method's `self`,
+    a Layer argument, or one of their sublayers) is captured by its path,
+    (layer, attribute): each run looks the attribute up again, so
+    `layer.offset = new_tensor` after conversion is seen by the next run, as
+    an in-place update of a parameter is. The program is built for the
+    captured tensor's shape and dtype; a replacement that differs in either
+    is a clear error. Tensors reached any other way (a global, a closure) are
+    captured by reference to the object."""
+
+    def __init__(self, program, paths=()):
+        self.program = program
+        self.tensors = list(program.captured.values())
+        self.names = list(program.captured)
+        # (the layer's __dict__, attribute, index into tensors, layer)
+        self.paths = [(vars(layer), attr, i, layer) for layer, attr, i in paths]
+        self.floating = [i for i, t in enumerate(self.tensors) if is_floating(t.dtype)]
+        self.version = state.tensor_attributes_version[0]  # the paths were checked then
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_layers(cls, program, roots):
+        """Find the captured tensors held as attributes of `roots` (duck-typed
+        Layers: `named_sublayers`) or of their sublayers."""
+        index = {id(t): i for i, t in enumerate(program.captured.values())}
+        paths, found = [], set()
+        for root in roots:
+            for _, layer in root.named_sublayers(include_self=True):
+                for attr, value in vars(layer).items():
+                    i = index.get(id(value))
+                    if i is not None and i not in found:
+                        found.add(i)
+                        paths.append((layer, attr, i))
+        return cls(program, paths)
+
+    def current(self):
+        """The tensors to read now (a replaced layer attribute is rebound first)."""
+        if self.paths and state.tensor_attributes_version[0] != self.version:
+            self._recheck()
+        return self.tensors
+
+    def _recheck(self):
+        """Some layer's tensor attribute changed: rebind the paths that differ."""
+        with self._lock:
+            version = state.tensor_attributes_version[0]
+            for attrs, attr, i, layer in self.paths:
+                if attrs.get(attr) is not self.tensors[i]:
+                    self._rebind(layer, attr, i)
+            self.version = version
+
+    def _rebind(self, layer, attr, i):
+        new, old = layer.__dict__.get(attr), self.tensors[i]
+        if not isinstance(new, Tensor) or new.shape != old.shape or new.dtype != old.dtype:
+            what = (f"a {new.dtype.name}{list(new.shape)} tensor" if isinstance(new, Tensor)
+                    else f"a {type(new).__name__}")
+            raise ValueError(
+                f"{type(layer).__name__}.{attr} was replaced by {what} after conversion; "
+                f"the program was built for a {old.dtype.name}{list(old.shape)} tensor "
+                "and reads the attribute on every run: assign a tensor of that shape "
+                "and dtype")
+        program, name = self.program, self.names[i]
+        var = program._captured_ids.pop(id(old))
+        program._captured_ids[id(new)] = var
+        program.captured[name] = new
+        tensors = list(self.tensors)  # runs in progress keep the list they read
+        tensors[i] = new
+        self.tensors = tensors
 
 
 class ConcreteProgram:
     """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
 
-    def __init__(self, main_program, inputs, outputs, out_tree, out_leaves, n_forward):
+    def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
+                 captured=None):
         self.main_program = main_program
         self.inputs = inputs
         self.outputs = outputs
-        self._out_tree = out_tree
-        self._out_leaves = out_leaves      # Python constants; None where an output goes
+        self.output_structure = output_structure
         self._n_forward = n_forward
-        self._backward = None
-        self._backward_reads = frozenset()
-        self._compiled_forward = _UNSET
-        self._float_params = [t for t in main_program.captured.values() if is_floating(t.dtype)]
-        self._grad_fns = None
+        self._backward = None              # a BackwardProgram, built on first need
+        self._forward_fn = _Compiled()
+        self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
+        self._backward_fns = {}            # gradient mask -> compiled backward
+        self._saved_names = []
+        self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
 
     # ---- tracing ----------------------------------------------------------------
     @classmethod
-    def trace(cls, converted_fn, signature, bound_self=None):
+    def trace(cls, converted_fn, signature, bound_self=None, check_finite=False):
+        """Trace `converted_fn` for `signature`. A function that calls backward,
+        an optimizer's step or clear_grad is a whole training step: its
+        program also computes the new parameters, gradients and optimizer
+        state, and it comes back as a `StepProgram` (jit.train_step) that
+        commits them to the eager objects on each run."""
         program = Program()
-        inputs, leaves, taken = [], [], set()
-        with framework.program_guard(program):
-            for leaf, spec, name in zip(signature.leaves, signature.specs, signature.names):
-                if spec is None:
-                    leaves.append(leaf)
-                    continue
-                unique = name
-                while unique in taken:
-                    unique += "_"
-                taken.add(unique)
-                var = framework.data(unique, spec.shape, spec.dtype)
-                var.stop_gradient = getattr(leaf, "stop_gradient", True)
-                inputs.append(var)
-                leaves.append(var)
-            args, kwargs = unflatten(signature.tree, leaves)
-            # Arguments holding no tensor are passed as they are (a list the
-            # function appends to is the caller's list, as in Python).
-            args = tuple(orig if _tensor_free(orig) else new
-                         for orig, new in zip(signature.args, args))
-            kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
-                      for k, v in kwargs.items()}
-            if bound_self is not None:
-                args = (bound_self,) + tuple(args)
-            result = converted_fn(*args, **kwargs)
-            out_leaves, out_tree = flatten(result)
-            outputs, consts = [], []
-            for leaf in out_leaves:
-                if isinstance(leaf, (Variable, Tensor)):
-                    outputs.append(program._builder.to_var(leaf))
-                    consts.append(None)
-                else:
-                    consts.append(leaf)
+        inputs, leaves, taken, arguments = [], [], set(), []
+        overlay = program._builder.overlay = StateOverlay(program)
+        effects, failed = None, True
+        # Traced with gradients on: the caller's grad mode decides at run time
+        # whether outputs join the tape; only no_grad() inside detaches.
+        try:
+            with framework.program_guard(program), state.enable_grad():
+                for leaf, spec, name in zip(signature.leaves, signature.specs, signature.names):
+                    if spec is None:
+                        leaves.append(leaf)
+                        continue
+                    unique = name
+                    while unique in taken:
+                        unique += "_"
+                    taken.add(unique)
+                    var = framework.data(unique, spec.shape, spec.dtype)
+                    var.stop_gradient = getattr(leaf, "stop_gradient", True)
+                    inputs.append(var)
+                    leaves.append(var)
+                    arguments.append((var, leaf if isinstance(leaf, Tensor) else None))
+                overlay.set_arguments(arguments)
+                args, kwargs = unflatten(signature.tree, leaves)
+                # Arguments holding no tensor are passed as they are (a list the
+                # function appends to is the caller's list, as in Python).
+                args = tuple(orig if _tensor_free(orig) else new
+                             for orig, new in zip(signature.args, args))
+                kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
+                          for k, v in kwargs.items()}
+                if bound_self is not None:
+                    args = (bound_self,) + tuple(args)
+                result = converted_fn(*args, **kwargs)
+                out_leaves, out_tree = flatten(result)
+                outputs, positions, constants = [], [], list(out_leaves)
+                for pos, leaf in enumerate(out_leaves):
+                    if isinstance(leaf, (Variable, Tensor)):
+                        var = program._builder.to_var(leaf)
+                        check_visible(var, program.global_block())
+                        outputs.append(var)
+                        positions.append(pos)
+                        constants[pos] = None  # replaced by the output's value on each run
+                if overlay.active:
+                    effects = overlay.finish()
+            failed = False
+        finally:
+            overlay.restore(failed)
+            program._builder.overlay = None
+        kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
+        prune_program(program, kept)
         n_forward = len(program.global_block().ops)
-        return cls(program, inputs, outputs, out_tree, consts, n_forward)
+        layers = [x for x in (bound_self,) + tuple(signature.args)
+                  if hasattr(x, "named_sublayers")]
+        args = (program, inputs, outputs, OutputStructure(out_tree, constants, positions),
+                n_forward, CapturedTensors.from_layers(program, layers))
+        if effects is not None:
+            from .train_step import StepProgram  # (it builds on this module)
+            return StepProgram(*args, effects=effects, check_finite=check_finite)
+        return cls(*args)
+
+    def captured_tensors(self):
+        """The eager tensors the program reads now, `main_program.captured`
+        updated first for layer attributes replaced since (see CapturedTensors)."""
+        return self._captured.current()
 
     # ---- running ---------------------------------------------------------------------
-    def _needs_grad(self, tensors):
+    def _needs_grad(self, tensors, captured):
         if not state._tls.grad_enabled:
             return False
         for t in tensors:
             if not t.stop_gradient:
                 return True
-        for t in self._float_params:
-            if not t.stop_gradient:
+        for i in self._captured.floating:
+            if not captured[i].stop_gradient:
                 return True
         return False
 
     def __call__(self, tensors):
         """Run with eager input Tensors (in `inputs` order); eager outputs."""
-        captured = self.main_program.captured
+        captured = self._captured.current()
         arrays = [t._value for t in tensors]
-        for t in captured.values():
+        for t in captured:
             arrays.append(t._value)
-        if self._needs_grad(tensors):
+        if self._needs_grad(tensors, captured):
             values, saved = self._forward_for_grad(arrays)
             outs = [Tensor._from_array(v) for v in values]
             for o, v in zip(outs, self.outputs):
                 o.stop_gradient = not is_floating(v.dtype)
             if outs:
-                autograd.record(self._tape_op, list(tensors) + list(captured.values()),
+                autograd.record(self._tape_op, list(tensors) + captured,
                                 {"_saved": saved}, outs, values)
-            return self._restructure(outs)
-        forward = self._compiled_forward
-        if forward is _UNSET:
+            return self.output_structure.restructure(outs)
+        forward = self._forward_fn.fn  # set once the plan is COMPILED
+        if forward is None and self._forward_fn.plan is Plan.UNDECIDED:
             forward = self._forward()
         if forward is not None:
             values = forward(*arrays)
-            new = Tensor._from_array
-            outs = [new(v if type(v) is np.ndarray else np.asarray(v)) for v in values]
         else:
             scope = self._run_interpreted(arrays)
-            outs = [Tensor._from_array(scope.get(v.name)) for v in self.outputs]
-        return self._restructure(outs)
+            values = [scope.get(v.name) for v in self.outputs]
+        new = Tensor._from_array
+        outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
+                for i, v in enumerate(values)]
+        structure = self.output_structure
+        return outs[0] if structure.single else structure.restructure(outs)
 
-    def _restructure(self, outs):
-        if self._out_tree is None and outs:  # a single tensor: the common case, kept fast
-            return outs[0]
-        it = iter(outs)
-        leaves = [next(it) if c is None else c for c in self._out_leaves]
-        return unflatten(self._out_tree, leaves)
+    def _as_array(self, i, value):
+        """Output `i`'s value as an array; an undefined value (a name that no
+        path which ran assigned, e.g. after a loop that ran zero times) is the
+        NameError Python would raise on reading it."""
+        if type(value) is UndefinedValue:
+            producer = next((op for op in self.main_program.global_block().ops
+                             if any(v is self.outputs[i] for v in op.outputs)), None)
+            raise value.error(producer)
+        return np.asarray(value)
 
     # ---- execution strategies ----------------------------------------------------------------
     def _input_names(self):
@@ -140,19 +303,15 @@ class ConcreteProgram:
 
     def _forward(self):
         """The compiled forward (None where only the interpreter can run it)."""
-        if self._compiled_forward is _UNSET:
-            with self._lock:
-                if self._compiled_forward is _UNSET:
-                    self._compiled_forward = self._compile(
-                        self.main_program.global_block().ops[:self._n_forward],
-                        self._input_names(), [v.name for v in self.outputs], "forward")
-        return self._compiled_forward
+        return self._forward_fn.decide(self._lock, lambda: self._compile(
+            self.main_program, self.main_program.global_block().ops,
+            self._input_names(), [v.name for v in self.outputs], "forward"))
 
-    def _compile(self, ops, inputs, outputs, name):
+    def _compile(self, program, ops, inputs, outputs, name):
         if executor_mode() != "compiled" or self._writes_parameters():
             return None
         try:
-            return compile_program(self.main_program, ops, inputs, outputs, name)
+            return compile_program(program, ops, inputs, outputs, name)
         except NotCompilable:
             return None
 
@@ -161,66 +320,66 @@ class ConcreteProgram:
         return any(v.name in captured for op in self.main_program.global_block().ops
                    for v in op.outputs)
 
-    def _run_interpreted(self, arrays):
-        program = self.main_program
+    def _run_interpreted(self, arrays, program=None, ops=None):
+        """Run the forward ops (by default the main program's) on `arrays`."""
+        if program is None:
+            program = self.main_program
+            ops = program.global_block().ops
         scope = Scope()
         for name, a in zip(self._input_names(), arrays):
             scope.vars[name] = a
-        run_ops(program.global_block().ops[:self._n_forward], program, scope)
+        run_ops(ops, program, scope)
         write_back(program, scope)
         return scope
 
     def _forward_for_grad(self, arrays):
         """Outputs, and what the backward needs: (compiled saved values) or a scope."""
-        self._ensure_backward()
-        if self._grad_fns is None:
-            with self._lock:
-                if self._grad_fns is None:
-                    self._grad_fns = self._compile_grad() or False
-        if self._grad_fns:
-            fwd, _ = self._grad_fns
+        if self._backward is None:
+            self._ensure_backward()
+        fwd = self._grad_forward_fn.fn  # set once the plan is COMPILED
+        if fwd is None and self._grad_forward_fn.plan is Plan.UNDECIDED:
+            fwd = self._grad_forward_fn.decide(self._lock, self._compile_grad_forward)
+        n = len(self.outputs)
+        if fwd is not None:
             results = fwd(*arrays)
-            n = len(self.outputs)
-            values = [np.asarray(v) for v in results[:n]]
+            values = [v if type(v) is np.ndarray else self._as_array(i, v)
+                      for i, v in enumerate(results[:n])]
             return values, results[n:]
-        scope = self._run_interpreted(arrays)
-        values = [scope.get(v.name) for v in self.outputs]
+        scope = self._run_interpreted(arrays, self._backward.program, self._backward.forward_ops)
+        values = [self._as_array(i, scope.get(v.name)) for i, v in enumerate(self.outputs)]
         # The tape keeps only the forward values the backward ops read.
-        keep = self._backward_reads
+        keep = self._backward.reads
         scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
         return values, scope
 
-    def _compile_grad(self):
+    def _compile_grad_forward(self):
         """Forward returning outputs + the values backward reads (saved cond/while
-        scopes included), and the backward; None where only the interpreter can."""
-        gb = self.main_program.global_block()
-        fwd_ops = gb.ops[:self._n_forward]
+        scopes included); None where only the interpreter can run it."""
+        grad_program = self._backward.program
+        fwd_ops = self._backward.forward_ops
         if any(op.type == "undefined" and is_floating(op.outputs[0].dtype)
-               for op in self.main_program.all_ops()):
+               for op in grad_program.all_ops()):
             return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
         produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
                      if op.attrs.get(k)}
-        saved = sorted(n for n in self._backward_reads if n in produced)
-        fwd = self._compile(fwd_ops, self._input_names(),
+        saved = sorted(n for n in self._backward.reads if n in produced)
+        fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
-        if fwd is None:
-            return None
-        self._saved_names = saved
-        return fwd, {}
+        if fwd is not None:
+            self._saved_names = saved
+        return fwd
 
     def _backward_fn(self, wanted):
         """The compiled backward computing only the gradients `wanted` (a mask
         over inputs + parameters): DCE drops the rest (e.g. a frozen input's)."""
-        fwd, by_mask = self._grad_fns
-        bwd = by_mask.get(wanted)
+        bwd = self._backward_fns.get(wanted)
         if bwd is None:
-            _, ct_names, grad_names = self._backward
-            outs = [n for n, w in zip(grad_names, wanted) if n is not None and w]
-            gb = self.main_program.global_block()
-            bwd = self._compile(gb.ops[self._n_forward:], self._saved_names + ct_names, outs,
-                                "backward")
-            by_mask[wanted] = bwd
+            backward = self._backward
+            outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
+            bwd = self._compile(backward.program, backward.backward_ops,
+                                self._saved_names + backward.ct_names, outs, "backward")
+            self._backward_fns[wanted] = bwd
         return bwd
 
     # ---- backward ------------------------------------------------------------------------
@@ -229,30 +388,23 @@ class ConcreteProgram:
             if self._backward is not None:
                 return
             program = self.main_program
-            gb = program.global_block()
-            diff_outs = [i for i, v in enumerate(self.outputs) if is_floating(v.dtype)]
             params = [program._captured_ids[id(t)] for t in program.captured.values()]
-            wrt = self.inputs + params
-            with state.building(program._builder), program._block_guard(gb), \
-                    grad_ops(program):
-                cts = [gb.create_var(self.outputs[i].shape, self.outputs[i].dtype, prefix="ct")
-                       for i in diff_outs]
-                grads = backward_block(gb, [self.outputs[i] for i in diff_outs], cts, wrt)
-            self._backward_reads = names_read(gb.ops[self._n_forward:])
-            self._backward = (diff_outs, [c.name for c in cts],
-                              [None if g is None or not is_floating(w.dtype) else g.name
-                               for g, w in zip(grads, wrt)])
+            self._backward = BackwardProgram(program, self.outputs, self.inputs + params)
 
     def _vjp(self, g, out, *inputs, _saved):
-        diff_outs, ct_names, grad_names = self._backward
-        gs = (g,) if self._tape_op.num_outputs == 1 else g
-        cts = [gs[i]._value.astype(self.outputs[i].dtype, copy=False) for i in diff_outs]
+        backward = self._backward
+        grad_names = backward.grad_names
+        single = self._tape_op.num_outputs == 1
+        gs, outs = ((g,), (out,)) if single else (g, out)
+        # An output the loss does not use has no cotangent: it contributes zero.
+        cts = [np.zeros_like(outs[i]._value, dtype=self.outputs[i].dtype) if gs[i] is None
+               else gs[i]._value.astype(self.outputs[i].dtype, copy=False)
+               for i in backward.diff_outs]
         if isinstance(_saved, Scope):
             scope = Scope(_saved)
-            for name, ct in zip(ct_names, cts):
+            for name, ct in zip(backward.ct_names, cts):
                 scope.vars[name] = ct
-            program = self.main_program
-            run_ops(program.global_block().ops[self._n_forward:], program, scope)
+            run_ops(backward.backward_ops, backward.program, scope)
             values = [None if n is None else scope.get(n) for n in grad_names]
         else:
             wanted = tuple(not t.stop_gradient for t in inputs)

@@ -18,10 +18,11 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
-from .concrete_program import ConcreteProgram
+from .concrete_program import ConcreteProgram, OutputStructure
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
                             decode_attr, program_from_json, program_to_json)
 from .static_function import StaticFunction
+from .train_step import StepProgram
 
 
 def _static_function_of(obj):
@@ -62,9 +63,12 @@ def _decode_tree(obj, where="out_tree"):
 
 
 def save(layer_or_fn, path, input_spec=None):
-    """Trace (with `input_spec` if given, else the last program built) and write
-    `<path>.json` and `<path>.npz`."""
+    """Trace and write `<path>.json` and `<path>.npz`. The program traced is the
+    one for `input_spec` if given, else for the `input_spec` given to
+    `to_static` (as PaddlePaddle does), else the last program built."""
     sf = _static_function_of(layer_or_fn)
+    if input_spec is None:
+        input_spec = sf._input_spec
     if input_spec is not None:
         concrete = sf.get_concrete_program(*[
             s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec])
@@ -73,6 +77,13 @@ def save(layer_or_fn, path, input_spec=None):
         if concrete is None:
             raise ValueError("jit.save: no program has been built yet; call the function "
                              "once or pass input_spec=[InputSpec(...), ...]")
+    if isinstance(concrete, StepProgram):
+        raise TypeError(
+            f"jit.save: '{sf.__qualname__}' is a training step "
+            "(it calls backward(), an optimizer's step() or clear_grad(), and its program "
+            "writes parameters, gradients and optimizer state): save the model, not the "
+            "step, e.g. d2s.jit.save(model, path, input_spec=[...])")
+    concrete.captured_tensors()  # layer attributes replaced since the last run
     program = concrete.main_program
     encoder = AttrEncoder()
     forward_ops = program.global_block().ops[:concrete._n_forward]
@@ -89,8 +100,9 @@ def save(layer_or_fn, path, input_spec=None):
         "blocks": blocks,
         "inputs": [v.name for v in concrete.inputs],
         "outputs": [v.name for v in concrete.outputs],
-        "out_tree": _encode_tree(concrete._out_tree),
-        "out_consts": [encoder.encode(c) for c in concrete._out_leaves],
+        "out_tree": _encode_tree(concrete.output_structure.tree),
+        "out_consts": [encoder.encode(c) for c in concrete.output_structure.constants],
+        "out_positions": concrete.output_structure.positions,
         "params": params,
     }
     directory = os.path.dirname(os.path.abspath(path))
@@ -155,10 +167,14 @@ def load(path):
         params.append(t)
     out_tree = _decode_tree(doc.get("out_tree"))
     consts = [decode_attr(c, arrays, "out_consts") for c in _list(doc, "out_consts", json_path)]
-    if sum(c is None for c in consts) != len(outputs):
+    positions = doc.get("out_positions")
+    if positions is None:  # written before None could be a returned value
+        positions = [i for i, c in enumerate(consts) if c is None]
+    if not (isinstance(positions, list) and len(positions) == len(outputs)
+            and all(type(p) is int and 0 <= p < len(consts) for p in positions)):
         raise ProgramFormatError(f"{json_path}: outputs and output structure disagree")
-    concrete = ConcreteProgram(program, inputs, outputs, out_tree, consts,
-                               len(gb.ops))
+    concrete = ConcreteProgram(program, inputs, outputs,
+                               OutputStructure(out_tree, consts, positions), len(gb.ops))
     return TranslatedLayer(concrete, params)
 
 

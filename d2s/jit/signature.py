@@ -2,12 +2,14 @@
 
 Tensors are described by shape, dtype and stop_gradient (or by the
 `InputSpec` given for their argument, so `None` dims serve every size);
-Python arguments by type and value (unhashable ones by identity). A bound
-Layer's `training` flag is part of the key, so `eval()` gets its own program.
+Python arguments by type and value (unhashable ones by identity), after
+defaults are bound. A bound Layer's `training` flag is part of the key, so
+`eval()` gets its own program.
 """
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import numpy as np
 
@@ -29,12 +31,30 @@ class Signature:
         self.kwargs = kwargs or {}
 
 
+_signatures = weakref.WeakKeyDictionary()  # function -> inspect.Signature or None
+
+
+def _signature_of(fn):
+    """`inspect.signature(fn)` (slow to compute, asked on every build), or None."""
+    try:
+        return _signatures[fn]
+    except (KeyError, TypeError):  # not seen yet, or not weak-referenceable
+        pass
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    try:
+        _signatures[fn] = sig
+    except TypeError:
+        pass
+    return sig
+
+
 def arg_names(fn, args, kwargs):
     """Parameter names for the positional and keyword arguments of a call."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
+    sig = _signature_of(fn)
+    params = list(sig.parameters.values()) if sig is not None else []
     names = []
     for i in range(len(args)):
         if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
@@ -75,7 +95,24 @@ def _python_key(x):
         return ("obj", type(x).__qualname__, id(x))
 
 
+def bind_defaults(fn, args, kwargs):
+    """The call as `fn` receives it, defaults filled in: `f(x)`, `f(x, None)` and
+    `f(x, y=None)` (None the default) are one call, so they share one program.
+    A call that does not fit the signature is left as it is (calling the
+    function then raises Python's own TypeError)."""
+    sig = _signature_of(fn)
+    try:
+        bound = sig.bind(*args, **kwargs) if sig is not None else None
+    except TypeError:
+        bound = None
+    if bound is None:
+        return tuple(args), dict(kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
+
+
 def make_signature(fn, args, kwargs, input_spec=None, training=None):
+    args, kwargs = bind_defaults(fn, args, kwargs)
     names_top = arg_names(fn, args, kwargs)
     values = list(args) + [kwargs[k] for k in kwargs]
     leaves, tree = flatten((tuple(args), dict(kwargs)))
@@ -112,11 +149,23 @@ def make_signature(fn, args, kwargs, input_spec=None, training=None):
                      tuple(args), dict(kwargs))
 
 
-def describe_change(old, new):
-    """Names of the arguments whose part of the key differs between signatures."""
-    if old.tree != new.tree:
-        return "the argument structure"
-    changed = [n for n, a, b in zip(new.names, old.key[1], new.key[1]) if a != b]
-    if old.key[2] != new.key[2]:
-        changed.append("the layer's training flag")
-    return ", ".join(f"'{c}'" if not c.startswith("the ") else c for c in changed) or "?"
+def varying_arguments(signatures):
+    """What keeps changing across `signatures` (the newest last), to name in
+    the warning of a function that builds program after program.
+
+    Returns (names, kind): the arguments whose part of the key took the most
+    distinct values, and "tensor" (a shape or dtype changes) or "python" (a
+    value changes); or a description of the structure / training flag.
+    """
+    newest = signatures[-1]
+    same_tree = [s for s in signatures if s.tree == newest.tree]
+    if len(same_tree) < 2:
+        return ["the structure of the arguments"], "structure"
+    parts = list(zip(*(s.key[1] for s in same_tree)))
+    counts = [len(set(p)) for p in parts]
+    most = max(counts, default=1)
+    if most < 2:
+        return ["the layer's training flag"], "training"
+    changing = [i for i, c in enumerate(counts) if c == most]
+    kind = "tensor" if all(newest.specs[i] is not None for i in changing) else "python"
+    return [f"'{newest.names[i]}'" for i in changing], kind

@@ -13,37 +13,14 @@ from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.tensor import Tensor
 from .concrete_program import ConcreteProgram
-from .signature import describe_change, make_signature
+from .train_step import RunEagerly, StepProgram
+from .program_cache import CLOCK, ProgramCache, cache_limit
+from .signature import Signature, make_signature, varying_arguments
 from .switch import log_code, to_static_enabled
 
-MAX_PROGRAMS_BEFORE_WARNING = 10
-
-
-class ProgramCache:
-    """Signature key -> ConcreteProgram. `len()` is the number of programs built."""
-
-    def __init__(self):
-        self._programs = {}
-        self._signatures = []
-
-    def __len__(self):
-        return len(self._programs)
-
-    def __contains__(self, key):
-        return key in self._programs
-
-    def get(self, key):
-        return self._programs.get(key)
-
-    def add(self, signature, program):
-        self._programs[signature.key] = program
-        self._signatures.append(signature)
-
-    def concrete_programs(self):
-        return list(self._programs.values())
-
-    def last_signature(self):
-        return self._signatures[-1] if self._signatures else None
+# A function that has built more programs than this (or that evicts one) gets
+# one warning naming the argument that keeps changing.
+WARN_AFTER_PROGRAMS = 10
 
 
 class StaticFunction:
@@ -56,13 +33,15 @@ class StaticFunction:
     the original function.
     """
 
-    def __init__(self, function, input_spec=None, full_graph=True, bound_self=None):
+    def __init__(self, function, input_spec=None, full_graph=True, bound_self=None,
+                 check_finite=False):
         self._function = function
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
+        self._check_finite = bool(check_finite)
         self._bound_self = bound_self
         self._cache = ProgramCache()
-        self._fast = {}  # fast key -> (ConcreteProgram, positions of tensor arguments)
+        self._warned = False  # about rebuilding (once per function)
         self._lock = threading.RLock()
         self._converted = None
         self._fallback_reason = None
@@ -79,7 +58,7 @@ class StaticFunction:
             bound = None
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph,
-                                   bound_self=instance)
+                                   bound_self=instance, check_finite=self._check_finite)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -110,8 +89,7 @@ class StaticFunction:
     @property
     def concrete_program(self):
         """The most recently built program (PaddlePaddle's attribute)."""
-        last = self._cache.last_signature()
-        return None if last is None else self._cache.get(last.key)
+        return self._cache.last_program()
 
     def get_concrete_program(self, *args, **kwargs):
         return self._concrete_for(args, kwargs)[0]
@@ -124,10 +102,14 @@ class StaticFunction:
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
             # stop_gradient) or (type, value) per positional argument.
             key = _fast_key(args, self._bound_self)
-            hit = self._fast.get(key) if key is not None else None
+            hit = self._cache.fast.get(key) if key is not None else None
             if hit is not None:
-                concrete, positions = hit
-                return concrete([args[i] for i in positions])
+                entry, positions = hit
+                entry.last_used = next(CLOCK)
+                try:
+                    return entry.program([args[i] for i in positions])
+                except RunEagerly:
+                    return self.dygraph_function(*args, **kwargs)
         if not state.in_dynamic_mode():
             # Inside another program's build (or static mode): trace inline.
             return self._call_converted(args, kwargs)
@@ -141,8 +123,11 @@ class StaticFunction:
             key = _fast_key(args, self._bound_self)
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
             if key is not None and len(positions) == len(tensors):
-                self._fast[key] = (concrete, positions)
-        return concrete(tensors)
+                self._cache.remember_fast(key, signature.key, positions)
+        try:
+            return concrete(tensors)
+        except RunEagerly:
+            return self.dygraph_function(*args, **kwargs)
 
     def _call_converted(self, args, kwargs):
         try:
@@ -179,7 +164,7 @@ class StaticFunction:
     def _build(self, signature):
         converted, _ = self._get_converted()
         try:
-            concrete = ConcreteProgram.trace(converted, signature, self._bound_self)
+            concrete = self._trace(converted, signature)
         except _FallBack:
             raise
         except Exception as e:
@@ -189,15 +174,50 @@ class StaticFunction:
             if new is e:
                 raise
             raise new from None
-        previous = self._cache.last_signature()
-        self._cache.add(signature, concrete)
-        if len(self._cache) > MAX_PROGRAMS_BEFORE_WARNING and previous is not None:
-            warnings.warn(
-                f"{self._function.__qualname__} has been converted into "
-                f"{len(self._cache)} programs; the last one was built because "
-                f"{describe_change(previous, signature)} changed. Use an InputSpec with "
-                "None dims, or pass varying Python values as tensors.", stacklevel=4)
+        evicted = self._cache.add(signature, concrete)
+        if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
+            self._warned = True
+            built = [s for s in evicted + self._cache.signatures() if s is not signature]
+            warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
         return concrete
+
+    def _trace(self, converted, signature):
+        concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
+                                         self._check_finite)
+        if isinstance(concrete, StepProgram):
+            def retrace(tensors):
+                """Another program of this signature, for the eager state of `tensors`."""
+                it = iter(tensors)
+                leaves = [leaf if spec is None else next(it)
+                          for leaf, spec in zip(signature.leaves, signature.specs)]
+                again = Signature(signature.key, leaves, signature.tree, signature.specs,
+                                  signature.names, signature.args, signature.kwargs)
+                with self._lock:
+                    try:
+                        return ConcreteProgram.trace(converted, again, self._bound_self,
+                                                     self._check_finite)
+                    except Exception as e:
+                        new = convert_origin.rewrite_exception(e)
+                        if new is e:
+                            raise
+                        raise new from None
+            concrete._retrace = retrace
+        return concrete
+
+    def _rebuild_warning(self, signatures):
+        """The warning text; `signatures` are the ones built, the newest last."""
+        names, kind = varying_arguments(signatures)
+        what = ", ".join(names)
+        if kind == "python":
+            advice = (f"each new value of {what} builds a new program: pass it as a tensor "
+                      "(d2s.to_tensor) so that one program serves every value")
+        elif kind == "tensor":
+            advice = (f"the shape or dtype of {what} keeps changing: give an InputSpec with "
+                      "None for the dims that vary (to_static(input_spec=[...]))")
+        else:
+            advice = f"{what} keeps changing"
+        return (f"{self._function.__qualname__} has built {self._cache.builds} programs "
+                f"(at most {cache_limit()} are kept, least recently used evicted); {advice}.")
 
     def _get_converted(self):
         if self._converted is None:

@@ -10,6 +10,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..core import effects, state
 from ..core.dtypes import as_dtype
 from ..core.tensor import Tensor
 from . import initializer as init
@@ -58,6 +59,8 @@ class Layer:
             object.__setattr__(self, name, value)
             return
         subs = self._sub_layers
+        if isinstance(value, Tensor) or isinstance(self.__dict__.get(name), Tensor):
+            state.tensor_attributes_version[0] += 1  # captured by path (d2s.jit)
         if isinstance(value, Layer):
             params.pop(name, None)
             subs[name] = value
@@ -72,6 +75,8 @@ class Layer:
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
+        if isinstance(self.__dict__.get(name), Tensor):
+            state.tensor_attributes_version[0] += 1
         self._parameters.pop(name, None)
         self._sub_layers.pop(name, None)
         object.__delattr__(self, name)
@@ -90,6 +95,7 @@ class Layer:
                             f"{type(parameter).__name__}")
         self._sub_layers.pop(name, None)
         self._parameters[name] = parameter
+        state.tensor_attributes_version[0] += 1
         object.__setattr__(self, name, parameter)
         return parameter
 
@@ -118,6 +124,7 @@ class Layer:
             name = f"{self._full_name}.{kind}_{k}"
         param = Tensor._from_array(value._value, stop_gradient=False)
         param.name = name
+        effects.note_new_tensor(param)  # a parameter made inside a traced step is an error
         return param
 
     def full_name(self):

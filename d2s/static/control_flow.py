@@ -39,7 +39,33 @@ def _builder_for(*values):
 
 
 def _label(names, i):
-    return f"'{names[i]}'" if names and i < len(names) else f"output #{i}"
+    """How messages name output `i`: a quoted variable (`'x'`, `'acc[0]'`), a
+    description given as is (it has spaces: "the value returned by 'f' ..."),
+    or its position."""
+    if not names or i >= len(names):
+        return f"output #{i}"
+    return names[i] if " " in names[i] else f"'{names[i]}'"
+
+
+def leaf_names(values, names):
+    """One name per leaf of `values` (one value per name): a structured value
+    (a returned tuple) names each of its leaves after the value."""
+    if not names or len(names) != len(values):
+        return names
+    return flatten([_like(v, n) for v, n in zip(values, names)])[0]
+
+
+def describe(x):
+    """A value's kind for messages about structures that differ."""
+    if x is None:
+        return "None"
+    if isinstance(x, (Variable, Tensor)):
+        return "a tensor"
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of {len(x)}"
+    if isinstance(x, dict):
+        return f"a dict with keys {sorted(map(str, x))}"
+    return f"a {type(x).__name__}"
 
 
 def _is_undefined(x):
@@ -111,7 +137,7 @@ def _transaction(program, block):
 # ---------------------------------------------------------------------------
 # cond
 # ---------------------------------------------------------------------------
-def cond(pred, true_fn, false_fn, names=None):
+def cond(pred, true_fn, false_fn, names=None, optional=()):
     """`true_fn()` if `pred` else `false_fn()`; a `cond` op when pred is a Variable.
 
     Both functions take no arguments and return matching structures (tuples,
@@ -120,16 +146,37 @@ def cond(pred, true_fn, false_fn, names=None):
     pair (the scalar is weak: `x if c else 0` keeps x's dtype); differing dtypes or
     known dims raise `ControlFlowError` naming the output (`names` gives
     output names for messages).
+
+    `optional` names outputs that one branch may leave undefined because the
+    caller reads them only on paths that set them (a function's early-return
+    value, read only once its return flag is set): no error, and a Python
+    value set by the other branch is the result as it is.
     """
     builder = _builder_for(pred)
     if builder is None:
         return true_fn() if pred else false_fn()
     program = builder.program
     with _transaction(program, program.current_block()):
-        return _build_cond(builder, pred, true_fn, false_fn, names)
+        return _build_cond(builder, pred, true_fn, false_fn, names, frozenset(optional))
 
 
-def _build_cond(builder, pred, true_fn, false_fn, names):
+def _check_same_structure(t_out, f_out, names):
+    """Branch outputs must have one structure; the error names the first output
+    whose structure differs (e.g. a tuple returned on one path only)."""
+    if flatten(t_out)[1] == flatten(f_out)[1]:
+        return
+    pairs = (list(enumerate(zip(t_out, f_out)))
+             if isinstance(t_out, (tuple, list)) and isinstance(f_out, (tuple, list))
+             and len(t_out) == len(f_out) else [(None, (t_out, f_out))])
+    for i, (a, b) in pairs:
+        if flatten(a)[1] != flatten(b)[1]:
+            what = _label(names, i) if i is not None else "the branch result"
+            raise ControlFlowError(
+                f"{what} is {describe(a)} in one branch and {describe(b)} in the other "
+                f"of an `if` on a tensor{_origin_text()}; both must have one structure")
+
+
+def _build_cond(builder, pred, true_fn, false_fn, names, optional):
     program = builder.program
     pred = builder.to_var(pred) if isinstance(pred, (Variable, Tensor)) else constant(bool(pred))
     if pred.size not in (1, None) or pred.dtype != np.bool_:
@@ -144,15 +191,11 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
     with program._block_guard(false_block):
         f_out = false_fn()
     t_out, f_out = _expand_undefined(t_out, f_out)
-    t_leaves, t_tree = flatten(t_out)
-    f_leaves, f_tree = flatten(f_out)
-    if names and isinstance(t_out, (tuple, list)) and len(names) == len(t_out):
-        # one name per output; a structured output (a returned tuple) names its leaves
-        names = flatten([_like(v, n) for v, n in zip(t_out, names)])[0]
-    if t_tree != f_tree or len(t_leaves) != len(f_leaves):
-        raise ControlFlowError(
-            "cond: true_fn and false_fn return different structures "
-            f"({len(t_leaves)} vs {len(f_leaves)} values)")
+    _check_same_structure(t_out, f_out, names)
+    t_leaves, tree = flatten(t_out)
+    f_leaves, _ = flatten(f_out)
+    if names and isinstance(t_out, (tuple, list)):
+        names = leaf_names(t_out, names)
 
     outs, t_names, f_names, labels, results, branch_vars = [], [], [], [], [], []
     blocks = (true_block, false_block)
@@ -164,8 +207,11 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
         if a_undef and b_undef or not _is_value(a) and not _is_value(b) and _same_python(a, b):
             results.append(a)  # the same Python value (or unset) on both paths
             continue
+        if (a_undef or b_undef) and name in optional and not _is_value(b if a_undef else a):
+            results.append(b if a_undef else a)  # read only where set: the Python value
+            continue
         if a_undef or b_undef:
-            merged = _one_sided_output(builder, parent, blocks, a, b, name, label)
+            merged = _one_sided_output(builder, parent, blocks, a, b, name, label, optional)
         else:
             merged = _merged_output(builder, parent, blocks, a, b, label)
         if not isinstance(merged, tuple):  # an UndefinedVar: reading it is the error
@@ -185,17 +231,18 @@ def _build_cond(builder, pred, true_fn, false_fn, names):
     parent.append_op("cond", [pred] + free, outs, {
         "true_block": true_block.idx, "false_block": false_block.idx,
         "true_outs": t_names, "false_outs": f_names, "labels": labels})
-    return unflatten(t_tree, results)
+    return unflatten(tree, results)
 
 
-def _one_sided_output(builder, parent, blocks, a, b, name, label):
+def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):
     """An output one branch leaves undefined. If that branch returned or raised,
-    its value is never read: the op yields an undefined marker on that path.
-    Otherwise Python would leave the name unbound: an UndefinedVar saying why."""
+    or the output is `optional`, its value is never read: the op yields an
+    undefined marker on that path. Otherwise Python would leave the name
+    unbound: an UndefinedVar saying why."""
     true_block, false_block = blocks
     a_undef = _is_undefined(a)
     undefined_block = true_block if a_undef else false_block
-    if not (name.startswith("__ret_val") or undefined_block.terminates):
+    if not (name in optional or undefined_block.terminates):
         where = _origin_text()
         return type(a if a_undef else b)(
             name or label, f"it is assigned in only one branch of an `if` on a "
@@ -205,6 +252,7 @@ def _one_sided_output(builder, parent, blocks, a, b, name, label):
     v = _to_branch_var(builder, block, defined, defined)
     out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
     out.weak = python_number or getattr(v, "weak", False)
+    out.may_be_undefined = not undefined_block.terminates
     reads = [] if block.is_ancestor_of(v.block) else [v]
     return out, ((None, v.name) if a_undef else (v.name, None)), reads
 
@@ -215,9 +263,9 @@ def _merged_output(builder, parent, blocks, a, b, label):
     for x in (a, b):
         if x is None or not (_is_value(x) or is_python_scalar(x) or isinstance(x, np.ndarray)):
             raise ControlFlowError(
-                f"{label} is {type(x).__name__} in one branch and "
-                f"{type(b if x is a else a).__name__} in the other; both branches must "
-                "give tensors (or equal Python values)")
+                f"{label} is {describe(a)} in one branch and {describe(b)} in the other "
+                f"of an `if` on a tensor{_origin_text()}; both branches must give tensors "
+                "(or equal Python values)")
     for x, other in ((a, false_block), (b, true_block)):
         if isinstance(x, Variable) and other.is_ancestor_of(x.block):
             # e.g. a Python list mutated by one branch and seen by both
@@ -225,12 +273,21 @@ def _merged_output(builder, parent, blocks, a, b, label):
                 f"{label} holds a value computed inside the other branch of an `if` on a "
                 f"tensor{_origin_text()} (a Python list or dict changed inside a branch?); a "
                 "branch can only hand out what it computes itself")
-    both_python = is_python_scalar(a) and is_python_scalar(b)
+    for x, other in ((a, b), (b, a)):
+        if is_python_scalar(x) and isinstance(other, Variable) and other.may_be_undefined \
+                and None in other.shape:
+            # Its shape is known only where it is defined, not on the number's path.
+            raise ControlFlowError(
+                f"{label} is the Python number {x!r} on one path and a tensor of shape "
+                f"{list(other.shape)} (unknown dims) on another{_origin_text()}; give a "
+                "tensor on every path (e.g. d2s.zeros_like(x) for 0)")
+    # A Python number is weakly typed, like a weak Variable (one carried by a loop).
+    both_weak = all(is_python_scalar(x) or getattr(x, "weak", False) for x in (a, b))
     a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
     a, b = _unify_weak(builder, a, true_block, b, false_block)
     _check_compatible(label, a, b)
     out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
-    out.weak = both_python or (getattr(a, "weak", False) and getattr(b, "weak", False))
+    out.weak = both_weak
     out.stop_gradient = a.stop_gradient and b.stop_gradient
     out.is_array = getattr(a, "is_array", False) and getattr(b, "is_array", False)
     reads = [x for x, blk in ((a, true_block), (b, false_block)) if not blk.is_ancestor_of(x.block)]
@@ -258,10 +315,12 @@ def _to_branch_var(builder, block, x, other):
             if _is_value(other):
                 # The scalar takes the other branch's shape and (weakly) its dtype.
                 dtype = np.result_type(np.dtype(other.dtype), x)
+                if None not in other.shape:
+                    # No run-time read of `other` (it may be an early-return
+                    # value that is undefined on this path).
+                    return builder.to_var(full(other.shape, x, dtype))
                 if isinstance(other, Tensor) or other.block.is_ancestor_of(block):
                     return builder.to_var(full_like(other, x, dtype))
-                if None not in other.shape:
-                    return builder.to_var(full(other.shape, x, dtype))
                 raise ControlFlowError(
                     f"a branch gives the Python number {x!r} where the other gives a tensor "
                     f"of shape {list(other.shape)} computed inside that branch; return a "

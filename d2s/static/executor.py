@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from ..core.registry import OPS
+from . import backend as backend_state
 
 
 _MODE = {"mode": os.environ.get("D2S_EXECUTOR", "compiled")}
@@ -65,9 +66,10 @@ class UndefinedValue:
     def __init__(self, name):
         self.name = name
 
-    def error(self, op):
+    def error(self, op=None):
+        where = _where(op) if op is not None else ""
         return NameError(f"name '{self.name}' is not defined: no path that ran assigned it "
-                         f"(e.g. a loop that ran zero times){_where(op)}")
+                         f"(e.g. a loop that ran zero times){where}")
 
 
 class ExecutionError(RuntimeError):
@@ -259,14 +261,41 @@ CONTROL_FLOW = {
 class Executor:
     """Runs programs: `run(program, feed={name: array}, fetch_list=[vars or names])`.
 
-    By default a program is compiled once per (feeds, fetches) into generated
-    Python (`static.codegen`) and rerun from that; programs the compiler does
-    not handle, and `set_executor_mode("interpreter")`, run op by op here."""
+    `backend` is "numpy", "xla" or None (the global default, see
+    `static.backend`). On numpy a program is compiled once per (feeds,
+    fetches) into generated Python (`static.codegen`) and rerun from that;
+    programs the compiler does not handle, and
+    `set_executor_mode("interpreter")`, run op by op here. On xla it is
+    lowered through JAX (`d2s.backends.xla`), or runs on numpy after a
+    warning when it cannot be."""
 
-    def __init__(self, place=None):
+    def __init__(self, place=None, backend=None):
         self.place = place
+        self.backend = None if backend is None else backend_state.resolve(backend)
 
     def run(self, program=None, feed=None, fetch_list=None, return_numpy=True):
+        program, scope, fetch_names = self._prepare(program, feed, fetch_list)
+        impl = backend_state.implementation(self.backend)
+        if impl is None:
+            return self._run_numpy(program, scope, fetch_names)
+        runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
+        return runner.run(list(scope.vars.values()),
+                          lambda: self._run_numpy(program, scope, fetch_names))
+
+    def lowered_text(self, program=None, feed=None, fetch_list=None):
+        """The text of what runs for these feeds: the generated Python on numpy,
+        the StableHLO on xla (the xla analogue of a StaticFunction's `.code`)."""
+        program, scope, fetch_names = self._prepare(program, feed, fetch_list)
+        impl = backend_state.implementation(self.backend)
+        if impl is None:
+            from .codegen import compile_program
+            gb = program.global_block()
+            return compile_program(program, gb.ops, list(scope.vars) + list(program.captured),
+                                   fetch_names, "executor").source
+        runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
+        return runner.lowered_text(list(scope.vars.values()))
+
+    def _prepare(self, program, feed, fetch_list):
         from .framework import default_main_program
         program = program or default_main_program()
         feed = dict(feed or {})
@@ -279,6 +308,11 @@ class Executor:
             if name not in gb.vars:
                 raise ValueError(f"fetch: the program has no variable named {name!r}")
             fetch_names.append(name)
+        return program, scope, fetch_names
+
+    def _run_numpy(self, program, scope, fetch_names):
+        feed = scope.vars
+        gb = program.global_block()
         compiled = _compiled_for(program, tuple(feed), tuple(fetch_names))
         if compiled is not None:
             fn, written = compiled
@@ -305,11 +339,7 @@ def _compiled_for(program, feed_names, fetch_names):
     if key not in cache:
         from .codegen import NotCompilable, compile_program
         gb = program.global_block()
-        for op in program.all_ops():
-            for v in op.inputs:
-                if v.is_data and v.name not in feed_names:
-                    raise ValueError(f"feed: data variable '{v.name}' is needed by the "
-                                     f"program but was not fed")
+        check_fed(program, program.all_ops(), feed_names)
         written = sorted({v.name for op in gb.ops for v in op.outputs
                           if v.name in program.captured})
         try:
@@ -319,6 +349,15 @@ def _compiled_for(program, feed_names, fetch_names):
         except NotCompilable:
             cache[key] = None
     return cache[key]
+
+
+def check_fed(program, ops, feed_names):
+    """Every data variable `ops` read is fed (a clear error naming it otherwise)."""
+    for op in ops:
+        for v in op.inputs:
+            if v.is_data and v.name not in feed_names:
+                raise ValueError(f"feed: data variable '{v.name}' is needed by the "
+                                 f"program but was not fed")
 
 
 def write_back(program, scope):

@@ -15,15 +15,11 @@ class _Programs(threading.local):
 
 
 _tls = _Programs()
-_default = [Program()]
+_default = Program()
 
 
 def default_main_program():
-    return _tls.stack[-1] if _tls.stack else _default[0]
-
-
-def _reset_default_main_program():
-    _default[0] = Program()
+    return _tls.stack[-1] if _tls.stack else _default
 
 
 def _default_builder():

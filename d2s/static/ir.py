@@ -28,7 +28,7 @@ class Variable(Symbolic, TensorMethods):
     `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "weak", "is_array", "__weakref__")
+                 "is_data", "weak", "is_array", "dim_of", "may_be_undefined", "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -44,6 +44,12 @@ class Variable(Symbolic, TensorMethods):
         # takes that tensor's dtype, as the Python number would in eager mode.
         self.weak = False
         self.is_array = False  # a tensor array (see static.tensor_array)
+        # (value, axis) when this int64 scalar is `value.shape[axis]` (a dynamic
+        # dim read by converted code): lets reshape cancel it against that dim.
+        self.dim_of = None
+        # True for a `cond` output one path leaves undefined because nothing
+        # reads it there (an early-return value): no op may read it on that path.
+        self.may_be_undefined = False
 
     @property
     def ndim(self):
@@ -73,11 +79,35 @@ class Variable(Symbolic, TensorMethods):
         return self.shape[0]
 
     def __iter__(self):
-        raise TypeError(f"iterating over static Variable '{self.name}' needs conversion "
-                        "(@d2s.jit.to_static turns `for x in v` into a while op)")
+        """Rows along axis 0, as an eager Tensor gives them, when their number is
+        known while building (`a, b = row`, a comprehension over rows: unrolled).
+        A converted `for x in v` never gets here: it becomes a `while` op."""
+        if not self.shape:
+            raise TypeError(f"iteration over 0-d Variable '{self.name}'")
+        n = self.shape[0]
+        if n is None:
+            raise TypeError(
+                f"cannot iterate over static Variable '{self.name}' here: its first dim is "
+                "unknown until run time, and unpacking, a comprehension or list() needs the "
+                "number of rows while the program is built. Use a `for` loop in converted "
+                "code (it becomes a while op), or give that dim in the InputSpec")
+        return (self[i] for i in range(n))
 
     def __index__(self):
         raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
+
+    def backward(self, grad=None):
+        """In a function traced by `to_static`: the step's backward. Gradient ops
+        are appended now; the gradients land on the parameters' `.grad` when a
+        run of the program commits (static.state_overlay)."""
+        overlay = self._owning_builder().overlay
+        if overlay is None:
+            raise RuntimeError(
+                f"backward() of static Variable '{self.name}' works inside a function "
+                "converted by d2s.jit.to_static (it becomes the backward of the step's "
+                "program); in a hand-built Program use d2s.static.gradients(...) or "
+                "optimizer.minimize(loss)")
+        overlay.backward(self, grad)
 
     def __repr__(self):
         return f"Variable({self.name}: {format_type(self)})"
@@ -213,6 +243,39 @@ class Program:
 
     def all_ops(self):
         return [op for b in self.blocks for op in b.ops]
+
+    def clone(self):
+        """An independent copy (new blocks, Variables and Operators; the same
+        captured Tensors, by reference). What is appended to the copy, or written
+        into its ops' attributes, leaves this program as it is: the backward of a
+        traced function is built on a copy, so the forward program that users
+        print, save and run never depends on whether a gradient was asked for."""
+        new = Program()
+        new._names = itertools.count(next(self._names))
+        new.blocks = [Block(new, b.idx, b.parent_idx) for b in self.blocks]
+        for old, block in zip(self.blocks, new.blocks):
+            block.terminates = old.terminates
+            for name, v in old.vars.items():
+                var = Variable(block, name, v.shape, v.dtype, v.stop_gradient, v.persistable,
+                               v.is_data)
+                var.weak, var.is_array = v.weak, v.is_array
+                block.vars[name] = var
+        for old, block in zip(self.blocks, new.blocks):
+            for op in old.ops:
+                block.ops.append(Operator(
+                    block, op.type, [new.counterpart(v) for v in op.inputs],
+                    [new.counterpart(v) for v in op.outputs],
+                    {k: list(a) if isinstance(a, list) else a for k, a in op.attrs.items()},
+                    op.origin, op.is_grad))
+        new.captured = dict(self.captured)
+        new._captured_ids = {id(t): new.global_block().vars[name]
+                             for name, t in self.captured.items()}
+        new.feed_vars = {name: new.global_block().vars[name] for name in self.feed_vars}
+        return new
+
+    def counterpart(self, var):
+        """This program's Variable for `var` of the program it was cloned from."""
+        return self.blocks[var.block.idx].vars[var.name]
 
     def __str__(self):
         from .printing import program_to_text

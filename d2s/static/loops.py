@@ -15,19 +15,26 @@ from ..core.dispatch import Symbolic
 from ..core.dtypes import is_python_scalar
 from ..core.ops import constant
 from ..core.shapes import merge_dims
-from .control_flow import (ControlFlowError, _builder_for, _is_undefined, _is_value, _label,
-                           _promote_scalar, _same_python, _transaction, external_reads)
+from .control_flow import (ControlFlowError, _builder_for, _expand_undefined, _is_undefined,
+                           _is_value, _label, _promote_scalar, _same_python, _transaction,
+                           describe, external_reads, leaf_names)
+from .builder import check_visible
+from .ir import Variable
 from .pytree import flatten, unflatten
 from .tensor_array import PendingArray, array_init
 
 
-def while_loop(cond, body, loop_vars, names=None):
+def while_loop(cond, body, loop_vars, names=None, optional=()):
     """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`.
 
     Returns the final loop values (a list). With Python / eager values this
     is a Python loop; otherwise one `while` op. A loop value whose dtype the
     body changes raises `ControlFlowError`; one whose known dims change is
-    relaxed to an unknown dim (the body is traced again).
+    relaxed to an unknown dim (the body is traced again). An undefined loop
+    value the body makes a tuple (a `return a, b` inside the loop) is carried
+    as a tuple of values. `optional` names values read only where they were
+    set (as for `cond`): one the body sets to a Python value that is not a
+    number (e.g. `return None`) is that value after the loop, not carried.
     """
     loop_vars = list(loop_vars)
     leaves, tree = flatten(loop_vars)
@@ -43,7 +50,7 @@ def while_loop(cond, body, loop_vars, names=None):
             loop_vars = list(body(*loop_vars))
         leaves, tree = flatten(loop_vars)
     with _transaction(builder.program, builder.program.current_block()):
-        return _build_while(builder, cond, body, leaves, tree, names)
+        return _build_while(builder, cond, body, leaves, tree, names, frozenset(optional))
 
 
 def _init_var(builder, x, label):
@@ -56,37 +63,78 @@ def _init_var(builder, x, label):
     return None
 
 
-def _build_while(builder, cond_fn, body_fn, leaves, tree, names):
-    loop = _LoopBuilder(builder, cond_fn, body_fn, leaves, tree, names)
-    # Each retry either relaxes a dim that the body changed, starts carrying a
-    # name first assigned in the body, or fixes a Python number's dtype; all
-    # only grow, so this terminates.
-    for _attempt in range(2 * len(leaves) + 2):
-        loop.trace()
-        if not loop.widen():
-            return loop.emit()
-    raise ControlFlowError("while: loop variable shapes did not settle")  # pragma: no cover
+class _Restructure(Exception):
+    """The body made undefined loop values tuples/lists/dicts: start again with
+    those values expanded into structures of undefined values."""
+
+    def __init__(self, loop_vars):
+        self.loop_vars = loop_vars
+
+
+def _build_while(builder, cond_fn, body_fn, leaves, tree, names, optional):
+    program = builder.program
+    # Each restart expands an undefined value into a structure, which happens
+    # at most once per undefined leaf.
+    for _restart in range(len(leaves) + 1):
+        try:
+            with _transaction(program, program.current_block()):  # a restart leaves nothing
+                return _LoopBuilder(builder, cond_fn, body_fn, leaves, tree, names,
+                                    optional).build()
+        except _Restructure as r:
+            leaves, tree = flatten(r.loop_vars)
+    raise ControlFlowError("while: loop variable structures did not settle")  # pragma: no cover
 
 
 class _LoopBuilder:
     """Traces a loop's condition and body into sub-blocks, widening the loop
     variables' types until one more trace changes nothing, then emits the op."""
 
-    def __init__(self, builder, cond_fn, body_fn, leaves, tree, names):
+    def __init__(self, builder, cond_fn, body_fn, leaves, tree, names, optional):
         self.builder, self.program = builder, builder.program
         self.parent = self.program.current_block()
         self.cond_fn, self.body_fn = cond_fn, body_fn
-        self.leaves, self.tree, self.names = leaves, tree, names
+        self.leaves, self.tree = leaves, tree
+        self.top_names = names
+        self.names = leaf_names(unflatten(tree, leaves), names) if names else names
+        self.optional = {i for i in range(len(leaves))
+                         if self.names and i < len(self.names) and self.names[i] in optional}
         self.init = {}   # leaf index -> initial Variable, for every loop-carried leaf
         for i, x in enumerate(leaves):
-            v = _init_var(builder, x, _label(names, i))
+            v = _init_var(builder, x, _label(self.names, i))
             if v is not None:
                 self.init[i] = v
         self.shapes = {i: v.shape for i, v in self.init.items()}
+        self.weak_first = {}     # leaf index -> whether its first assigned value is weak
+        self.python_results = {}  # optional leaf index -> the Python value the body sets
         self.n_blocks = len(self.program.blocks)
 
     def label(self, i):
         return _label(self.names, i)
+
+    def build(self):
+        # Each retry either relaxes a dim that the body changed, starts carrying a
+        # name first assigned in the body, or fixes a Python number's dtype; all
+        # only grow, so this terminates.
+        for _attempt in range(2 * len(self.leaves) + 2):
+            self.trace()
+            if not self.widen():
+                return self.emit()
+        raise ControlFlowError("while: loop variable shapes did not settle")  # pragma: no cover
+
+    def _restructure_or_fail(self, body_out):
+        """The body returned another structure than it took: an undefined value
+        that became a tuple (a returned tuple) restarts with it expanded;
+        anything else is an error naming the value."""
+        start = unflatten(self.tree, self.leaves)
+        expanded, _ = _expand_undefined(start, body_out)
+        if flatten(expanded)[1] == flatten(body_out)[1]:
+            raise _Restructure(expanded)
+        for i, (a, b) in enumerate(zip(start, body_out)):
+            if flatten(a)[1] != flatten(b)[1]:
+                raise ControlFlowError(
+                    f"loop variable {_label(self.top_names, i)} is {describe(a)} before the "
+                    f"loop body and {describe(b)} after it; it must keep one structure")
+        raise ControlFlowError("while: the body must return as many values as it takes")
 
     def trace(self):
         program, builder = self.program, self.builder
@@ -112,23 +160,37 @@ class _LoopBuilder:
                                    f"{self.c.dtype.name}{list(self.c.shape)}")
         self.body_block = program._create_block(self.loop_block)
         with program._block_guard(self.body_block):
-            new_leaves, new_tree = flatten(list(self.body_fn(*args)))
+            body_out = list(self.body_fn(*args))
+            new_leaves, new_tree = flatten(body_out)
             if new_tree != self.tree:
-                raise ControlFlowError("while: the body must return as many values as it takes")
+                self._restructure_or_fail(body_out)
             self.outs = {i: _body_output(builder, new_leaves[i], self.placeholders[i],
                                          self.label(i)) for i in self.carried}
-            self.first_assigned = {
-                i: builder.to_var(_as_value(new_leaves[i], self.label(i)))
-                for i, x in enumerate(self.leaves)
-                if i not in self.init and _not_carried_yet(x)
-                and not _is_undefined(new_leaves[i]) and new_leaves[i] is not x}
+            self.first_assigned = {}
+            for i, x in enumerate(self.leaves):
+                new = new_leaves[i]
+                if i in self.init or not _not_carried_yet(x) or _is_undefined(new) or new is x:
+                    continue
+                if i in self.optional and not _is_value(new) and not is_python_scalar(new):
+                    self._python_result(i, new)
+                    continue
+                self.weak_first[i] = is_python_scalar(new) or getattr(new, "weak", False)
+                self.first_assigned[i] = builder.to_var(_as_value(new, self.label(i)))
         for i, x in enumerate(self.leaves):
             if i not in self.init and i not in self.first_assigned \
-                    and not _same_python(new_leaves[i], x):
+                    and i not in self.python_results and not _same_python(new_leaves[i], x):
                 raise ControlFlowError(
                     f"loop variable {self.label(i)} holds a {type(x).__name__} that the loop "
                     "body changes; only tensors and numbers can be carried by a loop on a "
                     "tensor")
+
+    def _python_result(self, i, value):
+        """An optional value the body sets to a Python object (e.g. `return None`
+        in the loop): the loop's result for it, as long as it is always the same."""
+        if i in self.python_results and not _same_python(self.python_results[i], value):
+            raise ControlFlowError(f"{self.label(i)} is {describe(self.python_results[i])} "
+                                   f"and {describe(value)} in one loop on a tensor")
+        self.python_results[i] = value
 
     def widen(self):
         """Update the loop variables from what the body did; True if that changed
@@ -146,6 +208,7 @@ class _LoopBuilder:
                 # value, which raises NameError at run time if read after a
                 # zero-trip loop.
                 undef = parent.create_var(v.shape, v.dtype, prefix="undefined")
+                undef.weak = self.weak_first[i]  # a Python number: weakly typed
                 parent.append_op("undefined", [], [undef], {"name": self.label(i).strip("'")})
                 self.init[i], self.shapes[i] = undef, v.shape
             retry = True
@@ -192,6 +255,8 @@ class _LoopBuilder:
         result = list(self.leaves)
         for i, v in zip(carried, out_vars):
             result[i] = v
+        for i, value in self.python_results.items():
+            result[i] = value
         return unflatten(self.tree, result)
 
 
@@ -209,13 +274,18 @@ def _as_value(x, label):
 
 
 def _body_output(builder, x, placeholder, label):
+    if isinstance(x, Variable):
+        check_visible(x, builder.program.current_block())
     if _is_undefined(x):
         raise ControlFlowError(f"loop variable {label} is undefined after the loop body")
     if not _is_value(x):
         if not (is_python_scalar(x) or isinstance(x, np.ndarray)):
             raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in "
                                    "the loop body")
-        x = _promote_scalar(x, placeholder.dtype)
+        weak = is_python_scalar(x)
+        x = builder.to_var(_promote_scalar(x, placeholder.dtype))
+        x.weak = weak or getattr(x, "weak", False)  # a Python number stays weakly typed
+        return x
     return builder.to_var(x)
 
 

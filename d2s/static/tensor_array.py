@@ -2,7 +2,8 @@
 
 A tensor array is a Variable with `is_array=True` whose axis 0 holds the
 appended values (length unknown until run time). `d2s.stack(arr)` is the
-array itself, `arr[i]` and `len(arr)` work as on any Variable. A list that
+array itself, `arr[i]` (negative `i` too: it counts from the current end)
+and `len(arr)` work as on any Variable. A list that
 enters a static loop is wrapped as a `PendingArray`; the loop builder turns
 it into an array Variable once the body shows what is appended.
 """
@@ -17,10 +18,21 @@ from .ir import Variable
 
 
 class PendingArray:
-    """A Python list carried into a loop on a tensor (not yet an array)."""
+    """A Python list carried into a loop on a tensor (not yet an array).
+
+    The loop's first trace of its body sees this: reads (`feats[-1]`,
+    `len(feats)`) answer from the list's items, which is all that trace
+    needs (it only learns what the body appends); later traces see the array
+    Variable, whose reads happen at run time."""
 
     def __init__(self, items):
         self.items = list(items)
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __len__(self):
+        return len(self.items)
 
     def __repr__(self):
         return f"PendingArray({len(self.items)} items)"
@@ -45,8 +57,9 @@ def _append_vjp(g, out, buf, value):
     return getitem(g, slice(None, -1)), cast(getitem(g, -1), value.dtype)
 
 
-register_op("array_append", _append_kernel, _append_infer, _append_vjp,
-            doc="Append `value` along a new axis 0 of the array `buf`.")
+# Append `value` along a new axis 0 of the array `buf`.
+register_op("array_append", _append_kernel, _append_infer, _append_vjp).lowering(
+    xla=lambda ns, buf, value: ns.array_append(buf, value))  # capacity + length on XLA
 
 
 def _mark(v):
@@ -64,6 +77,14 @@ def array_append(arr, value):
     if value.dtype != arr.dtype:
         value = cast(value, arr.dtype)
     return _mark(bind("array_append", arr, value))
+
+
+def array_extend(arr, values):
+    """`arr += values` (a list literal in converted code) on an array: one
+    append per value."""
+    for value in values:
+        arr = array_append(arr, value)
+    return arr
 
 
 def array_init(pending, element):

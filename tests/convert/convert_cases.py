@@ -650,6 +650,27 @@ def walrus_in_condition(n):
     return out
 
 
+@case((3, {"a": 1}), (0, {}), (2, {"b": 5}))
+def subscript_and_attribute_targets_in_branches_and_loops(n, d):
+    class Box:
+        pass
+    box = Box()
+    box.total = 0
+    buf = [0] * 4
+    i = 0
+    while i < n:
+        box.total += i
+        buf[i] = i * i
+        d["seen"] = i
+        i += 1
+    if n > 1:
+        d["big"] = True
+        del d["seen"]
+    elif "b" in d:
+        box.extra = d.pop("b")
+    return box.total, buf, sorted(d.items()), getattr(box, "extra", None)
+
+
 @case((3,), (0,))
 def comprehension_with_condition(n):
     return [i for i in range(n) if i % 2 == 0 and i > 0]
@@ -725,3 +746,52 @@ class _Private(_Comparable):
 @case((1,), (0,))
 def private_name_mangling(k):
     return _Private().reveal(k)
+
+
+@case((3,), (0,))
+def plus_equals_list_literal_in_loop(n):
+    out = []
+    alias = out
+    for i in range(n):
+        out += [i, i * i]
+    return out, alias is out  # a list extends in place, as Python's `+=` does
+
+
+@case((2,), (0,))
+def plus_equals_list_literal_on_a_tuple_and_a_number(n):
+    t = ()
+    s = 0
+    for i in range(n):
+        t = t + (i,)
+        s += [i]  # TypeError, as in Python (the loop must run once)
+    return t, s
+
+
+@case((1,), (2.5,), ("a",), ([1],), (None,))
+def isinstance_keeps_python_semantics(x):
+    kinds = []
+    if isinstance(x, (int, float)):
+        kinds.append("number")
+    if isinstance(x, str | list):
+        kinds.append("str or list")
+    if not isinstance(x, object):
+        kinds.append("never")
+    return kinds
+
+
+@case((1,),)
+def isinstance_with_a_bad_class_raises(x):
+    return isinstance(x, 3)
+
+
+@case(([(1, 2), (3, 4)],), ([],))
+def for_unpacks_pairs(pairs):
+    total = 0
+    for a, b in pairs:
+        total += a * b
+    return total
+
+
+@case((3,), (3.0,), ("3",))
+def range_of_a_non_int_raises_type_error(n):
+    return [i for i in range(n)]

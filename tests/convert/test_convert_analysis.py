@@ -164,3 +164,58 @@ def test_definedness_raise_branch_defines():
             return v
     """)
     assert "v" in getattr(fn.body[1], annos.DEFINED_IN)
+
+
+def _targets(src):
+    fn = _fn(src)
+    construct = next(n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.While, ast.For)))
+    carried, uncarried = getattr(construct, annos.TARGETS)
+    return [label for label, _ in carried], [label for label, _ in uncarried]
+
+
+def test_targets_carried_with_stable_containers_and_keys():
+    assert _targets("""
+        def f(x, k):
+            while x:
+                acc[0] += x
+                d["s"], self.h = x, x
+                self.cache.items[k] = x
+                g(x).attr = 1
+                for i in x:
+                    buf[i] = x
+                    del d["t"]
+                    box[1:2] = x
+    """) == (["acc[0]", "d['s']", "self.h", "self.cache.items[k]"],
+             ["g(x).attr", "buf[i]", "d['t']", "box[1:2]"])
+
+
+def test_targets_of_containers_the_construct_rebinds_are_its_own():
+    # `d` is made inside the branch: nothing outside can see its items.
+    assert _targets("""
+        def f(x):
+            if x:
+                d = {}
+                d["a"] = x
+                o.h = x
+    """) == (["o.h"], [])
+
+
+def test_calls_of_nested_functions_read_and_write_what_they_capture():
+    fn = _fn("""
+        def f(x):
+            y = x
+            z = x
+            def bump():
+                nonlocal y
+                y = y + z
+            def twice():
+                bump()
+                bump()
+            if x:
+                twice()
+            return y
+    """)
+    if_node = next(n for n in fn.body if isinstance(n, ast.If))
+    assert getattr(if_node, annos.MODIFIED) == {"y"}
+    assert {"y", "z", "twice"} <= getattr(if_node, annos.LIVE_IN)
+    assert "y" in getattr(if_node, annos.LIVE_OUT)

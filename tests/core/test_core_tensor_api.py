@@ -343,3 +343,38 @@ def test_python_protocol_of_eager_tensors():
         bool(t)
     with pytest.raises(TypeError):
         [1, 2][d2s.to_tensor(1.0)]
+
+
+def test_numpy_functions_see_an_eager_tensor_as_its_array():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = d2s.to_tensor(a)
+    assert np.sum(t) == a.sum() and type(np.sum(t)) is np.float32
+    assert np.mean(t) == a.mean() and np.max(t) == 5 and np.argmax(t) == 5
+    np.testing.assert_array_equal(np.sum(t, axis=0, keepdims=True), a.sum(0, keepdims=True))
+    np.testing.assert_array_equal(np.mean(t, axis=1, dtype=np.float64), a.mean(1, dtype=np.float64))
+    np.testing.assert_array_equal(np.concatenate([t, a]), np.concatenate([a, a]))
+    np.testing.assert_array_equal(np.transpose(t), a.T)
+    assert type(np.asarray(t)) is np.ndarray and np.asarray(t).dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(t, dtype=np.int64), a.astype(np.int64))
+
+
+def test_array_protocol_honours_copy_as_numpy_2_does():
+    a = np.arange(3.0)
+    t = d2s.to_tensor(a)
+    copied = np.array(t, copy=True)
+    copied[0] = 100.0
+    assert t.numpy()[0] == 0.0  # the copy is the caller's
+    assert np.asarray(t, copy=False) is t.numpy()  # no copy: the same array, as .numpy()
+    assert np.asarray(t) is t.numpy()
+    with pytest.raises(ValueError, match="copy=False"):
+        np.asarray(t, dtype=np.float32, copy=False)
+    assert np.asarray(t, dtype=np.float32).dtype == np.float32
+
+
+def test_numpy_functions_on_a_static_variable_are_a_clear_type_error():
+    with program_guard(Program()):
+        x = data("x", [None, 3], "float32")
+        with pytest.raises(TypeError, match="no value while its program is being built"):
+            np.sum(x)
+        with pytest.raises(TypeError, match="no value while its program is being built"):
+            np.asarray(x)

@@ -277,6 +277,12 @@ cases("broadcast_like",
       C(U(4), U(3, 1), ref=lambda g, x: np.broadcast_to(g, (3, 4)), label="both"),
       C(U(3, 4), U(3, 4), ref=lambda g, x: g, label="same"))
 
+def _raises(*inputs):
+    """Reference of a case whose run raises (`raises=`): one placeholder output,
+    never compared."""
+    return np.empty(0)
+
+
 # -- shape manipulation --------------------------------------------------------------------------
 cases("reshape",
       C(U(2, 3, 4), attrs=dict(shape=(6, 4)), ref=lambda x: x.reshape(6, 4), label="plain"),
@@ -284,7 +290,27 @@ cases("reshape",
       C(U(2, 3, 4), attrs=dict(shape=(4, 0, -1)), ref=lambda x: x.reshape(4, 3, 2),
         label="copy_mid"),
       C(U(2, 3), attrs=dict(shape=(-1,)), ref=lambda x: x.reshape(-1), label="flat"),
-      C(U(), attrs=dict(shape=(1, 1)), ref=lambda x: x.reshape(1, 1), label="0d"))
+      C(U(), attrs=dict(shape=(1, 1)), ref=lambda x: x.reshape(1, 1), label="0d"),
+      # a None in `shape` is the next input's run-time value (a dynamic `x.shape[i]`)
+      C(U(2, 3, 4), np.array(6), attrs=dict(shape=(None, -1)), ref=lambda x, n: x.reshape(6, 4),
+        dynamic=True, label="dynamic_infer"),
+      C(U(2, 3, 4), np.array(4), np.array(3), attrs=dict(shape=(None, None, -1)),
+        ref=lambda x, a, b: x.reshape(4, 3, 2), dynamic=True, label="two_dynamic"),
+      C(U(2, 3), attrs=dict(shape=(-1, 4)), ref=_raises, grad=False,
+        raises=(ValueError, r"\[-1, 4\]"), label="cannot_fit"),
+      C(U(2, 3), np.array(4), attrs=dict(shape=(None, -1)), ref=_raises, dynamic=True, grad=False,
+        raises=(ValueError, r"cannot reshape \(2, 3\) \(6 elements\) to \[4, -1\]"),
+        label="dynamic_cannot_fit"))
+cases("expand",
+      C(U(3, 1), attrs=dict(shape=(2, 3, 4)), ref=lambda x: np.broadcast_to(x, (2, 3, 4)),
+        label="lead"),
+      C(U(3, 1), attrs=dict(shape=(-1, 5)), ref=lambda x: np.broadcast_to(x, (3, 5)),
+        label="keep"),
+      C(U(1, 4), np.array(3), attrs=dict(shape=(None, -1)),
+        ref=lambda x, n: np.broadcast_to(x, (3, 4)), dynamic=True, label="dynamic"),
+      C(U(2, 4), attrs=dict(shape=(3, 4)), ref=_raises, grad=False,
+        raises=(ValueError, "cannot expand"), label="mismatch"))
+cases("detach", C(U(3, 4), ref=lambda x: x, label="float"), C(I(3), ref=lambda x: x, label="int"))
 cases("reshape_like",
       C(U(6, 4), U(2, 3, 4), ref=lambda g, x: g.reshape(2, 3, 4), none=(1,)),
       C(U(6), U(6), ref=lambda g, x: g, label="same"))
@@ -462,7 +488,9 @@ cases("full",
       C(attrs=dict(shape=(), fill_value=3, dtype="int64"),
         ref=lambda: np.array(3, np.int64), label="0d_int"),
       C(attrs=dict(shape=(0, 2), fill_value=True, dtype="bool"),
-        ref=lambda: np.ones((0, 2), bool), label="empty_bool"))
+        ref=lambda: np.ones((0, 2), bool), label="empty_bool"),
+      C(np.array(3), attrs=dict(shape=(2, None), fill_value=0.5, dtype="float64"),
+        ref=lambda n: np.full((2, 3), 0.5), dynamic=True, label="dynamic"))
 _const = U(2, 3)
 cases("assign_value",
       C(attrs=dict(value=_const), ref=lambda: _const, label="f64"),
@@ -479,7 +507,13 @@ cases("arange",
       C(attrs=dict(start=5, end=0, step=1, dtype="int64"),
         ref=lambda: np.arange(5, 0, 1), label="empty"),
       C(attrs=dict(start=0.5, end=3, step=1, dtype="int64"),
-        ref=lambda: np.arange(0.5, 3, 1, dtype=np.int64), label="float_bounds_int"))
+        ref=lambda: np.arange(0.5, 3, 1, dtype=np.int64), label="float_bounds_int"),
+      C(np.array(5), attrs=dict(start=1, end=None, step=2, dtype="int64"),
+        ref=lambda n: np.arange(1, 5, 2), dynamic=True, label="dynamic_end"),
+      C(np.array(0.5), np.array(2.0), attrs=dict(start=None, end=None, step=0.5,
+                                                 dtype="float64"),
+        ref=lambda a, b: np.arange(0.5, 2.0, 0.5), dynamic=True, grad=False,
+        label="dynamic_float_bounds"))
 cases("shape",
       C(U(2, 3, 4), ref=lambda x: np.array(x.shape, np.int64), label="3d"),
       C(U(), ref=lambda x: np.array(x.shape, np.int64), label="0d"))
@@ -489,7 +523,7 @@ cases("numel",
 
 
 # -- optimizer updates -----------------------------------------------------------------------------
-def _adam_ref(p, g, m, v, step, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
+def _adam_ref(p, g, m, v, step, lr, b1=0.9, b2=0.999, eps=1e-8):
     t = step + 1
     m = b1 * m + (1 - b1) * g
     v = b2 * v + (1 - b2) * g * g
@@ -497,16 +531,17 @@ def _adam_ref(p, g, m, v, step, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
     return new, m, v, np.asarray(t, step.dtype)
 
 
-_adam_attrs = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8)
+_adam_attrs = dict(beta1=0.9, beta2=0.999, epsilon=1e-8)
+# The learning rate is an input (a 0-d float64 tensor the optimizer owns).
 cases("sgd_update",
-      C(U(3, 4), U(3, 4), attrs=dict(lr=0.1), ref=lambda p, g: p - 0.1 * g, label="f64"),
-      C(U(3).astype(np.float32), U(3).astype(np.float32), attrs=dict(lr=0.5),
-        ref=lambda p, g: (p - 0.5 * g).astype(np.float32), label="f32"))
+      C(U(3, 4), U(3, 4), np.float64(0.1), ref=lambda p, g, lr: p - 0.1 * g, label="f64"),
+      C(U(3).astype(np.float32), U(3).astype(np.float32), np.float64(0.5),
+        ref=lambda p, g, lr: (p - np.float32(0.5) * g).astype(np.float32), label="f32"))
 cases("adam_update",
-      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(0), attrs=_adam_attrs, ref=_adam_ref,
-        label="first"),
-      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(7), attrs=_adam_attrs, ref=_adam_ref,
-        label="later"))
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(0), np.float64(0.01), attrs=_adam_attrs,
+        ref=_adam_ref, label="first"),
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(7), np.float64(0.01), attrs=_adam_attrs,
+        ref=_adam_ref, label="later"))
 
 
 # -- random ----------------------------------------------------------------------------------------
@@ -541,12 +576,16 @@ cases("uniform",
       C(attrs=dict(shape=(2000,), dtype="float64", low=-2.0, high=3.0), ref=None, seed=1,
         check=_check_uniform(-2.0, 3.0), label="range"),
       C(attrs=dict(shape=(40, 50), dtype="float32"), ref=None, seed=2,
-        check=_check_uniform(0.0, 1.0), label="default_f32"))
+        check=_check_uniform(0.0, 1.0), label="default_f32"),
+      C(np.array(40), attrs=dict(shape=(None, 50), dtype="float32"), ref=None, seed=8,
+        check=_check_uniform(0.0, 1.0), dynamic=True, label="dynamic"))
 cases("gaussian",
       C(attrs=dict(shape=(40, 50), dtype="float32", mean=1.0, std=2.0), ref=None, seed=3,
         check=_check_normal(1.0, 2.0), label="f32"),
       C(attrs=dict(shape=(3000,), dtype="float64"), ref=None, seed=4,
-        check=_check_normal(0.0, 1.0), label="default_f64"))
+        check=_check_normal(0.0, 1.0), label="default_f64"),
+      C(np.array(60), attrs=dict(shape=(50, None), dtype="float64"), ref=None, seed=9,
+        check=_check_normal(0.0, 1.0), dynamic=True, label="dynamic"))
 cases("dropout",
       C(U(20, 30), attrs=dict(p=0.3), ref=None, seed=5, check=_check_dropout(0.3), label="p03"),
       C(U(3, 4), attrs=dict(p=0.0), ref=None, seed=6, check=_check_dropout(0.0), label="p0"),

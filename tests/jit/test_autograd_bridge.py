@@ -84,12 +84,12 @@ def test_tape_keeps_only_values_the_backward_reads(mode):
         if mode == "interpreter":
             kept = set(saved.vars)
         else:
-            fwd, _ = concrete._grad_fns
+            fwd = concrete._grad_forward_fn.fn
             kept = set(fwd.output_names[len(concrete.outputs):])
             assert len(saved) == len(kept)
         n_values = len(concrete.main_program.global_block().vars)
         assert 0 < len(kept) < n_values
-        assert kept <= concrete._backward_reads
+        assert kept <= concrete._backward.reads
         out.backward()
     finally:
         set_executor_mode(previous)
@@ -169,7 +169,7 @@ def test_saved_loop_steps_keep_only_what_the_gradient_block_reads():
         out = sf(x, w)
         scope = out._node.attrs["_saved"]
         steps = next(v for v in scope.vars.values() if isinstance(v, list))
-        program = sf.get_concrete_program(x, w).main_program
+        program = sf.get_concrete_program(x, w)._backward.program  # forward + backward
         loop = next(op for op in program.global_block().ops if op.type == "while")
         body = program.blocks[loop.attrs["body_block"]]
         assert len(steps) >= 2

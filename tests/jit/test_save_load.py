@@ -180,3 +180,32 @@ def test_loaded_program_raises_with_the_original_line(tmp_path):
     with pytest.raises(ValueError, match=rf"negative input .*test_save_load.py, line {line}: "
                                          r"raise ValueError"):
         m(-np.ones(2, np.float32))
+
+
+def _scaled_rows(x):
+    return x * d2s.arange(1, x.shape[0] + 1).astype("float32").unsqueeze(1)
+
+
+def test_save_without_input_spec_uses_the_one_given_to_the_decorator(tmp_path):
+    sf = to_static(_scaled_rows, input_spec=[InputSpec([None, 2], "float32")])
+    sf(d2s.to_tensor(np.ones((3, 2), "float32")))  # the last program built is also for [None, 2]
+    never_called = to_static(_scaled_rows, input_spec=[InputSpec([None, 2], "float32")])
+    for fn, name in ((sf, "called"), (never_called, "never_called")):
+        path = str(tmp_path / name)
+        d2s.jit.save(fn, path)
+        loaded = d2s.jit.load(path)
+        for n in (1, 4):  # the saved program serves every size of the None dim
+            x = np.arange(2 * n, dtype="float32").reshape(n, 2)
+            np.testing.assert_allclose(loaded(d2s.to_tensor(x)).numpy(),
+                                       x * np.arange(1, n + 1)[:, None])
+
+
+def test_save_of_a_function_without_input_spec_uses_the_last_program(tmp_path):
+    sf = to_static(_scaled_rows)
+    sf(d2s.to_tensor(np.ones((3, 2), "float32")))
+    d2s.jit.save(sf, str(tmp_path / "last"))
+    loaded = d2s.jit.load(str(tmp_path / "last"))
+    x = np.arange(6, dtype="float32").reshape(3, 2)
+    np.testing.assert_allclose(loaded(d2s.to_tensor(x)).numpy(), x * np.arange(1, 4)[:, None])
+    with pytest.raises(ValueError, match="'x'"):  # that program is for [3, 2] only
+        loaded(d2s.to_tensor(np.ones((4, 2), "float32")))

@@ -150,20 +150,6 @@ def test_full_graph_true_raises_the_conversion_error():
         to_static(_uses_global_in_branch)(d2s.to_tensor([1.0]))
 
 
-def test_warning_after_ten_programs_names_the_changed_argument():
-    def f(x, k):
-        return x * k
-
-    sf = to_static(f)
-    x = d2s.to_tensor([1.0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for k in range(10):
-            sf(x, k)
-    with pytest.warns(UserWarning, match=r"11 programs.*'k' changed"):
-        sf(x, 10)
-
-
 def test_a_failed_build_is_not_cached():
     def f(x, bad):
         if bad:

@@ -152,8 +152,8 @@ def test_cond_promotes_python_scalars_weakly():
     (lambda x: x, lambda x: d2s.cast(x, "float64"), "dtype float32 and float64"),
     (lambda x: x, lambda x: x.sum(), "rank 1 and 0"),
     (lambda x: x, lambda x: d2s.concat([x, x]), "shape [3] and [6]"),
-    (lambda x: x, lambda x: None, "NoneType"),
-    (lambda x: (x, x), lambda x: x, "different structures"),
+    (lambda x: x, lambda x: None, "'y' is a tensor in one branch and None in the other"),
+    (lambda x: (x, x), lambda x: x, "is a tuple of 2 in one branch and a tensor in the other"),
 ])
 def test_cond_mismatched_outputs_raise_and_leave_no_state(true_fn, false_fn, message):
     prog = static.Program()

@@ -7,8 +7,10 @@ the names a construct may change in *this* scope.
 """
 import ast
 
+from . import annos
+
 __all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
-           "header_nodes"]
+           "header_nodes", "scope_nodes", "scope_statements", "child_statements"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -22,6 +24,10 @@ class _Activity(ast.NodeVisitor):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
             self.reads.add(node.id)
+            effects = getattr(node, annos.CALL_EFFECTS, None)
+            if effects is not None:  # a nested function: what calling it reads and writes
+                self.reads |= effects[0]
+                self.writes |= effects[1]
         else:
             self.writes.add(node.id)
 
@@ -110,6 +116,42 @@ class _Activity(ast.NodeVisitor):
         pass
 
     visit_Nonlocal = visit_Global
+
+
+def scope_nodes(nodes):
+    """Every node under `nodes` (a list), without entering nested function,
+    lambda or class bodies (their defining nodes themselves are included)."""
+    todo = list(nodes)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+_STMT_LISTS = ("body", "orelse", "finalbody")
+
+
+def child_statements(stmt):
+    """The statements directly inside a compound statement (not in nested defs)."""
+    if isinstance(stmt, _SCOPES):
+        return []
+    children = [s for field in _STMT_LISTS for s in getattr(stmt, field, ())]
+    for handler in getattr(stmt, "handlers", ()):
+        children += handler.body
+    for case in getattr(stmt, "cases", ()):
+        children += case.body
+    return children
+
+
+def scope_statements(stmts):
+    """Every statement under `stmts`, nested ones included, without entering
+    nested function or class bodies (their def statements are included)."""
+    todo = list(stmts)
+    while todo:
+        stmt = todo.pop()
+        yield stmt
+        todo.extend(child_statements(stmt))
 
 
 def reads_writes(node_or_nodes):

@@ -18,6 +18,15 @@ test/iteration or by the body before being written, or live after the loop."""
 MODIFIED = "_d2s_modified"
 """frozenset (If/While/For): local names the construct may assign."""
 
+CALL_EFFECTS = "_d2s_call_effects"
+"""(reads, writes) (a Name loading a nested function, in its enclosing
+function's scope): the enclosing locals a call of it may read and write
+(`nonlocal`); activity analysis counts them at the reference."""
+
+TARGETS = "_d2s_targets"
+"""(carried, uncarried) (If/While/For): attribute/subscript targets the
+construct writes, each a list of (label, target node); see analysis.targets."""
+
 DEFINED_IN = "_d2s_defined_in"
 """frozenset: local names certainly bound when the statement starts."""
 
@@ -34,6 +43,11 @@ before it although they may be unbound there (initialized to UndefinedVar)."""
 BREAK_FLAG = "_d2s_break_flag"
 """str (For/While): name of the flag that ends the loop early; the loop test
 implicitly reads it (for `for`, the converter adds the check)."""
+
+RETURN_SLOTS = "_d2s_return_slots"
+"""(flag name, value name, label) (FunctionDef whose nested returns were
+canonicalized): the names holding "has returned" and the returned value, and
+how messages call that value; the runtime gets them as `_jst.ReturnSlots`."""
 
 GENERATED = "_d2s_generated"
 """True on FunctionDefs the converters generated (branch/body functions)."""

@@ -2,12 +2,14 @@
 
 User functions (and methods, partials of them) are converted on first use
 and cached; library code, builtins, classes and anything marked
-`_d2s_not_to_static` are returned unchanged.  Functions whose source cannot
+`_d2s_not_to_static` are returned unchanged. A function decorated with
+`@d2s.no_grad()` is converted inside its grad mode.  Functions whose source cannot
 be found are called as they are.
 """
 import functools
 import inspect
 import types
+import weakref
 
 __all__ = ["convert_call"]
 
@@ -30,17 +32,56 @@ def _convert_function_or_self(fn):
 
 def convert_call(f):
     if isinstance(f, types.FunctionType):
+        if getattr(f, "_d2s_grad_mode", None) is not None:
+            return _grad_mode_call(f)
         return _convert_function_or_self(f)
     if isinstance(f, types.MethodType):
         func = f.__func__
         if not isinstance(func, types.FunctionType):
             return f
-        converted = _convert_function_or_self(func)
+        converted = convert_call(func)
         return f if converted is func else types.MethodType(converted, f.__self__)
     if isinstance(f, functools.partial):
         converted = convert_call(f.func)
         return f if converted is f.func else functools.partial(converted, *f.args, **f.keywords)
     return _convert_special_callable(f)
+
+
+_grad_mode_calls = weakref.WeakKeyDictionary()  # decorated function -> its converted call
+
+
+def _grad_mode_call(wrapper):
+    """A function decorated with `@d2s.no_grad()` (or `enable_grad()`): its own
+    code is converted (a tensor `if` in it works) and still runs in that grad
+    mode. Static outputs of a no-grad call are detached, so gradients stop
+    there as they do on the eager tape."""
+    call = _grad_mode_calls.get(wrapper)
+    if call is None:
+        call = _grad_mode_calls[wrapper] = _converted_grad_mode_call(wrapper)
+    return call
+
+
+def _converted_grad_mode_call(wrapper):
+    inner = convert_call(wrapper.__wrapped__)
+    if inner is wrapper.__wrapped__:
+        return wrapper
+    from d2s.core.state import enable_grad, no_grad
+    enabled = wrapper._d2s_grad_mode
+
+    @functools.wraps(wrapper, updated=())  # not its `_d2s_grad_mode`: this is no wrapper
+    def call(*args, **kwargs):
+        with (enable_grad() if enabled else no_grad()):
+            out = inner(*args, **kwargs)
+        return out if enabled else _detached(out)
+    return call
+
+
+def _detached(out):
+    from d2s.core.ops import detach
+    from d2s.static.pytree import flatten, unflatten
+    from .dispatch import _is_static
+    leaves, tree = flatten(out)
+    return unflatten(tree, [detach(v) if _is_static(v) else v for v in leaves])
 
 
 def _convert_special_callable(f):

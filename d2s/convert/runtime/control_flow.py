@@ -12,15 +12,54 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
+from .logical import static_truth
+from .undefined import UndefinedVar
 
-__all__ = ["convert_ifelse", "convert_ifelse_expr", "convert_while_loop", "convert_for"]
+__all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
+           "convert_for"]
 
 
-def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names):
-    """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op."""
+class ReturnSlots:
+    """The state names that hold a function's early return (given by the
+    return_statements converter, never guessed from the spelling of names):
+    `flag` is True once the function returned, `value` is what it returned,
+    and is read only then; `label` is how messages call that value."""
+
+    __slots__ = ("flag", "value", "label")
+
+    def __init__(self, flag, value, label):
+        self.flag = flag
+        self.value = value
+        self.label = label
+
+    def __repr__(self):
+        return f"ReturnSlots({self.flag!r}, {self.value!r}, {self.label!r})"
+
+
+def _labels(names, returns):
+    """Names for messages and undefined markers: the return value by its label."""
+    if returns is None:
+        return list(names)
+    return [returns.label if n == returns.value else n for n in names]
+
+
+def _optional(returns):
+    return (returns.label,) if returns is not None else ()
+
+
+def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
+                   returns=None, targets=(), uncarried=()):
+    """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op.
+
+    Roles of state entries that are not plain variables (given by the
+    converter): `returns` (ReturnSlots), `targets` (attribute/subscript
+    targets carried as state) and `uncarried` ((label, line) of targets that
+    cannot be: an error when the predicate is static).
+    """
     if _is_static(pred):
+        _check_carried(uncarried, "an `if`")
         return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                              state_names, out_names)
+                              state_names, out_names, returns, targets)
     if pred:
         true_fn()
     else:
@@ -30,22 +69,31 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
 def convert_ifelse_expr(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`; with a static pred, a `cond` op."""
     if _is_static(pred):
-        out = _static_nn().cond(pred, lambda: (true_fn(),), lambda: (false_fn(),))
+        out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
+                                lambda: (false_fn(),))
         return out[0] if isinstance(out, (list, tuple)) else out
     return true_fn() if pred else false_fn()
 
 
-def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop_vars):
+def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
+                       returns=None, targets=(), uncarried=(), test_writes=()):
     """`while cond_fn(): body_fn()`.
 
     The test is evaluated in Python until it yields a static Variable (it may
     become one after some iterations, e.g. a break flag set by a tensor
     `if`); from then on the remaining iterations are one `while` op.
+    `test_writes` are the names the test assigns (`while (y := f(x)) ...`).
     """
     while True:
         pred = cond_fn()
         if _is_static(pred):
-            _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars)
+            _check_carried(uncarried, "a `while` loop")
+            if test_writes:
+                body_fn = _after_test(cond_fn, body_fn)
+            _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
+                          returns)
+            if test_writes:
+                cond_fn()  # the names it assigns hold the last (failing) test's values
             return
         if not pred:
             return
@@ -53,7 +101,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
 
 
 def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
-                cond_fn=None):
+                cond_fn=None, returns=None, targets=(), uncarried=()):
     """`for item in iterable: body_fn(item)`, stopping early when `cond_fn()` is false.
 
     `body_fn(item)` assigns the loop target itself.  `cond_fn` (from `break`)
@@ -62,15 +110,16 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     bound) become one `while` op over an int64 counter.
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
+        _check_carried(uncarried, "a `for` loop")
         return _static_for(iterable, body_fn, get_state, set_state, state_names,
-                           loop_vars, cond_fn)
+                           loop_vars, cond_fn, returns)
     iterator = iter(iterable)
     while True:
         if cond_fn is not None:
             go_on = cond_fn()
             if _is_static(go_on):
                 return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
-                                        state_names, loop_vars, cond_fn)
+                                        state_names, cond_fn, returns, targets, uncarried)
             if not go_on:
                 return
         try:
@@ -80,11 +129,20 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(item)
 
 
-# ---- static paths (finish against the core) --------------------------------
-# Contract: cond(pred, true_fn, false_fn) -> flattened outputs, fns return a
-# tuple; while_loop(cond, body, loop_vars) -> list of loop vars.
-# TODO(core): promote Python scalars in outputs (weak types), check dtype /
-# known-dim agreement between branches with an error naming the variable.
+# ---- static paths ----------------------------------------------------------
+# d2s.static.nn.cond(pred, true_fn, false_fn) -> flattened outputs (the fns
+# return tuples; it promotes Python scalars and checks that branches agree);
+# while_loop(cond, body, loop_vars) -> the list of loop vars.
+
+def _after_test(cond_fn, body_fn):
+    """The body of a static loop whose test assigns names (`:=`) that the body
+    reads: the test's own sub-block is not visible to the body's, so the body
+    evaluates the test again first (same loop values, same results)."""
+    def body():
+        cond_fn()
+        body_fn()
+    return body
+
 
 def _positions(state_names, names):
     return [state_names.index(n) for n in names]
@@ -97,7 +155,32 @@ def _with_values(base, positions, values):
     return tuple(state)
 
 
-def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names):
+def _check_carried(uncarried, construct):
+    """A construct on a tensor cannot carry these targets: say so, naming them,
+    rather than lose the write."""
+    if uncarried:
+        from d2s.static import ControlFlowError
+        label, line = uncarried[0]
+        raise ControlFlowError(
+            f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
+            "an attribute or subscript target only when its container is a name the "
+            "construct does not rebind and its keys are constants or names the construct "
+            "does not change (a write is never silently lost); assign the value to a local "
+            "name inside and store it after the construct")
+
+
+def _check_one_sided_targets(state_names, targets, values):
+    """A target assigned in one branch of a tensor `if` only, with no value
+    before it, cannot be set on one path only: an error, not a lost write."""
+    for name, value in zip(state_names, values):
+        if name in targets and type(value) is UndefinedVar and value.reason:
+            from d2s.static import ControlFlowError
+            raise ControlFlowError(f"'{name}': {value.reason} (it has no value before the "
+                                   "`if`, and a write is never silently lost)")
+
+
+def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
+                   returns, targets):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -106,29 +189,35 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     """
     init = tuple(get_state())
     positions = _positions(state_names, out_names)
+    flag = (state_names.index(returns.flag)
+            if returns is not None and returns.flag in state_names else None)
 
     def branch(fn):
         def run():
             set_state(init)
             fn()
             values = get_state()
-            if any(name.startswith("__ret_flag") and value is True
-                   for name, value in zip(state_names, values)):
+            if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
                 from d2s.static.side_effects import mark_block_terminates
                 mark_block_terminates()
             return tuple(values[p] for p in positions)
         return run
 
+    pred = static_truth(pred)
     outs = _static_nn().cond(pred, branch(true_fn), branch(false_fn),
-                             names=list(out_names)) if positions else ()
+                             names=_labels(out_names, returns),
+                             optional=_optional(returns)) if positions else ()
     if not positions:
         # Side effects only (print / assert / raise ops): still one cond op.
         _static_nn().cond(pred, branch(true_fn), branch(false_fn))
-    set_state(_with_values(init, positions, list(outs)))
+    final = _with_values(init, positions, list(outs))
+    if targets:
+        _check_one_sided_targets(state_names, targets, final)
+    set_state(final)
 
 
-def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars):
+def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns):
     """One `while` op; loop variables are exactly `loop_vars` (a name first
     assigned in the body is carried from an undefined value)."""
     from d2s.static.tensor_array import PendingArray
@@ -140,7 +229,8 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
 
     def cond(*values):
         set_state(_with_values(init, positions, values))
-        return cond_fn()
+        pred = cond_fn()
+        return static_truth(pred) if _is_static(pred) else pred
 
     def body(*values):
         set_state(_with_values(init, positions, values))
@@ -149,13 +239,15 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
         return [state[p] for p in positions]
 
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
-                                   names=list(loop_vars))
+                                   names=_labels(loop_vars, returns),
+                                   optional=_optional(returns))
     set_state(_with_values(init, positions, list(outs)))
 
 
-def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn):
+def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn,
+                returns):
     """`for` over a static iterable: a while loop over an int64 counter."""
-    plan = static_iteration_plan(iterable)  # (start, stop, step, item_at(counter))
+    plan = static_iteration_plan(iterable)  # counter from plan.start to plan.stop by 1
     counter_name = "__d2s_for_counter"
     names = tuple(state_names) + (counter_name,)
     holder = {"counter": plan.start}
@@ -169,7 +261,7 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 
     def cond():
         c = holder["counter"]
-        in_range = (c < plan.stop) if plan.step_positive else (c > plan.stop)
+        in_range = c < plan.stop
         if cond_fn is None:
             return in_range
         from .logical import convert_logical_and
@@ -178,17 +270,62 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     def body():
         c = holder["counter"]
         body_fn(plan.item_at(c))
-        holder["counter"] = c + plan.step
+        holder["counter"] = c + 1
 
-    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,))
+    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns)
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
-                     loop_vars, cond_fn):
+                     cond_fn, returns, targets, uncarried):
     """A Python iterable whose break flag became static: unroll the rest,
-    each remaining iteration guarded by a `cond` on the flag."""
+    each remaining iteration guarded by a `cond` on the flag.
+
+    A name the body binds to another Python object (the loop target over a
+    LayerList) would hold a different object on each path of that `cond`:
+    after it, the name is undefined, and reading it raises a NameError saying
+    why (no tensor can stand for a Layer)."""
     pred = first_pred
     for item in iterator:
-        convert_ifelse(pred, lambda item=item: body_fn(item), lambda: None,
-                       get_state, set_state, state_names, state_names)
+        diverged = {}  # state position -> UndefinedVar, filled by the taken path
+
+        def taken(item=item):
+            before = get_state()
+            body_fn(item)
+            after = list(get_state())
+            for i, (old, new) in enumerate(zip(before, after)):
+                if new is not old and _python_object(new):
+                    after[i] = diverged.setdefault(i, _diverged_name(state_names[i]))
+            set_state(tuple(after))
+
+        def skipped():
+            # `cond` traces the taken path first: the same names are undefined here
+            state = list(get_state())
+            for i, undefined in diverged.items():
+                state[i] = undefined
+            set_state(tuple(state))
+
+        convert_ifelse(pred, taken, skipped, get_state, set_state, state_names, state_names,
+                       returns, targets, uncarried)
         pred = cond_fn()
+
+
+def _python_object(value):
+    """A value no tensor can stand for (a Layer, a function), unlike tensors,
+    numbers, arrays, strings and containers (which `cond` merges or compares)."""
+    import numbers
+
+    import numpy as np
+    from d2s.core.tensor import Tensor
+    from .undefined import UndefinedVar
+    return not (value is None or _is_static(value) or isinstance(value, (
+        Tensor, UndefinedVar, numbers.Number, np.ndarray, str, bytes, tuple, list, dict)))
+
+
+def _diverged_name(name):
+    from d2s.static.ir import user_origin
+    from .undefined import UndefinedVar
+    origin = user_origin()
+    where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+    return UndefinedVar(name, f"after a `break` on a tensor in the loop{where}, it holds a "
+                              "different Python object on each path, and no tensor can stand for "
+                              "it; read it inside the loop, or keep what you need in a tensor")

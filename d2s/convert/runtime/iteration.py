@@ -18,8 +18,14 @@ class StaticIterable:
     """A range / enumerate / zip involving static Variables."""
 
     def __iter__(self):
-        raise TypeError(f"{self!r} involves static Variables and can only be iterated "
-                        "by a converted `for` loop")
+        """Outside a converted `for` (a comprehension, unpacking): unrolled while
+        tracing when the number of items is known then, else a clear error."""
+        n = _length(self)
+        if _is_static(n):
+            raise TypeError(f"cannot iterate over {self!r} here: it involves static Variables "
+                            "and its length is unknown until run time; only a converted `for` "
+                            "loop can (it becomes a while op)")
+        return (_item(self, i) for i in builtins.range(n))
 
 
 class StaticRange(StaticIterable):
@@ -34,18 +40,38 @@ class StaticEnumerate(StaticIterable):
     def __init__(self, iterable, start):
         self.iterable, self.start = iterable, start
 
+    def __repr__(self):
+        return f"enumerate({self.iterable!r})"
+
 
 class StaticZip(StaticIterable):
     def __init__(self, iterables):
         self.iterables = iterables
 
+    def __repr__(self):
+        return f"zip({', '.join(repr(i) for i in self.iterables)})"
+
 
 def convert_range(*args):
     if _any_static(args):
+        for a in args:
+            _check_integer_bound(a)
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (
             tuple(args) + (1,) if len(args) == 2 else tuple(args))
         return StaticRange(start, stop, step)
     return builtins.range(*args)
+
+
+def _check_integer_bound(value):
+    """`range()` of a float tensor is a TypeError, as eager `range(t)` is (through
+    `Tensor.__index__`), never a loop over a rounded bound."""
+    if _is_static(value):
+        import numpy as np
+        if not np.issubdtype(value.dtype, np.integer):
+            raise TypeError(f"range() of a {value.dtype.name} tensor: only integer tensors can "
+                            f"be used as an index, not {value.dtype.name}")
+    elif not isinstance(value, builtins.int):
+        builtins.range(value)  # Python's own TypeError for a float, a str, ...
 
 
 def convert_enumerate(iterable, start=0):
@@ -60,33 +86,35 @@ def convert_zip(*iterables, **kwargs):
     return builtins.zip(*iterables, **kwargs)
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ----------------------------------------------------------
 
-Plan = namedtuple("Plan", "start stop step step_positive item_at")
+# The counter of a static `for` runs from `start` (0) up to `stop`, the number
+# of items, by 1; `item_at(counter)` is the item.
+Plan = namedtuple("Plan", "start stop item_at")
 
 
 def _length(iterable):
     """Number of items of a static iterable, as an int or int64 Variable."""
     if isinstance(iterable, StaticRange):
-        import d2s
+        from d2s.core import ops
         start, stop, step = iterable.start, iterable.stop, iterable.step
         # ceil((stop - start) / step), clipped at 0; a static step's sign is
         # only known at run time, so both roundings are built and selected.
         if _is_static(step):
             up = (stop - start + step - 1) // step
             down = (stop - start + step + 1) // step
-            n = d2s.where(step > 0, up, down)
+            n = ops.where(step > 0, up, down)
         else:
             n = (stop - start + step - (1 if step > 0 else -1)) // step
-        return d2s.maximum(n, d2s.zeros_like(n)) if _is_static(n) else max(n, 0)
+        return ops.maximum(n, ops.zeros_like(n)) if _is_static(n) else max(n, 0)
     if isinstance(iterable, StaticEnumerate):
         return _length(iterable.iterable)
     if isinstance(iterable, StaticZip):
         lengths = [_length(i) for i in iterable.iterables]
-        import d2s
+        from d2s.core import ops
         out = lengths[0]
         for n in lengths[1:]:
-            out = d2s.minimum(out, n) if (_is_static(out) or _is_static(n)) else min(out, n)
+            out = ops.minimum(out, n) if (_is_static(out) or _is_static(n)) else min(out, n)
         return out
     if _is_static(iterable):
         from .builtins_ import convert_len
@@ -103,11 +131,13 @@ def python_int(value):
 
 
 def _item(iterable, counter):
+    if isinstance(iterable, (builtins.range, list, tuple)) and isinstance(counter, int):
+        return iterable[counter]  # unrolled (see StaticIterable.__iter__)
     if isinstance(iterable, builtins.range):  # a Python range zipped with a static one
         return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, (list, tuple)):
-        import d2s
-        return d2s.stack(list(iterable))[counter]
+        from d2s.core import ops
+        return ops.stack(list(iterable))[counter]
     if isinstance(iterable, StaticRange):
         return python_int(iterable.start + counter * iterable.step)
     if isinstance(iterable, StaticEnumerate):
@@ -122,4 +152,4 @@ def static_iteration_plan(iterable):
     from d2s.core.ops import constant
     n = _length(iterable)
     start = constant(0)  # weakly typed: the counter acts as the Python int it replaces
-    return Plan(start, n, 1, True, lambda c: _item(iterable, c))
+    return Plan(start, n, lambda c: _item(iterable, c))

@@ -1,5 +1,6 @@
-"""`list.append` in converted loops: a Python list, or a tensor array in a static loop."""
-__all__ = ["convert_list_append"]
+"""`list.append` / `list += [...]` in converted loops: a Python list, or a tensor
+array in a static loop."""
+__all__ = ["convert_list_append", "convert_list_extend"]
 
 
 def convert_list_append(lst, value):
@@ -12,4 +13,15 @@ def convert_list_append(lst, value):
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_append(lst, value)
     lst.append(value)
+    return lst
+
+
+def convert_list_extend(lst, values):
+    """`lst += values` (a list literal), returning the result (the generated code
+    reassigns it). On a tensor array each value is appended; otherwise it is
+    Python's `+=` itself (a list extends in place, a tensor adds)."""
+    from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
+    if isinstance(lst, PendingArray) or is_tensor_array(lst):
+        return array_extend(lst, values)
+    lst += values
     return lst

@@ -2,14 +2,22 @@
 
 Python values keep exact Python semantics (`a and b` is `a` when `a` is
 falsy, else `b`; the right side is evaluated only when needed).  A static
-Variable on the left builds `cond(a, b, a)` / `cond(a, a, b)`.
+Variable on the left builds `cond(a, b, a)` / `cond(a, a, b)`; the right
+side is traced inside its branch, so a Python operand after it that
+short-circuits is never evaluated, as in Python.
+
+The result of a static `a and b` / `a or b` is one tensor on both paths:
+with a bool `a` (a comparison, the usual case) it is bool, the right side
+taken by its truth value (`x > 1 or limit is None`); with a number-valued
+`a` (`x or default`) values are kept, the right side promoted by the
+branch-output rule.
 """
 import operator
 
 from .dispatch import _is_static, _static_nn
 
 __all__ = ["convert_logical_and", "convert_logical_or", "convert_logical_not",
-           "convert_compare_chain"]
+           "convert_compare_chain", "static_truth"]
 
 
 def convert_logical_and(lhs, rhs_fn):
@@ -46,28 +54,49 @@ def convert_compare_chain(left, *ops_and_fns):
     return convert_logical_and(result, lambda: convert_compare_chain(right, *rest))
 
 
-# ---- static paths (finish against the core) --------------------------------
+# ---- static paths ------------------------------------------------------------
 
-def _to_bool_variable(value, like):
-    """A Python value as a bool Variable (for mixing with a static operand)."""
-    if _is_static(value):
-        return value.astype("bool") if str(value.dtype) != "bool" else value
-    import d2s
-    return d2s.full([], bool(value), dtype="bool")
+def static_truth(value):
+    """`bool(value)` for a static Variable, as a bool Variable: `value != 0` for
+    numbers, as `bool()` of an eager Tensor (a tensor `if t:` / `while t:`)."""
+    return value if str(value.dtype) == "bool" else value != 0
+
+
+def _truth(value):
+    """The truth of a right-hand side facing a bool left side: a bool tensor,
+    or a Python bool (the branch-output rule gives it the left side's shape)."""
+    from d2s.core.tensor import Tensor
+    if _is_static(value) or isinstance(value, Tensor):
+        return value if str(value.dtype) == "bool" else value != 0
+    return bool(value)
+
+
+def _static_select(lhs, rhs_fn, lhs_when, label):
+    """`cond(truth(lhs), ...)` giving `lhs` on the path where its truth is
+    `lhs_when`, and the lazily traced right side on the other."""
+    pred = static_truth(lhs)
+    as_bool = str(lhs.dtype) == "bool"
+
+    def rhs():
+        value = rhs_fn()
+        return (_truth(value) if as_bool else value,)
+
+    def keep():
+        return (lhs,)
+
+    true_fn, false_fn = (keep, rhs) if lhs_when else (rhs, keep)
+    out = _static_nn().cond(pred, true_fn, false_fn, names=[label])
+    return out[0] if isinstance(out, (list, tuple)) else out
 
 
 def _static_logical_and(lhs, rhs_fn):
-    pred = _to_bool_variable(lhs, lhs)
-    out = _static_nn().cond(pred, lambda: (_to_bool_variable(rhs_fn(), lhs),), lambda: (pred,))
-    return out[0] if isinstance(out, (list, tuple)) else out
+    return _static_select(lhs, rhs_fn, False, "the value of `and`")
 
 
 def _static_logical_or(lhs, rhs_fn):
-    pred = _to_bool_variable(lhs, lhs)
-    out = _static_nn().cond(pred, lambda: (pred,), lambda: (_to_bool_variable(rhs_fn(), lhs),))
-    return out[0] if isinstance(out, (list, tuple)) else out
+    return _static_select(lhs, rhs_fn, True, "the value of `or`")
 
 
 def _static_logical_not(value):
-    import d2s
-    return d2s.logical_not(_to_bool_variable(value, value))
+    from d2s.core import ops
+    return ops.logical_not(static_truth(value))

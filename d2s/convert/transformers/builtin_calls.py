@@ -4,7 +4,9 @@
 `_jst.convert_assert(t, lambda: m)`, `len(x)` -> `_jst.convert_len(x)`,
 `x.shape` -> `_jst.convert_shape(x)`, `range/enumerate/zip(...)` ->
 `_jst.convert_range/enumerate/zip(...)` (so `for` can see tensor bounds
-before Python's `range` would reject them), and zero-argument `super()` ->
+before Python's `range` would reject them), `isinstance(...)` ->
+`_jst.convert_isinstance(...)` (a static Variable is a `d2s.Tensor` to user
+code), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -20,6 +22,7 @@ _RENAMED = {
     "range": "convert_range",
     "enumerate": "convert_enumerate",
     "zip": "convert_zip",
+    "isinstance": "convert_isinstance",
 }
 
 

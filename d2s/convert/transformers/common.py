@@ -1,9 +1,10 @@
 """Helpers shared by converters: scope walking, state functions, placeholders."""
 import ast
+import copy
 
 from .. import templates
 from ..analysis import annos
-from ..origin import inherit_origin
+from ..origin import ORIGIN, inherit_origin
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor)
@@ -48,27 +49,56 @@ def mark_generated(stmts):
     return stmts
 
 
-def state_functions(get_name, set_name, vals_name, names):
-    """`get_state()` returning the names' values and `set_state(vals)` assigning them."""
-    if not names:
-        return mark_generated(templates.replace(
-            """
-            def get_state():
-                return ()
-            def set_state(vals):
-                pass
-            """, get_state=get_name, set_state=set_name, vals=vals_name))
+_GET_STATE = """
+def get_state():
+    return state_load
+"""
+_SET_STATE = {  # by (plain names?, targets?)
+    (False, False): "def set_state(vals):\n    pass",
+    (False, True): "def set_state(vals):\n    target_stores",
+    (True, False): "def set_state(vals):\n    nonlocal names\n    state_store = vals",
+    (True, True): "def set_state(vals):\n    nonlocal names\n    state_store = vals[:count]\n"
+                  "    target_stores",
+}
+
+
+def state_functions(get_name, set_name, vals_name, names, targets=()):
+    """`get_state()` returning the state's values and `set_state(vals)` assigning them.
+
+    The state is `names` (plain locals, shared by `nonlocal`) followed by
+    `targets`: (label, node) pairs of attribute/subscript targets, read and
+    written through their containers (see analysis.targets).
+    """
+    loads = [ast.Name(id=n, ctx=ast.Load()) for n in names]
+    stores = []
+    for k, (label, target) in enumerate(targets, start=len(names)):
+        load, store = _target_access(target, label, vals_name, k)
+        loads.append(load)
+        stores.append(store)
+    template = _GET_STATE + _SET_STATE[bool(names), bool(targets)]
     return mark_generated(templates.replace(
-        """
-        def get_state():
-            return state_load
-        def set_state(vals):
-            nonlocal names
-            state_store = vals
-        """,
-        get_state=get_name, set_state=set_name, vals=vals_name, names=list(names),
-        state_load=templates.name_tuple(names),
-        state_store=templates.name_tuple(names, ast.Store)))
+        template, get_state=get_name, set_state=set_name, vals=vals_name,
+        state_load=ast.Tuple(elts=loads, ctx=ast.Load()), names=list(names),
+        state_store=templates.name_tuple(names, ast.Store),
+        count=ast.Constant(value=len(names)), target_stores=stores))
+
+
+def _target_access(target, label, vals_name, k):
+    """(load expression, store statement) of one attribute/subscript target."""
+    container = copy.deepcopy(target.value)
+    if isinstance(target, ast.Attribute):
+        helper, key = "attr", ast.Constant(value=target.attr)
+    else:
+        helper, key = "item", copy.deepcopy(target.slice)
+    load = templates.replace_as_expression(
+        f"_jst.load_{helper}(container, key, label)", container=container, key=key,
+        label=ast.Constant(value=label))
+    value = ast.Subscript(value=ast.Name(id=vals_name, ctx=ast.Load()),
+                          slice=ast.Constant(value=k), ctx=ast.Load())
+    store = templates.replace(
+        f"_jst.store_{helper}(container, key, value)", container=copy.deepcopy(container),
+        key=copy.deepcopy(key), value=value)[0]
+    return load, store
 
 
 def undefined_inits(names):
@@ -91,6 +121,48 @@ def construct_state(node, scope):
     """
     modified = getattr(node, annos.MODIFIED)
     return sorted(modified - getattr(scope, annos.SCOPE_GLOBALS))
+
+
+def with_roles(stmts, scope, state, targets=(), uncarried=()):
+    """Add to the runtime call ending `stmts` the roles of state entries that
+    are not plain variables, as keywords (the runtime never guesses them from
+    generated names):
+
+    * `returns=_jst.ReturnSlots(...)` when the state holds the function's
+      early-return flag or value (see annos.RETURN_SLOTS);
+    * `targets=('acc[0]', ...)`: the attribute/subscript targets carried;
+    * `uncarried=(('buf[i]', line), ...)`: targets written that cannot be
+      carried (an error if the construct turns out to be on a tensor).
+    """
+    call = stmts[-1].value
+    slots = getattr(scope, annos.RETURN_SLOTS, None)
+    if slots is not None and set(slots[:2]) & set(state):
+        flag, value, label = slots
+        slots_call = templates.replace_as_expression(
+            "_jst.ReturnSlots(flag, value, label)", flag=ast.Constant(value=flag),
+            value=ast.Constant(value=value), label=ast.Constant(value=label))
+        call.keywords.append(ast.keyword(arg="returns", value=slots_call))
+    if targets:
+        call.keywords.append(ast.keyword(arg="targets", value=templates.str_tuple(targets)))
+    if uncarried:
+        where = ast.Tuple(elts=[ast.Tuple(elts=[ast.Constant(value=label),
+                                                ast.Constant(value=_line_of(node))],
+                                          ctx=ast.Load()) for label, node in uncarried],
+                          ctx=ast.Load())
+        call.keywords.append(ast.keyword(arg="uncarried", value=where))
+    return stmts
+
+
+def _line_of(node):
+    origin = getattr(node, ORIGIN, None)
+    return origin.lineno if origin is not None else node.lineno
+
+
+def construct_targets(node):
+    """(carried, uncarried) attribute/subscript targets of a construct (lists of
+    (label, node), see analysis.targets) and the carried labels."""
+    carried, uncarried = getattr(node, annos.TARGETS, ([], []))
+    return carried, uncarried, [label for label, _ in carried]
 
 
 def finish(new_stmts, old_node):

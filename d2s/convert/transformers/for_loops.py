@@ -7,8 +7,8 @@ flag (from break_continue) becomes `cond_fn`, checked before each item.
 
 from .. import templates
 from ..analysis import annos
-from .common import (ScopedTransformer, construct_state, finish, mark_generated,
-                     state_functions)
+from .common import (ScopedTransformer, construct_state, construct_targets, finish,
+                     mark_generated, state_functions, with_roles)
 
 _TEMPLATE = """
 def body_fn(item):
@@ -23,22 +23,26 @@ class _ForConverter(ScopedTransformer):
     def visit_For(self, node):
         self.generic_visit(node)
         state = construct_state(node, self.scope)
+        carried, uncarried, labels = construct_targets(node)
         head = getattr(node, annos.LIVE_HEAD)
-        loop_vars = [n for n in state if n in head]
+        # Targets live in containers others may read: always carried.
+        loop_vars = [n for n in state if n in head] + labels
         namer = self.ctx.namer
         body_fn, item = namer.new("for_body_fn"), namer.new("item")
         get_state, set_state = namer.new("get_state"), namer.new("set_state")
         stmts = templates.replace(
             _TEMPLATE, body_fn=body_fn, item=item, state=list(state),
             target=node.target, body=node.body,
-            state_functions=state_functions(get_state, set_state, namer.new("vals"), state))
+            state_functions=state_functions(get_state, set_state, namer.new("vals"), state,
+                                            carried))
         flag = getattr(node, annos.BREAK_FLAG, None)
         call = ("_jst.convert_for(iterable, body_fn, get_state, set_state, state_names, "
                 "loop_vars{})".format(", lambda: _jst.convert_logical_not(flag)" if flag else ""))
         stmts += templates.replace(
             call, iterable=node.iter, body_fn=body_fn, get_state=get_state,
-            set_state=set_state, state_names=templates.str_tuple(state),
+            set_state=set_state, state_names=templates.str_tuple(state + labels),
             loop_vars=templates.str_tuple(loop_vars), flag=flag or "")
+        with_roles(stmts, self.scope, state, labels, uncarried)
         mark_generated(stmts)
         return finish(stmts, node)
 

@@ -7,8 +7,8 @@ import ast
 
 from .. import templates
 from ..analysis import annos
-from .common import (ScopedTransformer, construct_state, finish, mark_generated,
-                     state_functions)
+from .common import (ScopedTransformer, construct_state, construct_targets, finish,
+                     mark_generated, state_functions, with_roles)
 
 _TEMPLATE = """
 def true_fn():
@@ -26,17 +26,22 @@ class _IfConverter(ScopedTransformer):
     def visit_If(self, node):
         self.generic_visit(node)
         state = construct_state(node, self.scope)
+        carried, uncarried, labels = construct_targets(node)
         live_out = getattr(node, annos.LIVE_OUT)
-        outs = [n for n in state if n in live_out]
+        # Targets live in containers others may read: always outputs.
+        outs = [n for n in state if n in live_out] + labels
         namer = self.ctx.namer
         true_fn, false_fn = namer.new("true_fn"), namer.new("false_fn")
         get_state, set_state = namer.new("get_state"), namer.new("set_state")
         stmts = templates.replace(
             _TEMPLATE, true_fn=true_fn, false_fn=false_fn, state=list(state),
             body=node.body, orelse=node.orelse or [ast.Pass()],
-            state_functions=state_functions(get_state, set_state, namer.new("vals"), state),
+            state_functions=state_functions(get_state, set_state, namer.new("vals"), state,
+                                            carried),
             test=node.test, get_state=get_state, set_state=set_state,
-            state_names=templates.str_tuple(state), out_names=templates.str_tuple(outs))
+            state_names=templates.str_tuple(state + labels),
+            out_names=templates.str_tuple(outs))
+        with_roles(stmts, self.scope, state, labels, uncarried)
         mark_generated(stmts)
         return finish(stmts, node)
 

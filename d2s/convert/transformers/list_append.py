@@ -1,4 +1,5 @@
-"""`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`.
+"""`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`, and
+`lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`.
 
 The assignment makes `lst` a loop variable for the analyses, so a loop on a
 tensor can carry it as a tensor array; with Python values the helper appends
@@ -42,6 +43,15 @@ class _ListAppend(ast.NodeTransformer):
             return finish(templates.replace(
                 "lst = _jst.convert_list_append(lst, value)",
                 lst=call.func.value.id, value=call.args[0]), node)
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if (self.loops and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
+                and isinstance(node.value, ast.List)):
+            return finish(templates.replace(
+                "lst = _jst.convert_list_extend(lst, values)",
+                lst=node.target.id, values=node.value), node)
         return node
 
 

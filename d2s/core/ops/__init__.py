@@ -8,8 +8,8 @@ from .elementwise import (abs, add, cast, clip, divide, equal, erf, exp, floor_d
                           sign, sqrt, subtract, tanh, where)
 from .indexing import getitem
 from .linalg import matmul
-from .manipulation import (concat, flatten, gather, reshape, squeeze, stack, transpose,
-                           unsqueeze)
+from .manipulation import (concat, detach, expand, flatten, gather, reshape, squeeze, stack,
+                           transpose, unsqueeze)
 from .nn_ops import cross_entropy, gelu, log_softmax, softmax
 from . import debug_ops, optim_ops  # noqa: F401  (register side-effect and update ops)
 from .random_ops import normal, rand, randn, uniform

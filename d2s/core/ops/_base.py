@@ -95,6 +95,15 @@ def elementwise_infer(kernel, name):
     return infer
 
 
+def promoted(fn_name):
+    """XLA rule `jnp.<fn_name>(*operands)` after NumPy 2 promotion of the
+    operands (JAX promotes int64 * float32 to float32; NumPy to float64)."""
+    def rule(ns, *xs):
+        return getattr(ns.jnp, fn_name)(*ns.promote(*xs))
+    rule.__name__ = f"xla_{fn_name}"
+    return rule
+
+
 def same_infer(x, **attrs):
     return Aval(tuple(x.shape), x.dtype)
 

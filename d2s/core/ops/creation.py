@@ -7,23 +7,33 @@ from ..dispatch import bind
 from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for
 from ..registry import Aval, register_op
 from ._base import lift
+from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
-def _full_kernel(shape, fill_value, dtype):
-    return np.full(shape, fill_value, dtype=dtype)
+def _full_kernel(*dims, shape, fill_value, dtype):
+    return np.full(fill_spec(shape, dims), fill_value, dtype=dtype)
 
 
-register_op("full", _full_kernel,
-            lambda shape, fill_value, dtype: Aval(tuple(shape), np.dtype(dtype)))
+def _full_infer(*dims, shape, fill_value, dtype):
+    if any(d is not None and d < 0 for d in shape):
+        raise ValueError(f"full: negative dim in shape {format_spec(shape)}")
+    return Aval(tuple(shape), np.dtype(dtype))
+
+
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
+register_op("full", _full_kernel, _full_infer).lowering(
+    xla=lambda ns, *dims, shape, fill_value, dtype: ns.jnp.full(
+        fill_spec(shape, ns.static(dims)), fill_value, dtype))  # dims: compile-time
 
 
 def _assign_value_kernel(value):
     return value
 
 
+# A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
-            lambda value: Aval(value.shape, value.dtype),
-            doc="A constant array embedded in the program.")
+            lambda value: Aval(value.shape, value.dtype)).lowering(
+    xla=lambda ns, value: value)  # a numpy constant: the backend embeds it
 
 
 def _full_like_kernel(x, fill_value, dtype=None):
@@ -32,18 +42,17 @@ def _full_like_kernel(x, fill_value, dtype=None):
 
 register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
-            vjp=lambda g, out, x, fill_value, dtype=None: (None,))
-
-
-def _shape_list(shape):
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(d) for d in shape)
+            vjp=lambda g, out, x, fill_value, dtype=None: (None,)).lowering(
+    xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value,
+                                                   dtype or x.dtype))
 
 
 def full(shape, fill_value, dtype=None):
+    """`shape`: an int, a list of ints and integer scalar tensors (dims known at
+    run time), or a 1-D integer tensor."""
     dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(fill_value)
-    return bind("full", shape=_shape_list(shape), fill_value=fill_value, dtype=dtype.name)
+    spec, dims = split_shape(shape, "full")
+    return bind("full", *dims, shape=spec, fill_value=fill_value, dtype=dtype.name)
 
 
 def zeros(shape, dtype="float32"):
@@ -67,35 +76,45 @@ def ones_like(x, dtype=None):
     return full_like(x, 1, dtype)
 
 
-def _arange_kernel(start, end, step, dtype):
+def _arange_kernel(*bounds, start, end, step, dtype):
+    start, end, step = fill_spec((start, end, step), bounds, convert=lambda a: a.item())
     return np.arange(start, end, step, dtype=dtype)
 
 
-def _arange_infer(start, end, step, dtype):
+def _arange_infer(*bounds, start, end, step, dtype):
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    if None in (start, end, step):
+        return Aval((None,), np.dtype(dtype))
     return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
 
 
-register_op("arange", _arange_kernel, _arange_infer)
+# A bound that is None is given at run time by the next input (shape_args).
+register_op("arange", _arange_kernel, _arange_infer).lowering(
+    xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs))
 
 
 def arange(start=0, end=None, step=1, dtype=None):
-    """Like paddle.arange: `arange(5)`, `arange(1, 5, 2)`; bounds are Python numbers
-    (eager tensors are read as numbers)."""
+    """Like paddle.arange: `arange(5)`, `arange(1, 5, 2)`; bounds are numbers or
+    scalar tensors (eager ones are read as numbers; static ones, e.g. a dynamic
+    `x.shape[0]`, are inputs of the op)."""
     if end is None:
         start, end = 0, start
-    start, end, step = (x.item() if hasattr(x, "item") and not isinstance(x, (int, float)) else x
-                        for x in (start, end, step))
+    spec, bounds = split_scalars((start, end, step), "arange", ("start", "end", "step"))
     if dtype is None:
-        dtype = (DEFAULT_FLOAT if any(isinstance(v, float) for v in (start, end, step))
-                 else np.dtype("int64"))
-    return bind("arange", start=start, end=end, step=step, dtype=as_dtype(dtype).name)
+        floating = any(isinstance(v, float) for v in spec) or any(
+            np.issubdtype(np.dtype(b.dtype), np.floating) for b in bounds)
+        dtype = DEFAULT_FLOAT if floating else np.dtype("int64")
+    return bind("arange", *bounds, start=spec[0], end=spec[1], step=spec[2],
+                dtype=as_dtype(dtype).name)
 
 
 def _shape_kernel(x):
     return np.array(x.shape, dtype=np.int64)
 
 
-register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64")))
+register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64"))).lowering(
+    xla=lambda ns, x: ns.shape_of(x))  # a constant, or a tensor array's run-time length
 
 
 def shape(x):
@@ -108,7 +127,8 @@ def _numel_kernel(x, axes=None):
     return np.array(int(np.prod(dims)), dtype=np.int64)
 
 
-register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64")))
+register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64"))).lowering(
+    xla=lambda ns, x, axes=None: _numel_kernel(x, axes))  # static shapes: a constant
 
 
 def numel(x, axes=None):

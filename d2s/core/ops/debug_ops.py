@@ -1,6 +1,7 @@
 """Side-effect ops of converted code: `print` and `assert` acting at run time."""
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -21,10 +22,24 @@ def _print_kernel(*values, parts, sep, end):
 
 def _assert_kernel(cond, message):
     if not np.all(cond):
-        raise AssertionError(message) if message else AssertionError()
+        raise _assert_error(message)
 
 
-register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0, stateful=True,
-            doc="Print Python text and tensor values (formatted as eager Tensors print).")
-register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0, stateful=True,
-            doc="Raise AssertionError(message) unless every element of `cond` is true.")
+def _assert_error(message):
+    return AssertionError(message) if message else AssertionError()
+
+
+# On XLA, print runs this very kernel on the host (an ordered callback: same
+# text, same order), and a failed assert raises the same error after the run.
+
+
+# Print Python text and tensor values (formatted as eager Tensors print).
+register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0,
+            stateful=True).lowering(
+    xla=lambda ns, *values, parts, sep, end: ns.host_effect(
+        functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values))
+# Raise AssertionError(message) unless every element of `cond` is true.
+register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
+            stateful=True).lowering(
+    xla=lambda ns, cond, message: ns.check(
+        ns.jnp.all(cond), functools.partial(_assert_error, message)))

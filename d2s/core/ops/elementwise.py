@@ -10,11 +10,11 @@ from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
 from ._base import (cast_like as _cast_like, elementwise_infer, lift, lift_pair, mark_weak,
-                    same_infer, unbroadcast)
+                    promoted, same_infer, unbroadcast)
 
 
-def _binary(name, kernel, vjp):
-    op = register_op(name, kernel, elementwise_infer(kernel, name), vjp)
+def _binary(name, kernel, vjp, xla):
+    op = register_op(name, kernel, elementwise_infer(kernel, name), vjp).lowering(xla=xla)
 
     def general(x, y):
         x, y = lift_pair(x, y)
@@ -23,9 +23,9 @@ def _binary(name, kernel, vjp):
         op, general, f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion.")
 
 
-def _unary(name, kernel, vjp, infer=None, writes_out=False):
+def _unary(name, kernel, vjp, xla, infer=None, writes_out=False):
     op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp,
-                     writes_out=writes_out)
+                     writes_out=writes_out).lowering(xla=xla)
 
     def general(x):
         x = lift(x)
@@ -35,17 +35,20 @@ def _unary(name, kernel, vjp, infer=None, writes_out=False):
 
 # ---- arithmetic -----------------------------------------------------------
 add = _binary("add", np.add, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(g, y), y)))
+    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(g, y), y)), promoted("add"))
 subtract = _binary("subtract", np.subtract, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(-g, y), y)))
+    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(-g, y), y)), promoted("subtract"))
 multiply = _binary("multiply", np.multiply, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g * y, x), x), unbroadcast(_cast_like(g * x, y), y)))
+    unbroadcast(_cast_like(g * y, x), x), unbroadcast(_cast_like(g * x, y), y)),
+    promoted("multiply"))
 divide = _binary("divide", np.true_divide, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)))
-floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None))
+    unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)),
+    promoted("true_divide"))
+floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None),
+                       promoted("floor_divide"))
 remainder = _binary("remainder", np.remainder, lambda g, out, x, y: (
     unbroadcast(_cast_like(g, x), x),
-    unbroadcast(_cast_like(-g * floor_divide(x, y), y), y)))
+    unbroadcast(_cast_like(-g * floor_divide(x, y), y), y)), promoted("remainder"))
 
 
 def _pow_vjp(g, out, x, y):
@@ -54,7 +57,7 @@ def _pow_vjp(g, out, x, y):
     return unbroadcast(_cast_like(gx, x), x), unbroadcast(_cast_like(gy, y), y)
 
 
-pow = _binary("pow", np.power, _pow_vjp)
+pow = _binary("pow", np.power, _pow_vjp, promoted("power"))
 
 
 def _minmax_vjp(pick_x):
@@ -66,33 +69,35 @@ def _minmax_vjp(pick_x):
     return vjp
 
 
-maximum = _binary("maximum", np.maximum, _minmax_vjp(lambda x, y: greater_equal(x, y)))
-minimum = _binary("minimum", np.minimum, _minmax_vjp(lambda x, y: less_equal(x, y)))
+maximum = _binary("maximum", np.maximum, _minmax_vjp(lambda x, y: greater_equal(x, y)),
+                  promoted("maximum"))
+minimum = _binary("minimum", np.minimum, _minmax_vjp(lambda x, y: less_equal(x, y)),
+                  promoted("minimum"))
 
 # ---- comparisons and logic (not differentiable) ----------------------------
-equal = _binary("equal", np.equal, None)
-not_equal = _binary("not_equal", np.not_equal, None)
-less_than = _binary("less_than", np.less, None)
-less_equal = _binary("less_equal", np.less_equal, None)
-greater_than = _binary("greater_than", np.greater, None)
-greater_equal = _binary("greater_equal", np.greater_equal, None)
-logical_and = _binary("logical_and", np.logical_and, None)
-logical_or = _binary("logical_or", np.logical_or, None)
-logical_xor = _binary("logical_xor", np.logical_xor, None)
-logical_not = _unary("logical_not", np.logical_not, None)
+equal = _binary("equal", np.equal, None, promoted("equal"))
+not_equal = _binary("not_equal", np.not_equal, None, promoted("not_equal"))
+less_than = _binary("less_than", np.less, None, promoted("less"))
+less_equal = _binary("less_equal", np.less_equal, None, promoted("less_equal"))
+greater_than = _binary("greater_than", np.greater, None, promoted("greater"))
+greater_equal = _binary("greater_equal", np.greater_equal, None, promoted("greater_equal"))
+logical_and = _binary("logical_and", np.logical_and, None, promoted("logical_and"))
+logical_or = _binary("logical_or", np.logical_or, None, promoted("logical_or"))
+logical_xor = _binary("logical_xor", np.logical_xor, None, promoted("logical_xor"))
+logical_not = _unary("logical_not", np.logical_not, None, promoted("logical_not"))
 
 # ---- unary math -------------------------------------------------------------
-neg = _unary("neg", np.negative, lambda g, out, x: (-g,))
-exp = _unary("exp", np.exp, lambda g, out, x: (g * out,))
-log = _unary("log", np.log, lambda g, out, x: (g / x,))
-sqrt = _unary("sqrt", np.sqrt, lambda g, out, x: (g / (out * 2.0),))
-tanh = _unary("tanh", np.tanh, lambda g, out, x: (g * (1.0 - out * out),))
-abs = _unary("abs", np.abs, lambda g, out, x: (g * sign(x),))
+neg = _unary("neg", np.negative, lambda g, out, x: (-g,), promoted("negative"))
+exp = _unary("exp", np.exp, lambda g, out, x: (g * out,), promoted("exp"))
+log = _unary("log", np.log, lambda g, out, x: (g / x,), promoted("log"))
+sqrt = _unary("sqrt", np.sqrt, lambda g, out, x: (g / (out * 2.0),), promoted("sqrt"))
+tanh = _unary("tanh", np.tanh, lambda g, out, x: (g * (1.0 - out * out),), promoted("tanh"))
+abs = _unary("abs", np.abs, lambda g, out, x: (g * sign(x),), promoted("abs"))
 _erf_kernel = np.vectorize(math.erf, otypes=[np.float64])
 erf = _unary("erf", lambda x: _erf_kernel(x).astype(x.dtype, copy=False),
              lambda g, out, x: (g * exp(-(x * x)) * (2.0 / math.sqrt(math.pi)),),
-             infer=same_infer)
-sign = _unary("sign", np.sign, lambda g, out, x: (zeros_like_(g),))
+             lambda ns, x: ns.special.erf(x).astype(x.dtype), infer=same_infer)
+sign = _unary("sign", np.sign, lambda g, out, x: (zeros_like_(g),), promoted("sign"))
 
 
 def _sigmoid_kernel(x):
@@ -102,7 +107,7 @@ def _sigmoid_kernel(x):
 
 
 sigmoid = _unary("sigmoid", _sigmoid_kernel, lambda g, out, x: (g * out * (1.0 - out),),
-                 infer=same_infer)
+                 lambda ns, x: ns.lax.logistic(x), infer=same_infer)
 
 
 def _relu_kernel(x, out=None):
@@ -113,6 +118,7 @@ def _relu_kernel(x, out=None):
 # not be kept for backward and relu may run in place; g * mask keeps g's dtype.
 relu = _unary("relu", _relu_kernel,
               lambda g, out, x: (multiply(g, greater_than(out, 0)),),
+              lambda ns, x: ns.jnp.maximum(x, ns.jnp.zeros((), x.dtype)),
               infer=same_infer, writes_out=True)
 
 
@@ -128,7 +134,8 @@ def _where_vjp(g, out, c, x, y):
             unbroadcast(_cast_like(where(c, zero, g), y), y))
 
 
-register_op("where", np.where, _where_infer, _where_vjp)
+register_op("where", np.where, _where_infer, _where_vjp).lowering(
+    xla=lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)))
 
 
 def where(condition, x, y):
@@ -150,7 +157,8 @@ def _clip_vjp(g, out, x, min=None, max=None):
     return (where(inside, g, zeros_like_(g)),)
 
 
-register_op("clip", _clip_kernel, same_infer, _clip_vjp)
+register_op("clip", _clip_kernel, same_infer, _clip_vjp).lowering(
+    xla=lambda ns, x, min=None, max=None: ns.jnp.clip(x, min, max).astype(x.dtype))
 
 
 def clip(x, min=None, max=None):
@@ -168,7 +176,7 @@ def _cast_vjp(g, out, x, dtype):
 
 
 register_op("cast", _cast_kernel, lambda x, dtype: Aval(tuple(x.shape), np.dtype(dtype)),
-            _cast_vjp)
+            _cast_vjp).lowering(xla=lambda ns, x, dtype: x.astype(dtype))
 
 
 def cast(x, dtype):

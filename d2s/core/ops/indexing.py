@@ -225,15 +225,49 @@ def _getitem_grad_kernel(g, x, *tensors, spec):
     return out
 
 
+def lowered_index(ns, shape, spec, tensors):
+    """The index a spec denotes for a compiling backend (jax indexes as numpy
+    does, and clamps out-of-range values that are only known at run time).
+    Shapes that depend on values cannot compile: `ns.Unsupported`. An index
+    made only of constants is checked against `shape` (when the backend knows
+    it statically) now, as numpy would."""
+    for it in spec:
+        if it[0] == "tensor" and np.dtype(tensors[it[1]].dtype) == np.bool_:
+            raise ns.Unsupported("indexing with a bool mask: the result's shape depends "
+                                 "on the mask's values")
+        if it[0] == "slice" and any(isinstance(b, tuple) for b in it[1:]):
+            raise ns.Unsupported("a slice with tensor bounds: the result's shape depends "
+                                 "on their values")
+    if shape is not None and all(isinstance(t, np.ndarray) for t in tensors):
+        index = decode_index(spec, tensors)
+        np.broadcast_to(np.empty((), bool), shape)[index]  # numpy's IndexError, if any
+        return index
+    return tuple(tensors[it[1]] if it[0] == "tensor" else decode_index((it,), ())[0]
+                 for it in spec)
+
+
+def _getitem_xla(ns, x, *tensors, spec):
+    # a backend's tensor array has no static shape (its length is a run-time value)
+    return x[lowered_index(ns, getattr(x, "shape", None), spec, tensors)]
+
+
+def _getitem_grad_xla(ns, g, x, *tensors, spec):
+    index = lowered_index(ns, x.shape, spec, tensors)
+    return ns.jnp.zeros(x.shape, g.dtype).at[index].add(g)  # duplicates accumulate
+
+
 register_op("getitem", _getitem_kernel, _getitem_infer,
             vjp=lambda g, out, x, *tensors, spec: (
-                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors))
+                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors)
+            ).lowering(
+    xla=_getitem_xla)
+# Scatter a getitem cotangent into zeros shaped like `x`.
 register_op("getitem_grad", _getitem_grad_kernel,
             lambda g, x, *tensors, spec: Aval(tuple(x.shape), g.dtype),
             # linear in g: its transpose is the indexing itself (second-order gradients)
             vjp=lambda gg, out, g, x, *tensors, spec: (
-                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors),
-            doc="Scatter a getitem cotangent into zeros shaped like `x`.")
+                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors)).lowering(
+    xla=_getitem_grad_xla)
 
 
 _GETITEM = OPS["getitem"]

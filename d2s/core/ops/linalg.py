@@ -62,7 +62,9 @@ def _matmul_vjp(g, out, x, y):
     return gx, gy
 
 
-_MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)
+# HIGHEST: full float32 products on every device (GPUs default to TF32).
+_MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp).lowering(
+    xla=lambda ns, x, y: ns.jnp.matmul(*ns.promote(x, y), precision=ns.lax.Precision.HIGHEST))
 
 
 def _matmul(x, y):

@@ -1,4 +1,5 @@
-"""Shape manipulation: reshape, transpose, (un)squeeze, flatten, concat, stack, gather."""
+"""Shape manipulation: reshape, expand, transpose, (un)squeeze, flatten, concat, stack,
+gather; and `detach` (the identity with no gradient path)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,42 +7,151 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axes, normalize_axis, numel
-from ._base import cast_like, is_value, lift
+from ._base import cast_like, lift
+from .shape_args import dim_source, fill_spec, format_spec, split_shape
 
 
 # ---- reshape ---------------------------------------------------------------------
 def _resolve_shape(in_shape, spec):
-    """Paddle reshape semantics: 0 copies the input dim, one -1 is inferred."""
+    """Paddle reshape semantics: 0 copies the input dim, one -1 is inferred.
+
+    `in_shape` and `spec` may hold None (unknown until run time); the result
+    then holds None where it cannot be known. A shape that cannot fit raises
+    ValueError naming the shape as written (`?` for a dim known at run time)."""
+    if spec.count(-1) > 1:
+        raise ValueError(f"reshape: only one dim of {format_spec(spec)} can be -1")
     out = []
     for i, d in enumerate(spec):
-        out.append(in_shape[i] if d == 0 else d)
+        if d == 0:
+            if i >= len(in_shape):
+                raise ValueError(f"reshape: dim {i} of {format_spec(spec)} is 0 (copy the input "
+                                 f"dim), but the input {_shape_text(in_shape)} has rank "
+                                 f"{len(in_shape)}")
+            d = in_shape[i]
+        elif d is not None and d < -1:
+            raise ValueError(f"reshape: invalid dim {d} in {format_spec(spec)}")
+        out.append(d)
+    total = numel(in_shape)
     if -1 in out:
         known = numel([d for d in out if d != -1])
-        total = numel(in_shape)
-        out[out.index(-1)] = (None if known is None or total is None
-                              else total // known if known else 0)
-    elif None not in in_shape and None not in out and numel(in_shape) != numel(out):
-        raise ValueError(f"reshape: cannot reshape {tuple(in_shape)} to {tuple(spec)}")
+        inferred = None
+        if known is not None and total is not None:
+            if (known == 0 and total != 0) or (known and total % known):
+                raise _cannot_reshape(in_shape, total, spec)
+            inferred = total // known if known else 0
+        out[out.index(-1)] = inferred
+    elif total is not None and None not in out and numel(out) != total:
+        raise _cannot_reshape(in_shape, total, spec)
     return tuple(out)
 
 
-def _reshape_kernel(x, shape):
-    return x.reshape(_resolve_shape(x.shape, shape))
+def _cannot_reshape(in_shape, total, spec):
+    return ValueError(f"reshape: cannot reshape {_shape_text(in_shape)} ({total} elements) "
+                      f"to {format_spec(spec)}")
 
 
+def _shape_text(shape):
+    dims = ", ".join("?" if d is None else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+def _reshape_kernel(x, *dims, shape):
+    # the run-time error names the shape with its dynamic dims filled in
+    full_spec = fill_spec(shape, dims)
+    return x.reshape(_resolve_shape(x.shape, full_spec))
+
+
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
 register_op("reshape", _reshape_kernel,
-            lambda x, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, shape: (bind("reshape_like", g, x),))
+            lambda x, *dims, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
+            vjp=lambda g, out, x, *dims, shape: (
+                (bind("reshape_like", g, x),) + (None,) * len(dims))).lowering(
+    xla=lambda ns, x, *dims, shape: _reshape_kernel(x, *ns.static(dims), shape=shape))
+# Reshape `g` to the (run-time) shape of `x`.
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None),
-            doc="Reshape `g` to the (run-time) shape of `x`.")
+            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None)).lowering(
+    xla=lambda ns, g, x: g.reshape(x.shape))
 
 
 def reshape(x, shape):
-    if is_value(shape):
-        raise TypeError("reshape: shape must be a list of ints (0 copies a dim, -1 infers one)")
-    return bind("reshape", lift(x), shape=tuple(int(d) for d in shape))
+    """`shape`: ints (0 copies a dim, one -1 is inferred), integer scalar tensors
+    (a dynamic `x.shape[i]`), or one 1-D integer tensor."""
+    x = lift(x)
+    spec, dims = split_shape(shape, "reshape")
+    return bind("reshape", x, *dims, shape=_known_minus_one(x, spec, dims))
+
+
+def _known_minus_one(x, spec, dims):
+    """`spec` with its -1 replaced by the number it must be, when that is known
+    while building although some dims are not: in `x.reshape([x.shape[0], -1])`
+    the unknown batch dim cancels out. Same result at run time; a known shape."""
+    if -1 not in spec or not dims:
+        return spec
+    in_shape, out = list(x.shape), list(spec)
+    dynamic = iter(dims)
+    for i, d in enumerate(spec):
+        if d is None:
+            source = dim_source(next(dynamic))
+            if source is not None and source[0] is x and in_shape[source[1]] is None:
+                in_shape[source[1]] = out[i] = 1  # the same run-time number on both sides
+    rest = [d for d in out if d != -1]
+    if None in in_shape or None in rest or 0 in rest or 0 in in_shape:
+        return spec
+    total, known = numel(in_shape), numel(rest)
+    if total % known:
+        return spec  # cannot fit: the shape rule says so, naming the written shape
+    return tuple(total // known if d == -1 else d for d in spec)
+
+
+# ---- expand ----------------------------------------------------------------------
+def _expand_shape(in_shape, spec):
+    """Paddle expand semantics: `spec` is aligned with the input's trailing dims;
+    -1 keeps the input dim, other dims must be the input's or broadcast a 1."""
+    written = format_spec(spec)
+    lead = len(spec) - len(in_shape)
+    if lead < 0:
+        raise ValueError(f"expand: {written} has fewer dims than the input {tuple(in_shape)}")
+    out = []
+    for i, d in enumerate(spec):
+        own = in_shape[i - lead] if i >= lead else 1
+        if d == -1:
+            if i < lead:
+                raise ValueError(f"expand: -1 in {written} at dim {i}, a new leading dim")
+            d = own
+        elif d is not None and (d < 0 or own not in (1, d, None)):
+            raise ValueError(f"expand: cannot expand {tuple(in_shape)} to {written} (dim {i})")
+        out.append(d)
+    return tuple(out)
+
+
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
+register_op("expand",
+            lambda x, *dims, shape: np.broadcast_to(
+                x, _expand_shape(x.shape, fill_spec(shape, dims))),
+            lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
+            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims)
+            ).lowering(
+    xla=lambda ns, x, *dims, shape: ns.jnp.broadcast_to(
+        x, _expand_shape(x.shape, fill_spec(shape, ns.static(dims)))))
+
+
+def expand(x, shape):
+    """Broadcast `x` to `shape` (PaddlePaddle's `expand`): -1 keeps a dim of `x`;
+    entries may be integer scalar tensors (dims known at run time)."""
+    spec, dims = split_shape(shape, "expand")
+    return bind("expand", lift(x), *dims, shape=spec)
+
+
+# ---- detach ----------------------------------------------------------------------
+# The value of `x` with no gradient path (no vjp): what `no_grad` and
+# `Tensor.detach` mean inside a program.
+register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype)).lowering(
+    xla=lambda ns, x: ns.lax.stop_gradient(x))
+
+
+def detach(x):
+    return bind("detach", lift(x))
 
 
 # ---- transpose -------------------------------------------------------------------
@@ -50,7 +160,9 @@ def _transpose_infer(x, perm):
 
 
 register_op("transpose", lambda x, perm: np.transpose(x, perm), _transpose_infer,
-            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),))
+            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)
+            ).lowering(
+    xla=lambda ns, x, perm: ns.jnp.transpose(x, perm))
 
 
 def transpose(x, perm=None):
@@ -73,7 +185,8 @@ def _unsqueeze_shape(shape, axes):
 
 register_op("unsqueeze", lambda x, axes: np.expand_dims(x, axes),
             lambda x, axes: Aval(_unsqueeze_shape(tuple(x.shape), axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, axes: ns.jnp.expand_dims(x, axes))
 
 
 def unsqueeze(x, axis):
@@ -94,7 +207,8 @@ def _squeeze_axes(shape, axis):
 
 register_op("squeeze", lambda x, axes: np.squeeze(x, axes) if axes else x,
             lambda x, axes: Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, axes: ns.jnp.squeeze(x, axes) if axes else x)
 
 
 def squeeze(x, axis=None):
@@ -117,7 +231,8 @@ def _flatten_kernel(x, start, stop):
 register_op("flatten", _flatten_kernel,
             lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
                                         if len(x.shape) else (1,), x.dtype),
-            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),))
+            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),)).lowering(
+    xla=lambda ns, x, start, stop: _flatten_kernel(x, start, stop))  # array methods only
 
 
 def flatten(x, start_axis=0, stop_axis=-1):
@@ -156,7 +271,8 @@ def _concat_piece_kernel(g, *xs, axis, index):
 register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
             vjp=lambda g, out, *xs, axis: tuple(
                 cast_like(bind("concat_piece", g, *xs, axis=axis, index=i), x)
-                for i, x in enumerate(xs)))
+                for i, x in enumerate(xs))).lowering(
+    xla=lambda ns, *xs, axis: ns.jnp.concatenate(ns.promote(*xs), axis=axis))
 
 
 def _concat_piece_vjp(gg, out, g, *xs, axis, index):
@@ -166,12 +282,14 @@ def _concat_piece_vjp(gg, out, g, *xs, axis, index):
     return (bind("concat", *zeros, axis=axis),) + (None,) * len(xs)
 
 
+# The slice of a concat cotangent that belongs to input `index`.
 register_op("concat_piece", _concat_piece_kernel,
             lambda g, *xs, axis, index: Aval(tuple(
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
-            vjp=_concat_piece_vjp,
-            doc="The slice of a concat cotangent that belongs to input `index`.")
+            vjp=_concat_piece_vjp).lowering(
+    xla=lambda ns, g, *xs, axis, index: _concat_piece_kernel(
+        g, *xs, axis=axis, index=index))
 
 
 def concat(xs, axis=0):
@@ -193,7 +311,9 @@ def _stack_vjp(g, out, *xs, axis):
                  for i, x in enumerate(xs))
 
 
-register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer, vjp=_stack_vjp)
+register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
+            vjp=_stack_vjp).lowering(
+    xla=lambda ns, *xs, axis: ns.jnp.stack(ns.promote(*xs), axis=axis))
 
 
 def stack(xs, axis=0):
@@ -213,17 +333,29 @@ def _gather_infer(x, index, axis):
 
 def _gather_grad_kernel(g, x, index, axis):
     out = np.zeros(x.shape, dtype=g.dtype)
-    np.add.at(out, (slice(None),) * axis + (index,), g)
+    np.add.at(out, _along(axis, index), g)
     return out
 
 
+def _along(axis, index):
+    """The numpy index picking `index` along `axis` (jax indexes the same way)."""
+    return (slice(None),) * axis + (index,)
+
+
+# XLA clamps an index that is out of range (numpy raises): see the README.
+
+
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
-            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None))
+            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None)
+            ).lowering(
+    xla=lambda ns, x, index, axis: ns.jnp.asarray(x)[_along(axis, index)])
+# Scatter-add of a gather cotangent (duplicates accumulate).
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x, index, axis: (
-                bind("gather", gg, index, axis=axis), None, None),
-            doc="Scatter-add of a gather cotangent (duplicates accumulate).")
+                bind("gather", gg, index, axis=axis), None, None)).lowering(
+    xla=lambda ns, g, x, index, axis: ns.jnp.zeros(x.shape, g.dtype).at[
+        _along(axis, index)].add(g))
 
 
 def gather(x, index, axis=0):

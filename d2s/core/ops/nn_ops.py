@@ -43,8 +43,27 @@ def _log_softmax_vjp(g, out, x, axis):
     return (g - exp(out) * _sum(g, axis, keepdim=True),)
 
 
-register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp)
-register_op("log_softmax", _log_softmax_kernel, same_infer, _log_softmax_vjp)
+def _shifted_exp_xla(jnp, x, axis):
+    """`_shifted_exp` in jax.numpy (no in-place updates)."""
+    z = x - jnp.max(x, axis=axis, keepdims=True)
+    e = jnp.exp(z)
+    return z, e, jnp.sum(e, axis=axis, keepdims=True)
+
+
+def _softmax_xla(ns, x, axis):
+    _, e, s = _shifted_exp_xla(ns.jnp, x, axis)
+    return e / s
+
+
+def _log_softmax_xla(ns, x, axis):
+    z, _, s = _shifted_exp_xla(ns.jnp, x, axis)
+    return z - ns.jnp.log(s)
+
+
+register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp).lowering(
+    xla=_softmax_xla)
+register_op("log_softmax", _log_softmax_kernel, same_infer, _log_softmax_vjp).lowering(
+    xla=_log_softmax_xla)
 
 
 def softmax(x, axis=-1):
@@ -96,10 +115,19 @@ def _cross_entropy_vjp(g, out, logits, label):
     return grad, None
 
 
+def _cross_entropy_xla(ns, logits, label):
+    # Labels out of [0, C) raise on numpy; XLA clamps them (see the README).
+    z, e, s = _shifted_exp_xla(ns.jnp, logits, -1)
+    rows = np.arange(label.shape[0])
+    loss = ns.jnp.sum(ns.jnp.log(s[:, 0]) - z[rows, label]) / label.shape[0]
+    return loss.astype(logits.dtype), e / s
+
+
+# Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
+# output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
-            vjp=_cross_entropy_vjp, num_outputs=2,
-            doc="Mean softmax cross-entropy of (N, C) logits and (N,) int labels; "
-                "the second output is softmax(logits).")
+            vjp=_cross_entropy_vjp, num_outputs=2).lowering(
+    xla=_cross_entropy_xla)
 
 
 def _cross_entropy_grad_kernel(g, probs, label):
@@ -117,9 +145,15 @@ def _cross_entropy_grad_vjp(gg, out, g, probs, label):
     return cast(_sum(gg * unit), g.dtype), cast(gg * (g / n), probs.dtype), None
 
 
+def _cross_entropy_grad_xla(ns, g, probs, label):
+    p = probs.at[np.arange(label.shape[0]), label].add(-1)
+    return p * (g / label.shape[0]).astype(p.dtype)
+
+
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
             lambda g, probs, label: Aval(tuple(probs.shape), probs.dtype),
-            vjp=_cross_entropy_grad_vjp)
+            vjp=_cross_entropy_grad_vjp).lowering(
+    xla=_cross_entropy_grad_xla)
 
 
 def cross_entropy(logits, label):

@@ -6,43 +6,55 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import as_dtype
 from ..random import generator
-from ..registry import Aval, register_op
-from .creation import _shape_list
+from ..registry import Aval, NotLowerable, register_op
+from .shape_args import fill_spec, split_shape
 
 
-def _uniform_kernel(shape, dtype, low=0.0, high=1.0):
-    return generator().uniform(low, high, size=shape).astype(dtype)
+# `shape` holds None where a dim is given at run time by the next input (shape_args).
+def _uniform_kernel(*dims, shape, dtype, low=0.0, high=1.0):
+    return generator().uniform(low, high, size=fill_spec(shape, dims)).astype(dtype)
 
 
-def _normal_kernel(shape, dtype, mean=0.0, std=1.0):
-    return generator().normal(mean, std, size=shape).astype(dtype)
+def _normal_kernel(*dims, shape, dtype, mean=0.0, std=1.0):
+    return generator().normal(mean, std, size=fill_spec(shape, dims)).astype(dtype)
 
 
-def _shape_infer(shape, dtype, **_):
+def _shape_infer(*dims, shape, dtype, **_):
     return Aval(tuple(shape), np.dtype(dtype))
 
 
-register_op("uniform", _uniform_kernel, _shape_infer, stateful=True)
-register_op("gaussian", _normal_kernel, _shape_infer, stateful=True)
+# numpy's global generator is host state: a JAX key would draw another stream.
+_HOST_RNG = NotLowerable("draws from d2s's numpy random generator (host state; a JAX key "
+                         "would give a different stream)")
+
+
+register_op("uniform", _uniform_kernel, _shape_infer, stateful=True).lowering(
+    xla=_HOST_RNG)
+register_op("gaussian", _normal_kernel, _shape_infer, stateful=True).lowering(
+    xla=_HOST_RNG)
 
 
 def rand(shape, dtype="float32"):
     """Uniform samples in [0, 1)."""
-    return bind("uniform", shape=_shape_list(shape), dtype=as_dtype(dtype).name)
+    spec, dims = split_shape(shape, "rand")
+    return bind("uniform", *dims, shape=spec, dtype=as_dtype(dtype).name)
 
 
 def randn(shape, dtype="float32"):
     """Standard normal samples."""
-    return bind("gaussian", shape=_shape_list(shape), dtype=as_dtype(dtype).name)
+    spec, dims = split_shape(shape, "randn")
+    return bind("gaussian", *dims, shape=spec, dtype=as_dtype(dtype).name)
 
 
 def uniform(shape, dtype="float32", min=-1.0, max=1.0):
-    return bind("uniform", shape=_shape_list(shape), dtype=as_dtype(dtype).name,
+    spec, dims = split_shape(shape, "uniform")
+    return bind("uniform", *dims, shape=spec, dtype=as_dtype(dtype).name,
                 low=float(min), high=float(max))
 
 
 def normal(shape, mean=0.0, std=1.0, dtype="float32"):
-    return bind("gaussian", shape=_shape_list(shape), dtype=as_dtype(dtype).name,
+    spec, dims = split_shape(shape, "normal")
+    return bind("gaussian", *dims, shape=spec, dtype=as_dtype(dtype).name,
                 mean=float(mean), std=float(std))
 
 
@@ -57,7 +69,8 @@ def _dropout_infer(x, p):
     return a, a
 
 
+# Inverted dropout; the second output is the scaled keep mask.
 register_op("dropout", _dropout_kernel, _dropout_infer,
             vjp=lambda g, out, x, p: (None if g[0] is None else g[0] * out[1],),
-            num_outputs=2, stateful=True,
-            doc="Inverted dropout; the second output is the scaled keep mask.")
+            num_outputs=2, stateful=True).lowering(
+    xla=_HOST_RNG)

@@ -12,28 +12,42 @@ from .elementwise import cast, equal
 
 
 # ---- broadcast helpers -------------------------------------------------------
+def _summed_axes(g_shape, shape):
+    """Axes of a broadcast result `g_shape` that summing back to `shape` reduces."""
+    lead = len(g_shape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        i + lead for i, d in enumerate(shape) if d == 1 and g_shape[i + lead] != 1)
+
+
 def _sum_to_like_kernel(g, x):
     shape = x.shape
     if g.shape == shape:
         return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
-    return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
+    return np.add.reduce(g, axis=_summed_axes(g.shape, shape), keepdims=True).reshape(shape)
 
 
 def _broadcast_like_kernel(g, x):
     return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
 
 
+def _sum_to_like_xla(ns, g, x):
+    if g.shape == x.shape:
+        return g
+    axes = _summed_axes(g.shape, x.shape)
+    return ns.jnp.sum(g, axis=axes, keepdims=True, dtype=g.dtype).reshape(x.shape)
+
+
+# Sum `g` down to the shape of `x` (the gradient of broadcasting).
 register_op("sum_to_like", _sum_to_like_kernel,
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None),
-            doc="Sum `g` down to the shape of `x` (the gradient of broadcasting).")
+            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None)).lowering(
+    xla=_sum_to_like_xla)
+# Broadcast `g` against the shape of `x`.
 register_op("broadcast_like", _broadcast_like_kernel,
             lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None),
-            doc="Broadcast `g` against the shape of `x`.")
+            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None)).lowering(
+    xla=lambda ns, g, x: ns.jnp.broadcast_to(
+        g, np.broadcast_shapes(g.shape, x.shape)))
 
 
 def _expand_reduced(g, x, axes, keepdim):
@@ -82,10 +96,29 @@ def _mean_vjp(g, out, x, axes, keepdim):
     return (_expand_reduced(g, x, axes, keepdim) / n,)
 
 
-register_op("sum", _sum_kernel, _reduce_infer(lambda x: np.sum(x)),
+def _reduce_xla(fn_name, probe):
+    """XLA rule `jnp.<fn_name>` over `axes`, in the dtype NumPy's reduction gives
+    (int32 sums widen to int64, int means are float64)."""
+    def rule(ns, x, axes, keepdim):
+        dtype = probe_dtype(probe, np.dtype(x.dtype))
+        return getattr(ns.jnp, fn_name)(x, axis=axes, keepdims=keepdim, dtype=dtype)
+    return rule
+
+
+def _np_sum(x):
+    return np.sum(x)
+
+
+def _np_mean(x):
+    return np.mean(x)
+
+
+register_op("sum", _sum_kernel, _reduce_infer(_np_sum),
             vjp=lambda g, out, x, axes, keepdim: (
-                cast(_expand_reduced(g, x, axes, keepdim), x.dtype),))
-register_op("mean", _mean_kernel, _reduce_infer(lambda x: np.mean(x)), vjp=_mean_vjp)
+                cast(_expand_reduced(g, x, axes, keepdim), x.dtype),)).lowering(
+    xla=_reduce_xla("sum", _np_sum))
+register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp).lowering(
+    xla=_reduce_xla("mean", _np_mean))
 
 
 # axis=None (reduce everything), the common case, needs no normalizing.
@@ -137,8 +170,10 @@ def _min_kernel(x, axes, keepdim):
     return np.minimum.reduce(x, axis=axes, keepdims=keepdim)
 
 
-register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp)
-register_op("min", _min_kernel, _reduce_infer(lambda x: np.min(x)), vjp=_extremum_vjp)
+register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp).lowering(
+    xla=lambda ns, x, axes, keepdim: ns.jnp.max(x, axis=axes, keepdims=keepdim))
+register_op("min", _min_kernel, _reduce_infer(lambda x: np.min(x)), vjp=_extremum_vjp).lowering(
+    xla=lambda ns, x, axes, keepdim: ns.jnp.min(x, axis=axes, keepdims=keepdim))
 
 
 def max(x, axis=None, keepdim=False):
@@ -165,7 +200,14 @@ def _argmax_infer(x, axis, keepdim):
     return Aval(reduced_shape(shape, axes, keepdim), np.dtype("int64"))
 
 
-register_op("argmax", _argmax_kernel, _argmax_infer)
+def _argmax_xla(ns, x, axis, keepdim):
+    if axis is None:
+        return ns.jnp.argmax(x).astype(np.int64).reshape((1,) * x.ndim if keepdim else ())
+    return ns.jnp.argmax(x, axis=axis, keepdims=keepdim).astype(np.int64)
+
+
+register_op("argmax", _argmax_kernel, _argmax_infer).lowering(
+    xla=_argmax_xla)
 
 
 def argmax(x, axis=None, keepdim=False):

@@ -2,7 +2,9 @@
 
 Each pass reads a view and returns a new one; the Program itself is never
 changed, so the interpreter (the reference) and backward construction keep
-seeing the original IR. Order (see `optimize`):
+seeing the original IR. (One exception, outside the pipeline:
+`dce.prune_program` removes dead ops from a traced function's program once,
+when its outputs are final.) Order (see `optimize`):
 
 1. constant folding first, so the next passes see folded values;
 2. algebraic simplification needs those constants (`x * 1` is `x`);

@@ -8,6 +8,7 @@ has a side effect.
 from __future__ import annotations
 
 from ...core.registry import OPS
+from .view import ProgramView
 
 _SIDE_EFFECT_TYPES = {"raise", "cond_grad", "while_grad"}
 
@@ -49,3 +50,43 @@ def run(view):
 
     sweep(0)
     return view
+
+
+def prune_program(program, outputs):
+    """Remove from `program` itself the ops (and the Variables only they
+    named) that neither `outputs` nor a side effect needs.
+
+    The passes above only choose what the compiler emits; this one edits the
+    IR, for a traced program whose outputs are final. Conversion leaves dead
+    ops behind (a `while` test first evaluated in Python to choose between a
+    Python loop and a `while` op; a value computed and never used), and the
+    program users print and save should show only what runs.
+    """
+    view = run(ProgramView(program, program.global_block().ops, outputs))
+    for block in program.blocks:
+        block.ops[:] = view.blocks.get(block.idx, ())
+    named = _names_referenced(program)
+    for block in program.blocks:
+        for name in [n for n, v in block.vars.items()
+                     if n not in named and not v.is_data and n not in program.captured]:
+            del block.vars[name]
+
+
+def _names_referenced(program):
+    """Every name an op reads, writes or mentions in an attribute (branch and
+    body results, loop placeholders, saved scopes): what must stay declared."""
+    names = set()
+
+    def mention(value):
+        if isinstance(value, str):
+            names.add(value)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                mention(item)
+
+    for op in program.all_ops():
+        names.update(v.name for v in op.inputs)
+        names.update(v.name for v in op.outputs)
+        for value in op.attrs.values():
+            mention(value)
+    return names

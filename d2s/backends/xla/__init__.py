@@ -1,0 +1,19 @@
+"""The xla backend: d2s Programs lowered to XLA through JAX.
+
+The only package that imports jax (see `_jax`). `d2s.static.Executor(backend=
+"xla")` reaches it through `runner_for`; nothing below imports it.
+
+Modules: `lowering` (ops -> JAX, with the registry's per-op rules),
+`control_flow` (cond / while / undefined / raise), `definedness` (names that
+may be undefined), `values` (environments, tensor arrays), `errors`
+(run-time error codes), `params` (parameters kept on the device),
+`program` (compile per shape, run), `persistent` (cross-process cache).
+"""
+from __future__ import annotations
+
+from ._jax import jax  # noqa: F401  (ImportError with the install hint when missing)
+from .errors import LoweringError, Unsupported
+from .program import XlaProgram
+from .runner import runner_for
+
+__all__ = ["XlaProgram", "runner_for", "Unsupported", "LoweringError"]

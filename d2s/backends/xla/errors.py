@@ -1,0 +1,47 @@
+"""What can go wrong on XLA, kept apart from the numbers.
+
+* `Unsupported`: an op (or one use of it) has no XLA form; the program runs
+  on the numpy backend instead (one warning).
+* `LoweringError`: a lowered value disagrees with the program's Variable
+  (dtype or shape) — a bug in a rule, raised loudly, never run around.
+* Run-time errors (a `raise`/`assert` op firing, reading a name no path
+  assigned) cannot be raised inside XLA. The lowered program carries an
+  int32 *error code*: 0 while all is well, else the `ErrorSites` number of
+  the first error. Loops stop when it is set (numpy would have stopped at
+  the raise); the host raises the error it names after the call.
+"""
+from __future__ import annotations
+
+
+class Unsupported(Exception):
+    """No XLA form for this op or this use of it (the message says why)."""
+
+    def __init__(self, reason, op=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.op = op
+
+
+class LoweringError(RuntimeError):
+    """A lowering rule produced a value of another dtype/shape than the
+    program's Variable: a bug in the rule (or in the op's shape rule)."""
+
+
+class ErrorSites:
+    """The run-time errors one lowered program can raise, numbered from 1."""
+
+    def __init__(self):
+        self._make = []
+
+    def add(self, make_error):
+        """Register `make_error()` (-> exception to raise); returns its code."""
+        self._make.append(make_error)
+        return len(self._make)
+
+    def __len__(self):
+        return len(self._make)
+
+    def error(self, code):
+        """The exception error `code` stands for."""
+        return self._make[code - 1]()
+

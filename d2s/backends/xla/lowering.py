@@ -1,0 +1,270 @@
+"""Lowering a Program's ops to JAX, op by op, inside one trace.
+
+Each op's XLA rule comes from the registry (`OpDef.lowerings["xla"]`),
+beside its numpy kernel; control-flow ops (no registry entry) lower in
+`control_flow`. Every value a rule produces is checked against the op's
+output Variable: the dtype numpy gives and every known dim must match —
+a mismatch is a bug in the rule, raised at once (`LoweringError`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.registry import OPS, NotLowerable
+from ...static.executor import UndefinedValue, _relocate
+from ._jax import jax, jnp, lax, special, strong
+from .control_flow import CONTROL_FLOW
+from .definedness import maybe_undefined
+from .errors import LoweringError, Unsupported
+from .values import Env, TensorArray
+
+# Ops whose rules accept a TensorArray operand (through `ns`); any other op
+# reading one would need its run-time length as a static shape.
+_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem"})
+
+
+def rule_for(op):
+    """The op's XLA rule; `Unsupported` naming the reason when it has none."""
+    opdef = OPS.get(op.type)
+    rule = None if opdef is None else opdef.lowerings.get("xla")
+    if isinstance(rule, NotLowerable):
+        raise Unsupported(rule.reason, op)
+    if rule is None:
+        raise Unsupported("no XLA lowering rule is declared for it", op)
+    return rule
+
+
+class Lowerer:
+    """State of one trace: the ops per block, the names that may be undefined,
+    the run-time error sites, and the run-time *status* threaded through
+    every branch and loop: the error code (see `errors`) and the rows the
+    tensor arrays and loop histories needed (more than `room`: the host
+    recompiles with more room and runs again)."""
+
+    def __init__(self, program, blocks, sites, room):
+        self.program = program
+        self.blocks = blocks                  # block index -> ops to lower
+        self.undefined = maybe_undefined(blocks)  # name -> the user's variable name
+        self.sites = sites
+        self.room = room                      # free rows a tensor array starts with
+        self.err = jnp.zeros((), np.int32)
+        self.need = jnp.zeros((), np.int64)
+        self.uses_room = False
+        self.has_effects = False
+        self.op = None                        # the op being lowered (error sites)
+        self.ns = RuleNamespace(self)
+
+    def lower_block(self, idx, env):
+        for op in self.blocks[idx]:
+            special_rule = CONTROL_FLOW.get(op.type)
+            if special_rule is not None:
+                self.op = op
+                special_rule(self, op, env)
+            else:
+                self.lower_op(op, env)
+
+    def lower_op(self, op, env):
+        rule = rule_for(op)
+        args, flags = [], []
+        for v in op.inputs:
+            value, flag = self.read_flagged(env, v, op)
+            args.append(value)
+            flags.append(flag)
+        if op.type not in _ARRAY_AWARE and any(isinstance(a, TensorArray) for a in args):
+            raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
+        self.op = op
+        try:
+            if _foldable(op, args):  # small constants: numpy's own kernel, still a constant
+                with np.errstate(all="ignore"):
+                    result = OPS[op.type].kernel(*args, **op.attrs)
+            else:
+                result = rule(self.ns, *args, **op.attrs)
+        except Unsupported as e:
+            e.op = e.op or op
+            raise
+        except Exception as e:
+            raise _relocate(_numpy_error(op, args) or e, op) from None
+        n = OPS[op.type].num_outputs
+        results = () if n == 0 else (result,) if n == 1 else tuple(result)
+        flag = None
+        if any(f is not None for f in flags):
+            results, flag = symbolic_zero(op, args, flags, results)
+        for var, value in zip(op.outputs, results):
+            env.set(var.name, self.checked(var, value, op), flag)
+
+    def read(self, env, var, op):
+        """The value of `var` (see `read_flagged`; a gradient op's zero cotangent
+        is not expected here)."""
+        value, flag = self.read_flagged(env, var, op)
+        if flag is not None:
+            raise Unsupported("a gradient reads a name that a path may leave undefined", op)
+        return value
+
+    def read_flagged(self, env, var, op):
+        """(value, undefined flag or None). A non-gradient op reading a name no
+        path assigned sets the NameError the numpy backend raises; for a
+        gradient op the flag comes back: that value is a zero cotangent."""
+        value = env.get(var.name)
+        flag = env.flag(var.name) if var.name in self.undefined else None
+        if flag is not None and not op.is_grad:
+            label = self.undefined[var.name]
+            self.fail_if(flag, lambda: UndefinedValue(label).error(op))
+            flag = None
+        return value, flag
+
+    @property
+    def status(self):
+        return self.err, self.need
+
+    @status.setter
+    def status(self, value):
+        self.err, self.need = value
+
+    def needs(self, rows):
+        """A tensor array or loop history needed `rows` rows (of `room`)."""
+        self.uses_room = True
+        self.need = jnp.maximum(self.need, jnp.asarray(rows, np.int64))
+
+    def fail_if(self, cond, make_error):
+        """Set the error code to `make_error`'s site where `cond` holds (first error wins)."""
+        code = self.sites.add(make_error)
+        self.err = jnp.where((self.err == 0) & cond, np.int32(code), self.err)
+
+    def checked(self, var, value, op):
+        if var.dtype == object:  # a saved scope for gradients: a structure of values
+            return value
+        if isinstance(value, (np.generic, bool, int, float)):
+            value = np.asarray(value)  # a constant stays a (numpy) constant
+        elif not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
+            value = jnp.asarray(value)
+        if isinstance(value, TensorArray):
+            dtype, shape = value.dtype, (None,) + tuple(value.buf.shape[1:])
+        else:
+            value = strong(value)
+            dtype, shape = value.dtype, tuple(value.shape)
+        want = var.shape
+        if np.dtype(dtype) != var.dtype or len(shape) != len(want) or any(
+                w is not None and s is not None and w != s for w, s in zip(want, shape)):
+            raise LoweringError(
+                f"the XLA rule of op '{op.type}' gave {np.dtype(dtype).name}{list(shape)} for "
+                f"'{var.name}', the program says {var.dtype.name}{list(want)}")
+        return value
+
+
+# Constants up to this size are computed by the numpy kernel while lowering:
+# shape arithmetic (`x.shape[0] * 2`) stays a compile-time value.
+_FOLD_LIMIT = 64
+
+
+def _foldable(op, args):
+    opdef = OPS[op.type]
+    if opdef.stateful or opdef.num_outputs != 1:
+        return False
+    if not args:  # a fill: fold only a small one of known shape
+        size = op.outputs[0].size
+        return size is not None and size <= _FOLD_LIMIT
+    return all(type(a) is np.ndarray and a.size <= _FOLD_LIMIT for a in args)
+
+
+def symbolic_zero(op, args, flags, results):
+    """(results, flag) of a gradient op some of whose inputs may be zero
+    cotangents (undefined): the numpy backend's rule. A sum with one such
+    operand is the other operand (negated for the subtrahend); any other
+    result is a zero cotangent too."""
+    f = [_false() if x is None else jnp.asarray(x) for x in flags]
+    if op.type in ("add", "subtract") and len(args) == 2:
+        (a, b), (fa, fb), out = args, f, results[0]
+        other = b if op.type == "add" else -jnp.asarray(b)
+        value = jnp.where(fa, jnp.asarray(other, out.dtype),
+                          jnp.where(fb, jnp.asarray(a, out.dtype), out))
+        return (value,), fa & fb
+    flag = f[0]
+    for x in f[1:]:
+        flag = flag | x
+    return results, flag
+
+
+def _false():
+    return jnp.zeros((), np.bool_)
+
+
+def _numpy_error(op, args):
+    """The error the numpy kernel raises for operands of these shapes and dtypes
+    (e.g. matmul of misaligned run-time shapes), so that both backends raise
+    the same type and message; None when it raises nothing (a bug in the rule)."""
+    try:
+        arrays = [np.zeros(a.shape, a.dtype) for a in args]
+        with np.errstate(all="ignore"):
+            OPS[op.type].kernel(*arrays, **op.attrs)
+    except Exception as e:
+        return e
+    return None
+
+
+class RuleNamespace:
+    """What an XLA lowering rule receives as `ns` (the core never imports jax):
+    the JAX modules, and the few services that need the lowering's state."""
+
+    Unsupported = Unsupported
+    jnp = jnp
+    lax = lax
+    special = special
+
+    def __init__(self, lowerer):
+        self._lowerer = lowerer
+
+    @staticmethod
+    def promote(*xs):
+        """The operands cast to the dtype NumPy 2 gives them together."""
+        dtype = np.result_type(*(np.dtype(x.dtype) for x in xs))
+        return tuple(x if np.dtype(x.dtype) == dtype else x.astype(dtype) for x in xs)
+
+    @staticmethod
+    def static(values):
+        """Values a rule needs while compiling (dims of a shape, range bounds):
+        constants of the program, or `Unsupported` when they are computed at
+        run time (XLA compiles one shape)."""
+        for v in values:
+            if not isinstance(v, (np.ndarray, np.generic)):
+                raise Unsupported("a shape (or range bound) is a value computed at run time; "
+                                  "XLA needs it while compiling")
+        return values
+
+    @staticmethod
+    def shape_of(x):
+        if isinstance(x, TensorArray):
+            return x.shape_vector()
+        return np.array(x.shape, dtype=np.int64)
+
+    def array_append(self, arr, value):
+        if not isinstance(arr, TensorArray):  # a fixed array outside a loop: it just grows
+            row = value[None].astype(arr.dtype)
+            return row if arr.shape[0] == 0 else jnp.concatenate([arr, row])
+        out, rows = arr.append(value)
+        self._lowerer.needs(rows)
+        return out
+
+    def host_effect(self, fn, *values):
+        """Run `fn(*numpy arrays)` on the host, in program order, unless an
+        error was already set (numpy would have stopped before it)."""
+        low = self._lowerer
+        low.has_effects = True
+
+        def call(err, *arrays):
+            if int(err) == 0:
+                fn(*arrays)
+        jax.debug.callback(call, low.err, *values, ordered=True)
+
+    def check(self, ok, make_error):
+        """Raise `make_error()` (at the op's line) after the run unless `ok`."""
+        op = self._lowerer.op
+        self._lowerer.fail_if(~ok, lambda: _relocate(make_error(), op))
+
+
+def lower_program(low, feeds, params):
+    """Bind feeds and parameters in a fresh environment and lower block 0."""
+    env = Env()
+    for name, value in list(feeds.items()) + list(params.items()):
+        env.set(name, value)
+    low.lower_block(0, env)
+    return env

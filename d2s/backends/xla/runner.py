@@ -1,0 +1,87 @@
+"""The entry `d2s.static.Executor` uses: run a program on XLA, or on numpy.
+
+A program (with its feeds and fetches) that cannot lower — an op without an
+XLA form, or a use of one found while tracing (a bool mask, a loop value
+that grows) — runs on the numpy backend from then on, after one
+`BackendFallbackWarning` naming the op, the user's file and line.
+"""
+from __future__ import annotations
+
+import enum
+import threading
+import warnings
+
+from ...static.backend import BackendFallbackWarning
+from ...static.executor import check_fed
+from .errors import Unsupported
+from .program import XlaProgram
+
+
+class Route(enum.Enum):
+    XLA = "xla"
+    NUMPY = "numpy"
+
+
+class Runner:
+    """How one (program, feeds, fetches) runs: on XLA, or on numpy after a warning."""
+
+    def __init__(self, program, feed_names, fetch_names):
+        check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
+        self.route = Route.XLA
+        self.xla = None
+        self.reason = None
+        try:
+            self.xla = XlaProgram(program, feed_names, fetch_names)
+        except Unsupported as e:
+            self._fall_back(e)
+
+    def _fall_back(self, e):
+        self.route = Route.NUMPY
+        self.xla = None
+        self.reason = fallback_message(e)
+        warnings.warn(self.reason, BackendFallbackWarning, stacklevel=5)
+
+    def lowered_text(self, feeds):
+        if self.route is Route.XLA:
+            try:
+                return self.xla.lowered_text(feeds)
+            except Unsupported as e:
+                self._fall_back(e)
+        raise ValueError(f"no StableHLO: {self.reason}")
+
+    def run(self, feeds, numpy_fallback):
+        if self.route is Route.XLA:
+            try:
+                return self.xla(feeds)
+            except Unsupported as e:
+                self._fall_back(e)
+        return numpy_fallback()
+
+
+def fallback_message(e):
+    op = e.op
+    where = ""
+    if op is not None and op.origin:
+        where = f" at {op.origin[0]}, line {op.origin[1]}"
+        if len(op.origin) > 2 and op.origin[2]:
+            where += f" ({op.origin[2]})"
+    what = f"op '{op.type}'{where}" if op is not None else "this program"
+    return (f"xla backend: {what} cannot be lowered: {e.reason}; the program runs on the "
+            "numpy backend")
+
+
+_lock = threading.Lock()
+
+
+def runner_for(program, feed_names, fetch_names):
+    """The cached Runner of (program, feeds, fetches); programs that grow get new ones."""
+    version = (len(program.blocks), sum(len(b.ops) for b in program.blocks))
+    cache = program.__dict__.setdefault("_xla_runners", {})
+    key = (version, tuple(feed_names), tuple(fetch_names))
+    runner = cache.get(key)
+    if runner is None:
+        with _lock:
+            runner = cache.get(key)
+            if runner is None:
+                runner = cache[key] = Runner(program, feed_names, fetch_names)
+    return runner

@@ -1,0 +1,171 @@
+"""Converted control flow on the xla backend: the same programs run on numpy
+and on xla give the same values, gradients, errors and printed text."""
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import d2s  # noqa: E402
+from d2s import static  # noqa: E402
+from d2s.jit import to_static  # noqa: E402
+from d2s.static.backend import BackendFallbackWarning  # noqa: E402
+
+from xla_helpers import both, op_types, program_of, run, xla_program  # noqa: E402
+
+
+def _t(x, dtype=None):
+    return d2s.to_tensor(np.asarray(x, dtype=dtype))
+
+
+# ---- undefined names, raise, assert, print --------------------------------------------
+@to_static
+def _first_assigned_in_loop(n):
+    i = d2s.zeros([], "int64")
+    while i < n:
+        y = i * 2
+        i = i + 1
+    return y + 1
+
+
+def test_a_name_a_zero_trip_loop_never_assigned_raises_the_same_name_error():
+    prog, feed, fetch = program_of(_first_assigned_in_loop, _t(0, np.int64))
+    assert "undefined" in op_types(prog)
+    messages = []
+    for backend in ("numpy", "xla"):
+        with pytest.raises(NameError) as info:
+            run(backend, prog, feed, fetch)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "name 'y' is not defined" in messages[0]
+    _, (got,) = both(prog, {k: np.int64(4) for k in feed}, fetch)
+    assert got == 7
+
+
+@to_static
+def _guarded(x):
+    if x.sum() > 0:
+        raise ValueError("the sum must not be positive")
+    assert x.min() > -10.0, "too small"
+    return x * 2.0
+
+
+@pytest.mark.parametrize("value, error, message", [
+    (1.0, ValueError, "the sum must not be positive"), (-20.0, AssertionError, "too small")])
+def test_raise_and_assert_in_a_program_raise_the_same_error_with_the_users_line(
+        value, error, message):
+    prog, feed, fetch = program_of(_guarded, _t([value, -0.5], np.float32))
+    assert {"cond", "raise", "assert"} <= op_types(prog)
+    texts = []
+    for backend in ("numpy", "xla"):
+        with pytest.raises(error) as info:
+            run(backend, prog, feed, fetch)
+        texts.append(str(info.value))
+    assert texts[0] == texts[1] and message in texts[0] and "test_xla_control_flow.py" in texts[0]
+    both(prog, {k: np.array([-1.0, -2.0], np.float32) for k in feed}, fetch)
+
+
+@to_static
+def _chatty(x, n):
+    i = d2s.zeros([], "int64")
+    while i < n:
+        print("step", i, x * d2s.cast(i, "float32"))
+        i = i + 1
+    return i
+
+
+def test_print_in_a_loop_prints_the_same_text_in_the_same_order(capsys):
+    prog, feed, fetch = program_of(_chatty, _t([1.0, 2.0], np.float32), _t(3, np.int64))
+    outs = {}
+    for backend in ("numpy", "xla"):
+        capsys.readouterr()
+        run(backend, prog, feed, fetch)
+        outs[backend] = capsys.readouterr().out
+    assert outs["xla"] == outs["numpy"] and outs["numpy"].count("step") == 3
+
+
+# ---- tensor arrays ----------------------------------------------------------------------
+@to_static
+def _collect(x, n):
+    rows = []
+    i = d2s.zeros([], "int64")
+    while i < n:
+        x = d2s.tanh(x) + 0.5
+        rows.append(x)
+        i = i + 1
+    return d2s.stack(rows), len(rows)
+
+
+@pytest.mark.parametrize("trips", [1, 5, 300])
+def test_tensor_arrays_grow_past_their_first_capacity_without_truncation(trips):
+    prog, feed, fetch = program_of(_collect, _t([0.1, -0.3]), _t(trips, np.int64))
+    _, (stacked, length) = both(prog, feed, fetch)
+    assert stacked.shape == (trips, 2) and length == trips
+    assert xla_program(prog).room >= trips
+
+
+# ---- gradients through loops with break and early return ---------------------------------
+@to_static
+def _loop_with_break(x, w):
+    k = 0
+    while x.sum() < 30.0:
+        x = d2s.tanh(x) * w + x * 1.2
+        k += 1
+        if k > 500:
+            break
+    return (x * x).sum()
+
+
+@to_static
+def _early_return(x):
+    for i in range(6):
+        x = x * 1.5 - 0.1
+        if x.sum() > 8.0:
+            return x * x
+    return -x
+
+
+def _grad_program(fn, shapes):
+    prog = static.Program()
+    with static.program_guard(prog):
+        xs = [static.data(f"in{i}", s, "float64") for i, s in enumerate(shapes)]
+        y = fn(*xs)
+        loss = (y * y).sum() if len(y.shape) else y
+        grads = static.gradients(loss, xs)
+    return prog, [loss] + list(grads)
+
+
+@pytest.mark.parametrize("scale", [0.001, 0.5, 50.0])
+def test_gradients_through_a_while_with_break_equal_numpys(scale):
+    prog, fetch = _grad_program(_loop_with_break, [[3], [3]])
+    assert {"while", "while_grad"} <= op_types(prog)
+    feed = {"in0": scale * np.array([0.1, 0.2, 0.3]), "in1": np.array([0.5, 1.0, 1.5])}
+    both(prog, feed, fetch)
+
+
+@pytest.mark.parametrize("start", [0.1, 0.6, 3.0])
+def test_gradients_through_an_early_return_equal_numpys(start):
+    prog, fetch = _grad_program(_early_return, [[2]])
+    assert {"cond", "cond_grad"} <= op_types(prog)
+    both(prog, {"in0": np.array([start, start / 2])}, fetch)
+
+
+def test_a_long_loop_history_grows_its_room_and_keeps_every_trip():
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [2], "float64")
+        (h,) = static.nn.while_loop(lambda h: h.sum() < 1000.0, lambda h: [h * 1.01 + 0.01], [x])
+        (gx,) = static.gradients((h * h).sum(), [x])
+    _, got = both(prog, {"x": np.array([1.0, 2.0])}, [h, gx])
+    assert xla_program(prog).room >= 300  # ~330 trips recorded, none dropped
+
+
+def test_a_loop_value_that_grows_otherwise_falls_back_naming_it():
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [1], "float64")
+        (acc,) = static.nn.while_loop(lambda a: a.sum() < 20.0,
+                                      lambda a: [d2s.concat([a, a * 2.0])], [x], names=["acc"])
+    feed = {"x": np.array([1.0])}
+    with pytest.warns(BackendFallbackWarning,
+                      match=r"op 'while' at .*line \d+.*a loop variable changes shape"):
+        got = run("xla", prog, feed, [acc])
+    np.testing.assert_array_equal(got[0], run("numpy", prog, feed, [acc])[0])

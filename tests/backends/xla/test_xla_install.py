@@ -1,0 +1,90 @@
+"""The optional dependency: the default install never imports jax, a missing
+jax says how to install it, `D2S_BACKEND` picks the backend, and the opt-in
+persistent compilation cache works across processes. Each case runs in a
+fresh interpreter."""
+import ast
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+PROGRAM = """
+import numpy as np, d2s
+from d2s import static
+prog = static.Program()
+with static.program_guard(prog):
+    x = static.data("x", [None, 2], "float64")
+    y = static.nn.cond(x.sum() > 0, lambda: d2s.tanh(x) * 2.0, lambda: -x)
+(out,) = static.Executor({backend}).run(prog, feed={{"x": np.ones((3, 2))}}, fetch_list=[y])
+print(repr(out.tolist()))
+"""
+
+
+def _python(code, **env):
+    full = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu")
+    full.pop("D2S_BACKEND", None)
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_numpy_backend_never_imports_jax():
+    done = _python(PROGRAM.format(backend="") + "import sys; print('jax' in sys.modules)")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "False"
+
+
+def test_a_missing_jax_says_how_to_install_it():
+    done = _python("import sys; sys.modules['jax'] = None\n"
+                   + PROGRAM.format(backend="backend='xla'"))
+    assert done.returncode != 0
+    assert "ImportError" in done.stderr and 'pip install "d2s[xla]"' in done.stderr
+
+
+def test_d2s_backend_selects_the_default_and_rejects_unknown_names():
+    pytest.importorskip("jax")
+    check = PROGRAM.format(backend="") + "print('_xla_runners' in prog.__dict__)"
+    on_xla = _python(check, D2S_BACKEND="xla")
+    on_numpy = _python(check, D2S_BACKEND="numpy")
+    assert on_xla.returncode == 0 and on_numpy.returncode == 0, on_xla.stderr + on_numpy.stderr
+    assert on_xla.stdout.split()[-1] == "True" and on_numpy.stdout.split()[-1] == "False"
+    assert on_xla.stdout.splitlines()[0] == on_numpy.stdout.splitlines()[0]
+    bad = _python(check, D2S_BACKEND="gpu")
+    assert bad.returncode != 0 and "D2S_BACKEND: unknown backend 'gpu'" in bad.stderr
+
+
+def test_the_persistent_cache_serves_a_second_process(tmp_path):
+    pytest.importorskip("jax")
+    code = ("import jax\nevents = []\n"
+            "jax.monitoring.register_event_listener(lambda e, **k: events.append(e))\n"
+            + PROGRAM.format(backend="backend='xla'")
+            + "print(jax.config.jax_compilation_cache_dir)\n"
+            + "print(sum(e.endswith('cache_hits') for e in events))")
+    first = _python(code, D2S_CACHE_DIR=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert os.listdir(tmp_path / "xla"), "nothing was stored"
+    second = _python(code, D2S_CACHE_DIR=str(tmp_path))
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines()[0] == first.stdout.splitlines()[0]
+    assert first.stdout.split()[-1] == "0" and second.stdout.split()[-1] == "1"
+    assert first.stdout.split()[-2] == "None"  # the user's JAX configuration is untouched
+
+
+def test_only_the_xla_backend_package_imports_jax():
+    pkg = pathlib.Path(ROOT) / "d2s"
+    offenders = []
+    for path in pkg.rglob("*.py"):
+        if path.is_relative_to(pkg / "backends" / "xla"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(pkg)}:{node.lineno}" for n in names
+                          if n == "jax" or n.startswith("jax.")]
+    assert not offenders, offenders

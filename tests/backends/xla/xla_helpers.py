@@ -1,0 +1,57 @@
+"""Shared by the xla backend tests: run one program on both backends."""
+import warnings
+
+import numpy as np
+
+from d2s import static
+from d2s.static.backend import BackendFallbackWarning
+
+
+def program_of(static_fn, *args):
+    """(program, feed, fetch names) of the program `static_fn(*args)` runs."""
+    cp = static_fn.get_concrete_program(*args)
+    feed = {v.name: a.numpy() for v, a in zip(cp.inputs, args)}
+    return cp.main_program, feed, [v.name for v in cp.outputs]
+
+
+def run(backend, program, feed, fetch):
+    return static.Executor(backend=backend).run(program, feed=feed, fetch_list=fetch)
+
+
+def run_xla_strict(program, feed, fetch):
+    """Run on xla; a fallback to numpy fails the test (the program must lower)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallbackWarning)
+        return run("xla", program, feed, fetch)
+
+
+def assert_same(got, want):
+    """Equal to the numpy backend: dtype, shape, values (rtol 1e-5 f32, 1e-10 f64)."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        if w.dtype.kind == "f":
+            rtol = 1e-10 if w.dtype == np.float64 else 1e-5
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 1e-2)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+def both(program, feed, fetch):
+    """(numpy results, xla results), xla without fallback; checks they agree."""
+    want = run("numpy", program, feed, fetch)
+    got = run_xla_strict(program, feed, fetch)
+    assert_same(got, want)
+    return want, got
+
+
+def op_types(program):
+    return {op.type for op in program.all_ops()}
+
+
+def xla_program(program):
+    """The XlaProgram the (single) xla runner of `program` uses."""
+    (runner,) = program.__dict__["_xla_runners"].values()
+    return runner.xla

@@ -1,0 +1,38 @@
+"""Every registered op declares, beside its kernel, how each compiling backend
+lowers it: a rule, or an explicit `NotLowerable(reason)`. No backend library
+is needed to check the declarations."""
+import pytest
+
+import d2s  # noqa: F401  (registers every op, tensor arrays included)
+from d2s.core.registry import OPS, NotLowerable, register_op
+
+BACKENDS = ("xla",)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_op_has_a_rule_or_a_reason(backend):
+    missing = sorted(name for name, op in OPS.items() if backend not in op.lowerings)
+    assert not missing, f"ops with neither an {backend} rule nor NotLowerable(reason): {missing}"
+    for name, op in OPS.items():
+        rule = op.lowerings[backend]
+        if isinstance(rule, NotLowerable):
+            assert rule.reason.strip(), f"{name}: NotLowerable needs a reason"
+        else:
+            assert callable(rule), name
+
+
+def test_not_lowerable_ops_are_the_host_random_ones():
+    """The list a reviewer should see change on purpose only."""
+    refused = sorted(n for n, op in OPS.items() if isinstance(op.lowerings["xla"], NotLowerable))
+    assert refused == ["dropout", "gaussian", "uniform"]
+
+
+def test_a_lowering_must_be_a_rule_or_a_reason():
+    op = register_op("_lowering_probe", lambda x: x, lambda x: x)
+    try:
+        with pytest.raises(TypeError, match="callable or NotLowerable"):
+            op.lowering(xla="jnp.exp")
+        assert op.lowering(xla=NotLowerable("why not")) is op
+        assert op.lowerings["xla"].reason == "why not"
+    finally:
+        del OPS["_lowering_probe"]
