@@ -58,7 +58,7 @@ def encode_index(index):
 def decode_index(spec, tensors):
     """The numpy index a spec denotes, given run-time tensor values."""
     if len(spec) == 1 and spec[0][0] == "int":
-        return spec[0][1]  # x[i], each step of an eager loop over a tensor
+        return (spec[0][1],)  # x[i], each step of an eager loop over a tensor
     out = []
     for item in spec:
         kind = item[0]
