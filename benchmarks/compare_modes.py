@@ -473,6 +473,9 @@ def main(argv=None):
     parser.add_argument("--png", default=os.path.join(HERE, "results", "compare_modes.png"),
                         help="bar chart path; '' for none")
     parser.add_argument("--no-others", action="store_true", help="skip torch / jax columns")
+    parser.add_argument("--others", default=None,
+                        help="comma-separated subset of the torch / jax columns (default: "
+                             "every one that imports)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:                        # never fail on a terminal that cannot show µ or ±
@@ -494,6 +497,8 @@ def main(argv=None):
         cfg["target_s"] = args.round_time
     cfg["quick"] = args.quick
     libs = [] if args.no_others else others.available()
+    if args.others is not None:
+        libs = [lib for lib in libs if lib in args.others.split(",")]
 
     t_start = time.perf_counter()
     # Warm the converter itself (its lazy imports) so W1's cold call measures W1.
