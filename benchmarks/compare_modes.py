@@ -9,10 +9,12 @@ Each workload (benchmarks/workloads.py) is written once as d2s code and run
 any timing. Per mode: median time per call over several rounds of many calls
 (calibrated so a round takes ~0.15 s), with the spread; ratios eager/static
 and numpy/static; the first-call time of a fresh StaticFunction (convert,
-trace, build, run). torch / jax columns are added when they import; with
-torch, a second table gives eager cost per op: each eager call's time over the
-number of kernels it ran (counted once per workload), for d2s eager and for
-eager PyTorch doing the same math.
+trace, build, run). torch / jax columns are added when they import, and an
+ONNX Runtime column (the program exported by `d2s.onnx`, run on one thread)
+for the inference workloads when onnx and onnxruntime import. With torch, a
+second table gives eager cost per op: each eager call's time over the number
+of kernels it ran (counted once per workload), for d2s eager and for eager
+PyTorch doing the same math.
 Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
 Exit status 1 when a workload fails or disagrees between modes.
 """
@@ -48,12 +50,14 @@ import d2s  # noqa: E402
 from d2s.core.registry import OPS  # noqa: E402
 from d2s.jit import enable_to_static  # noqa: E402
 
+import onnx_runtime  # noqa: E402
 import others  # noqa: E402
 import timing  # noqa: E402
 from workloads import WORKLOADS, arrays  # noqa: E402
 
 D2S_MODES = ("eager", "static", "numpy")
-LABELS = {"eager": "eager d2s", "static": "to_static", "numpy": "numpy"}
+LABELS = {"eager": "eager d2s", "static": "to_static", "numpy": "numpy",
+          onnx_runtime.COLUMN: "ONNX Runtime"}
 
 # Targets (printed, not asserted).
 NUMPY_RATIO_TARGET = {"W4": 0.95}          # numpy/static >= this; default 1.0
@@ -226,6 +230,11 @@ def run_workload(key, seed, cfg, libs, progress):
     wl = WORKLOADS[key](np.random.default_rng(seed))
     entry = {"key": key, "title": wl.title, "info": wl.info, "no_grad": wl.no_grad}
     extra, extra_errors = others.modes_for(key, wl.np_args, libs) if libs else ({}, {})
+    if cfg["onnx"]:
+        try:
+            extra.update(onnx_runtime.modes(wl))
+        except Exception as e:                 # noqa: BLE001 - an optional column
+            extra_errors[onnx_runtime.COLUMN] = f"{type(e).__name__}: {e}".splitlines()[0]
     if extra_errors:
         entry["other_errors"] = extra_errors
     # The bar assumed two columns per library; correct it for what was built.
@@ -472,10 +481,11 @@ def main(argv=None):
     parser.add_argument("--json", default=os.path.join(HERE, "results", "compare_modes.json"))
     parser.add_argument("--png", default=os.path.join(HERE, "results", "compare_modes.png"),
                         help="bar chart path; '' for none")
-    parser.add_argument("--no-others", action="store_true", help="skip torch / jax columns")
+    parser.add_argument("--no-others", action="store_true",
+                        help="skip the torch / jax / ONNX Runtime columns")
     parser.add_argument("--others", default=None,
-                        help="comma-separated subset of the torch / jax columns (default: "
-                             "every one that imports)")
+                        help="comma-separated subset of torch,jax,onnx: the optional columns "
+                             "to add (default: every one that imports)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:                        # never fail on a terminal that cannot show µ or ±
@@ -496,9 +506,12 @@ def main(argv=None):
     if args.round_time is not None:
         cfg["target_s"] = args.round_time
     cfg["quick"] = args.quick
+    wanted = None if args.others is None else set(args.others.split(","))
+    cfg["onnx"] = (not args.no_others and onnx_runtime.available()
+                   and (wanted is None or "onnx" in wanted))
     libs = [] if args.no_others else others.available()
-    if args.others is not None:
-        libs = [lib for lib in libs if lib in args.others.split(",")]
+    if wanted is not None:
+        libs = [lib for lib in libs if lib in wanted]
 
     t_start = time.perf_counter()
     # Warm the converter itself (its lazy imports) so W1's cold call measures W1.
