@@ -20,8 +20,8 @@ import d2s.distributed
 import d2s.nn.functional as F
 from d2s import static
 from d2s.core.registry import OPS, NotLowerable
-from d2s.onnx.control_flow import CONTROL_FLOW
 from d2s.onnx.exporter import export_program
+from d2s.static.control_ops import CONTROL_OPS
 
 rng = np.random.default_rng(0)
 
@@ -293,10 +293,10 @@ def _exercised_ops():
 
 def export_table():
     """op type -> "mapped" or "not exportable: <reason>", for every registered
-    op and every control-flow op."""
+    op and every control-flow op (each declares its rule in its home)."""
     table = {}
-    for name in sorted(set(OPS) | set(CONTROL_FLOW)):
-        rule = CONTROL_FLOW.get(name) or OPS[name].lowerings.get("onnx")
+    for name in sorted(set(OPS) | set(CONTROL_OPS)):
+        rule = (CONTROL_OPS.get(name) or OPS[name]).lowerings.get("onnx")
         table[name] = (f"not exportable: {rule.reason}" if isinstance(rule, NotLowerable)
                        else "mapped" if rule is not None else "MISSING")
     return table
