@@ -12,6 +12,7 @@ from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.tensor import Tensor
+from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import make_signature, varying_arguments
@@ -32,8 +33,10 @@ class StaticFunction:
     the original function.
     """
 
-    def __init__(self, function, input_spec=None, full_graph=True, bound_self=None):
+    def __init__(self, function, input_spec=None, full_graph=True, bound_self=None,
+                 backend=None):
         self._function = function
+        self._backend = backend  # None: the global default, read at each call
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
         self._bound_self = bound_self
@@ -55,7 +58,7 @@ class StaticFunction:
             bound = None
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph,
-                                   bound_self=instance)
+                                   bound_self=instance, backend=self._backend)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -91,6 +94,20 @@ class StaticFunction:
     def get_concrete_program(self, *args, **kwargs):
         return self._concrete_for(args, kwargs)[0]
 
+    @property
+    def backend(self):
+        """The backend the next call runs on (the global default unless chosen)."""
+        return self._backend or backend_state.get_backend()
+
+    def lowered_text(self, *args, **kwargs):
+        """What runs for these arguments on this function's backend, as text:
+        the StableHLO XLA compiles on "xla", the generated Python on "numpy"
+        (as `.code` shows the converted source)."""
+        concrete, signature = self._concrete_for(args, kwargs)
+        examples = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                    if spec is not None]
+        return concrete.lowered_text(examples, self.backend)
+
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not to_static_enabled() or self._fallback_reason is not None:
@@ -103,7 +120,8 @@ class StaticFunction:
             if hit is not None:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
-                return entry.program([args[i] for i in positions])
+                return entry.program([args[i] for i in positions],
+                                     self._backend or backend_state.get_backend())
         if not state.in_dynamic_mode():
             # Inside another program's build (or static mode): trace inline.
             return self._call_converted(args, kwargs)
@@ -118,7 +136,7 @@ class StaticFunction:
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
             if key is not None and len(positions) == len(tensors):
                 self._cache.remember_fast(key, signature.key, positions)
-        return concrete(tensors)
+        return concrete(tensors, self.backend)
 
     def _call_converted(self, args, kwargs):
         try:

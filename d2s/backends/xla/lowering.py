@@ -261,10 +261,13 @@ class RuleNamespace:
         self._lowerer.fail_if(~ok, lambda: _relocate(make_error(), op))
 
 
-def lower_program(low, feeds, params):
-    """Bind feeds and parameters in a fresh environment and lower block 0."""
+def lower_program(low, feeds, params, residual=None):
+    """Bind feeds, parameters and residual values ({name: (value, flag)}, kept
+    by another executable) in a fresh environment and lower block 0."""
     env = Env()
     for name, value in list(feeds.items()) + list(params.items()):
         env.set(name, value)
+    for name, (value, flag) in (residual or {}).items():
+        env.set(name, value, flag)
     low.lower_block(0, env)
     return env

@@ -46,13 +46,17 @@ class DeviceParams:
         self._host = [None] * len(names)
         self._device = [None] * len(names)
 
-    def device_values(self):
-        """Current device arrays (re-sending the Tensors updated since last time)."""
+    def device_values(self, tensors=None):
+        """Current device arrays (re-sending the Tensors updated since last time).
+        `tensors`: the Tensors to read now, in `names` order, where the caller
+        may have rebound some since (a replaced Layer attribute)."""
+        if tensors is not None:
+            self.tensors = tensors
         host = self._host
         for i, t in enumerate(self.tensors):
             if t._value is not host[i]:
                 self._refresh(i)
-        return self._device
+        return list(self._device)  # a snapshot: a later refresh does not change it
 
     def _refresh(self, i):
         tensor, value = self.tensors[i], self.tensors[i]._value

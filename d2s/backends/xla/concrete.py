@@ -1,0 +1,157 @@
+"""A `to_static` program (`d2s.jit.ConcreteProgram`) on XLA.
+
+The program is the backend's, not the other way round: one ConcreteProgram
+per input signature whatever the backend, and this runner is attached to
+it on its first call on XLA. It compiles up to three parts, each on first
+need, each falling back to the numpy backend on its own (one warning):
+
+* the forward (outputs only);
+* the forward for gradients: the forward ops of the program's
+  `BackwardProgram` (d2s's own backward, built from the vjp rules), which
+  also *keeps* on the device what the backward ops read — cond scopes,
+  loop histories, intermediates — as `Residuals`;
+* the backward ops, per set of wanted gradients, *given* those residuals,
+  the output cotangents, the inputs the backward reads, and the very
+  parameter arrays the forward read.
+
+Why d2s's backward and not `jax.vjp` of the lowered forward: JAX cannot
+reverse-differentiate `lax.while_loop`, and d2s's backward already walks a
+loop's history backwards; one mechanism serves every program, and the
+gradients are the numpy backend's, rule for rule.
+"""
+from __future__ import annotations
+
+import threading
+
+from ...static.executor import check_fed
+from .errors import Unsupported
+from .program import XlaProgram
+from .runner import Lowered
+
+
+class ConcreteRunner:
+    """How one ConcreteProgram runs on XLA (see the module docstring).
+
+    `concrete` provides `main_program`, `inputs`, `outputs` and
+    `backward_program()` (its BackwardProgram, built on first need)."""
+
+    def __init__(self, concrete):
+        program = concrete.main_program
+        self.concrete = concrete
+        self.input_names = [v.name for v in concrete.inputs]
+        self.output_names = [v.name for v in concrete.outputs]
+        check_fed(program, program.all_ops(), self.input_names)
+        self._forward = None
+        self._grad_forward = None
+        self._backwards = {}   # wanted-gradient mask -> Lowered backward
+        self._lock = threading.Lock()
+
+    # ---- forward -------------------------------------------------------------------
+    def forward(self, feeds, tensors, numpy_fallback):
+        """Output values (arrays, or UndefinedValue) for input arrays `feeds`
+        and the captured `tensors` to read now."""
+        part = self._forward or self._forward_part()
+        xla = part.xla
+        if xla is not None:  # the common case, without a closure per call
+            try:
+                return xla.run(feeds, tensors)[0]
+            except Unsupported as e:
+                part.fall_back(e)
+        return numpy_fallback()
+
+    def lowered_text(self, feeds):
+        """The StableHLO of the forward for these input arrays' shapes."""
+        return (self._forward or self._forward_part()).lowered_text(feeds)
+
+    def _forward_part(self):
+        return self._part("_forward", lambda: XlaProgram(
+            self.concrete.main_program, self.input_names, self.output_names))
+
+    # ---- gradients -----------------------------------------------------------------
+    def forward_for_grad(self, feeds, tensors, numpy_fallback):
+        """(output values, what the backward needs): on XLA a `SavedOnDevice`,
+        else whatever `numpy_fallback()` returns with the values."""
+        part = self._grad_forward
+        if part is None:
+            part = self._part("_grad_forward", self._build_grad_forward)
+        return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors),
+                         numpy_fallback)
+
+    def _build_grad_forward(self):
+        backward = self.concrete.backward_program()
+        program = backward.program
+        fed = set(self.input_names) | set(program.captured)
+        produced = {v.name for op in backward.forward_ops for v in op.outputs}
+        produced |= {op.attrs[k] for op in backward.forward_ops
+                     for k in ("save_scope", "save_steps") if op.attrs.get(k)}
+        self.kept = sorted(n for n in backward.reads if n in produced and n not in fed)
+        self.backward_feeds = [n for n in self.input_names if n in backward.reads]
+        return XlaProgram(program, self.input_names, self.output_names,
+                          ops=backward.forward_ops, keep=self.kept)
+
+    def _run_grad_forward(self, xla, feeds, tensors):
+        values, kept, params = xla.run(feeds, tensors)
+        by_name = dict(zip(self.input_names, feeds))
+        return values, SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
+                                     params, feeds, tensors)
+
+    def backward(self, saved, cts, wanted, numpy_fallback):
+        """Per `wrt` of the BackwardProgram: a gradient array, UndefinedValue (a
+        zero cotangent) or None (not wanted / none exists)."""
+        part = self._backwards.get(wanted)
+        if part is None:
+            part = self._part(None, lambda: self._build_backward(wanted), key=wanted)
+        return part.call(lambda xla: self._run_backward(xla, saved, cts, wanted),
+                         numpy_fallback)
+
+    def _build_backward(self, wanted):
+        backward = self.concrete.backward_program()
+        outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
+        return XlaProgram(backward.program, backward.ct_names + self.backward_feeds, outs,
+                          ops=backward.backward_ops, given=self.kept)
+
+    def _run_backward(self, xla, saved, cts, wanted):
+        grads, _, _ = xla.run(list(cts) + saved.feeds, saved.tensors, given=saved.residuals,
+                              params=saved.params)
+        it = iter(grads)
+        names = self.concrete.backward_program().grad_names
+        return [next(it) if n is not None and w else None for n, w in zip(names, wanted)]
+
+    # ---- parts ---------------------------------------------------------------------
+    def _part(self, attr, build, key=None):
+        """The `Lowered` part stored at `attr` (or in `_backwards[key]`), built
+        once under the lock; only a complete one is stored."""
+        with self._lock:
+            part = getattr(self, attr) if attr else self._backwards.get(key)
+            if part is None:
+                part = Lowered(build, stacklevel=7)
+                if attr:
+                    setattr(self, attr, part)
+                else:
+                    self._backwards[key] = part
+        return part
+
+
+class SavedOnDevice:
+    """What a backward on XLA needs from its forward: the kept residuals (on
+    the device), the input arrays it reads, the parameters' device arrays
+    the forward read; and, should the backward not lower, the forward's
+    host arrays to run both on numpy instead."""
+    __slots__ = ("runner", "residuals", "feeds", "params", "host_feeds", "tensors",
+                 "host_params")
+
+    def __init__(self, runner, residuals, feeds, params, host_feeds, tensors):
+        self.runner = runner
+        self.residuals = residuals
+        self.feeds = feeds
+        self.params = params
+        self.host_feeds = list(host_feeds)
+        self.tensors = tensors
+        self.host_params = [t._value for t in tensors]
+
+    def gradients(self, cts, wanted, numpy_gradients):
+        """See `ConcreteRunner.backward`; `numpy_gradients(arrays, cts, wanted)`
+        recomputes on numpy from the forward's host arrays."""
+        return self.runner.backward(
+            self, cts, wanted,
+            lambda: numpy_gradients(self.host_feeds + self.host_params, cts, wanted))
