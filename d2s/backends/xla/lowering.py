@@ -193,7 +193,9 @@ def _numpy_error(op, args):
     (e.g. matmul of misaligned run-time shapes), so that both backends raise
     the same type and message; None when it raises nothing (a bug in the rule)."""
     try:
-        arrays = [np.zeros(a.shape, a.dtype) for a in args]
+        # Constants (a shape argument, say) as they are; traced values as zeros.
+        arrays = [a if isinstance(a, (np.ndarray, np.generic)) else np.zeros(a.shape, a.dtype)
+                  for a in args]
         with np.errstate(all="ignore"):
             OPS[op.type].kernel(*arrays, **op.attrs)
     except Exception as e:

@@ -37,12 +37,15 @@ INITIAL_ROOM = 64
 class Residuals:
     """Values one executable kept for another, left on the device: `values`
     maps a name to (value, undefined flag or None); `labels` names the ones
-    that may be undefined (for the NameError / zero-cotangent rules)."""
-    __slots__ = ("values", "labels")
+    that may be undefined (for the NameError / zero-cotangent rules); `key`
+    is the producing executable's, which fixes their shapes (an executable
+    given them is compiled per key)."""
+    __slots__ = ("values", "labels", "key")
 
-    def __init__(self, values, labels):
+    def __init__(self, values, labels, key):
         self.values = values
         self.labels = labels
+        self.key = key
 
 
 class Executable:
@@ -54,7 +57,8 @@ class Executable:
     and the rows needed when tensor arrays or loop histories exist; then the
     kept values (one structure, left on the device)."""
 
-    def __init__(self, compiled, lowered, sites, traced, n_written):
+    def __init__(self, key, compiled, lowered, sites, traced, n_written):
+        self.key = key
         self.compiled = compiled
         self.lowered = lowered
         self.sites = sites
@@ -88,7 +92,7 @@ class Executable:
         need = np.asarray(next(it)).item() if self.uses_room else 0
         kept = None
         if self.kept_labels is not None:
-            kept = Residuals(next(it), self.kept_labels)
+            kept = Residuals(next(it), self.kept_labels, self.key)
         return fetched, written, code, need, kept
 
 
@@ -156,13 +160,18 @@ class XlaProgram:
             return fetched, kept, params
 
     def executable(self, feeds, given=None):
-        key = (tuple((a.shape, a.dtype) for a in feeds), self.room)
+        key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
+               None if given is None else given.key)
         exe = self._executables.get(key)
         if exe is None:
             with self._lock:
                 exe = self._executables.get(key)
                 if exe is None:
-                    exe = self._compile(feeds, given, key[1])
+                    try:
+                        exe = self._compile(key, feeds, given)
+                    except Exception as e:
+                        _drop_jax_note(e)
+                        raise
                     self._executables[key] = exe  # only a complete entry is cached
         return exe
 
@@ -171,7 +180,8 @@ class XlaProgram:
         return self.executable(feeds, given).lowered.as_text()
 
     # ---- compiling ---------------------------------------------------------------------
-    def _compile(self, feeds, given, room):
+    def _compile(self, key, feeds, given):
+        room = key[1]
         sites = ErrorSites()
         traced = {}
         n_feeds = len(self.feed_names)
@@ -217,7 +227,17 @@ class XlaProgram:
         with x64():
             lowered = jax.jit(fn).lower(*specs)
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
-        return Executable(compiled, lowered, sites, traced, len(self.written))
+        return Executable(key, compiled, lowered, sites, traced, len(self.written))
+
+
+def _drop_jax_note(error):
+    """Drop from `error` (a d2s error raised while JAX traced) the note JAX adds
+    about its hidden frames: the same text as on the numpy backend."""
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        error.__notes__ = [n for n in notes if "JAX has removed its internal frames" not in n]
+        if not error.__notes__:
+            del error.__notes__
 
 
 def _flag_array(env, low, name):
