@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import autograd
+from . import autograd, effects, state
 from .dtypes import as_dtype, default_dtype_for
 from .methods import TensorMethods
 
@@ -28,6 +28,8 @@ class Tensor(TensorMethods):
         self._node = None
         self._out_index = 0
         self.name = name
+        if state._tls.builders:  # made while a program is being built
+            effects.note_new_tensor(self)
 
     @classmethod
     def _from_array(cls, value, stop_gradient=True):
@@ -110,9 +112,18 @@ class Tensor(TensorMethods):
 
     # ---- autograd ------------------------------------------------------------
     def backward(self, grad=None):
+        if state._tls.builders:  # inside a traced step: the step's backward
+            ov = effects.overlay()
+            if ov is not None:
+                return ov.backward(self, grad)
         autograd.backward(self, grad)
 
     def clear_grad(self):
+        if state._tls.builders:  # inside a traced step: a write of the step
+            ov = effects.overlay()
+            if ov is not None:
+                ov.activate("clear_grad()")
+                ov.track(self)
         self.grad = None
 
     def detach(self):

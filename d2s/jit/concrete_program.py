@@ -29,6 +29,7 @@ from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, wri
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
+from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 
 
@@ -177,47 +178,70 @@ class ConcreteProgram:
 
     # ---- tracing ----------------------------------------------------------------
     @classmethod
-    def trace(cls, converted_fn, signature, bound_self=None):
+    def trace(cls, converted_fn, signature, bound_self=None, check_finite=False):
+        """Trace `converted_fn` for `signature`. A function that calls backward,
+        an optimizer's step or clear_grad is a whole training step: its
+        program also computes the new parameters, gradients and optimizer
+        state, and it comes back as a `StepProgram` (jit.train_step) that
+        commits them to the eager objects on each run."""
         program = Program()
-        inputs, leaves, taken = [], [], set()
-        with framework.program_guard(program):
-            for leaf, spec, name in zip(signature.leaves, signature.specs, signature.names):
-                if spec is None:
-                    leaves.append(leaf)
-                    continue
-                unique = name
-                while unique in taken:
-                    unique += "_"
-                taken.add(unique)
-                var = framework.data(unique, spec.shape, spec.dtype)
-                var.stop_gradient = getattr(leaf, "stop_gradient", True)
-                inputs.append(var)
-                leaves.append(var)
-            args, kwargs = unflatten(signature.tree, leaves)
-            # Arguments holding no tensor are passed as they are (a list the
-            # function appends to is the caller's list, as in Python).
-            args = tuple(orig if _tensor_free(orig) else new
-                         for orig, new in zip(signature.args, args))
-            kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
-                      for k, v in kwargs.items()}
-            if bound_self is not None:
-                args = (bound_self,) + tuple(args)
-            result = converted_fn(*args, **kwargs)
-            out_leaves, out_tree = flatten(result)
-            outputs, positions, constants = [], [], list(out_leaves)
-            for pos, leaf in enumerate(out_leaves):
-                if isinstance(leaf, (Variable, Tensor)):
-                    var = program._builder.to_var(leaf)
-                    check_visible(var, program.global_block())
-                    outputs.append(var)
-                    positions.append(pos)
-                    constants[pos] = None  # replaced by the output's value on each run
-        prune_program(program, [v.name for v in outputs])
+        inputs, leaves, taken, arguments = [], [], set(), []
+        overlay = program._builder.overlay = StateOverlay(program)
+        effects, failed = None, True
+        # Traced with gradients on: the caller's grad mode decides at run time
+        # whether outputs join the tape; only no_grad() inside detaches.
+        try:
+            with framework.program_guard(program), state.enable_grad():
+                for leaf, spec, name in zip(signature.leaves, signature.specs, signature.names):
+                    if spec is None:
+                        leaves.append(leaf)
+                        continue
+                    unique = name
+                    while unique in taken:
+                        unique += "_"
+                    taken.add(unique)
+                    var = framework.data(unique, spec.shape, spec.dtype)
+                    var.stop_gradient = getattr(leaf, "stop_gradient", True)
+                    inputs.append(var)
+                    leaves.append(var)
+                    arguments.append((var, leaf if isinstance(leaf, Tensor) else None))
+                overlay.set_arguments(arguments)
+                args, kwargs = unflatten(signature.tree, leaves)
+                # Arguments holding no tensor are passed as they are (a list the
+                # function appends to is the caller's list, as in Python).
+                args = tuple(orig if _tensor_free(orig) else new
+                             for orig, new in zip(signature.args, args))
+                kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
+                          for k, v in kwargs.items()}
+                if bound_self is not None:
+                    args = (bound_self,) + tuple(args)
+                result = converted_fn(*args, **kwargs)
+                out_leaves, out_tree = flatten(result)
+                outputs, positions, constants = [], [], list(out_leaves)
+                for pos, leaf in enumerate(out_leaves):
+                    if isinstance(leaf, (Variable, Tensor)):
+                        var = program._builder.to_var(leaf)
+                        check_visible(var, program.global_block())
+                        outputs.append(var)
+                        positions.append(pos)
+                        constants[pos] = None  # replaced by the output's value on each run
+                if overlay.active:
+                    effects = overlay.finish()
+            failed = False
+        finally:
+            overlay.restore(failed)
+            program._builder.overlay = None
+        kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
+        prune_program(program, kept)
         n_forward = len(program.global_block().ops)
         layers = [x for x in (bound_self,) + tuple(signature.args)
                   if hasattr(x, "named_sublayers")]
-        return cls(program, inputs, outputs, OutputStructure(out_tree, constants, positions),
-                   n_forward, CapturedTensors.from_layers(program, layers))
+        args = (program, inputs, outputs, OutputStructure(out_tree, constants, positions),
+                n_forward, CapturedTensors.from_layers(program, layers))
+        if effects is not None:
+            from .train_step import StepProgram  # (it builds on this module)
+            return StepProgram(*args, effects=effects, check_finite=check_finite)
+        return cls(*args)
 
     def captured_tensors(self):
         """The eager tensors the program reads now, `main_program.captured`

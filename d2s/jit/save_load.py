@@ -23,6 +23,7 @@ from .concrete_program import ConcreteProgram, OutputStructure
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
                             decode_attr, program_from_json, program_to_json)
 from .static_function import StaticFunction
+from .train_step import StepProgram
 
 
 def _static_function_of(obj):
@@ -77,6 +78,12 @@ def save(layer_or_fn, path, input_spec=None):
         if concrete is None:
             raise ValueError("jit.save: no program has been built yet; call the function "
                              "once or pass input_spec=[InputSpec(...), ...]")
+    if isinstance(concrete, StepProgram):
+        raise TypeError(
+            f"jit.save: '{sf.__qualname__}' is a training step "
+            "(it calls backward(), an optimizer's step() or clear_grad(), and its program "
+            "writes parameters, gradients and optimizer state): save the model, not the "
+            "step, e.g. d2s.jit.save(model, path, input_spec=[...])")
     concrete.captured_tensors()  # layer attributes replaced since the last run
     program = concrete.main_program
     encoder = AttrEncoder()

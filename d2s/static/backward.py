@@ -1,8 +1,12 @@
 """Static reverse-mode autodiff: the registry's vjp rules applied to Variables.
 
-`_backward_block` walks a block's ops in reverse, calling each op's vjp
-rule with Variables while the builder appends the resulting grad ops to the
-block under construction. `cond` and `while` are differentiated by building
+`backward_block` walks a block's ops from the targets back, calling each
+op's vjp rule with Variables while the builder appends the resulting grad ops
+to the block under construction. It visits the ops in the order the eager
+tape's walk (`core.autograd`) visits the nodes the same code records, and
+sums the cotangents of a value in the same order, so a gradient computed by
+a program is bitwise the one eager mode computes (floating-point sums of
+three or more terms depend on their order). `cond` and `while` are differentiated by building
 gradient sub-blocks from their bodies (recursively, with the same walk) and
 one `cond_grad` / `while_grad` op that runs them against the forward scopes
 the forward op saved (one per branch taken, or one per loop iteration).
@@ -28,14 +32,53 @@ def _float(v):
     return is_floating(v.dtype)
 
 
-def _requires(ops, wrt_ids):
-    """Ids of Variables that depend on `wrt` through differentiable paths."""
+def _differentiable(op, through_grad_ops=True):
+    if op.is_grad and not through_grad_ops:
+        return False
+    return op.type in ("cond", "while") or bool(OPS.get(op.type) and OPS[op.type].vjp)
+
+
+def _requires(ops, wrt_ids, through_grad_ops=True, floats_only=True):
+    """Ids of Variables that depend on `wrt` through differentiable paths.
+
+    With `floats_only=False`: every output of a differentiable op reading such
+    a value, whatever its dtype: the ops that have a node on the eager tape
+    (which records an op when any input requires a gradient)."""
     req = set(wrt_ids)
     for op in ops:
-        if any(id(v) in req for v in op.inputs):
-            if op.type in ("cond", "while") or OPS.get(op.type) and OPS[op.type].vjp:
-                req.update(id(o) for o in op.outputs if _float(o))
+        if any(id(v) in req for v in op.inputs) and _differentiable(op, through_grad_ops):
+            req.update(id(o) for o in op.outputs if not floats_only or _float(o))
     return req
+
+
+def grad_walk_order(ops, targets, recorded):
+    """The ops a backward from `targets` visits, in the order eager's tape walk
+    visits the nodes of the same computation: `core.autograd` sorts nodes by a
+    depth-first search from the loss (inputs pushed in order, the last popped
+    first) and walks that order reversed. `recorded` holds the ids of values
+    eager would give a node (see `_requires(floats_only=False)`); only their
+    producers are followed, as only they would be on the tape."""
+    producer = {}
+    for op in ops:
+        for v in op.outputs:
+            producer[id(v)] = op
+    order, seen = [], set()
+    stack = [(producer[id(t)], False) for t in reversed(targets)
+             if id(t) in producer and id(t) in recorded]
+    while stack:
+        op, done = stack.pop()
+        if done:
+            order.append(op)
+            continue
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        stack.append((op, True))
+        for v in op.inputs:
+            p = producer.get(id(v))
+            if p is not None and id(p) not in seen and id(v) in recorded:
+                stack.append((p, False))
+    return order[::-1]
 
 
 def _accumulate(grads, var, g):
@@ -43,16 +86,22 @@ def _accumulate(grads, var, g):
     grads[id(var)] = g if prev is None else add(prev, g)
 
 
-def backward_block(block, targets, cts, wrt):
+def backward_block(block, targets, cts, wrt, seeds=None, through_grad_ops=True):
     """Append to the current block the ops computing d(targets)/d(wrt).
 
     Returns a list aligned with `wrt`: a Variable, or None where no path exists.
+    `seeds` (id of a `wrt` Variable -> Variable) start a gradient's sum, as an
+    eager leaf's existing `.grad` does: the result is `seed + g1 + g2 ...` in
+    eager's order. With `through_grad_ops=False` gradients do not flow through
+    ops an earlier backward appended (eager runs its backward without a tape).
     """
-    grads = {}
+    grads = dict(seeds or {})
     for t, g in zip(targets, cts):
         _accumulate(grads, t, g)
-    req = _requires(block.ops, {id(w) for w in wrt})
-    for op in reversed(block.ops):
+    wrt_ids = {id(w) for w in wrt}
+    req = _requires(block.ops, wrt_ids, through_grad_ops)
+    recorded = _requires(block.ops, wrt_ids, through_grad_ops, floats_only=False)
+    for op in grad_walk_order(block.ops, targets, recorded):
         if not any(id(o) in grads for o in op.outputs):
             continue
         if not any(id(v) in req for v in op.inputs):

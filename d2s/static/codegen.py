@@ -29,6 +29,7 @@ from ..core.registry import OPS
 from .executor import UndefinedValue, _relocate
 from .passes import ProgramView, optimize
 from .passes.inplace import is_ufunc_op
+from .update_plan import UpdateBuffers
 
 
 class NotCompilable(Exception):
@@ -148,7 +149,10 @@ class _Emitter:
         args = [self.ident(v.name) for v in op.inputs]
         buf = self.view.inplace.get(id(op))
         symbol = _OPERATORS.get(op.type)
-        if buf is not None and is_ufunc_op(op):
+        if isinstance(buf, UpdateBuffers):  # an update writing into these arrays
+            kwargs = self.attrs_source(op) + buf.kwargs_source(self.ident)
+            call = f"{self.kernel(op.type)}({', '.join(args + kwargs)})"
+        elif buf is not None and is_ufunc_op(op):
             call = f"{self.kernel(op.type)}({', '.join(args + ['out=' + self.ident(buf)])})"
         elif symbol is not None and len(args) == 2 and OPS[op.type].kernel is _UFUNCS[op.type]:
             if all(not v.shape for v in op.inputs):  # scalar arithmetic (loop counters)

@@ -96,6 +96,19 @@ class Variable(Symbolic, TensorMethods):
     def __index__(self):
         raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
 
+    def backward(self, grad=None):
+        """In a function traced by `to_static`: the step's backward. Gradient ops
+        are appended now; the gradients land on the parameters' `.grad` when a
+        run of the program commits (static.state_overlay)."""
+        overlay = self._owning_builder().overlay
+        if overlay is None:
+            raise RuntimeError(
+                f"backward() of static Variable '{self.name}' works inside a function "
+                "converted by d2s.jit.to_static (it becomes the backward of the step's "
+                "program); in a hand-built Program use d2s.static.gradients(...) or "
+                "optimizer.minimize(loss)")
+        overlay.backward(self, grad)
+
     def __repr__(self):
         return f"Variable({self.name}: {format_type(self)})"
 
