@@ -158,6 +158,8 @@ class CapturedTensors:
 class ConcreteProgram:
     """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
 
+    RUNNER = "concrete_runner"  # what runs it on another backend (d2s.backends.<name>)
+
     def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
                  captured=None):
         self.main_program = main_program
@@ -314,7 +316,7 @@ class ConcreteProgram:
             with self._lock:
                 runner = self._runners.get(backend)
                 if runner is None:
-                    runner = self._runners[backend] = impl.concrete_runner(self)
+                    runner = self._runners[backend] = getattr(impl, self.RUNNER)(self)
         return runner
 
     def _taped(self, tensors, captured, values, saved):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from ._jax import jax  # noqa: F401  (ImportError with the install hint when missing)
 from .concrete import ConcreteRunner as concrete_runner
+from .concrete import StepRunner as step_runner
 from .errors import LoweringError, Unsupported
 from .program import XlaProgram
 from .runner import runner_for
 
-__all__ = ["XlaProgram", "runner_for", "concrete_runner", "Unsupported", "LoweringError"]
+__all__ = ["XlaProgram", "runner_for", "concrete_runner", "step_runner", "Unsupported", "LoweringError"]

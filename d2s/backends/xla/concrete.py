@@ -155,3 +155,49 @@ class SavedOnDevice:
         return self.runner.backward(
             self, cts, wanted,
             lambda: numpy_gradients(self.host_feeds + self.host_params, cts, wanted))
+
+
+class StepRunner:
+    """A whole training step (`d2s.jit.train_step.StepProgram`) on XLA.
+
+    The step is a pure program (inputs, parameters and state, gradients held
+    before) -> (outputs, new values, new gradients). Parameters stay on the
+    device; the new value of a captured one is written back by the run
+    itself (its device array kept for the next step: nothing is sent again),
+    unless the step checks finiteness first (then everything is committed
+    by the step after its check). Falls back to numpy as a whole."""
+
+    def __init__(self, step):
+        program = step.main_program
+        self.step = step
+        n_captured = len(program.captured)
+        n_inputs = len(step.inputs)
+        names = step.run_inputs
+        self.feed_names = names[:n_inputs] + names[n_inputs + n_captured:]
+        self.output_names = step.run_outputs
+        writes = {} if step.check_finite else step.captured_writes()
+        self.fetch_names = [n for n in self.output_names if n not in writes]
+        check_fed(program, program.all_ops(), self.feed_names)
+        self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
+                                                writes=writes), stacklevel=7)
+        self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
+
+    def run(self, feeds, tensors, numpy_fallback):
+        """Values of the step's `run_outputs` (those written back already: the
+        parameter's new array)."""
+        part = self._part
+        xla = part.xla
+        if xla is None:
+            return numpy_fallback()
+        try:
+            fetched = xla.run(feeds, tensors)[0]
+        except Unsupported as e:
+            part.fall_back(e)
+            return numpy_fallback()
+        if not self._writes:
+            return fetched
+        captured = self.step.main_program.captured
+        values = list(fetched)
+        for i, param in self._writes:
+            values.insert(i, captured[param]._value)
+        return values

@@ -101,9 +101,13 @@ class XlaProgram:
 
     `keep`: names returned on the device as `Residuals` (see the module
     docstring); `given`: names this program reads from a `Residuals`
-    passed to each call."""
+    passed to each call. Captured parameters are written back after a
+    successful run — those ops write, and `writes` ({value name: captured
+    name}: a pure program's new value of a parameter) — their device arrays
+    kept for the next run."""
 
-    def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=()):
+    def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
+                 writes=None):
         gb = program.global_block()
         ops = list(gb.ops if ops is None else ops)
         self.program = program
@@ -112,9 +116,12 @@ class XlaProgram:
         self.keep = list(keep)
         self.given = list(given)
         self.param_names = list(program.captured)
-        self.written = sorted({v.name for op in ops for v in op.outputs
-                               if v.name in program.captured})
-        view = dce.run(ProgramView(program, ops, self.fetch_names + self.written + self.keep,
+        # (captured name, name of its new value)
+        self.written = [(n, n) for n in sorted({v.name for op in ops for v in op.outputs
+                                                if v.name in program.captured})]
+        self.written += [(param, value) for value, param in (writes or {}).items()]
+        view = dce.run(ProgramView(program, ops, self.fetch_names + self.keep
+                                   + [value for _, value in self.written],
                                    self.feed_names + self.param_names + self.given))
         self.blocks = view.blocks
         for block_ops in self.blocks.values():
@@ -155,7 +162,7 @@ class XlaProgram:
                 continue
             if code:
                 raise exe.sites.error(code)
-            for name, value in zip(self.written, written):
+            for (name, _), value in zip(self.written, written):
                 self.params.write(name, value)
             return fetched, kept, params
 
@@ -206,7 +213,7 @@ class XlaProgram:
                 if flag is not None:
                     outs.append(jnp.asarray(flag))
                 layout.append((is_array, None if flag is None else low.undefined[name]))
-            outs.extend(env.get(n) for n in self.written)
+            outs.extend(env.get(value) for _, value in self.written)
             if len(sites):
                 outs.append(low.err)
             if low.uses_room:
