@@ -66,17 +66,22 @@ class OutputStructure:
     computed by the program, every other leaf is a Python value traced as is
     (None included: a function may return None, so None never marks a slot).
     """
-    __slots__ = ("tree", "constants", "positions", "single")
+    __slots__ = ("tree", "constants", "positions", "single", "flat_tuple")
 
     def __init__(self, tree, constants, positions):
         self.tree = tree
         self.constants = constants
         self.positions = positions
         self.single = tree is None and positions == [0]  # the common case, kept fast
+        # `return a, b`: a tuple of computed values only (also kept fast)
+        self.flat_tuple = (tree == (tuple, (None,) * len(constants))
+                           and positions == list(range(len(constants))))
 
     def restructure(self, values):
         if self.single:
             return values[0]
+        if self.flat_tuple:
+            return tuple(values)
         leaves = list(self.constants)
         for pos, value in zip(self.positions, values):
             leaves[pos] = value
@@ -266,7 +271,7 @@ class ConcreteProgram:
         """Run with eager input Tensors (in `inputs` order) on `backend` (a
         resolved name, see `static.backend`); eager outputs."""
         if backend != "numpy":
-            return self._call_on(self._runner(backend), tensors)
+            return self._call_on(self._runners.get(backend) or self._runner(backend), tensors)
         captured = self._captured.current()
         arrays = [t._value for t in tensors]
         for t in captured:
@@ -289,16 +294,20 @@ class ConcreteProgram:
         captured = self._captured.current()
         feeds = [t._value for t in tensors]
         if self._needs_grad(tensors, captured):
-            values, saved = runner.forward_for_grad(
-                feeds, captured, lambda: self._forward_for_grad(self._arrays(feeds, captured)))
+            values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad)
             return self._taped(tensors, captured, values, saved)
-        values = runner.forward(feeds, captured,
-                                lambda: self._run_numpy(self._arrays(feeds, captured)))
+        values = runner.forward(feeds, captured, self._numpy_forward)
+        new = Tensor._from_array
+        if self.output_structure.single and type(values[0]) is np.ndarray:
+            return new(values[0])
         return self._wrap(values)
 
-    @staticmethod
-    def _arrays(feeds, captured):
-        return list(feeds) + [t._value for t in captured]
+    # What a backend's runner falls back to: the same parts on numpy.
+    def _numpy_forward(self, feeds, captured):
+        return self._run_numpy(list(feeds) + [t._value for t in captured])
+
+    def _numpy_for_grad(self, feeds, captured):
+        return self._forward_for_grad(list(feeds) + [t._value for t in captured])
 
     def _run_numpy(self, arrays):
         """Forward output values on the numpy backend (compiled or interpreted)."""

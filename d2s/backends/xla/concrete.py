@@ -42,6 +42,9 @@ class ConcreteRunner:
         self.output_names = [v.name for v in concrete.outputs]
         check_fed(program, program.all_ops(), self.input_names)
         self._forward = None
+        self._fast = None      # the forward's per-call path, once known (see fast_forward)
+        # Every call has the inputs' declared shapes (no None dim): one executable.
+        self._fixed_shapes = all(d is not None for v in concrete.inputs for d in v.shape)
         self._grad_forward = None
         self._backwards = {}   # wanted-gradient mask -> Lowered backward
         self._lock = threading.Lock()
@@ -50,14 +53,21 @@ class ConcreteRunner:
     def forward(self, feeds, tensors, numpy_fallback):
         """Output values (arrays, or UndefinedValue) for input arrays `feeds`
         and the captured `tensors` to read now."""
+        fast = self._fast
+        if fast is not None:
+            return fast(feeds, tensors)
         part = self._forward or self._forward_part()
         xla = part.xla
-        if xla is not None:  # the common case, without a closure per call
+        if xla is not None:
             try:
-                return xla.run(feeds, tensors)[0]
+                values = xla.run(feeds, tensors)[0]
             except Unsupported as e:
                 part.fall_back(e)
-        return numpy_fallback()
+            else:
+                if self._fixed_shapes:
+                    self._fast = xla.fast_forward(feeds)
+                return values
+        return numpy_fallback(feeds, tensors)
 
     def lowered_text(self, feeds):
         """The StableHLO of the forward for these input arrays' shapes."""
@@ -70,12 +80,12 @@ class ConcreteRunner:
     # ---- gradients -----------------------------------------------------------------
     def forward_for_grad(self, feeds, tensors, numpy_fallback):
         """(output values, what the backward needs): on XLA a `SavedOnDevice`,
-        else whatever `numpy_fallback()` returns with the values."""
+        else whatever `numpy_fallback(feeds, tensors)` returns."""
         part = self._grad_forward
         if part is None:
             part = self._part("_grad_forward", self._build_grad_forward)
         return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors),
-                         numpy_fallback)
+                         lambda: numpy_fallback(feeds, tensors))
 
     def _build_grad_forward(self):
         backward = self.concrete.backward_program()

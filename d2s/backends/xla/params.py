@@ -56,7 +56,7 @@ class DeviceParams:
         for i, t in enumerate(self.tensors):
             if t._value is not host[i]:
                 self._refresh(i)
-        return list(self._device)  # a snapshot: a later refresh does not change it
+        return self._device  # replaced, never changed in place, by a later refresh
 
     def _refresh(self, i):
         tensor, value = self.tensors[i], self.tensors[i]._value
@@ -74,7 +74,12 @@ class DeviceParams:
                 device = jax.device_put(value)
             _remember(tensor, value, device)
         self._host[i] = value
-        self._device[i] = device
+        self._set_device(i, device)
+
+    def _set_device(self, i, device):
+        devices = list(self._device)  # a new list: earlier callers keep their snapshot
+        devices[i] = device
+        self._device = devices
 
     def write(self, name, device_value):
         """A program's new value of parameter `name`: rebinds the Tensor to a
@@ -84,4 +89,4 @@ class DeviceParams:
         self.tensors[i]._value = host
         _remember(self.tensors[i], host, device_value)
         self._host[i] = host
-        self._device[i] = device_value
+        self._set_device(i, device_value)

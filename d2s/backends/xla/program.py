@@ -70,6 +70,16 @@ class Executable:
         # Every fetch a plain array, nothing else returned: read without a walk.
         self.plain = (not any(a or lab for a, lab in self.layout) and not n_written
                       and not len(sites) and not self.uses_room and self.kept_labels is None)
+        # 64-bit arguments lose their width unless x64 is on when they are passed.
+        self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
+
+    def call(self, args):
+        """The raw results for `args` (the compiled function's fast C++ entry)."""
+        call = self.compiled._call or self.compiled
+        if self.needs_x64:
+            with x64():
+                return call(*args)
+        return call(*args)
 
     def read(self, outs):
         """(fetch values, written device arrays, error code, rows needed, kept)."""
@@ -149,10 +159,9 @@ class XlaProgram:
         while True:
             exe = self.executable(feeds, given)
             params = fixed if fixed is not None else self.params.device_values(tensors)
-            with x64():
-                outs = exe.compiled(*args, *params)
-                if exe.effects:
-                    jax.effects_barrier()  # printed before we return
+            outs = exe.call(args + params)
+            if exe.effects:
+                jax.effects_barrier()  # printed before we return
             fetched, written, code, need, kept = exe.read(outs)
             if need > self.room:
                 # Rows were dropped (and anything computed from them, errors
@@ -165,6 +174,30 @@ class XlaProgram:
             for (name, _), value in zip(self.written, written):
                 self.params.write(name, value)
             return fetched, kept, params
+
+    def fast_forward(self, feeds):
+        """A function (feeds, tensors) -> output arrays for programs whose every
+        call compiles to this one executable (fixed feed shapes) and returns
+        plain arrays (no error sites, tensor arrays, writes or kept values),
+        or None: the per-call path of small programs, without `run`'s walk."""
+        exe = self.executable(feeds)
+        if not exe.plain or exe.effects:
+            return None
+        compiled, params, array = exe.compiled, self.params, np.array
+        exe.call(list(feeds) + params.device_values())  # sets `compiled._call`
+        call = compiled._call or compiled
+        if exe.needs_x64:
+            def forward(feeds, tensors):
+                with x64():
+                    outs = call(*feeds, *params.device_values(tensors))
+                return [array(o) for o in outs]
+        elif params.names:
+            def forward(feeds, tensors):
+                return [array(o) for o in call(*feeds, *params.device_values(tensors))]
+        else:
+            def forward(feeds, tensors):
+                return [array(o) for o in call(*feeds)]
+        return forward
 
     def executable(self, feeds, given=None):
         key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
@@ -223,7 +256,7 @@ class XlaProgram:
                 outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
                 kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
             traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
-                          kept_labels=kept_labels)
+                          kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
         specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in feeds]
