@@ -9,7 +9,9 @@ Each workload (benchmarks/workloads.py) is written once as d2s code and run
 any timing. Per mode: median time per call over several rounds of many calls
 (calibrated so a round takes ~0.15 s), with the spread; ratios eager/static
 and numpy/static; the first-call time of a fresh StaticFunction (convert,
-trace, build, run). torch / jax columns are added when they import.
+trace, build, run). torch / jax columns are added when they import, and an
+ONNX Runtime column (the program exported by `d2s.onnx`, run on one thread)
+for the inference workloads when onnx and onnxruntime import.
 Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
 Exit status 1 when a workload fails or disagrees between modes.
 """
@@ -44,13 +46,15 @@ import numpy as np  # noqa: E402
 import d2s  # noqa: E402
 from d2s.jit import enable_to_static  # noqa: E402
 
+import onnx_runtime  # noqa: E402
 import others  # noqa: E402
 import timing  # noqa: E402
 import xla_columns  # noqa: E402
 from workloads import WORKLOADS, arrays  # noqa: E402
 
 D2S_MODES = ("eager", "static", "numpy")
-LABELS = {"eager": "eager d2s", "static": "to_static", "numpy": "numpy"}
+LABELS = {"eager": "eager d2s", "static": "to_static", "numpy": "numpy",
+          onnx_runtime.COLUMN: "ONNX Runtime"}
 
 # Targets (printed, not asserted).
 NUMPY_RATIO_TARGET = {"W4": 0.95}          # numpy/static >= this; default 1.0
@@ -206,6 +210,11 @@ def run_workload(key, seed, cfg, libs, progress, columns=()):
     wl = WORKLOADS[key](np.random.default_rng(seed))
     entry = {"key": key, "title": wl.title, "info": wl.info, "no_grad": wl.no_grad}
     extra, extra_errors = others.modes_for(key, wl.np_args, libs) if libs else ({}, {})
+    if cfg["onnx"]:
+        try:
+            extra.update(onnx_runtime.modes(wl))
+        except Exception as e:                 # noqa: BLE001 - an optional column
+            extra_errors[onnx_runtime.COLUMN] = f"{type(e).__name__}: {e}".splitlines()[0]
     if extra_errors:
         entry["other_errors"] = extra_errors
     # The bar assumed two columns per library; correct it for what was built.
@@ -441,7 +450,8 @@ def main(argv=None):
     parser.add_argument("--json", default=os.path.join(HERE, "results", "compare_modes.json"))
     parser.add_argument("--png", default=os.path.join(HERE, "results", "compare_modes.png"),
                         help="bar chart path; '' for none")
-    parser.add_argument("--no-others", action="store_true", help="skip torch / jax columns")
+    parser.add_argument("--no-others", action="store_true",
+                        help="skip the torch / jax / ONNX Runtime columns")
     parser.add_argument("--no-xla", action="store_true",
                         help="skip the to_static xla column (default: on when jax imports)")
     parser.add_argument("--xla-persistent", action="store_true",
@@ -467,6 +477,7 @@ def main(argv=None):
     if args.round_time is not None:
         cfg["target_s"] = args.round_time
     cfg["quick"] = args.quick
+    cfg["onnx"] = not args.no_others and onnx_runtime.available()
     libs = [] if args.no_others else others.available()
     COLUMNS.clear()
     if not args.no_xla and xla_columns.available():

@@ -43,6 +43,9 @@ class Workload:
     atol: float = 1e-6
     info: dict = field(default_factory=dict)
     np_args: tuple = ()   # the numpy inputs/weights, copied at setup (for torch/jax twins)
+    # (to_static function or Layer, example arguments): what the ONNX Runtime
+    # column exports (benchmarks/onnx_runtime.py); empty for training workloads
+    program: tuple = ()
 
 
 def arrays(result):
@@ -108,7 +111,8 @@ def _mlp_workload(key, title, batch, sizes, rng):
         call=lambda: model(x),
         numpy_call=lambda: mlp_numpy(x_np, *params),
         fresh_call=lambda: (lambda f: (lambda: f(x)))(_fresh_method(model, "forward")),
-        info={"batch": batch, "sizes": list(sizes)}, np_args=(x_np, *params))
+        info={"batch": batch, "sizes": list(sizes)}, np_args=(x_np, *params),
+        program=(model, (x,)))
 
 
 def w1(rng):
@@ -150,7 +154,8 @@ def w2(rng):
         call=lambda: grow(x, limit),
         numpy_call=lambda: grow_numpy(x_np, limit),
         fresh_call=lambda: (lambda f: (lambda: f(x, limit)))(to_static(grow.dygraph_function)),
-        info={"shape": [64], "limit": limit, "trips": trips}, np_args=(x_np, limit))
+        info={"shape": [64], "limit": limit, "trips": trips}, np_args=(x_np, limit),
+        program=(grow, (x, limit)))
 
 
 # ---- W3 / W3b: RNN ---------------------------------------------------------------------
@@ -213,7 +218,7 @@ def w3(rng):
         fresh_call=lambda: (lambda f: (lambda: f(x)))(_fresh_method(model, "forward")),
         rtol=1e-4, atol=1e-5,
         info={"T": T, "batch": BATCH, "n_in": N_IN, "hidden": HIDDEN},
-        np_args=(x_np, T, *params))
+        np_args=(x_np, T, *params), program=(model, (x,)))
 
 
 def w3b(rng):
@@ -226,7 +231,7 @@ def w3b(rng):
         fresh_call=lambda: (lambda f: (lambda: f(x, n)))(_fresh_method(model, "forward_n")),
         rtol=1e-4, atol=1e-5,
         info={"T": T, "batch": BATCH, "n_in": N_IN, "hidden": HIDDEN},
-        np_args=(x_np, T, *params))
+        np_args=(x_np, T, *params), program=(model.forward_n, (x, n)))
 
 
 # ---- W5: branchy -----------------------------------------------------------------------
@@ -266,7 +271,8 @@ def w5(rng):
         call=lambda: branchy(x),
         numpy_call=lambda: branchy_numpy(x_np),
         fresh_call=lambda: (lambda f: (lambda: f(x)))(to_static(branchy.dygraph_function)),
-        info={"shape": [32, 256], "mean_positive": bool(x_np.mean() > 0)}, np_args=(x_np,))
+        info={"shape": [32, 256], "mean_positive": bool(x_np.mean() > 0)}, np_args=(x_np,),
+        program=(branchy, (x,)))
 
 
 # ---- W6 / W6a: one training step of W1 -------------------------------------------------

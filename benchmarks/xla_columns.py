@@ -13,7 +13,10 @@ the difference is the backend alone. Beside it:
   (the program is already built: lower, compile, run; the first workload's
   cold call also imports and initialises JAX);
 * with `--xla-persistent`: the first call of a fresh process, twice, with
-  `D2S_CACHE_DIR` set (the second process loads the executables).
+  one new `D2S_CACHE_DIR` (the second process loads the executables).
+
+First calls are timed with an empty cache folder: nothing compiled by an
+earlier process is loaded.
 
 The targets (issue 9) are printed, never asserted.
 """
@@ -58,6 +61,21 @@ def on_xla():
         backend_state._STATE.update(saved)
 
 
+@contextlib.contextmanager
+def empty_cache_folder():
+    """`D2S_CACHE_DIR` is a new, empty folder inside (cold compiles)."""
+    saved = os.environ.get("D2S_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["D2S_CACHE_DIR"] = folder
+        try:
+            yield
+        finally:
+            if saved is None:
+                del os.environ["D2S_CACHE_DIR"]
+            else:
+                os.environ["D2S_CACHE_DIR"] = saved
+
+
 class XlaColumn:
     name = NAME
     label = LABEL
@@ -79,8 +97,9 @@ class XlaColumn:
 
     def first_calls(self, wl, repeats):
         """{entry key: seconds}: the workload's own StaticFunction's first call on
-        xla (its program exists: lower + compile + run), then fresh ones."""
-        with self.context(wl)():
+        xla (its program exists: lower + compile + run), then fresh ones; with
+        an empty cache folder (nothing loaded from earlier processes)."""
+        with self.context(wl)(), empty_cache_folder():
             t0 = time.perf_counter()
             wl.call()
             cold = time.perf_counter() - t0

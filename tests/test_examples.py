@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -34,3 +36,16 @@ def test_demo_runs():
                           capture_output=True, text=True, cwd=str(ROOT), timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "max |eager - static| = 0.00e+00" in proc.stdout
+
+
+def test_deploy_onnx_example_serves_equal_outputs(tmp_path):
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "deploy_onnx.py"),
+                           "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ONNX Runtime agrees with d2s: mlp True, rnn True" in proc.stdout
+    assert (tmp_path / "mlp.onnx").exists() and (tmp_path / "rnn.onnx").exists()
+    blocks = re.findall(r"d2s +(\[.*\])\n +onnxruntime +(\[.*\])", proc.stdout)
+    assert len(blocks) == 5 and all(a == b for a, b in blocks)

@@ -25,6 +25,8 @@ from ..static import framework
 from ..static.backward import BackwardProgram
 from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
+from ..static.control_ops import saved_var
+from ..static.control_ops.undefined import makes_undefined_floats
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
@@ -418,18 +420,22 @@ class ConcreteProgram:
         scopes included); None where only the interpreter can run it."""
         grad_program = self._backward.program
         fwd_ops = self._backward.forward_ops
-        if any(op.type == "undefined" and is_floating(op.outputs[0].dtype)
-               for op in grad_program.all_ops()):
+        if makes_undefined_floats(grad_program.all_ops()):
             return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
-        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
-        produced |= {op.attrs[k] for op in fwd_ops for k in ("save_scope", "save_steps")
-                     if op.attrs.get(k)}
-        saved = sorted(n for n in self._backward.reads if n in produced)
+        saved = self.saved_for_backward()
         fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
         if fwd is not None:
             self._saved_names = saved
         return fwd
+
+    def saved_for_backward(self):
+        """The names the backward ops read that the forward has (inputs,
+        parameters, values it computes, the scopes cond/while save), sorted."""
+        fwd_ops = self.backward_program().forward_ops
+        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
+        produced |= {saved_var(op) for op in fwd_ops if saved_var(op)}
+        return sorted(n for n in self._backward.reads if n in produced)
 
     def _backward_fn(self, wanted):
         """The compiled backward computing only the gradients `wanted` (a mask

@@ -2,7 +2,8 @@
 
 Small on purpose: a Variable is a typed name in a block, an Operator is an
 op type with input/output Variables and attributes, sub-blocks (the bodies
-of `cond` and `while`) are Blocks whose parent is the enclosing block.
+of `cond` and `while`, declared in `control_ops`) are Blocks whose parent is
+the enclosing block.
 `str(program)` prints one op per line with sub-blocks indented beneath the
 op that owns them.
 """
@@ -19,6 +20,7 @@ import numpy as np
 from ..core.dispatch import Symbolic
 from ..core.methods import TensorMethods
 from ..core.shapes import numel
+from .control_ops import sub_block_ids
 
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -134,8 +136,10 @@ class Operator:
         self.is_grad = is_grad
 
     def sub_blocks(self):
-        prog = self.block.program
-        return [prog.blocks[v] for k, v in self.attrs.items() if k.endswith("_block")]
+        """The blocks this op runs (its declaration in `control_ops` says which
+        attributes name them); none for core ops."""
+        blocks = self.block.program.blocks
+        return [blocks[i] for i in sub_block_ids(self)]
 
     def __repr__(self):
         return f"Operator({self.type})"

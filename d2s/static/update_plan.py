@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from ..core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
+from .control_ops import restored_var, saved_values, saved_var
 from .passes.dce import has_side_effect
 from .passes.inplace import _fresh, _reads
 
@@ -100,18 +101,16 @@ class _ReadMap:
         self.saved = {}
         for ops in view.blocks.values():
             for op in ops:
-                for key, keep in (("save_scope", "save_scope_keep"),
-                                  ("save_steps", "save_steps_keep")):
-                    if op.attrs.get(key):
-                        self.saved[op.attrs[key]] = set(op.attrs.get(keep, ()))
+                if saved_var(op):
+                    self.saved[saved_var(op)] = set(saved_values(op))
 
     def __call__(self, op):
         names = self.memo.get(id(op))
         if names is None:
             names = set(_reads(self.view, op))
-            for key in ("scope", "steps"):
-                if op.attrs.get(key) in self.saved:
-                    names |= self.saved[op.attrs[key]]
+            restored = restored_var(op)
+            if restored in self.saved:
+                names |= self.saved[restored]
             self.memo[id(op)] = names
         return names
 

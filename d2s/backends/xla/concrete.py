@@ -32,8 +32,9 @@ from .runner import Lowered
 class ConcreteRunner:
     """How one ConcreteProgram runs on XLA (see the module docstring).
 
-    `concrete` provides `main_program`, `inputs`, `outputs` and
-    `backward_program()` (its BackwardProgram, built on first need)."""
+    `concrete` provides `main_program`, `inputs`, `outputs`,
+    `backward_program()` (its BackwardProgram, built on first need) and
+    `saved_for_backward()`."""
 
     def __init__(self, concrete):
         program = concrete.main_program
@@ -91,10 +92,7 @@ class ConcreteRunner:
         backward = self.concrete.backward_program()
         program = backward.program
         fed = set(self.input_names) | set(program.captured)
-        produced = {v.name for op in backward.forward_ops for v in op.outputs}
-        produced |= {op.attrs[k] for op in backward.forward_ops
-                     for k in ("save_scope", "save_steps") if op.attrs.get(k)}
-        self.kept = sorted(n for n in backward.reads if n in produced and n not in fed)
+        self.kept = [n for n in self.concrete.saved_for_backward() if n not in fed]
         self.backward_feeds = [n for n in self.input_names if n in backward.reads]
         return XlaProgram(program, self.input_names, self.output_names,
                           ops=backward.forward_ops, keep=self.kept)

@@ -19,10 +19,9 @@ import threading
 
 import numpy as np
 
-from ...static.executor import UndefinedValue
 from ...static.passes import ProgramView, dce
+from ...static.scope import UndefinedValue
 from ._jax import jax, jnp, x64
-from .control_flow import CONTROL_FLOW
 from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
@@ -136,8 +135,7 @@ class XlaProgram:
         self.blocks = view.blocks
         for block_ops in self.blocks.values():
             for op in block_ops:
-                if op.type not in CONTROL_FLOW:
-                    rule_for(op)  # an op with no XLA form: Unsupported before any tracing
+                rule_for(op)  # an op with no XLA form: Unsupported before any tracing
         self.params = DeviceParams(program, self.param_names)
         self.room = INITIAL_ROOM
         self._executables = {}

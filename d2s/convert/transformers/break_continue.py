@@ -11,6 +11,7 @@ import ast
 
 from .. import templates
 from ..analysis import annos
+from ..traversal import NodeTransformer
 from .common import LOOP_NODES, SCOPE_NODES, contains, finish
 
 _STOP = SCOPE_NODES + LOOP_NODES
@@ -63,7 +64,7 @@ class _Guarder:
         return stmt
 
 
-class _LoopVisitor(ast.NodeTransformer):
+class _LoopVisitor(NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
 

@@ -2,10 +2,11 @@
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish
 
 
-class _Ternary(ast.NodeTransformer):
+class _Ternary(NodeTransformer):
     def visit_IfExp(self, node):
         self.generic_visit(node)
         if any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):

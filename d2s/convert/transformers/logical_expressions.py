@@ -10,6 +10,7 @@ binding).
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish
 
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
@@ -21,7 +22,7 @@ def _has_walrus(node):
     return any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
 
 
-class _Logical(ast.NodeTransformer):
+class _Logical(NodeTransformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         if _has_walrus(node):

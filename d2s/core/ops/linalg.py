@@ -54,8 +54,16 @@ def _matmul_vjp(g, out, x, y):
 
 
 # HIGHEST: full float32 products on every device (GPUs default to TF32).
+def _matmul_onnx(ns, x, y):
+    x, y = ns.promote(x, y)
+    if x.dtype == np.bool_:
+        raise ns.Unsupported("a matrix product of bools (ONNX's MatMul takes numbers)")
+    return ns.node("MatMul", x, y)  # numpy's matmul: 1-D operands, broadcast batches
+
+
 register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp).lowering(
-    xla=lambda ns, x, y: ns.jnp.matmul(*ns.promote(x, y), precision=ns.lax.Precision.HIGHEST))
+    xla=lambda ns, x, y: ns.jnp.matmul(*ns.promote(x, y), precision=ns.lax.Precision.HIGHEST),
+    onnx=_matmul_onnx)
 
 
 def matmul(x, y):

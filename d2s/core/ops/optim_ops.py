@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Aval, register_op
+from ..registry import Aval, NotLowerable, register_op
+
+# An exported model's weights are constant initializers: nothing updates them.
+_UPDATES_WEIGHTS = NotLowerable("it updates a parameter in place; the weights of an ONNX model "
+                                "are constants (export the forward, not a training step)")
 
 _NO_OUT = (None, None, None, None)
 # The update ops whose kernels take `out=` (one buffer or None per output), and
@@ -37,7 +41,7 @@ def _sgd_xla(ns, param, grad, lr):
 
 
 register_op("sgd_update", _sgd_kernel, lambda p, g, lr: Aval(tuple(p.shape), p.dtype)).lowering(
-    xla=_sgd_xla)
+    xla=_sgd_xla, onnx=_UPDATES_WEIGHTS)
 
 
 def _adam_kernel(param, grad, m, v, step, lr, beta1, beta2, epsilon, out=_NO_OUT):
@@ -75,4 +79,4 @@ def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
 
 # Adam with bias correction; returns (param, m, v, step + 1).
 register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4).lowering(
-    xla=_adam_xla)
+    xla=_adam_xla, onnx=_UPDATES_WEIGHTS)
