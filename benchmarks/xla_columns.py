@@ -15,7 +15,7 @@ the difference is the backend alone. Beside it:
 * with `--xla-persistent`: the first call of a fresh process, twice, with
   one new `D2S_CACHE_DIR` (the second process loads the executables).
 
-First calls are timed with an empty cache folder: nothing compiled by an
+First calls are timed without the cache folder: nothing compiled by an
 earlier process is loaded.
 
 The targets (issue 9) are printed, never asserted.
@@ -62,18 +62,19 @@ def on_xla():
 
 
 @contextlib.contextmanager
-def empty_cache_folder():
-    """`D2S_CACHE_DIR` is a new, empty folder inside (cold compiles)."""
+def no_cache_folder():
+    """`D2S_CACHE_DIR` is '' inside: nothing is loaded from (or stored for)
+    other processes. (JAX opens its cache folder once per process, so the
+    folder itself cannot be swapped for an empty one.)"""
     saved = os.environ.get("D2S_CACHE_DIR")
-    with tempfile.TemporaryDirectory() as folder:
-        os.environ["D2S_CACHE_DIR"] = folder
-        try:
-            yield
-        finally:
-            if saved is None:
-                del os.environ["D2S_CACHE_DIR"]
-            else:
-                os.environ["D2S_CACHE_DIR"] = saved
+    os.environ["D2S_CACHE_DIR"] = ""
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["D2S_CACHE_DIR"]
+        else:
+            os.environ["D2S_CACHE_DIR"] = saved
 
 
 class XlaColumn:
@@ -98,8 +99,8 @@ class XlaColumn:
     def first_calls(self, wl, repeats):
         """{entry key: seconds}: the workload's own StaticFunction's first call on
         xla (its program exists: lower + compile + run), then fresh ones; with
-        an empty cache folder (nothing loaded from earlier processes)."""
-        with self.context(wl)(), empty_cache_folder():
+        no cache folder (nothing loaded from earlier processes)."""
+        with self.context(wl)(), no_cache_folder():
             t0 = time.perf_counter()
             wl.call()
             cold = time.perf_counter() - t0
