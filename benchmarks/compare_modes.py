@@ -11,7 +11,10 @@ any timing. Per mode: median time per call over several rounds of many calls
 and numpy/static; the first-call time of a fresh StaticFunction (convert,
 trace, build, run). torch / jax columns are added when they import, and an
 ONNX Runtime column (the program exported by `d2s.onnx`, run on one thread)
-for the inference workloads when onnx and onnxruntime import.
+for the inference workloads when onnx and onnxruntime import. With torch, a
+second table gives eager cost per op: each eager call's time over the number
+of kernels it ran (counted once per workload), for d2s eager and for eager
+PyTorch doing the same math.
 Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
 Exit status 1 when a workload fails or disagrees between modes.
 """
@@ -44,6 +47,7 @@ import traceback  # noqa: E402
 import numpy as np  # noqa: E402
 
 import d2s  # noqa: E402
+from d2s.core.registry import OPS  # noqa: E402
 from d2s.jit import enable_to_static  # noqa: E402
 
 import onnx_runtime  # noqa: E402
@@ -66,6 +70,7 @@ EAGER_RATIO_TARGET_FOR = {"W6": 2.0}       # (the whole training step: issue 10)
 REFERENCE_ROWS = ("W6a",)
 FIRST_CALL_TARGET_S = 20e-3
 CACHE_HIT_TARGET_S = 10e-6
+PER_OP_TORCH_MODE = "torch"                # eager d2s per op <= this column per op
 
 
 # ---- modes ----------------------------------------------------------------------------------
@@ -204,6 +209,32 @@ def first_calls(wl, repeats):
     return cold, fresh
 
 
+def eager_op_count(wl):
+    """Kernels run by one eager call of the workload (backward and optimizer
+    updates included): the denominator of the per-op figures. Counted by
+    wrapping every registry kernel for that one call, never while timing."""
+    count = [0]
+
+    def counting(kernel):
+        def run(*args, **kwargs):
+            count[0] += 1
+            return kernel(*args, **kwargs)
+        return run
+
+    kernels = {op: op.kernel for op in OPS.values()}
+    try:
+        for op, kernel in kernels.items():
+            op.kernel = counting(kernel)
+        wl.reset()
+        with d2s_mode(False, wl.no_grad):
+            wl.call()
+    finally:
+        for op, kernel in kernels.items():
+            op.kernel = kernel
+        wl.reset()
+    return count[0]
+
+
 def run_workload(key, seed, cfg, libs, progress, columns=()):
     progress.start(key)
     d2s.seed(seed)
@@ -257,6 +288,11 @@ def run_workload(key, seed, cfg, libs, progress, columns=()):
                        "numpy/static": med["numpy"] / med["static"]}
     for column in columns:
         entry["ratios"].update(column.ratios(med))
+    entry["eager_ops"] = ops = eager_op_count(wl)
+    entry["per_op_s"] = {m: med[m] / ops for m in ("eager", PER_OP_TORCH_MODE)
+                         if m in med and ops}
+    if ops:  # what eager d2s adds to hand-written numpy, per op (dispatch, Tensors, no in-place)
+        entry["per_op_s"]["eager-numpy"] = (med["eager"] - med["numpy"]) / ops
     return entry
 
 
@@ -270,6 +306,10 @@ def fmt_time(s):
             v = s / scale
             return f"{v:.3g} {unit}" if v < 99.95 else f"{v:.0f} {unit}"
     return f"{s / 1e-9:.0f} ns"
+
+
+def fmt_signed_time(s):
+    return "-" + fmt_time(-s) if s < 0 else fmt_time(s)
 
 
 def fmt_cell(m):
@@ -311,6 +351,21 @@ def table(entries, mode_names):
     return "\n".join(lines)
 
 
+def per_op_table(entries):
+    """Eager cost per op: d2s eager and eager PyTorch (same math), or None
+    when no workload has a torch column."""
+    rows = [e for e in entries if "error" not in e and PER_OP_TORCH_MODE in e.get("per_op_s", {})]
+    if not rows:
+        return None
+    lines = [f"{'workload':<10}{'ops/call':>9}{'eager d2s/op':>14}{'torch/op':>11}{'d2s/torch':>11}"
+             f"{'d2s over numpy/op':>19}"]
+    for e in rows:
+        d, t = e["per_op_s"]["eager"], e["per_op_s"][PER_OP_TORCH_MODE]
+        lines.append(f"{e['key']:<10}{e['eager_ops']:>9}{fmt_time(d):>14}{fmt_time(t):>11}"
+                     f"{d / t:>10.2f}x{fmt_signed_time(e['per_op_s']['eager-numpy']):>19}")
+    return "\n".join(lines)
+
+
 def targets(entries, cache_hit):
     out = []
     ok = [e for e in entries if "error" not in e and e["key"] != "ADD"
@@ -335,6 +390,11 @@ def targets(entries, cache_hit):
     def first(e, key):
         run = e["modes"]["static"]["median_s"]
         return f"{fmt_time(e[key])}, of which a cached call takes {fmt_time(run)}"
+    per_op = [e for e in ok if PER_OP_TORCH_MODE in e.get("per_op_s", {})]
+    if per_op:
+        verdict("eager d2s per op <= eager torch per op",
+                [(e["key"], f"{e['per_op_s']['eager'] / e['per_op_s'][PER_OP_TORCH_MODE]:.2f}",
+                  e["per_op_s"]["eager"] <= e["per_op_s"][PER_OP_TORCH_MODE]) for e in per_op])
     verdict(f"first call of a fresh StaticFunction <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
             [(e["key"], first(e, "first_call_s"), e["first_call_s"] <= FIRST_CALL_TARGET_S)
              for e in entries if "error" not in e])
@@ -452,6 +512,9 @@ def main(argv=None):
                         help="bar chart path; '' for none")
     parser.add_argument("--no-others", action="store_true",
                         help="skip the torch / jax / ONNX Runtime columns")
+    parser.add_argument("--others", default=None,
+                        help="comma-separated subset of torch,jax,onnx: the optional columns "
+                             "to add (default: every one that imports)")
     parser.add_argument("--no-xla", action="store_true",
                         help="skip the to_static xla column (default: on when jax imports)")
     parser.add_argument("--xla-persistent", action="store_true",
@@ -477,8 +540,12 @@ def main(argv=None):
     if args.round_time is not None:
         cfg["target_s"] = args.round_time
     cfg["quick"] = args.quick
-    cfg["onnx"] = not args.no_others and onnx_runtime.available()
+    wanted = None if args.others is None else set(args.others.split(","))
+    cfg["onnx"] = (not args.no_others and onnx_runtime.available()
+                   and (wanted is None or "onnx" in wanted))
     libs = [] if args.no_others else others.available()
+    if wanted is not None:
+        libs = [lib for lib in libs if lib in wanted]
     COLUMNS.clear()
     if not args.no_xla and xla_columns.available():
         COLUMNS.append(xla_columns.XlaColumn(d2s_mode))
@@ -516,6 +583,10 @@ def main(argv=None):
     print(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
           f"~{cfg['target_s'] * 1e3:g} ms per mode; median per call ±half the min-max spread")
     print(table(table_entries, mode_names))
+    per_op = per_op_table(entries)
+    if per_op:
+        print("\neager cost per op (time per call / kernels run per call; torch: the same math):")
+        print(per_op)
 
     cache_hit = None
     add = next((e for e in entries if e["key"] == "ADD" and "error" not in e), None)
