@@ -13,6 +13,10 @@ around it is a user writing in place into `tensor.numpy()`; so the array a
 device copy was made from is made read-only, and such a write raises
 instead of leaving the device copy stale.
 
+A Tensor rebound since the last call is passed as its host array for that
+call, and copied to the device only when the next call finds it unchanged:
+a parameter an eager optimizer updates every step is never copied twice.
+
 One device copy per Tensor is shared by every program that captured it (a
 training step's write-back is what the forward program reads next).
 """
@@ -46,31 +50,51 @@ class DeviceParams:
         self._host = [None] * len(names)
         self._device = [None] * len(names)
 
-    def device_values(self):
-        """Current device arrays (re-sending the Tensors updated since last time)."""
-        host = self._host
+    def device_values(self, tensors=None):
+        """The parameters' current arrays for a call: device arrays, except for a
+        Tensor rebound since the last call, whose new host array goes in as an
+        argument (XLA copies it in C++, cheaper than a device copy made in
+        Python) and gets its device copy when a call finds it unchanged (a
+        parameter updated every step is never copied twice).
+        `tensors`: the Tensors to read now, in `names` order, where the caller
+        may have rebound some since (a replaced Layer attribute)."""
+        if tensors is not None:
+            self.tensors = tensors
+        host, device = self._host, self._device
         for i, t in enumerate(self.tensors):
-            if t._value is not host[i]:
-                self._refresh(i)
-        return self._device
+            value = t._value
+            if value is not host[i]:
+                self._refresh(i, value)
+            elif device[i] is value:  # passed from the host last time, unchanged since
+                self._to_device(i, value)
+        return self._device  # replaced, never changed in place, by a later refresh
 
-    def _refresh(self, i):
-        tensor, value = self.tensors[i], self.tensors[i]._value
+    def _refresh(self, i, value):
+        tensor = self.tensors[i]
         shared = _SHARED.get(id(tensor))
+        var = self.vars[i]
         if shared is not None and shared[0] is value:
             device = shared[1]
+        elif value.dtype != var.dtype or value.shape != var.shape:
+            raise ValueError(
+                f"parameter '{var.name}' now holds {value.dtype.name}{list(value.shape)}; "
+                f"the program was built for {var.dtype.name}{list(var.shape)}")
         else:
-            var = self.vars[i]
-            if value.dtype != var.dtype or value.shape != var.shape:
-                raise ValueError(
-                    f"parameter '{var.name}' now holds {value.dtype.name}{list(value.shape)}; "
-                    f"the program was built for {var.dtype.name}{list(var.shape)}")
-            value.flags.writeable = False  # in-place writes would leave the copy stale
-            with x64():
-                device = jax.device_put(value)
-            _remember(tensor, value, device)
+            device = value  # this call reads the host array itself
         self._host[i] = value
-        self._device[i] = device
+        self._set_device(i, device)
+
+    def _to_device(self, i, value):
+        value.flags.writeable = False  # in-place writes would leave the copy stale
+        with x64():
+            device = jax.device_put(value)
+        _remember(self.tensors[i], value, device)
+        self._set_device(i, device)
+
+    def _set_device(self, i, device):
+        devices = list(self._device)  # a new list: earlier callers keep their snapshot
+        devices[i] = device
+        self._device = devices
 
     def write(self, name, device_value):
         """A program's new value of parameter `name`: rebinds the Tensor to a
@@ -80,4 +104,4 @@ class DeviceParams:
         self.tensors[i]._value = host
         _remember(self.tensors[i], host, device_value)
         self._host[i] = host
-        self._device[i] = device_value
+        self._set_device(i, device_value)
