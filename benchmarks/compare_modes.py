@@ -24,8 +24,8 @@ import sys
 # Single-threaded BLAS for every mode, before numpy (or anything) is imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1")
+# Only `--flags`: XLA stops reading XLA_FLAGS at the first token that is not one.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,6 +53,7 @@ from d2s.jit import enable_to_static  # noqa: E402
 import onnx_runtime  # noqa: E402
 import others  # noqa: E402
 import timing  # noqa: E402
+import xla_columns  # noqa: E402
 from workloads import WORKLOADS, arrays  # noqa: E402
 
 D2S_MODES = ("eager", "static", "numpy")
@@ -84,16 +85,26 @@ def d2s_mode(static, no_grad):
         enable_to_static(True)
 
 
-def mode_table(wl, extra):
+def mode_table(wl, extra, columns=()):
     """{mode: (zero-arg fn, context factory)} for `timing.measure`."""
     modes = {
         "eager": (wl.call, lambda: d2s_mode(False, wl.no_grad)),
         "static": (wl.call, lambda: d2s_mode(True, wl.no_grad)),
         "numpy": (wl.numpy_call, contextlib.nullcontext),
     }
+    for column in columns:
+        modes[column.name] = column.mode(wl)
     for name, fn in extra.items():
         modes[name] = (fn, contextlib.nullcontext)
     return modes
+
+
+# ---- column registry ----------------------------------------------------------------------
+# More columns of the same d2s functions (another backend, say): each
+# provides `name`, `label`, `headers`, `mode(wl)`, `first_calls(wl, repeats)`,
+# `results(wl, arrays)`, `ratios(medians)`, `cells(entry)` and
+# `targets(entries, verdict)`. Filled in by main().
+COLUMNS = []
 
 
 # ---- progress bar ---------------------------------------------------------------------------
@@ -224,7 +235,7 @@ def eager_op_count(wl):
     return count[0]
 
 
-def run_workload(key, seed, cfg, libs, progress):
+def run_workload(key, seed, cfg, libs, progress, columns=()):
     progress.start(key)
     d2s.seed(seed)
     wl = WORKLOADS[key](np.random.default_rng(seed))
@@ -244,6 +255,8 @@ def run_workload(key, seed, cfg, libs, progress):
     entry["first_call_cold_s"] = cold
     entry["first_call_s"] = statistics.median(fresh)
     entry["first_call_fresh_s"] = fresh
+    for column in columns:
+        entry.update(column.first_calls(wl, cfg["fresh_repeats"]))
     progress.tick("first calls")
 
     eq, failed = check_equal(wl, extra)
@@ -254,9 +267,18 @@ def run_workload(key, seed, cfg, libs, progress):
     entry["equal"] = all(ok for ok, _ in (eq["eager"], eq["numpy"]))
     entry["max_abs_diff"] = {m: d for m, (_, d) in eq.items()}
     entry["others_equal"] = {m: ok for m, (ok, _) in eq.items() if m in extra}
+    if columns:
+        wl.reset()
+        with d2s_mode(True, wl.no_grad):
+            wl.call()
+            static = arrays(wl.call()) + [np.array(a, copy=True) for a in wl.state("static")]
+        for column in columns:
+            ok, diff = compare(static, column.results(wl, arrays), wl.rtol, wl.atol)
+            entry["equal"] = entry["equal"] and ok
+            entry["max_abs_diff"][column.name] = diff
     progress.tick("checked")
 
-    stats = timing.measure(mode_table(wl, extra), rounds=cfg["rounds"],
+    stats = timing.measure(mode_table(wl, extra, columns), rounds=cfg["rounds"],
                            target_s=cfg["target_s"], warmup=cfg["warmup"],
                            max_calls=cfg["max_calls"], tick=progress.tick)
     wl.reset()
@@ -264,6 +286,8 @@ def run_workload(key, seed, cfg, libs, progress):
     med = {m: s.median for m, s in stats.items()}
     entry["ratios"] = {"eager/static": med["eager"] / med["static"],
                        "numpy/static": med["numpy"] / med["static"]}
+    for column in columns:
+        entry["ratios"].update(column.ratios(med))
     entry["eager_ops"] = ops = eager_op_count(wl)
     entry["per_op_s"] = {m: med[m] / ops for m in ("eager", PER_OP_TORCH_MODE)
                          if m in med and ops}
@@ -298,7 +322,8 @@ def fmt_cell(m):
 
 def table(entries, mode_names):
     head = ["workload"] + [LABELS.get(m, m) for m in mode_names] + \
-           ["eager/st", "np/st", "1st call", "cold", "equal"]
+           ["eager/st", "np/st", "1st call", "cold"] + \
+           [h for c in COLUMNS for h in c.headers] + ["equal"]
     rows = []
     for e in entries:
         if "error" in e:
@@ -308,8 +333,10 @@ def table(entries, mode_names):
         for m in mode_names:
             cells.append(fmt_cell(e["modes"][m]) if m in e["modes"] else "-")
         cells += [f"{e['ratios']['eager/static']:.2f}x", f"{e['ratios']['numpy/static']:.2f}x",
-                  fmt_time(e["first_call_s"]), fmt_time(e["first_call_cold_s"]),
-                  "yes" if e["equal"] else "NO"]
+                  fmt_time(e["first_call_s"]), fmt_time(e["first_call_cold_s"])]
+        for column in COLUMNS:
+            cells += column.cells(e)
+        cells.append("yes" if e["equal"] else "NO")
         rows.append(cells)
     width = [max(len(r[i]) for r in [head] + rows if len(r) > i and len(r) == len(head))
              for i in range(len(head))]
@@ -379,6 +406,8 @@ def targets(entries, cache_hit):
         verdict(f"cache-hit overhead <= {CACHE_HIT_TARGET_S * 1e6:g} µs",
                 [("ADD", fmt_time(cache_hit["overhead_s"]),
                   cache_hit["overhead_s"] <= CACHE_HIT_TARGET_S)])
+    for column in COLUMNS:
+        column.targets(ok, verdict)
     return out
 
 
@@ -486,6 +515,11 @@ def main(argv=None):
     parser.add_argument("--others", default=None,
                         help="comma-separated subset of torch,jax,onnx: the optional columns "
                              "to add (default: every one that imports)")
+    parser.add_argument("--no-xla", action="store_true",
+                        help="skip the to_static xla column (default: on when jax imports)")
+    parser.add_argument("--xla-persistent", action="store_true",
+                        help="also time the xla first call of two fresh processes sharing "
+                             "a D2S_CACHE_DIR")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:                        # never fail on a terminal that cannot show µ or ±
@@ -512,6 +546,10 @@ def main(argv=None):
     libs = [] if args.no_others else others.available()
     if wanted is not None:
         libs = [lib for lib in libs if lib in wanted]
+    COLUMNS.clear()
+    if not args.no_xla and xla_columns.available():
+        COLUMNS.append(xla_columns.XlaColumn(d2s_mode))
+        LABELS[xla_columns.NAME] = xla_columns.LABEL
 
     t_start = time.perf_counter()
     # Warm the converter itself (its lazy imports) so W1's cold call measures W1.
@@ -520,13 +558,14 @@ def main(argv=None):
 
     per_workload = 2 + len(D2S_MODES) * (1 + cfg["rounds"])
     per_workload += 2 * len(libs) * (1 + cfg["rounds"])
+    per_workload += len(COLUMNS) * (1 + cfg["rounds"])
     progress = Progress(per_workload * len(keys))
     entries = []
     for key in keys:
         seed = args.seed + list(WORKLOADS).index(key)
         done_before = progress.done
         try:
-            entries.append(run_workload(key, seed, cfg, libs, progress))
+            entries.append(run_workload(key, seed, cfg, libs, progress, COLUMNS))
         except Exception as e:                              # noqa: BLE001 - report, go on
             tb = traceback.format_exc()
             entries.append({"key": key, "error": f"{type(e).__name__}: {e}".splitlines()[0],
@@ -574,11 +613,17 @@ def main(argv=None):
                       f"(max |diff| {e['max_abs_diff'][m]:.3g})")
     tg = targets(entries, cache_hit)
     print_targets(tg)
+    persistent = None
+    if args.xla_persistent and COLUMNS:
+        measured = [e["key"] for e in entries if "error" not in e]
+        persistent = xla_columns.persistent_first_calls(measured, HERE, ROOT)
+        xla_columns.print_persistent(persistent, fmt_time)
     if args.quick:
         print("(--quick: one short round; the numbers are rough)")
 
     result = {"meta": meta(cfg, libs), "workloads": {e["key"]: e for e in entries},
-              "cache_hit": cache_hit, "targets": tg, "wall_s": wall}
+              "cache_hit": cache_hit, "targets": tg, "wall_s": wall,
+              "xla_persistent_first_calls": persistent}
     result["meta"]["wall_s"] = wall
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
