@@ -1,8 +1,9 @@
 """Scaling out: one single-device model, trained on many devices or processes.
 
-Auto-parallel on the xla backend: the training step is one program; the
-batch is split over the mesh dim "dp" (and with --mp the layers are split
-Megatron-style over "mp"); XLA's partitioner inserts the collectives.
+Auto-parallel on the xla backend: the training step, converted with
+`to_static(backend="xla")`, is one program; the batch is split over the mesh
+dim "dp" (and with --mp the layers are split Megatron-style over "mp");
+XLA's partitioner inserts the collectives.
 
     python examples/parallel_train.py --mode xla --devices 8          # 8 simulated CPUs
     python examples/parallel_train.py --mode xla --devices 8 --mp 2   # dp 4 x mp 2
@@ -27,7 +28,7 @@ import numpy as np
 import d2s
 import d2s.distributed as dist
 import d2s.nn.functional as F
-from d2s import optimizer, static
+from d2s import optimizer
 
 
 class MLP(d2s.nn.Layer):
@@ -81,18 +82,18 @@ def train_xla(args):
     dist.shard_layer(model, mesh, megatron)  # the rest replicated
     opt = make_optimizer(args.opt, model)
 
-    prog = static.Program()
-    with static.program_guard(prog):
-        x = static.data("x", [args.batch, 2])
-        y = static.data("y", [args.batch], "int64")
+    @d2s.jit.to_static(backend="xla")  # the whole step: one XLA program, split by XLA
+    def train_step(x, y):
         loss = F.cross_entropy(model(x), y)
-        opt.minimize(loss)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
 
     x_np, y_np = blobs(args.batch, np.float32)
-    batch = {"x": dist.shard_tensor(x_np, mesh, [dist.Shard(0), dist.Replicate()]),
-             "y": dist.shard_tensor(y_np, mesh, [dist.Shard(0), dist.Replicate()])}
-    exe = static.Executor(backend="xla")
-    losses = [float(exe.run(prog, batch, [loss])[0]) for _ in range(args.steps)]
+    x = dist.shard_tensor(x_np, mesh, [dist.Shard(0), dist.Replicate()])  # rows over "dp"
+    y = dist.shard_tensor(y_np, mesh, [dist.Shard(0), dist.Replicate()])
+    losses = [train_step(x, y).item() for _ in range(args.steps)]
     return losses, f"{dist.get_world_size()} process(es), {n} devices, mesh {mesh.shape} " \
                    f"{mesh.dim_names}"
 
