@@ -10,7 +10,8 @@ wrapper of the same code and calls it once (first-call cost: convert, trace,
 build, run).
 
 Forward-only workloads run under `d2s.no_grad()` in both d2s modes (that is
-how inference is written); W6 is a full training step with gradients.
+how inference is written); W6 is a full training step with gradients (W6a the
+same step with only the forward converted).
 """
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ class Workload:
     atol: float = 1e-6
     info: dict = field(default_factory=dict)
     np_args: tuple = ()   # the numpy inputs/weights, copied at setup (for torch/jax twins)
+    # (to_static function or Layer, example arguments): what the ONNX Runtime
+    # column exports (benchmarks/onnx_runtime.py); empty for training workloads
+    program: tuple = ()
 
 
 def arrays(result):
@@ -107,7 +111,8 @@ def _mlp_workload(key, title, batch, sizes, rng):
         call=lambda: model(x),
         numpy_call=lambda: mlp_numpy(x_np, *params),
         fresh_call=lambda: (lambda f: (lambda: f(x)))(_fresh_method(model, "forward")),
-        info={"batch": batch, "sizes": list(sizes)}, np_args=(x_np, *params))
+        info={"batch": batch, "sizes": list(sizes)}, np_args=(x_np, *params),
+        program=(model, (x,)))
 
 
 def w1(rng):
@@ -149,7 +154,8 @@ def w2(rng):
         call=lambda: grow(x, limit),
         numpy_call=lambda: grow_numpy(x_np, limit),
         fresh_call=lambda: (lambda f: (lambda: f(x, limit)))(to_static(grow.dygraph_function)),
-        info={"shape": [64], "limit": limit, "trips": trips}, np_args=(x_np, limit))
+        info={"shape": [64], "limit": limit, "trips": trips}, np_args=(x_np, limit),
+        program=(grow, (x, limit)))
 
 
 # ---- W3 / W3b: RNN ---------------------------------------------------------------------
@@ -212,7 +218,7 @@ def w3(rng):
         fresh_call=lambda: (lambda f: (lambda: f(x)))(_fresh_method(model, "forward")),
         rtol=1e-4, atol=1e-5,
         info={"T": T, "batch": BATCH, "n_in": N_IN, "hidden": HIDDEN},
-        np_args=(x_np, T, *params))
+        np_args=(x_np, T, *params), program=(model, (x,)))
 
 
 def w3b(rng):
@@ -225,7 +231,7 @@ def w3b(rng):
         fresh_call=lambda: (lambda f: (lambda: f(x, n)))(_fresh_method(model, "forward_n")),
         rtol=1e-4, atol=1e-5,
         info={"T": T, "batch": BATCH, "n_in": N_IN, "hidden": HIDDEN},
-        np_args=(x_np, T, *params))
+        np_args=(x_np, T, *params), program=(model.forward_n, (x, n)))
 
 
 # ---- W5: branchy -----------------------------------------------------------------------
@@ -265,10 +271,11 @@ def w5(rng):
         call=lambda: branchy(x),
         numpy_call=lambda: branchy_numpy(x_np),
         fresh_call=lambda: (lambda f: (lambda: f(x)))(to_static(branchy.dygraph_function)),
-        info={"shape": [32, 256], "mean_positive": bool(x_np.mean() > 0)}, np_args=(x_np,))
+        info={"shape": [32, 256], "mean_positive": bool(x_np.mean() > 0)}, np_args=(x_np,),
+        program=(branchy, (x,)))
 
 
-# ---- W6: one training step of W1 -------------------------------------------------------
+# ---- W6 / W6a: one training step of W1 -------------------------------------------------
 
 class MLPLoss(nn.Layer):
     """W1's MLP plus cross-entropy: to_static makes this one program whose
@@ -283,12 +290,19 @@ class MLPLoss(nn.Layer):
         return F.cross_entropy(self.mlp(x), label)
 
 
-def train_step(loss_fn, opt, x, label):
-    loss = loss_fn(x, label)
-    loss.backward()
-    opt.step()
-    opt.clear_grad()
-    return loss
+def make_train_step(loss_fn, opt):
+    """The training step as one writes it eagerly. W6 converts the whole step
+    (`to_static(make_train_step(...))`: forward, backward, SGD update and
+    clear_grad are one program); W6a calls it as plain Python, so only
+    `loss_fn`'s forward is converted (its backward is one tape node, the
+    optimizer steps eagerly)."""
+    def train_step(x, label):
+        loss = loss_fn(x, label)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+    return train_step
 
 
 def train_step_numpy(p, x, label, lr):
@@ -324,7 +338,7 @@ def train_step_numpy(p, x, label, lr):
     return F32(loss)
 
 
-def w6(rng):
+def _w6(key, title, whole_step, rng):
     lr = 0.01
     mlp = MLP(784, 128, 128, 10)
     model = MLPLoss(mlp)
@@ -343,15 +357,30 @@ def w6(rng):
     def state(mode):
         return np_params if mode == "numpy" else mlp_params(mlp)
 
+    if whole_step:
+        step = to_static(make_train_step(model, opt))
+        fresh = lambda: (lambda f: (lambda: f(x, y)))(to_static(make_train_step(model, opt)))
+    else:
+        step = make_train_step(model, opt)
+        fresh = lambda: (lambda f: (lambda: make_train_step(f, opt)(x, y)))(
+            _fresh_method(model, "forward"))
     return Workload(
-        "W6", "train step of W1 (CE + SGD)",
-        call=lambda: train_step(model, opt, x, y),
+        key, title,
+        call=lambda: step(x, y),
         numpy_call=lambda: train_step_numpy(np_params, x_np, y_np, F32(lr)),
-        fresh_call=lambda: (lambda f: (lambda: train_step(f, opt, x, y)))(
-            _fresh_method(model, "forward")),
+        fresh_call=fresh,
         no_grad=False, reset=reset, state=state, rtol=1e-4, atol=1e-6,
-        info={"batch": 32, "sizes": [784, 128, 128, 10], "optimizer": "SGD", "lr": lr},
+        info={"batch": 32, "sizes": [784, 128, 128, 10], "optimizer": "SGD", "lr": lr,
+              "converted": "whole step" if whole_step else "forward only"},
         np_args=([p.copy() for p in np_params], x_np, y_np, F32(lr)))
+
+
+def w6(rng):
+    return _w6("W6", "train step of W1 (CE + SGD), whole step converted", True, rng)
+
+
+def w6a(rng):
+    return _w6("W6a", "train step of W1, forward-only converted", False, rng)
 
 
 # ---- cache hit of a one-add function -----------------------------------------------------
@@ -378,6 +407,6 @@ def add_workload(rng):
 
 # key -> builder(rng); in run order.
 WORKLOADS = {
-    "W1": w1, "W2": w2, "W3": w3, "W3b": w3b, "W4": w4, "W5": w5, "W6": w6,
+    "W1": w1, "W2": w2, "W3": w3, "W3b": w3b, "W4": w4, "W5": w5, "W6": w6, "W6a": w6a,
     "ADD": add_workload,
 }

@@ -2,7 +2,8 @@
 
 Conversion (parse, transform, print, compile) runs once per code object;
 each function object sharing that code gets its own function built from the
-cached code with its own globals, closure and defaults.
+cached code with its own globals, closure and defaults.  The converted text
+is also kept on disk (`disk_cache`), so another process only compiles it.
 """
 import os
 import sysconfig
@@ -10,10 +11,10 @@ import threading
 import types
 import weakref
 
-from . import origin
-from .loader import load_function
+from . import disk_cache, origin
+from .loader import load_function, load_source
 from .pipeline import convert_tree
-from .source import parse_function
+from .source import function_source, parse_function
 
 __all__ = ["convert_function", "is_convertible", "cached_conversion"]
 
@@ -65,15 +66,35 @@ def cached_conversion(fn):
     return entry[0] if entry is not None else None
 
 
+def _load_stored(fn, source, runtime):
+    """The converted function from the disk cache, or None."""
+    stored = disk_cache.load(fn, source)
+    if stored is None:
+        return None
+    try:
+        return load_source(stored, fn, runtime), stored.code
+    except SyntaxError:      # a damaged entry: convert again (and overwrite it)
+        return None
+
+
 def _convert_code(fn):
     from . import runtime
-    parsed = parse_function(fn)
+    source = function_source(fn)
+    loaded = _load_stored(fn, source, runtime)
+    if loaded is not None:
+        return loaded
+    parsed = parse_function(fn, source)
+    if parsed.source != source:   # the text was found another way: its own entry
+        loaded = _load_stored(fn, parsed.source, runtime)
+        if loaded is not None:
+            return loaded
     node = parsed.node
     origin.annotate_origins(node, parsed.filename, parsed.line_offset, parsed.source_lines,
                             fn.__name__)
     convert_tree(node, parsed.filename, fn.__qualname__)
-    converted, source = load_function(node, fn, runtime)
-    return converted, source
+    converted, generated = load_function(node, fn, runtime)
+    disk_cache.store(fn, parsed.source, generated)
+    return converted, generated.code
 
 
 def convert_function(fn):

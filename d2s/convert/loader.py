@@ -1,26 +1,37 @@
 """Compile converted source into a function that behaves like the original.
 
-The converted def is printed inside a factory def whose parameters are the
-original's free variables plus `_jst` (so the code compiles with the same
-scoping), then the inner code object is rebuilt with `types.FunctionType`
-using the original globals and the original closure cells (writes to
-closure variables stay shared) and a fresh cell holding the runtime.
-Defaults, kwdefaults, `__wrapped__` and friends are copied over.
+The converted def is printed once, under a private name, and placed
+(indented) inside a factory def whose parameters are the original's free
+variables plus `_jst`, so the code compiles with the same scoping.  The inner
+code object is then rebuilt with `types.FunctionType` using the original
+globals and the original closure cells (writes to closure variables stay
+shared) and a fresh cell holding the runtime.  Defaults, kwdefaults,
+`__wrapped__` and friends are copied over.
+
+What gets compiled is a `ConvertedSource`: text only, so the persistent
+conversion cache can store it and `load_source` compiles a stored one exactly
+like a fresh one.
 """
-import ast
 import functools
 import itertools
 import types
+from collections import namedtuple
 
 from . import origin
-from .printing import ast_to_source
+from .printing import print_tree
 
-__all__ = ["load_function", "RUNTIME_NAME"]
+__all__ = ["ConvertedSource", "generate_source", "load_source", "load_function",
+           "RUNTIME_NAME"]
 
 RUNTIME_NAME = "_jst"
 _FACTORY = "__d2s_factory"
 _INNER = "__d2s_converted"
 _counter = itertools.count()
+
+ConvertedSource = namedtuple("ConvertedSource", "module code origins")
+"""module: the factory module's text (what is compiled); code: the converted
+def as users see it, under its own name; origins: {module line: Origin} for
+the lines where statements start."""
 
 
 def _strip_definition_time_parts(fn_node):
@@ -35,6 +46,38 @@ def _strip_definition_time_parts(fn_node):
     fn_node.decorator_list = []
 
 
+def _indented(printed):
+    """The printed def one level deeper, leaving multi-line string contents alone."""
+    skip = printed.string_lines
+    lines = printed.text.split("\n")[:-1]
+    return "".join(line + "\n" if not line or number in skip else "    " + line + "\n"
+                   for number, line in enumerate(lines, 1))
+
+
+def generate_source(fn_node, original, fallback=False):
+    """Print the converted `fn_node` once; the ConvertedSource around it.
+
+    Inside the factory the def gets a private name: under its own name it
+    would be a factory local, and recursive calls would bind to it instead
+    of the module global (or closure cell) the original refers to.
+    """
+    _strip_definition_time_parts(fn_node)
+    name = fn_node.name
+    fn_node.name = _INNER
+    try:
+        printed = print_tree(fn_node, fallback=fallback)
+    finally:
+        fn_node.name = name
+    head = f"def {_INNER}("
+    if not printed.text.startswith(head):  # pragma: no cover - decorators were stripped
+        raise RuntimeError(f"converted code does not start with {head!r}")
+    params = ", ".join(list(original.__code__.co_freevars) + [RUNTIME_NAME])
+    module = f"def {_FACTORY}({params}):\n{_indented(printed)}    return {_INNER}\n"
+    code = f"def {name}(" + printed.text[len(head):]
+    # Module line = printed line + 1 (the factory's header comes first).
+    return ConvertedSource(module, code, origin.statement_origins(printed.statements, 1))
+
+
 def _find_code(code, name):
     for const in code.co_consts:
         if isinstance(const, types.CodeType) and const.co_name == name:
@@ -42,27 +85,17 @@ def _find_code(code, name):
     raise RuntimeError(f"compiled converted code has no {name!r}")  # pragma: no cover
 
 
-def load_function(fn_node, original, runtime_module):
-    """Compile `fn_node` (converted) into a function; returns (function, source)."""
-    _strip_definition_time_parts(fn_node)
-    printed = ast_to_source(fn_node)
-    # Inside the factory the def gets a private name: under its own name it
-    # would be a factory local, and recursive calls would bind to it instead
-    # of the module global (or closure cell) the original refers to.
-    fn_node.name = _INNER
-    freevars = list(original.__code__.co_freevars)
-    factory_src = ast.parse(f"def {_FACTORY}({', '.join(freevars + [RUNTIME_NAME])}):\n"
-                            f"    return {_INNER}")
-    factory = factory_src.body[0]
-    factory.body.insert(0, fn_node)
-    origin.fill_missing_origins(fn_node)
-    module = ast.Module(body=[factory], type_ignores=[])
-    source = ast_to_source(module)
+def load_source(source, original, runtime_module):
+    """Compile a ConvertedSource into a function standing in for `original`.
+
+    Raises SyntaxError (registering nothing) when the text does not compile.
+    """
     filename = f"<d2s converted {original.__qualname__} #{next(_counter)}>"
-    origin.register_generated(filename, source, origin.build_line_map(module, source))
-    code = compile(source, filename, "exec")
-    fn_code = _find_code(_find_code(code, _FACTORY), fn_node.name)
-    cells = dict(zip(freevars, original.__closure__ or ()))
+    code = compile(source.module, filename, "exec")
+    origin.register_generated(filename, source.module,
+                              origin.dense_line_map(source.origins, source.module.count("\n")))
+    fn_code = _find_code(_find_code(code, _FACTORY), _INNER)
+    cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[RUNTIME_NAME] = types.CellType(runtime_module)
     closure = tuple(cells[name] for name in fn_code.co_freevars)
     new = types.FunctionType(fn_code, original.__globals__, original.__name__,
@@ -70,4 +103,18 @@ def load_function(fn_node, original, runtime_module):
     new.__kwdefaults__ = dict(original.__kwdefaults__) if original.__kwdefaults__ else None
     functools.update_wrapper(new, original)
     new._d2s_converted = True
-    return new, printed
+    return new
+
+
+def load_function(fn_node, original, runtime_module):
+    """Compile `fn_node` (converted); returns (function, ConvertedSource).
+
+    astor's text is compiled first; if astor printed something Python cannot
+    compile (syntax newer than astor), the tree is printed by `ast.unparse`.
+    """
+    source = generate_source(fn_node, original)
+    try:
+        return load_source(source, original, runtime_module), source
+    except SyntaxError:
+        source = generate_source(fn_node, original, fallback=True)
+        return load_source(source, original, runtime_module), source

@@ -1,18 +1,23 @@
 """Origin map: which user source line each piece of generated code came from.
 
 Every node parsed from the user's function gets `_d2s_origin` (an `Origin`);
-generated nodes inherit the origin of the node they replace.  After the
-converted module is printed, the printed text is re-parsed and matched node by
-node with the converted tree, giving generated-line -> Origin.  Errors raised
-inside generated code are then rewritten to name the user's file and line.
+generated nodes inherit the origin of the node they replace.  The printer
+reports which statement starts on each printed line, so the map from
+generated line to Origin is read off that report (no second parse), and every
+line in between (a wrapped statement's continuation, an `else:`) takes the
+origin of the statement above it.  Errors raised inside generated code are
+then rewritten to name the user's file and line.
 """
 import ast
 import linecache
 import threading
 from collections import namedtuple
 
-__all__ = ["Origin", "annotate_origins", "inherit_origin", "build_line_map",
-           "register_generated", "lookup", "rewrite_exception", "user_location"]
+from .traversal import child_nodes
+
+__all__ = ["Origin", "annotate_origins", "inherit_origin", "origin_factory",
+           "statement_origins", "dense_line_map", "register_generated", "lookup",
+           "rewrite_exception", "user_location"]
 
 Origin = namedtuple("Origin", "filename lineno source_line function_name")
 
@@ -22,19 +27,31 @@ _registry = {}  # generated filename -> {generated lineno: Origin}
 _registry_lock = threading.Lock()
 
 
-def annotate_origins(tree, filename, line_offset, source_lines, function_name):
-    """Attach an Origin to every node of the freshly parsed user tree.
+def origin_factory(filename, line_offset, source_lines, function_name):
+    """`origin(lineno)`: the Origin of a line of the parsed text, one object per line.
 
-    `line_offset` converts the parsed tree's line numbers to the file's;
+    `line_offset` converts the parsed text's line numbers to the file's;
     `source_lines` are the parsed text's lines (for the source text shown).
     """
+    made = {}
+
+    def origin(lineno):
+        found = made.get(lineno)
+        if found is None:
+            text = source_lines[lineno - 1] if 0 < lineno <= len(source_lines) else ""
+            found = made[lineno] = Origin(filename, lineno + line_offset, text.strip(),
+                                          function_name)
+        return found
+    return origin
+
+
+def annotate_origins(tree, filename, line_offset, source_lines, function_name):
+    """Attach an Origin to every node of the freshly parsed user tree."""
+    origin = origin_factory(filename, line_offset, source_lines, function_name)
     for node in ast.walk(tree):
         lineno = getattr(node, "lineno", None)
-        if lineno is None:
-            continue
-        text = source_lines[lineno - 1] if 0 < lineno <= len(source_lines) else ""
-        setattr(node, ORIGIN, Origin(filename, lineno + line_offset, text.strip(),
-                                     function_name))
+        if lineno is not None:
+            setattr(node, ORIGIN, origin(lineno))
 
 
 def inherit_origin(nodes, source_node):
@@ -52,41 +69,31 @@ def inherit_origin(nodes, source_node):
         if hasattr(node, ORIGIN):
             continue
         setattr(node, ORIGIN, origin)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return nodes
 
 
-def fill_missing_origins(tree):
-    """Any node still without an origin takes its parent's (top-down)."""
-    todo = [(tree, getattr(tree, ORIGIN, None))]
-    while todo:
-        node, parent_origin = todo.pop()
-        origin = getattr(node, ORIGIN, None)
-        if origin is None and parent_origin is not None:
-            setattr(node, ORIGIN, parent_origin)
-            origin = parent_origin
-        todo.extend((child, origin) for child in ast.iter_child_nodes(node))
+def statement_origins(statements, shift=0):
+    """{printed line + shift: Origin} for the printer's {line: statement node}.
 
-
-def build_line_map(converted_tree, printed_source):
-    """Map each line of `printed_source` to the Origin of the code printed there.
-
-    The printed text is parsed again; its nodes correspond one to one (same
-    walk order) with `converted_tree`'s, so their line numbers pair up.
-    Statements take priority over expressions on a shared line.
+    Statements without an origin (none in converted code today) are left
+    out; `dense_line_map` then gives their lines the origin above them.
     """
-    reparsed = ast.parse(printed_source)
+    found = {}
+    for line, node in statements.items():
+        origin = getattr(node, ORIGIN, None)
+        if origin is not None:
+            found[line + shift] = origin
+    return found
+
+
+def dense_line_map(origins, last_line):
+    """Every line from the first mapped one to `last_line` -> the Origin at or above it."""
     line_map = {}
-    for priority in (ast.stmt, ast.expr):
-        for old, new in zip(ast.walk(converted_tree), ast.walk(reparsed)):
-            if type(old) is not type(new):
-                break
-            if not isinstance(new, priority):
-                continue
-            origin = getattr(old, ORIGIN, None)
-            lineno = getattr(new, "lineno", None)
-            if origin is not None and lineno is not None and lineno not in line_map:
-                line_map[lineno] = origin
+    current = None
+    for line in range(min(origins, default=last_line + 1), last_line + 1):
+        current = origins.get(line, current)
+        line_map[line] = current
     return line_map
 
 

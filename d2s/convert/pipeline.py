@@ -21,6 +21,29 @@ class Context:
         self.function_name = function_name
 
 
+class _ControlFlow(ifelse._IfConverter, while_loops._WhileConverter,
+                   for_loops._ForConverter):
+    """Pipeline step: ifelse, while_loops and for_loops fused into one walk.
+
+    Each converts innermost-first (post-order) and reads only annotations
+    computed before it, so converting all three kinds in one post-order walk
+    gives the same code as three walks, for a third of the walking.
+    """
+
+    @classmethod
+    def transform(cls, node, ctx):
+        return cls(ctx).visit(node)
+
+
+class _Expressions(logical_expressions._Logical, conditional_expressions._Ternary):
+    """Pipeline step: logical_expressions and conditional_expressions in one walk
+    (both rewrite expressions bottom-up, on disjoint node kinds)."""
+
+    @classmethod
+    def transform(cls, node, ctx):
+        return cls().visit(node)
+
+
 class _Analysis:
     """Pipeline step: annotate every user function (see analysis.annos)."""
 
@@ -30,6 +53,12 @@ class _Analysis:
             analyze_function(fn)
         return node
 
+
+# Closures each construct defines and passes to its runtime call at once, in
+# the same statements: a later construct in the same scope may reuse the name
+# (see naming; compile time grows with the names bound in one scope).
+CLOSURE_ROLES = ("true_fn", "false_fn", "cond_fn", "body_fn", "for_body_fn", "get_state",
+                 "set_state")
 
 PIPELINE = [
     # First: errors must name the user's syntax, before anything is rewritten.
@@ -53,24 +82,22 @@ PIPELINE = [
     list_append,
     call_trees,
     # After canonicalization, so the `not flag and test` it generated is
-    # converted too; before ternaries only for readability (independent).
-    logical_expressions,
-    conditional_expressions,
+    # converted too; logical_expressions and conditional_expressions, fused.
+    _Expressions,
     # Analyses see the final expressions but still-structured statements.
     _Analysis,
     # Needs DEFINED_IN; must run before control flow moves code into closures.
     undefined_names,
     # Control flow last; each reads annotations computed above and converts
-    # innermost-first, so their relative order does not matter.
-    ifelse,
-    while_loops,
-    for_loops,
+    # innermost-first, so their relative order does not matter: ifelse,
+    # while_loops and for_loops, fused.
+    _ControlFlow,
 ]
 
 
 def convert_tree(fn_node, filename, function_name):
     """Apply the pipeline to a parsed function (a FunctionDef, changed in place)."""
-    ctx = Context(Namer.for_tree(fn_node), filename, function_name)
+    ctx = Context(Namer.for_tree(fn_node, reused=CLOSURE_ROLES), filename, function_name)
     node = fn_node
     for step in PIPELINE:
         node = step.transform(node, ctx)

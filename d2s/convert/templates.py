@@ -17,6 +17,8 @@ Substitution values:
 import ast
 import textwrap
 
+from .traversal import NodeTransformer
+
 __all__ = ["replace", "replace_as_expression", "name_tuple", "str_tuple"]
 
 
@@ -33,9 +35,19 @@ def _set_ctx(node, ctx):
     return node
 
 
-class _Replacer(ast.NodeTransformer):
+class _Replacer(NodeTransformer):
+    """Substitutes placeholders; it walks the template's own nodes only (a
+    substituted value is returned as is, never descended into)."""
+
     def __init__(self, subs):
         self.subs = subs
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        if getattr(node, "body", None) == []:
+            # A def/if whose body was spliced empty gets `pass`, so the code stays valid.
+            node.body.append(ast.Pass())
+        return node
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
@@ -91,16 +103,6 @@ class _Replacer(ast.NodeTransformer):
     visit_Global = _visit_scope_decl
 
 
-def _fix_empty_bodies(stmts):
-    """A def/if whose body was spliced empty gets `pass`, so the code stays valid."""
-    for node in stmts:
-        for sub in ast.walk(node):
-            for field in ("body", "orelse", "finalbody"):
-                body = getattr(sub, field, None)
-                if field == "body" and isinstance(body, list) and not body:
-                    body.append(ast.Pass())
-
-
 def replace(template, **subs):
     """Parse `template` and substitute placeholders; returns a list of statements."""
     tree = ast.parse(textwrap.dedent(template))
@@ -111,7 +113,6 @@ def replace(template, **subs):
         if out is None:
             continue
         stmts.extend(out if isinstance(out, list) else [out])
-    _fix_empty_bodies(stmts)
     return stmts
 
 

@@ -37,8 +37,23 @@ class Aval(NamedTuple):
     dtype: np.dtype
 
 
+class Lowerable:
+    """What an op declaration with per-backend lowerings (`self.lowerings`, a
+    dict, and `self.name`) shares: declaring them."""
+
+    def lowering(self, **rules):
+        """Declare lowerings, one keyword per backend (`xla=rule` or
+        `xla=NotLowerable("why")`); returns the op so it chains on `register_op`."""
+        for backend, rule in rules.items():
+            if not (callable(rule) or isinstance(rule, NotLowerable)):
+                raise TypeError(f"op {self.name!r}: the {backend} lowering must be a "
+                                f"callable or NotLowerable(reason), got {rule!r}")
+            self.lowerings[backend] = rule
+        return self
+
+
 @dataclass(eq=False)
-class OpDef:
+class OpDef(Lowerable):
     name: str
     kernel: Callable
     infer: Callable
@@ -54,16 +69,6 @@ class OpDef:
 
     def __post_init__(self):
         self.writes_out = self.writes_out or isinstance(self.kernel, np.ufunc)
-
-    def lowering(self, **rules) -> "OpDef":
-        """Declare lowerings, one keyword per backend (`xla=rule` or
-        `xla=NotLowerable("why")`); returns the op so it chains on `register_op`."""
-        for backend, rule in rules.items():
-            if not (callable(rule) or isinstance(rule, NotLowerable)):
-                raise TypeError(f"op {self.name!r}: the {backend} lowering must be a "
-                                f"callable or NotLowerable(reason), got {rule!r}")
-            self.lowerings[backend] = rule
-        return self
 
     def __repr__(self):
         return f"OpDef({self.name!r})"

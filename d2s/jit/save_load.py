@@ -18,13 +18,15 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
+from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram, OutputStructure
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
                             decode_attr, program_from_json, program_to_json)
 from .static_function import StaticFunction
+from .train_step import StepProgram
 
 
-def _static_function_of(obj):
+def _static_function_of(obj, caller):
     if isinstance(obj, StaticFunction):
         return obj
     forward = getattr(obj, "forward", None)
@@ -34,8 +36,37 @@ def _static_function_of(obj):
         return StaticFunction(type(obj).forward).__get__(obj, type(obj))
     if callable(obj):
         return StaticFunction(obj)
-    raise TypeError(f"jit.save expects a Layer, a function or a StaticFunction, "
+    raise TypeError(f"{caller} expects a Layer, a function or a StaticFunction, "
                     f"got {type(obj).__name__}")
+
+
+def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
+    """The ConcreteProgram to deploy (`jit.save`, `d2s.onnx.export`): traced for
+    `input_spec` if given, else for the `input_spec` given to `to_static` (as
+    PaddlePaddle does), else the last program built. Spec entries are
+    InputSpecs, Tensors or arrays (their shape and dtype), or other values,
+    passed to the function as they are (a Python number stays a constant)."""
+    sf = _static_function_of(layer_or_fn, caller)
+    if input_spec is None:
+        input_spec = sf._input_spec
+    if input_spec is None:
+        concrete = sf.concrete_program
+        if concrete is None:
+            raise ValueError(f"{caller}: no program has been built yet and there is no "
+                             "input_spec; call the function once, pass "
+                             "input_spec=[InputSpec(...), ...] or give one to to_static")
+    else:
+        concrete = sf.get_concrete_program(*[
+            s if isinstance(s, InputSpec) else InputSpec.from_tensor(s)
+            if hasattr(s, "shape") and hasattr(s, "dtype") else s for s in input_spec])
+    if isinstance(concrete, StepProgram):
+        raise TypeError(
+            f"{caller}: '{sf.__qualname__}' is a training step "
+            "(it calls backward(), an optimizer's step() or clear_grad(), and its program "
+            "writes parameters, gradients and optimizer state): save the model, not the "
+            f"step, e.g. {caller}(model, path, input_spec=[...])")
+    concrete.captured_tensors()  # layer attributes replaced since the last run
+    return concrete
 
 
 def _encode_tree(tree):
@@ -62,21 +93,9 @@ def _decode_tree(obj, where="out_tree"):
 
 
 def save(layer_or_fn, path, input_spec=None):
-    """Trace and write `<path>.json` and `<path>.npz`. The program traced is the
-    one for `input_spec` if given, else for the `input_spec` given to
-    `to_static` (as PaddlePaddle does), else the last program built."""
-    sf = _static_function_of(layer_or_fn)
-    if input_spec is None:
-        input_spec = sf._input_spec
-    if input_spec is not None:
-        concrete = sf.get_concrete_program(*[
-            s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec])
-    else:
-        concrete = sf.concrete_program
-        if concrete is None:
-            raise ValueError("jit.save: no program has been built yet; call the function "
-                             "once or pass input_spec=[InputSpec(...), ...]")
-    concrete.captured_tensors()  # layer attributes replaced since the last run
+    """Trace and write `<path>.json` and `<path>.npz` (the program: see
+    `traced_program`)."""
+    concrete = traced_program(layer_or_fn, input_spec)
     program = concrete.main_program
     encoder = AttrEncoder()
     forward_ops = program.global_block().ops[:concrete._n_forward]
@@ -204,7 +223,7 @@ class TranslatedLayer:
             arr = check_feed(var, a)  # ValueError naming the input on a mismatch
             tensors.append(a if isinstance(a, Tensor) and a._value is arr
                            else Tensor._from_array(arr))
-        return self._concrete(tensors)
+        return self._concrete(tensors, backend_state.get_backend())
 
     forward = __call__
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..core.registry import OPS
-from ..static.executor import CONTROL_FLOW
+from ..static.control_ops import block_ref_attrs, control_op
 from ..static.ir import Program
 
 FORMAT_VERSION = 1
@@ -100,19 +100,16 @@ def _dtype(name, where):
 
 
 # ---- programs -----------------------------------------------------------------------------
-_RUNTIME_ONLY_ATTRS = ("save_scope", "save_steps", "save_scope_keep", "save_steps_keep")
-
-
 def reachable_blocks(program, ops):
-    """Indices of block 0 and every sub-block the given ops use, recursively."""
+    """Indices of block 0 and every block the given ops use, recursively."""
     seen, todo = [0], [op for op in ops]
     while todo:
         op = todo.pop()
-        for key, idx in op.attrs.items():
-            if key.endswith("_block") or key == "loop_scope":
-                if idx not in seen:
-                    seen.append(idx)
-                    todo.extend(program.blocks[idx].ops)
+        for key in block_ref_attrs(op):
+            idx = op.attrs.get(key)
+            if idx is not None and idx not in seen:
+                seen.append(idx)
+                todo.extend(program.blocks[idx].ops)
     return sorted(seen)
 
 
@@ -140,11 +137,16 @@ def _var_to_json(v):
 
 
 def _op_to_json(op, remap, encoder):
+    """Attributes as tagged JSON; a control-flow op's declaration (`control_ops`)
+    says which hold block indices (renumbered) and which exist only at run time."""
+    decl = control_op(op.type)
+    blocks = block_ref_attrs(op)
+    runtime_only = decl.runtime_attrs if decl is not None else ()
     attrs = {}
     for k, v in op.attrs.items():
-        if k in _RUNTIME_ONLY_ATTRS:
+        if k in runtime_only:
             continue
-        if k.endswith("_block") or k == "loop_scope":
+        if k in blocks:
             v = remap[v]
         attrs[k] = encoder.encode(v)
     out = {"type": op.type, "inputs": [v.name for v in op.inputs],
@@ -203,7 +205,8 @@ def _resolve(program, block, name, where):
 
 def _op_from_json(program, block, oj, arrays, where):
     op_type = _field(oj, "type", str, where)
-    if op_type not in OPS and op_type not in CONTROL_FLOW:
+    decl = control_op(op_type)
+    if op_type not in OPS and decl is None:
         raise ProgramFormatError(f"{where}: unknown op type {op_type!r}")
     ins = [_resolve(program, block, _check_name(n, where), where)
            for n in _field(oj, "inputs", list, where)]
@@ -211,17 +214,35 @@ def _op_from_json(program, block, oj, arrays, where):
             for n in _field(oj, "outputs", list, where)]
     attrs = {k: decode_attr(v, arrays, f"{where} ({op_type}.{k})")
              for k, v in _field(oj, "attrs", dict, where).items()}
-    for k, v in attrs.items():
-        if (k.endswith("_block") or k == "loop_scope") and not (
-                isinstance(v, int) and 0 < v < len(program.blocks)):
-            raise ProgramFormatError(f"{where}: {op_type}.{k} names no block ({v!r})")
     if op_type in OPS:
         _check_shape_rule(OPS[op_type], ins, outs, attrs, where)
+    else:
+        _check_control_attrs(decl, program, attrs, where)
     origin = oj.get("origin")
     if not (isinstance(origin, list) and 2 <= len(origin) <= 3 and isinstance(origin[0], str)
             and isinstance(origin[1], int) and all(isinstance(t, str) for t in origin[2:])):
         origin = ()
-    block.append_op(op_type, ins, outs, attrs, origin=tuple(origin))
+    op = block.append_op(op_type, ins, outs, attrs, origin=tuple(origin))
+    if decl is not None and decl.check is not None:
+        problem = decl.check(op)  # its shape rule: outputs against its blocks
+        if problem:
+            raise ProgramFormatError(f"{where}: {problem}")
+
+
+def _check_control_attrs(decl, program, attrs, where):
+    """The attributes a control-flow op declares are there and well formed:
+    block indices name a later block, name lists hold names."""
+    for k in decl.blocks + decl.scope_blocks:
+        v = attrs.get(k)
+        if not (type(v) is int and 0 < v < len(program.blocks)):
+            raise ProgramFormatError(f"{where}: {decl.name}.{k} names no block ({v!r})")
+    for k in decl.results + decl.binds:
+        v = attrs.get(k)
+        names = [v] if isinstance(v, str) and k in decl.results else v  # a single result
+        if not (isinstance(names, list)
+                and all(n is None or isinstance(n, str) for n in names)):
+            raise ProgramFormatError(f"{where}: {decl.name}.{k} must list variable names, "
+                                     f"got {v!r}")
 
 
 def _check_name(n, where):

@@ -12,9 +12,11 @@ from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.tensor import Tensor
+from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram
+from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
-from .signature import make_signature, varying_arguments
+from .signature import Signature, make_signature, varying_arguments
 from .switch import log_code, to_static_enabled
 
 # A function that has built more programs than this (or that evicts one) gets
@@ -32,10 +34,13 @@ class StaticFunction:
     the original function.
     """
 
-    def __init__(self, function, input_spec=None, full_graph=True, bound_self=None):
+    def __init__(self, function, input_spec=None, full_graph=True, bound_self=None,
+                 check_finite=False, backend=None):
         self._function = function
+        self._backend = backend  # None: the global default, read at each call
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
+        self._check_finite = bool(check_finite)
         self._bound_self = bound_self
         self._cache = ProgramCache()
         self._warned = False  # about rebuilding (once per function)
@@ -55,7 +60,8 @@ class StaticFunction:
             bound = None
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph,
-                                   bound_self=instance)
+                                   bound_self=instance, check_finite=self._check_finite,
+                                   backend=self._backend)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -91,6 +97,20 @@ class StaticFunction:
     def get_concrete_program(self, *args, **kwargs):
         return self._concrete_for(args, kwargs)[0]
 
+    @property
+    def backend(self):
+        """The backend the next call runs on (the global default unless chosen)."""
+        return self._backend or backend_state.get_backend()
+
+    def lowered_text(self, *args, **kwargs):
+        """What runs for these arguments on this function's backend, as text:
+        the StableHLO XLA compiles on "xla", the generated Python on "numpy"
+        (as `.code` shows the converted source)."""
+        concrete, signature = self._concrete_for(args, kwargs)
+        examples = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                    if spec is not None]
+        return concrete.lowered_text(examples, self.backend)
+
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not to_static_enabled() or self._fallback_reason is not None:
@@ -103,7 +123,11 @@ class StaticFunction:
             if hit is not None:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
-                return entry.program([args[i] for i in positions])
+                try:
+                    return entry.program([args[i] for i in positions],
+                                         self._backend or backend_state.get_backend())
+                except RunEagerly:
+                    return self.dygraph_function(*args, **kwargs)
         if not state.in_dynamic_mode():
             # Inside another program's build (or static mode): trace inline.
             return self._call_converted(args, kwargs)
@@ -118,7 +142,10 @@ class StaticFunction:
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
             if key is not None and len(positions) == len(tensors):
                 self._cache.remember_fast(key, signature.key, positions)
-        return concrete(tensors)
+        try:
+            return concrete(tensors, self.backend)
+        except RunEagerly:
+            return self.dygraph_function(*args, **kwargs)
 
     def _call_converted(self, args, kwargs):
         try:
@@ -155,7 +182,7 @@ class StaticFunction:
     def _build(self, signature):
         converted, _ = self._get_converted()
         try:
-            concrete = ConcreteProgram.trace(converted, signature, self._bound_self)
+            concrete = self._trace(converted, signature)
         except _FallBack:
             raise
         except Exception as e:
@@ -170,6 +197,29 @@ class StaticFunction:
             self._warned = True
             built = [s for s in evicted + self._cache.signatures() if s is not signature]
             warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
+        return concrete
+
+    def _trace(self, converted, signature):
+        concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
+                                         self._check_finite)
+        if isinstance(concrete, StepProgram):
+            def retrace(tensors):
+                """Another program of this signature, for the eager state of `tensors`."""
+                it = iter(tensors)
+                leaves = [leaf if spec is None else next(it)
+                          for leaf, spec in zip(signature.leaves, signature.specs)]
+                again = Signature(signature.key, leaves, signature.tree, signature.specs,
+                                  signature.names, signature.args, signature.kwargs)
+                with self._lock:
+                    try:
+                        return ConcreteProgram.trace(converted, again, self._bound_self,
+                                                     self._check_finite)
+                    except Exception as e:
+                        new = convert_origin.rewrite_exception(e)
+                        if new is e:
+                            raise
+                        raise new from None
+            concrete._retrace = retrace
         return concrete
 
     def _rebuild_warning(self, signatures):

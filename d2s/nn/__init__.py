@@ -1,7 +1,8 @@
-"""`d2s.nn`: Layer, common layers, initializers and `functional` (as `F`)."""
-from . import functional, initializer
+"""`d2s.nn`: Layer, common layers, initializers, `functional` (as `F`) and `utils`
+(gradient clipping)."""
+from . import functional, initializer, utils
 from .layer import Layer, LayerList, Sequential
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
 
-__all__ = ["functional", "initializer", "Layer", "LayerList", "Sequential", "Linear", "ReLU",
+__all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "Sequential", "Linear", "ReLU",
            "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]

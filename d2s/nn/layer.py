@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..core import state
+from ..core import effects, state
 from ..core.dtypes import as_dtype
 from ..core.tensor import Tensor
 from . import initializer as init
@@ -124,6 +124,7 @@ class Layer:
             name = f"{self._full_name}.{kind}_{k}"
         param = Tensor._from_array(value._value, stop_gradient=False)
         param.name = name
+        effects.note_new_tensor(param)  # a parameter made inside a traced step is an error
         return param
 
     def full_name(self):

@@ -1,12 +1,16 @@
 """Optimizers. The update arithmetic lives once, in the registered update
 ops (`sgd_update`, `adam_update`): eager `step()` binds them now, static
-`minimize()` appends them to the program so each executor run is one step."""
+`minimize()` appends them to the program so each executor run is one step,
+and inside a function `to_static` traces, `step()` and `clear_grad()` act
+through the trace's state overlay (`d2s.core.effects`): the updates become
+ops of the step's program and their results its writes."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..core import state
-from ..core.dispatch import Symbolic, run_eager
+from ..core import effects, state
+from ..core.dispatch import Symbolic, bind, run_eager
+from ..core.ops import full
 from ..core.registry import OPS
 from ..core.tensor import Tensor, to_tensor
 
@@ -24,7 +28,10 @@ class Optimizer:
         if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
             raise TypeError(f"{type(self).__name__}: learning_rate must be a number, got "
                             f"{type(learning_rate).__name__}")
-        self._learning_rate = float(learning_rate)
+        # The rate is a 0-d float64 Tensor that the update ops read as an input:
+        # programs read it by reference, so `set_lr` reaches them on their next run.
+        self._lr = Tensor._from_array(np.asarray(float(learning_rate), np.float64))
+        self._lr.name = "learning_rate"
         if parameters is not None:
             parameters = list(parameters)
             for i, p in enumerate(parameters):
@@ -36,24 +43,37 @@ class Optimizer:
 
     # ---- learning rate -----------------------------------------------------------
     def get_lr(self):
-        return self._learning_rate
+        """The learning rate: a float; inside a traced step, the value standing for
+        it at that point of the step (a schedule computed from it then runs on
+        every call instead of being fixed when the step was traced)."""
+        ov = effects.overlay()
+        if ov is not None:
+            return ov.read(self._lr)
+        return float(self._lr._value)
 
     def set_lr(self, value):
-        """New learning rate for later eager steps and later `minimize` calls
-        (a program already built keeps the rate it was built with)."""
-        self._learning_rate = float(value)
+        """New learning rate for later steps: eager ones, and every program that
+        updates with this optimizer (a traced step, a `minimize` program) on its
+        next run. Inside a traced step the new rate is a write of the step."""
+        ov = effects.overlay()
+        if ov is not None:
+            ov.assign(self._lr, value)
+            return
+        self._lr._value = np.asarray(float(value), np.float64)
 
     # ---- per-op hooks ----------------------------------------------------------------
     def _attrs(self):
-        return {"lr": self._learning_rate}
+        return {}
 
     def _new_state(self, param):
         return ()
 
-    def _param_state(self, param):
+    def _param_state(self, param, overlay=None):
         entry = self._state.get(id(param))
         if entry is None:  # holding `param` keeps its id from being reused
             entry = self._state[id(param)] = (param, self._new_state(param))
+            if overlay is not None:  # made while tracing: gone again if the trace fails
+                overlay.on_abort(lambda: self._state.pop(id(param), None))
         return entry[1]
 
     def _params(self):
@@ -65,7 +85,10 @@ class Optimizer:
     # ---- eager ---------------------------------------------------------------------------
     def step(self):
         """Apply one update to every trainable parameter that has a gradient."""
-        op, attrs = OPS[self._op], self._attrs()
+        ov = effects.overlay()
+        if ov is not None:
+            return self._step_traced(ov)
+        op, attrs, lr = OPS[self._op], self._attrs(), self._lr
         with state.no_grad(), state.eager_guard():
             for p in self._params():
                 grad = p.grad
@@ -73,17 +96,42 @@ class Optimizer:
                     continue
                 st = self._param_state(p)
                 # the op's registry kernel, run now (what `bind` does eagerly)
-                outs = run_eager(op, (p, grad) + tuple(st), attrs)
+                outs = run_eager(op, (p, grad) + tuple(st) + (lr,), attrs)
                 if not isinstance(outs, tuple):
                     outs = (outs,)
                 p._value = outs[0]._value
                 for t, new in zip(st, outs[1:]):
                     t._value = new._value
 
+    def _step_traced(self, ov):
+        """`step()` inside a traced function: the same op per parameter, bound into
+        the step's program; its results become the parameter's and the state's
+        values for the rest of the trace, and writes of the step."""
+        params = self._params()
+        ov.activate("optimizer.step()")
+        ov.track_all(params)
+        attrs = self._attrs()
+        for p in params:
+            grad = p.grad  # the overlay's: a Variable, or None
+            if p.stop_gradient or grad is None:
+                continue
+            st = self._param_state(p, ov)
+            outs = bind(self._op, p, grad, *st, self._lr, **attrs)
+            if not isinstance(outs, tuple):
+                outs = (outs,)
+            for t, new in zip((p,) + tuple(st), outs):
+                ov.assign(t, new)
+
     def clear_grad(self, set_to_zero=False):
-        for p in self._params():
+        params = self._params()
+        ov = effects.overlay()
+        if ov is not None:
+            ov.activate("optimizer.clear_grad()")
+            ov.track_all(params)
+        for p in params:
             if set_to_zero and p.grad is not None:
-                p.grad = Tensor._from_array(np.zeros_like(p._value))
+                p.grad = (Tensor._from_array(np.zeros_like(p._value)) if ov is None
+                          else full(p.shape, 0, p.dtype))
             else:
                 p.clear_grad()
 
@@ -97,17 +145,23 @@ class Optimizer:
         step; returns `(update_ops, [(param_var, grad_var)])`.
 
         Eager `loss`: as in PaddlePaddle, `loss.backward()` must have run;
-        this applies `step()` and returns `(None, [(param, grad)])`.
+        this applies `step()` and returns `(None, [(param, grad)])`. Inside a
+        function `to_static` traces it does the same (the converted function
+        behaves as the eager one): part of the traced step.
         """
         params = list(parameters) if parameters is not None else None
-        if isinstance(loss, Symbolic):
+        ov = effects.overlay()
+        if isinstance(loss, Symbolic) and ov is None:
             return self._minimize_static(loss, params, no_grad_set)
-        if not isinstance(loss, Tensor):
+        if not isinstance(loss, (Tensor, Symbolic)):
             raise TypeError(f"minimize: loss must be a Tensor or a static Variable, got "
                             f"{type(loss).__name__}")
         if params is not None:
             saved, self._parameter_list = self._parameter_list, params
         try:
+            if ov is not None:
+                ov.activate("optimizer.minimize()")
+                ov.track_all(self._params())
             plist = [p for p in self._params() if not p.stop_gradient]
             if plist and all(p.grad is None for p in plist):
                 raise RuntimeError("minimize: no parameter has a gradient; call "
@@ -142,7 +196,7 @@ class Optimizer:
             if gvar is None:
                 continue
             svars = [builder.capture(t) for t in self._param_state(p)]
-            ins = [pvar, gvar] + svars
+            ins = [pvar, gvar] + svars + [builder.capture(self._lr)]
             opdef.infer(*ins, **attrs)  # the op's own shape rule checks the operands
             # outputs ARE the inputs' Variables: the param and state are written in
             # place, and the executor writes them back to the eager Tensors.
@@ -172,8 +226,7 @@ class Adam(Optimizer):
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
 
     def _attrs(self):
-        return {"lr": self._learning_rate, "beta1": self._beta1, "beta2": self._beta2,
-                "epsilon": self._epsilon}
+        return {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
 
     def _new_state(self, param):
         base = param.name or "param"

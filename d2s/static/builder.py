@@ -2,10 +2,16 @@
 
 It runs the op's shape rule and appends an Operator to the program's
 current block. Eager Tensors used as inputs (parameters, constants made
-eagerly) are captured into the global block by reference.
+eagerly) are captured into the global block by reference. While `to_static`
+traces a function into the program, the builder holds the trace's
+`StateOverlay` (static.state_overlay): a Tensor then reads as the Variable
+standing for its value at that point of the step (after an optimizer
+update, the update's result), and ops built under `no_grad()` give detached
+results (no gradient flows back through them, as on the eager tape).
 """
 from __future__ import annotations
 
+from ..core import state
 from ..core.tensor import Tensor
 from .ir import Variable
 
@@ -13,6 +19,7 @@ from .ir import Variable
 class Builder:
     def __init__(self, program):
         self.program = program
+        self.overlay = None  # a StateOverlay while to_static traces into this program
 
     def to_var(self, x):
         if isinstance(x, Variable):
@@ -20,6 +27,8 @@ class Builder:
                 raise ValueError(f"Variable '{x.name}' belongs to another program")
             return x
         if isinstance(x, Tensor):
+            if self.overlay is not None:
+                return self.overlay.read(x)
             return self.capture(x)
         raise TypeError(f"cannot use {type(x).__name__} as an op input in a static program")
 
@@ -50,9 +59,20 @@ class Builder:
         outs = [block.create_var(a.shape, a.dtype, prefix=opdef.name, stop_gradient=stop)
                 for a in avals]
         block.append_op(opdef.name, ins, outs, attrs)
+        if not stop and not state._tls.grad_enabled and self.overlay is not None \
+                and not self.program._building_grad:
+            outs = [self._detached(block, v) for v in outs]
         if opdef.num_outputs == 0:
             return None
         return outs[0] if opdef.num_outputs == 1 else tuple(outs)
+
+    def _detached(self, block, var):
+        """`var` through a `detach` op: built under `no_grad()`, a value that
+        gradients do not flow back through."""
+        out = block.create_var(var.shape, var.dtype, prefix="detach", stop_gradient=True)
+        out.weak = var.weak
+        block.append_op("detach", [var], [out], {})
+        return out
 
 
 def check_visible(var, block):

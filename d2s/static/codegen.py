@@ -1,8 +1,9 @@
 """The compiled executor: a Program becomes one generated Python function.
 
 After the passes (`static.passes`), every op becomes one line calling its
-registry kernel (bound as a global of the generated module), `cond` a
-Python `if`, `while` a Python `while`; values are Python locals, there is
+registry kernel (bound as a global of the generated module); control-flow
+ops write their own code (`control_ops`: `cond` an `if`, `while` a Python
+`while`) with the helpers below; values are Python locals, there is
 no per-op dispatch or dictionary. The source is kept (`.source`) for
 inspection. Errors raised inside are mapped back, through a line -> op
 table, to the op and the user's line that built it (same exception type).
@@ -26,9 +27,12 @@ import numpy as np
 
 from ..core.ops.indexing import index_source
 from ..core.registry import OPS
-from .executor import UndefinedValue, _relocate
+from .control_ops import control_op, kept_names, restored_var, saved_var
 from .passes import ProgramView, optimize
 from .passes.inplace import is_ufunc_op
+from .scope import UndefinedValue
+from .scope import relocate as _relocate
+from .update_plan import UpdateBuffers
 
 
 class NotCompilable(Exception):
@@ -129,8 +133,11 @@ class _Emitter:
         if not ops:
             self.emit("pass", indent)
         for op in ops:
+            decl = control_op(op.type)
             handler = getattr(self, "op_" + op.type, None)
-            if handler is not None:
+            if decl is not None:
+                decl.emit(self, op, indent)
+            elif handler is not None:
                 handler(op, indent)
             elif op.type in OPS:
                 self.op_kernel(op, indent)
@@ -148,7 +155,10 @@ class _Emitter:
         args = [self.ident(v.name) for v in op.inputs]
         buf = self.view.inplace.get(id(op))
         symbol = _OPERATORS.get(op.type)
-        if buf is not None and is_ufunc_op(op):
+        if isinstance(buf, UpdateBuffers):  # an update writing into these arrays
+            kwargs = self.attrs_source(op) + buf.kwargs_source(self.ident)
+            call = f"{self.kernel(op.type)}({', '.join(args + kwargs)})"
+        elif buf is not None and is_ufunc_op(op):
             call = f"{self.kernel(op.type)}({', '.join(args + ['out=' + self.ident(buf)])})"
         elif symbol is not None and len(args) == 2 and OPS[op.type].kernel is _UFUNCS[op.type]:
             if all(not v.shape for v in op.inputs):  # scalar arithmetic (loop counters)
@@ -177,22 +187,24 @@ class _Emitter:
         self.emit(f"{self.ident(op.outputs[0].name)} = {self.ident(x.name)}[{index}]",
                   indent, op)
 
-    def op_undefined(self, op, indent):
-        self.emit(f"{self.ident(op.outputs[0].name)} = _Undefined({op.attrs['name']!r})",
-                  indent, op)
+    # ---- what control-flow ops emit with (their homes in `control_ops`) -----------------
+    def decline(self, reason):
+        """This program is not compiled (the interpreter runs it): `reason`."""
+        raise NotCompilable(reason)
 
-    def op_raise(self, op, indent):
-        exc = self.global_value("e", op.attrs["exception"])
-        args = self.global_value("a", tuple(op.attrs["args"]))
-        self.emit(f"raise {exc}(*{args})", indent, op)
+    def kept(self, op, block_ids):
+        """The names forward `op` keeps for its gradient that `block_ids` define:
+        packed in the forward, unpacked in the backward, in this order."""
+        return kept_names(self.view.program, op, block_ids)
 
-    # ---- saved scopes: what a forward cond/while keeps for its gradient ----------------
-    def kept(self, op, key, block_ids):
-        """The kept names (attribute `key`) that `block_ids` define: packed in the
-        forward, unpacked in the backward, in this order."""
-        keep = op.attrs.get(key, ())
-        prog = self.view.program
-        return [n for n in keep if any(n in prog.blocks[b].vars for b in block_ids)]
+    def forward_op(self, grad_op):
+        """The forward op that saves what gradient op `grad_op` restores."""
+        name = restored_var(grad_op)
+        for block in self.view.program.blocks:
+            for op in block.ops:
+                if saved_var(op) == name:
+                    return op
+        raise NotCompilable(f"no forward op saves {name!r}")
 
     def pack(self, names):
         items = [self.ident(n) for n in names]
@@ -213,105 +225,6 @@ class _Emitter:
         name = f"_{prefix}{next(_counter)}"
         self.taken.add(name)
         return name
-
-    def op_cond(self, op, indent):
-        a = op.attrs
-        if "save_scope" in a and any(
-                n is None and v.dtype.kind == "f"
-                for key in ("true_outs", "false_outs") for n, v in zip(a[key], op.outputs)):
-            raise NotCompilable("gradient through a branch that leaves a name undefined")
-        labels = a.get("labels") or [v.name for v in op.outputs]
-        self.emit(f"if {self.ident(op.inputs[0].name)}:", indent, op)
-        for key in ("true", "false"):
-            if key == "false":
-                self.emit("else:", indent, op)
-            self.block(a[f"{key}_block"], indent + 1)
-            for v, name, label in zip(op.outputs, a[f"{key}_outs"], labels):
-                src = self.ident(name) if name is not None else f"_Undefined({label!r})"
-                self.emit(f"{self.ident(v.name)} = {src}", indent + 1, op)
-            if a.get("save_scope"):
-                names = self.kept(op, "save_scope_keep", [a[f"{key}_block"]])
-                self.emit(f"{self.ident(a['save_scope'])} = ({key == 'true'}, "
-                          f"{self.pack(names)})", indent + 1, op)
-
-    def op_cond_grad(self, op, indent):
-        a = op.attrs
-        fwd = self._forward_op(a["scope"], "save_scope")
-        branch, values = self.temp("branch"), self.temp("saved")
-        self.emit(f"{branch}, {values} = {self.ident(a['scope'])}", indent, op)
-        self.emit(f"if {branch}:", indent, op)
-        for key in ("true", "false"):
-            if key == "false":
-                self.emit("else:", indent, op)
-            names = self.kept(fwd, "save_scope_keep", [fwd.attrs[f"{key}_block"]])
-            self.unpack(names, values, indent + 1, op)
-            for ct, v in zip(a["ct_vars"], op.inputs):
-                self.emit(f"{self.ident(ct)} = {self.ident(v.name)}", indent + 1, op)
-            self.block(a[f"{key}_block"], indent + 1)
-            for v, name in zip(op.outputs, a[f"{key}_grads"]):
-                self.emit(f"{self.ident(v.name)} = {self.ident(name)}", indent + 1, op)
-
-    def op_while_grad(self, op, indent):
-        a = op.attrs
-        fwd = self._forward_op(a["steps"], "save_steps")
-        n_ct = len(a["ct_vars"])
-        carried, acc, step = self.temp("carried"), self.temp("acc"), self.temp("step")
-        self.globals.setdefault("_zeros_like", np.zeros_like)
-        self.emit(f"{carried} = [{', '.join(self.ident(v.name) for v in op.inputs[:n_ct])}]",
-                  indent, op)
-        self.emit(f"{acc} = [{', '.join(f'_zeros_like({self.ident(v.name)})' for v in op.inputs[n_ct:])}]",
-                  indent, op)
-        names = self.kept(fwd, "save_steps_keep",
-                          [fwd.attrs["loop_scope"], fwd.attrs["body_block"]])
-        self.emit(f"for {step} in reversed({self.ident(a['steps'])}):", indent, op)
-        self.unpack(names, step, indent + 1, op)
-        if n_ct:
-            self.emit(f"{self.pack(a['ct_vars'])} = {carried}", indent + 1, op)
-        self.block(a["grad_block"], indent + 1)
-        self.emit(f"{carried} = [{', '.join(self.ident(n) for n in a['loop_grads'])}]",
-                  indent + 1, op)
-        if a["free_grads"]:
-            sums = ", ".join(f"{acc}[{i}] + {self.ident(n)}"
-                             for i, n in enumerate(a["free_grads"]))
-            self.emit(f"{acc} = [{sums}]", indent + 1, op)
-        outs = [f"{carried}[{i}]" for i in range(n_ct)] + \
-               [f"{acc}[{i}]" for i in range(len(a["free_grads"]))]
-        for v, src in zip(op.outputs, outs):
-            self.emit(f"{self.ident(v.name)} = {src}", indent, op)
-
-    def _forward_op(self, name, key):
-        """The forward cond/while that saves the scope variable `name`."""
-        for block in self.view.program.blocks:
-            for op in block.ops:
-                if op.attrs.get(key) == name:
-                    return op
-        raise NotCompilable(f"no forward op saves {name!r}")
-
-    def op_while(self, op, indent):
-        a = op.attrs
-        n = a["num_loop_vars"]
-        steps = self.ident(a["save_steps"]) if a.get("save_steps") else None
-        if steps is not None:
-            self.emit(f"{steps} = []", indent, op)
-        phs = [self.ident(name) for name in a["loop_vars"]]
-        inits = [self.ident(v.name) for v in op.inputs[:n]]
-        if phs:
-            self.emit(f"{', '.join(phs)}{',' if len(phs) == 1 else ''} = "
-                      f"{', '.join(inits)}{',' if len(inits) == 1 else ''}", indent, op)
-        self.emit("while True:", indent, op)
-        self.block(a["cond_block"], indent + 1)
-        self.emit(f"if not {self.ident(a['cond_out'])}:", indent + 1, op)
-        self.emit("break", indent + 2, op)
-        self.block(a["body_block"], indent + 1)
-        if steps is not None:
-            names = self.kept(op, "save_steps_keep", [a["loop_scope"], a["body_block"]])
-            self.emit(f"{steps}.append({self.pack(names)})", indent + 1, op)
-        outs = [self.ident(name) for name in a["body_outs"]]
-        if phs:
-            self.emit(f"{', '.join(phs)}{',' if len(phs) == 1 else ''} = "
-                      f"{', '.join(outs)}{',' if len(outs) == 1 else ''}", indent + 1, op)
-        for v, ph in zip(op.outputs, phs):
-            self.emit(f"{self.ident(v.name)} = {ph}", indent, op)
 
 
 class CompiledFunction:

@@ -1,11 +1,13 @@
-"""`cond`: a branch as one op with two sub-blocks, and what control-flow ops share.
+"""`cond`: tracing a branch into one op with two sub-blocks, and what the
+front ends of control-flow ops share.
 
 With Python or eager values it is a plain `if` (so converted code keeps
 Python semantics); once a static Variable is the predicate, both branches
 are traced into sub-blocks and one `cond` op is appended. Its inputs are the
 predicate followed by every outer Variable its blocks read (`external_reads`),
-so passes and backward see the true data dependencies. `while_loop` is in
-`loops.py`, built on the same helpers.
+so passes and backward see the true data dependencies. What the op means
+(running it, its code, gradient, lowering) is its home,
+`control_ops.cond`. `while_loop` is in `loops.py`, built on the same helpers.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from ..core.dtypes import DEFAULT_FLOAT, DEFAULT_INT, is_python_scalar
 from ..core.ops import constant, full, full_like
 from ..core.shapes import merge_dims
 from ..core.tensor import Tensor
+from .control_ops.cond import append_cond
 from .ir import Variable
 from .pytree import flatten, unflatten
 from .tensor_array import PendingArray, array_init
@@ -232,9 +235,7 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
     for v in branch_vars:
         if all(v is not u for u in free):
             free.append(v)
-    parent.append_op("cond", [pred] + free, outs, {
-        "true_block": true_block.idx, "false_block": false_block.idx,
-        "true_outs": t_names, "false_outs": f_names, "labels": labels})
+    append_cond(parent, pred, free, outs, (true_block, false_block), (t_names, f_names), labels)
     return unflatten(tree, results)
 
 

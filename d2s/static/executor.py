@@ -1,7 +1,8 @@
 """The reference interpreter: runs a Program op by op over the registry kernels.
 
-Values live in `Scope`s chained like the blocks: a sub-block runs in a
-child scope of its parent's. `cond` / `while` can save the scopes they ran
+Values live in `Scope`s chained like the blocks (`static.scope`): a
+sub-block runs in a child scope of its parent's. Control-flow ops interpret
+themselves (`control_ops`): `cond` / `while` can save the scopes they ran
 (when a backward op needs the forward values), and `cond_grad` /
 `while_grad` run their gradient blocks in children of those saved scopes.
 """
@@ -11,8 +12,14 @@ import os
 
 import numpy as np
 
+from ..core import dist_attr
 from ..core.registry import OPS
+from ..core.tensor import Tensor
 from . import backend as backend_state
+from .control_ops import control_op
+from .scope import ZERO_COTANGENT, MissingValue, Scope, UndefinedValue
+from .scope import op_location as _where
+from .scope import relocate as _relocate
 
 
 _MODE = {"mode": os.environ.get("D2S_EXECUTOR", "compiled")}
@@ -30,60 +37,8 @@ def set_executor_mode(mode):
     _MODE["mode"] = mode
 
 
-class MissingValue(KeyError):
-    """A variable with no value in the scope chain (not a user's KeyError)."""
-
-
-class Scope:
-    __slots__ = ("vars", "parent")
-
-    def __init__(self, parent=None):
-        self.vars = {}
-        self.parent = parent
-
-    def get(self, name):
-        s = self
-        while s is not None:
-            v = s.vars.get(name, _MISSING)
-            if v is not _MISSING:
-                return v
-            s = s.parent
-        raise MissingValue(name)
-
-    def set(self, name, value):
-        self.vars[name] = value
-
-
-_MISSING = object()
-
-
-class UndefinedValue:
-    """Run-time value of a name no executed path assigned (a zero-trip loop's
-    first assignment, the unused side of an early return). Any op reading it
-    raises NameError naming the variable."""
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def error(self, op=None):
-        where = _where(op) if op is not None else ""
-        return NameError(f"name '{self.name}' is not defined: no path that ran assigned it "
-                         f"(e.g. a loop that ran zero times){where}")
-
-
 class ExecutionError(RuntimeError):
     pass
-
-
-def _where(op):
-    if op.origin:
-        fn, line = op.origin[:2]
-        text = f" (op '{op.type}' built at {fn}, line {line}"
-        if len(op.origin) > 2 and op.origin[2]:
-            text += f": {op.origin[2]}"
-        return text + ")"
-    return f" (op '{op.type}')"
 
 
 def run_block(block, scope):
@@ -91,11 +46,17 @@ def run_block(block, scope):
 
 
 def run_ops(ops, program, scope):
+    """Run `ops` of `program` in `scope`: core ops call their kernel, control-flow
+    ops interpret themselves (their homes in `control_ops`), running their
+    sub-blocks through `run_block`."""
+    def run_sub_block(idx, sub_scope):
+        run_ops(program.blocks[idx].ops, program, sub_scope)
+
     for op in ops:
-        handler = CONTROL_FLOW.get(op.type)
+        decl = control_op(op.type)
         try:
-            if handler is not None:
-                handler(op, program, scope)
+            if decl is not None:
+                decl.interpret(op, scope, run_sub_block)
                 continue
             args = [scope.get(v.name) for v in op.inputs]
             result = OPS[op.type].kernel(*args, **op.attrs)
@@ -135,7 +96,7 @@ def _symbolic_zero(op, scope):
     elif op.type == "subtract" and len(defined) == 1:
         result = values[0] if type(values[0]) is not UndefinedValue else np.negative(values[1])
     else:
-        result = UndefinedValue("<zero cotangent>")
+        result = UndefinedValue(ZERO_COTANGENT)
     for v in op.outputs:
         scope.set(v.name, result)
 
@@ -151,112 +112,6 @@ def _undefined_input(op, scope):
     return None
 
 
-def _relocate(e, op):
-    """Same exception type, message extended with the op and the user's line."""
-    msg = (str(e.args[0]) if e.args else str(e)) + _where(op)
-    try:
-        new = type(e)(msg)
-    except Exception:
-        new = e
-        if hasattr(e, "add_note"):
-            e.add_note(_where(op).strip())
-    new._d2s_located = True
-    new.__cause__ = e if new is not e else None
-    return new
-
-
-# ---- control flow -----------------------------------------------------------------
-def _run_cond(op, program, scope):
-    pred = scope.get(op.inputs[0].name)
-    branch = bool(np.asarray(pred).reshape(()))
-    key = "true" if branch else "false"
-    sub = Scope(scope)
-    run_block(program.blocks[op.attrs[f"{key}_block"]], sub)
-    labels = op.attrs.get("labels") or [v.name for v in op.outputs]
-    for v, name, label in zip(op.outputs, op.attrs[f"{key}_outs"], labels):
-        scope.set(v.name, sub.get(name) if name is not None else UndefinedValue(label))
-    saved = op.attrs.get("save_scope")
-    if saved:
-        keep = op.attrs.get("save_scope_keep")
-        if keep is not None:  # only what the gradient blocks read
-            sub.vars = {k: sub.vars[k] for k in keep if k in sub.vars}
-        scope.set(saved, (branch, sub))
-
-
-def _run_while(op, program, scope):
-    a = op.attrs
-    n = a["num_loop_vars"]
-    values = [scope.get(v.name) for v in op.inputs[:n]]
-    cond_block, body_block = program.blocks[a["cond_block"]], program.blocks[a["body_block"]]
-    steps = [] if a.get("save_steps") else None
-    keep = a.get("save_steps_keep")
-    while True:
-        sub = Scope(scope)
-        for name, v in zip(a["loop_vars"], values):
-            sub.vars[name] = v
-        run_block(cond_block, sub)
-        if not bool(np.asarray(sub.get(a["cond_out"])).reshape(())):
-            break
-        run_block(body_block, sub)
-        values = [sub.get(name) for name in a["body_outs"]]
-        if steps is not None:
-            if keep is not None:  # only what the gradient block reads
-                sub.vars = {k: sub.vars[k] for k in keep if k in sub.vars}
-            steps.append(sub)
-    for v, val in zip(op.outputs, values):
-        scope.set(v.name, val)
-    if steps is not None:
-        scope.set(a["save_steps"], steps)
-
-
-def _run_cond_grad(op, program, scope):
-    a = op.attrs
-    branch, fwd = scope.get(a["scope"])
-    key = "true" if branch else "false"
-    sub = Scope(fwd)
-    for name, v in zip(a["ct_vars"], op.inputs):
-        sub.vars[name] = scope.get(v.name)
-    run_block(program.blocks[a[f"{key}_block"]], sub)
-    for v, name in zip(op.outputs, a[f"{key}_grads"]):
-        scope.set(v.name, sub.get(name))
-
-
-def _run_while_grad(op, program, scope):
-    a = op.attrs
-    n_ct = len(a["ct_vars"])
-    carried = [scope.get(v.name) for v in op.inputs[:n_ct]]
-    free = [np.zeros_like(scope.get(v.name)) for v in op.inputs[n_ct:]]
-    grad_block = program.blocks[a["grad_block"]]
-    for fwd in reversed(scope.get(a["steps"])):
-        sub = Scope(fwd)
-        for name, v in zip(a["ct_vars"], carried):
-            sub.vars[name] = v
-        run_block(grad_block, sub)
-        carried = [sub.get(name) for name in a["loop_grads"]]
-        free = [acc if type(g) is UndefinedValue else acc + g
-                for acc, g in ((acc, sub.get(name)) for acc, name in zip(free, a["free_grads"]))]
-    for v, val in zip(op.outputs, carried + free):
-        scope.set(v.name, val)
-
-
-def _run_raise(op, program, scope):
-    raise op.attrs["exception"](*op.attrs["args"])
-
-
-def _run_undefined(op, program, scope):
-    scope.set(op.outputs[0].name, UndefinedValue(op.attrs["name"]))
-
-
-CONTROL_FLOW = {
-    "undefined": _run_undefined,
-    "raise": _run_raise,
-    "cond": _run_cond,
-    "while": _run_while,
-    "cond_grad": _run_cond_grad,
-    "while_grad": _run_while_grad,
-}
-
-
 # ---- Executor -------------------------------------------------------------------------
 class Executor:
     """Runs programs: `run(program, feed={name: array}, fetch_list=[vars or names])`.
@@ -267,7 +122,11 @@ class Executor:
     programs the compiler does not handle, and
     `set_executor_mode("interpreter")`, run op by op here. On xla it is
     lowered through JAX (`d2s.backends.xla`), or runs on numpy after a
-    warning when it cannot be."""
+    warning when it cannot be.
+
+    Fed Tensors with placements (`d2s.distributed.shard_tensor`) are sharded
+    inputs on xla, metadata on numpy. `return_numpy=False` returns Tensors
+    that report the placements the program gave them."""
 
     def __init__(self, place=None, backend=None):
         self.place = place
@@ -277,10 +136,22 @@ class Executor:
         program, scope, fetch_names = self._prepare(program, feed, fetch_list)
         impl = backend_state.implementation(self.backend)
         if impl is None:
-            return self._run_numpy(program, scope, fetch_names)
-        runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
-        return runner.run(list(scope.vars.values()),
-                          lambda: self._run_numpy(program, scope, fetch_names))
+            results = self._run_numpy(program, scope, fetch_names)
+            if return_numpy:
+                return results
+            out_attrs = [dist_attr.get(program.global_block().vars[n]) for n in fetch_names]
+        else:
+            runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
+            values = list(scope.vars.values())
+            feed_attrs = [dist_attr.get(feed[n]) for n in scope.vars] \
+                if dist_attr.any_placed() else None
+            results = runner.run(values, lambda: self._run_numpy(program, scope, fetch_names),
+                                 feed_attrs)
+            out_attrs = None if return_numpy else runner.output_attrs(values, feed_attrs)
+        if return_numpy:
+            return results
+        return [dist_attr.attach(Tensor._from_array(np.asarray(r)), a)
+                for r, a in zip(results, out_attrs)]
 
     def lowered_text(self, program=None, feed=None, fetch_list=None):
         """The text of what runs for these feeds: the generated Python on numpy,
@@ -293,7 +164,8 @@ class Executor:
             return compile_program(program, gb.ops, list(scope.vars) + list(program.captured),
                                    fetch_names, "executor").source
         runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
-        return runner.lowered_text(list(scope.vars.values()))
+        return runner.lowered_text(list(scope.vars.values()),
+                                   feed_attrs=[dist_attr.get(feed[n]) for n in scope.vars])
 
     def _prepare(self, program, feed, fetch_list):
         from .framework import default_main_program

@@ -2,7 +2,8 @@
 
 Small on purpose: a Variable is a typed name in a block, an Operator is an
 op type with input/output Variables and attributes, sub-blocks (the bodies
-of `cond` and `while`) are Blocks whose parent is the enclosing block.
+of `cond` and `while`, declared in `control_ops`) are Blocks whose parent is
+the enclosing block.
 `str(program)` prints one op per line with sub-blocks indented beneath the
 op that owns them.
 """
@@ -19,6 +20,7 @@ import numpy as np
 from ..core.dispatch import Symbolic
 from ..core.methods import TensorMethods
 from ..core.shapes import numel
+from .control_ops import sub_block_ids
 
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,6 +98,19 @@ class Variable(Symbolic, TensorMethods):
     def __index__(self):
         raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
 
+    def backward(self, grad=None):
+        """In a function traced by `to_static`: the step's backward. Gradient ops
+        are appended now; the gradients land on the parameters' `.grad` when a
+        run of the program commits (static.state_overlay)."""
+        overlay = self._owning_builder().overlay
+        if overlay is None:
+            raise RuntimeError(
+                f"backward() of static Variable '{self.name}' works inside a function "
+                "converted by d2s.jit.to_static (it becomes the backward of the step's "
+                "program); in a hand-built Program use d2s.static.gradients(...) or "
+                "optimizer.minimize(loss)")
+        overlay.backward(self, grad)
+
     def __repr__(self):
         return f"Variable({self.name}: {format_type(self)})"
 
@@ -121,8 +136,10 @@ class Operator:
         self.is_grad = is_grad
 
     def sub_blocks(self):
-        prog = self.block.program
-        return [prog.blocks[v] for k, v in self.attrs.items() if k.endswith("_block")]
+        """The blocks this op runs (its declaration in `control_ops` says which
+        attributes name them); none for core ops."""
+        blocks = self.block.program.blocks
+        return [blocks[i] for i in sub_block_ids(self)]
 
     def __repr__(self):
         return f"Operator({self.type})"

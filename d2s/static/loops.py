@@ -1,4 +1,5 @@
-"""`while_loop`: a loop as one `while` op whose body and condition are sub-blocks.
+"""`while_loop`: tracing a loop into one `while` op whose body and condition are
+sub-blocks (what the op means is its home, `control_ops.while_`).
 
 With Python or eager values it is a plain Python loop. Otherwise the body is
 traced into a sub-block; loop variables whose known dims the body changes
@@ -19,6 +20,8 @@ from .control_flow import (ControlFlowError, _builder_for, _expand_undefined, _i
                            _is_value, _label, _promote_scalar, _same_python, _transaction,
                            describe, external_reads, leaf_names)
 from .builder import check_visible
+from .control_ops.undefined import append_undefined
+from .control_ops.while_ import append_while
 from .ir import Variable
 from .pytree import flatten, unflatten
 from .tensor_array import PendingArray, array_init
@@ -217,7 +220,7 @@ class _LoopBuilder:
                 # zero-trip loop.
                 undef = parent.create_var(v.shape, v.dtype, prefix="undefined")
                 undef.weak = self.weak_first[i]  # a Python number: weakly typed
-                parent.append_op("undefined", [], [undef], {"name": self.label(i).strip("'")})
+                append_undefined(parent, undef, self.label(i).strip("'"))
                 self.init[i], self.shapes[i] = undef, v.shape
             retry = True
         for i in self.carried:
@@ -255,11 +258,9 @@ class _LoopBuilder:
         free = external_reads([self.cond_block, self.body_block], local)
         free += [o for o in out_list if o.block is not self.body_block and id(o) not in local
                  and all(o is not u for u in free)]
-        self.parent.append_op("while", [init[i] for i in carried] + free, out_vars, {
-            "cond_block": self.cond_block.idx, "body_block": self.body_block.idx,
-            "loop_scope": self.loop_block.idx, "loop_vars": [p.name for p in ph_list],
-            "cond_out": self.c.name, "body_outs": [o.name for o in out_list],
-            "num_loop_vars": len(carried)})
+        append_while(self.parent, [init[i] for i in carried], free, out_vars,
+                     (self.loop_block, self.cond_block, self.body_block),
+                     [p.name for p in ph_list], self.c.name, [o.name for o in out_list])
         result = list(self.leaves)
         for i, v in zip(carried, out_vars):
             result[i] = v

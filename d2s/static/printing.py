@@ -1,6 +1,7 @@
 """Readable text for programs: one op per line, sub-blocks indented."""
 from __future__ import annotations
 
+from .control_ops import sub_block_attrs
 from .ir import format_type
 
 
@@ -13,7 +14,8 @@ def _fmt_attr(v):
 def op_to_text(op):
     outs = ", ".join(f"{v.name}: {format_type(v)}" for v in op.outputs)
     ins = ", ".join(v.name for v in op.inputs)
-    attrs = {k: v for k, v in op.attrs.items() if not k.endswith("_block")}
+    blocks = {key for key, _ in sub_block_attrs(op)}  # printed beneath the op instead
+    attrs = {k: v for k, v in op.attrs.items() if k not in blocks}
     attr_text = ""
     if attrs:
         attr_text = " {" + ", ".join(f"{k}={_fmt_attr(v)}" for k, v in attrs.items()) + "}"
@@ -26,11 +28,10 @@ def block_to_lines(block, indent=1):
     lines = []
     for op in block.ops:
         lines.append(pad + op_to_text(op))
-        for key, idx in op.attrs.items():
-            if key.endswith("_block"):
-                sub = block.program.blocks[idx]
-                lines.append(f"{pad}  {key} (block {idx}):")
-                lines.extend(block_to_lines(sub, indent + 2))
+        for key, idx in sub_block_attrs(op):
+            sub = block.program.blocks[idx]
+            lines.append(f"{pad}  {key} (block {idx}):")
+            lines.extend(block_to_lines(sub, indent + 2))
     return lines
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..core import state
 from ..core.dispatch import Symbolic
 from ..core.tensor import Tensor
+from .control_ops.raise_ import append_raise as append_raise_op
 from .ir import Variable
 
 
@@ -32,7 +33,7 @@ def append_raise(exc):
     block = _building_block()
     if block is None or block.idx == 0:
         return False
-    block.append_op("raise", [], [], {"exception": type(exc), "args": tuple(exc.args)})
+    append_raise_op(block, exc)
     # The rest of this block never runs past the raise: names it leaves
     # undefined do not make the enclosing `cond` fail.
     block.terminates = True

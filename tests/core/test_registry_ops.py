@@ -311,6 +311,12 @@ cases("expand",
       C(U(2, 4), attrs=dict(shape=(3, 4)), ref=_raises, grad=False,
         raises=(ValueError, "cannot expand"), label="mismatch"))
 cases("detach", C(U(3, 4), ref=lambda x: x, label="float"), C(I(3), ref=lambda x: x, label="int"))
+# Placements never change numbers: an identity (on xla a sharding constraint).
+cases("reshard",
+      C(U(4, 6), attrs=dict(mesh=((1,), (0,), ("x",)), placements=("S0",)), ref=lambda x: x,
+        label="shard"),
+      C(I(3), attrs=dict(mesh=((1, 1), (0,), ("x", "y")), placements=("R", "P:sum")),
+        ref=lambda x: x, label="replicate-partial"))
 cases("reshape_like",
       C(U(6, 4), U(2, 3, 4), ref=lambda g, x: g.reshape(2, 3, 4), none=(1,)),
       C(U(6), U(6), ref=lambda g, x: g, label="same"))
@@ -523,7 +529,7 @@ cases("numel",
 
 
 # -- optimizer updates -----------------------------------------------------------------------------
-def _adam_ref(p, g, m, v, step, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
+def _adam_ref(p, g, m, v, step, lr, b1=0.9, b2=0.999, eps=1e-8):
     t = step + 1
     m = b1 * m + (1 - b1) * g
     v = b2 * v + (1 - b2) * g * g
@@ -531,16 +537,17 @@ def _adam_ref(p, g, m, v, step, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
     return new, m, v, np.asarray(t, step.dtype)
 
 
-_adam_attrs = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8)
+_adam_attrs = dict(beta1=0.9, beta2=0.999, epsilon=1e-8)
+# The learning rate is an input (a 0-d float64 tensor the optimizer owns).
 cases("sgd_update",
-      C(U(3, 4), U(3, 4), attrs=dict(lr=0.1), ref=lambda p, g: p - 0.1 * g, label="f64"),
-      C(U(3).astype(np.float32), U(3).astype(np.float32), attrs=dict(lr=0.5),
-        ref=lambda p, g: (p - 0.5 * g).astype(np.float32), label="f32"))
+      C(U(3, 4), U(3, 4), np.float64(0.1), ref=lambda p, g, lr: p - 0.1 * g, label="f64"),
+      C(U(3).astype(np.float32), U(3).astype(np.float32), np.float64(0.5),
+        ref=lambda p, g, lr: (p - np.float32(0.5) * g).astype(np.float32), label="f32"))
 cases("adam_update",
-      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(0), attrs=_adam_attrs, ref=_adam_ref,
-        label="first"),
-      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(7), attrs=_adam_attrs, ref=_adam_ref,
-        label="later"))
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(0), np.float64(0.01), attrs=_adam_attrs,
+        ref=_adam_ref, label="first"),
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(7), np.float64(0.01), attrs=_adam_attrs,
+        ref=_adam_ref, label="later"))
 
 
 # -- random ----------------------------------------------------------------------------------------

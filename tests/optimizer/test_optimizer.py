@@ -86,7 +86,8 @@ def test_minimize_appends_in_place_update_ops():
     captured_param_names = {p.name for p in model.parameters()}
     for op in updates:
         assert op.outputs[0] is op.inputs[0]          # param written in place
-        assert op.outputs[1:] == op.inputs[2:]        # m, v, step written in place
+        assert op.outputs[1:] == op.inputs[2:5]       # m, v, step written in place
+        assert op.inputs[5].name == "learning_rate"   # the rate: an input, read per run
         assert op.inputs[0].name in captured_param_names
     assert "adam_update(" in str(prog)
 

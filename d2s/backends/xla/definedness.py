@@ -7,11 +7,13 @@ lowering gives these names (and only these) a traced "undefined" flag; this
 analysis finds them, with the user's variable name for the error message.
 Sources: the `undefined` op (a name a loop assigns first), a `cond` output
 one branch leaves unset; they spread through branch outputs, loop carries
-and gradient ops (a zero cotangent makes zero cotangents).
+and gradient ops (a zero cotangent makes zero cotangents). Each control-flow
+op's home says how (`ControlOpDef.undefined_outputs`).
 """
 from __future__ import annotations
 
-ZERO_COTANGENT = "<zero cotangent>"  # the numpy backend's label for it
+from ...static.control_ops import control_op
+from ...static.scope import ZERO_COTANGENT
 
 
 def maybe_undefined(blocks):
@@ -31,37 +33,12 @@ def maybe_undefined(blocks):
 
 
 def _sources(op, labels):
-    a = op.attrs
-    if op.type == "undefined":
-        yield op.outputs[0].name, a["name"]
-    elif op.type == "cond":
-        names = a.get("labels") or [v.name for v in op.outputs]
-        for v, t, f, label in zip(op.outputs, a["true_outs"], a["false_outs"], names):
-            for side in (t, f):
-                if side is None:
-                    yield v.name, label
-                elif side in labels:
-                    yield v.name, labels[side]
-    elif op.type == "while":
-        n = a["num_loop_vars"]
-        for init, ph, body_out, out in zip(op.inputs[:n], a["loop_vars"], a["body_outs"],
-                                           op.outputs):
-            for src in (init.name, body_out):
-                if src in labels:
-                    yield ph, labels[src]
-                    yield out.name, labels[src]
-    elif op.type == "cond_grad":
-        for v, ct in zip(op.inputs, a["ct_vars"]):
-            if v.name in labels:
-                yield ct, ZERO_COTANGENT
-        for v, t, f in zip(op.outputs, a["true_grads"], a["false_grads"]):
-            if t in labels or f in labels:
-                yield v.name, ZERO_COTANGENT
-    elif op.type == "while_grad":
-        for v, ct, g, out in zip(op.inputs, a["ct_vars"], a["loop_grads"], op.outputs):
-            if v.name in labels or g in labels:
-                yield ct, ZERO_COTANGENT
-                yield out.name, ZERO_COTANGENT
+    """(name, label) of the names `op` may leave undefined: a control-flow op
+    says which (its home's `undefined_outputs`); a gradient op reading a zero
+    cotangent makes zero cotangents."""
+    decl = control_op(op.type)
+    if decl is not None:
+        yield from decl.undefined_outputs(op, labels)
     elif op.is_grad and any(v.name in labels for v in op.inputs):
         for v in op.outputs:
             yield v.name, ZERO_COTANGENT

@@ -1,21 +1,25 @@
 """Lowering a Program's ops to JAX, op by op, inside one trace.
 
 Each op's XLA rule comes from the registry (`OpDef.lowerings["xla"]`),
-beside its numpy kernel; control-flow ops (no registry entry) lower in
-`control_flow`. Every value a rule produces is checked against the op's
-output Variable: the dtype numpy gives and every known dim must match —
-a mismatch is a bug in the rule, raised at once (`LoweringError`).
+beside its numpy kernel; a control-flow op's from its home
+(`static.control_ops`), written with the services of `control_flow`.
+Every value a rule produces is checked against the op's output Variable:
+the dtype numpy gives and every known dim must match — a mismatch is a bug
+in the rule, raised at once (`LoweringError`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...core.registry import OPS, NotLowerable
-from ...static.executor import UndefinedValue, _relocate
+from ...static.control_ops import control_op
+from ...static.scope import UndefinedValue
+from ...static.scope import relocate as _relocate
 from ._jax import jax, jnp, lax, special, strong
-from .control_flow import CONTROL_FLOW
+from .control_flow import ControlFlowSupport
 from .definedness import maybe_undefined
 from .errors import LoweringError, Unsupported
+from .sharding import constrain
 from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
@@ -24,8 +28,9 @@ _ARRAY_AWARE = frozenset({"array_append", "shape", "getitem"})
 
 
 def rule_for(op):
-    """The op's XLA rule; `Unsupported` naming the reason when it has none."""
-    opdef = OPS.get(op.type)
+    """The op's XLA rule (a control-flow op's from its home); `Unsupported`
+    naming the reason when it has none."""
+    opdef = control_op(op.type) or OPS.get(op.type)
     rule = None if opdef is None else opdef.lowerings.get("xla")
     if isinstance(rule, NotLowerable):
         raise Unsupported(rule.reason, op)
@@ -34,7 +39,7 @@ def rule_for(op):
     return rule
 
 
-class Lowerer:
+class Lowerer(ControlFlowSupport):
     """State of one trace: the ops per block, the names that may be undefined,
     the run-time error sites, and the run-time *status* threaded through
     every branch and loop: the error code (see `errors`) and the rows the
@@ -56,10 +61,9 @@ class Lowerer:
 
     def lower_block(self, idx, env):
         for op in self.blocks[idx]:
-            special_rule = CONTROL_FLOW.get(op.type)
-            if special_rule is not None:
+            if control_op(op.type) is not None:  # its rule lowers its blocks through us
                 self.op = op
-                special_rule(self, op, env)
+                rule_for(op)(self, op, env)
             else:
                 self.lower_op(op, env)
 
@@ -193,7 +197,9 @@ def _numpy_error(op, args):
     (e.g. matmul of misaligned run-time shapes), so that both backends raise
     the same type and message; None when it raises nothing (a bug in the rule)."""
     try:
-        arrays = [np.zeros(a.shape, a.dtype) for a in args]
+        # Constants (a shape argument, say) as they are; traced values as zeros.
+        arrays = [a if isinstance(a, (np.ndarray, np.generic)) else np.zeros(a.shape, a.dtype)
+                  for a in args]
         with np.errstate(all="ignore"):
             OPS[op.type].kernel(*arrays, **op.attrs)
     except Exception as e:
@@ -236,13 +242,14 @@ class RuleNamespace:
             return x.shape_vector()
         return np.array(x.shape, dtype=np.int64)
 
-    def array_append(self, arr, value):
-        if not isinstance(arr, TensorArray):  # a fixed array outside a loop: it just grows
-            row = value[None].astype(arr.dtype)
-            return row if arr.shape[0] == 0 else jnp.concatenate([arr, row])
-        out, rows = arr.append(value)
+    @staticmethod
+    def is_tensor_array(x):
+        """A tensor array carried by a loop (capacity + length: `values.TensorArray`)."""
+        return isinstance(x, TensorArray)
+
+    def needs(self, rows):
+        """A tensor array needed `rows` rows (more than it had: run again with room)."""
         self._lowerer.needs(rows)
-        return out
 
     def host_effect(self, fn, *values):
         """Run `fn(*numpy arrays)` on the host, in program order, unless an
@@ -255,16 +262,24 @@ class RuleNamespace:
                 fn(*arrays)
         jax.debug.callback(call, low.err, *values, ordered=True)
 
+    @staticmethod
+    def sharding_constraint(x, mesh, placements):
+        """`x` laid out as a `reshard` op's placements say (see `sharding`)."""
+        return constrain(jnp.asarray(x), mesh, placements)
+
     def check(self, ok, make_error):
         """Raise `make_error()` (at the op's line) after the run unless `ok`."""
         op = self._lowerer.op
         self._lowerer.fail_if(~ok, lambda: _relocate(make_error(), op))
 
 
-def lower_program(low, feeds, params):
-    """Bind feeds and parameters in a fresh environment and lower block 0."""
+def lower_program(low, feeds, params, residual=None):
+    """Bind feeds, parameters and residual values ({name: (value, flag)}, kept
+    by another executable) in a fresh environment and lower block 0."""
     env = Env()
     for name, value in list(feeds.items()) + list(params.items()):
         env.set(name, value)
+    for name, (value, flag) in (residual or {}).items():
+        env.set(name, value, flag)
     low.lower_block(0, env)
     return env

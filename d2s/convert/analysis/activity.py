@@ -7,6 +7,7 @@ the names a construct may change in *this* scope.
 """
 import ast
 
+from ..traversal import NodeVisitor
 from . import annos
 
 __all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
@@ -16,7 +17,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-class _Activity(ast.NodeVisitor):
+class _Activity(NodeVisitor):
     def __init__(self):
         self.reads = set()
         self.writes = set()
@@ -163,14 +164,13 @@ def reads_writes(node_or_nodes):
 
 
 def _declared(fn_node, kind):
+    """Names of the `global` / `nonlocal` statements (`kind`) in the scope."""
+    if isinstance(fn_node, ast.Lambda):
+        return set()
     names = set()
-    todo = list(fn_node.body) if not isinstance(fn_node, ast.Lambda) else []
-    while todo:
-        node = todo.pop()
-        if isinstance(node, kind):
-            names.update(node.names)
-        elif not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+    for stmt in scope_statements(fn_node.body):  # declarations are statements
+        if isinstance(stmt, kind):
+            names.update(stmt.names)
     return names
 
 

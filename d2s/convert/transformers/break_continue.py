@@ -15,6 +15,7 @@ import copy
 
 from .. import templates
 from ..analysis import annos
+from ..traversal import NodeTransformer
 from .common import LOOP_NODES, SCOPE_NODES, contains, finish, walrus_targets
 
 _STOP = SCOPE_NODES + LOOP_NODES
@@ -67,7 +68,7 @@ class _Guarder:
         return stmt
 
 
-class _LoopVisitor(ast.NodeTransformer):
+class _LoopVisitor(NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
 

@@ -14,6 +14,7 @@ alone.
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish
 
 _RENAMED = {
@@ -40,7 +41,7 @@ def _bound_names(tree):
     return names
 
 
-class _BuiltinCalls(ast.NodeTransformer):
+class _BuiltinCalls(NodeTransformer):
     def __init__(self, rebound):
         self.rebound = rebound
         self.self_names = []  # first parameter of each enclosing def

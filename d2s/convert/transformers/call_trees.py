@@ -7,6 +7,7 @@ never need conversion are left as plain calls (readability and speed).
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish
 
 _PLAIN_BUILTINS = frozenset("""
@@ -26,7 +27,7 @@ def _is_plain(func):
     return False
 
 
-class _CallTrees(ast.NodeTransformer):
+class _CallTrees(NodeTransformer):
     def visit_FunctionDef(self, node):
         # Decorators run once at definition time; only the body is converted.
         node.body = [self.visit(stmt) for stmt in node.body]

@@ -1,10 +1,12 @@
 """Helpers shared by converters: scope walking, state functions, placeholders."""
 import ast
+import collections
 import copy
 
 from .. import templates
 from ..analysis import annos
 from ..origin import ORIGIN, inherit_origin
+from ..traversal import NodeTransformer
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor)
@@ -36,10 +38,27 @@ def contains(nodes, kinds, stop=SCOPE_NODES):
     return False
 
 
+_STATEMENT_FIELDS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
+
+
 def user_functions(tree):
-    """All user-written FunctionDefs in `tree`, outermost first."""
-    return [n for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef) and not getattr(n, annos.GENERATED, False)]
+    """All user-written FunctionDefs in `tree`, outermost first.
+
+    In `ast.walk` order; a def is a statement, so only statement lists (and
+    the handlers / cases holding them) are walked.
+    """
+    found = []
+    queue = collections.deque([tree])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, ast.FunctionDef) and not getattr(node, annos.GENERATED, False):
+            found.append(node)
+        for field in node._fields:
+            if field in _STATEMENT_FIELDS:
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    queue.extend(children)
+    return found
 
 
 def mark_generated(stmts):
@@ -190,7 +209,7 @@ def finish(new_stmts, old_node):
 
 
 
-class ScopedTransformer(ast.NodeTransformer):
+class ScopedTransformer(NodeTransformer):
     """A NodeTransformer that knows the user function whose body it is in.
 
     Generated closures are not scopes of their own for the analyses, so only

@@ -6,10 +6,11 @@ ternary; a tensor `c` is then a clear error naming the target.
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish, python_test_only, walrus_targets
 
 
-class _Ternary(ast.NodeTransformer):
+class _Ternary(NodeTransformer):
     def visit_IfExp(self, node):
         self.generic_visit(node)
         targets = walrus_targets([node.body, node.orelse])

@@ -8,10 +8,11 @@ in place and returns the same list (plain Python semantics kept).
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish
 
 
-class _ListAppend(ast.NodeTransformer):
+class _ListAppend(NodeTransformer):
     def __init__(self):
         self.loops = 0
 

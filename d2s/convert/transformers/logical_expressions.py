@@ -12,6 +12,7 @@ outside any lambda and converts as usual.
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish, python_test_only, walrus_targets
 
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
@@ -19,7 +20,7 @@ _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
         ast.NotIn: "not in"}
 
 
-class _Logical(ast.NodeTransformer):
+class _Logical(NodeTransformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         targets = walrus_targets(node.values[1:])

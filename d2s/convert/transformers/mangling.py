@@ -6,6 +6,8 @@ must spell them mangled already.
 """
 import ast
 
+from ..traversal import NodeTransformer
+
 
 def _mangle(name, prefix):
     if name.startswith("__") and not name.endswith("__") and "." not in name:
@@ -13,7 +15,7 @@ def _mangle(name, prefix):
     return name
 
 
-class _Mangler(ast.NodeTransformer):
+class _Mangler(NodeTransformer):
     def __init__(self, prefix):
         self.prefix = prefix
 

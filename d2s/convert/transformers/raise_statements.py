@@ -7,10 +7,11 @@ top of the function and raises inside `try`/`with` blocks stay Python.
 import ast
 
 from .. import templates
+from ..traversal import NodeTransformer
 from .common import finish
 
 
-class _Raises(ast.NodeTransformer):
+class _Raises(NodeTransformer):
     def __init__(self):
         self.depth = 0      # enclosing if/while/for statements in this function
         self.blocked = 0    # enclosing try/with statements

@@ -12,10 +12,11 @@ import ast
 
 from .. import templates
 from ..analysis import annos
+from ..traversal import NodeTransformer
 from .common import finish, undefined_inits, user_functions
 
 
-class _LdWrapper(ast.NodeTransformer):
+class _LdWrapper(NodeTransformer):
     def __init__(self, names):
         self.names = set(names)
 

@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for
 from ..registry import Aval, register_op
-from ._base import lift
+from ._base import lift, onnx_spec
 from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
@@ -20,10 +20,20 @@ def _full_infer(*dims, shape, fill_value, dtype):
     return Aval(tuple(shape), np.dtype(dtype))
 
 
+def onnx_fill(ns, dims, fill_value, dtype):
+    """ONNX: the scalar `fill_value` expanded to `dims` (ints or int64 values);
+    a small fill of known shape is a constant."""
+    if all(isinstance(d, int) for d in dims) and np.prod(dims, dtype=np.int64) <= 16:
+        return ns.const(np.full(dims, fill_value, dtype))
+    return ns.node("Expand", ns.scalar(fill_value, dtype), ns.shape_vector(dims))
+
+
 # `shape` holds None where a dim is given at run time by the next input (shape_args).
 register_op("full", _full_kernel, _full_infer).lowering(
     xla=lambda ns, *dims, shape, fill_value, dtype: ns.jnp.full(
-        fill_spec(shape, ns.static(dims)), fill_value, dtype))  # dims: compile-time
+        fill_spec(shape, ns.static(dims)), fill_value, dtype),  # dims: compile-time
+    onnx=lambda ns, *dims, shape, fill_value, dtype: onnx_fill(
+        ns, onnx_spec(shape, dims), fill_value, dtype))
 
 
 def _assign_value_kernel(value):
@@ -33,7 +43,8 @@ def _assign_value_kernel(value):
 # A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
             lambda value: Aval(value.shape, value.dtype)).lowering(
-    xla=lambda ns, value: value)  # a numpy constant: the backend embeds it
+    xla=lambda ns, value: value,  # a numpy constant: the backend embeds it
+    onnx=lambda ns, value: ns.const(value))
 
 
 def _full_like_kernel(x, fill_value, dtype=None):
@@ -44,7 +55,9 @@ register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
             vjp=lambda g, out, x, fill_value, dtype=None: (None,)).lowering(
     xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value,
-                                                   dtype or x.dtype))
+                                                   dtype or x.dtype),
+    onnx=lambda ns, x, fill_value, dtype=None: onnx_fill(
+        ns, [ns.dim(x, i) for i in range(x.ndim)], fill_value, dtype or x.dtype))
 
 
 def full(shape, fill_value, dtype=None):
@@ -89,9 +102,19 @@ def _arange_infer(*bounds, start, end, step, dtype):
     return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
 
 
+def _arange_onnx(ns, *bounds, start, end, step, dtype):
+    if not bounds:  # numpy's own arange is the constant
+        return ns.const(_arange_kernel(start=start, end=end, step=step, dtype=dtype))
+    dynamic = iter(bounds)  # a None bound is the next run-time input
+    start, end, step = (ns.node("Reshape", ns.cast(next(dynamic), dtype), ns.ints([]))
+                        if b is None else ns.scalar(b, dtype) for b in (start, end, step))
+    return ns.node("Range", start, end, step)
+
+
 # A bound that is None is given at run time by the next input (shape_args).
 register_op("arange", _arange_kernel, _arange_infer).lowering(
-    xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs))
+    xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs),
+    onnx=_arange_onnx)
 
 
 def arange(start=0, end=None, step=1, dtype=None):
@@ -114,7 +137,8 @@ def _shape_kernel(x):
 
 
 register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64"))).lowering(
-    xla=lambda ns, x: ns.shape_of(x))  # a constant, or a tensor array's run-time length
+    xla=lambda ns, x: ns.shape_of(x),  # a constant, or a tensor array's run-time length
+    onnx=lambda ns, x: ns.shape_of(x))
 
 
 def shape(x):
@@ -127,8 +151,17 @@ def _numel_kernel(x, axes=None):
     return np.array(int(np.prod(dims)), dtype=np.int64)
 
 
+def _numel_onnx(ns, x, axes=None):
+    axes = range(x.ndim) if axes is None else axes
+    dims = [ns.dim(x, a) for a in axes]
+    if all(isinstance(d, int) for d in dims):
+        return ns.const(np.array(int(np.prod(dims)), dtype=np.int64))
+    return ns.node("ReduceProd", ns.shape_vector(dims), keepdims=0)
+
+
 register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64"))).lowering(
-    xla=lambda ns, x, axes=None: _numel_kernel(x, axes))  # static shapes: a constant
+    xla=lambda ns, x, axes=None: _numel_kernel(x, axes),  # static shapes: a constant
+    onnx=_numel_onnx)
 
 
 def numel(x, axes=None):

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from ..registry import register_op
+from ..registry import NotLowerable, register_op
 from ..tensor import format_tensor
 
 
@@ -37,9 +37,11 @@ def _assert_error(message):
 register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0,
             stateful=True).lowering(
     xla=lambda ns, *values, parts, sep, end: ns.host_effect(
-        functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values))
+        functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values),
+    onnx=NotLowerable("it prints at run time; an ONNX model has no output stream"))
 # Raise AssertionError(message) unless every element of `cond` is true.
 register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
             stateful=True).lowering(
     xla=lambda ns, cond, message: ns.check(
-        ns.jnp.all(cond), functools.partial(_assert_error, message)))
+        ns.jnp.all(cond), functools.partial(_assert_error, message)),
+    onnx=NotLowerable("it raises AssertionError at run time; ONNX has no exceptions"))

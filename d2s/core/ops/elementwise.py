@@ -5,68 +5,130 @@ import math
 
 import numpy as np
 
-from ..dispatch import bind, eager_now, run_eager
-from ..tensor import Tensor
+from ..dispatch import binary_function, bind, unary_function
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import (cast_like as _cast_like, eager_scalar, elementwise_infer, lift, lift_pair,
-                    mark_weak, promoted, same_infer, unbroadcast)
+from ._base import (cast_like as _cast_like, elementwise_infer, lift, lift_pair, mark_weak,
+                    onnx_binary, onnx_compare, onnx_unary, promoted, same_infer, unbroadcast)
 
 
-_PY_SCALARS = (float, int, bool)
-_NO_ATTRS = {}
+def _binary(name, kernel, vjp, xla, onnx):
+    op = register_op(name, kernel, elementwise_infer(kernel, name), vjp).lowering(
+        xla=xla, onnx=onnx)
 
-
-def _binary(name, kernel, vjp, xla):
-    op = register_op(name, kernel, elementwise_infer(kernel, name), vjp).lowering(xla=xla)
-
-    def fn(x, y):
-        if eager_now():  # fast path: eager Tensors and Python scalars
-            tx, ty = type(x), type(y)
-            if tx is Tensor and (ty is Tensor or ty in _PY_SCALARS):
-                if ty is not Tensor:
-                    y = eager_scalar(y, x._value.dtype)
-                return run_eager(op, (x, y), _NO_ATTRS)
-            if ty is Tensor and tx in _PY_SCALARS:
-                return run_eager(op, (eager_scalar(x, y._value.dtype), y), _NO_ATTRS)
+    def general(x, y):
         x, y = lift_pair(x, y)
         return mark_weak(bind(name, x, y), x, y)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion."
-    return fn
+    return binary_function(
+        op, general, f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion.")
 
 
-def _unary(name, kernel, vjp, xla, infer=None, writes_out=False):
+def _unary(name, kernel, vjp, xla, onnx, infer=None, writes_out=False):
     op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp,
-                     writes_out=writes_out).lowering(xla=xla)
+                     writes_out=writes_out).lowering(xla=xla, onnx=onnx)
 
-    def fn(x):
-        if type(x) is Tensor and eager_now():
-            return run_eager(op, (x,), _NO_ATTRS)
+    def general(x):
         x = lift(x)
         return mark_weak(bind(name, x), x)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}`."
-    return fn
+    return unary_function(op, general, f"Elementwise `{name}`.")
 
 
 # ---- arithmetic -----------------------------------------------------------
+def _divide_onnx(ns, x, y):
+    dtype = ns.outputs[0].dtype  # true division of ints is a float
+    return ns.node("Div", ns.cast(x, dtype), ns.cast(y, dtype))
+
+
+def _floor_onnx(remainder):
+    """ONNX rule of `floor_divide` or `remainder` with numpy's semantics (ONNX's
+    integer Div truncates and float Mod is C's fmod)."""
+    def rule(ns, x, y):
+        dtype = ns.outputs[0].dtype
+        x, y = ns.cast(x, dtype), ns.cast(y, dtype)
+        if dtype.kind == "f":
+            return _float_divmod(ns, x, y, remainder)
+        return _int_divmod(ns, x, y, remainder)
+    rule.__name__ = "onnx_remainder" if remainder else "onnx_floor_divide"
+    return rule
+
+
+def _int_divmod(ns, x, y, remainder):
+    """numpy gives 0 for `x // 0` and `x % 0`; hardware division traps on them
+    (and on MIN // -1), so those divisors are replaced by 1 and fixed after."""
+    dtype = x.dtype
+    zero, one = ns.scalar(0, dtype), ns.scalar(1, dtype)
+    by_zero = ns.node("Equal", y, zero)
+    special = by_zero
+    if dtype.kind == "i":
+        by_minus_one = ns.node("Equal", y, ns.scalar(-1, dtype))
+        special = ns.node("Or", by_zero, by_minus_one)
+    safe = ns.node("Where", special, one, y)
+    if remainder:  # ONNX's integer Mod (fmod=0) takes the divisor's sign, as Python
+        return ns.node("Where", by_zero, zero, ns.node("Mod", x, safe, fmod=0))
+    q = ns.node("Div", x, safe)
+    if dtype.kind == "i":
+        r = ns.node("Mod", x, safe, fmod=1)  # C's remainder: truncated division
+        inexact = ns.node("Not", ns.node("Equal", r, zero))
+        signs = ns.node("Xor", ns.node("Less", r, zero),
+                        ns.node("Less", safe, zero))
+        q = ns.node("Sub", q, ns.cast(ns.node("And", inexact, signs), dtype))
+        q = ns.node("Where", by_minus_one, ns.node("Neg", x), q)
+    return ns.node("Where", by_zero, zero, q)
+
+
+def _float_divmod(ns, x, y, remainder):
+    """numpy's `npy_divmod` step by step: fmod, the Python sign convention,
+    the quotient snapped to an integer, signed zeros, and x / 0."""
+    dtype = x.dtype
+    zero, one = ns.scalar(0, dtype), ns.scalar(1, dtype)
+    mod = ns.node("Mod", x, y, fmod=1)
+    fix = ns.node("And", ns.node("Not", ns.node("Equal", mod, zero)),
+                  ns.node("Xor", ns.node("Less", y, zero), ns.node("Less", mod, zero)))
+    if remainder:  # x % 0 is fmod's NaN: the steps below leave it alone
+        mod = ns.node("Where", fix, ns.node("Add", mod, y), mod)
+        return _signed_zero(ns, mod, ns.node("Less", y, zero))  # a zero takes y's sign
+    div = ns.node("Div", ns.node("Sub", x, mod), y)
+    div = ns.node("Where", fix, ns.node("Sub", div, one), div)
+    floor = ns.node("Floor", div)
+    floor = ns.node("Where", ns.node("Greater", ns.node("Sub", div, floor),
+                                     ns.scalar(0.5, dtype)),
+                    ns.node("Add", floor, one), floor)
+    ratio = ns.node("Div", x, y)
+    # a zero quotient takes the sign of x / y (1 / -0.0 is -inf)
+    floor = _signed_zero(ns, ns.node("Where", ns.node("Equal", div, zero), zero, floor),
+                         ns.node("Less", ns.node("Div", one, ratio), zero))
+    return ns.node("Where", ns.node("Equal", y, zero), ratio, floor)
+
+
+def _signed_zero(ns, x, negative):
+    """`x` with its zeros made -0.0 where `negative`: a multiplication by -1,
+    since ONNX Runtime's Where drops the sign of a selected -0.0."""
+    zero = ns.scalar(0, x.dtype)
+    is_zero = ns.node("Equal", x, zero)
+    flip = ns.node("Where", ns.node("And", is_zero, negative), ns.scalar(-1, x.dtype),
+                   ns.scalar(1, x.dtype))
+    return ns.node("Mul", ns.node("Where", is_zero, zero, x), flip)
+
+
 add = _binary("add", np.add, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(g, y), y)), promoted("add"))
+    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(g, y), y)), promoted("add"),
+    onnx_binary("Add", on_bools="Or"))
 subtract = _binary("subtract", np.subtract, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(-g, y), y)), promoted("subtract"))
+    unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(-g, y), y)), promoted("subtract"),
+    onnx_binary("Sub"))
 multiply = _binary("multiply", np.multiply, lambda g, out, x, y: (
     unbroadcast(_cast_like(g * y, x), x), unbroadcast(_cast_like(g * x, y), y)),
-    promoted("multiply"))
+    promoted("multiply"), onnx_binary("Mul", on_bools="And"))
 divide = _binary("divide", np.true_divide, lambda g, out, x, y: (
     unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)),
-    promoted("true_divide"))
+    promoted("true_divide"), _divide_onnx)
 floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None),
-                       promoted("floor_divide"))
+                       promoted("floor_divide"), _floor_onnx(remainder=False))
 remainder = _binary("remainder", np.remainder, lambda g, out, x, y: (
     unbroadcast(_cast_like(g, x), x),
-    unbroadcast(_cast_like(-g * floor_divide(x, y), y), y)), promoted("remainder"))
+    unbroadcast(_cast_like(-g * floor_divide(x, y), y), y)), promoted("remainder"),
+    _floor_onnx(remainder=True))
 
 
 def _pow_vjp(g, out, x, y):
@@ -75,7 +137,7 @@ def _pow_vjp(g, out, x, y):
     return unbroadcast(_cast_like(gx, x), x), unbroadcast(_cast_like(gy, y), y)
 
 
-pow = _binary("pow", np.power, _pow_vjp, promoted("power"))
+pow = _binary("pow", np.power, _pow_vjp, promoted("power"), onnx_binary("Pow"))
 
 
 def _minmax_vjp(pick_x):
@@ -88,34 +150,65 @@ def _minmax_vjp(pick_x):
 
 
 maximum = _binary("maximum", np.maximum, _minmax_vjp(lambda x, y: greater_equal(x, y)),
-                  promoted("maximum"))
+                  promoted("maximum"), onnx_binary("Max", on_bools="Or"))
 minimum = _binary("minimum", np.minimum, _minmax_vjp(lambda x, y: less_equal(x, y)),
-                  promoted("minimum"))
+                  promoted("minimum"), onnx_binary("Min", on_bools="And"))
 
 # ---- comparisons and logic (not differentiable) ----------------------------
-equal = _binary("equal", np.equal, None, promoted("equal"))
-not_equal = _binary("not_equal", np.not_equal, None, promoted("not_equal"))
-less_than = _binary("less_than", np.less, None, promoted("less"))
-less_equal = _binary("less_equal", np.less_equal, None, promoted("less_equal"))
-greater_than = _binary("greater_than", np.greater, None, promoted("greater"))
-greater_equal = _binary("greater_equal", np.greater_equal, None, promoted("greater_equal"))
-logical_and = _binary("logical_and", np.logical_and, None, promoted("logical_and"))
-logical_or = _binary("logical_or", np.logical_or, None, promoted("logical_or"))
-logical_xor = _binary("logical_xor", np.logical_xor, None, promoted("logical_xor"))
-logical_not = _unary("logical_not", np.logical_not, None, promoted("logical_not"))
+def _not_equal_onnx(ns, x, y):
+    return ns.node("Not", onnx_compare("Equal")(ns, x, y))
+
+
+def _logical_onnx(op_type):
+    """numpy's logical ops read any dtype as truth values; ONNX's take bools."""
+    def rule(ns, *xs):
+        return ns.node(op_type, *(ns.cast(x, np.bool_) for x in xs))
+    return rule
+
+
+equal = _binary("equal", np.equal, None, promoted("equal"), onnx_compare("Equal"))
+not_equal = _binary("not_equal", np.not_equal, None, promoted("not_equal"), _not_equal_onnx)
+less_than = _binary("less_than", np.less, None, promoted("less"), onnx_compare("Less"))
+less_equal = _binary("less_equal", np.less_equal, None, promoted("less_equal"),
+                     onnx_compare("LessOrEqual"))
+greater_than = _binary("greater_than", np.greater, None, promoted("greater"),
+                       onnx_compare("Greater"))
+greater_equal = _binary("greater_equal", np.greater_equal, None, promoted("greater_equal"),
+                        onnx_compare("GreaterOrEqual"))
+logical_and = _binary("logical_and", np.logical_and, None, promoted("logical_and"),
+                      _logical_onnx("And"))
+logical_or = _binary("logical_or", np.logical_or, None, promoted("logical_or"),
+                     _logical_onnx("Or"))
+logical_xor = _binary("logical_xor", np.logical_xor, None, promoted("logical_xor"),
+                      _logical_onnx("Xor"))
+logical_not = _unary("logical_not", np.logical_not, None, promoted("logical_not"),
+                     _logical_onnx("Not"))
 
 # ---- unary math -------------------------------------------------------------
-neg = _unary("neg", np.negative, lambda g, out, x: (-g,), promoted("negative"))
-exp = _unary("exp", np.exp, lambda g, out, x: (g * out,), promoted("exp"))
-log = _unary("log", np.log, lambda g, out, x: (g / x,), promoted("log"))
-sqrt = _unary("sqrt", np.sqrt, lambda g, out, x: (g / (out * 2.0),), promoted("sqrt"))
-tanh = _unary("tanh", np.tanh, lambda g, out, x: (g * (1.0 - out * out),), promoted("tanh"))
-abs = _unary("abs", np.abs, lambda g, out, x: (g * sign(x),), promoted("abs"))
+def _abs_onnx(ns, x):
+    return x if x.dtype == np.bool_ else ns.node("Abs", x)
+
+
+def _erf_onnx(ns, x):
+    # ONNX Runtime has Erf for float32 only: float64 runs in float32 (~1e-7 relative)
+    return ns.cast(ns.node("Erf", ns.cast(x, np.float32)), x.dtype)
+
+
+neg = _unary("neg", np.negative, lambda g, out, x: (-g,), promoted("negative"),
+             onnx_unary("Neg"))
+exp = _unary("exp", np.exp, lambda g, out, x: (g * out,), promoted("exp"), onnx_unary("Exp"))
+log = _unary("log", np.log, lambda g, out, x: (g / x,), promoted("log"), onnx_unary("Log"))
+sqrt = _unary("sqrt", np.sqrt, lambda g, out, x: (g / (out * 2.0),), promoted("sqrt"),
+              onnx_unary("Sqrt"))
+tanh = _unary("tanh", np.tanh, lambda g, out, x: (g * (1.0 - out * out),), promoted("tanh"),
+              onnx_unary("Tanh"))
+abs = _unary("abs", np.abs, lambda g, out, x: (g * sign(x),), promoted("abs"), _abs_onnx)
 _erf_kernel = np.vectorize(math.erf, otypes=[np.float64])
 erf = _unary("erf", lambda x: _erf_kernel(x).astype(x.dtype, copy=False),
              lambda g, out, x: (g * exp(-(x * x)) * (2.0 / math.sqrt(math.pi)),),
-             lambda ns, x: ns.special.erf(x).astype(x.dtype), infer=same_infer)
-sign = _unary("sign", np.sign, lambda g, out, x: (zeros_like_(g),), promoted("sign"))
+             lambda ns, x: ns.special.erf(x).astype(x.dtype), _erf_onnx, infer=same_infer)
+sign = _unary("sign", np.sign, lambda g, out, x: (zeros_like_(g),), promoted("sign"),
+              onnx_unary("Sign"))
 
 
 def _sigmoid_kernel(x):
@@ -124,8 +217,18 @@ def _sigmoid_kernel(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
+def _sigmoid_onnx(ns, x):
+    """The kernel's stable form: ONNX Runtime's float32 Sigmoid loses the tails
+    (relative error above 1 near x = -18)."""
+    e = ns.node("Exp", ns.node("Neg", ns.node("Abs", x)))
+    one = ns.scalar(1, x.dtype)
+    denominator = ns.node("Add", one, e)
+    return ns.node("Where", ns.node("GreaterOrEqual", x, ns.scalar(0, x.dtype)),
+                   ns.node("Div", one, denominator), ns.node("Div", e, denominator))
+
+
 sigmoid = _unary("sigmoid", _sigmoid_kernel, lambda g, out, x: (g * out * (1.0 - out),),
-                 lambda ns, x: ns.lax.logistic(x), infer=same_infer)
+                 lambda ns, x: ns.lax.logistic(x), _sigmoid_onnx, infer=same_infer)
 
 
 def _relu_kernel(x, out=None):
@@ -137,6 +240,8 @@ def _relu_kernel(x, out=None):
 relu = _unary("relu", _relu_kernel,
               lambda g, out, x: (multiply(g, greater_than(out, 0)),),
               lambda ns, x: ns.jnp.maximum(x, ns.jnp.zeros((), x.dtype)),
+              lambda ns, x: ns.node("Relu", x) if x.dtype.kind == "f" else
+              ns.node("Max", x, ns.scalar(0, x.dtype)),
               infer=same_infer, writes_out=True)
 
 
@@ -153,7 +258,8 @@ def _where_vjp(g, out, c, x, y):
 
 
 register_op("where", np.where, _where_infer, _where_vjp).lowering(
-    xla=lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)))
+    xla=lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)),
+    onnx=lambda ns, c, x, y: ns.node("Where", ns.cast(c, np.bool_), *ns.promote(x, y)))
 
 
 def where(condition, x, y):
@@ -175,8 +281,16 @@ def _clip_vjp(g, out, x, min=None, max=None):
     return (where(inside, g, zeros_like_(g)),)
 
 
+def _clip_onnx(ns, x, min=None, max=None):
+    # numpy clips an int array to float bounds in float64, then casts back
+    dtype = np.result_type(x.dtype, *(b for b in (min, max) if b is not None))
+    bounds = [None if b is None else ns.scalar(b, dtype) for b in (min, max)]
+    return ns.cast(ns.node("Clip", ns.cast(x, dtype), *bounds), x.dtype)
+
+
 register_op("clip", _clip_kernel, same_infer, _clip_vjp).lowering(
-    xla=lambda ns, x, min=None, max=None: ns.jnp.clip(x, min, max).astype(x.dtype))
+    xla=lambda ns, x, min=None, max=None: ns.jnp.clip(x, min, max).astype(x.dtype),
+    onnx=_clip_onnx)
 
 
 def clip(x, min=None, max=None):
@@ -194,7 +308,8 @@ def _cast_vjp(g, out, x, dtype):
 
 
 register_op("cast", _cast_kernel, lambda x, dtype: Aval(tuple(x.shape), np.dtype(dtype)),
-            _cast_vjp).lowering(xla=lambda ns, x, dtype: x.astype(dtype))
+            _cast_vjp).lowering(xla=lambda ns, x, dtype: x.astype(dtype),
+                                onnx=lambda ns, x, dtype: ns.cast(x, dtype))
 
 
 def cast(x, dtype):

@@ -61,9 +61,9 @@ def _log_softmax_xla(ns, x, axis):
 
 
 register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp).lowering(
-    xla=_softmax_xla)
+    xla=_softmax_xla, onnx=lambda ns, x, axis: ns.node("Softmax", x, axis=axis))
 register_op("log_softmax", _log_softmax_kernel, same_infer, _log_softmax_vjp).lowering(
-    xla=_log_softmax_xla)
+    xla=_log_softmax_xla, onnx=lambda ns, x, axis: ns.node("LogSoftmax", x, axis=axis))
 
 
 def softmax(x, axis=-1):
@@ -123,11 +123,19 @@ def _cross_entropy_xla(ns, logits, label):
     return loss.astype(logits.dtype), e / s
 
 
+def _cross_entropy_onnx(ns, logits, label):
+    # Labels out of [0, C) fail in ONNX Runtime's GatherElements, as numpy raises.
+    rows = ns.node("Unsqueeze", ns.cast(label, np.int64), ns.ints([1]))
+    picked = ns.node("GatherElements", ns.node("LogSoftmax", logits, axis=-1), rows, axis=1)
+    loss = ns.node("Neg", ns.node("ReduceMean", picked, keepdims=0))
+    return loss, ns.node("Softmax", logits, axis=-1)
+
+
 # Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
 # output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
             vjp=_cross_entropy_vjp, num_outputs=2).lowering(
-    xla=_cross_entropy_xla)
+    xla=_cross_entropy_xla, onnx=_cross_entropy_onnx)
 
 
 def _cross_entropy_grad_kernel(g, probs, label):
@@ -150,10 +158,18 @@ def _cross_entropy_grad_xla(ns, g, probs, label):
     return p * (g / label.shape[0]).astype(p.dtype)
 
 
+def _cross_entropy_grad_onnx(ns, g, probs, label):
+    rows = ns.node("Unsqueeze", ns.cast(label, np.int64), ns.ints([1]))
+    minus_one = ns.node("Expand", ns.scalar(-1, probs.dtype), ns.shape_of(rows))
+    p = ns.node("ScatterElements", probs, rows, minus_one, axis=1, reduction="add")
+    n = ns.cast(ns.node("Reshape", ns.shape_of(label), ns.ints([])), g.dtype)
+    return ns.node("Mul", p, ns.cast(ns.node("Div", g, n), probs.dtype))
+
+
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
             lambda g, probs, label: Aval(tuple(probs.shape), probs.dtype),
             vjp=_cross_entropy_grad_vjp).lowering(
-    xla=_cross_entropy_grad_xla)
+    xla=_cross_entropy_grad_xla, onnx=_cross_entropy_grad_onnx)
 
 
 def cross_entropy(logits, label):

@@ -26,12 +26,15 @@ def _shape_infer(*dims, shape, dtype, **_):
 # numpy's global generator is host state: a JAX key would draw another stream.
 _HOST_RNG = NotLowerable("draws from d2s's numpy random generator (host state; a JAX key "
                          "would give a different stream)")
+# ONNX's RandomUniform/RandomNormal draw another stream than numpy's generator.
+_RANDOM = NotLowerable("a random draw from d2s's numpy generator, which an ONNX model cannot "
+                       "reproduce (for dropout: call .eval() on the layer before exporting)")
 
 
 register_op("uniform", _uniform_kernel, _shape_infer, stateful=True).lowering(
-    xla=_HOST_RNG)
+    xla=_HOST_RNG, onnx=_RANDOM)
 register_op("gaussian", _normal_kernel, _shape_infer, stateful=True).lowering(
-    xla=_HOST_RNG)
+    xla=_HOST_RNG, onnx=_RANDOM)
 
 
 def rand(shape, dtype="float32"):
@@ -73,4 +76,4 @@ def _dropout_infer(x, p):
 register_op("dropout", _dropout_kernel, _dropout_infer,
             vjp=lambda g, out, x, p: (None if g[0] is None else g[0] * out[1],),
             num_outputs=2, stateful=True).lowering(
-    xla=_HOST_RNG)
+    xla=_HOST_RNG, onnx=_RANDOM)

@@ -7,7 +7,7 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes, normalize_axes, numel, reduced_shape
-from ._base import lift, probe_dtype
+from ._base import lift, onnx_dims, probe_dtype
 from .elementwise import cast, equal
 
 
@@ -37,17 +37,27 @@ def _sum_to_like_xla(ns, g, x):
     return ns.jnp.sum(g, axis=axes, keepdims=True, dtype=g.dtype).reshape(x.shape)
 
 
+def _sum_to_like_onnx(ns, g, x):
+    if g.shape == x.shape and None not in x.shape:
+        return g
+    axes = _summed_axes(g.shape, x.shape)
+    summed = ns.node("ReduceSum", g, ns.ints(axes), keepdims=1) if axes else g
+    return ns.reshape(summed, onnx_dims(ns, x))
+
+
 # Sum `g` down to the shape of `x` (the gradient of broadcasting).
 register_op("sum_to_like", _sum_to_like_kernel,
             lambda g, x: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None)).lowering(
-    xla=_sum_to_like_xla)
+    xla=_sum_to_like_xla, onnx=_sum_to_like_onnx)
 # Broadcast `g` against the shape of `x`.
 register_op("broadcast_like", _broadcast_like_kernel,
             lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
             vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None)).lowering(
     xla=lambda ns, g, x: ns.jnp.broadcast_to(
-        g, np.broadcast_shapes(g.shape, x.shape)))
+        g, np.broadcast_shapes(g.shape, x.shape)),
+    # ONNX's Expand broadcasts both ways: the shapes of g and x broadcast together
+    onnx=lambda ns, g, x: ns.node("Expand", g, ns.shape_of(x)))
 
 
 def _expand_reduced(g, x, axes, keepdim):
@@ -105,6 +115,22 @@ def _reduce_xla(fn_name, probe):
     return rule
 
 
+def _reduce_onnx(op_type):
+    """ONNX rule `op_type` over `axes`, in the dtype numpy's reduction gives
+    (int sums are int64, int means float64); bools, which ONNX Runtime does
+    not reduce, go through int32. No axes (axis=[]) reduce nothing."""
+    def rule(ns, x, axes, keepdim):
+        out = ns.outputs[0].dtype
+        x = ns.cast(x, out)
+        if not axes:
+            return x
+        if x.dtype == np.bool_:
+            x = ns.cast(x, np.int32)
+        return ns.cast(ns.node(op_type, x, ns.ints(axes), keepdims=int(keepdim)), out)
+    rule.__name__ = f"onnx_{op_type}"
+    return rule
+
+
 def _np_sum(x):
     return np.sum(x)
 
@@ -116,19 +142,26 @@ def _np_mean(x):
 register_op("sum", _sum_kernel, _reduce_infer(_np_sum),
             vjp=lambda g, out, x, axes, keepdim: (
                 cast(_expand_reduced(g, x, axes, keepdim), x.dtype),)).lowering(
-    xla=_reduce_xla("sum", _np_sum))
+    xla=_reduce_xla("sum", _np_sum), onnx=_reduce_onnx("ReduceSum"))
 register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp).lowering(
-    xla=_reduce_xla("mean", _np_mean))
+    xla=_reduce_xla("mean", _np_mean), onnx=_reduce_onnx("ReduceMean"))
+
+
+# axis=None (reduce everything), the common case, needs no normalizing.
+_ALL_AXES = tuple(tuple(range(n)) for n in range(33))
 
 
 def _axes(x, axis, opname="reduction"):
-    if len(x.shape) == 0:
+    ndim = len(x.shape)
+    if axis is None and ndim < len(_ALL_AXES):
+        return _ALL_AXES[ndim]
+    if ndim == 0:
         # A 0-d tensor has no axis to reduce; like paddle, axis 0 / -1 name the value itself.
-        for a in [] if axis is None else [axis] if isinstance(axis, int) else list(axis):
+        for a in [axis] if isinstance(axis, int) else list(axis):
             if a not in (0, -1):
                 raise ValueError(f"{opname}: axis {a} is out of range for a 0-d tensor")
         return ()
-    return normalize_axes(axis, len(x.shape), opname)
+    return normalize_axes(axis, ndim, opname)
 
 
 def sum(x, axis=None, keepdim=False):
@@ -164,9 +197,11 @@ def _min_kernel(x, axes, keepdim):
 
 
 register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp).lowering(
-    xla=lambda ns, x, axes, keepdim: ns.jnp.max(x, axis=axes, keepdims=keepdim))
+    xla=lambda ns, x, axes, keepdim: ns.jnp.max(x, axis=axes, keepdims=keepdim),
+    onnx=_reduce_onnx("ReduceMax"))
 register_op("min", _min_kernel, _reduce_infer(lambda x: np.min(x)), vjp=_extremum_vjp).lowering(
-    xla=lambda ns, x, axes, keepdim: ns.jnp.min(x, axis=axes, keepdims=keepdim))
+    xla=lambda ns, x, axes, keepdim: ns.jnp.min(x, axis=axes, keepdims=keepdim),
+    onnx=_reduce_onnx("ReduceMin"))
 
 
 def max(x, axis=None, keepdim=False):
@@ -199,8 +234,18 @@ def _argmax_xla(ns, x, axis, keepdim):
     return ns.jnp.argmax(x, axis=axis, keepdims=keepdim).astype(np.int64)
 
 
+def _argmax_onnx(ns, x, axis, keepdim):
+    if x.dtype == np.bool_:
+        x = ns.cast(x, np.int32)
+    if axis is None:  # over all elements, as numpy's flat index
+        flat = ns.node("ArgMax", ns.node("Reshape", x, ns.ints([-1])), axis=0, keepdims=0)
+        return ns.node("Reshape", flat, ns.ints([1] * x.ndim if keepdim else []))
+    # the first of equal maxima, as numpy
+    return ns.node("ArgMax", x, axis=axis, keepdims=int(keepdim), select_last_index=0)
+
+
 register_op("argmax", _argmax_kernel, _argmax_infer).lowering(
-    xla=_argmax_xla)
+    xla=_argmax_xla, onnx=_argmax_onnx)
 
 
 def argmax(x, axis=None, keepdim=False):

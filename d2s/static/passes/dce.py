@@ -8,13 +8,12 @@ has a side effect.
 from __future__ import annotations
 
 from ...core.registry import OPS
+from ..control_ops import always_kept, saved_var
 from .view import ProgramView
-
-_SIDE_EFFECT_TYPES = {"raise", "cond_grad", "while_grad"}
 
 
 def has_side_effect(op, program):
-    if op.type in _SIDE_EFFECT_TYPES:
+    if always_kept(op):  # declared by its home (`raise`, gradient ops)
         return True
     opdef = OPS.get(op.type)
     if opdef is not None and (opdef.stateful or opdef.num_outputs == 0):
@@ -34,9 +33,8 @@ def run(view):
         kept = []
         for op in reversed(view.blocks[idx]):
             saved = view.saved_names(op)
-            scope = op.attrs.get("save_scope") or op.attrs.get("save_steps")
             needed = (any(v.name in live for v in op.outputs) or has_side_effect(op, program)
-                      or scope in live)  # a backward reads what it saves
+                      or saved_var(op) in live)  # a backward reads what it saves
             if not needed:
                 continue
             kept.append(op)

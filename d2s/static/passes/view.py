@@ -7,13 +7,9 @@ the buffer an op writes in place.
 """
 from __future__ import annotations
 
+from .. import control_ops
 from ..ir import Operator
 from ..printing import op_to_text
-
-
-# Attributes naming the values a control-flow op's blocks hand back to it.
-RESULT_KEYS = ("true_outs", "false_outs", "body_outs", "true_grads", "false_grads",
-               "loop_grads", "free_grads")
 
 
 class ProgramView:
@@ -52,27 +48,16 @@ class ProgramView:
         return self.blocks[idx]
 
     def sub_block_ids(self, op):
-        return [v for k, v in op.attrs.items() if k.endswith("_block")]
+        return control_ops.sub_block_ids(op)
 
     def saved_names(self, op):
         """Names a forward `cond`/`while` keeps for its gradient (the scope
         variable and the values in it): live, and never overwritten."""
-        names = []
-        for key in ("save_scope", "save_steps"):
-            if op.attrs.get(key):
-                names.append(op.attrs[key])
-        for key in ("save_scope_keep", "save_steps_keep"):
-            names.extend(op.attrs.get(key, ()))
-        return names
+        return control_ops.saved_names(op)
 
     def block_results(self, op):
         """Names an op's sub-blocks hand back to it (branch / body outputs)."""
-        names = []
-        for key in RESULT_KEYS:
-            names.extend(n for n in op.attrs.get(key, ()) if n is not None)
-        if "cond_out" in op.attrs:
-            names.append(op.attrs["cond_out"])
-        return names
+        return control_ops.block_results(op)
 
     def to_text(self):
         """One op per line (sub-blocks indented), constants and in-place notes."""
@@ -94,22 +79,12 @@ class ProgramView:
 
 def renamed_op(op, rename):
     """`op` with inputs and result-name attributes redirected (a new Operator)."""
-    if not any(v.name in rename for v in op.inputs) and not _attr_hits(op, rename):
+    results = control_ops.renamed_results(
+        op, lambda n: rename[n].name if n in rename else None)
+    if results is None and not any(v.name in rename for v in op.inputs):
         return op
-    attrs = dict(op.attrs)
-    for key in RESULT_KEYS:
-        if key in attrs:
-            attrs[key] = [rename[n].name if n in rename else n for n in attrs[key]]
-    if attrs.get("cond_out") in rename:
-        attrs["cond_out"] = rename[attrs["cond_out"]].name
     return Operator(op.block, op.type, [rename.get(v.name, v) for v in op.inputs],
-                    op.outputs, attrs, op.origin, op.is_grad)
-
-
-def _attr_hits(op, rename):
-    names = [n for k in RESULT_KEYS for n in op.attrs.get(k, ())]
-    names.append(op.attrs.get("cond_out"))
-    return any(n in rename for n in names if n is not None)
+                    op.outputs, {**op.attrs, **(results or {})}, op.origin, op.is_grad)
 
 
 def apply_renames(view, rename):

@@ -1,0 +1,168 @@
+"""The persistent conversion cache: converted source kept on disk between processes.
+
+A second process converting the same function reads the converted text back
+instead of parsing, transforming and printing again; it still compiles it.
+
+An entry is a JSON file (text only, never pickle) named by its key, in
+`cache_dir.subfolder("convert")`.  The key hashes everything the converted
+text depends on:
+
+* the function's source text (the block actually parsed), where it is (file
+  and first line: converted code may quote its user's line numbers) and the
+  names the text is compiled against: name, qualified name (private-name
+  mangling), free variables (closure or global), for a lambda its line and
+  parameters;
+* the converter's fingerprint: a hash of d2s's own `convert` sources (and
+  astor's version), so an edited or upgraded d2s never reads a conversion
+  made by another, even at the same version number;
+* the Python implementation and version (the AST differs between them).
+
+The line map is stored relative to the function's text (and checked
+against it when read back).  Entries are written to a temporary file and renamed into place,
+so concurrent processes never read half an entry; one that does not parse,
+or whose recorded key, fingerprint or Python differ from the expected ones,
+is ignored (and replaced by the next conversion).  Write failures (read-only
+or full disk) warn once and turn writing off; conversion goes on.
+"""
+import functools
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+
+from .. import cache_dir
+from .loader import ConvertedSource
+from .origin import Origin
+
+__all__ = ["FORMAT", "converter_fingerprint", "entry_key", "load", "store", "entry_path"]
+
+FORMAT = 1
+_SUBFOLDER = "convert"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=None)
+def converter_fingerprint():
+    """Hash of every source file of `d2s.convert` and of the printer's version."""
+    import astor
+    digest = hashlib.sha256(f"astor {astor.__version__}\n".encode())
+    for folder, subfolders, files in os.walk(_PACKAGE_DIR):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, _PACKAGE_DIR).encode() + b"\0")
+            with open(path, "rb") as f:
+                digest.update(f.read())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def python_version():
+    return f"{sys.implementation.name} {platform.python_version()}"
+
+
+def entry_key(fn, source):
+    """The hex key of `fn`'s entry, converted from `source` (a FunctionSource)."""
+    code = fn.__code__
+    parts = [f"d2s conversion {FORMAT}", converter_fingerprint(), python_version(),
+             source.filename, str(source.start), fn.__name__, fn.__qualname__,
+             " ".join(code.co_freevars)]
+    if source.is_lambda:
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        parts += [f"lambda at {code.co_firstlineno}", " ".join(params)]
+    digest = hashlib.sha256("\n".join(parts).encode())
+    digest.update(b"\0")
+    digest.update("".join(source.lines).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def entry_path(fn, source):
+    """Where `fn`'s entry lives (None when caching is off or unusable)."""
+    folder = cache_dir.subfolder(_SUBFOLDER)
+    if folder is None:
+        return None
+    return os.path.join(folder, entry_key(fn, source) + ".json")
+
+
+def _relative_origins(fn, source, origins):
+    """{module line: line within the function's text}, or None if not expressible."""
+    shift = source.start - 1
+    relative = {}
+    for line, origin in origins.items():
+        block_line = origin.lineno - shift
+        if (origin.filename != source.filename or origin.function_name != fn.__name__
+                or not 1 <= block_line <= len(source.lines)
+                or source.lines[block_line - 1].strip() != origin.source_line):
+            return None
+        relative[line] = block_line
+    return relative
+
+
+def _origins_from(fn, source, relative):
+    shift = source.start - 1
+    return {line: Origin(source.filename, block_line + shift,
+                         source.lines[block_line - 1].strip(), fn.__name__)
+            for line, block_line in relative}
+
+
+def _well_formed(entry, key):
+    return (isinstance(entry, dict) and entry.get("format") == FORMAT
+            and entry.get("key") == key
+            and entry.get("fingerprint") == converter_fingerprint()
+            and entry.get("python") == python_version()
+            and isinstance(entry.get("module"), str) and isinstance(entry.get("code"), str)
+            and isinstance(entry.get("origins"), list))
+
+
+def load(fn, source):
+    """The ConvertedSource stored for `fn` converted from `source`, or None."""
+    path = entry_path(fn, source)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            entry = json.load(f)
+    except (OSError, ValueError):
+        return None          # absent, unreadable or corrupt: convert (and rewrite)
+    if not _well_formed(entry, os.path.basename(path)[:-len(".json")]):
+        return None
+    try:
+        relative = [(int(line), int(block_line)) for line, block_line in entry["origins"]]
+    except (TypeError, ValueError):
+        return None
+    if not all(1 <= block_line <= len(source.lines) for _, block_line in relative):
+        return None
+    return ConvertedSource(entry["module"], entry["code"], _origins_from(fn, source, relative))
+
+
+def store(fn, source, converted):
+    """Write `converted` as the entry of `fn` converted from `source` (best effort)."""
+    path = entry_path(fn, source)
+    if path is None:
+        return
+    relative = _relative_origins(fn, source, converted.origins)
+    if relative is None:
+        return
+    entry = {"format": FORMAT, "key": os.path.basename(path)[:-len(".json")],
+             "fingerprint": converter_fingerprint(), "python": python_version(),
+             "function": f"{fn.__module__}.{fn.__qualname__}",
+             "module": converted.module, "code": converted.code,
+             "origins": sorted(relative.items())}
+    folder = os.path.dirname(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(entry, f)
+        os.replace(tmp, path)
+        tmp = None
+    except (OSError, ValueError) as exc:
+        cache_dir.report_unusable(folder, getattr(exc, "strerror", None) or str(exc))
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

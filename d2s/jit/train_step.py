@@ -1,0 +1,348 @@
+"""`StepProgram`: a traced function that is a whole training step, and how it runs.
+
+A function converted by `to_static` that calls `loss.backward()`,
+`optimizer.step()` or `clear_grad()` traces into one program holding the
+forward, the backward (ops from the same vjp rules, in eager's order) and
+the updates (`sgd_update`, `adam_update`). The trace changed no eager
+object (static.state_overlay); the program is a pure function
+
+    (inputs, parameters and optimizer state, gradients held before the call)
+        -> (outputs, new parameters and state, new gradients)
+
+and a run *commits* its results to the eager objects: parameter values,
+`.grad` (accumulated or cleared, as the eager run leaves it), optimizer
+state. The same pure function is what a compiling backend needs (XLA can
+donate the buffers of the values it replaces).
+
+Every call:
+
+1. checks the guard: what the trace assumed of eager state that can change
+   between calls and that Python code may have branched on — which tracked
+   Tensors had a gradient, which were trainable — and picks the program
+   traced for that state (tracing another one for a state not seen yet:
+   one program per signature and state, usually exactly one). A call made
+   with gradients disabled runs the function eagerly (eager's behaviour,
+   error included);
+2. runs the program;
+3. commits, only after the whole run succeeded: a run that raises (a failed
+   `assert`, a `raise` under a tensor `if`, `check_finite`) changes nothing.
+
+Compiled runs update in place where that is safe (static.update_plan): each
+update right after its gradient, writing into the parameter's own array.
+An array written in place must be ours alone: one that anything else holds
+(an array from `.numpy()`, a `detach()`ed Tensor, a view) is copied first,
+so nobody sees a value change that eager mode, which rebinds arrays, would
+not change. Otherwise (`check_finite`, a check op after the updates, numpy
+told to raise on floating-point errors, the interpreter) every new value is
+computed first and committed after the run.
+
+The outputs are values: they do not join the eager tape (the step already
+ran its backward). While a step is traced, its tracked Tensors' `.grad`
+hold Variables; like two eager steps at once, two threads training the same
+parameters at the same time race.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..core import dist_attr, state
+from ..core.dtypes import is_floating
+from ..core.tensor import Tensor
+from ..static.codegen import CompiledFunction, NotCompilable
+from ..static.executor import Scope, executor_mode, run_ops
+from ..static.passes import ProgramView, optimize
+from ..static.update_plan import UpdateBuffers, plan_in_place
+from .concrete_program import ConcreteProgram
+
+_getrefcount = sys.getrefcount
+# References to an array held only by its Tensor, as `_owned` counts them: the
+# Tensor's slot, the list of arguments, the local name, getrefcount's argument.
+_SOLE_REFS = 4
+
+
+class RunEagerly(Exception):
+    """Internal: this call must run the original function eagerly."""
+
+
+class StepProgram(ConcreteProgram):
+    """A traced training step (see module doc). `effects` lists what it reads and
+    writes of eager state (static.state_overlay.StepEffects)."""
+
+    RUNNER = "step_runner"
+
+    def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
+                 captured=None, *, effects, check_finite=False):
+        super().__init__(main_program, inputs, outputs, output_structure, n_forward, captured)
+        self.effects = effects
+        self.check_finite = check_finite
+        gb = main_program.global_block()
+        # The captured tensors as traced: a layer attribute replaced since gives
+        # CapturedTensors a new list, and this program is then not the one to run.
+        self._traced_tensors = self._captured.current()
+        self._grad_inputs = [(name, slot) for name, slot in effects.grad_inputs
+                             if name in gb.vars]
+        self._run_inputs = ([v.name for v in inputs] + list(main_program.captured)
+                            + [name for name, _ in self._grad_inputs])
+        self._run_outputs = [v.name for v in outputs] + effects.written_names()
+        # The guard: per watched Tensor, whether it is frozen and whether it has a
+        # gradient; per tensor argument the step differentiates, whether it has one.
+        watched = {id(s.tensor): s.tensor for s in effects.slots if s.tensor is not None}
+        for t in self._traced_tensors:
+            if is_floating(t.dtype):
+                watched.setdefault(id(t), t)
+        self._watched = list(watched.values())
+        self._argument_slots = [s.input_index for s in effects.slots if s.tensor is None]
+        self._expected = self._state_of([None] * len(inputs), traced=True)
+        self._expected_watched = [(t, sg, none) for t, (sg, none) in
+                                  zip(self._watched, self._expected)]
+        self._expected_arguments = list(zip(self._argument_slots,
+                                            self._expected[len(self._watched):]))
+        self._variants = [self]        # programs of this signature, one per eager state
+        self._retrace = None           # set by StaticFunction: traces another variant
+        self._plans = {}               # "in_place" / "commit" -> CompiledFunction or None
+
+    # ---- guard ------------------------------------------------------------------------
+    def _state_of(self, tensors, traced=False):
+        key = [(t.stop_gradient, t.grad is None) for t in self._watched]
+        if traced:  # the trace's own view: the arguments' gradients as it saw them
+            key += [s.entry_is_none for s in self.effects.slots if s.tensor is None]
+        else:
+            key += [tensors[i].grad is None for i in self._argument_slots]
+        return key
+
+    def matches(self, tensors):
+        """The eager state now is the one this program was traced for."""
+        if self._captured.current() is not self._traced_tensors:
+            return False
+        for t, frozen, no_grad in self._expected_watched:  # every call: kept lean
+            if t.stop_gradient != frozen or (t.grad is None) is not no_grad:
+                return False
+        for i, no_grad in self._expected_arguments:
+            if (tensors[i].grad is None) is not no_grad:
+                return False
+        return True
+
+    # ---- calling --------------------------------------------------------------------------
+    def __call__(self, tensors, backend="numpy"):
+        """Run one step with eager input Tensors (in `inputs` order) on `backend`:
+        commit its writes, return its outputs (values, not connected to the tape)."""
+        if not state._tls.grad_enabled:
+            raise RunEagerly()
+        for variant in self._variants:
+            if variant.matches(tensors):
+                return variant.run(tensors, backend)
+        return self._new_variant(tensors).run(tensors, backend)
+
+    def _new_variant(self, tensors):
+        with self._lock:
+            for variant in self._variants:
+                if variant.matches(tensors):
+                    return variant
+            if self._retrace is None:
+                raise RuntimeError("this training step's program was traced for another state "
+                                   "of the gradients and cannot trace again")
+            variant = self._retrace(tensors)
+            if not isinstance(variant, StepProgram):
+                raise RunEagerly()  # in this state the function is no training step
+            if not variant.matches(tensors):
+                raise RuntimeError("tracing the step again gave a program for another state "
+                                   "of the gradients (a trace changed eager state?)")
+            self._variants.append(variant)
+            return variant
+
+    @property
+    def variants(self):
+        """The programs built for this signature (one per eager gradient state seen)."""
+        return list(self._variants)
+
+    def run(self, tensors, backend="numpy"):
+        if backend != "numpy":  # parameters are the backend's to send (or keep)
+            feeds = [t._value for t in tensors]
+            feeds.extend(self._held_grads(tensors))
+            attrs = None  # the inputs' placements (d2s.distributed): a sharded step
+            if dist_attr.any_placed():
+                attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
+            results = self._runner(backend).run(feeds, self._traced_tensors,
+                                                lambda: self._run_numpy(tensors), attrs)
+        else:
+            results = self._run_numpy(tensors)
+        n = len(self.outputs)
+        if self.check_finite:
+            self._check_finite(results)
+        new = Tensor._from_array  # (an undefined output raises here: before the commit)
+        outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
+                for i, v in enumerate(results[:n])]
+        self._commit(tensors, results[n:])
+        structure = self.output_structure
+        return outs[0] if structure.single else structure.restructure(outs)
+
+    def _held_grads(self, tensors):
+        """The gradients held before the call that the step reads (a generator:
+        no list holds them, see `_owned`)."""
+        for _, slot in self._grad_inputs:
+            owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
+            yield owner.grad._value
+
+    def _run_numpy(self, tensors):
+        """The values of `run_outputs`, on the numpy backend."""
+        arrays = [t._value for t in tensors]
+        for t in self._traced_tensors:
+            arrays.append(t._value)
+        arrays.extend(self._held_grads(tensors))
+        fn, in_place = self._plan()
+        if in_place:
+            self._owned(arrays, in_place)
+        if fn is not None:
+            return fn(*arrays)
+        return self._interpret(arrays)
+
+    # ---- what another backend runs ---------------------------------------------------------
+    @property
+    def run_inputs(self):
+        """Names the pure step reads: inputs, captured tensors, gradients held."""
+        return list(self._run_inputs)
+
+    @property
+    def run_outputs(self):
+        """Names it returns: outputs, then the new values and gradients it writes."""
+        return list(self._run_outputs)
+
+    def captured_writes(self):
+        """{name of a new value: the captured name it replaces}."""
+        return self._overwrites()
+
+    # ---- plans -------------------------------------------------------------------------------
+    def _plan(self):
+        """(compiled function or None for the interpreter, input positions written
+        in place)."""
+        if executor_mode() != "compiled":
+            return None, ()
+        if not self.check_finite and not _numpy_raises():
+            plan = self._compiled("in_place")
+            if plan is not None:
+                return plan
+        return self._compiled("commit")
+
+    def _compiled(self, kind):
+        plan = self._plans.get(kind, _MISSING)
+        if plan is _MISSING:
+            with self._lock:
+                plan = self._plans.get(kind, _MISSING)
+                if plan is _MISSING:
+                    plan = self._plans[kind] = self._compile(kind)
+        return plan
+
+    def _compile(self, kind):
+        program = self.main_program
+        view = optimize(ProgramView(program, program.global_block().ops, self._run_outputs,
+                                    self._run_inputs))
+        in_place = ()
+        if kind == "in_place":
+            view = plan_in_place(view, self._overwrites())
+            if view is None:
+                return None
+            buffers = {b for bufs in view.inplace.values() if isinstance(bufs, UpdateBuffers)
+                       for b in bufs.out if b is not None}
+            in_place = tuple(i for i, n in enumerate(self._run_inputs) if n in buffers)
+        try:
+            return CompiledFunction(view, f"train_step_{kind}"), in_place
+        except NotCompilable:
+            return (None, ()) if kind == "commit" else None
+
+    def _overwrites(self):
+        """New value's name -> name of the captured value it replaces."""
+        ids = self.main_program._captured_ids
+        out = {}
+        for tensor, name in self.effects.value_writes:
+            var = ids.get(id(tensor))
+            if var is not None:
+                out[name] = var.name
+        return out
+
+    @staticmethod
+    def _owned(arrays, positions):
+        """Copy every array about to be written in place that is not ours alone."""
+        for i in positions:
+            a = arrays[i]
+            if (_getrefcount(a) > _SOLE_REFS or a.base is not None
+                    or not a.flags.writeable):
+                arrays[i] = a.copy()
+
+    def _interpret(self, arrays):
+        program = self.main_program
+        scope = Scope()
+        for name, a in zip(self._run_inputs, arrays):
+            scope.vars[name] = a
+        run_ops(program.global_block().ops, program, scope)
+        return [scope.get(n) for n in self._run_outputs]
+
+    # ---- results -----------------------------------------------------------------------------
+    def _write_labels(self):
+        labels = [f"the new value of {_describe(t)}" for t, _ in self.effects.value_writes]
+        labels += [f"the gradient of {slot.label}" for slot, name in self.effects.grad_writes
+                   if name is not None]
+        return labels
+
+    def _check_finite(self, results):
+        labels = [f"output {i}" for i in range(len(self.outputs))] + self._write_labels()
+        for label, value in zip(labels, results):
+            a = np.asarray(value)
+            if a.dtype.kind in "fc" and not np.isfinite(a).all():
+                what = "NaN" if np.isnan(a).any() else "infinite"
+                raise FloatingPointError(
+                    f"{label} is {what} (to_static(check_finite=True)): the step changed "
+                    "no parameter, gradient or optimizer state")
+
+    def _commit(self, tensors, values):
+        it = iter(values)
+        for tensor, _ in self.effects.value_writes:
+            tensor._value = _array(next(it))
+        for slot, name in self.effects.grad_writes:
+            owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
+            owner.grad = None if name is None else Tensor._from_array(_array(next(it)))
+
+    def __repr__(self):
+        return (f"<StepProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
+                f"{self._n_forward} ops, writes {len(self.effects.value_writes)} values and "
+                f"{len(self.effects.grad_writes)} gradients>")
+
+
+_MISSING = object()
+
+
+def _array(value):
+    return value if type(value) is np.ndarray else np.asarray(value)
+
+
+try:  # numpy's error state object: a new one whenever np.errstate / np.seterr change it
+    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_ERR_STATE
+except ImportError:  # pragma: no cover - other numpy layouts: ask np.geterr every call
+    _NUMPY_ERR_STATE = None
+_numpy_raises_seen = (None, False)  # (error state object, its answer)
+
+
+def _numpy_raises():
+    """numpy is told to raise (or call back) on floating-point errors: a kernel
+    may raise in the middle of the updates. Asked on every call, answered from
+    the last answer while numpy's error state object is the same one."""
+    global _numpy_raises_seen
+    state = _NUMPY_ERR_STATE.get() if _NUMPY_ERR_STATE is not None else None
+    seen, answer = _numpy_raises_seen
+    if state is None or state is not seen:
+        answer = any(v in ("raise", "call") for v in np.geterr().values())
+        _numpy_raises_seen = (state, answer)
+    return answer
+
+
+def _describe(tensor):
+    return f"tensor '{tensor.name}'" if tensor.name else \
+        f"a {tensor.dtype.name}{list(tensor.shape)} tensor"
+
+
+def is_training_step(concrete):
+    return isinstance(concrete, StepProgram)
+
+
+__all__ = ["StepProgram", "RunEagerly", "is_training_step"]

@@ -1,0 +1,326 @@
+"""`cond` and `cond_grad`: every rule of a branch, in one place.
+
+`cond(pred, *reads) -> outs` runs `true_block` or `false_block` (each in a
+child scope of the op's block) and hands out the names its
+`true_outs` / `false_outs` list; None there means that path leaves the
+output undefined (an early-return value read only where it was set).
+`labels` name the outputs for the NameError of reading such a value.
+`reads` are the outer Variables the blocks read, so that passes and
+backward see the true data dependencies. Tracing Python branches into a
+`cond` (output merging, promotion, the user-facing errors) is the front end
+`static.control_flow.cond`; this module is what the op means.
+
+`cond_grad(cts) -> grads` is its gradient: it runs the gradient block of the
+branch the forward took, in a child of the scope the forward saved
+(`save_scope`, with only the names in `save_scope_keep`), with the output
+cotangents bound to `ct_vars`, and hands out `true_grads` / `false_grads`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.ops import zeros_like
+from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
+from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backward, resolve,
+                        saved_var_for)
+from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
+
+_BRANCHES = ("true", "false")
+
+
+def append_cond(parent, pred, reads, outs, blocks, results, labels):
+    """Append the op to `parent`: `blocks` and `results` are per branch (true,
+    false); the op's inputs are the predicate, then `reads`."""
+    (true_block, false_block), (true_outs, false_outs) = blocks, results
+    return parent.append_op("cond", [pred] + list(reads), outs, {
+        "true_block": true_block.idx, "false_block": false_block.idx,
+        "true_outs": true_outs, "false_outs": false_outs, "labels": labels})
+
+
+def _labels(op):
+    return op.attrs.get("labels") or [v.name for v in op.outputs]
+
+
+def _taken(value):
+    """The branch a predicate value selects (any one-element array)."""
+    return bool(np.asarray(value).reshape(()))
+
+
+# ---- shape rule --------------------------------------------------------------------
+def _check(op):
+    a, blocks = op.attrs, op.block.program.blocks
+    if not op.inputs or op.inputs[0].dtype != np.bool_:
+        return "cond: the predicate must be a bool value"
+    for key in _BRANCHES:
+        names = a[f"{key}_outs"]
+        if len(names) != len(op.outputs):
+            return f"cond: {key}_outs has {len(names)} names for {len(op.outputs)} outputs"
+        for v, name in zip(op.outputs, names):
+            if name is None:
+                continue
+            src = blocks[a[f"{key}_block"]].lookup(name)
+            if src is None:
+                return f"cond: {key}_outs names unknown variable {name!r}"
+            problem = type_mismatch(f"cond output ({key} branch)", v, src)
+            if problem:
+                return problem
+    return None
+
+
+# ---- interpretation ----------------------------------------------------------------
+def _interpret(op, scope, run_block):
+    a = op.attrs
+    branch = _taken(scope.get(op.inputs[0].name))
+    key = "true" if branch else "false"
+    sub = Scope(scope)
+    run_block(a[f"{key}_block"], sub)
+    for v, name, label in zip(op.outputs, a[f"{key}_outs"], _labels(op)):
+        scope.set(v.name, sub.get(name) if name is not None else UndefinedValue(label))
+    saved = a.get("save_scope")
+    if saved:
+        keep = a.get("save_scope_keep")
+        if keep is not None:  # only what the gradient blocks read
+            sub.vars = {k: sub.vars[k] for k in keep if k in sub.vars}
+        scope.set(saved, (branch, sub))
+
+
+def _interpret_grad(op, scope, run_block):
+    a = op.attrs
+    branch, fwd = scope.get(a["scope"])
+    key = "true" if branch else "false"
+    sub = Scope(fwd)
+    for name, v in zip(a["ct_vars"], op.inputs):
+        sub.vars[name] = scope.get(v.name)
+    run_block(a[f"{key}_block"], sub)
+    for v, name in zip(op.outputs, a[f"{key}_grads"]):
+        scope.set(v.name, sub.get(name))
+
+
+# ---- code generation: an `if`, packing what the gradient reads ----------------------
+def _emit(em, op, indent):
+    a = op.attrs
+    if "save_scope" in a and any(
+            n is None and v.dtype.kind == "f"
+            for key in ("true_outs", "false_outs") for n, v in zip(a[key], op.outputs)):
+        em.decline("gradient through a branch that leaves a name undefined")
+    em.emit(f"if {em.ident(op.inputs[0].name)}:", indent, op)
+    for key in _BRANCHES:
+        if key == "false":
+            em.emit("else:", indent, op)
+        em.block(a[f"{key}_block"], indent + 1)
+        for v, name, label in zip(op.outputs, a[f"{key}_outs"], _labels(op)):
+            src = em.ident(name) if name is not None else f"_Undefined({label!r})"
+            em.emit(f"{em.ident(v.name)} = {src}", indent + 1, op)
+        if a.get("save_scope"):
+            names = em.kept(op, [a[f"{key}_block"]])
+            em.emit(f"{em.ident(a['save_scope'])} = ({key == 'true'}, {em.pack(names)})",
+                    indent + 1, op)
+
+
+def _emit_grad(em, op, indent):
+    a = op.attrs
+    fwd = em.forward_op(op)
+    branch, values = em.temp("branch"), em.temp("saved")
+    em.emit(f"{branch}, {values} = {em.ident(a['scope'])}", indent, op)
+    em.emit(f"if {branch}:", indent, op)
+    for key in _BRANCHES:
+        if key == "false":
+            em.emit("else:", indent, op)
+        em.unpack(em.kept(fwd, [fwd.attrs[f"{key}_block"]]), values, indent + 1, op)
+        for ct, v in zip(a["ct_vars"], op.inputs):
+            em.emit(f"{em.ident(ct)} = {em.ident(v.name)}", indent + 1, op)
+        em.block(a[f"{key}_block"], indent + 1)
+        for v, name in zip(op.outputs, a[f"{key}_grads"]):
+            em.emit(f"{em.ident(v.name)} = {em.ident(name)}", indent + 1, op)
+
+
+# ---- vjp: a gradient block per branch, one cond_grad --------------------------------
+def _vjp(op, out_cts, req, differentiate):
+    program = op.block.program
+    diff_reads = [v for v in op.inputs[1:] if id(v) in req and is_float(v)]
+    live = [i for i, g in enumerate(out_cts) if g is not None]
+    if not diff_reads or not live:
+        return [None] * len(op.inputs)
+    attrs = {"scope": saved_var_for(op, "cond_scope")}
+    cur = program.current_block()
+    ct_names = None
+    for key in _BRANCHES:
+        fwd_block = program.blocks[op.attrs[f"{key}_block"]]
+        gblock = program._create_block(cur)
+        with program._block_guard(gblock):
+            phs = [ct_placeholder(gblock, op.outputs[i]) for i in live]
+            if ct_names is None:
+                ct_names = [p.name for p in phs]
+            else:  # both grad blocks read the same cotangent names
+                for p, n in zip(phs, ct_names):
+                    del gblock.vars[p.name]
+                    p.name = n
+                    gblock.vars[n] = p
+            names = [op.attrs[f"{key}_outs"][i] for i in live]
+            pairs = [(resolve(fwd_block, n), p) for n, p in zip(names, phs) if n is not None]
+            gs = differentiate(fwd_block, [t for t, _ in pairs], [p for _, p in pairs],
+                               diff_reads)
+            gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, diff_reads)]
+        attrs[f"{key}_block"] = gblock.idx
+        attrs[f"{key}_grads"] = [g.name for g in gs]
+    attrs["ct_vars"] = ct_names
+    keep_for_backward(op, [program.blocks[attrs["true_block"]],
+                           program.blocks[attrs["false_block"]]])
+    outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads]
+    cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin)
+    by_id = {id(v): g for v, g in zip(diff_reads, outs)}
+    return [by_id.get(id(v)) for v in op.inputs]
+
+
+# ---- names that may be undefined -----------------------------------------------------
+def _undefined_outputs(op, labels):
+    a = op.attrs
+    for v, t, f, label in zip(op.outputs, a["true_outs"], a["false_outs"], _labels(op)):
+        for side in (t, f):
+            if side is None:
+                yield v.name, label
+            elif side in labels:
+                yield v.name, labels[side]
+
+
+def _undefined_grads(op, labels):
+    a = op.attrs
+    for v, ct in zip(op.inputs, a["ct_vars"]):
+        if v.name in labels:
+            yield ct, ZERO_COTANGENT
+    for v, t, f in zip(op.outputs, a["true_grads"], a["false_grads"]):
+        if t in labels or f in labels:
+            yield v.name, ZERO_COTANGENT
+
+
+# ---- XLA: lax.cond ------------------------------------------------------------------
+def _lower_xla(low, op, env):
+    """The branches read outer values by closure (as d2s sub-blocks read their
+    parents' names); the run-time status (error code, rows needed) goes in
+    and out. A cond whose gradient is needed also returns the values its
+    gradient blocks read: per branch its kept values, zeros on the other side."""
+    a, jnp = op.attrs, low.jnp
+    pred = low.scalar_bool(low.read(env, op.inputs[0], op))
+    flagged = [v.name in low.undefined for v in op.outputs]
+    saves = bool(a.get("save_scope"))
+    kept = {key: low.kept(op, [a[f"{key}_block"]]) for key in _BRANCHES} if saves else None
+    abstract = {}
+
+    def other_avals(key):
+        """Abstract results of branch `key` (traced with stand-ins for what it lacks)."""
+        if key not in abstract:
+            abstract[key] = low.abstract(branch(key, stand_ins=True), low.status)
+        return abstract[key]
+
+    def branch(key, stand_ins=False):
+        other = "false" if key == "true" else "true"
+
+        def placeholder(i):
+            v = op.outputs[i]
+            if None not in v.shape or stand_ins:
+                return jnp.zeros(tuple(d or 0 for d in v.shape), v.dtype)
+            return low.zeros_like(other_avals(other)[0][i])
+
+        def run(status):
+            low.status = status
+            child = low.Env(env)
+            low.lower_block(a[f"{key}_block"], child)
+            values, flags = [], []
+            for i, (v, name) in enumerate(zip(op.outputs, a[f"{key}_outs"])):
+                if name is None:  # this path never sets it: a placeholder, flagged
+                    values.append(placeholder(i))
+                    flags.append(jnp.ones((), np.bool_))
+                    continue
+                values.append(low.carried(child.get(name)))
+                f = child.flag(name) if flagged[i] and name in low.undefined else None
+                flags.append((low.false() if f is None else jnp.asarray(f))
+                             if flagged[i] else None)
+            saved = None
+            if saves:
+                mine = {n: low.flagged(child, n) for n in kept[key]}
+                theirs = {} if stand_ins else low.zeros_like(
+                    other_avals(other)[2][0 if other == "true" else 1])
+                saved = (mine, theirs) if key == "true" else (theirs, mine)
+            return values, flags, saved, low.status
+        return run
+
+    outer = low.status
+    try:
+        values, flags, saved, status = low.lax.cond(pred, branch("true"), branch("false"),
+                                                    outer)
+    except TypeError as e:
+        low.status = outer
+        raise low.Unsupported(f"the two branches give values of different types or shapes "
+                              f"(XLA needs one): {e}", op) from None
+    low.status = status
+    for v, value, f in zip(op.outputs, values, flags):
+        env.set(v.name, low.checked(v, value, op), f)
+    if saves:
+        env.set(a["save_scope"], (pred,) + tuple(saved))
+
+
+def _lower_grad_xla(low, op, env):
+    a = op.attrs
+    pred, saved_true, saved_false = env.get(a["scope"])
+    cts = list(zip(a["ct_vars"], low.cotangents(env, op, op.inputs)))
+    flagged = [v.name in low.undefined for v in op.outputs]
+
+    def branch(key, saved):
+        def run(status):
+            low.status = status
+            child = low.bind(env, list(saved.items()) + cts)
+            low.lower_block(a[f"{key}_block"], child)
+            grads = []
+            for name, fl in zip(a[f"{key}_grads"], flagged):
+                value, flag = low.flagged(child, name)
+                grads.append((value, (low.false() if flag is None else flag) if fl else None))
+            return grads, low.status
+        return run
+
+    grads, low.status = low.lax.cond(pred, branch("true", saved_true),
+                                     branch("false", saved_false), low.status)
+    for v, (g, flag) in zip(op.outputs, grads):
+        env.set(v.name, low.checked(v, g, op), flag)
+
+
+# ---- ONNX: If --------------------------------------------------------------------------
+def _lower_onnx(ex, op, graph, env):
+    """A branch becomes a subgraph with no inputs that reads outer values by
+    name (as a d2s sub-block reads its parent's names). An output that one
+    path leaves undefined (that path returned or raised) is a zero
+    placeholder there: nothing reads it on that path."""
+    a = op.attrs
+    pred = ex.scalar_bool(ex.namespace(graph, op), env.get(op.inputs[0].name))
+
+    def branch(key):
+        sub, child = ex.Graph(graph.names, parent=graph), ex.Env(env)
+        ex.emit_block(a[f"{key}_block"], sub, child)
+        results = [child.get(name).with_shape(v.shape) if name is not None else ex.zeros(sub, v)
+                   for v, name in zip(op.outputs, a[f"{key}_outs"])]
+        return sub.to_proto(f"{ex.label(op)}_{key}", results)
+
+    then_graph, else_graph = branch("true"), branch("false")
+    if not op.outputs:
+        # ONNX's If needs an output; branches with nothing to hand back and no
+        # side effect (any would have been refused above) do nothing.
+        return
+    outs = [ex.Value(graph.names.fresh(v.name), v.dtype, v.shape) for v in op.outputs]
+    graph.add_node("If", [pred], outs, {"then_branch": then_graph, "else_branch": else_graph},
+                   ex.doc(op))
+    for v, value in zip(op.outputs, outs):
+        env.set(v.name, value)
+
+
+COND = register_control_op(ControlOpDef(
+    "cond", _interpret, _emit, _vjp,
+    blocks=("true_block", "false_block"), results=("true_outs", "false_outs"),
+    values=("labels",), saves=SavedScope("save_scope", "save_scope_keep"),
+    check=_check, undefined_outputs=_undefined_outputs,
+)).lowering(xla=_lower_xla, onnx=_lower_onnx)
+
+COND_GRAD = register_control_op(ControlOpDef(
+    "cond_grad", _interpret_grad, _emit_grad,
+    blocks=("true_block", "false_block"), results=("true_grads", "false_grads"),
+    binds=("ct_vars",), restores="scope", always_kept=True,
+    undefined_outputs=_undefined_grads,
+)).lowering(xla=_lower_grad_xla, onnx=NOT_EXPORTED)

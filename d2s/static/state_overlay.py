@@ -1,0 +1,364 @@
+"""Eager state as a traced training step sees it: values and `.grad` of Tensors.
+
+A function converted by `to_static` may call `loss.backward()`,
+`optimizer.step()`, `clear_grad()`. Eagerly these change eager objects: a
+parameter's value, its `.grad`, an optimizer's moments. While the function
+is traced they must change nothing — the trace runs once, its program on
+every call — so the trace functionalizes them. A `StateOverlay` keeps, per
+Tensor, the Variable standing for its value and for its gradient at the
+current point of the step; ops read those, and `finish()` lists what the
+step changed (the writes a run commits to the eager objects) and what it
+read of eager state (gradients that existed before the call: program
+inputs). What the trace assumed and Python code may have branched on —
+which Tensors had a gradient, which were trainable — the runner checks as
+a guard on every call (`jit.train_step`).
+
+While the trace runs, a tracked Tensor's gradient is kept where user code
+looks for it, in `tensor.grad` (a Variable, or None once cleared); `restore`
+puts the eager gradient back when the trace ends, also when it fails. The
+overlay activates at the first backward / step / clear_grad (`activate`):
+a trace that calls none of them is a plain forward program and never
+touches a `.grad`.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..core import state
+from ..core.ops import constant, full, ones_like
+from ..core.tensor import Tensor
+from .backward import _requires, backward_block, grad_ops
+from .ir import Variable, user_origin
+
+# Eager `backward()`'s error (core.autograd), for the same call in a traced step.
+NO_GRAD_MESSAGE = ("backward() on a tensor that does not require grad: no input of the "
+                   "computation had stop_gradient=False")
+
+
+class GradSlot:
+    """A leaf of the step whose gradient it reads or writes.
+
+    `tensor` is the captured eager Tensor, or None for a tensor argument (the
+    program reaches that by position, `input_index`). `versions`: every
+    Variable that stood for its value in the step (the captured one, then the
+    results of updates); a backward gives all of them to the same gradient.
+    `entry_is_none`: it had no gradient when the trace began; else
+    `entry_var` is the program input standing for that gradient.
+    """
+    __slots__ = ("tensor", "input_index", "label", "trainable", "versions", "entry",
+                 "entry_is_none", "entry_var", "_grad")
+
+    def __init__(self, tensor, input_index, label, trainable, var, entry, entry_is_none,
+                 entry_var):
+        self.tensor = tensor
+        self.input_index = input_index
+        self.label = label
+        self.trainable = trainable
+        self.versions = [var]
+        self.entry = entry          # the eager `.grad` to put back (captured Tensors)
+        self.entry_is_none = entry_is_none
+        self.entry_var = entry_var
+        self._grad = entry_var
+
+    @property
+    def grad(self):
+        """The gradient at this point of the step: a Variable, or None."""
+        return self.tensor.grad if self.tensor is not None else self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if self.tensor is not None:
+            self.tensor.grad = value
+        else:
+            self._grad = value
+
+    @property
+    def leaf_var(self):
+        return self.versions[0]
+
+
+class StepEffects:
+    """What a traced step reads of eager state and writes to it (see `finish`).
+
+    `grad_inputs`: (program input name, GradSlot) — bound on each call to the
+    slot's gradient. `value_writes`: (Tensor, Variable name) — the Tensor's
+    new value. `grad_writes`: (GradSlot, Variable name or None) — its new
+    gradient, None when cleared. `slots`: every tracked leaf (their eager
+    gradient state and trainability are the guard).
+    """
+
+    def __init__(self, slots, grad_inputs, value_writes, grad_writes):
+        self.slots = slots
+        self.grad_inputs = grad_inputs
+        self.value_writes = value_writes
+        self.grad_writes = grad_writes
+
+    def written_names(self):
+        return [n for _, n in self.value_writes] + [n for _, n in self.grad_writes
+                                                      if n is not None]
+
+
+class StateOverlay:
+    """The functionalized eager state of one `to_static` trace (see module doc).
+
+    `arguments`: (data Variable, the traced call's Tensor or None) in input order.
+    """
+
+    def __init__(self, program, arguments=()):
+        self.program = program
+        self.builder = program._builder
+        self.active = False
+        self._arguments = list(arguments)
+        self._slots = {}            # id(Tensor) or id(data Variable) -> GradSlot
+        self._values = {}           # id(Tensor) -> (Tensor, Variable): value after a write
+        self._pending = []          # trainable Tensors read before activation
+        self._born = {}             # id -> (weakref, user origin) of Tensors made while tracing
+        self._undo = []
+
+    # ---- reading and writing values -------------------------------------------------------
+    def read(self, tensor):
+        """The Variable standing for `tensor`'s value at this point of the step."""
+        written = self._values.get(id(tensor))
+        if written is not None:
+            return written[1]
+        var = self.builder.capture(tensor)
+        if not tensor.stop_gradient and id(tensor) not in self._slots:
+            if self.active:
+                self.track(tensor)
+            else:
+                self._pending.append(tensor)
+        return var
+
+    def assign(self, tensor, value):
+        """From here on in the step, `tensor` holds `value` (an optimizer update's
+        result, a new learning rate); the last value assigned is a write."""
+        if not isinstance(value, Variable):
+            value = self.read(value) if isinstance(value, Tensor) else \
+                self._constant(value, tensor.dtype)
+        if tuple(value.shape) != tuple(tensor.shape) or value.dtype != tensor.dtype:
+            raise ValueError(f"cannot assign a {value.dtype.name}{list(value.shape)} value to "
+                             f"{_describe(tensor)} ({tensor.dtype.name}{list(tensor.shape)})")
+        self._values[id(tensor)] = (tensor, value)
+        slot = self._slots.get(id(tensor))
+        if slot is not None:
+            slot.versions.append(value)
+
+    def _constant(self, value, dtype):
+        with state.building(self.builder), self.program._block_guard(
+                self.program.global_block()):
+            return constant(np.asarray(value, dtype=dtype), dtype)
+
+    # ---- tracking gradients --------------------------------------------------------------
+    def set_arguments(self, arguments):
+        """(data Variable, the traced call's Tensor or None) per tensor argument."""
+        self._arguments = list(arguments)
+
+    def activate(self, what):
+        """A backward, step or gradient write (`what`, for errors) is being traced:
+        from now on every trainable Tensor the step reads is tracked."""
+        if self.program.current_block().idx != 0:
+            raise RuntimeError(
+                f"{what} inside a tensor-dependent `if` or loop is not supported: a traced "
+                "step's backward, updates and gradient clearing run on every call. Move it "
+                "out of the branch or loop (an `if` or `for` on Python values is fine)")
+        if self.active:
+            return
+        self.active = True
+        for position, (var, tensor) in enumerate(self._arguments):
+            if not var.stop_gradient:
+                self._track_argument(position, var, tensor)
+        pending, self._pending = self._pending, []
+        for t in pending:
+            self.track(t)
+
+    def track_all(self, tensors):
+        for t in tensors:
+            self.track(t)
+
+    def track(self, tensor):
+        """From now on `tensor.grad` holds the Variable standing for its gradient."""
+        slot = self._slots.get(id(tensor))
+        if slot is not None:
+            return slot
+        if tensor._node is not None and not tensor.stop_gradient:
+            raise RuntimeError(
+                f"{_describe(tensor)} is the result of eager computation outside the traced "
+                "step; the step's backward cannot reach its eager graph. Compute it inside "
+                "the step function, or pass it detached (tensor.detach())")
+        entry = tensor.grad
+        entry_var = None
+        if entry is not None:
+            if not isinstance(entry, Tensor):
+                raise TypeError(f"the .grad of {_describe(tensor)} is a "
+                                f"{type(entry).__name__}, not a Tensor")
+            entry_var = self._grad_input(tensor.name, entry.shape, entry.dtype)
+        var = self.builder.capture(tensor)
+        slot = GradSlot(tensor, None, _describe(tensor), not tensor.stop_gradient, var, entry,
+                        entry is None, entry_var)
+        written = self._values.get(id(tensor))
+        if written is not None:
+            slot.versions.append(written[1])
+        self._slots[id(tensor)] = slot
+        tensor.grad = entry_var
+        return slot
+
+    def _track_argument(self, position, var, tensor):
+        entry = None if tensor is None else tensor.grad
+        entry_var = None if entry is None else self._grad_input(var.name, var.shape, var.dtype)
+        self._slots[id(var)] = GradSlot(None, position, f"argument '{var.name}'", True, var,
+                                        None, entry is None, entry_var)
+
+    def _grad_input(self, base, shape, dtype):
+        gb = self.program.global_block()
+        name = f"{base}@GRAD" if base else None
+        if name is None or name in gb.vars:
+            name = self.program._unique_name("grad_in")
+        return gb.create_var(shape, dtype, name=name, stop_gradient=True, persistable=True)
+
+    # ---- backward ------------------------------------------------------------------------------
+    def backward(self, target, grad=None):
+        """`target.backward(grad)` in the step: gradient ops from the same vjp rules,
+        in eager's order and sums, added to each leaf's gradient so far."""
+        self.activate("backward()")
+        if isinstance(target, Tensor):
+            if target._node is not None:
+                raise RuntimeError(
+                    "backward() of an eager tensor computed outside the traced step: its "
+                    "graph is on the eager tape, which the step's program cannot reach")
+            if target.stop_gradient:
+                raise RuntimeError(NO_GRAD_MESSAGE)
+            target = self.read(target)
+        program = self.program
+        gb = program.global_block()
+        if target.block is not gb:
+            raise RuntimeError(f"backward() of '{target.name}', a value of a tensor-dependent "
+                               "`if` or loop body: call it after the branch or loop")
+        leaves = [s for s in self._slots.values() if s.trainable]
+        wrt = [(slot, v) for slot in leaves for v in slot.versions]
+        wrt_ids = {id(v) for _, v in wrt}
+        if id(target) not in _requires(gb.ops, wrt_ids, through_grad_ops=False,
+                                       floats_only=False):
+            raise RuntimeError(NO_GRAD_MESSAGE)
+        with state.building(self.builder), program._block_guard(gb), grad_ops(program):
+            ct = _ones(target) if grad is None else self._cotangent(grad, target)
+            # A gradient accumulates onto the one the leaf holds, as eagerly.
+            seeds = {}
+            for slot in leaves:
+                current = slot.grad
+                if current is not None:
+                    seeds[id(slot.versions[-1])] = self._as_var(current)
+            grads = backward_block(gb, [target], [ct], [v for _, v in wrt], seeds=seeds,
+                                   through_grad_ops=False)
+            totals = {}
+            for (slot, _), g in zip(wrt, grads):
+                if g is not None:
+                    prev = totals.get(id(slot))
+                    totals[id(slot)] = (slot, g if prev is None else prev[1] + g)
+            for slot, g in totals.values():
+                slot.grad = self._as_leaf_grad(slot, g)
+
+    def _cotangent(self, grad, target):
+        if isinstance(grad, Variable):
+            return grad
+        if isinstance(grad, Tensor):
+            return self.read(grad)
+        return constant(np.asarray(grad, dtype=target.dtype), target.dtype)
+
+    def _as_var(self, value):
+        if isinstance(value, Variable):
+            return value
+        if isinstance(value, Tensor):
+            return self.read(value)
+        raise TypeError(f"a gradient must be a Tensor, got {type(value).__name__}")
+
+    def _as_leaf_grad(self, slot, g):
+        leaf = slot.leaf_var
+        if tuple(g.shape) != tuple(leaf.shape):
+            raise RuntimeError(f"gradient of shape {list(g.shape)} for {slot.label} of shape "
+                               f"{list(leaf.shape)}")
+        if g.dtype != leaf.dtype:
+            g = g.astype(leaf.dtype)
+        return g
+
+    # ---- end of the trace ---------------------------------------------------------------------
+    def note_new_tensor(self, tensor):
+        # by id (Tensors compare by value: no set), with where the user made it
+        self._born[id(tensor)] = (weakref.ref(tensor), user_origin())
+
+    def on_abort(self, undo):
+        """`undo()` runs if the trace fails (eager objects created for the step)."""
+        self._undo.append(undo)
+
+    def finish(self):
+        """The traced function returned: its reads and writes of eager state."""
+        slots = list(self._slots.values())
+        value_writes = [(t, v.name) for t, v in self._values.values()]
+        grad_writes = []
+        for slot in slots:
+            final = slot.grad
+            if final is slot.entry_var:
+                continue
+            if final is None:
+                grad_writes.append((slot, None))
+                continue
+            var = self._as_var(final)
+            if var.block.program is not self.program or var.block.idx != 0:
+                raise RuntimeError(f"the gradient of {slot.label} is set to a value of "
+                                   "another program or of a branch/loop body")
+            grad_writes.append((slot, self._as_leaf_grad(slot, var).name))
+        for tensor in [t for t, _ in value_writes] + [s.tensor for s, _ in grad_writes]:
+            if tensor is None or tensor.stop_gradient:
+                continue  # optimizer state is made on the first step, eagerly as here
+            born = self._born.get(id(tensor))
+            if born is not None and born[0]() is tensor:
+                where = f" (at {born[1][0]}, line {born[1][1]})" if born[1] else ""
+                raise RuntimeError(
+                    f"{_describe(tensor)} was created inside the traced step function"
+                    f"{where} and is trained by it: the program would train the Tensor made "
+                    "by its trace, eager code a new one on every call. Create parameters "
+                    "(layers, optimizers) before the first call")
+        grad_inputs = [(s.entry_var.name, s) for s in slots if s.entry_var is not None]
+        grad_inputs += self._captured_entry_grads(slots)
+        return StepEffects(slots, grad_inputs, value_writes, grad_writes)
+
+    def _captured_entry_grads(self, slots):
+        """A gradient read (and captured as a constant) before its Tensor was
+        tracked is a program input bound to that Tensor's gradient on each call."""
+        program = self.program
+        found = []
+        for slot in slots:
+            entry = slot.entry
+            var = program._captured_ids.get(id(entry)) if entry is not None else None
+            if var is not None:
+                del program.captured[var.name]
+                del program._captured_ids[id(entry)]
+                var.persistable = True
+                found.append((var.name, slot))
+        return found
+
+    def restore(self, failed):
+        """Put every tracked Tensor's eager gradient back; after a failed trace,
+        also undo what the trace created (optimizer state)."""
+        for slot in self._slots.values():
+            if slot.tensor is not None:
+                slot.tensor.grad = slot.entry
+            slot.entry = None  # the program must not keep the trace's gradient alive
+        if failed:
+            for undo in reversed(self._undo):
+                undo()
+
+
+def _ones(target):
+    """Eager backward's default cotangent, `ones(shape, dtype)`: a constant the
+    compiler folds when the shape is known while building."""
+    if None in target.shape:
+        return ones_like(target)
+    return full(target.shape, 1, target.dtype)
+
+
+def _describe(tensor):
+    if tensor.name:
+        return f"tensor '{tensor.name}'"
+    return f"a {tensor.dtype.name}{list(tensor.shape)} tensor"

@@ -1,0 +1,145 @@
+"""Printing once: astor's text, the statement lines reported by the same pass,
+the `ast.unparse` fallback, and the indentation of the converted def."""
+import ast
+import inspect
+import os
+
+import astor
+import pytest
+
+from d2s.convert import convert_function, rewrite_exception
+from d2s.convert.loader import generate_source
+from d2s.convert.printing import ast_to_source, print_tree
+
+THIS_FILE = os.path.abspath(__file__)
+
+# Code whose astor printing wraps long lines, holds multi-line strings at
+# every indentation, nested defs with decorators, try/except/finally, elif.
+SAMPLE = '''
+import os
+
+
+@decorator(with_args=1)
+def sample(a, b=2, *args, c, **kw):
+    """Docstring
+over several lines,
+  some less indented than the code."""
+    total = some_function_with_a_long_name(a, b, keyword_argument=c, other=kw) + another_call(a)
+    text = """first
+second"""
+    if a:
+        x = 1
+    elif b:
+        x = 2
+    else:
+        x = [element_number_one, element_number_two, element_number_three, element_four]
+    try:
+        y = f"{x!r:>{b}} and {a}"
+    except (ValueError, TypeError) as e:
+        del total, text
+    finally:
+        pass
+    return x, y, lambda q: q + 1
+
+
+class K:
+    def m(self):
+        return 1
+'''
+
+
+def _statement_lines(text):
+    lines = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.stmt):
+            lines.setdefault(node.lineno, set()).add(type(node))
+    return lines
+
+
+def test_text_is_astors_house_style():
+    tree = ast.parse(SAMPLE)
+    assert ast_to_source(tree) == astor.to_source(tree)
+
+
+def test_statement_lines_reported_by_the_printing_pass():
+    tree = ast.parse(SAMPLE)
+    printed = print_tree(tree)
+    reparsed = _statement_lines(printed.text)
+    # every statement line of the text is reported, with that statement
+    for line, kinds in reparsed.items():
+        assert type(printed.statements[line]) in kinds, (line, printed.statements[line])
+    # and every statement of the tree is reported on a line of its own kind
+    reported = {id(node) for node in printed.statements.values()}
+    assert all(id(n) in reported for n in ast.walk(tree) if isinstance(n, ast.stmt))
+
+
+def test_string_lines_are_the_insides_of_multiline_strings():
+    printed = print_tree(ast.parse(SAMPLE))
+    lines = printed.text.split("\n")
+    inside = {i + 1 for i, line in enumerate(lines)
+              if line in ("over several lines,", "  some less indented than the code.\"\"\"",
+                          "second\"\"\"")}
+    assert inside and printed.string_lines == inside
+
+
+def test_braced_fstring_field_falls_back_to_unparse():
+    # astor would print f'{ {1, 2} }' as f'{{1, 2}}', an escaped brace
+    tree = ast.parse("x = f'{ {1, 2} }' + f'{ {k: 1 for k in y} }'")
+    text = ast_to_source(tree)
+    assert ast.dump(ast.parse(text)) == ast.dump(tree)
+    assert text == ast.unparse(tree) + "\n"
+
+
+def test_syntax_astor_lacks_falls_back_to_unparse():
+    tree = ast.parse("try:\n    pass\nexcept* ValueError:\n    x = 1\n")
+    printed = print_tree(tree)
+    assert ast.dump(ast.parse(printed.text)) == ast.dump(tree)
+    assert type(printed.statements[1]) is ast.TryStar
+    assert type(printed.statements[4]) is ast.Assign
+
+
+def test_plain_code_is_not_printed_by_unparse():
+    tree = ast.parse("x = (1 +\n 2)\ny = 'a'")
+    assert ast_to_source(tree) == "x = 1 + 2\ny = 'a'\n"    # unparse: y = 'a' too,
+    assert ast_to_source(ast.parse("x = (a, )")) == "x = a,\n"  # but (a,) there
+
+
+def documented(x, y):
+    """A docstring
+with lines at column zero,
+        and deeper ones."""
+    message = """line one
+line two"""
+    if x > y:
+        z = x
+    else:
+        z = y
+    return z, message
+
+
+def test_converted_def_keeps_multiline_strings_exactly():
+    converted, code = convert_function(documented)
+    assert converted(1, 2) == documented(1, 2) and converted(3, 2) == documented(3, 2)
+    assert converted.__doc__ == documented.__doc__
+    assert "\nwith lines at column zero,\n        and deeper ones." in code
+    tree = ast.parse(inspect.getsource(documented))
+    source = generate_source(tree.body[0], documented)
+    # the module indents the def, except inside its strings
+    assert "\nwith lines at column zero,\n" in source.module
+    assert "\n    def __d2s_converted(x, y):\n" in source.module
+
+
+def long_line_fails(values):
+    total = values[0] + values[1] + values[2] + values[3] + values[4] + values[5] + values[99]
+    return total
+
+
+def test_error_in_a_wrapped_statement_names_the_user_line():
+    converted, code = convert_function(long_line_fails)
+    assert max(len(line) for line in code.splitlines()) <= 80   # astor wrapped it
+    with pytest.raises(IndexError) as info:
+        converted(list(range(10)))
+    text = str(rewrite_exception(info.value))
+    lines, start = inspect.getsourcelines(long_line_fails)
+    assert f'File "{THIS_FILE}", line {start + 1}, in long_line_fails' in text
+    assert "values[99]" in text
