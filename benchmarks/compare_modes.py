@@ -11,7 +11,10 @@ any timing. Per mode: median time per call over several rounds of many calls
 and numpy/static; the first-call time of a fresh StaticFunction (convert,
 trace, build, run). torch / jax columns are added when they import, and an
 ONNX Runtime column (the program exported by `d2s.onnx`, run on one thread)
-for the inference workloads when onnx and onnxruntime import.
+for the inference workloads when onnx and onnxruntime import. With torch, a
+second table gives eager cost per op: each eager call's time over the number
+of kernels it ran (counted once per workload), for d2s eager and for eager
+PyTorch doing the same math.
 Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
 Exit status 1 when a workload fails or disagrees between modes.
 """
@@ -21,8 +24,8 @@ import sys
 # Single-threaded BLAS for every mode, before numpy (or anything) is imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1")
+# Only `--flags`: XLA stops reading XLA_FLAGS at the first token that is not one.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,11 +47,13 @@ import traceback  # noqa: E402
 import numpy as np  # noqa: E402
 
 import d2s  # noqa: E402
+from d2s.core.registry import OPS  # noqa: E402
 from d2s.jit import enable_to_static  # noqa: E402
 
 import onnx_runtime  # noqa: E402
 import others  # noqa: E402
 import timing  # noqa: E402
+import xla_columns  # noqa: E402
 from workloads import WORKLOADS, arrays  # noqa: E402
 
 D2S_MODES = ("eager", "static", "numpy")
@@ -65,6 +70,7 @@ EAGER_RATIO_TARGET_FOR = {"W6": 2.0}       # (the whole training step: issue 10)
 REFERENCE_ROWS = ("W6a",)
 FIRST_CALL_TARGET_S = 20e-3
 CACHE_HIT_TARGET_S = 10e-6
+PER_OP_TORCH_MODE = "torch"                # eager d2s per op <= this column per op
 
 
 # ---- modes ----------------------------------------------------------------------------------
@@ -79,16 +85,26 @@ def d2s_mode(static, no_grad):
         enable_to_static(True)
 
 
-def mode_table(wl, extra):
+def mode_table(wl, extra, columns=()):
     """{mode: (zero-arg fn, context factory)} for `timing.measure`."""
     modes = {
         "eager": (wl.call, lambda: d2s_mode(False, wl.no_grad)),
         "static": (wl.call, lambda: d2s_mode(True, wl.no_grad)),
         "numpy": (wl.numpy_call, contextlib.nullcontext),
     }
+    for column in columns:
+        modes[column.name] = column.mode(wl)
     for name, fn in extra.items():
         modes[name] = (fn, contextlib.nullcontext)
     return modes
+
+
+# ---- column registry ----------------------------------------------------------------------
+# More columns of the same d2s functions (another backend, say): each
+# provides `name`, `label`, `headers`, `mode(wl)`, `first_calls(wl, repeats)`,
+# `results(wl, arrays)`, `ratios(medians)`, `cells(entry)` and
+# `targets(entries, verdict)`. Filled in by main().
+COLUMNS = []
 
 
 # ---- progress bar ---------------------------------------------------------------------------
@@ -193,7 +209,33 @@ def first_calls(wl, repeats):
     return cold, fresh
 
 
-def run_workload(key, seed, cfg, libs, progress):
+def eager_op_count(wl):
+    """Kernels run by one eager call of the workload (backward and optimizer
+    updates included): the denominator of the per-op figures. Counted by
+    wrapping every registry kernel for that one call, never while timing."""
+    count = [0]
+
+    def counting(kernel):
+        def run(*args, **kwargs):
+            count[0] += 1
+            return kernel(*args, **kwargs)
+        return run
+
+    kernels = {op: op.kernel for op in OPS.values()}
+    try:
+        for op, kernel in kernels.items():
+            op.kernel = counting(kernel)
+        wl.reset()
+        with d2s_mode(False, wl.no_grad):
+            wl.call()
+    finally:
+        for op, kernel in kernels.items():
+            op.kernel = kernel
+        wl.reset()
+    return count[0]
+
+
+def run_workload(key, seed, cfg, libs, progress, columns=()):
     progress.start(key)
     d2s.seed(seed)
     wl = WORKLOADS[key](np.random.default_rng(seed))
@@ -213,6 +255,8 @@ def run_workload(key, seed, cfg, libs, progress):
     entry["first_call_cold_s"] = cold
     entry["first_call_s"] = statistics.median(fresh)
     entry["first_call_fresh_s"] = fresh
+    for column in columns:
+        entry.update(column.first_calls(wl, cfg["fresh_repeats"]))
     progress.tick("first calls")
 
     eq, failed = check_equal(wl, extra)
@@ -223,9 +267,18 @@ def run_workload(key, seed, cfg, libs, progress):
     entry["equal"] = all(ok for ok, _ in (eq["eager"], eq["numpy"]))
     entry["max_abs_diff"] = {m: d for m, (_, d) in eq.items()}
     entry["others_equal"] = {m: ok for m, (ok, _) in eq.items() if m in extra}
+    if columns:
+        wl.reset()
+        with d2s_mode(True, wl.no_grad):
+            wl.call()
+            static = arrays(wl.call()) + [np.array(a, copy=True) for a in wl.state("static")]
+        for column in columns:
+            ok, diff = compare(static, column.results(wl, arrays), wl.rtol, wl.atol)
+            entry["equal"] = entry["equal"] and ok
+            entry["max_abs_diff"][column.name] = diff
     progress.tick("checked")
 
-    stats = timing.measure(mode_table(wl, extra), rounds=cfg["rounds"],
+    stats = timing.measure(mode_table(wl, extra, columns), rounds=cfg["rounds"],
                            target_s=cfg["target_s"], warmup=cfg["warmup"],
                            max_calls=cfg["max_calls"], tick=progress.tick)
     wl.reset()
@@ -233,6 +286,13 @@ def run_workload(key, seed, cfg, libs, progress):
     med = {m: s.median for m, s in stats.items()}
     entry["ratios"] = {"eager/static": med["eager"] / med["static"],
                        "numpy/static": med["numpy"] / med["static"]}
+    for column in columns:
+        entry["ratios"].update(column.ratios(med))
+    entry["eager_ops"] = ops = eager_op_count(wl)
+    entry["per_op_s"] = {m: med[m] / ops for m in ("eager", PER_OP_TORCH_MODE)
+                         if m in med and ops}
+    if ops:  # what eager d2s adds to hand-written numpy, per op (dispatch, Tensors, no in-place)
+        entry["per_op_s"]["eager-numpy"] = (med["eager"] - med["numpy"]) / ops
     return entry
 
 
@@ -248,6 +308,10 @@ def fmt_time(s):
     return f"{s / 1e-9:.0f} ns"
 
 
+def fmt_signed_time(s):
+    return "-" + fmt_time(-s) if s < 0 else fmt_time(s)
+
+
 def fmt_cell(m):
     med = m["median_s"]
     if len(m["rounds_s"]) < 2:
@@ -258,7 +322,8 @@ def fmt_cell(m):
 
 def table(entries, mode_names):
     head = ["workload"] + [LABELS.get(m, m) for m in mode_names] + \
-           ["eager/st", "np/st", "1st call", "cold", "equal"]
+           ["eager/st", "np/st", "1st call", "cold"] + \
+           [h for c in COLUMNS for h in c.headers] + ["equal"]
     rows = []
     for e in entries:
         if "error" in e:
@@ -268,8 +333,10 @@ def table(entries, mode_names):
         for m in mode_names:
             cells.append(fmt_cell(e["modes"][m]) if m in e["modes"] else "-")
         cells += [f"{e['ratios']['eager/static']:.2f}x", f"{e['ratios']['numpy/static']:.2f}x",
-                  fmt_time(e["first_call_s"]), fmt_time(e["first_call_cold_s"]),
-                  "yes" if e["equal"] else "NO"]
+                  fmt_time(e["first_call_s"]), fmt_time(e["first_call_cold_s"])]
+        for column in COLUMNS:
+            cells += column.cells(e)
+        cells.append("yes" if e["equal"] else "NO")
         rows.append(cells)
     width = [max(len(r[i]) for r in [head] + rows if len(r) > i and len(r) == len(head))
              for i in range(len(head))]
@@ -281,6 +348,21 @@ def table(entries, mode_names):
         lines.append("  ".join(c.ljust(width[0]) if i == 0 else c.rjust(width[i])
                                for i, c in enumerate(r)))
     lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def per_op_table(entries):
+    """Eager cost per op: d2s eager and eager PyTorch (same math), or None
+    when no workload has a torch column."""
+    rows = [e for e in entries if "error" not in e and PER_OP_TORCH_MODE in e.get("per_op_s", {})]
+    if not rows:
+        return None
+    lines = [f"{'workload':<10}{'ops/call':>9}{'eager d2s/op':>14}{'torch/op':>11}{'d2s/torch':>11}"
+             f"{'d2s over numpy/op':>19}"]
+    for e in rows:
+        d, t = e["per_op_s"]["eager"], e["per_op_s"][PER_OP_TORCH_MODE]
+        lines.append(f"{e['key']:<10}{e['eager_ops']:>9}{fmt_time(d):>14}{fmt_time(t):>11}"
+                     f"{d / t:>10.2f}x{fmt_signed_time(e['per_op_s']['eager-numpy']):>19}")
     return "\n".join(lines)
 
 
@@ -308,6 +390,11 @@ def targets(entries, cache_hit):
     def first(e, key):
         run = e["modes"]["static"]["median_s"]
         return f"{fmt_time(e[key])}, of which a cached call takes {fmt_time(run)}"
+    per_op = [e for e in ok if PER_OP_TORCH_MODE in e.get("per_op_s", {})]
+    if per_op:
+        verdict("eager d2s per op <= eager torch per op",
+                [(e["key"], f"{e['per_op_s']['eager'] / e['per_op_s'][PER_OP_TORCH_MODE]:.2f}",
+                  e["per_op_s"]["eager"] <= e["per_op_s"][PER_OP_TORCH_MODE]) for e in per_op])
     verdict(f"first call of a fresh StaticFunction <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
             [(e["key"], first(e, "first_call_s"), e["first_call_s"] <= FIRST_CALL_TARGET_S)
              for e in entries if "error" not in e])
@@ -319,6 +406,8 @@ def targets(entries, cache_hit):
         verdict(f"cache-hit overhead <= {CACHE_HIT_TARGET_S * 1e6:g} µs",
                 [("ADD", fmt_time(cache_hit["overhead_s"]),
                   cache_hit["overhead_s"] <= CACHE_HIT_TARGET_S)])
+    for column in COLUMNS:
+        column.targets(ok, verdict)
     return out
 
 
@@ -423,6 +512,14 @@ def main(argv=None):
                         help="bar chart path; '' for none")
     parser.add_argument("--no-others", action="store_true",
                         help="skip the torch / jax / ONNX Runtime columns")
+    parser.add_argument("--others", default=None,
+                        help="comma-separated subset of torch,jax,onnx: the optional columns "
+                             "to add (default: every one that imports)")
+    parser.add_argument("--no-xla", action="store_true",
+                        help="skip the to_static xla column (default: on when jax imports)")
+    parser.add_argument("--xla-persistent", action="store_true",
+                        help="also time the xla first call of two fresh processes sharing "
+                             "a D2S_CACHE_DIR")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:                        # never fail on a terminal that cannot show µ or ±
@@ -443,8 +540,16 @@ def main(argv=None):
     if args.round_time is not None:
         cfg["target_s"] = args.round_time
     cfg["quick"] = args.quick
-    cfg["onnx"] = not args.no_others and onnx_runtime.available()
+    wanted = None if args.others is None else set(args.others.split(","))
+    cfg["onnx"] = (not args.no_others and onnx_runtime.available()
+                   and (wanted is None or "onnx" in wanted))
     libs = [] if args.no_others else others.available()
+    if wanted is not None:
+        libs = [lib for lib in libs if lib in wanted]
+    COLUMNS.clear()
+    if not args.no_xla and xla_columns.available():
+        COLUMNS.append(xla_columns.XlaColumn(d2s_mode))
+        LABELS[xla_columns.NAME] = xla_columns.LABEL
 
     t_start = time.perf_counter()
     # Warm the converter itself (its lazy imports) so W1's cold call measures W1.
@@ -453,13 +558,14 @@ def main(argv=None):
 
     per_workload = 2 + len(D2S_MODES) * (1 + cfg["rounds"])
     per_workload += 2 * len(libs) * (1 + cfg["rounds"])
+    per_workload += len(COLUMNS) * (1 + cfg["rounds"])
     progress = Progress(per_workload * len(keys))
     entries = []
     for key in keys:
         seed = args.seed + list(WORKLOADS).index(key)
         done_before = progress.done
         try:
-            entries.append(run_workload(key, seed, cfg, libs, progress))
+            entries.append(run_workload(key, seed, cfg, libs, progress, COLUMNS))
         except Exception as e:                              # noqa: BLE001 - report, go on
             tb = traceback.format_exc()
             entries.append({"key": key, "error": f"{type(e).__name__}: {e}".splitlines()[0],
@@ -477,6 +583,10 @@ def main(argv=None):
     print(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
           f"~{cfg['target_s'] * 1e3:g} ms per mode; median per call ±half the min-max spread")
     print(table(table_entries, mode_names))
+    per_op = per_op_table(entries)
+    if per_op:
+        print("\neager cost per op (time per call / kernels run per call; torch: the same math):")
+        print(per_op)
 
     cache_hit = None
     add = next((e for e in entries if e["key"] == "ADD" and "error" not in e), None)
@@ -503,11 +613,17 @@ def main(argv=None):
                       f"(max |diff| {e['max_abs_diff'][m]:.3g})")
     tg = targets(entries, cache_hit)
     print_targets(tg)
+    persistent = None
+    if args.xla_persistent and COLUMNS:
+        measured = [e["key"] for e in entries if "error" not in e]
+        persistent = xla_columns.persistent_first_calls(measured, HERE, ROOT)
+        xla_columns.print_persistent(persistent, fmt_time)
     if args.quick:
         print("(--quick: one short round; the numbers are rough)")
 
     result = {"meta": meta(cfg, libs), "workloads": {e["key"]: e for e in entries},
-              "cache_hit": cache_hit, "targets": tg, "wall_s": wall}
+              "cache_hit": cache_hit, "targets": tg, "wall_s": wall,
+              "xla_persistent_first_calls": persistent}
     result["meta"]["wall_s"] = wall
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

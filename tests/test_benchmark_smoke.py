@@ -24,4 +24,9 @@ def test_compare_modes_quick(tmp_path):
             assert entry["modes"][mode]["median_s"] > 0, (key, mode)
         assert entry["first_call_s"] > 0 and entry["first_call_cold_s"] > 0
         assert entry["ratios"]["eager/static"] > 0
+        assert entry["per_op_s"]["eager"] > 0
+    # kernels per eager call: W2 is zeros, then per trip sum, <, *, +, + (steps), and a
+    # last sum and < that end the loop
+    w2 = data["workloads"]["W2"]
+    assert w2["eager_ops"] == 1 + 5 * w2["info"]["trips"] + 2
     assert "workload" in proc.stdout and "targets" in proc.stdout   # the table was printed

@@ -20,6 +20,25 @@ class _ThreadState(threading.local):
 _tls = _ThreadState()
 _global = {"static": False}
 
+# `all_eager[0]` is True while static mode is off and no thread has pushed a
+# builder (or an eager_guard): then every op certainly runs eagerly, which the
+# eager hot path learns from one plain read instead of a thread-local lookup.
+# False says nothing: the per-thread state decides (see `current_builder`).
+all_eager = [True]
+_pushed = [0]  # builder-stack entries pushed in all threads
+_pushed_lock = threading.Lock()
+
+
+def _update_all_eager():
+    all_eager[0] = not _global["static"] and _pushed[0] == 0
+
+
+def _count_push(n):
+    with _pushed_lock:
+        _pushed[0] += n
+        _update_all_eager()
+
+
 # Bumped whenever a Layer attribute holding a Tensor is assigned or deleted
 # (nn.Layer.__setattr__ / __delattr__): programs that read layer tensors by
 # attribute path look them up again only after it changed.
@@ -28,11 +47,15 @@ tensor_attributes_version = [0]
 
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""
-    _global["static"] = True
+    with _pushed_lock:
+        _global["static"] = True
+        _update_all_eager()
 
 
 def disable_static():
-    _global["static"] = False
+    with _pushed_lock:
+        _global["static"] = False
+        _update_all_eager()
 
 
 def in_dynamic_mode() -> bool:
@@ -61,10 +84,12 @@ def set_default_builder_hook(fn):
 @contextlib.contextmanager
 def building(builder):
     _tls.builders.append(builder)
+    _count_push(1)
     try:
         yield builder
     finally:
         _tls.builders.pop()
+        _count_push(-1)
 
 
 @contextlib.contextmanager
@@ -72,10 +97,12 @@ def eager_guard():
     """Ops inside run eagerly even while a program is being built (e.g. a
     Layer created under `program_guard` still gets eager parameters)."""
     _tls.builders.append(None)
+    _count_push(1)
     try:
         yield
     finally:
         _tls.builders.pop()
+        _count_push(-1)
 
 
 def grad_enabled() -> bool:

@@ -8,12 +8,31 @@ from .dtypes import as_dtype, default_dtype_for
 from .methods import TensorMethods
 
 
+_object_new = object.__new__
+
+
+def new_tensor(value, stop_gradient=True):
+    """A Tensor around the ndarray `value`, not copied: how every eager op
+    wraps its kernel's result, so it sets the slots directly (no `__init__`,
+    no dtype policy; `value` already is what the kernel made)."""
+    t = _object_new(Tensor)
+    t._value = value
+    t.stop_gradient = stop_gradient
+    t.grad = None
+    t._node = None
+    t._out_index = 0
+    t.name = None
+    return t
+
+
 class Tensor(TensorMethods):
     """An eager value. `stop_gradient=True` (the default) means no gradient
     is tracked for it, as in PaddlePaddle; set it False on leaves to train.
     `numpy()` returns the underlying array without a copy (as torch does);
     d2s never mutates a Tensor's array in place, it rebinds it."""
 
+    # Every slot is filled by `__init__` and by `new_tensor` (the eager hot path);
+    # a slot added here is added to both (tests/core check that both fill all).
     __slots__ = ("_value", "stop_gradient", "grad", "_node", "_out_index", "name",
                  "__weakref__")
     _name_counter = [0]
@@ -31,16 +50,8 @@ class Tensor(TensorMethods):
         if state._tls.builders:  # made while a program is being built
             effects.note_new_tensor(self)
 
-    @classmethod
-    def _from_array(cls, value, stop_gradient=True):
-        t = cls.__new__(cls)
-        t._value = value
-        t.stop_gradient = stop_gradient
-        t.grad = None
-        t._node = None
-        t._out_index = 0
-        t.name = None
-        return t
+    # The name older code knows; a Tensor has no subclasses, so no `cls`.
+    _from_array = staticmethod(new_tensor)
 
     # ---- properties --------------------------------------------------------
     @property
@@ -79,12 +90,18 @@ class Tensor(TensorMethods):
 
     # ---- Python protocol (eager only) -------------------------------------
     def _scalar(self, what):
-        if self._value.size != 1:
-            raise ValueError(f"{what}() of a Tensor with {self._value.size} elements is "
+        value = self._value
+        if value.size != 1:
+            raise ValueError(f"{what}() of a Tensor with {value.size} elements is "
                              "ambiguous; only one-element tensors convert")
-        return self._value.reshape(()).item()
+        return value.item()
 
     def __bool__(self):
+        # numpy's own truth test of a one-element array is the Python truth of
+        # its element; `while t:` loops call this once per trip, so skip `.item()`.
+        value = self._value
+        if value.size == 1:
+            return bool(value)
         return bool(self._scalar("bool"))
 
     def __int__(self):
@@ -163,12 +180,4 @@ def from_dlpack(x, stop_gradient=True):
     return Tensor._from_array(np.from_dlpack(x), stop_gradient)
 
 
-def _bind_dispatch():
-    from . import dispatch
-    dispatch.Tensor = Tensor
-    dispatch._new_tensor = Tensor._from_array
-    dispatch.autograd = autograd
-    autograd.Tensor = Tensor
-
-
-_bind_dispatch()
+autograd.Tensor = Tensor

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import types
 
+from ..static import backend as backend_state
 from .static_function import StaticFunction
 
 
@@ -12,7 +13,8 @@ def _is_layer(obj):
             and callable(getattr(obj, "forward", None)) and hasattr(obj, "training"))
 
 
-def to_static(function=None, input_spec=None, full_graph=True, check_finite=False):
+def to_static(function=None, input_spec=None, full_graph=True, check_finite=False,
+              backend=None):
     """Convert a function, a Layer method, or a Layer instance into static programs.
 
     `@to_static`, `@to_static(input_spec=[...])` and `to_static(fn)` return a
@@ -24,7 +26,13 @@ def to_static(function=None, input_spec=None, full_graph=True, check_finite=Fals
     `check_finite=True` a step whose outputs, new parameters, gradients or
     optimizer state hold a NaN or infinity raises `FloatingPointError` and
     changes nothing.
+
+    `backend` ("numpy", "xla") runs its programs there; None follows the
+    global default at each call (`set_backend`, `D2S_BACKEND`). The programs
+    themselves are the same on every backend.
     """
+    if backend is not None:
+        backend_state.resolve(backend)  # an unknown name fails here, not at the first call
     def decorate(fn):
         if isinstance(fn, StaticFunction):
             return fn
@@ -32,16 +40,18 @@ def to_static(function=None, input_spec=None, full_graph=True, check_finite=Fals
             forward = type(fn).forward
             if isinstance(forward, StaticFunction):
                 return fn
-            sf = StaticFunction(forward, input_spec, full_graph, check_finite=check_finite)
+            sf = StaticFunction(forward, input_spec, full_graph, check_finite=check_finite,
+                                backend=backend)
             object.__setattr__(fn, "forward", sf.__get__(fn, type(fn)))
             return fn
         if isinstance(fn, types.MethodType):
             return StaticFunction(fn.__func__, input_spec, full_graph,
-                                  check_finite=check_finite).__get__(
+                                  check_finite=check_finite, backend=backend).__get__(
                 fn.__self__, type(fn.__self__))
         if not callable(fn):
             raise TypeError(f"to_static expects a function or a Layer, got {type(fn).__name__}")
-        return StaticFunction(fn, input_spec, full_graph, check_finite=check_finite)
+        return StaticFunction(fn, input_spec, full_graph, check_finite=check_finite,
+                              backend=backend)
 
     if function is None:
         return decorate

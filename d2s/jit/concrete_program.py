@@ -16,10 +16,11 @@ import threading
 
 import numpy as np
 
-from ..core import autograd, state
+from ..core import autograd, dist_attr, state
 from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
+from ..static import backend as backend_state
 from ..static import framework
 from ..static.backward import BackwardProgram
 from ..static.builder import check_visible
@@ -68,17 +69,22 @@ class OutputStructure:
     computed by the program, every other leaf is a Python value traced as is
     (None included: a function may return None, so None never marks a slot).
     """
-    __slots__ = ("tree", "constants", "positions", "single")
+    __slots__ = ("tree", "constants", "positions", "single", "flat_tuple")
 
     def __init__(self, tree, constants, positions):
         self.tree = tree
         self.constants = constants
         self.positions = positions
         self.single = tree is None and positions == [0]  # the common case, kept fast
+        # `return a, b`: a tuple of computed values only (also kept fast)
+        self.flat_tuple = (tree == (tuple, (None,) * len(constants))
+                           and positions == list(range(len(constants))))
 
     def restructure(self, values):
         if self.single:
             return values[0]
+        if self.flat_tuple:
+            return tuple(values)
         leaves = list(self.constants)
         for pos, value in zip(self.positions, values):
             leaves[pos] = value
@@ -160,6 +166,8 @@ class CapturedTensors:
 class ConcreteProgram:
     """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
 
+    RUNNER = "concrete_runner"  # what runs it on another backend (d2s.backends.<name>)
+
     def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
                  captured=None):
         self.main_program = main_program
@@ -174,6 +182,7 @@ class ConcreteProgram:
         self._saved_names = []
         self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
+        self._runners = {}                 # backend name -> its runner (see _runner)
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
 
@@ -266,32 +275,116 @@ class ConcreteProgram:
                 return True
         return False
 
-    def __call__(self, tensors):
-        """Run with eager input Tensors (in `inputs` order); eager outputs."""
+    def __call__(self, tensors, backend="numpy"):
+        """Run with eager input Tensors (in `inputs` order) on `backend` (a
+        resolved name, see `static.backend`); eager outputs."""
+        if backend != "numpy":
+            return self._call_on(self._runners.get(backend) or self._runner(backend), tensors)
         captured = self._captured.current()
         arrays = [t._value for t in tensors]
         for t in captured:
             arrays.append(t._value)
         if self._needs_grad(tensors, captured):
             values, saved = self._forward_for_grad(arrays)
-            outs = [Tensor._from_array(v) for v in values]
-            for o, v in zip(outs, self.outputs):
-                o.stop_gradient = not is_floating(v.dtype)
-            if outs:
-                autograd.record(self._tape_op, list(tensors) + captured,
-                                {"_saved": saved}, outs, values)
-            return self.output_structure.restructure(outs)
+            return self._taped(tensors, captured, values, saved)
         forward = self._forward_fn.fn  # set once the plan is COMPILED
         if forward is None and self._forward_fn.plan is Plan.UNDECIDED:
             forward = self._forward()
         if forward is not None:
             values = forward(*arrays)
         else:
-            scope = self._run_interpreted(arrays)
-            values = [scope.get(v.name) for v in self.outputs]
+            values = self._run_numpy(arrays)
+        return self._wrap(values)
+
+    def _call_on(self, runner, tensors):
+        """`__call__` on another backend: its runner (see `d2s.backends`) runs
+        each part, or hands it back to the numpy code here."""
+        captured = self._captured.current()
+        feeds = [t._value for t in tensors]
+        if dist_attr.any_placed():  # placements: sharded inputs (d2s.distributed)
+            return self._call_placed(runner, tensors, captured, feeds)
+        if self._needs_grad(tensors, captured):
+            values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad)
+            return self._taped(tensors, captured, values, saved)
+        values = runner.forward(feeds, captured, self._numpy_forward)
+        new = Tensor._from_array
+        if self.output_structure.single and type(values[0]) is np.ndarray:
+            return new(values[0])
+        return self._wrap(values)
+
+    def _call_placed(self, runner, tensors, captured, feeds):
+        """`_call_on` with the inputs' placements: outputs report the ones the
+        backend gave them."""
+        attrs = [dist_attr.get(t) for t in tensors]
+        grad = self._needs_grad(tensors, captured)
+        if grad:
+            values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad,
+                                                    attrs)
+        else:
+            values = runner.forward(feeds, captured, self._numpy_forward, attrs)
+        out_attrs = runner.output_attrs(feeds, captured, attrs, grad)
+        if grad:
+            return self._taped(tensors, captured, values, saved, out_attrs)
+        return self._wrap(values, out_attrs)
+
+    def _placed(self, outs, attrs):
+        """`outs` with placements: `attrs` (a backend's), else those of the
+        output Variables (a `reshard` result: metadata on numpy)."""
+        if attrs is None:
+            attrs = [dist_attr.get(v) for v in self.outputs]
+        for o, a in zip(outs, attrs):
+            if a is not None:
+                dist_attr.attach(o, a)
+
+    # What a backend's runner falls back to: the same parts on numpy.
+    def _numpy_forward(self, feeds, captured):
+        return self._run_numpy(list(feeds) + [t._value for t in captured])
+
+    def _numpy_for_grad(self, feeds, captured):
+        return self._forward_for_grad(list(feeds) + [t._value for t in captured])
+
+    def _run_numpy(self, arrays):
+        """Forward output values on the numpy backend (compiled or interpreted)."""
+        forward = self._forward()
+        if forward is not None:
+            return forward(*arrays)
+        scope = self._run_interpreted(arrays)
+        return [scope.get(v.name) for v in self.outputs]
+
+    def _runner(self, backend):
+        """This program's runner on `backend`, attached on first use."""
+        runner = self._runners.get(backend)
+        if runner is None:
+            impl = backend_state.implementation(backend)
+            with self._lock:
+                runner = self._runners.get(backend)
+                if runner is None:
+                    runner = self._runners[backend] = getattr(impl, self.RUNNER)(self)
+        return runner
+
+    def _taped(self, tensors, captured, values, saved, attrs=None):
+        """Outputs joined to the eager tape (their vjp runs the backward);
+        `attrs`: their placements, see `_placed`."""
+        values = [v if type(v) is np.ndarray else self._as_array(i, v)
+                  for i, v in enumerate(values)]
+        outs = [Tensor._from_array(v) for v in values]
+        if attrs is not None or dist_attr.any_placed():
+            self._placed(outs, attrs)
+        for o, v in zip(outs, self.outputs):
+            o.stop_gradient = not is_floating(v.dtype)
+        if outs:
+            autograd.record(self._tape_op, list(tensors) + captured,
+                            {"_saved": saved}, outs, values)
+        return self.output_structure.restructure(outs)
+
+    def _wrap(self, values, attrs=None):
+        """Eager Tensors of the forward's output values, in the returned
+        structure; `attrs`: their placements, see `_placed`."""
         new = Tensor._from_array
         outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
                 for i, v in enumerate(values)]
+        if attrs is not None or dist_attr.any_placed():
+            self._placed(outs, attrs)
         structure = self.output_structure
         return outs[0] if structure.single else structure.restructure(outs)
 
@@ -368,14 +461,20 @@ class ConcreteProgram:
         fwd_ops = self._backward.forward_ops
         if makes_undefined_floats(grad_program.all_ops()):
             return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
-        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
-        produced |= {saved_var(op) for op in fwd_ops if saved_var(op)}
-        saved = sorted(n for n in self._backward.reads if n in produced)
+        saved = self.saved_for_backward()
         fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
         if fwd is not None:
             self._saved_names = saved
         return fwd
+
+    def saved_for_backward(self):
+        """The names the backward ops read that the forward has (inputs,
+        parameters, values it computes, the scopes cond/while save), sorted."""
+        fwd_ops = self.backward_program().forward_ops
+        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
+        produced |= {saved_var(op) for op in fwd_ops if saved_var(op)}
+        return sorted(n for n in self._backward.reads if n in produced)
 
     def _backward_fn(self, wanted):
         """The compiled backward computing only the gradients `wanted` (a mask
@@ -398,32 +497,79 @@ class ConcreteProgram:
             params = [program._captured_ids[id(t)] for t in program.captured.values()]
             self._backward = BackwardProgram(program, self.outputs, self.inputs + params)
 
+    def backward_program(self):
+        """The BackwardProgram (forward copy + backward ops), built on first need."""
+        if self._backward is None:
+            self._ensure_backward()
+        return self._backward
+
     def _vjp(self, g, out, *inputs, _saved):
         backward = self._backward
-        grad_names = backward.grad_names
         single = self._tape_op.num_outputs == 1
         gs, outs = ((g,), (out,)) if single else (g, out)
         # An output the loss does not use has no cotangent: it contributes zero.
         cts = [np.zeros_like(outs[i]._value, dtype=self.outputs[i].dtype) if gs[i] is None
                else gs[i]._value.astype(self.outputs[i].dtype, copy=False)
                for i in backward.diff_outs]
-        if isinstance(_saved, Scope):
-            scope = Scope(_saved)
+        wanted = tuple(not t.stop_gradient for t in inputs)
+        if isinstance(_saved, (Scope, tuple, list)):
+            values = self._numpy_backward(_saved, cts, wanted)
+        else:  # another backend's: it runs the backward, or hands it back to numpy
+            values = _saved.gradients(cts, wanted, self._numpy_gradients)
+        return tuple(None if v is None or type(v) is UndefinedValue
+                     else Tensor._from_array(np.asarray(v)) for v in values)
+
+    def _numpy_gradients(self, arrays, cts, wanted):
+        """Gradients on numpy from the forward's input arrays (forward run again)."""
+        _, saved = self._forward_for_grad(arrays)
+        return self._numpy_backward(saved, cts, wanted)
+
+    def _numpy_backward(self, saved, cts, wanted):
+        """Per wrt: gradient array, UndefinedValue (zero cotangent) or None."""
+        backward = self._backward
+        grad_names = backward.grad_names
+        if isinstance(saved, Scope):
+            scope = Scope(saved)
             for name, ct in zip(backward.ct_names, cts):
                 scope.vars[name] = ct
             run_ops(backward.backward_ops, backward.program, scope)
-            values = [None if n is None else scope.get(n) for n in grad_names]
-        else:
-            wanted = tuple(not t.stop_gradient for t in inputs)
-            it = iter(self._backward_fn(wanted)(*_saved, *cts))
-            values = [next(it) if n is not None and w else None
-                      for n, w in zip(grad_names, wanted)]
-        return tuple(None if v is None or type(v) is UndefinedValue
-                     else Tensor._from_array(np.asarray(v)) for v in values)
+            return [None if n is None else scope.get(n) for n in grad_names]
+        it = iter(self._backward_fn(wanted)(*saved, *cts))
+        return [next(it) if n is not None and w else None for n, w in zip(grad_names, wanted)]
+
+    # ---- inspection ----------------------------------------------------------------------
+    def lowered_text(self, examples=None, backend=None):
+        """What runs the forward on `backend` (default: the global one), as text:
+        on "xla" the StableHLO XLA compiles for the shapes of `examples` (one
+        Tensor, array or InputSpec per input; default: the inputs' declared
+        shapes, which must then be fully known); on "numpy" the generated Python."""
+        backend = backend_state.resolve(backend)
+        if backend == "numpy":
+            forward = self._forward()
+            if forward is None:
+                raise ValueError("this program runs on the reference interpreter: "
+                                 "it has no generated code")
+            return forward.source
+        feeds = [_example_array(var, ex) for var, ex in
+                 zip(self.inputs, examples if examples is not None else [None] * len(self.inputs))]
+        return self._runner(backend).lowered_text(feeds)
 
     def __repr__(self):
         return (f"<ConcreteProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
                 f"{self._n_forward} ops>")
+
+
+def _example_array(var, example):
+    """An array with the shape and dtype input `var` gets from `example`."""
+    if isinstance(example, Tensor):
+        return example._value
+    if isinstance(example, np.ndarray):
+        return example
+    shape = var.shape if example is None else tuple(example.shape)
+    if any(d is None for d in shape):
+        raise ValueError(f"input '{var.name}' has shape {list(shape)}: pass example inputs "
+                         "(Tensors) to see what runs for a concrete shape")
+    return np.zeros(shape, var.dtype)
 
 
 def _tensor_free(value):

@@ -18,6 +18,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
+from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram, OutputStructure
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
                             decode_attr, program_from_json, program_to_json)
@@ -222,7 +223,7 @@ class TranslatedLayer:
             arr = check_feed(var, a)  # ValueError naming the input on a mismatch
             tensors.append(a if isinstance(a, Tensor) and a._value is arr
                            else Tensor._from_array(arr))
-        return self._concrete(tensors)
+        return self._concrete(tensors, backend_state.get_backend())
 
     forward = __call__
 

@@ -12,6 +12,7 @@ from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.tensor import Tensor
+from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
@@ -34,8 +35,9 @@ class StaticFunction:
     """
 
     def __init__(self, function, input_spec=None, full_graph=True, bound_self=None,
-                 check_finite=False):
+                 check_finite=False, backend=None):
         self._function = function
+        self._backend = backend  # None: the global default, read at each call
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
         self._check_finite = bool(check_finite)
@@ -58,7 +60,8 @@ class StaticFunction:
             bound = None
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph,
-                                   bound_self=instance, check_finite=self._check_finite)
+                                   bound_self=instance, check_finite=self._check_finite,
+                                   backend=self._backend)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -94,6 +97,20 @@ class StaticFunction:
     def get_concrete_program(self, *args, **kwargs):
         return self._concrete_for(args, kwargs)[0]
 
+    @property
+    def backend(self):
+        """The backend the next call runs on (the global default unless chosen)."""
+        return self._backend or backend_state.get_backend()
+
+    def lowered_text(self, *args, **kwargs):
+        """What runs for these arguments on this function's backend, as text:
+        the StableHLO XLA compiles on "xla", the generated Python on "numpy"
+        (as `.code` shows the converted source)."""
+        concrete, signature = self._concrete_for(args, kwargs)
+        examples = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                    if spec is not None]
+        return concrete.lowered_text(examples, self.backend)
+
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not to_static_enabled() or self._fallback_reason is not None:
@@ -107,7 +124,8 @@ class StaticFunction:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
                 try:
-                    return entry.program([args[i] for i in positions])
+                    return entry.program([args[i] for i in positions],
+                                         self._backend or backend_state.get_backend())
                 except RunEagerly:
                     return self.dygraph_function(*args, **kwargs)
         if not state.in_dynamic_mode():
@@ -125,7 +143,7 @@ class StaticFunction:
             if key is not None and len(positions) == len(tensors):
                 self._cache.remember_fast(key, signature.key, positions)
         try:
-            return concrete(tensors)
+            return concrete(tensors, self.backend)
         except RunEagerly:
             return self.dygraph_function(*args, **kwargs)
 

@@ -47,7 +47,7 @@ import sys
 
 import numpy as np
 
-from ..core import state
+from ..core import dist_attr, state
 from ..core.dtypes import is_floating
 from ..core.tensor import Tensor
 from ..static.codegen import CompiledFunction, NotCompilable
@@ -69,6 +69,8 @@ class RunEagerly(Exception):
 class StepProgram(ConcreteProgram):
     """A traced training step (see module doc). `effects` lists what it reads and
     writes of eager state (static.state_overlay.StepEffects)."""
+
+    RUNNER = "step_runner"
 
     def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
                  captured=None, *, effects, check_finite=False):
@@ -123,15 +125,15 @@ class StepProgram(ConcreteProgram):
         return True
 
     # ---- calling --------------------------------------------------------------------------
-    def __call__(self, tensors):
-        """Run one step with eager input Tensors (in `inputs` order): commit its
-        writes, return its outputs (values, not connected to the tape)."""
+    def __call__(self, tensors, backend="numpy"):
+        """Run one step with eager input Tensors (in `inputs` order) on `backend`:
+        commit its writes, return its outputs (values, not connected to the tape)."""
         if not state._tls.grad_enabled:
             raise RunEagerly()
         for variant in self._variants:
             if variant.matches(tensors):
-                return variant.run(tensors)
-        return self._new_variant(tensors).run(tensors)
+                return variant.run(tensors, backend)
+        return self._new_variant(tensors).run(tensors, backend)
 
     def _new_variant(self, tensors):
         with self._lock:
@@ -155,20 +157,17 @@ class StepProgram(ConcreteProgram):
         """The programs built for this signature (one per eager gradient state seen)."""
         return list(self._variants)
 
-    def run(self, tensors):
-        arrays = [t._value for t in tensors]
-        for t in self._traced_tensors:
-            arrays.append(t._value)
-        for _, slot in self._grad_inputs:
-            owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
-            arrays.append(owner.grad._value)
-        fn, in_place = self._plan()
-        if in_place:
-            self._owned(arrays, in_place)
-        if fn is not None:
-            results = fn(*arrays)
+    def run(self, tensors, backend="numpy"):
+        if backend != "numpy":  # parameters are the backend's to send (or keep)
+            feeds = [t._value for t in tensors]
+            feeds.extend(self._held_grads(tensors))
+            attrs = None  # the inputs' placements (d2s.distributed): a sharded step
+            if dist_attr.any_placed():
+                attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
+            results = self._runner(backend).run(feeds, self._traced_tensors,
+                                                lambda: self._run_numpy(tensors), attrs)
         else:
-            results = self._interpret(arrays)
+            results = self._run_numpy(tensors)
         n = len(self.outputs)
         if self.check_finite:
             self._check_finite(results)
@@ -178,6 +177,41 @@ class StepProgram(ConcreteProgram):
         self._commit(tensors, results[n:])
         structure = self.output_structure
         return outs[0] if structure.single else structure.restructure(outs)
+
+    def _held_grads(self, tensors):
+        """The gradients held before the call that the step reads (a generator:
+        no list holds them, see `_owned`)."""
+        for _, slot in self._grad_inputs:
+            owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
+            yield owner.grad._value
+
+    def _run_numpy(self, tensors):
+        """The values of `run_outputs`, on the numpy backend."""
+        arrays = [t._value for t in tensors]
+        for t in self._traced_tensors:
+            arrays.append(t._value)
+        arrays.extend(self._held_grads(tensors))
+        fn, in_place = self._plan()
+        if in_place:
+            self._owned(arrays, in_place)
+        if fn is not None:
+            return fn(*arrays)
+        return self._interpret(arrays)
+
+    # ---- what another backend runs ---------------------------------------------------------
+    @property
+    def run_inputs(self):
+        """Names the pure step reads: inputs, captured tensors, gradients held."""
+        return list(self._run_inputs)
+
+    @property
+    def run_outputs(self):
+        """Names it returns: outputs, then the new values and gradients it writes."""
+        return list(self._run_outputs)
+
+    def captured_writes(self):
+        """{name of a new value: the captured name it replaces}."""
+        return self._overwrites()
 
     # ---- plans -------------------------------------------------------------------------------
     def _plan(self):

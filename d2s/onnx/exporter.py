@@ -1,7 +1,8 @@
 """A traced program -> an ONNX model, op by op.
 
 Each op's ONNX rule comes from the registry (`OpDef.lowerings["onnx"]`),
-beside its numpy kernel; control-flow ops are exported by `control_flow`.
+beside its numpy kernel; a control-flow op's from its home
+(`static.control_ops`), written with the services of `control_flow`.
 The program first goes through the compiler's own passes (constant
 folding, algebraic identities, CSE, dead-code elimination; not the numpy
 backend's in-place buffer reuse): a `for` over `range` leaves `i * 1 + 0`
@@ -18,8 +19,9 @@ import onnx
 from onnx import helper
 
 from ..core.registry import OPS, Aval, NotLowerable
+from ..static.control_ops import control_op
 from ..static.passes import ProgramView, constant_folding, cse, dce, simplify
-from .control_flow import CONTROL_FLOW, Env
+from .control_flow import ControlFlowSupport, Env
 from .errors import ExportError, Unsupported
 from .graph import Graph, Names, RuleNamespace, Value
 
@@ -36,12 +38,10 @@ PASSES = (constant_folding, simplify, cse, dce)
 
 
 def rule_for(op):
-    """The op's ONNX rule (a callable, or a control-flow exporter); an
-    `ExportError` naming the op, the reason and the user's line when it has none."""
-    special = CONTROL_FLOW.get(op.type)
-    opdef = OPS.get(op.type)
-    rule = special if special is not None else (
-        None if opdef is None else opdef.lowerings.get("onnx"))
+    """The op's ONNX rule (a control-flow op's from its home); an `ExportError`
+    naming the op, the reason and the user's line when it has none."""
+    opdef = control_op(op.type) or OPS.get(op.type)
+    rule = None if opdef is None else opdef.lowerings.get("onnx")
     if isinstance(rule, NotLowerable):
         raise ExportError(f"cannot export op '{op.type}'{site(op)}: {rule.reason}")
     if rule is None:
@@ -58,7 +58,7 @@ def site(op):
     return f" (built at {op.origin[0]}, line {op.origin[1]}{': ' + text if text else ''})"
 
 
-class ProgramExporter:
+class ProgramExporter(ControlFlowSupport):
     """Emits the live ops of a program's blocks into ONNX graphs."""
 
     def __init__(self, program, ops, outputs):
@@ -97,7 +97,7 @@ class ProgramExporter:
             if id(op) in skip:
                 continue
             rule = rule_for(op)
-            if op.type in CONTROL_FLOW:
+            if control_op(op.type) is not None:  # its rule emits its blocks through us
                 rule(self, op, graph, env)
             else:
                 self.emit_op(rule, op, graph, env)

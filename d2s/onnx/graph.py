@@ -237,3 +237,12 @@ class RuleNamespace:
         """`x` reshaped to `dims` (ints or int64 values; no 0 / -1 magic: a 0 is
         a zero-size dim, as in numpy)."""
         return self.node("Reshape", x, self.shape_vector(dims), allowzero=1)
+
+    def concat_rows(self, buf, rows, shape):
+        """A tensor array's `buf` followed by `rows` (a `Concat` along axis 0),
+        shaped `shape`. An empty array's trailing dims may be zero placeholders
+        (`array_init`): `buf` is first reshaped to `[-1] + rows.shape[1:]` (a
+        no-op when it holds rows)."""
+        dims = [-1] + [self.dim(rows, i) for i in range(1, len(shape))]
+        return self.node("Concat", self.node("Reshape", buf, self.shape_vector(dims)), rows,
+                         axis=0).with_shape(shape)

@@ -69,9 +69,17 @@ def _append_xla(ns, buf, value):
     return out
 
 
+def _append_onnx(ns, buf, value):
+    """`Concat(buf, value[None])`. An append a loop can stack itself never gets
+    here: the `while` rule makes it a `Loop` scan output."""
+    row = ns.node("Unsqueeze", ns.cast(value, buf.dtype), ns.ints([0]))
+    shape = ns.outputs[0].shape
+    return ns.concat_rows(buf, row.with_shape((1,) + shape[1:]), shape)
+
+
 # Append `value` along a new axis 0 of the array `buf`.
 register_op("array_append", _append_kernel, _append_infer, _append_vjp).lowering(
-    xla=_append_xla)
+    xla=_append_xla, onnx=_append_onnx)
 
 
 def _mark(v):

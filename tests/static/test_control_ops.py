@@ -17,9 +17,9 @@ from d2s.static.backward import BackwardProgram
 from d2s.static.control_ops import CONTROL_OPS, ControlOpDef, register_control_op
 
 PKG = pathlib.Path(d2s.__file__).resolve().parent
-# Backends that lower whole programs; an exporter joins when it lands (its
-# rules go in the same `lowerings` slot: `.lowering(onnx=rule)`).
-BACKENDS = ("xla",)
+# Backends that lower whole programs, and the ONNX exporter: their rules go in
+# the same `lowerings` slot (`.lowering(xla=rule, onnx=rule)`).
+BACKENDS = ("xla", "onnx")
 
 
 def missing_interpretations(op_type):
@@ -60,8 +60,11 @@ def test_control_ops_are_not_core_ops():
 def test_the_check_sees_a_missing_lowering():
     probe = register_control_op(ControlOpDef("_probe", lambda *a: None, lambda *a: None))
     try:
-        assert missing_interpretations("_probe") == ["an xla lowering or NotLowerable(reason)"]
+        assert missing_interpretations("_probe") == ["an xla lowering or NotLowerable(reason)",
+                                                     "an onnx lowering or NotLowerable(reason)"]
         probe.lowering(xla=NotLowerable("a probe"))
+        assert missing_interpretations("_probe") == ["an onnx lowering or NotLowerable(reason)"]
+        probe.lowering(onnx=lambda ex, op, graph, env: None)
         assert missing_interpretations("_probe") == []
         with pytest.raises(ValueError, match="already registered"):
             register_control_op(ControlOpDef("_probe", None, None))
@@ -181,7 +184,7 @@ def test_every_control_op_runs_as_the_eager_code_does(built, how, monkeypatch):
 # ---- nobody else restates the ops ------------------------------------------------------
 _DISPATCHERS = ["static/executor.py", "static/codegen.py", "static/backward.py",
                 "static/printing.py", "static/ir.py", "static/passes", "jit/serialization.py",
-                "jit/concrete_program.py", "backends/xla"]
+                "jit/concrete_program.py", "backends/xla", "onnx/exporter.py", "onnx/graph.py"]
 
 
 def _sources(paths):

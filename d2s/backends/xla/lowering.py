@@ -19,6 +19,7 @@ from ._jax import jax, jnp, lax, special, strong
 from .control_flow import ControlFlowSupport
 from .definedness import maybe_undefined
 from .errors import LoweringError, Unsupported
+from .sharding import constrain
 from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
@@ -196,7 +197,9 @@ def _numpy_error(op, args):
     (e.g. matmul of misaligned run-time shapes), so that both backends raise
     the same type and message; None when it raises nothing (a bug in the rule)."""
     try:
-        arrays = [np.zeros(a.shape, a.dtype) for a in args]
+        # Constants (a shape argument, say) as they are; traced values as zeros.
+        arrays = [a if isinstance(a, (np.ndarray, np.generic)) else np.zeros(a.shape, a.dtype)
+                  for a in args]
         with np.errstate(all="ignore"):
             OPS[op.type].kernel(*arrays, **op.attrs)
     except Exception as e:
@@ -259,16 +262,24 @@ class RuleNamespace:
                 fn(*arrays)
         jax.debug.callback(call, low.err, *values, ordered=True)
 
+    @staticmethod
+    def sharding_constraint(x, mesh, placements):
+        """`x` laid out as a `reshard` op's placements say (see `sharding`)."""
+        return constrain(jnp.asarray(x), mesh, placements)
+
     def check(self, ok, make_error):
         """Raise `make_error()` (at the op's line) after the run unless `ok`."""
         op = self._lowerer.op
         self._lowerer.fail_if(~ok, lambda: _relocate(make_error(), op))
 
 
-def lower_program(low, feeds, params):
-    """Bind feeds and parameters in a fresh environment and lower block 0."""
+def lower_program(low, feeds, params, residual=None):
+    """Bind feeds, parameters and residual values ({name: (value, flag)}, kept
+    by another executable) in a fresh environment and lower block 0."""
     env = Env()
     for name, value in list(feeds.items()) + list(params.items()):
         env.set(name, value)
+    for name, (value, flag) in (residual or {}).items():
+        env.set(name, value, flag)
     low.lower_block(0, env)
     return env

@@ -1,17 +1,20 @@
-"""Opt-in persistent compilation cache, across processes.
+"""The persistent compilation cache, across processes.
 
-With `D2S_CACHE_DIR` set, JAX's compilation cache under
-`<D2S_CACHE_DIR>/xla` serves d2s's compiles: a later process loads an
-executable instead of compiling it. The cache directory (and the thresholds
-that would skip our small, fast compiles) are set only around d2s's own
-compile calls, with JAX's scoped configuration states, so the user's global
-JAX configuration is left as it was. Should those states be missing (another
-JAX version), compiles simply run uncached.
+JAX's compilation cache, in d2s's cache folder (`d2s.cache_dir`:
+`$D2S_CACHE_DIR`, by default a per-user folder; set to '' for none) under
+`xla/`, serves d2s's compiles: a later process loads an executable instead
+of compiling it. The folder (and the thresholds that would skip our small,
+fast compiles) are set only around d2s's own compile calls, with JAX's
+scoped configuration states, so the user's global JAX configuration is
+left as it was. Should those states be missing (another JAX version),
+compiles simply run uncached. Programs with host effects (print) are
+compiled uncached: JAX does not cache them.
 """
 from __future__ import annotations
 
 import contextlib
-import os
+
+from ... import cache_dir as _cache_dir
 
 try:  # scoped (context-manager) forms of JAX's configuration options
     from jax._src import config as _jax_config
@@ -21,19 +24,20 @@ try:  # scoped (context-manager) forms of JAX's configuration options
 except (ImportError, AttributeError):  # pragma: no cover - other JAX versions
     _STATES = None
 
+SUBFOLDER = "xla"
+
 
 def cache_dir():
-    """`<D2S_CACHE_DIR>/xla`, or None when the cache is off."""
-    root = os.environ.get("D2S_CACHE_DIR")
-    return os.path.join(root, "xla") if root else None
+    """The folder of XLA executables, or None when caching is off (or the
+    folder is unusable: reported once by `d2s.cache_dir`)."""
+    return _cache_dir.subfolder(SUBFOLDER)
 
 
 def compile(lowered, cacheable=True):
     """`lowered.compile()`, through the persistent cache when it is on."""
-    where = cache_dir() if cacheable else None
-    if where is None or _STATES is None:
+    where = cache_dir() if cacheable and _STATES is not None else None
+    if where is None:
         return lowered.compile()
-    os.makedirs(where, exist_ok=True)
     directory, min_time, min_size = _STATES
     with contextlib.ExitStack() as scope:
         scope.enter_context(directory(where))

@@ -7,6 +7,16 @@ compiles per size seen). Results come back with the error code (see
 histories that needed more rows than compiled for recompile with room for
 them and run again (nothing was written back; a `print` in the program
 prints again). An executable is cached only once it is fully built.
+
+A program can also be split in two executables that hand values to each
+other on the device (a forward whose backward runs later): the first
+*keeps* some names (returned as a device structure, `Residuals`, never
+copied to the host), the second is *given* them.
+
+Feeds and parameters with placements (`d2s.distributed`) make a sharded run
+(`sharding.RunLayout`): the executable is compiled for their shardings (also
+part of its cache key), XLA's partitioner inserts the collectives, and each
+fetch reports the placements XLA gave it (`output_attrs`).
 """
 from __future__ import annotations
 
@@ -14,12 +24,14 @@ import threading
 
 import numpy as np
 
+from ...core import dist_attr
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
 from ._jax import jax, jnp, x64
-from .errors import ErrorSites, Unsupported
+from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
+from .sharding import RunLayout, agree_on_program, placements_of, put, to_host
 from .values import TensorArray
 from . import persistent
 
@@ -28,55 +40,106 @@ from . import persistent
 INITIAL_ROOM = 64
 
 
+class Residuals:
+    """Values one executable kept for another, left on the device: `values`
+    maps a name to (value, undefined flag or None); `labels` names the ones
+    that may be undefined (for the NameError / zero-cotangent rules); `key`
+    is the producing executable's, which fixes their shapes (an executable
+    given them is compiled per key)."""
+    __slots__ = ("values", "labels", "key")
+
+    def __init__(self, values, labels, key):
+        self.values = values
+        self.labels = labels
+        self.key = key
+
+
 class Executable:
     """One compiled shape signature, and how to read its flat results.
 
     Results, flat (the cheapest call): per fetch its value (a tensor array:
     buffer and length) and, if it may be undefined, its flag; then the new
     values of written parameters; then the error code when any site exists,
-    and the rows needed when tensor arrays or loop histories exist."""
+    and the rows needed when tensor arrays or loop histories exist; then the
+    kept values (one structure, left on the device)."""
 
-    def __init__(self, compiled, lowered, sites, effects, layout, n_written, uses_room):
+    def __init__(self, key, compiled, lowered, sites, traced, n_written):
+        self.key = key
         self.compiled = compiled
         self.lowered = lowered
         self.sites = sites
-        self.effects = effects
-        self.layout = layout          # per fetch: (is tensor array, label if it may be undefined)
+        self.effects = traced["effects"]
+        self.layout = traced["layout"]  # per fetch: (is tensor array, label if may be undefined)
+        self.kept_labels = traced["kept_labels"]
         self.n_written = n_written
-        self.uses_room = uses_room
+        self.uses_room = traced["uses_room"]
+        # Every fetch a plain array, nothing else returned: read without a walk.
+        self.plain = (not any(a or lab for a, lab in self.layout) and not n_written
+                      and not len(sites) and not self.uses_room and self.kept_labels is None)
+        # 64-bit arguments lose their width unless x64 is on when they are passed.
+        self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
+        self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
+
+    def call(self, args):
+        """The raw results for `args` (the compiled function's fast C++ entry)."""
+        call = self.compiled._call or self.compiled
+        if self.needs_x64:
+            with x64():
+                return call(*args)
+        return call(*args)
 
     def read(self, outs):
-        """(fetch values, written device arrays, error code, rows needed)."""
+        """(fetch values, written device arrays, error code, rows needed, kept)."""
+        if self.plain:
+            return [np.array(v) for v in outs], (), 0, 0, None
         it = iter(outs)
         fetched = []
         for is_array, label in self.layout:
             value = next(it)
             if is_array:
-                length = np.asarray(next(it)).item()
-                value = np.asarray(value)[:length].copy()
+                length = to_host(next(it)).item()
+                value = to_host(value)[:length].copy()
             else:
-                value = np.asarray(value).copy()  # writable, as numpy results are
+                value = np.array(to_host(value))  # a writable copy, as numpy results are
             if label is not None and np.asarray(next(it)).item():
                 value = UndefinedValue(label)  # what the numpy backend hands out for it
             fetched.append(value)
         written = [next(it) for _ in range(self.n_written)]
         code = np.asarray(next(it)).item() if len(self.sites) else 0
         need = np.asarray(next(it)).item() if self.uses_room else 0
-        return fetched, written, code, need
+        kept = None
+        if self.kept_labels is not None:
+            kept = Residuals(next(it), self.kept_labels, self.key)
+        return fetched, written, code, need, kept
 
 
 class XlaProgram:
-    def __init__(self, program, feed_names, fetch_names, ops=None):
+    """`program`'s `ops` (default: block 0) as XLA executables.
+
+    `keep`: names returned on the device as `Residuals` (see the module
+    docstring); `given`: names this program reads from a `Residuals`
+    passed to each call. Captured parameters are written back after a
+    successful run — those ops write, and `writes` ({value name: captured
+    name}: a pure program's new value of a parameter) — their device arrays
+    kept for the next run."""
+
+    def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
+                 writes=None):
         gb = program.global_block()
         ops = list(gb.ops if ops is None else ops)
         self.program = program
         self.feed_names = list(feed_names)
         self.fetch_names = list(fetch_names)
+        self.keep = list(keep)
+        self.given = list(given)
         self.param_names = list(program.captured)
-        self.written = sorted({v.name for op in ops for v in op.outputs
-                               if v.name in program.captured})
-        view = dce.run(ProgramView(program, ops, self.fetch_names + self.written,
-                                   self.feed_names + self.param_names))
+        # (captured name, name of its new value)
+        self.written = [(n, n) for n in sorted({v.name for op in ops for v in op.outputs
+                                                if v.name in program.captured})]
+        self.written += [(param, value) for value, param in (writes or {}).items()]
+        view = dce.run(ProgramView(program, ops, self.fetch_names + self.keep
+                                   + [value for _, value in self.written],
+                                   self.feed_names + self.param_names + self.given))
         self.blocks = view.blocks
         for block_ops in self.blocks.values():
             for op in block_ops:
@@ -87,16 +150,31 @@ class XlaProgram:
         self._lock = threading.Lock()
 
     # ---- running ------------------------------------------------------------------
-    def __call__(self, feeds):
-        """Outputs (numpy arrays) for `feeds` (numpy arrays in `feed_names` order)."""
+    def __call__(self, feeds, tensors=None, feed_attrs=None):
+        """Outputs (numpy arrays) for `feeds` (numpy arrays in `feed_names` order).
+        `tensors`: the captured Tensors to read now (default: the program's);
+        `feed_attrs`: per feed its placements (a DistAttr) or None."""
+        return self.run(feeds, tensors, feed_attrs=feed_attrs)[0]
+
+    def run(self, feeds, tensors=None, given=None, params=None, feed_attrs=None):
+        """(outputs, kept `Residuals` or None, the parameters' device arrays used).
+        `given`: the `Residuals` this program reads (when it has `given` names);
+        `params`: device arrays to read instead of the parameters' current ones
+        (a backward reads what its forward read); `feed_attrs`: see `__call__`."""
+        layout = self.layout(feeds, feed_attrs, tensors)
+        args = list(feeds) if layout is None else [
+            put(a, s) for a, s in zip(feeds, layout.feeds)]
+        if given is not None:
+            args.insert(0, given.values)
+        fixed = params
         while True:
-            exe = self.executable(feeds)
-            params = self.params.device_values()
-            with x64():
-                outs = exe.compiled(*feeds, *params)
-                if exe.effects:
-                    jax.effects_barrier()  # printed before we return
-            fetched, written, code, need = exe.read(outs)
+            exe = self.executable(feeds, given, layout)
+            params = fixed if fixed is not None else self.params.device_values(
+                tensors, None if layout is None else layout.params)
+            outs = exe.call(args + params)
+            if exe.effects:
+                jax.effects_barrier()  # printed before we return
+            fetched, written, code, need, kept = exe.read(outs)
             if need > self.room:
                 # Rows were dropped (and anything computed from them, errors
                 # included, is void): run again with room for them all.
@@ -105,35 +183,91 @@ class XlaProgram:
                 continue
             if code:
                 raise exe.sites.error(code)
-            for name, value in zip(self.written, written):
+            for (name, _), value in zip(self.written, written):
                 self.params.write(name, value)
-            return fetched
+            return fetched, kept, params
 
-    def executable(self, feeds):
-        key = (tuple((a.shape, a.dtype) for a in feeds), self.room)
+    def fast_forward(self, feeds):
+        """A function (feeds, tensors) -> output arrays for programs whose every
+        call compiles to this one executable (fixed feed shapes) and returns
+        plain arrays (no error sites, tensor arrays, writes or kept values),
+        or None: the per-call path of small programs, without `run`'s walk."""
+        exe = self.executable(feeds)
+        if not exe.plain or exe.effects:
+            return None
+        compiled, params, array = exe.compiled, self.params, np.array
+        exe.call(list(feeds) + params.device_values())  # sets `compiled._call`
+        call = compiled._call or compiled
+        if exe.needs_x64:
+            def forward(feeds, tensors):
+                with x64():
+                    outs = call(*feeds, *params.device_values(tensors))
+                return [array(o) for o in outs]
+        elif params.names:
+            def forward(feeds, tensors):
+                return [array(o) for o in call(*feeds, *params.device_values(tensors))]
+        else:
+            def forward(feeds, tensors):
+                return [array(o) for o in call(*feeds)]
+        return forward
+
+    def layout(self, feeds, feed_attrs=None, tensors=None):
+        """The RunLayout of a run on `feeds`, or None when nothing is placed."""
+        if not dist_attr.any_placed():  # the common case
+            return None
+        tensors = self.params.tensors if tensors is None else tensors
+        return RunLayout.plan(self.feed_names, feeds,
+                              feed_attrs or [None] * len(self.feed_names), self.params.vars,
+                              [dist_attr.get(t) for t in tensors])
+
+    def executable(self, feeds, given=None, layout=None):
+        key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
+               None if given is None else given.key, None if layout is None else layout.key)
         exe = self._executables.get(key)
         if exe is None:
             with self._lock:
                 exe = self._executables.get(key)
                 if exe is None:
-                    exe = self._compile(feeds, key[1])
+                    try:
+                        exe = self._compile(key, feeds, given, layout)
+                    except Exception as e:
+                        _drop_jax_note(e)
+                        raise
                     self._executables[key] = exe  # only a complete entry is cached
         return exe
 
-    def lowered_text(self, feeds):
-        """The StableHLO XLA compiles for these feeds' shapes."""
-        return self.executable(feeds).lowered.as_text()
+    def lowered_text(self, feeds, given=None, feed_attrs=None):
+        """The StableHLO XLA compiles for these feeds' shapes (and placements)."""
+        return self.executable(feeds, given, self.layout(feeds, feed_attrs)).lowered.as_text()
+
+    def compiled_text(self, feeds, feed_attrs=None):
+        """The optimized HLO after XLA's SPMD partitioning: where its collectives
+        (all-reduce, all-gather, ...) can be read."""
+        return self.executable(feeds, None, self.layout(feeds, feed_attrs)).compiled.as_text()
+
+    def output_attrs(self, feeds, feed_attrs=None, tensors=None):
+        """Per fetch, the placements XLA gave it (None: unsharded run or not known)."""
+        exe = self.executable(feeds, None, self.layout(feeds, feed_attrs, tensors))
+        return exe.out_attrs or [None] * len(self.fetch_names)
 
     # ---- compiling ---------------------------------------------------------------------
-    def _compile(self, feeds, room):
+    def _compile(self, key, feeds, given, run_layout=None):
+        room = key[1]
         sites = ErrorSites()
         traced = {}
         n_feeds = len(self.feed_names)
+        has_given = bool(self.given)
 
         def fn(*args):
             low = Lowerer(self.program, self.blocks, sites, room)
-            env = lower_program(low, dict(zip(self.feed_names, args[:n_feeds])),
-                                dict(zip(self.param_names, args[n_feeds:])))
+            start = 0
+            residual = {}
+            if has_given:
+                residual, start = args[0], 1
+                low.undefined.update((n, given.labels[n]) for n in self.given
+                                     if n in given.labels)
+            env = lower_program(low, dict(zip(self.feed_names, args[start:start + n_feeds])),
+                                dict(zip(self.param_names, args[start + n_feeds:])), residual)
             outs, layout = [], []
             for name in self.fetch_names:
                 value = env.get(name)
@@ -143,18 +277,79 @@ class XlaProgram:
                 if flag is not None:
                     outs.append(jnp.asarray(flag))
                 layout.append((is_array, None if flag is None else low.undefined[name]))
-            outs.extend(env.get(n) for n in self.written)
+            written = [env.get(value) for _, value in self.written]
+            if run_layout is not None:  # a parameter keeps its layout from step to step
+                written = [jax.lax.with_sharding_constraint(w, run_layout.params[
+                    self.param_names.index(n)]) for (n, _), w in zip(self.written, written)]
+            outs.extend(written)
             if len(sites):
                 outs.append(low.err)
             if low.uses_room:
                 outs.append(low.need)
-            traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room)
+            kept_labels = None
+            if self.keep:
+                outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
+                kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
+            traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
+                          kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
-        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in feeds]
-        specs += [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in self.params.vars]
+        shardings = [None] * (len(feeds) + len(self.params.vars)) if run_layout is None \
+            else list(run_layout.feeds) + list(run_layout.params)
+        shapes = [(a.shape, a.dtype) for a in feeds] + [(v.shape, v.dtype) for v in self.params.vars]
+        specs = [jax.ShapeDtypeStruct(shape, dtype, sharding=s)
+                 for (shape, dtype), s in zip(shapes, shardings)]
+        if has_given:  # residuals stay where their forward left them
+            specs.insert(0, jax.tree_util.tree_map(
+                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=None if run_layout
+                                               is None else getattr(a, "sharding", None)),
+                given.values))
         with x64():
             lowered = jax.jit(fn).lower(*specs)
+            if run_layout is not None:
+                agree_on_program(lowered.as_text())
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
-        return Executable(compiled, lowered, sites, traced["effects"], traced["layout"],
-                          len(self.written), traced["uses_room"])
+        exe = Executable(key, compiled, lowered, sites, traced, len(self.written))
+        if run_layout is not None:
+            exe.plain = False  # results may live in other processes too: read via to_host
+            exe.out_attrs = _output_attrs(compiled, traced["layout"], run_layout.mesh,
+                                          self.fetch_names, self.program)
+        return exe
+
+
+def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
+    """Per fetch, the placements of the sharding XLA chose for it (a tensor
+    array, whose rows are cut to its length, reports none)."""
+    shardings = iter(jax.tree_util.tree_leaves(
+        compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)))
+    gb = program.global_block()
+    attrs = []
+    for name, (is_array, label) in zip(fetch_names, fetch_layout):
+        sharding = next(shardings)
+        if is_array:
+            next(shardings)
+            attrs.append(None)
+        else:
+            ndim = len(gb.vars[name].shape) if name in gb.vars else 0
+            attrs.append(placements_of(sharding, mesh, ndim))
+        if label is not None:
+            next(shardings)
+    return attrs
+
+
+def _drop_jax_note(error):
+    """Drop from `error` (a d2s error raised while JAX traced) the note JAX adds
+    about its hidden frames: the same text as on the numpy backend."""
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        error.__notes__ = [n for n in notes if "JAX has removed its internal frames" not in n]
+        if not error.__notes__:
+            del error.__notes__
+
+
+def _flag_array(env, low, name):
+    """`name`'s undefined flag as an array, or None when it is surely defined."""
+    if name not in low.undefined:
+        return None
+    flag = env.flag(name)
+    return jnp.zeros((), np.bool_) if flag is None else jnp.asarray(flag)

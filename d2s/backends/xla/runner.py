@@ -7,7 +7,6 @@ that grows) — runs on the numpy backend from then on, after one
 """
 from __future__ import annotations
 
-import enum
 import threading
 import warnings
 
@@ -17,45 +16,60 @@ from .errors import Unsupported
 from .program import XlaProgram
 
 
-class Route(enum.Enum):
-    XLA = "xla"
-    NUMPY = "numpy"
+class Lowered:
+    """An `XlaProgram` built by `build()`, or — once the program turned out
+    not to lower, when building or when tracing for some shape — the reason,
+    after one warning; from then on every call takes the numpy fallback.
+    (`xla` is None exactly when it fell back.)"""
+
+    def __init__(self, build, stacklevel=5):
+        self.xla = None
+        self.reason = None
+        self._stacklevel = stacklevel
+        try:
+            self.xla = build()
+        except Unsupported as e:
+            self.fall_back(e)
+
+    def fall_back(self, e):
+        self.xla = None
+        self.reason = fallback_message(e)
+        warnings.warn(self.reason, BackendFallbackWarning, stacklevel=self._stacklevel)
+
+    def call(self, use, numpy_fallback):
+        """`use(xla_program)`, or `numpy_fallback()` when the program does not lower."""
+        xla = self.xla
+        if xla is not None:
+            try:
+                return use(xla)
+            except Unsupported as e:
+                self.fall_back(e)
+        return numpy_fallback()
+
+    def lowered_text(self, feeds, **kwargs):
+        def fail():
+            raise ValueError(f"no StableHLO: {self.reason}")
+        return self.call(lambda xla: xla.lowered_text(feeds, **kwargs), fail)
 
 
-class Runner:
+class Runner(Lowered):
     """How one (program, feeds, fetches) runs: on XLA, or on numpy after a warning."""
 
     def __init__(self, program, feed_names, fetch_names):
         check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
-        self.route = Route.XLA
-        self.xla = None
-        self.reason = None
-        try:
-            self.xla = XlaProgram(program, feed_names, fetch_names)
-        except Unsupported as e:
-            self._fall_back(e)
+        self.fetch_names = list(fetch_names)
+        super().__init__(lambda: XlaProgram(program, feed_names, fetch_names), stacklevel=6)
 
-    def _fall_back(self, e):
-        self.route = Route.NUMPY
-        self.xla = None
-        self.reason = fallback_message(e)
-        warnings.warn(self.reason, BackendFallbackWarning, stacklevel=5)
+    def run(self, feeds, numpy_fallback, feed_attrs=None):
+        """Fetched arrays. `feed_attrs`: per feed its placements (a DistAttr) or
+        None — the seam through which sharded inputs reach XLA."""
+        return self.call(lambda xla: xla(feeds, feed_attrs=feed_attrs), numpy_fallback)
 
-    def lowered_text(self, feeds):
-        if self.route is Route.XLA:
-            try:
-                return self.xla.lowered_text(feeds)
-            except Unsupported as e:
-                self._fall_back(e)
-        raise ValueError(f"no StableHLO: {self.reason}")
-
-    def run(self, feeds, numpy_fallback):
-        if self.route is Route.XLA:
-            try:
-                return self.xla(feeds)
-            except Unsupported as e:
-                self._fall_back(e)
-        return numpy_fallback()
+    def output_attrs(self, feeds, feed_attrs=None):
+        """Per fetch, the placements the program gave it (None where unsharded,
+        and everywhere on the numpy fallback: placements are metadata there)."""
+        return self.call(lambda xla: xla.output_attrs(feeds, feed_attrs),
+                         lambda: [None] * len(self.fetch_names))
 
 
 def fallback_message(e):

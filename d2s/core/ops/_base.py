@@ -54,22 +54,9 @@ def mark_weak(out, *inputs):
     return out
 
 
-_weak_dtypes = {}
-
-
-def eager_scalar(value, partner_dtype):
-    """A Python scalar next to an eager tensor of `partner_dtype`, as a Tensor
-    (weak: NumPy 2 rules). Dtypes are cached per (dtype, scalar type)."""
-    key = (partner_dtype, type(value))
-    dtype = _weak_dtypes.get(key)
-    if dtype is None:
-        dtype = _weak_dtypes[key] = weak_scalar_dtype(partner_dtype, value)
-    return Tensor._from_array(np.asarray(value, dtype))
-
-
 def lift(x, like=None):
     """Turn a Python scalar / array into a d2s value; scalars are weak next to `like`."""
-    if is_value(x):
+    if type(x) is Tensor or is_value(x):
         return x
     if is_python_scalar(x) and like is not None:
         out = constant(x, weak_scalar_dtype(like.dtype, x))
@@ -192,6 +179,14 @@ def onnx_scatter_add(ns, g, x, pick):
 
 def same_infer(x, **attrs):
     return Aval(tuple(x.shape), x.dtype)
+
+
+def grad_discarded(x):
+    """True for an eager Tensor that takes no gradient: the tape drops any
+    cotangent a rule returns for it, so a rule whose parts are costly (matmul)
+    may skip that part. Static backward prunes unneeded grads itself (DCE),
+    so for Variables this is always False."""
+    return type(x) is Tensor and x.stop_gradient
 
 
 def cast_like(g, x):

@@ -5,52 +5,33 @@ import math
 
 import numpy as np
 
-from ..dispatch import bind, eager_now, run_eager
-from ..tensor import Tensor
+from ..dispatch import binary_function, bind, unary_function
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import (cast_like as _cast_like, eager_scalar, elementwise_infer, lift, lift_pair,
-                    mark_weak, onnx_binary, onnx_compare, onnx_unary, promoted, same_infer,
-                    unbroadcast)
-
-
-_PY_SCALARS = (float, int, bool)
-_NO_ATTRS = {}
+from ._base import (cast_like as _cast_like, elementwise_infer, lift, lift_pair, mark_weak,
+                    onnx_binary, onnx_compare, onnx_unary, promoted, same_infer, unbroadcast)
 
 
 def _binary(name, kernel, vjp, xla, onnx):
     op = register_op(name, kernel, elementwise_infer(kernel, name), vjp).lowering(
         xla=xla, onnx=onnx)
 
-    def fn(x, y):
-        if eager_now():  # fast path: eager Tensors and Python scalars
-            tx, ty = type(x), type(y)
-            if tx is Tensor and (ty is Tensor or ty in _PY_SCALARS):
-                if ty is not Tensor:
-                    y = eager_scalar(y, x._value.dtype)
-                return run_eager(op, (x, y), _NO_ATTRS)
-            if ty is Tensor and tx in _PY_SCALARS:
-                return run_eager(op, (eager_scalar(x, y._value.dtype), y), _NO_ATTRS)
+    def general(x, y):
         x, y = lift_pair(x, y)
         return mark_weak(bind(name, x, y), x, y)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion."
-    return fn
+    return binary_function(
+        op, general, f"Elementwise `{name}` with NumPy broadcasting and NumPy 2 promotion.")
 
 
 def _unary(name, kernel, vjp, xla, onnx, infer=None, writes_out=False):
     op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp,
                      writes_out=writes_out).lowering(xla=xla, onnx=onnx)
 
-    def fn(x):
-        if type(x) is Tensor and eager_now():
-            return run_eager(op, (x,), _NO_ATTRS)
+    def general(x):
         x = lift(x)
         return mark_weak(bind(name, x), x)
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}`."
-    return fn
+    return unary_function(op, general, f"Elementwise `{name}`.")
 
 
 # ---- arithmetic -----------------------------------------------------------

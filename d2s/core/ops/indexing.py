@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import bind
-from ..registry import Aval, register_op
+from ..dispatch import all_eager, bind, run_eager
+from ..registry import OPS, Aval, register_op
+from ..tensor import Tensor
 from ..shapes import broadcast_shapes
 from ._base import is_value, lift, onnx_scatter_add
 
@@ -56,6 +57,8 @@ def encode_index(index):
 
 def decode_index(spec, tensors):
     """The numpy index a spec denotes, given run-time tensor values."""
+    if len(spec) == 1 and spec[0][0] == "int":
+        return (spec[0][1],)  # x[i], each step of an eager loop over a tensor
     out = []
     for item in spec:
         kind = item[0]
@@ -403,6 +406,12 @@ register_op("getitem_grad", _getitem_grad_kernel,
         ns, g, x, lambda ids: onnx_index(ns, ids, spec, tensors)))
 
 
+_GETITEM = OPS["getitem"]
+
+
 def getitem(x, index):
+    if type(index) is int and type(x) is Tensor and all_eager[0]:
+        # x[i] in an eager loop: the spec encode_index would make, without its walk
+        return run_eager(_GETITEM, (x,), {"spec": (("int", index),)})
     spec, tensors = encode_index(index)
     return bind("getitem", lift(x), *tensors, spec=spec)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import bind
+from ..dispatch import binary_function, bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
-from ._base import cast_like, lift_pair, unbroadcast
+from ._base import cast_like, grad_discarded, lift_pair, unbroadcast
 
 
 def _matmul_infer(x, y):
@@ -34,9 +34,13 @@ def _swap_last(t):
 
 
 def _matmul_vjp(g, out, x, y):
+    # Each half costs as much as the forward product: an eager input that takes
+    # no gradient (a batch of data) gets None instead of a product nobody reads.
+    want_x, want_y = not grad_discarded(x), not grad_discarded(y)
     xn, yn = len(x.shape), len(y.shape)
     if xn == 1 and yn == 1:
-        return cast_like(g * y, x), cast_like(g * x, y)
+        return (cast_like(g * y, x) if want_x else None,
+                cast_like(g * x, y) if want_y else None)
     x2 = bind("unsqueeze", x, axes=(0,)) if xn == 1 else x
     y2 = bind("unsqueeze", y, axes=(1,)) if yn == 1 else y
     g2 = g
@@ -44,16 +48,20 @@ def _matmul_vjp(g, out, x, y):
         g2 = bind("unsqueeze", g2, axes=(len(g2.shape) - 1,))
     if yn == 1:
         g2 = bind("unsqueeze", g2, axes=(len(g2.shape),))
-    gx = matmul(g2, _swap_last(y2))
-    gy = matmul(_swap_last(x2), g2)
-    if xn == 1:
-        gx = bind("squeeze", gx, axes=(len(gx.shape) - 2,))
-    if yn == 1:
-        gy = bind("squeeze", gy, axes=(len(gy.shape) - 1,))
-    return unbroadcast(cast_like(gx, x), x), unbroadcast(cast_like(gy, y), y)
+    gx = gy = None
+    if want_x:
+        gx = matmul(g2, _swap_last(y2))
+        if xn == 1:
+            gx = bind("squeeze", gx, axes=(len(gx.shape) - 2,))
+        gx = unbroadcast(cast_like(gx, x), x)
+    if want_y:
+        gy = matmul(_swap_last(x2), g2)
+        if yn == 1:
+            gy = bind("squeeze", gy, axes=(len(gy.shape) - 1,))
+        gy = unbroadcast(cast_like(gy, y), y)
+    return gx, gy
 
 
-# HIGHEST: full float32 products on every device (GPUs default to TF32).
 def _matmul_onnx(ns, x, y):
     x, y = ns.promote(x, y)
     if x.dtype == np.bool_:
@@ -61,12 +69,16 @@ def _matmul_onnx(ns, x, y):
     return ns.node("MatMul", x, y)  # numpy's matmul: 1-D operands, broadcast batches
 
 
-register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp).lowering(
+# HIGHEST: full float32 products on every device (GPUs default to TF32).
+_MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp).lowering(
     xla=lambda ns, x, y: ns.jnp.matmul(*ns.promote(x, y), precision=ns.lax.Precision.HIGHEST),
     onnx=_matmul_onnx)
 
 
-def matmul(x, y):
-    """Matrix product with NumPy semantics (1-D operands, broadcast batches)."""
+def _matmul(x, y):
     x, y = lift_pair(x, y)
     return bind("matmul", x, y)
+
+
+matmul = binary_function(
+    _MATMUL, _matmul, "Matrix product with NumPy semantics (1-D operands, broadcast batches).")

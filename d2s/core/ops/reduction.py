@@ -147,14 +147,21 @@ register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp).loweri
     xla=_reduce_xla("mean", _np_mean), onnx=_reduce_onnx("ReduceMean"))
 
 
+# axis=None (reduce everything), the common case, needs no normalizing.
+_ALL_AXES = tuple(tuple(range(n)) for n in range(33))
+
+
 def _axes(x, axis, opname="reduction"):
-    if len(x.shape) == 0:
+    ndim = len(x.shape)
+    if axis is None and ndim < len(_ALL_AXES):
+        return _ALL_AXES[ndim]
+    if ndim == 0:
         # A 0-d tensor has no axis to reduce; like paddle, axis 0 / -1 name the value itself.
-        for a in [] if axis is None else [axis] if isinstance(axis, int) else list(axis):
+        for a in [axis] if isinstance(axis, int) else list(axis):
             if a not in (0, -1):
                 raise ValueError(f"{opname}: axis {a} is out of range for a 0-d tensor")
         return ()
-    return normalize_axes(axis, len(x.shape), opname)
+    return normalize_axes(axis, ndim, opname)
 
 
 def sum(x, axis=None, keepdim=False):

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...core.ops import zeros_like
 from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
-from .gradients import ct_placeholder, is_float, keep_for_backward, resolve, saved_var_for
+from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backward, resolve,
+                        saved_var_for)
 from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
 
 _BRANCHES = ("true", "false")
@@ -282,19 +283,44 @@ def _lower_grad_xla(low, op, env):
         env.set(v.name, low.checked(v, g, op), flag)
 
 
+# ---- ONNX: If --------------------------------------------------------------------------
+def _lower_onnx(ex, op, graph, env):
+    """A branch becomes a subgraph with no inputs that reads outer values by
+    name (as a d2s sub-block reads its parent's names). An output that one
+    path leaves undefined (that path returned or raised) is a zero
+    placeholder there: nothing reads it on that path."""
+    a = op.attrs
+    pred = ex.scalar_bool(ex.namespace(graph, op), env.get(op.inputs[0].name))
+
+    def branch(key):
+        sub, child = ex.Graph(graph.names, parent=graph), ex.Env(env)
+        ex.emit_block(a[f"{key}_block"], sub, child)
+        results = [child.get(name).with_shape(v.shape) if name is not None else ex.zeros(sub, v)
+                   for v, name in zip(op.outputs, a[f"{key}_outs"])]
+        return sub.to_proto(f"{ex.label(op)}_{key}", results)
+
+    then_graph, else_graph = branch("true"), branch("false")
+    if not op.outputs:
+        # ONNX's If needs an output; branches with nothing to hand back and no
+        # side effect (any would have been refused above) do nothing.
+        return
+    outs = [ex.Value(graph.names.fresh(v.name), v.dtype, v.shape) for v in op.outputs]
+    graph.add_node("If", [pred], outs, {"then_branch": then_graph, "else_branch": else_graph},
+                   ex.doc(op))
+    for v, value in zip(op.outputs, outs):
+        env.set(v.name, value)
+
+
 COND = register_control_op(ControlOpDef(
     "cond", _interpret, _emit, _vjp,
     blocks=("true_block", "false_block"), results=("true_outs", "false_outs"),
     values=("labels",), saves=SavedScope("save_scope", "save_scope_keep"),
     check=_check, undefined_outputs=_undefined_outputs,
-)).lowering(
-    xla=_lower_xla,
-    # onnx=...: `If`, declared here by the ONNX exporter's rule (see registry)
-)
+)).lowering(xla=_lower_xla, onnx=_lower_onnx)
 
 COND_GRAD = register_control_op(ControlOpDef(
     "cond_grad", _interpret_grad, _emit_grad,
     blocks=("true_block", "false_block"), results=("true_grads", "false_grads"),
     binds=("ct_vars",), restores="scope", always_kept=True,
     undefined_outputs=_undefined_grads,
-)).lowering(xla=_lower_grad_xla)
+)).lowering(xla=_lower_grad_xla, onnx=NOT_EXPORTED)

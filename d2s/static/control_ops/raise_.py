@@ -7,6 +7,7 @@ type is rebuilt by name, builtin types only: `jit.serialization`).
 """
 from __future__ import annotations
 
+from ...core.registry import NotLowerable
 from ..scope import relocate
 from .registry import ControlOpDef, register_control_op
 
@@ -34,4 +35,6 @@ def _lower_xla(low, op, env):
 
 RAISE = register_control_op(ControlOpDef(
     "raise", _interpret, _emit, values=("exception", "args"), always_kept=True,
-)).lowering(xla=_lower_xla)
+)).lowering(
+    xla=_lower_xla,
+    onnx=NotLowerable("it raises an exception at run time; ONNX has no exceptions"))

@@ -19,11 +19,12 @@ run time — and, side by side, every interpretation of it:
 * `undefined_outputs(op, labels)`: the names it may leave with no value,
   given those already known (an analysis backends without run-time
   "undefined" objects need);
-* `lowerings[backend]`: how a compiling backend lowers it, declared with
-  `.lowering(xla=rule)` like the core ops (`rule(low, op, env)`, where
-  `low` is the backend's lowering context: static never imports jax), or
-  `NotLowerable(reason)`. An exporter (ONNX: `If`/`Loop`) adds its entry
-  under its own key the same way.
+* `lowerings[backend]`: how a compiling backend or an exporter lowers it,
+  declared with `.lowering(xla=rule, onnx=rule)` like the core ops, or
+  `NotLowerable(reason)`. The rule reads the context the backend passes in,
+  so static never imports jax or onnx: for XLA `rule(low, op, env)` (`low`
+  the lowering context, `backends.xla.control_flow`), for ONNX
+  `rule(ex, op, graph, env)` (`ex` the exporter, `onnx.control_flow`).
 
 Passes, printing, serialization and backends read the layout from here;
 none of them spells an attribute name of these ops.

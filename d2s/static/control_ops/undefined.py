@@ -36,6 +36,13 @@ def _lower_xla(low, op, env):
     env.set(v.name, low.jnp.zeros(shape, v.dtype), flag=True)
 
 
+def _lower_onnx(ex, op, graph, env):
+    """A zero placeholder: d2s raises `NameError` if such a value is read, an
+    ONNX model reads the zeros (documented in README)."""
+    v = op.outputs[0]
+    env.set(v.name, ex.zeros(graph, v).with_shape(v.shape))
+
+
 def makes_undefined_floats(ops):
     """Whether `ops` start a float name from the undefined value: its cotangent
     may be a symbolic zero, which only the interpreter represents."""
@@ -44,4 +51,4 @@ def makes_undefined_floats(ops):
 
 UNDEFINED = register_control_op(ControlOpDef(
     "undefined", _interpret, _emit, values=("name",), undefined_outputs=_undefined_outputs,
-)).lowering(xla=_lower_xla)
+)).lowering(xla=_lower_xla, onnx=_lower_onnx)

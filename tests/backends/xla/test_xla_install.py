@@ -47,6 +47,42 @@ def test_a_missing_jax_says_how_to_install_it():
     assert "ImportError" in done.stderr and 'pip install "d2s[xla]"' in done.stderr
 
 
+TO_STATIC = """
+import numpy as np, d2s
+@d2s.jit.to_static{decoration}
+def f(x):
+    while x.sum() < 10.0:
+        x = x * 2.0
+    return x
+print(repr(f(d2s.to_tensor(np.ones(2))).numpy().tolist()))
+import sys; print('jax' in sys.modules)
+"""
+
+
+def _script(tmp_path, code, **env):
+    """Run `code` from a file (to_static reads the function's source)."""
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(code))
+    return _python(f"import runpy; runpy.run_path({str(path)!r})", **env)
+
+
+def test_to_static_on_xla_without_jax_says_how_to_install_it(tmp_path):
+    done = _script(tmp_path, "import sys; sys.modules['jax'] = None\n"
+                   + TO_STATIC.format(decoration="(backend='xla')"))
+    assert done.returncode != 0
+    assert "ImportError" in done.stderr and 'pip install "d2s[xla]"' in done.stderr
+    plain = _script(tmp_path, TO_STATIC.format(decoration=""))   # numpy: never imports jax
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.split() == ["[8.0,", "8.0]", "False"]
+
+
+def test_d2s_backend_selects_the_default_for_to_static(tmp_path):
+    pytest.importorskip("jax")
+    on_xla = _script(tmp_path, TO_STATIC.format(decoration=""), D2S_BACKEND="xla")
+    assert on_xla.returncode == 0, on_xla.stderr
+    assert on_xla.stdout.split() == ["[8.0,", "8.0]", "True"]
+
+
 def test_d2s_backend_selects_the_default_and_rejects_unknown_names():
     pytest.importorskip("jax")
     check = PROGRAM.format(backend="") + "print('_xla_runners' in prog.__dict__)"

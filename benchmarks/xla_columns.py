@@ -1,0 +1,204 @@
+"""compare_modes.py's xla columns: the same `to_static` functions on the xla backend.
+
+One column registered with compare_modes (`COLUMNS`): "to_static xla" runs
+each workload's own StaticFunction with the global backend set to "xla" —
+the very programs the numpy column runs (one program cache for both), so
+the difference is the backend alone. Beside it:
+
+* `np/xla`: hand-written numpy time / to_static xla time;
+* `xla/jax`: to_static xla time / `jax.jit` of the same model hand-written
+  with `lax` (benchmarks/others.py; the peer that needs rewritten code);
+* `xla 1st` / `xla cold`: the first call on xla of a fresh StaticFunction
+  (convert, trace, lower, compile, run) and of the workload's own one
+  (the program is already built: lower, compile, run; the first workload's
+  cold call also imports and initialises JAX);
+* with `--xla-persistent`: the first call of a fresh process, twice, with
+  one new `D2S_CACHE_DIR` (the second process loads the executables).
+
+First calls are timed without the cache folder: nothing compiled by an
+earlier process is loaded.
+
+The targets (issue 9) are printed, never asserted.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import d2s
+
+NAME = "static xla"
+LABEL = "to_static xla"
+NP_OVER_XLA_TARGET = {"W2": 10.0, "W3": 1.1, "W3b": 1.1, "W6": 1.1}
+XLA_OVER_JAX_TARGET = 1.15
+XLA_OVER_JAX_WORKLOADS = ("W1", "W3", "W3b", "W6")
+FIRST_CALL_COLD_TARGET_S = 0.200
+FIRST_CALL_PERSISTENT_TARGET_S = 0.040
+
+
+def available():
+    return importlib.util.find_spec("jax") is not None
+
+
+@contextlib.contextmanager
+def on_xla():
+    """The global backend is "xla" inside (what `D2S_BACKEND=xla` would make it)."""
+    from d2s.static import backend as backend_state
+    saved = dict(backend_state._STATE)
+    d2s.jit.set_backend("xla")
+    try:
+        yield
+    finally:
+        backend_state._STATE.update(saved)
+
+
+@contextlib.contextmanager
+def no_cache_folder():
+    """`D2S_CACHE_DIR` is '' inside: nothing is loaded from (or stored for)
+    other processes. (JAX opens its cache folder once per process, so the
+    folder itself cannot be swapped for an empty one.)"""
+    saved = os.environ.get("D2S_CACHE_DIR")
+    os.environ["D2S_CACHE_DIR"] = ""
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["D2S_CACHE_DIR"]
+        else:
+            os.environ["D2S_CACHE_DIR"] = saved
+
+
+class XlaColumn:
+    name = NAME
+    label = LABEL
+    headers = ["np/xla", "xla/jax", "xla 1st", "xla cold"]
+
+    def __init__(self, d2s_mode):
+        self.d2s_mode = d2s_mode   # compare_modes' context: to_static on, no_grad as needed
+
+    def context(self, wl):
+        @contextlib.contextmanager
+        def both():
+            with on_xla(), self.d2s_mode(True, wl.no_grad):
+                yield
+        return both
+
+    def mode(self, wl):
+        """(zero-arg fn, context factory) for `timing.measure`."""
+        return wl.call, self.context(wl)
+
+    def first_calls(self, wl, repeats):
+        """{entry key: seconds}: the workload's own StaticFunction's first call on
+        xla (its program exists: lower + compile + run), then fresh ones; with
+        no cache folder (nothing loaded from earlier processes)."""
+        with self.context(wl)(), no_cache_folder():
+            t0 = time.perf_counter()
+            wl.call()
+            cold = time.perf_counter() - t0
+            wl.reset()
+            fresh = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                wl.fresh_call()()
+                fresh.append(time.perf_counter() - t0)
+                wl.reset()
+        return {"xla_first_call_cold_s": cold, "xla_first_call_s": statistics.median(fresh),
+                "xla_first_call_fresh_s": fresh}
+
+    def results(self, wl, arrays):
+        """The outputs and state after two calls from the reset state (as
+        compare_modes' check runs every mode)."""
+        wl.reset()
+        with self.context(wl)():
+            wl.call()
+            out = wl.call()
+        result = arrays(out) + [np.array(a, copy=True) for a in wl.state("static")]
+        wl.reset()
+        return result
+
+    @staticmethod
+    def ratios(med):
+        out = {"np/xla": med["numpy"] / med[NAME]}
+        if "jax.jit" in med:
+            out["xla/jax"] = med[NAME] / med["jax.jit"]
+        return out
+
+    @staticmethod
+    def cells(e):
+        r = e["ratios"]
+        from compare_modes import fmt_time
+        return [f"{r['np/xla']:.2f}x",
+                f"{r['xla/jax']:.2f}x" if "xla/jax" in r else "-",
+                fmt_time(e.get("xla_first_call_s")), fmt_time(e.get("xla_first_call_cold_s"))]
+
+    @staticmethod
+    def targets(entries, verdict):
+        ok = [e for e in entries if "error" not in e and NAME in e.get("modes", {})]
+        verdict("to_static xla: np/xla >= " + ", ".join(
+                    f"{k} {v:g}" for k, v in NP_OVER_XLA_TARGET.items()),
+                [(e["key"], f"{e['ratios']['np/xla']:.2f}",
+                  e["ratios"]["np/xla"] >= NP_OVER_XLA_TARGET[e["key"]])
+                 for e in ok if e["key"] in NP_OVER_XLA_TARGET])
+        verdict(f"to_static xla within {XLA_OVER_JAX_TARGET:g}x of jax.jit on "
+                f"{','.join(XLA_OVER_JAX_WORKLOADS)}",
+                [(e["key"], f"{e['ratios']['xla/jax']:.2f}",
+                  e["ratios"]["xla/jax"] <= XLA_OVER_JAX_TARGET)
+                 for e in ok if e["key"] in XLA_OVER_JAX_WORKLOADS and "xla/jax" in e["ratios"]])
+        verdict(f"xla first call <= {FIRST_CALL_COLD_TARGET_S * 1e3:g} ms (fresh function)",
+                [(e["key"], f"{e['xla_first_call_s'] * 1e3:.0f} ms",
+                  e["xla_first_call_s"] <= FIRST_CALL_COLD_TARGET_S) for e in ok])
+
+
+# ---- first calls of a fresh process with the persistent cache ------------------------------
+
+_CHILD = """
+import contextlib, json, sys, time
+sys.path[:0] = {paths!r}
+import numpy as np, d2s
+from workloads import WORKLOADS
+d2s.jit.set_backend("xla")
+out = {{}}
+for key in {keys!r}:
+    d2s.seed(0)
+    wl = WORKLOADS[key](np.random.default_rng(0))
+    with (d2s.no_grad() if wl.no_grad else contextlib.nullcontext()):
+        t0 = time.perf_counter()
+        wl.fresh_call()()
+        out[key] = time.perf_counter() - t0
+print(json.dumps(out))
+"""
+
+
+def persistent_first_calls(keys, here, root):
+    """{key: (first process s, second process s)}: the first xla call of a fresh
+    StaticFunction in two fresh processes sharing a `D2S_CACHE_DIR`."""
+    code = _CHILD.format(paths=[root, here], keys=list(keys))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, D2S_CACHE_DIR=cache)
+        runs = []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                  text=True, timeout=600)
+            if done.returncode != 0:
+                raise RuntimeError(done.stderr.strip().splitlines()[-1])
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return {k: (runs[0][k], runs[1][k]) for k in keys}
+
+
+def print_persistent(results, fmt_time):
+    print("\nxla first call of a fresh process (D2S_CACHE_DIR set; the second process "
+          "loads the executables):")
+    for key, (first, second) in results.items():
+        mark = "met" if second <= FIRST_CALL_PERSISTENT_TARGET_S else "NOT met"
+        print(f"  {key:4s} first process {fmt_time(first):>9}   second process "
+              f"{fmt_time(second):>9}   [{mark}: <= "
+              f"{FIRST_CALL_PERSISTENT_TARGET_S * 1e3:g} ms]")

@@ -1,0 +1,231 @@
+"""A `to_static` program (`d2s.jit.ConcreteProgram`) on XLA.
+
+The program is the backend's, not the other way round: one ConcreteProgram
+per input signature whatever the backend, and this runner is attached to
+it on its first call on XLA. It compiles up to three parts, each on first
+need, each falling back to the numpy backend on its own (one warning):
+
+* the forward (outputs only);
+* the forward for gradients: the forward ops of the program's
+  `BackwardProgram` (d2s's own backward, built from the vjp rules), which
+  also *keeps* on the device what the backward ops read — cond scopes,
+  loop histories, intermediates — as `Residuals`;
+* the backward ops, per set of wanted gradients, *given* those residuals,
+  the output cotangents, the inputs the backward reads, and the very
+  parameter arrays the forward read.
+
+Why d2s's backward and not `jax.vjp` of the lowered forward: JAX cannot
+reverse-differentiate `lax.while_loop`, and d2s's backward already walks a
+loop's history backwards; one mechanism serves every program, and the
+gradients are the numpy backend's, rule for rule.
+
+Inputs and parameters with placements (`d2s.distributed`) run each part
+sharded (`feed_attrs`: the inputs' placements); the per-call fast path is
+left while any value is placed, since it knows no layouts.
+"""
+from __future__ import annotations
+
+import threading
+
+from ...core import dist_attr
+from ...static.executor import check_fed
+from .errors import Unsupported
+from .program import XlaProgram
+from .runner import Lowered
+
+
+class ConcreteRunner:
+    """How one ConcreteProgram runs on XLA (see the module docstring).
+
+    `concrete` provides `main_program`, `inputs`, `outputs`,
+    `backward_program()` (its BackwardProgram, built on first need) and
+    `saved_for_backward()`."""
+
+    def __init__(self, concrete):
+        program = concrete.main_program
+        self.concrete = concrete
+        self.input_names = [v.name for v in concrete.inputs]
+        self.output_names = [v.name for v in concrete.outputs]
+        check_fed(program, program.all_ops(), self.input_names)
+        self._forward = None
+        self._fast = None      # the forward's per-call path, once known (see fast_forward)
+        # Every call has the inputs' declared shapes (no None dim): one executable.
+        self._fixed_shapes = all(d is not None for v in concrete.inputs for d in v.shape)
+        self._grad_forward = None
+        self._backwards = {}   # wanted-gradient mask -> Lowered backward
+        self._lock = threading.Lock()
+
+    # ---- forward -------------------------------------------------------------------
+    def forward(self, feeds, tensors, numpy_fallback, feed_attrs=None):
+        """Output values (arrays, or UndefinedValue) for input arrays `feeds`
+        and the captured `tensors` to read now (`feed_attrs`: see module doc)."""
+        fast = self._fast
+        if fast is not None and not dist_attr.any_placed():
+            return fast(feeds, tensors)
+        part = self._forward or self._forward_part()
+        xla = part.xla
+        if xla is not None:
+            try:
+                values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
+            except Unsupported as e:
+                part.fall_back(e)
+            else:
+                if self._fixed_shapes and not dist_attr.any_placed():
+                    self._fast = xla.fast_forward(feeds)
+                return values
+        return numpy_fallback(feeds, tensors)
+
+    def output_attrs(self, feeds, tensors, feed_attrs, grad=False):
+        """Per output, the placements the forward (`grad`: the forward for
+        gradients) gave it on XLA; None when that part runs on numpy."""
+        part = self._grad_forward if grad else self._forward
+        xla = None if part is None else part.xla
+        if xla is None:
+            return None
+        return xla.output_attrs(feeds, feed_attrs, tensors)
+
+    def lowered_text(self, feeds):
+        """The StableHLO of the forward for these input arrays' shapes."""
+        return (self._forward or self._forward_part()).lowered_text(feeds)
+
+    def _forward_part(self):
+        return self._part("_forward", lambda: XlaProgram(
+            self.concrete.main_program, self.input_names, self.output_names))
+
+    # ---- gradients -----------------------------------------------------------------
+    def forward_for_grad(self, feeds, tensors, numpy_fallback, feed_attrs=None):
+        """(output values, what the backward needs): on XLA a `SavedOnDevice`,
+        else whatever `numpy_fallback(feeds, tensors)` returns."""
+        part = self._grad_forward
+        if part is None:
+            part = self._part("_grad_forward", self._build_grad_forward)
+        return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors, feed_attrs),
+                         lambda: numpy_fallback(feeds, tensors))
+
+    def _build_grad_forward(self):
+        backward = self.concrete.backward_program()
+        program = backward.program
+        fed = set(self.input_names) | set(program.captured)
+        self.kept = [n for n in self.concrete.saved_for_backward() if n not in fed]
+        self.backward_feeds = [n for n in self.input_names if n in backward.reads]
+        return XlaProgram(program, self.input_names, self.output_names,
+                          ops=backward.forward_ops, keep=self.kept)
+
+    def _run_grad_forward(self, xla, feeds, tensors, feed_attrs=None):
+        values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
+        by_name = dict(zip(self.input_names, feeds))
+        saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
+                              params, feeds, tensors)
+        if feed_attrs is not None:  # the backward reads the inputs laid out alike
+            attrs = dict(zip(self.input_names, feed_attrs))
+            saved.feed_attrs = [attrs[n] for n in self.backward_feeds]
+        return values, saved
+
+    def backward(self, saved, cts, wanted, numpy_fallback):
+        """Per `wrt` of the BackwardProgram: a gradient array, UndefinedValue (a
+        zero cotangent) or None (not wanted / none exists)."""
+        part = self._backwards.get(wanted)
+        if part is None:
+            part = self._part(None, lambda: self._build_backward(wanted), key=wanted)
+        return part.call(lambda xla: self._run_backward(xla, saved, cts, wanted),
+                         numpy_fallback)
+
+    def _build_backward(self, wanted):
+        backward = self.concrete.backward_program()
+        outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
+        return XlaProgram(backward.program, backward.ct_names + self.backward_feeds, outs,
+                          ops=backward.backward_ops, given=self.kept)
+
+    def _run_backward(self, xla, saved, cts, wanted):
+        attrs = None if saved.feed_attrs is None else [None] * len(cts) + saved.feed_attrs
+        grads, _, _ = xla.run(list(cts) + saved.feeds, saved.tensors, given=saved.residuals,
+                              params=saved.params, feed_attrs=attrs)
+        it = iter(grads)
+        names = self.concrete.backward_program().grad_names
+        return [next(it) if n is not None and w else None for n, w in zip(names, wanted)]
+
+    # ---- parts ---------------------------------------------------------------------
+    def _part(self, attr, build, key=None):
+        """The `Lowered` part stored at `attr` (or in `_backwards[key]`), built
+        once under the lock; only a complete one is stored."""
+        with self._lock:
+            part = getattr(self, attr) if attr else self._backwards.get(key)
+            if part is None:
+                part = Lowered(build, stacklevel=7)
+                if attr:
+                    setattr(self, attr, part)
+                else:
+                    self._backwards[key] = part
+        return part
+
+
+class SavedOnDevice:
+    """What a backward on XLA needs from its forward: the kept residuals (on
+    the device), the input arrays it reads, the parameters' device arrays
+    the forward read; and, should the backward not lower, the forward's
+    host arrays to run both on numpy instead."""
+    __slots__ = ("runner", "residuals", "feeds", "params", "host_feeds", "tensors",
+                 "host_params", "feed_attrs")
+
+    def __init__(self, runner, residuals, feeds, params, host_feeds, tensors):
+        self.runner = runner
+        self.residuals = residuals
+        self.feeds = feeds
+        self.params = params
+        self.host_feeds = list(host_feeds)
+        self.tensors = tensors
+        self.host_params = [t._value for t in tensors]
+        self.feed_attrs = None  # the backward feeds' placements, in a sharded run
+
+    def gradients(self, cts, wanted, numpy_gradients):
+        """See `ConcreteRunner.backward`; `numpy_gradients(arrays, cts, wanted)`
+        recomputes on numpy from the forward's host arrays."""
+        return self.runner.backward(
+            self, cts, wanted,
+            lambda: numpy_gradients(self.host_feeds + self.host_params, cts, wanted))
+
+
+class StepRunner:
+    """A whole training step (`d2s.jit.train_step.StepProgram`) on XLA.
+
+    The step is a pure program (inputs, parameters and state, gradients held
+    before) -> (outputs, new values, new gradients). Parameters stay on the
+    device; the new value of a captured one is written back by the run
+    itself (its device array kept for the next step: nothing is sent again),
+    unless the step checks finiteness first (then everything is committed
+    by the step after its check). Falls back to numpy as a whole."""
+
+    def __init__(self, step):
+        program = step.main_program
+        self.step = step
+        n_captured = len(program.captured)
+        n_inputs = len(step.inputs)
+        names = step.run_inputs
+        self.feed_names = names[:n_inputs] + names[n_inputs + n_captured:]
+        self.output_names = step.run_outputs
+        writes = {} if step.check_finite else step.captured_writes()
+        self.fetch_names = [n for n in self.output_names if n not in writes]
+        check_fed(program, program.all_ops(), self.feed_names)
+        self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
+                                                writes=writes), stacklevel=7)
+        self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
+
+    def run(self, feeds, tensors, numpy_fallback, feed_attrs=None):
+        """Values of the step's `run_outputs` (those written back already: the
+        parameter's new array); `feed_attrs`: the feeds' placements."""
+        part = self._part
+        xla = part.xla
+        if xla is None:
+            return numpy_fallback()
+        try:
+            fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
+        except Unsupported as e:
+            part.fall_back(e)
+            return numpy_fallback()
+        if not self._writes:
+            return fetched
+        captured = self.step.main_program.captured
+        values = list(fetched)
+        for i, param in self._writes:
+            values.insert(i, captured[param]._value)
+        return values
