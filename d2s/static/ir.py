@@ -132,10 +132,10 @@ def format_type(v):
 
 
 class Operator:
-    """One op in a block. `origin` is the user's (file, line) that built it;
-    `is_grad` marks ops that backward appended (they compute cotangents)."""
+    """One op in a block. `origin` is the user's (file, line, text) that built
+    it; `is_grad` marks ops that backward appended (they compute cotangents)."""
 
-    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "origin", "is_grad")
+    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "_origin", "is_grad")
 
     def __init__(self, block, type, inputs, outputs, attrs=None, origin=None, is_grad=False):
         self.block = block
@@ -143,8 +143,27 @@ class Operator:
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.attrs = dict(attrs or {})
-        self.origin = origin
+        self._origin = origin
         self.is_grad = is_grad
+
+    @property
+    def origin(self):
+        """(file, line, text) or None. Ops traced from user code hold a
+        `PendingOrigin` until this is first read (errors, export, saving)."""
+        origin = self._origin
+        if type(origin) is PendingOrigin:
+            origin = self._origin = origin.resolve()
+        return origin
+
+    @origin.setter
+    def origin(self, value):
+        self._origin = value
+
+    @property
+    def origin_record(self):
+        """What `origin` is made from, unresolved: what an op built as a copy
+        of this one (a clone, a rewrite, its gradient) passes on as origin."""
+        return self._origin
 
     def sub_blocks(self):
         """The blocks this op runs (its declaration in `control_ops` says which
@@ -185,7 +204,7 @@ class Block:
         """`origin`: the user's (file, line, text); by default the calling user
         frame; `()` for none (e.g. ops of a loaded program without origins)."""
         if origin is None:
-            origin = user_origin()
+            origin = pending_user_origin()
         op = Operator(self, type, inputs, outputs, attrs, origin or None,
                       self.program._building_grad)
         self.ops.append(op)
@@ -280,7 +299,7 @@ class Program:
                     block, op.type, [new.counterpart(v) for v in op.inputs],
                     [new.counterpart(v) for v in op.outputs],
                     {k: list(a) if isinstance(a, list) else a for k, a in op.attrs.items()},
-                    op.origin, op.is_grad))
+                    op.origin_record, op.is_grad))
         new.captured = dict(self.captured)
         new._captured_ids = {id(t): new.global_block().vars[name]
                              for name, t in self.captured.items()}
@@ -336,7 +355,12 @@ _LINE_TABLES_MAX = 4096
 
 def _lineno(frame):
     """`frame.f_lineno`, from the table of its code object."""
-    code = frame.f_code
+    return _code_line(frame.f_code, frame.f_lasti, frame)
+
+
+def _code_line(code, lasti, frame=None):
+    """The line of instruction `lasti` of `code` (`frame.f_lineno` where the
+    table has none and the frame is at hand; else the code's first line)."""
     table = _LINE_TABLES.get(id(code))
     if table is None or table[0] is not code:
         starts, lines = [], []
@@ -346,22 +370,55 @@ def _lineno(frame):
         if len(_LINE_TABLES) >= _LINE_TABLES_MAX:
             _LINE_TABLES.clear()
         table = _LINE_TABLES[id(code)] = (code, starts, lines)
-    i = bisect.bisect_right(table[1], frame.f_lasti) - 1
+    i = bisect.bisect_right(table[1], lasti) - 1
     line = table[2][i] if i >= 0 else None
-    return frame.f_lineno if line is None else line
+    if line is None:
+        return frame.f_lineno if frame is not None else code.co_firstlineno
+    return line
+
+
+def _resolved(fn, lineno):
+    for resolve in ORIGIN_RESOLVERS:
+        mapped = resolve(fn, lineno)
+        if mapped is not None:
+            return mapped
+    return (fn, lineno, linecache.getline(fn, lineno).strip())
 
 
 def user_origin():
-    """(filename, lineno) of the innermost frame outside the d2s package."""
+    """(filename, lineno, text) of the innermost frame outside the d2s package."""
     f = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename
         if not fn.startswith(_D2S_DIR):
-            lineno = _lineno(f)
-            for resolve in ORIGIN_RESOLVERS:
-                mapped = resolve(fn, lineno)
-                if mapped is not None:
-                    return mapped
-            return (fn, lineno, linecache.getline(fn, lineno).strip())
+            return _resolved(fn, _lineno(f))
+        f = f.f_back
+    return None
+
+
+class PendingOrigin:
+    """Where a traced op was built, kept as (code object, instruction offset)
+    until someone reads `Operator.origin`. Nearly every op of a trace is
+    built from user code, and nearly no origin is ever read (they name the
+    user's line in errors, exports and saved programs): finding the line and
+    its text for each op cost a tenth of a trace."""
+
+    __slots__ = ("code", "lasti")
+
+    def __init__(self, code, lasti):
+        self.code = code
+        self.lasti = lasti
+
+    def resolve(self):
+        return _resolved(self.code.co_filename, _code_line(self.code, self.lasti))
+
+
+def pending_user_origin():
+    """`user_origin()` of the caller's caller, resolved when first read."""
+    f = sys._getframe(2)
+    while f is not None:
+        code = f.f_code
+        if not code.co_filename.startswith(_D2S_DIR):
+            return PendingOrigin(code, f.f_lasti)
         f = f.f_back
     return None

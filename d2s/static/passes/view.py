@@ -88,7 +88,7 @@ def renamed_op(op, rename):
     if results is None and not any(v.name in rename for v in op.inputs):
         return op
     return Operator(op.block, op.type, [rename.get(v.name, v) for v in op.inputs],
-                    op.outputs, {**op.attrs, **(results or {})}, op.origin, op.is_grad)
+                    op.outputs, {**op.attrs, **(results or {})}, op.origin_record, op.is_grad)
 
 
 def apply_renames(view, rename):
