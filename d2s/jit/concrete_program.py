@@ -33,7 +33,7 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
-from .gc_pause import gc_paused
+from ..gc_pause import gc_paused
 
 
 class Plan(enum.Enum):

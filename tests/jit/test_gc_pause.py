@@ -9,7 +9,7 @@ import pytest
 
 import d2s
 from d2s.jit import not_to_static, to_static
-from d2s.jit.gc_pause import gc_paused
+from d2s.gc_pause import gc_paused
 
 SEEN = []
 
@@ -97,4 +97,43 @@ def test_concurrent_builds_leave_it_enabled():
     for t in threads:
         t.join(timeout=60)
     assert not errors
+    assert gc.isenabled()
+
+
+def _converted_here(x):
+    if x > 0:
+        x = x * 2
+    return x
+
+
+def test_paused_while_converting_enabled_after(monkeypatch):
+    from d2s.convert import api
+    seen, real = [], api.convert_tree
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(api, "convert_tree", recording)
+    monkeypatch.setattr(api, "_by_code", {})
+    monkeypatch.setattr(api, "_by_function", api._by_function.__class__())
+    monkeypatch.setenv("D2S_CACHE_DIR", "")
+    converted, _ = api.convert_function(_converted_here)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert converted(3) == 6 and converted(-1) == -1
+
+
+def _unsupported_here(x):
+    async def inner():
+        pass
+    return x
+
+
+def test_enabled_again_after_a_failed_conversion(monkeypatch):
+    from d2s.convert import api
+    monkeypatch.setattr(api, "_by_code", {})
+    monkeypatch.setenv("D2S_CACHE_DIR", "")
+    from d2s.convert.errors import UnsupportedSyntaxError
+    with pytest.raises(UnsupportedSyntaxError, match="async def"):
+        api.convert_function(_unsupported_here)
     assert gc.isenabled()

@@ -1,7 +1,9 @@
-"""Python's cyclic garbage collector paused while a program is built.
+"""Python's cyclic garbage collector paused while a function is converted and
+while a program is built.
 
-Tracing, the passes and code generation allocate tens of objects per op, all
-of them alive until the build ends. Each allocation burst makes the
+Conversion (tens of AST nodes per source line), tracing, the passes and code
+generation allocate tens of objects per op, all of them alive until the
+build ends. Each allocation burst makes the
 generational collector scan them again, and once enough survive it runs
 full collections over every object of the process: on a function of a few
 hundred lines that is a sixth of the build's time, spent finding no garbage.
@@ -10,6 +12,7 @@ Paused, the collector runs once afterwards, as usual.
 Reference counting still frees everything without cycles at once; the
 collector is paused only for the build (builds may nest, in one thread or
 several: the outermost one re-enables it), and only if it was enabled.
+Standard library only: the converter (AST side) and jit both use it.
 """
 import contextlib
 import gc
