@@ -39,12 +39,21 @@ def is_weak(x):
 
 def _strengthen(weak, strong):
     """Cast a weak value to the dtype its Python number would get next to `strong`."""
-    kind = np.dtype(weak.dtype).kind
-    sample = 1.0 if kind == "f" else (True if kind == "b" else 1)
-    dtype = np.result_type(np.dtype(strong.dtype), sample)
-    if dtype == np.dtype(weak.dtype):
+    dtype = _strengthened_dtype(weak.dtype, strong.dtype)
+    if dtype is None:
         return weak
     return bind("cast", weak, dtype=dtype.name)
+
+
+@functools.lru_cache(maxsize=None)
+def _strengthened_dtype(weak_dtype, strong_dtype):
+    """What `_strengthen` casts to (None: nothing), per dtype pair: asked for
+    every Python number next to a tensor in a trace, and `np.result_type`
+    costs microseconds."""
+    kind = np.dtype(weak_dtype).kind
+    sample = 1.0 if kind == "f" else (True if kind == "b" else 1)
+    dtype = np.result_type(np.dtype(strong_dtype), sample)
+    return None if dtype == np.dtype(weak_dtype) else dtype
 
 
 def mark_weak(out, *inputs):
