@@ -17,7 +17,9 @@ Substitution values:
 import ast
 import textwrap
 
-from .traversal import NodeTransformer
+from .traversal import LEAVES, NodeTransformer
+
+_AST = ast.AST
 
 __all__ = ["replace", "replace_as_expression", "name_tuple", "str_tuple"]
 
@@ -103,12 +105,40 @@ class _Replacer(NodeTransformer):
     visit_Global = _visit_scope_decl
 
 
+_parsed = {}   # template text -> its parsed statements (never handed out: cloned per use)
+
+
+def _clone(node):
+    """A deep copy of a template node, far cheaper than `copy.deepcopy`.
+
+    Copies every attribute (fields and positions alike); the field-less
+    context/operator leaves are shared, as `ast.parse` shares them.
+    """
+    new = node.__class__.__new__(node.__class__)
+    attrs = new.__dict__
+    for key, value in node.__dict__.items():
+        if type(value) is list:
+            value = [_clone(item) if isinstance(item, _AST) else item for item in value]
+        elif isinstance(value, _AST) and not isinstance(value, LEAVES):
+            value = _clone(value)
+        attrs[key] = value
+    return new
+
+
+def _statements(template):
+    """Fresh statements of `template`: parsed once per process, then cloned
+    (a construct's boilerplate is parsed once, not once per construct)."""
+    body = _parsed.get(template)
+    if body is None:
+        body = _parsed[template] = ast.parse(textwrap.dedent(template)).body
+    return [_clone(stmt) for stmt in body]
+
+
 def replace(template, **subs):
     """Parse `template` and substitute placeholders; returns a list of statements."""
-    tree = ast.parse(textwrap.dedent(template))
     stmts = []
     replacer = _Replacer(subs)
-    for stmt in tree.body:
+    for stmt in _statements(template):
         out = replacer.visit(stmt)
         if out is None:
             continue
