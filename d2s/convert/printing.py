@@ -59,6 +59,9 @@ def _fstring_printable(node):
     return True
 
 
+_VISITORS = {}   # node class -> _RecordingGenerator's (unbound) visit method
+
+
 class _RecordingGenerator(SourceGenerator):
     """astor's generator, noting where each line break and statement begins.
 
@@ -74,8 +77,23 @@ class _RecordingGenerator(SourceGenerator):
         self.starts = {}       # result index -> first statement node printed there
         self._elifs = []       # (indentation, [If nodes printed as `elif`, last first])
 
+    def visit(self, node):
+        # astor builds the method name and looks it up per node; once per
+        # node class is enough (about 10% of printing).
+        try:
+            method = _VISITORS[node.__class__]
+        except KeyError:
+            method = getattr(_RecordingGenerator, "visit_" + node.__class__.__name__, None)
+            if method is None:  # as astor: no printer for this node kind
+                raise AttributeError(
+                    f"No defined handler for node of type {node.__class__.__name__}")
+            _VISITORS[node.__class__] = method
+        return method(self, node)
+
     def newline(self, node=None, extra=0):
-        SourceGenerator.newline(self, node, extra)
+        # SourceGenerator.newline without its line comments (never asked for here)
+        if self.new_lines <= extra:
+            self.new_lines = 1 + extra
         if node is None and self._elifs:
             indentation, pending = self._elifs[-1]
             if indentation == self.indentation and pending:
