@@ -50,6 +50,21 @@ def test_template_target_context_and_attribute_placeholder():
     assert isinstance(expr, ast.Lambda)
 
 
+def test_template_parsed_once_yet_each_use_gets_its_own_nodes():
+    # The parsed template is cached: a later use (other values, or changes
+    # made to an earlier result) must never show through.
+    template = "def fn():\n    nonlocal names\n    body\nfn.attr = value"
+    first = templates.replace(template, fn="f1", names=["a"], body=ast.parse("a = 1").body,
+                              value=ast.Constant(value=1))
+    first[0].body.append(ast.parse("extra = 0").body[0])
+    second = templates.replace(template, fn="f2", names=[], body=[], attr="other",
+                               value=ast.Constant(value=2))
+    assert ast_to_source(second).split() == ["def", "f2():", "pass", "f2.other", "=", "2"]
+    assert ast_to_source(first).split() == ["def", "f1():", "nonlocal", "a", "a", "=", "1",
+                                            "extra", "=", "0", "f1.attr", "=", "1"]
+    assert first[0] is not second[0] and first[1].targets[0] is not second[1].targets[0]
+
+
 def test_namer_avoids_user_names():
     namer = Namer.for_tree(ast.parse("__true_fn_0 = 1\ndef __true_fn_1(): pass"))
     assert namer.new("true_fn") == "__true_fn_2"
