@@ -280,3 +280,59 @@ def test_unsupported_syntax_error(fn, construct, line_text):
 def test_global_write_outside_converted_construct_is_fine():
     converted, _ = convert_function(global_write_outside_branch)
     assert converted(5) == 5 and _G == 5
+
+
+def _reference_contains(nodes, kinds, stop):
+    """Every node, expressions included, not entering `stop` nodes below the roots."""
+    def under(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, kinds):
+                return True
+            if not isinstance(child, stop) and under(child):
+                return True
+        return False
+    roots = nodes if isinstance(nodes, list) else [nodes]
+    return any(isinstance(root, kinds) or under(root) for root in roots)
+
+
+def test_contains_statement_kinds_matches_a_full_walk():
+    # `contains` walks only statement lists for statement kinds; the answer
+    # must be that of walking every node, for each stop rule.
+    from d2s.convert.transformers.common import LOOP_NODES, SCOPE_NODES, contains
+    source = '''
+def f(x):
+    while x:
+        for i in x:
+            if i:
+                break
+        else:
+            continue
+        try:
+            return 1
+        except E:
+            def g():
+                return 2
+        finally:
+            pass
+    match x:
+        case 1:
+            lambda: 3
+            with c:
+                return 4
+    class K:
+        def m(self):
+            return 5
+'''
+    fn = ast.parse(source).body[0]
+    checked = 0
+    for node in ast.walk(fn):
+        if not isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):
+            continue
+        for kinds in (ast.Return, ast.Break, ast.Continue, (ast.Break, ast.Continue)):
+            for stop in (SCOPE_NODES, SCOPE_NODES + LOOP_NODES):
+                for arg in (node, getattr(node, "body", None)):
+                    if arg is None or not isinstance(arg, (list, ast.AST)):
+                        continue
+                    assert contains(arg, kinds, stop) == _reference_contains(arg, kinds, stop)
+                    checked += 1
+    assert checked > 100

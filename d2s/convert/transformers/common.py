@@ -29,12 +29,43 @@ def contains(nodes, kinds, stop=SCOPE_NODES):
     The roots themselves are always inspected, even when of a `stop` type.
     """
     roots = nodes if isinstance(nodes, list) else [nodes]
+    if _all_statement_kinds(kinds):
+        return _statement_contains(roots, kinds, stop)
     for root in roots:
         if isinstance(root, kinds):
             return True
         for child in ast.iter_child_nodes(root):
             if any(isinstance(n, kinds) for n in walk_scope(child, stop)):
                 return True
+    return False
+
+
+def _all_statement_kinds(kinds):
+    return all(issubclass(kind, ast.stmt) for kind in (
+        kinds if isinstance(kinds, tuple) else (kinds,)))
+
+
+def _statement_contains(roots, kinds, stop):
+    """`contains` for statement kinds (`return`, `break`, ...): a statement
+    lies only in statement lists, so expressions are never walked (the
+    converters ask this per loop and per `if`)."""
+    todo = []
+    descend = list(roots)    # a root is searched even when of a stop kind
+    while descend or todo:
+        if descend:
+            node = descend.pop()
+            if isinstance(node, kinds):
+                return True
+        else:
+            node = todo.pop()
+            if isinstance(node, kinds):
+                return True
+            if isinstance(node, stop):
+                continue
+        for field in _STATEMENT_FIELDS:
+            children = getattr(node, field, None)
+            if type(children) is list:
+                todo.extend(children)
     return False
 
 
