@@ -3,9 +3,11 @@
 Conversion walks the whole function a dozen times, and the standard walkers
 spend most of that time finding visitor methods (a `getattr` per node) and
 descending into leaves that never change: the `Load`/`Store` context of
-every name and the operator of every operation.  These classes look the
+every name, the operator of every operation, and the nodes without child
+nodes (names, constants: about half of a tree).  These classes look the
 visitor up once per (walker class, node class), and skip those leaves when
-the walker has no visitor for them.  Everything else is the standard
+the walker has no visitor for them (nor, for names and constants, a
+`generic_visit` of its own, which expects to see every node).  Everything else is the standard
 library's contract: the same visiting order, `generic_visit` replacing
 fields and splicing lists the same way.
 """
@@ -16,6 +18,11 @@ __all__ = ["NodeTransformer", "NodeVisitor", "child_nodes", "LEAVES"]
 # Node kinds without fields, shared by every tree Python parses.
 LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 _AST = ast.AST
+# Node kinds whose fields never hold a node (names, constants, keywords like
+# `pass`), about half of a tree: a walker with neither a visitor for them
+# nor its own generic_visit has nothing to do there.
+_NO_CHILD_NODES = _LEAVES + (ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue,
+                             ast.Global, ast.Nonlocal, ast.alias)
 _tables = {}     # walker class -> {node class: visitor function, or None to skip}
 
 
@@ -31,11 +38,14 @@ def _visitor(walker_class, node_class):
     method = getattr(walker_class, "visit_" + node_class.__name__, None)
     if method is not None and method is _CONSTANT_SHIM and not any(
             hasattr(walker_class, name) for name in _DEPRECATED_CONSTANT_VISITORS):
-        return walker_class.generic_visit
+        method = None    # the shim would only call generic_visit
     if method is not None:
         return method
     if issubclass(node_class, _LEAVES):
         return None      # no fields, nothing to do
+    if (issubclass(node_class, _NO_CHILD_NODES)
+            and walker_class.generic_visit in _PLAIN_GENERIC_VISITS):
+        return None      # no child nodes, and nobody asked to see the node itself
     return walker_class.generic_visit
 
 
@@ -121,3 +131,6 @@ class NodeTransformer(ast.NodeTransformer):
                 elif new is not old:
                     setattr(node, field, new)
         return node
+
+
+_PLAIN_GENERIC_VISITS = (NodeVisitor.generic_visit, NodeTransformer.generic_visit)

@@ -50,3 +50,24 @@ def test_transformer_keeps_constants_and_rewrites_as_the_stdlib():
                 return ast.copy_location(ast.Name(node.id.upper(), node.ctx), node)
         return ast.dump(Names().visit(ast.parse(SOURCE)))
     assert rewrite(traversal.NodeTransformer) == rewrite(ast.NodeTransformer)
+
+
+def test_a_walker_with_its_own_generic_visit_still_sees_names_and_constants():
+    # Plain walkers skip childless nodes; one that overrides generic_visit
+    # is shown every node, as the standard library shows it.
+    def seen(base):
+        class Recorder(base):
+            def __init__(self):
+                self.kinds = []
+
+            def generic_visit(self, node):
+                self.kinds.append(type(node).__name__)
+                return super().generic_visit(node)
+        walker = Recorder()
+        walker.visit(ast.parse(SOURCE))
+        return walker.kinds
+    for ours, theirs in ((traversal.NodeVisitor, ast.NodeVisitor),
+                         (traversal.NodeTransformer, ast.NodeTransformer)):
+        kinds = seen(ours)
+        assert kinds.count("Name") == 3 and kinds.count("Constant") == 7
+        assert [k for k in seen(theirs) if k not in ("Load", "Store", "Add", "Sub")] == kinds
