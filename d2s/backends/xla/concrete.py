@@ -70,6 +70,13 @@ class ConcreteRunner:
                 return values
         return numpy_fallback(feeds, tensors)
 
+    @property
+    def plain_forward(self):
+        """Once known, the forward's per-call path: a function (input arrays,
+        captured tensors) -> output arrays serving every call that needs no
+        gradient (see `XlaProgram.fast_forward`); else None."""
+        return self._fast
+
     def lowered_text(self, feeds):
         """The StableHLO of the forward for these input arrays' shapes."""
         return (self._forward or self._forward_part()).lowered_text(feeds)

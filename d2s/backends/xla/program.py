@@ -21,7 +21,7 @@ import numpy as np
 
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
-from ._jax import jax, jnp, x64
+from ._jax import call_x64, jax, jnp, x64
 from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
@@ -76,8 +76,7 @@ class Executable:
         """The raw results for `args` (the compiled function's fast C++ entry)."""
         call = self.compiled._call or self.compiled
         if self.needs_x64:
-            with x64():
-                return call(*args)
+            return call_x64(call, args)
         return call(*args)
 
     def read(self, outs):
@@ -181,17 +180,16 @@ class XlaProgram:
         exe = self.executable(feeds)
         if not exe.plain or exe.effects:
             return None
-        compiled, params, array = exe.compiled, self.params, np.array
-        exe.call(list(feeds) + params.device_values())  # sets `compiled._call`
+        compiled, array = exe.compiled, np.array
+        device_values = self.params.device_values
+        exe.call(list(feeds) + device_values())  # sets `compiled._call`
         call = compiled._call or compiled
         if exe.needs_x64:
             def forward(feeds, tensors):
-                with x64():
-                    outs = call(*feeds, *params.device_values(tensors))
-                return [array(o) for o in outs]
-        elif params.names:
+                return [array(o) for o in call_x64(call, feeds + device_values(tensors))]
+        elif self.param_names:
             def forward(feeds, tensors):
-                return [array(o) for o in call(*feeds, *params.device_values(tensors))]
+                return [array(o) for o in call(*feeds, *device_values(tensors))]
         else:
             def forward(feeds, tensors):
                 return [array(o) for o in call(*feeds)]
