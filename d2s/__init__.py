@@ -15,3 +15,4 @@ __version__ = "0.1.0"
 from . import jit, nn, optimizer
 # d2s.onnx.export; the onnx package itself is imported only when a model is exported
 from . import onnx  # noqa: E402
+from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)

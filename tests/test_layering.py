@@ -28,6 +28,9 @@ ALLOWED = {
     "optimizer": {"core", "optimizer", "static"},
     # Backends sit above static; static finds them by name (static.backend).
     "backends": {"core", "static", "backends"},
+    # Above the backends: placements reach XLA through the xla backend's
+    # sharding seam; DataParallel is a Layer.
+    "distributed": {"core", "static", "backends", "nn", "distributed"},
 }
 
 # Modules at the package root that use only the standard library, so that any

@@ -8,6 +8,8 @@ Gradients accumulate on leaf tensors (`stop_gradient=False`, no node).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import state
@@ -61,14 +63,37 @@ def backward(tensor, grad=None):
     if tensor._node is None:
         _accumulate_leaf(tensor, grad)
         return
-    with state.no_grad():
-        cts = {id(tensor._node): [None] * tensor._node.op.num_outputs}
-        cts[id(tensor._node)][tensor._out_index] = grad
-        for node in reversed(_toposort(tensor._node)):
-            node_cts = cts.pop(id(node), None)
-            if node_cts is None:
-                continue
-            _apply_node(node, node_cts, cts)
+    outer = getattr(_queued, "callbacks", None)
+    _queued.callbacks = []
+    try:
+        with state.no_grad():
+            cts = {id(tensor._node): [None] * tensor._node.op.num_outputs}
+            cts[id(tensor._node)][tensor._out_index] = grad
+            for node in reversed(_toposort(tensor._node)):
+                node_cts = cts.pop(id(node), None)
+                if node_cts is None:
+                    continue
+                _apply_node(node, node_cts, cts)
+        callbacks = _queued.callbacks
+    finally:
+        _queued.callbacks = outer
+    for fn in callbacks:
+        fn()
+
+
+# Callbacks queued by vjp rules of the backward pass running in this thread.
+_queued = threading.local()
+
+
+def queue_callback(fn):
+    """Run `fn()` once the backward pass now running has accumulated every
+    gradient (called from a vjp rule; queued once however often it is asked).
+    Data-parallel training averages gradients across processes there."""
+    callbacks = getattr(_queued, "callbacks", None)
+    if callbacks is None:
+        raise RuntimeError("queue_callback: no backward pass is running in this thread")
+    if fn not in callbacks:
+        callbacks.append(fn)
 
 
 def _apply_node(node, node_cts, cts):

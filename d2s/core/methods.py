@@ -7,6 +7,8 @@ namespace, filled in by `d2s.core` once the op families are registered
 """
 from __future__ import annotations
 
+from . import dist_attr
+
 _F = None
 
 
@@ -97,6 +99,20 @@ class TensorMethods:
     def flatten(self, start_axis=0, stop_axis=-1): return _F.flatten(self, start_axis, stop_axis)
     def expand(self, shape): return _F.expand(self, shape)
     def detach(self): return _F.detach(self)
+
+    # ---- placements (d2s.distributed): metadata kept beside the value ------
+    @property
+    def process_mesh(self):
+        """The `ProcessMesh` this value is placed on; None when unsharded."""
+        attr = dist_attr.get(self)
+        return None if attr is None else attr.process_mesh
+
+    @property
+    def placements(self):
+        """One placement per mesh dim (`Shard`, `Replicate`, `Partial`); None
+        when unsharded."""
+        attr = dist_attr.get(self)
+        return None if attr is None else list(attr.placements)
 
 
 def _as_arrays(value):

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from ..core import autograd, state
+from ..core import autograd, dist_attr, state
 from ..core.dtypes import is_floating
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
@@ -300,6 +300,8 @@ class ConcreteProgram:
         runner = self._runners.get(backend) or self._runner(backend)
         captured = self._captured.current()
         feeds = [t._value for t in tensors]
+        if dist_attr.any_placed():  # placements: sharded inputs (d2s.distributed)
+            return self._call_placed(runner, tensors, captured, feeds)
         if self._needs_grad(tensors, captured):
             values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad)
             return self._taped(tensors, captured, values, saved)
@@ -315,24 +317,49 @@ class ConcreteProgram:
     def _fast_call(self, backend, plain):
         """The per-call path on `backend` once its runner has one (`plain`:
         (input arrays, captured tensors) -> output arrays): `_call_on` in
-        one frame, for calls that need no gradient; the others take
-        `_call_on`. Small programs cost little more than their executable."""
+        one frame, for calls that need no gradient and have no placed
+        values; the others take `_call_on`. Small programs cost little more than their executable."""
         captured, tls, needs_grad = self._captured, state._tls, self._needs_grad
         structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
+        placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
         if structure.single:
             def call(tensors):
                 params = captured.current()
-                if tls.grad_enabled and needs_grad(tensors, params):
+                if placed() or tls.grad_enabled and needs_grad(tensors, params):
                     return slow(backend, tensors)
                 return new(plain([t._value for t in tensors], params)[0])
         else:
             def call(tensors):
                 params = captured.current()
-                if tls.grad_enabled and needs_grad(tensors, params):
+                if placed() or tls.grad_enabled and needs_grad(tensors, params):
                     return slow(backend, tensors)
                 return structure.restructure(
                     [new(v) for v in plain([t._value for t in tensors], params)])
         return call
+
+    def _call_placed(self, runner, tensors, captured, feeds):
+        """`_call_on` with the inputs' placements: outputs report the ones the
+        backend gave them."""
+        attrs = [dist_attr.get(t) for t in tensors]
+        grad = self._needs_grad(tensors, captured)
+        if grad:
+            values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad,
+                                                    attrs)
+        else:
+            values = runner.forward(feeds, captured, self._numpy_forward, attrs)
+        out_attrs = runner.output_attrs(feeds, captured, attrs, grad)
+        if grad:
+            return self._taped(tensors, captured, values, saved, out_attrs)
+        return self._wrap(values, out_attrs)
+
+    def _placed(self, outs, attrs):
+        """`outs` with placements: `attrs` (a backend's), else those of the
+        output Variables (a `reshard` result: metadata on numpy)."""
+        if attrs is None:
+            attrs = [dist_attr.get(v) for v in self.outputs]
+        for o, a in zip(outs, attrs):
+            if a is not None:
+                dist_attr.attach(o, a)
 
     # What a backend's runner falls back to: the same parts on numpy.
     def _numpy_forward(self, feeds, captured):
@@ -360,11 +387,14 @@ class ConcreteProgram:
                     runner = self._runners[backend] = getattr(impl, self.RUNNER)(self)
         return runner
 
-    def _taped(self, tensors, captured, values, saved):
-        """Outputs joined to the eager tape (their vjp runs the backward)."""
+    def _taped(self, tensors, captured, values, saved, attrs=None):
+        """Outputs joined to the eager tape (their vjp runs the backward);
+        `attrs`: their placements, see `_placed`."""
         values = [v if type(v) is np.ndarray else self._as_array(i, v)
                   for i, v in enumerate(values)]
         outs = [Tensor._from_array(v) for v in values]
+        if attrs is not None or dist_attr.any_placed():
+            self._placed(outs, attrs)
         for o, v in zip(outs, self.outputs):
             o.stop_gradient = not is_floating(v.dtype)
         if outs:
@@ -372,11 +402,14 @@ class ConcreteProgram:
                             {"_saved": saved}, outs, values)
         return self.output_structure.restructure(outs)
 
-    def _wrap(self, values):
-        """Eager Tensors of the forward's output values, in the returned structure."""
+    def _wrap(self, values, attrs=None):
+        """Eager Tensors of the forward's output values, in the returned
+        structure; `attrs`: their placements, see `_placed`."""
         new = Tensor._from_array
         outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
                 for i, v in enumerate(values)]
+        if attrs is not None or dist_attr.any_placed():
+            self._placed(outs, attrs)
         structure = self.output_structure
         return outs[0] if structure.single else structure.restructure(outs)
 

@@ -47,7 +47,7 @@ import sys
 
 import numpy as np
 
-from ..core import state
+from ..core import dist_attr, state
 from ..core.dtypes import is_floating
 from ..core.tensor import Tensor
 from ..static.codegen import CompiledFunction, NotCompilable
@@ -161,8 +161,11 @@ class StepProgram(ConcreteProgram):
         if backend != "numpy":  # parameters are the backend's to send (or keep)
             feeds = [t._value for t in tensors]
             feeds.extend(self._held_grads(tensors))
+            attrs = None  # the inputs' placements (d2s.distributed): a sharded step
+            if dist_attr.any_placed():
+                attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
             results = self._runner(backend).run(feeds, self._traced_tensors,
-                                                lambda: self._run_numpy(tensors))
+                                                lambda: self._run_numpy(tensors), attrs)
         else:
             results = self._run_numpy(tensors)
         n = len(self.outputs)

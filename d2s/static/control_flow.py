@@ -229,8 +229,12 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
         results.append(out)
 
     free = external_reads([true_block, false_block])
-    # Outer Variables a branch returns unchanged are reads of that branch too.
-    free += [v for v in branch_vars if all(v is not u for u in free)]
+    # Outer Variables a branch returns unchanged are reads of that branch too;
+    # each is one input however many branches return it (a Variable listed
+    # twice would get its gradient twice).
+    for v in branch_vars:
+        if all(v is not u for u in free):
+            free.append(v)
     append_cond(parent, pred, free, outs, (true_block, false_block), (t_names, f_names), labels)
     return unflatten(tree, results)
 

@@ -12,7 +12,9 @@ import os
 
 import numpy as np
 
+from ..core import dist_attr
 from ..core.registry import OPS
+from ..core.tensor import Tensor
 from . import backend as backend_state
 from .control_ops import control_op
 from .scope import ZERO_COTANGENT, MissingValue, Scope, UndefinedValue
@@ -120,7 +122,11 @@ class Executor:
     programs the compiler does not handle, and
     `set_executor_mode("interpreter")`, run op by op here. On xla it is
     lowered through JAX (`d2s.backends.xla`), or runs on numpy after a
-    warning when it cannot be."""
+    warning when it cannot be.
+
+    Fed Tensors with placements (`d2s.distributed.shard_tensor`) are sharded
+    inputs on xla, metadata on numpy. `return_numpy=False` returns Tensors
+    that report the placements the program gave them."""
 
     def __init__(self, place=None, backend=None):
         self.place = place
@@ -130,10 +136,22 @@ class Executor:
         program, scope, fetch_names = self._prepare(program, feed, fetch_list)
         impl = backend_state.implementation(self.backend)
         if impl is None:
-            return self._run_numpy(program, scope, fetch_names)
-        runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
-        return runner.run(list(scope.vars.values()),
-                          lambda: self._run_numpy(program, scope, fetch_names))
+            results = self._run_numpy(program, scope, fetch_names)
+            if return_numpy:
+                return results
+            out_attrs = [dist_attr.get(program.global_block().vars[n]) for n in fetch_names]
+        else:
+            runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
+            values = list(scope.vars.values())
+            feed_attrs = [dist_attr.get(feed[n]) for n in scope.vars] \
+                if dist_attr.any_placed() else None
+            results = runner.run(values, lambda: self._run_numpy(program, scope, fetch_names),
+                                 feed_attrs)
+            out_attrs = None if return_numpy else runner.output_attrs(values, feed_attrs)
+        if return_numpy:
+            return results
+        return [dist_attr.attach(Tensor._from_array(np.asarray(r)), a)
+                for r, a in zip(results, out_attrs)]
 
     def lowered_text(self, program=None, feed=None, fetch_list=None):
         """The text of what runs for these feeds: the generated Python on numpy,
@@ -146,7 +164,8 @@ class Executor:
             return compile_program(program, gb.ops, list(scope.vars) + list(program.captured),
                                    fetch_names, "executor").source
         runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
-        return runner.lowered_text(list(scope.vars.values()))
+        return runner.lowered_text(list(scope.vars.values()),
+                                   feed_attrs=[dist_attr.get(feed[n]) for n in scope.vars])
 
     def _prepare(self, program, feed, fetch_list):
         from .framework import default_main_program

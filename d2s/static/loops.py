@@ -109,6 +109,7 @@ class _LoopBuilder:
         self.shapes = {i: v.shape for i, v in self.init.items()}
         self.weak_first = {}     # leaf index -> whether its first assigned value is weak
         self.python_results = {}  # optional leaf index -> the Python value the body sets
+        self.still_undefined = {}  # leaf index -> the undefined value the body leaves
         self.n_blocks = len(self.program.blocks)
 
     def label(self, i):
@@ -180,12 +181,19 @@ class _LoopBuilder:
                 self.weak_first[i] = is_python_scalar(new) or getattr(new, "weak", False)
                 self.first_assigned[i] = builder.to_var(_as_value(new, self.label(i)))
         for i, x in enumerate(self.leaves):
-            if i not in self.init and i not in self.first_assigned \
-                    and i not in self.python_results and not _same_python(new_leaves[i], x):
+            if i in self.init or i in self.first_assigned or i in self.python_results \
+                    or _same_python(new_leaves[i], x):
+                continue
+            if _is_undefined(x) and _is_undefined(new_leaves[i]):
+                # Undefined before and after the body (e.g. assigned in one branch
+                # of a tensor `if` in it): not carried; reading it after the loop
+                # raises the body's reason.
+                self.still_undefined[i] = new_leaves[i]
+            else:
                 raise ControlFlowError(
-                    f"loop variable {self.label(i)} holds a {type(x).__name__} that the loop "
-                    "body changes; only tensors and numbers can be carried by a loop on a "
-                    "tensor")
+                    f"loop variable {self.label(i)} holds a {type(x).__name__} that the "
+                    "loop body changes; only tensors and numbers can be carried by a loop on "
+                    "a tensor")
 
     def _python_result(self, i, value):
         """An optional value the body sets to a Python object (e.g. `return None`
@@ -257,6 +265,8 @@ class _LoopBuilder:
         for i, v in zip(carried, out_vars):
             result[i] = v
         for i, value in self.python_results.items():
+            result[i] = value
+        for i, value in self.still_undefined.items():
             result[i] = value
         return unflatten(self.tree, result)
 

@@ -311,6 +311,12 @@ cases("expand",
       C(U(2, 4), attrs=dict(shape=(3, 4)), ref=_raises, grad=False,
         raises=(ValueError, "cannot expand"), label="mismatch"))
 cases("detach", C(U(3, 4), ref=lambda x: x, label="float"), C(I(3), ref=lambda x: x, label="int"))
+# Placements never change numbers: an identity (on xla a sharding constraint).
+cases("reshard",
+      C(U(4, 6), attrs=dict(mesh=((1,), (0,), ("x",)), placements=("S0",)), ref=lambda x: x,
+        label="shard"),
+      C(I(3), attrs=dict(mesh=((1, 1), (0,), ("x", "y")), placements=("R", "P:sum")),
+        ref=lambda x: x, label="replicate-partial"))
 cases("reshape_like",
       C(U(6, 4), U(2, 3, 4), ref=lambda g, x: g.reshape(2, 3, 4), none=(1,)),
       C(U(6), U(6), ref=lambda g, x: g, label="same"))

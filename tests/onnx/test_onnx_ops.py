@@ -16,6 +16,7 @@ import pytest
 from onnx_helpers import assert_same, run_model
 
 import d2s
+import d2s.distributed
 import d2s.nn.functional as F
 from d2s import static
 from d2s.core.registry import OPS, NotLowerable
@@ -123,6 +124,9 @@ CASES = [
     ("expand", lambda x: x.expand([2, -1, 3]), [f32(1, 3)]),
     ("expand_run_time_dims", lambda x, y: x.expand([d2s.shape(y)[0], 3]), [f32(3), f32(4)]),
     ("detach", lambda x: x.detach() * 2, [f32(3)]),
+    # placements are metadata on one device: an identity in the exported model
+    ("reshard", lambda x: d2s.distributed.reshard(
+        x * 2, d2s.distributed.ProcessMesh([0, 1]), [d2s.distributed.Shard(0)]), [f32(4)]),
     ("full_run_time_dims", lambda x: d2s.zeros([d2s.shape(x)[0], 2], "int32"), [f32(5)]),
     ("arange_run_time_bound", lambda x: d2s.arange(d2s.shape(x)[0], dtype="float64"), [f32(4)]),
     ("transpose", lambda x: x.transpose([2, 0, 1]), [f32(2, 3, 4)]),

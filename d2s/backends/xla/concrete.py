@@ -18,11 +18,16 @@ Why d2s's backward and not `jax.vjp` of the lowered forward: JAX cannot
 reverse-differentiate `lax.while_loop`, and d2s's backward already walks a
 loop's history backwards; one mechanism serves every program, and the
 gradients are the numpy backend's, rule for rule.
+
+Inputs and parameters with placements (`d2s.distributed`) run each part
+sharded (`feed_attrs`: the inputs' placements); the per-call fast path is
+left while any value is placed, since it knows no layouts.
 """
 from __future__ import annotations
 
 import threading
 
+from ...core import dist_attr
 from ...static.executor import check_fed
 from .errors import Unsupported
 from .program import XlaProgram
@@ -51,21 +56,21 @@ class ConcreteRunner:
         self._lock = threading.Lock()
 
     # ---- forward -------------------------------------------------------------------
-    def forward(self, feeds, tensors, numpy_fallback):
+    def forward(self, feeds, tensors, numpy_fallback, feed_attrs=None):
         """Output values (arrays, or UndefinedValue) for input arrays `feeds`
-        and the captured `tensors` to read now."""
+        and the captured `tensors` to read now (`feed_attrs`: see module doc)."""
         fast = self._fast
-        if fast is not None:
+        if fast is not None and not dist_attr.any_placed():
             return fast(feeds, tensors)
         part = self._forward or self._forward_part()
         xla = part.xla
         if xla is not None:
             try:
-                values = xla.run(feeds, tensors)[0]
+                values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
             else:
-                if self._fixed_shapes:
+                if self._fixed_shapes and not dist_attr.any_placed():
                     self._fast = xla.fast_forward(feeds)
                 return values
         return numpy_fallback(feeds, tensors)
@@ -77,6 +82,15 @@ class ConcreteRunner:
         gradient (see `XlaProgram.fast_forward`); else None."""
         return self._fast
 
+    def output_attrs(self, feeds, tensors, feed_attrs, grad=False):
+        """Per output, the placements the forward (`grad`: the forward for
+        gradients) gave it on XLA; None when that part runs on numpy."""
+        part = self._grad_forward if grad else self._forward
+        xla = None if part is None else part.xla
+        if xla is None:
+            return None
+        return xla.output_attrs(feeds, feed_attrs, tensors)
+
     def lowered_text(self, feeds):
         """The StableHLO of the forward for these input arrays' shapes."""
         return (self._forward or self._forward_part()).lowered_text(feeds)
@@ -86,13 +100,13 @@ class ConcreteRunner:
             self.concrete.main_program, self.input_names, self.output_names))
 
     # ---- gradients -----------------------------------------------------------------
-    def forward_for_grad(self, feeds, tensors, numpy_fallback):
+    def forward_for_grad(self, feeds, tensors, numpy_fallback, feed_attrs=None):
         """(output values, what the backward needs): on XLA a `SavedOnDevice`,
         else whatever `numpy_fallback(feeds, tensors)` returns."""
         part = self._grad_forward
         if part is None:
             part = self._part("_grad_forward", self._build_grad_forward)
-        return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors),
+        return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors, feed_attrs),
                          lambda: numpy_fallback(feeds, tensors))
 
     def _build_grad_forward(self):
@@ -104,11 +118,15 @@ class ConcreteRunner:
         return XlaProgram(program, self.input_names, self.output_names,
                           ops=backward.forward_ops, keep=self.kept)
 
-    def _run_grad_forward(self, xla, feeds, tensors):
-        values, kept, params = xla.run(feeds, tensors)
+    def _run_grad_forward(self, xla, feeds, tensors, feed_attrs=None):
+        values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
         by_name = dict(zip(self.input_names, feeds))
-        return values, SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
-                                     params, feeds, tensors)
+        saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
+                              params, feeds, tensors)
+        if feed_attrs is not None:  # the backward reads the inputs laid out alike
+            attrs = dict(zip(self.input_names, feed_attrs))
+            saved.feed_attrs = [attrs[n] for n in self.backward_feeds]
+        return values, saved
 
     def backward(self, saved, cts, wanted, numpy_fallback):
         """Per `wrt` of the BackwardProgram: a gradient array, UndefinedValue (a
@@ -126,8 +144,9 @@ class ConcreteRunner:
                           ops=backward.backward_ops, given=self.kept)
 
     def _run_backward(self, xla, saved, cts, wanted):
+        attrs = None if saved.feed_attrs is None else [None] * len(cts) + saved.feed_attrs
         grads, _, _ = xla.run(list(cts) + saved.feeds, saved.tensors, given=saved.residuals,
-                              params=saved.params)
+                              params=saved.params, feed_attrs=attrs)
         it = iter(grads)
         names = self.concrete.backward_program().grad_names
         return [next(it) if n is not None and w else None for n, w in zip(names, wanted)]
@@ -153,7 +172,7 @@ class SavedOnDevice:
     the forward read; and, should the backward not lower, the forward's
     host arrays to run both on numpy instead."""
     __slots__ = ("runner", "residuals", "feeds", "params", "host_feeds", "tensors",
-                 "host_params")
+                 "host_params", "feed_attrs")
 
     def __init__(self, runner, residuals, feeds, params, host_feeds, tensors):
         self.runner = runner
@@ -163,6 +182,7 @@ class SavedOnDevice:
         self.host_feeds = list(host_feeds)
         self.tensors = tensors
         self.host_params = [t._value for t in tensors]
+        self.feed_attrs = None  # the backward feeds' placements, in a sharded run
 
     def gradients(self, cts, wanted, numpy_gradients):
         """See `ConcreteRunner.backward`; `numpy_gradients(arrays, cts, wanted)`
@@ -197,15 +217,15 @@ class StepRunner:
                                                 writes=writes), stacklevel=7)
         self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
 
-    def run(self, feeds, tensors, numpy_fallback):
+    def run(self, feeds, tensors, numpy_fallback, feed_attrs=None):
         """Values of the step's `run_outputs` (those written back already: the
-        parameter's new array)."""
+        parameter's new array); `feed_attrs`: the feeds' placements."""
         part = self._part
         xla = part.xla
         if xla is None:
             return numpy_fallback()
         try:
-            fetched = xla.run(feeds, tensors)[0]
+            fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
         except Unsupported as e:
             part.fall_back(e)
             return numpy_fallback()

@@ -19,6 +19,7 @@ from ._jax import jax, jnp, lax, special, strong
 from .control_flow import ControlFlowSupport
 from .definedness import maybe_undefined
 from .errors import LoweringError, Unsupported
+from .sharding import constrain
 from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
@@ -260,6 +261,11 @@ class RuleNamespace:
             if int(err) == 0:
                 fn(*arrays)
         jax.debug.callback(call, low.err, *values, ordered=True)
+
+    @staticmethod
+    def sharding_constraint(x, mesh, placements):
+        """`x` laid out as a `reshard` op's placements say (see `sharding`)."""
+        return constrain(jnp.asarray(x), mesh, placements)
 
     def check(self, ok, make_error):
         """Raise `make_error()` (at the op's line) after the run unless `ok`."""

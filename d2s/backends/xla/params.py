@@ -18,25 +18,28 @@ call, and copied to the device only when the next call finds it unchanged:
 a parameter an eager optimizer updates every step is never copied twice.
 
 One device copy per Tensor is shared by every program that captured it (a
-training step's write-back is what the forward program reads next).
+training step's write-back is what the forward program reads next). In a
+sharded run (see `sharding`) the copy is laid out by the run's sharding,
+made at once (a host array cannot stand in for a layout across devices),
+and a program wanting the Tensor laid out otherwise sends it again.
 """
 from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
 from ._jax import jax, x64
+from .sharding import put, to_host
 
-# id(Tensor) -> (host array, device array); entries leave with their Tensor.
+# id(Tensor) -> (host array, device array, sharding or None); entries leave
+# with their Tensor.
 _SHARED = {}
 
 
-def _remember(tensor, host, device):
+def _remember(tensor, host, device, sharding=None):
     key = id(tensor)
     if key not in _SHARED:
         weakref.finalize(tensor, _SHARED.pop, key, None)
-    _SHARED[key] = (host, device)
+    _SHARED[key] = (host, device, sharding)
 
 
 class DeviceParams:
@@ -49,37 +52,64 @@ class DeviceParams:
         self.vars = [gb.vars[n] for n in names]
         self._host = [None] * len(names)
         self._device = [None] * len(names)
+        self._sharding = [None] * len(names)  # the layout of each device copy (None: one device)
 
-    def device_values(self, tensors=None):
+    def device_values(self, tensors=None, shardings=None):
         """The parameters' current arrays for a call: device arrays, except for a
         Tensor rebound since the last call, whose new host array goes in as an
         argument (XLA copies it in C++, cheaper than a device copy made in
         Python) and gets its device copy when a call finds it unchanged (a
         parameter updated every step is never copied twice).
         `tensors`: the Tensors to read now, in `names` order, where the caller
-        may have rebound some since (a replaced Layer attribute)."""
+        may have rebound some since (a replaced Layer attribute); `shardings`:
+        their layouts in a sharded run (one per parameter)."""
         if tensors is not None:
             self.tensors = tensors
-        host, device = self._host, self._device
+        if shardings is not None:
+            return self._laid_out(shardings)
+        host, device, laid = self._host, self._device, self._sharding
         for i, t in enumerate(self.tensors):
             value = t._value
-            if value is not host[i]:
+            if value is not host[i] or laid[i] is not None:
                 self._refresh(i, value)
             elif device[i] is value:  # passed from the host last time, unchanged since
                 self._to_device(i, value)
         return self._device  # replaced, never changed in place, by a later refresh
 
-    def _refresh(self, i, value):
-        tensor = self.tensors[i]
-        shared = _SHARED.get(id(tensor))
+    def _laid_out(self, shardings):
+        """Device arrays laid out by `shardings` (a sharded run)."""
+        for i, t in enumerate(self.tensors):
+            value, sharding = t._value, shardings[i]
+            if value is self._host[i] and sharding == self._sharding[i]:
+                continue
+            shared = _SHARED.get(id(t))
+            if shared is not None and shared[0] is value and shared[2] == sharding:
+                device = shared[1]
+            else:
+                self._check(i, value)
+                value.flags.writeable = False  # in-place writes would leave the copy stale
+                device = put(value, sharding)
+                _remember(t, value, device, sharding)
+            self._host[i] = value
+            self._sharding[i] = sharding
+            self._set_device(i, device)
+        return self._device
+
+    def _check(self, i, value):
         var = self.vars[i]
-        if shared is not None and shared[0] is value:
-            device = shared[1]
-        elif value.dtype != var.dtype or value.shape != var.shape:
+        if value.dtype != var.dtype or value.shape != var.shape:
             raise ValueError(
                 f"parameter '{var.name}' now holds {value.dtype.name}{list(value.shape)}; "
                 f"the program was built for {var.dtype.name}{list(var.shape)}")
+
+    def _refresh(self, i, value):
+        tensor = self.tensors[i]
+        shared = _SHARED.get(id(tensor))
+        self._sharding[i] = None
+        if shared is not None and shared[0] is value and shared[2] is None:
+            device = shared[1]
         else:
+            self._check(i, value)
             device = value  # this call reads the host array itself
         self._host[i] = value
         self._set_device(i, device)
@@ -100,8 +130,8 @@ class DeviceParams:
         """A program's new value of parameter `name`: rebinds the Tensor to a
         (read-only) host view, and keeps the device array for the next call."""
         i = self.names.index(name)
-        host = np.asarray(device_value)
+        host = to_host(device_value)
         self.tensors[i]._value = host
-        _remember(self.tensors[i], host, device_value)
+        _remember(self.tensors[i], host, device_value, self._sharding[i])
         self._host[i] = host
         self._set_device(i, device_value)

@@ -12,6 +12,11 @@ A program can also be split in two executables that hand values to each
 other on the device (a forward whose backward runs later): the first
 *keeps* some names (returned as a device structure, `Residuals`, never
 copied to the host), the second is *given* them.
+
+Feeds and parameters with placements (`d2s.distributed`) make a sharded run
+(`sharding.RunLayout`): the executable is compiled for their shardings (also
+part of its cache key), XLA's partitioner inserts the collectives, and each
+fetch reports the placements XLA gave it (`output_attrs`).
 """
 from __future__ import annotations
 
@@ -19,12 +24,14 @@ import threading
 
 import numpy as np
 
+from ...core import dist_attr
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
 from ._jax import call_x64, jax, jnp, x64
 from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
+from .sharding import RunLayout, agree_on_program, placements_of, put, to_host
 from .values import TensorArray
 from . import persistent
 
@@ -71,6 +78,7 @@ class Executable:
                       and not len(sites) and not self.uses_room and self.kept_labels is None)
         # 64-bit arguments lose their width unless x64 is on when they are passed.
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
+        self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
 
     def call(self, args):
         """The raw results for `args` (the compiled function's fast C++ entry)."""
@@ -88,10 +96,10 @@ class Executable:
         for is_array, label in self.layout:
             value = next(it)
             if is_array:
-                length = np.asarray(next(it)).item()
-                value = np.asarray(value)[:length].copy()
+                length = to_host(next(it)).item()
+                value = to_host(value)[:length].copy()
             else:
-                value = np.array(value)  # a writable copy, as numpy results are
+                value = np.array(to_host(value))  # a writable copy, as numpy results are
             if label is not None and np.asarray(next(it)).item():
                 value = UndefinedValue(label)  # what the numpy backend hands out for it
             fetched.append(value)
@@ -141,21 +149,27 @@ class XlaProgram:
         self._lock = threading.Lock()
 
     # ---- running ------------------------------------------------------------------
-    def __call__(self, feeds, tensors=None):
+    def __call__(self, feeds, tensors=None, feed_attrs=None):
         """Outputs (numpy arrays) for `feeds` (numpy arrays in `feed_names` order).
-        `tensors`: the captured Tensors to read now (default: the program's)."""
-        return self.run(feeds, tensors)[0]
+        `tensors`: the captured Tensors to read now (default: the program's);
+        `feed_attrs`: per feed its placements (a DistAttr) or None."""
+        return self.run(feeds, tensors, feed_attrs=feed_attrs)[0]
 
-    def run(self, feeds, tensors=None, given=None, params=None):
+    def run(self, feeds, tensors=None, given=None, params=None, feed_attrs=None):
         """(outputs, kept `Residuals` or None, the parameters' device arrays used).
         `given`: the `Residuals` this program reads (when it has `given` names);
         `params`: device arrays to read instead of the parameters' current ones
-        (a backward reads what its forward read)."""
-        args = list(feeds) if given is None else [given.values, *feeds]
+        (a backward reads what its forward read); `feed_attrs`: see `__call__`."""
+        layout = self.layout(feeds, feed_attrs, tensors)
+        args = list(feeds) if layout is None else [
+            put(a, s) for a, s in zip(feeds, layout.feeds)]
+        if given is not None:
+            args.insert(0, given.values)
         fixed = params
         while True:
-            exe = self.executable(feeds, given)
-            params = fixed if fixed is not None else self.params.device_values(tensors)
+            exe = self.executable(feeds, given, layout)
+            params = fixed if fixed is not None else self.params.device_values(
+                tensors, None if layout is None else layout.params)
             outs = exe.call(args + params)
             if exe.effects:
                 jax.effects_barrier()  # printed before we return
@@ -195,28 +209,47 @@ class XlaProgram:
                 return [array(o) for o in call(*feeds)]
         return forward
 
-    def executable(self, feeds, given=None):
+    def layout(self, feeds, feed_attrs=None, tensors=None):
+        """The RunLayout of a run on `feeds`, or None when nothing is placed."""
+        if not dist_attr.any_placed():  # the common case
+            return None
+        tensors = self.params.tensors if tensors is None else tensors
+        return RunLayout.plan(self.feed_names, feeds,
+                              feed_attrs or [None] * len(self.feed_names), self.params.vars,
+                              [dist_attr.get(t) for t in tensors])
+
+    def executable(self, feeds, given=None, layout=None):
         key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
-               None if given is None else given.key)
+               None if given is None else given.key, None if layout is None else layout.key)
         exe = self._executables.get(key)
         if exe is None:
             with self._lock:
                 exe = self._executables.get(key)
                 if exe is None:
                     try:
-                        exe = self._compile(key, feeds, given)
+                        exe = self._compile(key, feeds, given, layout)
                     except Exception as e:
                         _drop_jax_note(e)
                         raise
                     self._executables[key] = exe  # only a complete entry is cached
         return exe
 
-    def lowered_text(self, feeds, given=None):
-        """The StableHLO XLA compiles for these feeds' shapes."""
-        return self.executable(feeds, given).lowered.as_text()
+    def lowered_text(self, feeds, given=None, feed_attrs=None):
+        """The StableHLO XLA compiles for these feeds' shapes (and placements)."""
+        return self.executable(feeds, given, self.layout(feeds, feed_attrs)).lowered.as_text()
+
+    def compiled_text(self, feeds, feed_attrs=None):
+        """The optimized HLO after XLA's SPMD partitioning: where its collectives
+        (all-reduce, all-gather, ...) can be read."""
+        return self.executable(feeds, None, self.layout(feeds, feed_attrs)).compiled.as_text()
+
+    def output_attrs(self, feeds, feed_attrs=None, tensors=None):
+        """Per fetch, the placements XLA gave it (None: unsharded run or not known)."""
+        exe = self.executable(feeds, None, self.layout(feeds, feed_attrs, tensors))
+        return exe.out_attrs or [None] * len(self.fetch_names)
 
     # ---- compiling ---------------------------------------------------------------------
-    def _compile(self, key, feeds, given):
+    def _compile(self, key, feeds, given, run_layout=None):
         room = key[1]
         sites = ErrorSites()
         traced = {}
@@ -242,7 +275,11 @@ class XlaProgram:
                 if flag is not None:
                     outs.append(jnp.asarray(flag))
                 layout.append((is_array, None if flag is None else low.undefined[name]))
-            outs.extend(env.get(value) for _, value in self.written)
+            written = [env.get(value) for _, value in self.written]
+            if run_layout is not None:  # a parameter keeps its layout from step to step
+                written = [jax.lax.with_sharding_constraint(w, run_layout.params[
+                    self.param_names.index(n)]) for (n, _), w in zip(self.written, written)]
+            outs.extend(written)
             if len(sites):
                 outs.append(low.err)
             if low.uses_room:
@@ -255,15 +292,47 @@ class XlaProgram:
                           kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
-        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in feeds]
-        specs += [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in self.params.vars]
-        if has_given:
+        shardings = [None] * (len(feeds) + len(self.params.vars)) if run_layout is None \
+            else list(run_layout.feeds) + list(run_layout.params)
+        shapes = [(a.shape, a.dtype) for a in feeds] + [(v.shape, v.dtype) for v in self.params.vars]
+        specs = [jax.ShapeDtypeStruct(shape, dtype, sharding=s)
+                 for (shape, dtype), s in zip(shapes, shardings)]
+        if has_given:  # residuals stay where their forward left them
             specs.insert(0, jax.tree_util.tree_map(
-                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), given.values))
+                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=None if run_layout
+                                               is None else getattr(a, "sharding", None)),
+                given.values))
         with x64():
             lowered = jax.jit(fn).lower(*specs)
+            if run_layout is not None:
+                agree_on_program(lowered.as_text())
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
-        return Executable(key, compiled, lowered, sites, traced, len(self.written))
+        exe = Executable(key, compiled, lowered, sites, traced, len(self.written))
+        if run_layout is not None:
+            exe.plain = False  # results may live in other processes too: read via to_host
+            exe.out_attrs = _output_attrs(compiled, traced["layout"], run_layout.mesh,
+                                          self.fetch_names, self.program)
+        return exe
+
+
+def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
+    """Per fetch, the placements of the sharding XLA chose for it (a tensor
+    array, whose rows are cut to its length, reports none)."""
+    shardings = iter(jax.tree_util.tree_leaves(
+        compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)))
+    gb = program.global_block()
+    attrs = []
+    for name, (is_array, label) in zip(fetch_names, fetch_layout):
+        sharding = next(shardings)
+        if is_array:
+            next(shardings)
+            attrs.append(None)
+        else:
+            ndim = len(gb.vars[name].shape) if name in gb.vars else 0
+            attrs.append(placements_of(sharding, mesh, ndim))
+        if label is not None:
+            next(shardings)
+    return attrs
 
 
 def _drop_jax_note(error):

@@ -57,10 +57,19 @@ class Runner(Lowered):
 
     def __init__(self, program, feed_names, fetch_names):
         check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
+        self.fetch_names = list(fetch_names)
         super().__init__(lambda: XlaProgram(program, feed_names, fetch_names), stacklevel=6)
 
-    def run(self, feeds, numpy_fallback):
-        return self.call(lambda xla: xla(feeds), numpy_fallback)
+    def run(self, feeds, numpy_fallback, feed_attrs=None):
+        """Fetched arrays. `feed_attrs`: per feed its placements (a DistAttr) or
+        None — the seam through which sharded inputs reach XLA."""
+        return self.call(lambda xla: xla(feeds, feed_attrs=feed_attrs), numpy_fallback)
+
+    def output_attrs(self, feeds, feed_attrs=None):
+        """Per fetch, the placements the program gave it (None where unsharded,
+        and everywhere on the numpy fallback: placements are metadata there)."""
+        return self.call(lambda xla: xla.output_attrs(feeds, feed_attrs),
+                         lambda: [None] * len(self.fetch_names))
 
 
 def fallback_message(e):

@@ -12,7 +12,7 @@ from .dispatch import _is_static
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import convert_list_append, convert_list_extend
 from .logical import (convert_compare_chain, convert_logical_and, convert_logical_not,
-                      convert_logical_or)
+                      convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
@@ -22,6 +22,6 @@ __all__ = [
     "convert_list_extend", "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
-    "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item", "return_value",
-    "store_attr", "store_item",
+    "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
+    "return_value", "store_attr", "store_item",
 ]

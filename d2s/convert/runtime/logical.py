@@ -17,7 +17,7 @@ import operator
 from .dispatch import _is_static, _static_nn
 
 __all__ = ["convert_logical_and", "convert_logical_or", "convert_logical_not",
-           "convert_compare_chain", "static_truth"]
+           "convert_compare_chain", "python_test_only", "static_truth"]
 
 
 def convert_logical_and(lhs, rhs_fn):
@@ -52,6 +52,20 @@ def convert_compare_chain(left, *ops_and_fns):
     if not rest:
         return result
     return convert_logical_and(result, lambda: convert_compare_chain(right, *rest))
+
+
+def python_test_only(value, targets, construct):
+    """The test of an `and`/`or` or ternary left unconverted because `:=` binds
+    `targets` in a part evaluated only on some paths: Python tests it as it
+    is; a static Variable there is an error naming the targets."""
+    if _is_static(value):
+        from d2s.static import ControlFlowError
+        names = ", ".join(f"'{t}'" for t in targets)
+        raise ControlFlowError(
+            f"{construct} tests a tensor and assigns {names} with `:=` on a path taken "
+            "only at run time; a converted branch cannot carry that assignment: assign "
+            "it in a statement before")
+    return value
 
 
 # ---- static paths ------------------------------------------------------------

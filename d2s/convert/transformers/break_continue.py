@@ -2,17 +2,21 @@
 
 `break` becomes `brk = True` and the loop test gains `not brk and ...` (for a
 `for`, the flag is recorded in BREAK_FLAG and checked by the for converter);
+a `while` test that binds names with `:=` is evaluated by statements instead
+(before the loop, then at the end of each iteration not broken out of), so
+the binding is never inside the lazy side of that `and`;
 `continue` becomes `cont = True`; statements after one that may have set a
 flag run under `if not <flag>:`.  A loop's `else` runs after it under
 `if not brk:`.  Inner loops are processed first, so every remaining
 `break`/`continue` found in a loop body belongs to that loop.
 """
 import ast
+import copy
 
 from .. import templates
 from ..analysis import annos
 from ..traversal import NodeTransformer
-from .common import LOOP_NODES, SCOPE_NODES, contains, finish
+from .common import LOOP_NODES, SCOPE_NODES, contains, finish, walrus_targets
 
 _STOP = SCOPE_NODES + LOOP_NODES
 
@@ -76,10 +80,12 @@ class _LoopVisitor(NodeTransformer):
             return node
         brk = self.ctx.namer.new("break") if has_break else None
         cont = self.ctx.namer.new("continue") if has_continue else None
-        before, after = [], []
+        before, after, retest = [], [], []
         if brk:
             before = templates.replace("brk = False", brk=brk)
-            if isinstance(node, ast.While):
+            if isinstance(node, ast.While) and walrus_targets([node.test]):
+                before, retest = self._test_by_statements(node, brk, before)
+            elif isinstance(node, ast.While):
                 node.test = templates.replace_as_expression(
                     "not brk and test", brk=brk, test=node.test)
             else:
@@ -89,7 +95,7 @@ class _LoopVisitor(NodeTransformer):
             if cont:
                 before += templates.replace("cont = False", cont=cont)
                 body = templates.replace("cont = False", cont=cont) + body
-            node.body = body or [ast.Pass()]
+            node.body = (body + retest) or [ast.Pass()]
         if node.orelse:
             after = (templates.replace("if not brk:\n    orelse", brk=brk, orelse=node.orelse)
                      if brk else node.orelse)
@@ -97,6 +103,19 @@ class _LoopVisitor(NodeTransformer):
         return finish(before, node) + [node] + finish(after, node)
 
     visit_While = visit_For = _visit_loop
+
+    def _test_by_statements(self, node, brk, before):
+        """`while (y := f()) < k: ... break` as `t = (y := f()) < k` before the
+        loop, `while t:`, and `t = ...` again at the end of each iteration that
+        did not break (a `continue` still reaches it): the test runs exactly when
+        Python runs it, and its `:=` targets are plain assignments the `if` and
+        `while` converters carry. Returns (statements before, the re-test)."""
+        test = self.ctx.namer.new("test")
+        first = templates.replace("test = expr", test=test, expr=copy.deepcopy(node.test))
+        retest = templates.replace("if brk:\n    test = False\nelse:\n    test = expr",
+                                   brk=brk, test=test, expr=node.test)
+        node.test = ast.Name(id=test, ctx=ast.Load())
+        return before + finish(first, node), finish(retest, node)
 
 
 def transform(node, ctx):

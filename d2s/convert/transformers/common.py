@@ -184,6 +184,23 @@ def construct_targets(node):
     return carried, uncarried, [label for label, _ in carried]
 
 
+def walrus_targets(nodes):
+    """Names bound by `:=` anywhere under `nodes` (sorted). A part of an
+    expression that conversion moves into a `lambda` must bind none: the
+    lambda would bind them in itself."""
+    return sorted({n.target.id for node in nodes for n in ast.walk(node)
+                   if isinstance(n, ast.NamedExpr)})
+
+
+def python_test_only(test, targets, construct):
+    """`test` wrapped so that a static Variable there is a clear error naming the
+    walrus `targets` that keep `construct` from being converted (it stays
+    Python, which needs the test's truth while tracing)."""
+    return finish(templates.replace_as_expression(
+        "_jst.python_test_only(test, targets, construct)", test=test,
+        targets=templates.str_tuple(targets), construct=ast.Constant(value=construct)), test)
+
+
 def finish(new_stmts, old_node):
     """Give generated statements the origin of the node they replace."""
     inherit_origin(new_stmts, old_node)

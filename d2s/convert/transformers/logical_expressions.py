@@ -4,28 +4,30 @@
 `not a` -> `_jst.convert_logical_not(a)`, `a < b <= c` ->
 `_jst.convert_compare_chain(a, '<', lambda: b, '<=', lambda: c)`: Python
 short-circuiting and single evaluation are kept; tensors get `cond`.
-Expressions containing `:=` are left alone (a lambda would capture the
-binding).
+A `:=` in an operand that would move into a lambda (the lambda would bind its
+target) keeps Python's `and`/`or`/chain; testing a tensor there is then a
+clear error naming the target. One in the leftmost operand is evaluated
+outside any lambda and converts as usual.
 """
 import ast
 
 from .. import templates
 from ..traversal import NodeTransformer
-from .common import finish
+from .common import finish, python_test_only, walrus_targets
 
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
         ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
         ast.NotIn: "not in"}
 
 
-def _has_walrus(node):
-    return any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
-
-
 class _Logical(NodeTransformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        if _has_walrus(node):
+        targets = walrus_targets(node.values[1:])
+        if targets:
+            # Python tests every operand but the last: a tensor there needs `cond`.
+            node.values[:-1] = [python_test_only(v, targets, "`and`/`or`")
+                                for v in node.values[:-1]]
             return node
         helper = "convert_logical_and" if isinstance(node.op, ast.And) else "convert_logical_or"
         result = node.values[-1]
@@ -43,7 +45,7 @@ class _Logical(NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if len(node.ops) < 2 or _has_walrus(node):
+        if len(node.ops) < 2 or walrus_targets(node.comparators):
             return node
         call = templates.replace_as_expression("_jst.convert_compare_chain(left)",
                                                left=node.left)

@@ -1,0 +1,202 @@
+"""`python -m d2s.distributed.launch --nproc_per_node N script.py [args]`.
+
+Starts N ranks of `script.py` on this host and watches them:
+
+* Each rank learns who it is from its environment (`D2S_RANK`,
+  `D2S_WORLD_SIZE`) and where the others meet: `D2S_COORDINATOR`
+  (127.0.0.1 and a free port) for JAX's distributed runtime
+  (`init_parallel_env()` on the xla backend), `D2S_DEVICES_PER_PROC` for
+  its simulated CPU devices. When mpi4py and `mpiexec` are installed the
+  ranks start under `mpiexec` (`--mpi auto`, the default), so that they
+  also form one MPI world (`DataParallel`); `--mpi off` starts them
+  directly.
+* A rank that fails stops the run: the launcher ends every other rank
+  (each rank's process group, so nothing is orphaned) and exits with the
+  failing rank's exit code, after printing that rank's error. A run past
+  `--timeout` seconds is stopped the same way (exit code 124). Ending the
+  launcher (Ctrl-C, SIGTERM) ends the ranks; on Linux so does its death by
+  SIGKILL (each rank, or mpiexec, is told to die with its parent).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT_EXIT = 124
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="python -m d2s.distributed.launch",
+        description="Start N ranks of a d2s script on this host, joined into one mesh "
+                    "(xla backend) or one MPI world (DataParallel).")
+    p.add_argument("--nproc_per_node", type=int, required=True, help="ranks to start")
+    p.add_argument("--devices_per_proc", type=int, default=None,
+                   help="simulated CPU devices per rank for JAX (default: JAX's own)")
+    p.add_argument("--master_port", type=int, default=None,
+                   help="coordinator port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="stop every rank after this many seconds (exit code 124)")
+    p.add_argument("--mpi", choices=("auto", "on", "off"), default="auto",
+                   help="start the ranks under mpiexec (one MPI world); auto: when mpi4py "
+                        "and mpiexec are installed")
+    p.add_argument("script", help="the Python script every rank runs")
+    p.add_argument("script_args", nargs=argparse.REMAINDER)
+    args = p.parse_args(argv)
+    if args.nproc_per_node < 1:
+        p.error(f"--nproc_per_node must be >= 1, got {args.nproc_per_node}")
+    if args.devices_per_proc is not None and args.devices_per_proc < 1:
+        p.error(f"--devices_per_proc must be >= 1, got {args.devices_per_proc}")
+    if not os.path.isfile(args.script):
+        p.error(f"no script at {args.script!r}")
+    return args
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent():  # pragma: no cover - runs in the child, between fork and exec
+    """Linux: ask for SIGKILL when the launcher dies, however it dies."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _use_mpi(choice):
+    if choice == "off":
+        return None
+    import importlib.util
+    mpiexec = shutil.which("mpiexec")
+    available = mpiexec is not None and importlib.util.find_spec("mpi4py") is not None
+    if choice == "on" and not available:
+        raise SystemExit('d2s.distributed.launch: --mpi on needs mpi4py and mpiexec: '
+                         'pip install "d2s[dist]"')
+    return mpiexec if available else None
+
+
+class Ranks:
+    """The processes of one launch, each in its own process group."""
+
+    def __init__(self, args, workdir):
+        self.n = args.nproc_per_node
+        self.workdir = workdir
+        port = args.master_port or free_port()
+        env = dict(os.environ, D2S_WORLD_SIZE=str(self.n),
+                   D2S_COORDINATOR=f"127.0.0.1:{port}", D2S_LAUNCH_DIR=workdir)
+        if args.devices_per_proc:
+            env["D2S_DEVICES_PER_PROC"] = str(args.devices_per_proc)
+        rank_cmd = [sys.executable, "-m", "d2s.distributed.worker", args.script,
+                    *args.script_args]
+        mpiexec = _use_mpi(args.mpi)
+        if mpiexec:  # one process manager for all ranks: one MPI world
+            env.pop("D2S_RANK", None)
+            self.procs = [_start([mpiexec, "-n", str(self.n), *rank_cmd], env)]
+        else:
+            self.procs = [_start(rank_cmd, dict(env, D2S_RANK=str(r))) for r in range(self.n)]
+
+    def poll(self):
+        """(exit code of the first failure or None, True when all ended well)."""
+        codes = [p.poll() for p in self.procs]
+        for code in codes:
+            if code not in (None, 0):
+                return code, False
+        if self.errors():
+            return 1, False
+        return None, all(c == 0 for c in codes)
+
+    def errors(self):
+        """(rank, error text) of the ranks that reported a failure."""
+        found = []
+        for name in sorted(os.listdir(self.workdir)):
+            if name.startswith("rank") and name.endswith(".err"):
+                with open(os.path.join(self.workdir, name)) as f:
+                    found.append((int(name[4:-4]), f.read()))
+        return found
+
+    def stop(self, grace=3.0):
+        """End every rank (and whatever it started): SIGTERM, then SIGKILL."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for p in self.procs:
+                if p.poll() is None or sig == signal.SIGKILL:
+                    try:
+                        os.killpg(p.pid, sig)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and any(p.poll() is None for p in self.procs):
+                time.sleep(0.05)
+        for p in self.procs:
+            p.wait()
+
+
+def _start(cmd, env):
+    """A process in a new process group (stopping it stops what it starts)."""
+    linux = sys.platform.startswith("linux")
+    return subprocess.Popen(cmd, env=env, start_new_session=True,
+                            preexec_fn=_die_with_parent if linux else None)
+
+
+def launch(args):
+    """Run the ranks to the end; returns the launcher's exit code."""
+    workdir = tempfile.mkdtemp(prefix="d2s-launch-")
+    ranks = None
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        ranks = Ranks(args, workdir)
+        deadline = None if args.timeout is None else time.monotonic() + args.timeout
+        while True:
+            failed, done = ranks.poll()
+            if done:
+                return 0
+            if failed is not None:
+                time.sleep(0.2)  # let the failing rank finish writing its error
+                ranks.stop()
+                _report(ranks.errors(), f"a rank failed (exit code {failed}); the other "
+                                        "ranks were stopped")
+                return failed
+            if deadline is not None and time.monotonic() > deadline:
+                ranks.stop()
+                _report(ranks.errors(), f"timed out after {args.timeout:g} s; every rank "
+                                        "was stopped")
+                return TIMEOUT_EXIT
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        if ranks is not None:
+            ranks.stop()
+        print("d2s.distributed.launch: interrupted; every rank was stopped", file=sys.stderr)
+        return 130
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _report(errors, summary):
+    lines = [f"d2s.distributed.launch: {summary}"]
+    for rank, text in errors:
+        lines.append(f"---- rank {rank} failed:\n{text.rstrip()}")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def main(argv=None):
+    return launch(parse_args(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
