@@ -79,6 +79,7 @@ class Executable:
         # 64-bit arguments lose their width unless x64 is on when they are passed.
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
+        self.donates = ()  # positions of the parameters whose buffers a call donates
 
     def call(self, args):
         """The raw results for `args` (the compiled function's fast C++ entry)."""
@@ -123,7 +124,7 @@ class XlaProgram:
     kept for the next run."""
 
     def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
-                 writes=None):
+                 writes=None, donate=False):
         gb = program.global_block()
         ops = list(gb.ops if ops is None else ops)
         self.program = program
@@ -144,6 +145,10 @@ class XlaProgram:
             for op in block_ops:
                 rule_for(op)  # an op with no XLA form: Unsupported before any tracing
         self.params = DeviceParams(program, self.param_names)
+        # `donate`: the written parameters' buffers are donated to the run that
+        # replaces them (see `_call_donating`); positions in `param_names`.
+        self.donated = tuple(sorted({self.param_names.index(n) for n, _ in self.written})) \
+            if donate and not self.given else ()
         self.room = INITIAL_ROOM
         self._executables = {}
         self._lock = threading.Lock()
@@ -170,7 +175,10 @@ class XlaProgram:
             exe = self.executable(feeds, given, layout)
             params = fixed if fixed is not None else self.params.device_values(
                 tensors, None if layout is None else layout.params)
-            outs = exe.call(args + params)
+            if exe.donates:
+                outs = self._call_donating(exe, args, params)
+            else:
+                outs = exe.call(args + params)
             if exe.effects:
                 jax.effects_barrier()  # printed before we return
             fetched, written, code, need, kept = exe.read(outs)
@@ -185,6 +193,21 @@ class XlaProgram:
             for (name, _), value in zip(self.written, written):
                 self.params.write(name, value)
             return fetched, kept, params
+
+    def _call_donating(self, exe, args, params):
+        """`exe.call` donating the written parameters' device arrays: each one
+        only the run reads (see `DeviceParams.donate`) goes in as its device
+        array, which XLA reuses for the new value; any other as its host
+        array (JAX donates a copy of it). Such an executable has no error
+        sites, needs no room and prints nothing (`_compile`): once it ran,
+        nothing can undo the run, so nothing needs the old values."""
+        params = list(params)
+        released = self.params.donate(exe.donates, params)
+        try:
+            return exe.call(args + params)
+        except BaseException as e:
+            self.params.restore(released, e)
+            raise
 
     def fast_forward(self, feeds):
         """A function (feeds, tensors) -> output arrays for programs whose every
@@ -289,6 +312,7 @@ class XlaProgram:
                 outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
                 kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
             traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
+                          has_sites=bool(len(sites)),
                           kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
@@ -303,16 +327,31 @@ class XlaProgram:
                                                is None else getattr(a, "sharding", None)),
                 given.values))
         with x64():
-            lowered = jax.jit(fn).lower(*specs)
+            lowered, donates = self._lower(fn, specs, traced, run_layout, n_feeds)
             if run_layout is not None:
                 agree_on_program(lowered.as_text())
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
         exe = Executable(key, compiled, lowered, sites, traced, len(self.written))
+        exe.donates = donates
         if run_layout is not None:
             exe.plain = False  # results may live in other processes too: read via to_host
             exe.out_attrs = _output_attrs(compiled, traced["layout"], run_layout.mesh,
                                           self.fetch_names, self.program)
         return exe
+
+
+    def _lower(self, fn, specs, traced, run_layout, n_feeds):
+        """(jax Lowered of `fn` for `specs`, positions in `param_names` of the
+        parameters it donates). Donating needs a run that cannot fail or
+        repeat once started — no error site, no room to grow, no printing —
+        and one device (sharded runs keep their layouts): a traced program
+        that has any is traced again without donation."""
+        if self.donated and run_layout is None:
+            first = jax.jit(fn, donate_argnums=tuple(n_feeds + i for i in self.donated))
+            trace = first.trace(*specs)
+            if not (traced["effects"] or traced["uses_room"] or traced["has_sites"]):
+                return trace.lower(), self.donated
+        return jax.jit(fn).lower(*specs), ()
 
 
 def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
