@@ -172,8 +172,8 @@ class DeviceParams:
             if _getrefcount(value) > sole:
                 args[i] = value
                 continue
-            if in_shared:
-                del _SHARED[id(tensor)]
+            if in_shared:  # the entry stays (its finalizer too): no host view in it
+                _SHARED[id(tensor)] = (None, shared[1], shared[2])
             self._host[i] = None
             tensor._value = None  # the new value replaces it after the run
             released.append((i, device))

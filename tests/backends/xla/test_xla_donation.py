@@ -3,6 +3,8 @@
 computed into the old one's memory, the eager objects see exactly what the
 step left (equal to eager within the xla tolerance), an array someone holds
 keeps its value, and a run that raises commits nothing."""
+import weakref
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ jax = pytest.importorskip("jax")
 
 import d2s  # noqa: E402
 import d2s.nn.functional as F  # noqa: E402
+from d2s.backends.xla import params as device_params  # noqa: E402
 from d2s.backends.xla import program as xla_program  # noqa: E402
 from d2s.jit import to_static  # noqa: E402
 
@@ -51,12 +54,18 @@ def test_a_step_computes_new_values_into_the_donated_buffers_and_equals_eager(ki
     losses = [float(step(*batch(0)).numpy())]
     state = _state_tensors(model, opt)
     assert state and all(t._value is not None for t in state)
+    registered = None
     for i in range(1, 6):
+        if i == 2:  # per-parameter bookkeeping is made once, not per step
+            registered = len(weakref.finalize._registry)
         before = _addresses(state)
+        old_buffers = [device_params._SHARED[id(t)][1] for t in state]
         losses.append(float(step(*batch(i)).numpy()))
         # Every replaced value lives where its old value lived: XLA reused the
-        # donated buffer instead of allocating a new one.
+        # donated buffer (the old device array is gone) instead of allocating.
         assert _addresses(state) == before
+        assert all(b.is_deleted() for b in old_buffers)
+    assert len(weakref.finalize._registry) == registered
     eager_losses, eager_state = _eager_run(kind, 6)
     assert np.allclose(losses, eager_losses, rtol=1e-5)
     assert same(snapshot(model, opt), eager_state)
