@@ -37,6 +37,8 @@ from __future__ import annotations
 import sys
 import weakref
 
+import numpy as np
+
 from ._jax import jax, x64
 from .sharding import put, to_host
 
@@ -146,7 +148,8 @@ class DeviceParams:
         """A program's new value of parameter `name`: rebinds the Tensor to a
         (read-only) host view, and keeps the device array for the next call."""
         i = self.names.index(name)
-        host = to_host(device_value)
+        # (to_host gathers a value sharded across processes; one device: a view)
+        host = np.asarray(device_value) if self._sharding[i] is None else to_host(device_value)
         self.tensors[i]._value = host
         _remember(self.tensors[i], host, device_value, self._sharding[i])
         self._host[i] = host
