@@ -162,7 +162,9 @@ class DeviceParams:
         d2s holds goes in as its device array, and the Tensor lets go of the
         host view (else XLA would have to copy: a live view pins the buffer);
         any other goes in as its host array, which JAX copies. Returns what
-        `restore` needs should the call fail."""
+        `restore` needs should the call fail. While the run is in flight a
+        released Tensor holds no array: another thread reading a parameter
+        that a step is replacing races, as two eager steps would."""
         released = []
         for i in positions:
             tensor, device = self.tensors[i], args[i]
