@@ -150,10 +150,12 @@ def jax_modes(key, np_args):
         return -jnp.take_along_axis(logp, label[:, None], axis=1).mean()
 
     # What the compiled twin is fed: `jax.jit` gets device arrays (as a JAX user
-    # keeps them), `jax.jit np` the numpy arrays a d2s user holds (each call
-    # copies them in, as to_static on xla must: the gap between the two is
-    # the input transfer, see the README's backends section).
+    # keeps them), `jax.jit np` the input (the first argument) as the numpy
+    # array a d2s user holds — each call copies it in, as to_static on xla
+    # must — and the weights on the device, as d2s keeps parameters. The gap
+    # between the two is the input transfer (see the README's backends section).
     a = [jnp.asarray(v) if isinstance(v, np.ndarray) else v for v in np_args]
+    a_np = [np_args[0]] + a[1:]
 
     def ready(out):
         return jax.block_until_ready(out)
@@ -169,7 +171,7 @@ def jax_modes(key, np_args):
         eager, lowered, static_args = pairs[key]
         jitted = jax.jit(lowered, static_argnums=static_args)
         return {"jax": lambda: ready(eager(*a)), "jax.jit": lambda: ready(jitted(*a)),
-                "jax.jit np": lambda: ready(jitted(*np_args))}
+                "jax.jit np": lambda: ready(jitted(*a_np))}
     if key == "W6":
         # The hand-written training step: parameters stay on the device and are
         # donated to the step that replaces them; the batch is an argument.

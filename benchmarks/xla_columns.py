@@ -8,8 +8,9 @@ the difference is the backend alone. Beside it:
 * `np/xla`: hand-written numpy time / to_static xla time;
 * `xla/jax`: to_static xla time / `jax.jit` of the same model hand-written
   with `lax` (benchmarks/others.py; the peer that needs rewritten code), fed
-  device arrays; `xla/jaxnp`: the same twin fed the numpy arrays a d2s user
-  holds (each call copies them in, as to_static on xla does);
+  device arrays; `xla/jaxnp`: the same twin fed its input (the batch) as the
+  numpy array a d2s user holds, weights on the device (each call copies the
+  input in, as to_static on xla does);
 * `xla 1st` / `xla cold`: the first call on xla of a fresh StaticFunction
   (convert, trace, lower, compile, run) and of the workload's own one
   (the program is already built: lower, compile, run; the first workload's
