@@ -22,7 +22,7 @@ from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static import framework
-from ..static.backward import BackwardProgram
+from ..static.backward import BackwardProgram, output_sources
 from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
 from ..static.control_ops import saved_var
@@ -175,6 +175,7 @@ class ConcreteProgram:
         self.output_structure = output_structure
         self._n_forward = n_forward
         self._backward = None              # a BackwardProgram, built on first need
+        self._out_sources = None           # see _output_sources
         self._forward_fn = _Compiled()
         self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
         self._backward_fns = {}            # gradient mask -> compiled backward
@@ -395,12 +396,30 @@ class ConcreteProgram:
         outs = [Tensor._from_array(v) for v in values]
         if attrs is not None or dist_attr.any_placed():
             self._placed(outs, attrs)
-        for o, v in zip(outs, self.outputs):
-            o.stop_gradient = not is_floating(v.dtype)
+        sources = self._output_sources()
+        watched = list(tensors) + captured
+        for o, srcs in zip(outs, sources):
+            # as eagerly: an output requires a gradient when an input it is
+            # computed from (differentiably) does
+            o.stop_gradient = not any(not watched[k].stop_gradient for k in srcs)
         if outs:
             autograd.record(self._tape_op, list(tensors) + captured,
                             {"_saved": saved}, outs, values)
         return self.output_structure.restructure(outs)
+
+    def _output_sources(self):
+        """Per output: positions in (inputs + captured tensors) it is computed
+        from through differentiable ops (see `static.backward.output_sources`)."""
+        sources = self._out_sources
+        if sources is None:
+            block = self.main_program.global_block()
+            keys = {id(v): i for i, v in enumerate(self.inputs)}
+            n = len(self.inputs)
+            for j, name in enumerate(self._captured.names):
+                keys[id(block.vars[name])] = n + j
+            sources = self._out_sources = output_sources(
+                block.ops[:self._n_forward], keys, self.outputs)
+        return sources
 
     def _wrap(self, values, attrs=None):
         """Eager Tensors of the forward's output values, in the returned

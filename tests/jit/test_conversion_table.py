@@ -1575,9 +1575,10 @@ def _no_grad_double_or_negate(x):
 
 
 @case(py=[(2.0,), (-2.0,)], tensors=[(F(1.5),), (F(-2.0),)],
-      ref=lambda x: np.where(x > 0, x * 2, -x) + x * x, ops={"cond", "detach"}, grad=True)
+      ref=lambda x: np.where(x > 0, x * 2, -x) + x * x, ops={"cond"}, grad=True)
 def call_no_grad_helper_with_tensor_if(x):
-    # the helper's `if` is converted; its result carries no gradient (eager: no tape)
+    # the helper's `if` is converted; what it computes carries no gradient (eager:
+    # no tape; static: a `detach` after each op when the input requires one)
     return _no_grad_double_or_negate(x) + x * x
 
 
@@ -1706,7 +1707,12 @@ if nn is not None:
                 self.h = self.h * 2
             return self.h
 
+    # Fixed weights: the global generator is unseeded, and a random draw can put a
+    # gradient element near cancellation, where float32 round-off dominates it.
     _CACHING = _CachingLayer()
+    _CACHING.set_state_dict({
+        "lin.weight": np.array([[0.6, -0.3], [0.2, 0.9]], np.float32),
+        "lin.bias": np.array([0.1, -0.2], np.float32)})
 else:  # pragma: no cover
     _CACHING = None
 
@@ -2116,7 +2122,12 @@ def test_gradients_static_equal_eager(entry):
                 assert s.grad is None or not np.any(s.grad.numpy()), f"{args}: input {i}"
                 continue
             assert s.grad is not None, f"{args}: input {i} got no gradient from the static run"
-            np.testing.assert_allclose(s.grad.numpy(), e.grad.numpy(), rtol=1e-5, atol=1e-12,
+            want = e.grad.numpy()
+            # float32: an element far smaller than the gradient's largest one is
+            # mostly round-off of a cancellation (backends differ there by ulps of
+            # the large terms), so it is checked against the gradient's scale.
+            scale = np.abs(want).max() if want.dtype == np.float32 and want.size else 0.0
+            np.testing.assert_allclose(s.grad.numpy(), want, rtol=1e-5, atol=max(1e-12, 1e-6 * scale),
                                        err_msg=f"{args}: gradient of input {i}")
 
 
