@@ -33,6 +33,7 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
+from ..gc_pause import gc_paused
 
 
 class Plan(enum.Enum):
@@ -195,6 +196,11 @@ class ConcreteProgram:
         program also computes the new parameters, gradients and optimizer
         state, and it comes back as a `StepProgram` (jit.train_step) that
         commits them to the eager objects on each run."""
+        with gc_paused():
+            return cls._trace(converted_fn, signature, bound_self, check_finite)
+
+    @classmethod
+    def _trace(cls, converted_fn, signature, bound_self, check_finite):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
         overlay = program._builder.overlay = StateOverlay(program)
@@ -456,7 +462,8 @@ class ConcreteProgram:
         if executor_mode() != "compiled" or self._writes_parameters():
             return None
         try:
-            return compile_program(program, ops, inputs, outputs, name)
+            with gc_paused():
+                return compile_program(program, ops, inputs, outputs, name)
         except NotCompilable:
             return None
 
