@@ -20,13 +20,12 @@ fetch reports the placements XLA gave it (`output_attrs`).
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 
 import numpy as np
 
 from ...core import dist_attr
+from ...gc_pause import gc_paused
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
 from ._jax import call_x64, jax, jnp, x64
@@ -253,7 +252,10 @@ class XlaProgram:
                 exe = self._executables.get(key)
                 if exe is None:
                     try:
-                        with no_collection_pauses():
+                        # Collector paused: in a fresh process holding JAX, the full
+                        # collections a trace and lowering trigger cost 60-200 ms
+                        # of a first call, finding nothing to free.
+                        with gc_paused():
                             exe = self._compile(key, feeds, given, layout)
                     except Exception as e:
                         _drop_jax_note(e)
@@ -355,26 +357,6 @@ class XlaProgram:
             if not (traced["effects"] or traced["uses_room"] or traced["has_sites"]):
                 return trace.lower(), self.donated
         return jax.jit(fn).lower(*specs), ()
-
-
-@contextlib.contextmanager
-def no_collection_pauses():
-    """Python's cyclic garbage collector paused inside (restored as it was).
-
-    Why: a process that imported JAX holds a large heap, and the many small
-    objects a trace and lowering allocate trigger full collections of it —
-    60-200 ms of a first call in a fresh process (several times what the
-    compile itself costs once XLA's executable comes from the cache), which
-    find nothing to free: what the compile builds lives until it ends.
-    Collection resumes afterwards. The switch is process-wide: a compile in
-    another thread ending first only brings the pauses back."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
