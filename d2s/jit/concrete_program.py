@@ -184,6 +184,7 @@ class ConcreteProgram:
         self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
         self._runners = {}                 # backend name -> its runner (see _runner)
+        self._fast_calls = {}              # backend name -> its per-call path (see _fast_call)
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
 
@@ -280,7 +281,10 @@ class ConcreteProgram:
         """Run with eager input Tensors (in `inputs` order) on `backend` (a
         resolved name, see `static.backend`); eager outputs."""
         if backend != "numpy":
-            return self._call_on(self._runners.get(backend) or self._runner(backend), tensors)
+            fast = self._fast_calls.get(backend)
+            if fast is not None:
+                return fast(tensors)
+            return self._call_on(backend, tensors)
         captured = self._captured.current()
         arrays = [t._value for t in tensors]
         for t in captured:
@@ -297,9 +301,10 @@ class ConcreteProgram:
             values = self._run_numpy(arrays)
         return self._wrap(values)
 
-    def _call_on(self, runner, tensors):
+    def _call_on(self, backend, tensors):
         """`__call__` on another backend: its runner (see `d2s.backends`) runs
         each part, or hands it back to the numpy code here."""
+        runner = self._runners.get(backend) or self._runner(backend)
         captured = self._captured.current()
         feeds = [t._value for t in tensors]
         if dist_attr.any_placed():  # placements: sharded inputs (d2s.distributed)
@@ -308,10 +313,36 @@ class ConcreteProgram:
             values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad)
             return self._taped(tensors, captured, values, saved)
         values = runner.forward(feeds, captured, self._numpy_forward)
+        plain = runner.plain_forward
+        if plain is not None:
+            self._fast_calls[backend] = self._fast_call(backend, plain)
         new = Tensor._from_array
         if self.output_structure.single and type(values[0]) is np.ndarray:
             return new(values[0])
         return self._wrap(values)
+
+    def _fast_call(self, backend, plain):
+        """The per-call path on `backend` once its runner has one (`plain`:
+        (input arrays, captured tensors) -> output arrays): `_call_on` in
+        one frame, for calls that need no gradient and have no placed
+        values; the others take `_call_on`. Small programs cost little more than their executable."""
+        captured, tls, needs_grad = self._captured, state._tls, self._needs_grad
+        structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
+        placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
+        if structure.single:
+            def call(tensors):
+                params = captured.current()
+                if placed() or tls.grad_enabled and needs_grad(tensors, params):
+                    return slow(backend, tensors)
+                return new(plain([t._value for t in tensors], params)[0])
+        else:
+            def call(tensors):
+                params = captured.current()
+                if placed() or tls.grad_enabled and needs_grad(tensors, params):
+                    return slow(backend, tensors)
+                return structure.restructure(
+                    [new(v) for v in plain([t._value for t in tensors], params)])
+        return call
 
     def _call_placed(self, runner, tensors, captured, feeds):
         """`_call_on` with the inputs' placements: outputs report the ones the
