@@ -1,8 +1,8 @@
 """Dead-code elimination: drop ops whose results nothing needs.
 
 Kept: ops producing program outputs, ops with side effects (print, assert,
-raise, random draws, writes into captured parameters) and everything they
-read; a control-flow op is kept whole if it is needed or any of its blocks
+raise, random draws, writes into captured parameters, reads of a value that
+may be undefined: their NameError) and everything they read; a control-flow op is kept whole if it is needed or any of its blocks
 has a side effect.
 """
 from __future__ import annotations
@@ -20,6 +20,12 @@ def has_side_effect(op, program):
         return True
     if any(v.name in program.captured for v in op.outputs):
         return True  # an in-place update of a parameter (optimizer ops)
+    if opdef is not None and not op.is_grad and any(v.may_be_undefined for v in op.inputs):
+        # Reading a name no path may have assigned (after a loop that ran
+        # zero times) raises NameError, as Python does, used result or not.
+        # Control-flow ops only pass such values on; gradient ops read them
+        # as zero cotangents.
+        return True
     return any(has_side_effect(sub_op, program)
                for sub in op.sub_blocks() for sub_op in sub.ops)
 
