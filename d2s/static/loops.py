@@ -119,9 +119,10 @@ class _LoopBuilder:
 
     def build(self):
         # Each retry either relaxes a dim that the body changed, starts carrying a
-        # name first assigned in the body, or fixes a Python number's dtype; all
-        # only grow, so this terminates.
-        for _attempt in range(2 * len(self.leaves) + 2):
+        # name first assigned in the body, fixes a Python number's dtype, or
+        # marks a value the body may leave undefined; all only grow, so this
+        # terminates.
+        for _attempt in range(3 * len(self.leaves) + 2):
             self.trace()
             if not self.widen():
                 return self.emit()
