@@ -34,8 +34,9 @@ ALLOWED = {
 }
 
 # Modules at the package root that use only the standard library, so that any
-# layer may use them (the cache folder: converted source, compiled programs).
-LEAVES = {"cache_dir"}
+# layer may use them (the cache folder: converted source, compiled programs;
+# the collector paused during conversion and builds).
+LEAVES = {"cache_dir", "gc_pause"}
 
 
 def _layer_of(path):

@@ -11,6 +11,7 @@ import threading
 import types
 import weakref
 
+from ..gc_pause import gc_paused
 from . import disk_cache, origin
 from .loader import load_function, load_source
 from .pipeline import convert_tree
@@ -118,7 +119,8 @@ def convert_function(fn):
             converted = _rebuild(cached[0], fn)
             source = cached[1]
         else:
-            converted, source = _convert_code(fn)
+            with gc_paused():  # tens of AST nodes per line, none garbage
+                converted, source = _convert_code(fn)
             _by_code[fn.__code__] = (converted, source)
         _by_function[fn] = (converted, source)
         return converted, source

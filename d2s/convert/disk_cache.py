@@ -134,7 +134,8 @@ def load(fn, source):
         return None
     if not all(1 <= block_line <= len(source.lines) for _, block_line in relative):
         return None
-    return ConvertedSource(entry["module"], entry["code"], _origins_from(fn, source, relative))
+    return ConvertedSource(entry["module"], entry["code"],
+                           functools.partial(_origins_from, fn, source, relative))
 
 
 def store(fn, source, converted):

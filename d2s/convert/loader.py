@@ -31,7 +31,8 @@ _counter = itertools.count()
 ConvertedSource = namedtuple("ConvertedSource", "module code origins")
 """module: the factory module's text (what is compiled); code: the converted
 def as users see it, under its own name; origins: {module line: Origin} for
-the lines where statements start."""
+the lines where statements start, or a function returning it (an entry of the
+conversion cache makes them when the line map is first read)."""
 
 
 def _strip_definition_time_parts(fn_node):
@@ -85,6 +86,11 @@ def _find_code(code, name):
     raise RuntimeError(f"compiled converted code has no {name!r}")  # pragma: no cover
 
 
+def _line_map(source):
+    origins = source.origins() if callable(source.origins) else source.origins
+    return origin.dense_line_map(origins, source.module.count("\n"))
+
+
 def load_source(source, original, runtime_module):
     """Compile a ConvertedSource into a function standing in for `original`.
 
@@ -92,8 +98,7 @@ def load_source(source, original, runtime_module):
     """
     filename = f"<d2s converted {original.__qualname__} #{next(_counter)}>"
     code = compile(source.module, filename, "exec")
-    origin.register_generated(filename, source.module,
-                              origin.dense_line_map(source.origins, source.module.count("\n")))
+    origin.register_generated(filename, source.module, functools.partial(_line_map, source))
     fn_code = _find_code(_find_code(code, _FACTORY), _INNER)
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[RUNTIME_NAME] = types.CellType(runtime_module)

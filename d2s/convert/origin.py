@@ -13,7 +13,9 @@ import linecache
 import threading
 from collections import namedtuple
 
-from .traversal import child_nodes
+from .traversal import LEAVES
+
+_AST = ast.AST
 
 __all__ = ["Origin", "annotate_origins", "inherit_origin", "origin_factory",
            "statement_origins", "dense_line_map", "register_generated", "lookup",
@@ -63,13 +65,24 @@ def inherit_origin(nodes, source_node):
     origin = getattr(source_node, ORIGIN, None)
     if origin is None:
         return nodes
+    # Every generated statement of every construct comes here: the walk is
+    # `child_nodes` inline (the contexts and operators, shared leaves, are
+    # never annotated), over each node's own attribute dict.
     todo = list(nodes) if isinstance(nodes, list) else [nodes]
     while todo:
         node = todo.pop()
-        if hasattr(node, ORIGIN):
+        attrs = node.__dict__
+        if ORIGIN in attrs:
             continue
-        setattr(node, ORIGIN, origin)
-        todo.extend(child_nodes(node))
+        attrs[ORIGIN] = origin
+        for field in node._fields:
+            value = attrs.get(field)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, _AST) and not isinstance(item, LEAVES):
+                        todo.append(item)
+            elif isinstance(value, _AST) and not isinstance(value, LEAVES):
+                todo.append(value)
     return nodes
 
 
@@ -98,7 +111,10 @@ def dense_line_map(origins, last_line):
 
 
 def register_generated(filename, printed_source, line_map):
-    """Remember a generated file: its text (for tracebacks) and its line map."""
+    """Remember a generated file: its text (for tracebacks) and its line map,
+    or a function making the map, called on the first `lookup` (only errors
+    and the origins of traced ops that someone reads ask for it: a function
+    loaded from the conversion cache does not build it otherwise)."""
     lines = printed_source.splitlines(True)
     linecache.cache[filename] = (len(printed_source), None, lines, filename)
     with _registry_lock:
@@ -110,6 +126,11 @@ def lookup(filename, lineno):
     line_map = _registry.get(filename)
     if line_map is None:
         return None
+    if callable(line_map):
+        with _registry_lock:
+            line_map = _registry[filename]
+            if callable(line_map):
+                line_map = _registry[filename] = line_map()
     return line_map.get(lineno)
 
 

@@ -11,15 +11,27 @@ fields and splicing lists the same way.
 """
 import ast
 
-__all__ = ["NodeTransformer", "NodeVisitor", "child_nodes"]
+__all__ = ["NodeTransformer", "NodeVisitor", "child_nodes", "LEAVES"]
 
-_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+# Node kinds without fields, shared by every tree Python parses.
+LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 _AST = ast.AST
 _tables = {}     # walker class -> {node class: visitor function, or None to skip}
 
 
+# The standard library's `visit_Constant` only looks for the deprecated
+# `visit_Num`/`visit_Str`/... (a failed getattr per constant) before
+# `generic_visit`: a walker that defines none of them goes there directly.
+_CONSTANT_SHIM = getattr(ast.NodeVisitor, "visit_Constant", None)
+_DEPRECATED_CONSTANT_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant",
+                                 "visit_Ellipsis")
+
+
 def _visitor(walker_class, node_class):
     method = getattr(walker_class, "visit_" + node_class.__name__, None)
+    if method is not None and method is _CONSTANT_SHIM and not any(
+            hasattr(walker_class, name) for name in _DEPRECATED_CONSTANT_VISITORS):
+        return walker_class.generic_visit
     if method is not None:
         return method
     if issubclass(node_class, _LEAVES):

@@ -24,6 +24,18 @@ def as_dtype(dtype) -> np.dtype:
     return np.dtype(dtype)
 
 
+_NAMES = {}
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """`dtype.name`, remembered: numpy computes the name in Python on every
+    read (microseconds), and every constant a trace makes asks for it."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = dtype.name
+    return name
+
+
 def is_floating(dtype) -> bool:
     return np.issubdtype(np.dtype(dtype), np.floating)
 
@@ -49,10 +61,20 @@ def default_dtype_for(value) -> np.dtype:
     return arr.dtype
 
 
+_WEAK_RESULTS = {}
+
+
 def weak_scalar_dtype(partner_dtype, scalar) -> np.dtype:
     """Dtype of `scalar` when combined with a tensor of `partner_dtype`.
 
     NumPy 2 (NEP 50): the Python scalar is weak, so the tensor's dtype wins
-    unless the scalar's kind is higher (int tensor + 1.5 -> float64).
+    unless the scalar's kind is higher (int tensor + 1.5 -> float64). That
+    depends on the scalar's type, never its value: the answer is remembered
+    per (dtype, type), since `np.result_type` costs microseconds and every
+    Python number next to a tensor in a trace asks.
     """
-    return np.result_type(np.dtype(partner_dtype), scalar)
+    key = (partner_dtype, type(scalar))
+    found = _WEAK_RESULTS.get(key)
+    if found is None:
+        found = _WEAK_RESULTS[key] = np.result_type(np.dtype(partner_dtype), scalar)
+    return found

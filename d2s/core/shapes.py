@@ -4,6 +4,14 @@ from __future__ import annotations
 
 def broadcast_shapes(*shapes, opname="op"):
     """NumPy broadcasting over shapes whose dims may be None."""
+    if len(shapes) == 2:
+        # The usual pair (every binary op of a trace asks): equal shapes, or
+        # one of them a scalar's, broadcast to the other unchanged.
+        a, b = shapes
+        if a == b or not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
     ndim = max((len(s) for s in shapes), default=0)
     result = []
     for axis in range(ndim):

@@ -22,7 +22,7 @@ from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static import framework
-from ..static.backward import BackwardProgram
+from ..static.backward import BackwardProgram, output_sources
 from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
 from ..static.control_ops import saved_var
@@ -33,6 +33,7 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
+from ..gc_pause import gc_paused
 
 
 class Plan(enum.Enum):
@@ -175,6 +176,7 @@ class ConcreteProgram:
         self.output_structure = output_structure
         self._n_forward = n_forward
         self._backward = None              # a BackwardProgram, built on first need
+        self._out_sources = None           # see _output_sources
         self._forward_fn = _Compiled()
         self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
         self._backward_fns = {}            # gradient mask -> compiled backward
@@ -182,6 +184,7 @@ class ConcreteProgram:
         self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
         self._runners = {}                 # backend name -> its runner (see _runner)
+        self._fast_calls = {}              # backend name -> its per-call path (see _fast_call)
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
 
@@ -193,6 +196,11 @@ class ConcreteProgram:
         program also computes the new parameters, gradients and optimizer
         state, and it comes back as a `StepProgram` (jit.train_step) that
         commits them to the eager objects on each run."""
+        with gc_paused():
+            return cls._trace(converted_fn, signature, bound_self, check_finite)
+
+    @classmethod
+    def _trace(cls, converted_fn, signature, bound_self, check_finite):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
         overlay = program._builder.overlay = StateOverlay(program)
@@ -273,7 +281,10 @@ class ConcreteProgram:
         """Run with eager input Tensors (in `inputs` order) on `backend` (a
         resolved name, see `static.backend`); eager outputs."""
         if backend != "numpy":
-            return self._call_on(self._runners.get(backend) or self._runner(backend), tensors)
+            fast = self._fast_calls.get(backend)
+            if fast is not None:
+                return fast(tensors)
+            return self._call_on(backend, tensors)
         captured = self._captured.current()
         arrays = [t._value for t in tensors]
         for t in captured:
@@ -290,9 +301,10 @@ class ConcreteProgram:
             values = self._run_numpy(arrays)
         return self._wrap(values)
 
-    def _call_on(self, runner, tensors):
+    def _call_on(self, backend, tensors):
         """`__call__` on another backend: its runner (see `d2s.backends`) runs
         each part, or hands it back to the numpy code here."""
+        runner = self._runners.get(backend) or self._runner(backend)
         captured = self._captured.current()
         feeds = [t._value for t in tensors]
         if dist_attr.any_placed():  # placements: sharded inputs (d2s.distributed)
@@ -301,10 +313,36 @@ class ConcreteProgram:
             values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad)
             return self._taped(tensors, captured, values, saved)
         values = runner.forward(feeds, captured, self._numpy_forward)
+        plain = runner.plain_forward
+        if plain is not None:
+            self._fast_calls[backend] = self._fast_call(backend, plain)
         new = Tensor._from_array
         if self.output_structure.single and type(values[0]) is np.ndarray:
             return new(values[0])
         return self._wrap(values)
+
+    def _fast_call(self, backend, plain):
+        """The per-call path on `backend` once its runner has one (`plain`:
+        (input arrays, captured tensors) -> output arrays): `_call_on` in
+        one frame, for calls that need no gradient and have no placed
+        values; the others take `_call_on`. Small programs cost little more than their executable."""
+        captured, tls, needs_grad = self._captured, state._tls, self._needs_grad
+        structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
+        placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
+        if structure.single:
+            def call(tensors):
+                params = captured.current()
+                if placed() or tls.grad_enabled and needs_grad(tensors, params):
+                    return slow(backend, tensors)
+                return new(plain([t._value for t in tensors], params)[0])
+        else:
+            def call(tensors):
+                params = captured.current()
+                if placed() or tls.grad_enabled and needs_grad(tensors, params):
+                    return slow(backend, tensors)
+                return structure.restructure(
+                    [new(v) for v in plain([t._value for t in tensors], params)])
+        return call
 
     def _call_placed(self, runner, tensors, captured, feeds):
         """`_call_on` with the inputs' placements: outputs report the ones the
@@ -364,12 +402,30 @@ class ConcreteProgram:
         outs = [Tensor._from_array(v) for v in values]
         if attrs is not None or dist_attr.any_placed():
             self._placed(outs, attrs)
-        for o, v in zip(outs, self.outputs):
-            o.stop_gradient = not is_floating(v.dtype)
+        sources = self._output_sources()
+        watched = list(tensors) + captured
+        for o, srcs in zip(outs, sources):
+            # as eagerly: an output requires a gradient when an input it is
+            # computed from (differentiably) does
+            o.stop_gradient = not any(not watched[k].stop_gradient for k in srcs)
         if outs:
             autograd.record(self._tape_op, list(tensors) + captured,
                             {"_saved": saved}, outs, values)
         return self.output_structure.restructure(outs)
+
+    def _output_sources(self):
+        """Per output: positions in (inputs + captured tensors) it is computed
+        from through differentiable ops (see `static.backward.output_sources`)."""
+        sources = self._out_sources
+        if sources is None:
+            block = self.main_program.global_block()
+            keys = {id(v): i for i, v in enumerate(self.inputs)}
+            n = len(self.inputs)
+            for j, name in enumerate(self._captured.names):
+                keys[id(block.vars[name])] = n + j
+            sources = self._out_sources = output_sources(
+                block.ops[:self._n_forward], keys, self.outputs)
+        return sources
 
     def _wrap(self, values, attrs=None):
         """Eager Tensors of the forward's output values, in the returned
@@ -406,7 +462,8 @@ class ConcreteProgram:
         if executor_mode() != "compiled" or self._writes_parameters():
             return None
         try:
-            return compile_program(program, ops, inputs, outputs, name)
+            with gc_paused():
+                return compile_program(program, ops, inputs, outputs, name)
         except NotCompilable:
             return None
 

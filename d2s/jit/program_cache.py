@@ -54,7 +54,8 @@ class ProgramCache:
     """Signature key -> ConcreteProgram, at most `cache_limit()` of them.
 
     `len()` is the number of programs held. `fast` maps StaticFunction's
-    fast-path keys to `(CacheEntry, positions of the tensor arguments)`.
+    fast-path keys to `(CacheEntry, positions of the tensor arguments)`, the
+    positions None when every argument is one.
     """
 
     def __init__(self):

@@ -11,6 +11,7 @@ from ..convert import api as convert_api
 from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
+from ..core.state import all_eager
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram
@@ -115,7 +116,8 @@ class StaticFunction:
     def __call__(self, *args, **kwargs):
         if not to_static_enabled() or self._fallback_reason is not None:
             return self.dygraph_function(*args, **kwargs)
-        if not kwargs and not state._tls.builders and not state._global["static"]:
+        if not kwargs and (all_eager[0] or not state._tls.builders
+                           and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
             # stop_gradient) or (type, value) per positional argument.
             key = _fast_key(args, self._bound_self)
@@ -124,7 +126,8 @@ class StaticFunction:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
                 try:
-                    return entry.program([args[i] for i in positions],
+                    return entry.program(args if positions is None else
+                                         [args[i] for i in positions],
                                          self._backend or backend_state.get_backend())
                 except RunEagerly:
                     return self.dygraph_function(*args, **kwargs)
@@ -141,7 +144,9 @@ class StaticFunction:
             key = _fast_key(args, self._bound_self)
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
             if key is not None and len(positions) == len(tensors):
-                self._cache.remember_fast(key, signature.key, positions)
+                # None: every argument is a tensor input, passed on as the tuple
+                self._cache.remember_fast(key, signature.key,
+                                          None if len(positions) == len(args) else positions)
         try:
             return concrete(tensors, self.backend)
         except RunEagerly:

@@ -25,7 +25,7 @@ from .control_ops.gradients import GradientError
 from .ir import Variable
 
 __all__ = ["GradientError", "backward_block", "gradients", "append_backward",
-           "BackwardProgram", "names_read"]
+           "BackwardProgram", "names_read", "output_sources"]
 
 
 def _float(v):
@@ -52,6 +52,23 @@ def _requires(ops, wrt_ids, through_grad_ops=True, floats_only=True):
         if any(id(v) in req for v in op.inputs) and _differentiable(op, through_grad_ops):
             req.update(id(o) for o in op.outputs if not floats_only or _float(o))
     return req
+
+
+def output_sources(ops, sources, outputs):
+    """Per Variable of `outputs`: the set of keys of `sources` ({id(Variable):
+    key}) it depends on through differentiable ops. An eager result requires a
+    gradient when one of its sources does; a `detach`, a non-float value or an
+    op with no vjp cuts the path (cond/while count as reading all their inputs,
+    a conservative answer where eager's depends on the path taken)."""
+    deps = {vid: frozenset((key,)) for vid, key in sources.items()}
+    for op in ops:
+        found = [deps[id(v)] for v in op.inputs if id(v) in deps]
+        if found and _differentiable(op):
+            union = frozenset().union(*found)
+            for o in op.outputs:
+                if _float(o):
+                    deps[id(o)] = union | deps.get(id(o), frozenset())
+    return [deps.get(id(v), frozenset()) for v in outputs]
 
 
 def grad_walk_order(ops, targets, recorded):

@@ -47,20 +47,32 @@ class Builder:
         return var
 
     def append_op(self, opdef, inputs, attrs):
-        ins = [self.to_var(x) for x in inputs]
-        block = self.program.current_block()
-        if not self.program._building_grad:  # gradient blocks read saved forward scopes
+        # Every op of a trace comes here: the common cases (inputs that are
+        # Variables of this program, computed in this block) are tested inline.
+        program = self.program
+        ins = [x if type(x) is Variable and x.block.program is program else self.to_var(x)
+               for x in inputs]
+        block = program.blocks[program._current]  # current_block(), inline
+        building_grad = program._building_grad
+        if not building_grad:  # gradient blocks read saved forward scopes
             for v in ins:
-                check_visible(v, block)
+                if v.block is not block:
+                    check_visible(v, block)
         avals = opdef.infer(*ins, **attrs)
         if opdef.num_outputs == 1:
             avals = (avals,)
-        stop = opdef.vjp is None or all(v.stop_gradient for v in ins)
+        stop = opdef.vjp is None
+        if not stop:
+            stop = True
+            for v in ins:
+                if not v.stop_gradient:
+                    stop = False
+                    break
         outs = [block.create_var(a.shape, a.dtype, prefix=opdef.name, stop_gradient=stop)
                 for a in avals]
         block.append_op(opdef.name, ins, outs, attrs)
-        if not stop and not state._tls.grad_enabled and self.overlay is not None \
-                and not self.program._building_grad:
+        if not stop and self.overlay is not None and not state._tls.grad_enabled \
+                and not building_grad:
             outs = [self._detached(block, v) for v in outs]
         if opdef.num_outputs == 0:
             return None

@@ -48,6 +48,8 @@ _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
               "less_equal": "<=", "greater_than": ">", "greater_equal": ">=", "equal": "==",
               "not_equal": "!="}
 _SIMPLE = (type(None), bool, int, str)
+_WORD = re.compile(r"\W")
+_KERNEL_NAMES = {}  # op type -> the global its kernel is bound to
 
 
 def _literal(v):
@@ -87,7 +89,7 @@ class _Emitter:
         rename = self.view.rename
         name = rename.get(name, name)
         if name not in self.names:
-            base = re.sub(r"\W", "_", name)
+            base = name if name.isascii() and name.isidentifier() else _WORD.sub("_", name)
             if not base or base[0].isdigit() or keyword.iskeyword(base):
                 base = "v_" + base
             cand, k = base, 1
@@ -116,7 +118,9 @@ class _Emitter:
         return ident
 
     def kernel(self, op_type):
-        key = "k_" + re.sub(r"\W", "_", op_type)
+        key = _KERNEL_NAMES.get(op_type)
+        if key is None:
+            key = _KERNEL_NAMES[op_type] = "k_" + _WORD.sub("_", op_type)
         if key not in self.globals:
             self.globals[key] = OPS[op_type].kernel
             self.taken.add(key)

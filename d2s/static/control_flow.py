@@ -11,7 +11,6 @@ so passes and backward see the true data dependencies. What the op means
 """
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 
@@ -116,27 +115,46 @@ def external_reads(blocks, local_ids=()):
     return out
 
 
-@contextlib.contextmanager
-def _transaction(program, block):
-    """Undo every block, op and variable a failed build added: no broken state."""
-    n_blocks, n_ops, names = len(program.blocks), len(block.ops), set(block.vars)
-    current, captured = program._current, set(program.captured)
-    gb = program.global_block()
-    global_names = set(gb.vars)
-    try:
-        yield
-    except BaseException:
-        program._truncate_blocks(n_blocks)
-        del block.ops[n_ops:]
-        for name in set(block.vars) - names:
+class _transaction:
+    """`with _transaction(program, block):` undo every block, op and variable a
+    failed build added: no broken state.
+
+    What a build adds is a suffix of each list and dict it grows (blocks,
+    ops, variables and captures are only appended while building; a nested
+    rollback removes its own suffix), so the snapshot is a few lengths:
+    copying the names would cost time in the size of the program for every
+    branch and loop, a quadratic trace. (A class, not a generator: every
+    branch and loop enters one or more.)"""
+
+    __slots__ = ("program", "block", "n_blocks", "n_ops", "n_vars", "n_global_vars",
+                 "n_captured", "current")
+
+    def __init__(self, program, block):
+        self.program, self.block = program, block
+
+    def __enter__(self):
+        program, block = self.program, self.block
+        self.n_blocks, self.n_ops, self.n_vars = len(program.blocks), len(block.ops), len(block.vars)
+        self.n_global_vars = len(program.global_block().vars)
+        self.n_captured = len(program.captured)
+        self.current = program._current
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            return False
+        program, block = self.program, self.block
+        gb = program.global_block()
+        program._truncate_blocks(self.n_blocks)
+        del block.ops[self.n_ops:]
+        for name in list(block.vars)[self.n_vars:]:
             del block.vars[name]
-        for name in set(program.captured) - captured:
+        for name in list(program.captured)[self.n_captured:]:
             tensor = program.captured.pop(name)
             program._captured_ids.pop(id(tensor), None)
-        for name in set(gb.vars) - global_names:
+        for name in list(gb.vars)[self.n_global_vars:]:
             del gb.vars[name]
-        program._current = current
-        raise
+        program._current = self.current
+        return False  # the error goes on
 
 
 # ---------------------------------------------------------------------------
@@ -180,11 +198,9 @@ def trace_path(program, block, fn, *args):
             return None, e
 
 
-def _check_same_structure(t_out, f_out, names):
+def _structure_error(t_out, f_out, names):
     """Branch outputs must have one structure; the error names the first output
     whose structure differs (e.g. a tuple returned on one path only)."""
-    if flatten(t_out)[1] == flatten(f_out)[1]:
-        return
     pairs = (list(enumerate(zip(t_out, f_out)))
              if isinstance(t_out, (tuple, list)) and isinstance(f_out, (tuple, list))
              and len(t_out) == len(f_out) else [(None, (t_out, f_out))])
@@ -217,9 +233,10 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
     if f_stop is not None:
         f_out = _like(t_out, f_stop._d2s_unbound_read)
     t_out, f_out = _expand_undefined(t_out, f_out)
-    _check_same_structure(t_out, f_out, names)
     t_leaves, tree = flatten(t_out)
-    f_leaves, _ = flatten(f_out)
+    f_leaves, f_tree = flatten(f_out)
+    if f_tree != tree:
+        _structure_error(t_out, f_out, names)
     if names and isinstance(t_out, (tuple, list)):
         names = leaf_names(t_out, names)
 

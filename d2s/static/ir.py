@@ -9,7 +9,7 @@ op that owns them.
 """
 from __future__ import annotations
 
-import contextlib
+import bisect
 import itertools
 import linecache
 import os
@@ -36,8 +36,8 @@ class Variable(Symbolic, TensorMethods):
                  is_data=False):
         self.block = block
         self.name = name
-        self.shape = tuple(None if d is None else int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = _dims(shape)
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.stop_gradient = stop_gradient
         self.persistable = persistable
         self.is_data = is_data
@@ -118,16 +118,27 @@ class Variable(Symbolic, TensorMethods):
         return f"Variable({self.name}: {format_type(self)})"
 
 
+def _dims(shape):
+    """`shape` as a tuple of Python ints and None (numpy ints converted). Every
+    Variable made while tracing passes here: dims that are ints already (the
+    usual case) are checked, not rebuilt."""
+    dims = tuple(shape)
+    for d in dims:
+        if type(d) is not int and d is not None:
+            return tuple(None if d is None else int(d) for d in dims)
+    return dims
+
+
 def format_type(v):
     dims = ", ".join("?" if d is None else str(d) for d in v.shape)
     return f"{v.dtype.name}[{dims}]"
 
 
 class Operator:
-    """One op in a block. `origin` is the user's (file, line) that built it;
-    `is_grad` marks ops that backward appended (they compute cotangents)."""
+    """One op in a block. `origin` is the user's (file, line, text) that built
+    it; `is_grad` marks ops that backward appended (they compute cotangents)."""
 
-    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "origin", "is_grad")
+    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "_origin", "is_grad")
 
     def __init__(self, block, type, inputs, outputs, attrs=None, origin=None, is_grad=False):
         self.block = block
@@ -135,14 +146,36 @@ class Operator:
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.attrs = dict(attrs or {})
-        self.origin = origin
+        self._origin = origin
         self.is_grad = is_grad
+
+    @property
+    def origin(self):
+        """(file, line, text) or None. Ops traced from user code hold a
+        `PendingOrigin` until this is first read (errors, export, saving)."""
+        origin = self._origin
+        if type(origin) is PendingOrigin:
+            origin = self._origin = origin.resolve()
+        return origin
+
+    @origin.setter
+    def origin(self, value):
+        self._origin = value
+
+    @property
+    def origin_record(self):
+        """What `origin` is made from, unresolved: what an op built as a copy
+        of this one (a clone, a rewrite, its gradient) passes on as origin."""
+        return self._origin
 
     def sub_blocks(self):
         """The blocks this op runs (its declaration in `control_ops` says which
         attributes name them); none for core ops."""
+        ids = sub_block_ids(self)
+        if not ids:
+            return []
         blocks = self.block.program.blocks
-        return [blocks[i] for i in sub_block_ids(self)]
+        return [blocks[i] for i in ids]
 
     def __repr__(self):
         return f"Operator({self.type})"
@@ -162,7 +195,8 @@ class Block:
         return None if self.parent_idx < 0 else self.program.blocks[self.parent_idx]
 
     def create_var(self, shape, dtype, name=None, prefix="tmp", **kw):
-        name = name or self.program._unique_name(prefix)
+        if not name:
+            name = f"{prefix}_{next(self.program._names)}"  # Program._unique_name, inline
         if name in self.vars:
             raise ValueError(f"a variable named {name!r} already exists in block {self.idx}")
         var = Variable(self, name, shape, dtype, **kw)
@@ -173,7 +207,7 @@ class Block:
         """`origin`: the user's (file, line, text); by default the calling user
         frame; `()` for none (e.g. ops of a loaded program without origins)."""
         if origin is None:
-            origin = user_origin()
+            origin = pending_user_origin()
         op = Operator(self, type, inputs, outputs, attrs, origin or None,
                       self.program._building_grad)
         self.ops.append(op)
@@ -239,14 +273,9 @@ class Program:
     def _truncate_blocks(self, n):
         del self.blocks[n:]
 
-    @contextlib.contextmanager
     def _block_guard(self, block):
-        prev = self._current
-        self._current = block.idx
-        try:
-            yield block
-        finally:
-            self._current = prev
+        """`with program._block_guard(block):` ops go to `block`, then back."""
+        return _BlockGuard(self, block)
 
     def all_ops(self):
         return [op for b in self.blocks for op in b.ops]
@@ -274,7 +303,7 @@ class Program:
                     block, op.type, [new.counterpart(v) for v in op.inputs],
                     [new.counterpart(v) for v in op.outputs],
                     {k: list(a) if isinstance(a, list) else a for k, a in op.attrs.items()},
-                    op.origin, op.is_grad))
+                    op.origin_record, op.is_grad))
         new.captured = dict(self.captured)
         new._captured_ids = {id(t): new.global_block().vars[name]
                              for name, t in self.captured.items()}
@@ -293,18 +322,108 @@ class Program:
         return f"<Program: {len(self.blocks)} blocks, {len(self.global_block().ops)} ops>"
 
 
+class _BlockGuard:
+    """The context of `Program._block_guard` (a class: every branch and loop
+    body of a trace enters a few, and a generator-based one costs more)."""
+
+    __slots__ = ("program", "block", "prev")
+
+    def __init__(self, program, block):
+        self.program = program
+        self.block = block
+
+    def __enter__(self):
+        self.prev = self.program._current
+        self.program._current = self.block.idx
+        return self.block
+
+    def __exit__(self, *exc):
+        self.program._current = self.prev
+        return False
+
+
 # Functions (filename, lineno) -> (filename, lineno) or None, registered by
 # higher layers (the converter maps generated code back to the user's lines).
 ORIGIN_RESOLVERS = []
 
 
+# id(code object) -> (that code object, start offsets, line numbers): where
+# each instruction's line is. Every op of a trace asks for its user's line,
+# and a frame's `f_lineno` is found by scanning its code's line table from
+# the start: in one converted function of a thousand lines that made
+# tracing quadratic. Read once per code object (held, so its id stays its
+# own; the table is cleared when it grows large), a line is a bisection.
+_LINE_TABLES = {}
+_LINE_TABLES_MAX = 4096
+
+
+def _lineno(frame):
+    """`frame.f_lineno`, from the table of its code object."""
+    return _code_line(frame.f_code, frame.f_lasti, frame)
+
+
+def _code_line(code, lasti, frame=None):
+    """The line of instruction `lasti` of `code` (`frame.f_lineno` where the
+    table has none and the frame is at hand; else the code's first line)."""
+    table = _LINE_TABLES.get(id(code))
+    if table is None or table[0] is not code:
+        starts, lines = [], []
+        for start, _end, line in code.co_lines():
+            starts.append(start)
+            lines.append(line)
+        if len(_LINE_TABLES) >= _LINE_TABLES_MAX:
+            _LINE_TABLES.clear()
+        table = _LINE_TABLES[id(code)] = (code, starts, lines)
+    i = bisect.bisect_right(table[1], lasti) - 1
+    line = table[2][i] if i >= 0 else None
+    if line is None:
+        return frame.f_lineno if frame is not None else code.co_firstlineno
+    return line
+
+
+def _resolved(fn, lineno):
+    for resolve in ORIGIN_RESOLVERS:
+        mapped = resolve(fn, lineno)
+        if mapped is not None:
+            return mapped
+    return (fn, lineno, linecache.getline(fn, lineno).strip())
+
+
 def user_origin():
-    """(filename, lineno) of the innermost frame outside the d2s package."""
+    """(filename, lineno, text) of the innermost frame outside the d2s package."""
     f = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename
         if not fn.startswith(_D2S_DIR):
-            return _origin_of(fn, f.f_lineno)
+            return _resolved(fn, _lineno(f))
+        f = f.f_back
+    return None
+
+
+class PendingOrigin:
+    """Where a traced op was built, kept as (code object, instruction offset)
+    until someone reads `Operator.origin`. Nearly every op of a trace is
+    built from user code, and nearly no origin is ever read (they name the
+    user's line in errors, exports and saved programs): finding the line and
+    its text for each op cost a tenth of a trace."""
+
+    __slots__ = ("code", "lasti")
+
+    def __init__(self, code, lasti):
+        self.code = code
+        self.lasti = lasti
+
+    def resolve(self):
+        return _resolved(self.code.co_filename, _code_line(self.code, self.lasti))
+
+
+def pending_user_origin():
+    """`user_origin()` of the caller's caller, resolved when first read."""
+    f = sys._getframe(2)
+    while f is not None:
+        code = f.f_code
+        if not code.co_filename.startswith(_D2S_DIR):
+            return PendingOrigin(code, f.f_lasti)
         f = f.f_back
     return None
 
@@ -318,12 +437,4 @@ def traceback_origin(tb):
         if not fn.startswith(_D2S_DIR):
             found = (fn, tb.tb_lineno)
         tb = tb.tb_next
-    return _origin_of(*found) if found else None
-
-
-def _origin_of(fn, lineno):
-    for resolve in ORIGIN_RESOLVERS:
-        mapped = resolve(fn, lineno)
-        if mapped is not None:
-            return mapped
-    return (fn, lineno, linecache.getline(fn, lineno).strip())
+    return _resolved(*found) if found else None

@@ -209,6 +209,22 @@ def test_hit_within_a_process_for_a_new_code_object(tmp_path, cache, counted):
     assert len(counted) == 1
 
 
+def test_hit_builds_its_line_map_when_first_read_and_equal_to_a_fresh_one(
+        tmp_path, cache, counted):
+    from d2s.convert import origin
+    path = _write_module(tmp_path)
+    fresh = api.convert_function(_load_f(path))[0]
+    hit = api.convert_function(_load_f(path))[0]
+    assert len(counted) == 1
+    names = [fn.__code__.co_filename for fn in (fresh, hit)]
+    assert callable(origin._registry[names[1]])       # not built by loading
+    lines = range(1, 40)
+    maps = [[origin.lookup(name, line) for line in lines] for name in names]
+    assert maps[0] == maps[1] and any(maps[1])
+    assert not callable(origin._registry[names[1]])   # built once, then kept
+    assert origin.lookup(names[1], 1) == maps[1][0]
+
+
 @pytest.mark.parametrize("damage", [
     lambda text: text[: len(text) // 2],                      # truncated
     lambda text: "not json at all",

@@ -107,15 +107,32 @@ def _calls_scaled(x):
     return _scaled(x) * 2
 
 
-def test_no_grad_helper_builds_a_cond_and_detaches_its_result():
+@pytest.mark.parametrize("values", [[1.0, 3.0], [1.0, -3.0]])
+def test_no_grad_helper_builds_a_cond_and_detaches_what_it_computes(values):
     sf = to_static(_calls_scaled)
-    x = d2s.to_tensor(np.array([1.0, -3.0]), stop_gradient=False)
-    ops = [op.type for op in sf.get_concrete_program(x).main_program.all_ops()]
+    probe = d2s.to_tensor(np.array(values), stop_gradient=False)
+    ops = [op.type for op in sf.get_concrete_program(probe).main_program.all_ops()]
     assert "cond" in ops and "detach" in ops
+    x = d2s.to_tensor(np.array(values), stop_gradient=False)
+    eager = _calls_scaled(x)
+    want = np.array(values) * (6 if sum(values) > 0 else 2)
+    np.testing.assert_allclose(eager.numpy(), want)
+    if eager.stop_gradient:  # x * 3 under no_grad: detached
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            eager.sum().backward()
+        eager_grad = np.zeros(2)
+    else:  # x handed back unchanged keeps its gradient path
+        eager.sum().backward()
+        eager_grad = x.grad.numpy()
+        np.testing.assert_allclose(eager_grad, [2.0, 2.0])
+    # Statically the `cond` output may be either branch's, so it requires a
+    # gradient; through the detached branch that gradient is zero.
+    x = d2s.to_tensor(np.array(values), stop_gradient=False)
     out = sf(x)
+    np.testing.assert_allclose(out.numpy(), want)
+    assert not out.stop_gradient
     out.sum().backward()
-    np.testing.assert_allclose(out.numpy(), [2.0, -6.0])  # sum < 0: x itself, doubled
-    assert x.grad is None or not np.any(x.grad.numpy())  # eager: no tape, no gradient
+    np.testing.assert_allclose(x.grad.numpy(), eager_grad)
 
 
 def _count(n):

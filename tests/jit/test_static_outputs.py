@@ -112,3 +112,27 @@ def test_none_leaves_survive_save_and_load(tmp_path):
     y, none, d = loaded(d2s.to_tensor(np.array([1.0, 2.0])))
     assert none is None and d["a"] is None and d["b"][1] is None
     np.testing.assert_allclose(d["b"][0].numpy(), [3.0, 5.0])
+
+
+# ---- which outputs require a gradient: as eagerly ---------------------------------------
+
+def _mixed_outputs(x, y, lin):
+    h = lin(y)                   # a trainable parameter: requires a gradient
+    z = x * 1
+    while z.sum() < 10:          # a loop over x: requires one (x does)
+        z = z * 2
+    return h, z, y + 1, (x * 2).detach(), d2s.ones([2]), x > 0
+
+
+def test_outputs_require_a_gradient_exactly_when_eager_ones_do():
+    from d2s import nn
+    lin = nn.Linear(2, 2)
+    fn = lambda x, y: _mixed_outputs(x, y, lin)  # noqa: E731
+    sf = to_static(_mixed_outputs)
+    for x_requires in (True, False):
+        x = d2s.to_tensor(np.array([1.0, 2.0]), stop_gradient=not x_requires)
+        y = d2s.to_tensor(np.array([1.0, -1.0]))
+        eager = [o.stop_gradient for o in fn(x, y)]
+        static = [o.stop_gradient for o in sf(x, y, lin)]
+        assert static == eager
+        assert eager == [False, not x_requires, True, True, True, True]

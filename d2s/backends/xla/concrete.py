@@ -75,6 +75,13 @@ class ConcreteRunner:
                 return values
         return numpy_fallback(feeds, tensors)
 
+    @property
+    def plain_forward(self):
+        """Once known, the forward's per-call path: a function (input arrays,
+        captured tensors) -> output arrays serving every call that needs no
+        gradient (see `XlaProgram.fast_forward`); else None."""
+        return self._fast
+
     def output_attrs(self, feeds, tensors, feed_attrs, grad=False):
         """Per output, the placements the forward (`grad`: the forward for
         gradients) gave it on XLA; None when that part runs on numpy."""
@@ -192,8 +199,9 @@ class StepRunner:
     before) -> (outputs, new values, new gradients). Parameters stay on the
     device; the new value of a captured one is written back by the run
     itself (its device array kept for the next step: nothing is sent again),
-    unless the step checks finiteness first (then everything is committed
-    by the step after its check). Falls back to numpy as a whole."""
+    computed into the old value's donated buffer (see `params.DeviceParams.
+    donate`), unless the step checks finiteness first (then everything is
+    committed by the step after its check). Falls back to numpy as a whole."""
 
     def __init__(self, step):
         program = step.main_program
@@ -207,7 +215,7 @@ class StepRunner:
         self.fetch_names = [n for n in self.output_names if n not in writes]
         check_fed(program, program.all_ops(), self.feed_names)
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes), stacklevel=7)
+                                                writes=writes, donate=True), stacklevel=7)
         self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
 
     def run(self, feeds, tensors, numpy_fallback, feed_attrs=None):

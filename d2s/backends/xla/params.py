@@ -13,6 +13,15 @@ around it is a user writing in place into `tensor.numpy()`; so the array a
 device copy was made from is made read-only, and such a write raises
 instead of leaving the device copy stale.
 
+A program that writes parameters may donate their device buffers to XLA
+(`donate`): the new value is computed into the old one's memory, as numpy
+updates in place. The host array a Tensor holds is then a view of memory
+the run overwrites, so a buffer is donated only when nothing but d2s holds
+that view (reference counts, as the numpy backend's in-place updates check
+ownership): an array someone took (`tensor.numpy()`, a gradient tape's saved
+inputs, another program's cache) keeps its value, and that parameter goes in
+as a host array that JAX copies.
+
 A Tensor rebound since the last call is passed as its host array for that
 call, and copied to the device only when the next call finds it unchanged:
 a parameter an eager optimizer updates every step is never copied twice.
@@ -25,7 +34,10 @@ and a program wanting the Tensor laid out otherwise sends it again.
 """
 from __future__ import annotations
 
+import sys
 import weakref
+
+import numpy as np
 
 from ._jax import jax, x64
 from .sharding import put, to_host
@@ -33,6 +45,12 @@ from .sharding import put, to_host
 # id(Tensor) -> (host array, device array, sharding or None); entries leave
 # with their Tensor.
 _SHARED = {}
+
+_getrefcount = sys.getrefcount
+# References to a parameter's host array when only d2s holds it, as `donate`
+# counts them: the Tensor's slot, `_host`, the local name, getrefcount's argument
+# (and the `_SHARED` entry, counted apart).
+_SOLE_REFS = 4
 
 
 def _remember(tensor, host, device, sharding=None):
@@ -130,8 +148,53 @@ class DeviceParams:
         """A program's new value of parameter `name`: rebinds the Tensor to a
         (read-only) host view, and keeps the device array for the next call."""
         i = self.names.index(name)
-        host = to_host(device_value)
+        # (to_host gathers a value sharded across processes; one device: a view)
+        host = np.asarray(device_value) if self._sharding[i] is None else to_host(device_value)
         self.tensors[i]._value = host
         _remember(self.tensors[i], host, device_value, self._sharding[i])
         self._host[i] = host
         self._set_device(i, device_value)
+
+    # ---- donation ---------------------------------------------------------------------------
+    def donate(self, positions, args):
+        """Prepare `args` (this call's parameter arguments, in `names` order) for
+        a run donating the parameters at `positions`: one whose host array only
+        d2s holds goes in as its device array, and the Tensor lets go of the
+        host view (else XLA would have to copy: a live view pins the buffer);
+        any other goes in as its host array, which JAX copies. Returns what
+        `restore` needs should the call fail. While the run is in flight a
+        released Tensor holds no array: another thread reading a parameter
+        that a step is replacing races, as two eager steps would."""
+        released = []
+        for i in positions:
+            tensor, device = self.tensors[i], args[i]
+            value = tensor._value
+            if device is value:  # passed as the host array already
+                continue
+            shared = _SHARED.get(id(tensor))
+            in_shared = shared is not None and shared[0] is value
+            sole = _SOLE_REFS + in_shared - (self._host[i] is not value)
+            if _getrefcount(value) > sole:
+                args[i] = value
+                continue
+            if in_shared:  # the entry stays (its finalizer too): no host view in it
+                _SHARED[id(tensor)] = (None, shared[1], shared[2])
+            self._host[i] = None
+            tensor._value = None  # the new value replaces it after the run
+            released.append((i, device))
+        return released
+
+    def restore(self, released, error):
+        """After a failed call: give back the Tensors `donate` released their
+        host views (their buffers are intact when the call failed before XLA
+        took them)."""
+        for i, device in released:
+            tensor = self.tensors[i]
+            if device.is_deleted():
+                raise RuntimeError(
+                    f"parameter '{self.names[i]}' lost its value: XLA failed in the run its "
+                    "buffer was donated to") from error
+            host = to_host(device)
+            tensor._value = host
+            _remember(tensor, host, device, self._sharding[i])
+            self._host[i] = host

@@ -25,9 +25,10 @@ import threading
 import numpy as np
 
 from ...core import dist_attr
+from ...gc_pause import gc_paused
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
-from ._jax import jax, jnp, x64
+from ._jax import call_x64, jax, jnp, x64
 from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
@@ -79,13 +80,13 @@ class Executable:
         # 64-bit arguments lose their width unless x64 is on when they are passed.
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
+        self.donates = ()  # positions of the parameters whose buffers a call donates
 
     def call(self, args):
         """The raw results for `args` (the compiled function's fast C++ entry)."""
         call = self.compiled._call or self.compiled
         if self.needs_x64:
-            with x64():
-                return call(*args)
+            return call_x64(call, args)
         return call(*args)
 
     def read(self, outs):
@@ -94,13 +95,14 @@ class Executable:
             return [np.array(v) for v in outs], (), 0, 0, None
         it = iter(outs)
         fetched = []
+        host = np.asarray if self.out_attrs is None else to_host  # one process: a view
         for is_array, label in self.layout:
             value = next(it)
             if is_array:
-                length = to_host(next(it)).item()
-                value = to_host(value)[:length].copy()
+                length = host(next(it)).item()
+                value = host(value)[:length].copy()
             else:
-                value = np.array(to_host(value))  # a writable copy, as numpy results are
+                value = np.array(host(value))  # a writable copy, as numpy results are
             if label is not None and np.asarray(next(it)).item():
                 value = UndefinedValue(label)  # what the numpy backend hands out for it
             fetched.append(value)
@@ -124,7 +126,7 @@ class XlaProgram:
     kept for the next run."""
 
     def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
-                 writes=None):
+                 writes=None, donate=False):
         gb = program.global_block()
         ops = list(gb.ops if ops is None else ops)
         self.program = program
@@ -145,6 +147,10 @@ class XlaProgram:
             for op in block_ops:
                 rule_for(op)  # an op with no XLA form: Unsupported before any tracing
         self.params = DeviceParams(program, self.param_names)
+        # `donate`: the written parameters' buffers are donated to the run that
+        # replaces them (see `_call_donating`); positions in `param_names`.
+        self.donated = tuple(sorted({self.param_names.index(n) for n, _ in self.written})) \
+            if donate and not self.given else ()
         self.room = INITIAL_ROOM
         self._executables = {}
         self._lock = threading.Lock()
@@ -171,7 +177,10 @@ class XlaProgram:
             exe = self.executable(feeds, given, layout)
             params = fixed if fixed is not None else self.params.device_values(
                 tensors, None if layout is None else layout.params)
-            outs = exe.call(args + params)
+            if exe.donates:
+                outs = self._call_donating(exe, args, params)
+            else:
+                outs = exe.call(args + params)
             if exe.effects:
                 jax.effects_barrier()  # printed before we return
             fetched, written, code, need, kept = exe.read(outs)
@@ -187,6 +196,21 @@ class XlaProgram:
                 self.params.write(name, value)
             return fetched, kept, params
 
+    def _call_donating(self, exe, args, params):
+        """`exe.call` donating the written parameters' device arrays: each one
+        only the run reads (see `DeviceParams.donate`) goes in as its device
+        array, which XLA reuses for the new value; any other as its host
+        array (JAX donates a copy of it). Such an executable has no error
+        sites, needs no room and prints nothing (`_compile`): once it ran,
+        nothing can undo the run, so nothing needs the old values."""
+        params = list(params)
+        released = self.params.donate(exe.donates, params)
+        try:
+            return exe.call(args + params)
+        except BaseException as e:
+            self.params.restore(released, e)
+            raise
+
     def fast_forward(self, feeds):
         """A function (feeds, tensors) -> output arrays for programs whose every
         call compiles to this one executable (fixed feed shapes) and returns
@@ -195,17 +219,16 @@ class XlaProgram:
         exe = self.executable(feeds)
         if not exe.plain or exe.effects:
             return None
-        compiled, params, array = exe.compiled, self.params, np.array
-        exe.call(list(feeds) + params.device_values())  # sets `compiled._call`
+        compiled, array = exe.compiled, np.array
+        device_values = self.params.device_values
+        exe.call(list(feeds) + device_values())  # sets `compiled._call`
         call = compiled._call or compiled
         if exe.needs_x64:
             def forward(feeds, tensors):
-                with x64():
-                    outs = call(*feeds, *params.device_values(tensors))
-                return [array(o) for o in outs]
-        elif params.names:
+                return [array(o) for o in call_x64(call, feeds + device_values(tensors))]
+        elif self.param_names:
             def forward(feeds, tensors):
-                return [array(o) for o in call(*feeds, *params.device_values(tensors))]
+                return [array(o) for o in call(*feeds, *device_values(tensors))]
         else:
             def forward(feeds, tensors):
                 return [array(o) for o in call(*feeds)]
@@ -229,7 +252,11 @@ class XlaProgram:
                 exe = self._executables.get(key)
                 if exe is None:
                     try:
-                        exe = self._compile(key, feeds, given, layout)
+                        # Collector paused: in a fresh process holding JAX, the full
+                        # collections a trace and lowering trigger cost 60-200 ms
+                        # of a first call, finding nothing to free.
+                        with gc_paused():
+                            exe = self._compile(key, feeds, given, layout)
                     except Exception as e:
                         _drop_jax_note(e)
                         raise
@@ -291,6 +318,7 @@ class XlaProgram:
                 outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
                 kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
             traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
+                          has_sites=bool(len(sites)),
                           kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
@@ -305,16 +333,30 @@ class XlaProgram:
                                                is None else getattr(a, "sharding", None)),
                 given.values))
         with x64():
-            lowered = jax.jit(fn).lower(*specs)
+            lowered, donates = self._lower(fn, specs, traced, run_layout, n_feeds)
             if run_layout is not None:
                 agree_on_program(lowered.as_text())
             compiled = persistent.compile(lowered, cacheable=not traced["effects"])
         exe = Executable(key, compiled, lowered, sites, traced, len(self.written))
+        exe.donates = donates
         if run_layout is not None:
             exe.plain = False  # results may live in other processes too: read via to_host
             exe.out_attrs = _output_attrs(compiled, traced["layout"], run_layout.mesh,
                                           self.fetch_names, self.program)
         return exe
+
+    def _lower(self, fn, specs, traced, run_layout, n_feeds):
+        """(jax Lowered of `fn` for `specs`, positions in `param_names` of the
+        parameters it donates). Donating needs a run that cannot fail or
+        repeat once started — no error site, no room to grow, no printing —
+        and one device (sharded runs keep their layouts): a traced program
+        that has any is traced again without donation."""
+        if self.donated and run_layout is None:
+            first = jax.jit(fn, donate_argnums=tuple(n_feeds + i for i in self.donated))
+            trace = first.trace(*specs)
+            if not (traced["effects"] or traced["uses_room"] or traced["has_sites"]):
+                return trace.lower(), self.donated
+        return jax.jit(fn).lower(*specs), ()
 
 
 def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):

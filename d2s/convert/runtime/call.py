@@ -53,8 +53,10 @@ _grad_mode_calls = weakref.WeakKeyDictionary()  # decorated function -> its conv
 def _grad_mode_call(wrapper):
     """A function decorated with `@d2s.no_grad()` (or `enable_grad()`): its own
     code is converted (a tensor `if` in it works) and still runs in that grad
-    mode. Static outputs of a no-grad call are detached, so gradients stop
-    there as they do on the eager tape."""
+    mode. The builder detaches each op built under `no_grad()` (see
+    `static.builder`), so gradients stop at the values the call computes, as
+    on the eager tape, while an argument it hands back unchanged keeps its
+    gradient path, as eagerly."""
     call = _grad_mode_calls.get(wrapper)
     if call is None:
         call = _grad_mode_calls[wrapper] = _converted_grad_mode_call(wrapper)
@@ -71,17 +73,8 @@ def _converted_grad_mode_call(wrapper):
     @functools.wraps(wrapper, updated=())  # not its `_d2s_grad_mode`: this is no wrapper
     def call(*args, **kwargs):
         with (enable_grad() if enabled else no_grad()):
-            out = inner(*args, **kwargs)
-        return out if enabled else _detached(out)
+            return inner(*args, **kwargs)
     return call
-
-
-def _detached(out):
-    from d2s.core.ops import detach
-    from d2s.static.pytree import flatten, unflatten
-    from .dispatch import _is_static
-    leaves, tree = flatten(out)
-    return unflatten(tree, [detach(v) if _is_static(v) else v for v in leaves])
 
 
 def _convert_special_callable(f):

@@ -73,7 +73,7 @@ def python_test_only(value, targets, construct):
 def static_truth(value):
     """`bool(value)` for a static Variable, as a bool Variable: `value != 0` for
     numbers, as `bool()` of an eager Tensor (a tensor `if t:` / `while t:`)."""
-    return value if str(value.dtype) == "bool" else value != 0
+    return value if value.dtype.kind == "b" else value != 0
 
 
 def _truth(value):

@@ -6,7 +6,8 @@ import functools
 import numpy as np
 
 from ..dispatch import Symbolic, bind
-from ..dtypes import as_dtype, default_dtype_for, is_python_scalar, weak_scalar_dtype
+from ..dtypes import (as_dtype, default_dtype_for, dtype_name, is_python_scalar,
+                      weak_scalar_dtype)
 from ..registry import Aval
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
@@ -24,7 +25,7 @@ def constant(value, dtype=None):
     in a program (see `is_weak`)."""
     arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None else default_dtype_for(value))
     if arr.ndim == 0:
-        out = bind("full", shape=(), fill_value=arr.item(), dtype=arr.dtype.name)
+        out = bind("full", shape=(), fill_value=arr.item(), dtype=dtype_name(arr.dtype))
         if dtype is None and is_python_scalar(value) and isinstance(out, Symbolic):
             out.weak = True
         return out
@@ -38,12 +39,21 @@ def is_weak(x):
 
 def _strengthen(weak, strong):
     """Cast a weak value to the dtype its Python number would get next to `strong`."""
-    kind = np.dtype(weak.dtype).kind
-    sample = 1.0 if kind == "f" else (True if kind == "b" else 1)
-    dtype = np.result_type(np.dtype(strong.dtype), sample)
-    if dtype == np.dtype(weak.dtype):
+    dtype = _strengthened_dtype(weak.dtype, strong.dtype)
+    if dtype is None:
         return weak
     return bind("cast", weak, dtype=dtype.name)
+
+
+@functools.lru_cache(maxsize=None)
+def _strengthened_dtype(weak_dtype, strong_dtype):
+    """What `_strengthen` casts to (None: nothing), per dtype pair: asked for
+    every Python number next to a tensor in a trace, and `np.result_type`
+    costs microseconds."""
+    kind = np.dtype(weak_dtype).kind
+    sample = 1.0 if kind == "f" else (True if kind == "b" else 1)
+    dtype = np.result_type(np.dtype(strong_dtype), sample)
+    return None if dtype == np.dtype(weak_dtype) else dtype
 
 
 def mark_weak(out, *inputs):

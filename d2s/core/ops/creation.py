@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dispatch import bind
-from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for
+from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for, dtype_name
 from ..registry import Aval, register_op
 from ._base import lift, onnx_spec
 from .shape_args import fill_spec, format_spec, split_scalars, split_shape
@@ -65,7 +65,7 @@ def full(shape, fill_value, dtype=None):
     run time), or a 1-D integer tensor."""
     dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(fill_value)
     spec, dims = split_shape(shape, "full")
-    return bind("full", *dims, shape=spec, fill_value=fill_value, dtype=dtype.name)
+    return bind("full", *dims, shape=spec, fill_value=fill_value, dtype=dtype_name(dtype))
 
 
 def zeros(shape, dtype="float32"):

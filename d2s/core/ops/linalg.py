@@ -69,10 +69,19 @@ def _matmul_onnx(ns, x, y):
     return ns.node("MatMul", x, y)  # numpy's matmul: 1-D operands, broadcast batches
 
 
-# HIGHEST: full float32 products on every device (GPUs default to TF32).
+def _matmul_xla(ns, x, y):
+    # HIGHEST: full float32 products on every device (GPUs default to TF32).
+    x, y = ns.promote(x, y)
+    highest = ns.lax.Precision.HIGHEST
+    if x.ndim == 2 and y.ndim == 2 and x.dtype.kind in "fc":
+        # The common case as one dot_general: jnp.matmul is itself a jitted
+        # function, traced again per shape in every process (first calls).
+        return ns.lax.dot_general(x, y, (((1,), (0,)), ((), ())), precision=highest)
+    return ns.jnp.matmul(x, y, precision=highest)
+
+
 _MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp).lowering(
-    xla=lambda ns, x, y: ns.jnp.matmul(*ns.promote(x, y), precision=ns.lax.Precision.HIGHEST),
-    onnx=_matmul_onnx)
+    xla=_matmul_xla, onnx=_matmul_onnx)
 
 
 def _matmul(x, y):

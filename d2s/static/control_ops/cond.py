@@ -167,7 +167,7 @@ def _vjp(op, out_cts, req, differentiate):
     keep_for_backward(op, [program.blocks[attrs["true_block"]],
                            program.blocks[attrs["false_block"]]])
     outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads]
-    cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin)
+    cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin_record)
     by_id = {id(v): g for v, g in zip(diff_reads, outs)}
     return [by_id.get(id(v)) for v in op.inputs]
 

@@ -118,7 +118,13 @@ def sub_block_attrs(op):
 
 
 def sub_block_ids(op):
-    return [idx for _, idx in sub_block_attrs(op)]
+    """The indices of the sub-blocks `op` runs (empty for core ops). Asked of
+    every op by every pass: the common answer, none, is found in one lookup."""
+    decl = CONTROL_OPS.get(op.type)
+    if decl is None:
+        return []
+    attrs = op.attrs
+    return [attrs[k] for k in decl.blocks if k in attrs]
 
 
 def block_ref_attrs(op):

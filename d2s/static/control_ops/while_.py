@@ -201,7 +201,7 @@ def _vjp(op, out_cts, req, differentiate):
     cur.append_op("while_grad", cts_in + diff_reads, outs, {
         "grad_block": gblock.idx, "steps": steps,
         "ct_vars": [p.name for p in phs], "loop_grads": [g.name for g in gs[:k]],
-        "free_grads": [g.name for g in gs[k:]]}, origin=op.origin)
+        "free_grads": [g.name for g in gs[k:]]}, origin=op.origin_record)
     result = {}
     for j, g in zip(loop_idx, outs[:k]):
         result.setdefault(id(init[j]), []).append(g)

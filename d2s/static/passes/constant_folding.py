@@ -15,32 +15,32 @@ _MAX_FOLDED_BYTES = 1 << 24
 
 
 def _foldable(op):
-    opdef = OPS.get(op.type)
-    return (opdef is not None and not opdef.stateful and opdef.num_outputs > 0
-            and not op.sub_blocks())
+    opdef = OPS.get(op.type)  # control-flow ops are not core ops: never folded
+    return opdef is not None and not opdef.stateful and opdef.num_outputs > 0
 
 
 def run(view):
     view = view.copy()
     captured = view.program.captured
-    for idx in sorted(view.blocks):
-        kept = []
-        for op in view.blocks[idx]:
-            if _foldable(op) and all(v.name in view.consts for v in op.inputs) \
-                    and not any(v.name in captured for v in op.outputs):
-                args = [view.consts[v.name] for v in op.inputs]
-                try:
-                    with np.errstate(all="ignore"):
+    consts = view.consts
+    with np.errstate(all="ignore"):  # once, not per folded op
+        for idx in sorted(view.blocks):
+            kept = []
+            for op in view.blocks[idx]:
+                if _foldable(op) and all(v.name in consts for v in op.inputs) \
+                        and not any(v.name in captured for v in op.outputs):
+                    args = [consts[v.name] for v in op.inputs]
+                    try:
                         result = OPS[op.type].kernel(*args, **op.attrs)
-                except Exception:
-                    kept.append(op)  # let it fail at run time, where errors are located
-                    continue
-                results = (result,) if OPS[op.type].num_outputs == 1 else result
-                results = [np.asarray(r) for r in results]
-                if sum(r.nbytes for r in results) <= _MAX_FOLDED_BYTES:
-                    for v, r in zip(op.outputs, results):
-                        view.consts[v.name] = r
-                    continue
-            kept.append(op)
-        view.blocks[idx] = kept
+                    except Exception:
+                        kept.append(op)  # let it fail at run time, where errors are located
+                        continue
+                    results = (result,) if OPS[op.type].num_outputs == 1 else result
+                    results = [np.asarray(r) for r in results]
+                    if sum(r.nbytes for r in results) <= _MAX_FOLDED_BYTES:
+                        for v, r in zip(op.outputs, results):
+                            consts[v.name] = r
+                        continue
+                kept.append(op)
+            view.blocks[idx] = kept
     return view

@@ -11,8 +11,8 @@ from .view import apply_renames, renamed_op as _renamed
 
 
 def _key(op, rename):
-    opdef = OPS.get(op.type)
-    if opdef is None or opdef.stateful or opdef.num_outputs == 0 or op.sub_blocks():
+    opdef = OPS.get(op.type)  # control-flow ops are not core ops: never merged
+    if opdef is None or opdef.stateful or opdef.num_outputs == 0:
         return None
     try:
         attrs = tuple(sorted(op.attrs.items()))
@@ -26,7 +26,11 @@ def run(view):
     view = view.copy()
     rename = {}  # dropped output name -> surviving Variable
 
-    def visit(idx, available):
+    def visit(idx, available, added):
+        """`available`: key -> outputs of the ops visible here; keys this block
+        adds go to `added`, so the caller can take them back out (a sub-block's
+        values are not visible after it; undoing beats copying the table for
+        every sub-block, which is quadratic in the program's size)."""
         kept = []
         for op in view.blocks[idx]:
             op = _renamed(op, rename)
@@ -37,12 +41,16 @@ def run(view):
                 continue
             if key is not None:
                 available[key] = op.outputs
+                added.append(key)
             kept.append(op)
             for sub in view.sub_block_ids(op):
-                visit(sub, dict(available))
+                inner = []
+                visit(sub, available, inner)
+                for k in inner:
+                    del available[k]
         view.blocks[idx] = kept
 
-    visit(0, {})
+    visit(0, {}, [])
     # once more: an op's own result names (while body outputs) may have been
     # redirected while its sub-blocks were visited
     apply_renames(view, rename)

@@ -2,53 +2,80 @@
 
 Kept: ops producing program outputs, ops with side effects (print, assert,
 raise, random draws, writes into captured parameters, reads of a value that
-may be undefined: their NameError) and everything they read; a control-flow op is kept whole if it is needed or any of its blocks
-has a side effect.
+may be undefined: their NameError) and everything they read; a control-flow
+op is kept whole if it is needed or any of its blocks has a side effect.
 """
 from __future__ import annotations
 
 from ...core.registry import OPS
-from ..control_ops import always_kept, saved_var
+from ..control_ops import always_kept, saved_var, sub_block_ids
 from .view import ProgramView
 
 
 def has_side_effect(op, program):
-    if always_kept(op):  # declared by its home (`raise`, gradient ops)
-        return True
-    opdef = OPS.get(op.type)
-    if opdef is not None and (opdef.stateful or opdef.num_outputs == 0):
-        return True
-    if any(v.name in program.captured for v in op.outputs):
-        return True  # an in-place update of a parameter (optimizer ops)
-    if opdef is not None and not op.is_grad and any(v.may_be_undefined for v in op.inputs):
-        # Reading a name no path may have assigned (after a loop that ran
-        # zero times) raises NameError, as Python does, used result or not.
-        # Control-flow ops only pass such values on; gradient ops read them
-        # as zero cotangents.
-        return True
-    return any(has_side_effect(sub_op, program)
-               for sub in op.sub_blocks() for sub_op in sub.ops)
+    return SideEffects(program)(op)
+
+
+class SideEffects:
+    """`effects(op)`: does `op` have a side effect? A control-flow op has one
+    when an op of its blocks has; each block is asked once per instance (a
+    nested op would otherwise be re-scanned by every op enclosing it)."""
+
+    def __init__(self, program):
+        self.program = program
+        self.captured = program.captured
+        self.blocks = {}  # block index -> whether an op in it has a side effect
+
+    def __call__(self, op):
+        if always_kept(op):  # declared by its home (`raise`, gradient ops)
+            return True
+        opdef = OPS.get(op.type)
+        if opdef is not None and (opdef.stateful or opdef.num_outputs == 0):
+            return True
+        captured = self.captured
+        for v in op.outputs:
+            if v.name in captured:
+                return True  # an in-place update of a parameter (optimizer ops)
+        if opdef is not None and not op.is_grad and any(v.may_be_undefined for v in op.inputs):
+            # Reading a name no path may have assigned (after a loop that ran
+            # zero times) raises NameError, as Python does, used result or not.
+            # Control-flow ops only pass such values on; gradient ops read them
+            # as zero cotangents.
+            return True
+        for idx in sub_block_ids(op):
+            found = self.blocks.get(idx)
+            if found is None:
+                found = self.blocks[idx] = any(
+                    self(sub_op) for sub_op in self.program.blocks[idx].ops)
+            if found:
+                return True
+        return False
 
 
 def run(view):
     view = view.copy()
     live = set(view.outputs)
-    program = view.program
+    effects = SideEffects(view.program)
+
+    def needed(op):
+        for v in op.outputs:
+            if v.name in live:
+                return True
+        # a backward reads what its forward op saves
+        return effects(op) or saved_var(op) in live
 
     def sweep(idx):
         kept = []
         for op in reversed(view.blocks[idx]):
-            saved = view.saved_names(op)
-            needed = (any(v.name in live for v in op.outputs) or has_side_effect(op, program)
-                      or saved_var(op) in live)  # a backward reads what it saves
-            if not needed:
+            if not needed(op):
                 continue
             kept.append(op)
             live.update(v.name for v in op.inputs)
-            if op.sub_blocks():
+            subs = view.sub_block_ids(op)
+            if subs:
                 live.update(view.block_results(op))
-                live.update(view.rename.get(n, n) for n in saved)
-                for sub in reversed(view.sub_block_ids(op)):
+                live.update(view.rename.get(n, n) for n in view.saved_names(op))
+                for sub in reversed(subs):
                     sweep(sub)
         view.blocks[idx] = kept[::-1]
 

@@ -13,6 +13,7 @@ alone (they run zero or many times).
 from __future__ import annotations
 
 from ...core.registry import OPS
+from ..control_ops import control_op
 
 _FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without aliasing
 
@@ -49,8 +50,9 @@ def run(view):
     produced_in = {}
     for idx, ops in view.blocks.items():
         for op in ops:
-            pinned.update(view.block_results(op))
-            pinned.update(view.saved_names(op))  # kept for backward: never overwritten
+            if control_op(op.type) is not None:
+                pinned.update(view.block_results(op))
+                pinned.update(view.saved_names(op))  # kept for backward: never overwritten
             for v in op.outputs:
                 produced_in[v.name] = idx
     # names dropped by CSE / simplification live on in their survivors
@@ -68,13 +70,22 @@ def run(view):
 def _plan(view, ops, pinned):
     last_use, fresh_readers = {}, {}
     for i, op in enumerate(ops):
+        fresh = _fresh(op)
         for name in _reads(view, op):
             last_use[name] = i
-            fresh_readers[name] = fresh_readers.get(name, True) and _fresh(op)
+            fresh_readers[name] = fresh_readers.get(name, True) and fresh
 
     holds = {}      # buffer -> names of the values living in it
     buffer_of = {}  # value name -> buffer
     aval_of = {}    # buffer -> (shape, dtype)
+    # (shape, dtype) -> the buffers of that type that may still be reused, in
+    # the order they were made: one whose value is pinned or read by a
+    # non-fresh op is never free again and leaves (scanning every buffer
+    # ever made for each op would be quadratic in the block's length).
+    candidates = {}
+
+    def never_free(buf):
+        return any(n in pinned or not fresh_readers.get(n, True) for n in holds[buf])
 
     def free_at(buf, i):
         return all(last_use.get(n, -1) <= i and n not in pinned and fresh_readers.get(n, True)
@@ -88,17 +99,25 @@ def _plan(view, ops, pinned):
         choice = None
         if is_ufunc_op(op) and want is not None:
             own = [buffer_of[v.name] for v in op.inputs if v.name in buffer_of]
-            others = [b for b in holds if b not in own]
-            for buf in own + others:
+            for buf in own:
                 if aval_of[buf] == want and free_at(buf, i):
                     choice = buf
                     break
+            else:
+                for buf in candidates.get(want, ()):
+                    if buf not in own and free_at(buf, i):
+                        choice = buf
+                        break
         if choice is None:
             for v in op.outputs:
                 buffer_of[v.name] = v.name
                 holds[v.name] = [v.name]
-                aval_of[v.name] = _aval(v)
+                aval_of[v.name] = aval = _aval(v)
+                if aval is not None and not never_free(v.name):
+                    candidates.setdefault(aval, {})[v.name] = None
         else:
             view.inplace[id(op)] = choice
             buffer_of[out.name] = choice
             holds[choice] = [out.name]  # the old values are dead
+            if never_free(choice):
+                del candidates[want][choice]

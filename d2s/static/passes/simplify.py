@@ -18,6 +18,11 @@ _IDENTITY = {
 }
 
 
+def _all_equal(value, neutral):
+    # one element (the usual constant): no reduction call
+    return bool(value == neutral) if value.ndim == 0 else bool(np.all(value == neutral))
+
+
 def _passthrough(op, consts):
     rule = _IDENTITY.get(op.type)
     if rule is None or len(op.inputs) != 2:
@@ -30,7 +35,7 @@ def _passthrough(op, consts):
         if value is None:
             continue
         if other.dtype == out.dtype and tuple(other.shape) == tuple(out.shape) \
-                and None not in out.shape and np.all(value == neutral):
+                and None not in out.shape and _all_equal(value, neutral):
             return other
     return None
 

@@ -17,8 +17,9 @@ class ProgramView:
         self.program = program
         self.blocks = {0: list(global_ops)}
         for op in self._all(self.blocks[0]):
-            for sub in op.sub_blocks():
-                self.blocks.setdefault(sub.idx, list(sub.ops))
+            for idx in control_ops.sub_block_ids(op):
+                if idx not in self.blocks:
+                    self.blocks[idx] = list(program.blocks[idx].ops)
         self.outputs = list(outputs)        # names returned by the compiled function
         self.inputs = list(inputs)          # names passed in (feeds, then parameters)
         self.consts = {}                    # name -> array known at compile time
@@ -27,11 +28,12 @@ class ProgramView:
 
     def _all(self, ops):
         todo = list(ops)
+        blocks = self.program.blocks
         while todo:
             op = todo.pop()
             yield op
-            for sub in op.sub_blocks():
-                todo.extend(sub.ops)
+            for idx in control_ops.sub_block_ids(op):
+                todo.extend(blocks[idx].ops)
 
     def copy(self):
         new = ProgramView.__new__(ProgramView)
@@ -79,17 +81,21 @@ class ProgramView:
 
 def renamed_op(op, rename):
     """`op` with inputs and result-name attributes redirected (a new Operator)."""
-    results = control_ops.renamed_results(
-        op, lambda n: rename[n].name if n in rename else None)
+    results = None
+    if control_ops.control_op(op.type) is not None:
+        results = control_ops.renamed_results(
+            op, lambda n: rename[n].name if n in rename else None)
     if results is None and not any(v.name in rename for v in op.inputs):
         return op
     return Operator(op.block, op.type, [rename.get(v.name, v) for v in op.inputs],
-                    op.outputs, {**op.attrs, **(results or {})}, op.origin, op.is_grad)
+                    op.outputs, {**op.attrs, **(results or {})}, op.origin_record, op.is_grad)
 
 
 def apply_renames(view, rename):
     """Redirect every use (op inputs, block results, outputs) through `rename`
     (dropped name -> surviving Variable); records it in `view.rename` for codegen."""
+    if not rename:
+        return  # nothing to redirect (the chains in view.rename are resolved already)
     for idx, ops in view.blocks.items():
         view.blocks[idx] = [renamed_op(op, rename) for op in ops]
     view.outputs = [rename[n].name if n in rename else n for n in view.outputs]

@@ -201,3 +201,32 @@ def test_set_backend_makes_xla_the_default_and_back():
         from d2s.static import backend
         backend._STATE["default"] = None
     assert d2s.jit.get_backend() in ("numpy", "xla")  # D2S_BACKEND decides again
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_compiles_pause_garbage_collection_and_restore_it_also_after_a_failure(
+        enabled, monkeypatch):
+    import gc
+    from d2s.backends.xla import program as xla_program_module
+    seen = []
+    real_compile = xla_program_module.persistent.compile
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real_compile(*args, **kwargs)
+    monkeypatch.setattr(xla_program_module.persistent, "compile", recording)
+    prog, outs = _program(lambda x: d2s.tanh(x) * 2.0, {"x": ([3], "float32")})
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        want, got = both(prog, {"x": np.arange(3.0, dtype="float32")}, outs)
+        assert_same(got, want)
+        assert seen == [False] and gc.isenabled() is enabled  # paused, then as it was
+        monkeypatch.setitem(OPS["exp"].lowerings, "xla",
+                            lambda ns, x: ns.jnp.exp(x).astype("float64"))
+        prog2, outs2 = _program(lambda x: d2s.exp(x), {"x": ([3], "float32")})
+        with pytest.raises(LoweringError):
+            run("xla", prog2, {"x": np.zeros(3, "float32")}, outs2)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
