@@ -131,9 +131,12 @@ def program_to_json(program, global_ops, encoder):
 
 
 def _var_to_json(v):
-    return {"name": v.name, "shape": list(v.shape), "dtype": v.dtype.name,
-            "data": v.is_data, "persistable": v.persistable, "weak": v.weak,
-            "array": v.is_array, "stop_gradient": v.stop_gradient}
+    out = {"name": v.name, "shape": list(v.shape), "dtype": v.dtype.name,
+           "data": v.is_data, "persistable": v.persistable, "weak": v.weak,
+           "array": v.is_array, "stop_gradient": v.stop_gradient}
+    if v.may_be_undefined:  # its reads are kept (passes.dce); absent from older files
+        out["may_be_undefined"] = True
+    return out
 
 
 def _op_to_json(op, remap, encoder):
@@ -181,6 +184,7 @@ def program_from_json(blocks_json, arrays):
                                    is_data=bool(vj.get("data", False)))
             var.weak = bool(vj.get("weak", False))
             var.is_array = bool(vj.get("array", False))
+            var.may_be_undefined = bool(vj.get("may_be_undefined", False))
             if var.is_data:
                 program.feed_vars[name] = var
     for i, bj in enumerate(blocks_json):

@@ -21,8 +21,10 @@ from ..core.ops import constant, full, full_like
 from ..core.shapes import merge_dims
 from ..core.tensor import Tensor
 from .control_ops.cond import append_cond
+from .control_ops.undefined import append_cast_if_defined
 from .ir import Variable
 from .pytree import flatten, unflatten
+from .side_effects import abandon_block, unbound_read
 from .tensor_array import PendingArray, array_init
 
 
@@ -181,6 +183,21 @@ def cond(pred, true_fn, false_fn, names=None, optional=()):
         return _build_cond(builder, pred, true_fn, false_fn, names, frozenset(optional))
 
 
+def trace_path(program, block, fn, *args):
+    """`fn(*args)` traced into `block` (a branch or a loop body): (result, None),
+    or (None, error) when the code stopped at a read of a name that no path
+    assigned (`side_effects.unbound_read`). Eager Python raises that error
+    only if this path runs, so the block raises it when it runs instead."""
+    with program._block_guard(block):
+        try:
+            return fn(*args), None
+        except Exception as e:
+            if not unbound_read(e):
+                raise
+            abandon_block(block, e)
+            return None, e
+
+
 def _structure_error(t_out, f_out, names):
     """Branch outputs must have one structure; the error names the first output
     whose structure differs (e.g. a tuple returned on one path only)."""
@@ -204,11 +221,17 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
             f"{pred.dtype.name}{list(pred.shape)}")
     parent = program.current_block()
     true_block = program._create_block(parent)
-    with program._block_guard(true_block):
-        t_out = true_fn()
+    t_out, t_stop = trace_path(program, true_block, true_fn)
     false_block = program._create_block(parent)
-    with program._block_guard(false_block):
-        f_out = false_fn()
+    f_out, f_stop = trace_path(program, false_block, false_fn)
+    if t_stop is not None and f_stop is not None:
+        raise t_stop  # every path stops there: so does the code around the `if`
+    # A path that stopped at such a read gives no results (its block raises):
+    # each of them is the other path's.
+    if t_stop is not None:
+        t_out = _like(f_out, t_stop._d2s_unbound_read)
+    if f_stop is not None:
+        f_out = _like(t_out, f_stop._d2s_unbound_read)
     t_out, f_out = _expand_undefined(t_out, f_out)
     t_leaves, tree = flatten(t_out)
     f_leaves, f_tree = flatten(f_out)
@@ -227,7 +250,8 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
         if a_undef and b_undef or not _is_value(a) and not _is_value(b) and _same_python(a, b):
             results.append(a)  # the same Python value (or unset) on both paths
             continue
-        if (a_undef or b_undef) and name in optional and not _is_value(b if a_undef else a):
+        if (a_undef or b_undef) and not _is_value(b if a_undef else a) and (
+                name in optional or (true_block if a_undef else false_block).terminates):
             results.append(b if a_undef else a)  # read only where set: the Python value
             continue
         if a_undef or b_undef:
@@ -274,7 +298,7 @@ def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):
     v = _to_branch_var(builder, block, defined, defined)
     out = parent.create_var(v.shape, v.dtype, prefix="cond", stop_gradient=v.stop_gradient)
     out.weak = python_number or getattr(v, "weak", False)
-    out.may_be_undefined = not undefined_block.terminates
+    out.may_be_undefined = not undefined_block.terminates or v.may_be_undefined
     reads = [] if block.is_ancestor_of(v.block) else [v]
     return out, ((None, v.name) if a_undef else (v.name, None)), reads
 
@@ -310,6 +334,7 @@ def _merged_output(builder, parent, blocks, a, b, label):
     _check_compatible(label, a, b)
     out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
     out.weak = both_weak
+    out.may_be_undefined = a.may_be_undefined or b.may_be_undefined
     out.stop_gradient = a.stop_gradient and b.stop_gradient
     out.is_array = getattr(a, "is_array", False) and getattr(b, "is_array", False)
     reads = [x for x, blk in ((a, true_block), (b, false_block)) if not blk.is_ancestor_of(x.block)]
@@ -395,14 +420,21 @@ def _unify_weak(builder, a, a_block, b, b_block):
     """A weakly typed side takes the other side's dtype (a Python number would)."""
     wa, wb = getattr(a, "weak", False), getattr(b, "weak", False)
     if wa != wb and a.dtype != b.dtype:
-        from ..core.ops import cast
         if wa:
-            with builder.program._block_guard(a_block):
-                a = builder.to_var(cast(a, b.dtype))
+            a = cast_weak(builder, a_block, a, b.dtype)
         else:
-            with builder.program._block_guard(b_block):
-                b = builder.to_var(cast(b, a.dtype))
+            b = cast_weak(builder, b_block, b, a.dtype)
     return a, b
+
+
+def cast_weak(builder, block, x, dtype):
+    """`x` cast in `block`; a value that may be undefined there (a number a
+    loop may have returned, passed through) stays undefined: no read."""
+    if x.may_be_undefined:
+        return append_cast_if_defined(block, x, dtype)
+    from ..core.ops import cast
+    with builder.program._block_guard(block):
+        return builder.to_var(cast(x, dtype))
 
 
 def _check_compatible(label, a, b, what="the two branches"):

@@ -69,7 +69,9 @@ def run_ops(ops, program, scope):
                 raise err from None
             raise
         except Exception as e:
-            undefined = _undefined_input(op, scope)
+            # A control-flow op passes undefined values on (never reads them):
+            # what its blocks raise is theirs.
+            undefined = _undefined_input(op, scope) if decl is None else None
             if undefined is not None:
                 if op.is_grad:
                     _symbolic_zero(op, scope)

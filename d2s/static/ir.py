@@ -49,8 +49,11 @@ class Variable(Symbolic, TensorMethods):
         # (value, axis) when this int64 scalar is `value.shape[axis]` (a dynamic
         # dim read by converted code): lets reshape cancel it against that dim.
         self.dim_of = None
-        # True for a `cond` output one path leaves undefined because nothing
-        # reads it there (an early-return value): no op may read it on that path.
+        # True where a run may leave it with no value: a name a loop assigns
+        # first (after zero trips), a `cond` output one path leaves undefined
+        # (an early-return value nothing reads there), and what passes those
+        # on. An op reading it may raise NameError, so it is never pruned
+        # (passes.dce); no op may read it on a path where it is unset.
         self.may_be_undefined = False
 
     @property
@@ -292,6 +295,7 @@ class Program:
                 var = Variable(block, name, v.shape, v.dtype, v.stop_gradient, v.persistable,
                                v.is_data)
                 var.weak, var.is_array = v.weak, v.is_array
+                var.may_be_undefined = v.may_be_undefined
                 block.vars[name] = var
         for old, block in zip(self.blocks, new.blocks):
             for op in old.ops:
@@ -422,3 +426,15 @@ def pending_user_origin():
             return PendingOrigin(code, f.f_lasti)
         f = f.f_back
     return None
+
+
+def traceback_origin(tb):
+    """Like `user_origin`, for where an exception was raised: the innermost
+    frame of traceback `tb` outside the d2s package (its stack is gone)."""
+    found = None
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if not fn.startswith(_D2S_DIR):
+            found = (fn, tb.tb_lineno)
+        tb = tb.tb_next
+    return _resolved(*found) if found else None

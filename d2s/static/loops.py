@@ -18,7 +18,8 @@ from ..core.ops import constant
 from ..core.shapes import merge_dims
 from .control_flow import (ControlFlowError, _builder_for, _expand_undefined, _is_undefined,
                            _is_value, _label, _promote_scalar, _same_python, _transaction,
-                           describe, external_reads, leaf_names)
+                           cast_weak, describe, external_reads, leaf_names,
+                           trace_path)
 from .builder import check_visible
 from .control_ops.undefined import append_undefined
 from .control_ops.while_ import append_while
@@ -110,6 +111,7 @@ class _LoopBuilder:
         self.weak_first = {}     # leaf index -> whether its first assigned value is weak
         self.python_results = {}  # optional leaf index -> the Python value the body sets
         self.still_undefined = {}  # leaf index -> the undefined value the body leaves
+        self.undefined_by_body = set()  # leaf indices the body may leave undefined
         self.n_blocks = len(self.program.blocks)
 
     def label(self, i):
@@ -117,9 +119,10 @@ class _LoopBuilder:
 
     def build(self):
         # Each retry either relaxes a dim that the body changed, starts carrying a
-        # name first assigned in the body, or fixes a Python number's dtype; all
-        # only grow, so this terminates.
-        for _attempt in range(2 * len(self.leaves) + 2):
+        # name first assigned in the body, fixes a Python number's dtype, or
+        # marks a value the body may leave undefined; all only grow, so this
+        # terminates.
+        for _attempt in range(3 * len(self.leaves) + 2):
             self.trace()
             if not self.widen():
                 return self.emit()
@@ -152,6 +155,7 @@ class _LoopBuilder:
             ph = self.loop_block.create_var(self.shapes[i], self.init[i].dtype, prefix="loop_var")
             ph.weak = getattr(self.init[i], "weak", False)
             ph.is_array = getattr(self.init[i], "is_array", False)
+            ph.may_be_undefined = self.init[i].may_be_undefined or i in self.undefined_by_body
             self.placeholders[i] = ph
         args = unflatten(self.tree, [self.placeholders.get(i, x)
                                      for i, x in enumerate(self.leaves)])
@@ -163,8 +167,11 @@ class _LoopBuilder:
             raise ControlFlowError(f"while: the loop condition must be a bool scalar, got "
                                    f"{self.c.dtype.name}{list(self.c.shape)}")
         self.body_block = program._create_block(self.loop_block)
+        body_out, stop = trace_path(program, self.body_block, self.body_fn, *args)
+        # A body that stops at a read of a name no path assigned raises there
+        # when it runs: what it hands back is never read (keep the values).
+        body_out = list(args if stop is not None else body_out)
         with program._block_guard(self.body_block):
-            body_out = list(self.body_fn(*args))
             new_leaves, new_tree = flatten(body_out)
             if new_tree != self.tree:
                 self._restructure_or_fail(body_out)
@@ -225,11 +232,14 @@ class _LoopBuilder:
             retry = True
         for i in self.carried:
             ph, o, label = self.placeholders[i], self.outs[i], self.label(i)
+            if o.may_be_undefined and not ph.may_be_undefined:
+                # The next trip may start from a value with none (a one-sided
+                # `if` in the body): its reads must know (dead-code elimination).
+                self.undefined_by_body.add(i)
+                retry = True
             if o.dtype != ph.dtype and ph.weak:
                 # A Python number carried by the loop takes the dtype the body gives it.
-                from ..core.ops import cast
-                with program._block_guard(parent):
-                    self.init[i] = builder.to_var(cast(self.init[i], o.dtype))
+                self.init[i] = cast_weak(builder, parent, self.init[i], o.dtype)
                 retry = True
                 continue
             if o.dtype != ph.dtype:
@@ -253,6 +263,7 @@ class _LoopBuilder:
         for v, ph, o in zip(out_vars, ph_list, out_list):
             v.weak = ph.weak and getattr(o, "weak", False)
             v.is_array = ph.is_array
+            v.may_be_undefined = ph.may_be_undefined or o.may_be_undefined
             v.stop_gradient = o.stop_gradient and all(init[i].stop_gradient for i in carried)
         local = {id(p) for p in ph_list}
         free = external_reads([self.cond_block, self.body_block], local)

@@ -40,6 +40,24 @@ def append_raise(exc):
     return True
 
 
+def unbound_read(exc):
+    """Whether `exc` is the error of reading a name that no path assigned so
+    far in this trace (a Python loop that ran zero times, say): the converter
+    marks it (`convert.runtime.undefined`), and `cond` / `while_loop` treat it
+    as code that raises when it runs, not as a build error."""
+    return getattr(exc, "_d2s_unbound_read", None) is not None
+
+
+def abandon_block(block, exc):
+    """The traced code of `block` (a branch or a loop body) stopped at the
+    read that raised `exc` (see `unbound_read`): eager Python raises there
+    only if that code runs, so the block raises it when it runs, at the
+    user's line of the read, and ends there (its results are never read)."""
+    from .ir import traceback_origin
+    append_raise_op(block, exc, origin=traceback_origin(exc.__traceback__) or ())
+    block.terminates = True
+
+
 def append_print(args, sep=" ", end="\n"):
     from ..core.dispatch import bind
     builder = state.current_builder() or next(

@@ -258,7 +258,7 @@ def test_reading_that_name_after_the_loop_is_the_one_branch_error():
     assert len(sf.program_cache) == 0
 
 
-# ---- open -----------------------------------------------------------------------
+# ---- a Python loop that ran zero times, its target read on a path not taken -----
 
 def _zero_trip_python_loop_read_on_a_skipped_path(x, n):
     if x.sum() > 0:
@@ -268,17 +268,138 @@ def _zero_trip_python_loop_read_on_a_skipped_path(x, n):
     return x + i
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason=(
-    "a Python (unrolled) loop that ran zero times leaves its target unbound; "
-    "reading it on a path that a tensor `if` skips at run time is a build-time "
-    "UnboundLocalError, since both paths are traced (eager never reads it); a "
-    "tensor loop bound gives the run-time NameError instead"))
-def test_python_zero_trip_loop_target_read_on_a_path_not_taken():
-    x = np.array([1.0, 2.0])
-    want = _zero_trip_python_loop_read_on_a_skipped_path(d2s.to_tensor(x), 0)
-    got = to_static(_zero_trip_python_loop_read_on_a_skipped_path)(d2s.to_tensor(x), 0)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+def _zero_trip_target_read_in_a_tensor_loop_body(x, n, k):
+    for i in range(n):
+        x = x * 2
+    while x.sum() < k:  # the body reads i whenever it runs
+        x = x + i
+    return x
 
+
+def _zero_trip_target_read_on_both_paths_of_an_inner_if(x, n):
+    for i in range(n):
+        x = x * 2
+    if x.sum() > 0:
+        if x.mean() > 1.0:  # both paths read i: the outer path raises
+            y = x + i
+        else:
+            y = x - i
+        return y
+    return x - 1.0
+
+
+def _zero_trip_target_read_in_a_ternary(x, n):
+    for i in range(n):
+        x = x * 2
+    return x + i if x.sum() > 0 else x * 3.0
+
+
+_SKIPPED_READS = [
+    (_zero_trip_python_loop_read_on_a_skipped_path, ()),
+    (_zero_trip_target_read_in_a_tensor_loop_body, (np.array(1.0),)),
+    (_zero_trip_target_read_on_both_paths_of_an_inner_if, ()),
+    (_zero_trip_target_read_in_a_ternary, ()),
+]
+
+
+def _eager_or_error(fn, *args):
+    try:
+        return fn(*args), None
+    except NameError as e:
+        return None, e
+
+
+@pytest.mark.parametrize("fn, extra", _SKIPPED_READS)
+def test_python_zero_trip_loop_target_read_on_a_path_not_taken(fn, extra, each_executor):
+    # Was a build-time UnboundLocalError: both paths are traced, and the read
+    # raised while tracing the one the run never takes. Now the path that
+    # reads it raises when (and only when) it runs, as eager does.
+    sf = to_static(fn)
+    tensors = [d2s.to_tensor(a) for a in extra]
+    for n in (0, 2):  # a Python int: the loop is unrolled while tracing
+        for v in (1.0, 0.2, -1.0):
+            x = np.array([v, 2 * v])
+            want, error = _eager_or_error(fn, d2s.to_tensor(x), n, *tensors)
+            if error is not None:
+                assert n == 0
+                with pytest.raises(NameError, match="'i'") as info:
+                    sf(d2s.to_tensor(x), n, *tensors)
+                assert "test_fuzz_findings.py" in str(info.value)  # the line of the read
+                continue
+            (got,), (gx,) = _grads(lambda x: sf(x, n, *tensors), x)
+            (ref,), (e_gx,) = _grads(lambda x: fn(x, n, *tensors), x)
+            np.testing.assert_array_equal(got, want.numpy())
+            np.testing.assert_array_equal(got, ref)
+            np.testing.assert_array_equal(gx, e_gx)
+    # the path that reads it holds an op raising the read's error
+    prog = sf.get_concrete_program(d2s.to_tensor(x), 0, *tensors).main_program
+    raises = [op for op in prog.all_ops() if op.type == "raise"]
+    assert raises and all(op.attrs["exception"] is UnboundLocalError for op in raises)
+    assert ("while" if extra else "cond") in {op.type for op in prog.all_ops()}
+
+
+@pytest.mark.parametrize("fn, extra", _SKIPPED_READS)
+def test_the_same_functions_keep_python_semantics_on_python_values(fn, extra):
+    converted = convert_function(fn)[0]
+    extra = [float(a) for a in extra]
+    for n in (0, 2):
+        for v in (1.0, 0.2, -1.0):
+            x = np.array([v, 2 * v])
+            want, error = _eager_or_error(fn, x, n, *extra)
+            if error is not None:
+                with pytest.raises(UnboundLocalError, match="'i'"):
+                    converted(x, n, *extra)
+            else:
+                np.testing.assert_array_equal(converted(x, n, *extra), want)
+
+
+def test_a_tensor_loop_bound_gives_the_same_run_time_error():
+    sf = to_static(_zero_trip_python_loop_read_on_a_skipped_path)
+    x = np.array([-1.0, -2.0])
+    with pytest.raises(NameError, match="'i'"):
+        sf(d2s.to_tensor(x), d2s.to_tensor(np.array(0)))
+    got = sf(d2s.to_tensor(x), d2s.to_tensor(np.array(2)))
+    np.testing.assert_array_equal(got.numpy(), x + 2 + 1)
+    np.testing.assert_array_equal(sf(d2s.to_tensor(-x), d2s.to_tensor(np.array(0))).numpy(), -x)
+
+
+def _zero_trip_target_read_on_every_path(x, n):
+    for i in range(n):
+        x = x * 2
+    if x.sum() > 0:
+        y = x + i
+    else:
+        y = x - i
+    return y
+
+
+def test_a_read_on_every_path_is_still_the_build_time_error():
+    # Every run reads it (eager raises for every input): no program is built.
+    sf = to_static(_zero_trip_target_read_on_every_path)
+    with pytest.raises(UnboundLocalError, match="'i'"):
+        sf(d2s.to_tensor(np.array([1.0])), 0)
+    assert len(sf.program_cache) == 0
+    np.testing.assert_array_equal(sf(d2s.to_tensor(np.array([1.0])), 1).numpy(), [2.0])
+
+
+def _read_of_a_name_one_branch_assigned(x):
+    if x.sum() > 0:
+        y = x * 2
+    if x.mean() > 0.5:
+        return x + y
+    return x
+
+
+def test_a_name_some_run_may_assign_is_still_the_one_branch_error():
+    # `y` is not surely unassigned (a run that takes the first branch has it):
+    # the read stays the build-time error DESIGN §4 asks for.
+    sf = to_static(_read_of_a_name_one_branch_assigned)
+    with pytest.raises(NameError, match=r"'y'.*only one branch of an `if` on a tensor"):
+        sf(d2s.to_tensor(np.array([1.0])))
+    assert len(sf.program_cache) == 0
+
+
+# ---- a Python number returned from a loop, promoted by a later return -----------
 
 def _number_returned_from_a_loop_then_promoted(x, n):
     for i in range(n):
@@ -289,34 +410,102 @@ def _number_returned_from_a_loop_then_promoted(x, n):
     return x * 4, x.mean()
 
 
-@pytest.mark.xfail(strict=True, raises=NameError, reason=(
-    "a Python number returned from inside a tensor loop is carried as a weak int64 "
-    "(undefined until the loop returns); a later `if` on a tensor that promotes it "
-    "to the other path's float64 casts it in the branch that passes it through, "
-    "and that cast of the still-undefined value raises NameError ('the value "
-    "returned by ...') when the loop did not return"))
-def test_python_number_returned_from_a_loop_and_promoted_by_a_later_return():
+def test_python_number_returned_from_a_loop_and_promoted_by_a_later_return(each_executor):
+    # The path passing the loop's (weak int64) number on casts it to float64;
+    # that cast of the still-undefined value raised NameError when the loop had
+    # not returned. A cast is no read: it stays undefined (`cast_if_defined`).
     sf = to_static(_number_returned_from_a_loop_then_promoted)
-    x = np.array([1.0, -1.0])  # the loop does not return; neither does `x.sum() > 0`
-    got = sf(d2s.to_tensor(x), d2s.to_tensor(np.array(2)))
-    np.testing.assert_array_equal(got[0].numpy(), x * 4)
-    assert float(got[1]) == 0.0 and got[1].dtype == np.float64
+    for xv in ([1.0, -1.0], [1.0, 2.0], [-1.0, -2.0]):
+        for nv in (0, 2):
+            x = np.array(xv)
+            got = sf(d2s.to_tensor(x), d2s.to_tensor(np.array(nv)))
+            want = _number_returned_from_a_loop_then_promoted(d2s.to_tensor(x), nv)
+            np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+            assert got[0].dtype == want[0].dtype == np.float64
+            # eager returns the Python int 1 (static: float64, the branch-output rule)
+            assert float(got[1]) == float(want[1]) and got[1].dtype == np.float64
+            ref = (x * 2, 1) if nv and x.sum() < 0 else \
+                (x * 3, x.sum()) if x.sum() > 0 else (x * 4, x.mean())
+            np.testing.assert_array_equal(got[0].numpy(), ref[0])
+            assert float(got[1]) == ref[1]
+    assert {"while", "cond", "cast_if_defined"} <= _ops(sf, x, np.array(2))
 
+
+def test_the_promoted_number_keeps_python_semantics_on_python_values():
+    converted = convert_function(_number_returned_from_a_loop_then_promoted)[0]
+    for xv in ([1.0, -1.0], [1.0, 2.0], [-1.0, -2.0]):
+        for nv in (0, 2):
+            x = np.array(xv)
+            got = converted(x, nv)
+            want = _number_returned_from_a_loop_then_promoted(x, nv)
+            np.testing.assert_array_equal(got[0], want[0])
+            assert got[1] == want[1] and type(got[1]) is type(want[1])
+
+
+# ---- a zero-trip loop's target read in dead code ---------------------------------
 
 def _zero_trip_read_in_dead_code(x, n):
     for i in range(n):
         x = x + 1
-    y = x + i  # never used: the static program prunes it
+    y = x + i  # never used: the static program used to prune it
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the NameError of a zero-trip loop's target is raised by the op that reads it; "
-    "when that op's result is unused, dead-code elimination prunes it and the "
-    "static call returns where eager raises"))
-def test_zero_trip_loop_target_read_in_dead_code_still_raises():
+def _zero_trip_read_in_dead_code_of_a_branch(x, n):
+    for i in range(n):
+        x = x + 1
+    if x.sum() > 0:
+        y = x * i  # never used
+    return x * 2.0
+
+
+@pytest.mark.parametrize("fn, ref", [(_zero_trip_read_in_dead_code, lambda x, n: x + n),
+                                     (_zero_trip_read_in_dead_code_of_a_branch,
+                                      lambda x, n: (x + n) * 2.0)])
+def test_zero_trip_loop_target_read_in_dead_code_still_raises(fn, ref, each_executor):
+    # DCE pruned the read, and with it the NameError: an op reading a value that
+    # may be undefined is now kept (a side effect), as eager raises there.
+    sf = to_static(fn)
+    for v in (1.0, -5.0):
+        x = np.array([v])
+        want, error = _eager_or_error(fn, d2s.to_tensor(x), d2s.to_tensor(np.array(0)))
+        if error is None:
+            np.testing.assert_array_equal(sf(d2s.to_tensor(x), d2s.to_tensor(np.array(0)))
+                                          .numpy(), want.numpy())
+        else:
+            with pytest.raises(NameError, match="'i'"):
+                sf(d2s.to_tensor(x), d2s.to_tensor(np.array(0)))
+        for n in (1, 3):
+            got = sf(d2s.to_tensor(x), d2s.to_tensor(np.array(n)))
+            np.testing.assert_array_equal(got.numpy(), ref(x, n))
+            np.testing.assert_array_equal(
+                got.numpy(), fn(d2s.to_tensor(x), d2s.to_tensor(np.array(n))).numpy())
+    assert "while" in _ops(sf, x, np.array(1))
+    with pytest.raises(UnboundLocalError, match="'i'"):  # Python values: Python's error
+        convert_function(fn)[0](np.array([1.0]), 0)
+
+
+def test_a_saved_program_keeps_the_read(tmp_path):
     sf = to_static(_zero_trip_read_in_dead_code)
+    spec = [static.InputSpec([1], "float64"), static.InputSpec([], "int64")]
+    d2s.jit.save(sf, str(tmp_path / "m"), input_spec=spec)
+    loaded = d2s.jit.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(
+        loaded(d2s.to_tensor(np.array([1.0])), d2s.to_tensor(np.array(2))).numpy(), [3.0])
     with pytest.raises(NameError, match="'i'"):
-        _zero_trip_read_in_dead_code(d2s.to_tensor(np.array([1.0])), 0)
-    with pytest.raises(NameError, match="'i'"):
-        sf(d2s.to_tensor(np.array([1.0])), d2s.to_tensor(np.array(0)))
+        loaded(d2s.to_tensor(np.array([1.0])), d2s.to_tensor(np.array(0)))
+
+
+def _dead_code_with_every_value_defined(x, n):
+    i = 0
+    for i in range(n):
+        x = x + 1
+    y = x + i  # never used, and `i` always has a value: pruned
+    return x
+
+
+def test_dead_code_reading_only_defined_values_is_still_pruned():
+    prog = to_static(_dead_code_with_every_value_defined).get_concrete_program(
+        d2s.to_tensor(np.array([1.0])), d2s.to_tensor(np.array(2))).main_program
+    after_loop = prog.global_block().ops[-1]
+    assert after_loop.type == "while"  # the `x + i` after it is gone

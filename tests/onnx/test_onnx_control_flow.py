@@ -197,6 +197,28 @@ def test_a_name_first_assigned_in_a_loop():
     assert "Loop" in _op_types(model)
 
 
+@to_static
+def number_returned_from_a_loop(x, n):
+    for i in range(n):
+        if x.sum() < 0:
+            return x * 2, 1  # a weak int64, promoted to float32 by the returns below
+    if x.sum() > 0:
+        return x * 3, x.sum()
+    return x * 4, x.mean()
+
+
+def test_a_number_a_loop_may_return_is_cast_only_where_defined():
+    model = _export(number_returned_from_a_loop, [InputSpec([2]), InputSpec([], "int64")])
+    assert {"Loop", "If", "Cast"} <= set(_op_types(model))
+    for xv in ([1.0, -1.0], [1.0, 2.0], [-1.0, -2.0]):
+        for n in (0, 2):
+            x = np.array(xv, np.float32)
+            got = run_model(model, [x, np.array(n)])
+            want = number_returned_from_a_loop.dygraph_function(d2s.to_tensor(x), n)
+            assert_same(got[0], want[0], f"x={xv}, n={n}")
+            assert got[1].dtype == np.float32 and float(got[1]) == float(want[1])
+
+
 def test_a_loop_value_the_body_hands_back_unchanged():
     prog = d2s.static.Program()
     with d2s.static.program_guard(prog):

@@ -303,7 +303,7 @@ def export_table():
 
 
 # Exercised by the control-flow and table tests instead (they need sub-blocks).
-_CONTROL_FLOW_TESTED = {"cond", "while", "array_append", "undefined"}
+_CONTROL_FLOW_TESTED = {"cond", "while", "array_append", "undefined", "cast_if_defined"}
 
 
 def test_every_op_is_mapped_or_says_why_not(capsys):

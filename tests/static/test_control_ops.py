@@ -111,8 +111,22 @@ def programs(built):
     return concrete.main_program, grad
 
 
-def test_the_programs_hold_every_control_op(programs):
-    types = {op.type for p in programs for op in p.all_ops()}
+def _returns_a_number_from_a_loop(x, n):
+    for i in range(n):
+        if x.sum() > 100.0:
+            return 7  # a weak int64, undefined until the loop returns
+    return x.sum()  # promotes it: `cast_if_defined` on the path passing it on
+
+
+@pytest.fixture(scope="module")
+def promoted():
+    fn = d2s.jit.to_static(_returns_a_number_from_a_loop)
+    x = d2s.to_tensor(np.ones(3, np.float32))
+    return fn.get_concrete_program(x, d2s.to_tensor(2))
+
+
+def test_the_programs_hold_every_control_op(programs, promoted):
+    types = {op.type for p in programs + (promoted.main_program,) for op in p.all_ops()}
     assert set(CONTROL_OPS) <= types
     assert types <= set(OPS) | set(CONTROL_OPS)
 
@@ -179,6 +193,26 @@ def test_every_control_op_runs_as_the_eager_code_does(built, how, monkeypatch):
                 continue
             got, = exe.run(concrete.main_program, feed=feed, fetch_list=concrete.outputs)
             np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("how", ["compiled", "interpreter", "xla"])
+def test_a_cast_of_a_value_that_may_be_undefined_runs_as_the_eager_code_does(
+        promoted, how, monkeypatch):
+    """`cast_if_defined` on every interpretation: the cast value where the
+    loop returned the number, no NameError where it did not (nothing reads it)."""
+    from d2s.static import executor
+    if how == "xla":
+        pytest.importorskip("jax")
+    else:
+        monkeypatch.setitem(executor._MODE, "mode", how)
+    exe = Executor(backend="xla" if how == "xla" else "numpy")
+    for xv, n in ((1.0, 2), (50.0, 2), (50.0, 0), (1.0, 0)):
+        xs = np.full(3, xv, np.float32)
+        want = _returns_a_number_from_a_loop(d2s.to_tensor(xs), d2s.to_tensor(n))
+        got, = exe.run(promoted.main_program, feed={"x": xs, "n": np.array(n)},
+                       fetch_list=promoted.outputs)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, float(want), rtol=1e-6)
 
 
 # ---- nobody else restates the ops ------------------------------------------------------

@@ -1,5 +1,6 @@
 """Each pass, before and after, on small programs (printed views compared)."""
 import numpy as np
+import pytest
 
 import d2s
 from d2s import static
@@ -73,6 +74,38 @@ def test_dce_drops_unused_ops_but_keeps_side_effects():
     after = dce.run(view)
     assert "tanh" not in _types(after) and "print" in _types(after)
     assert _types(after)[-1] == "add"
+
+
+def test_dce_keeps_reads_of_a_value_that_may_be_undefined():
+    # Reading it raises NameError when no path assigned it (a loop that ran
+    # zero times): a side effect, even when the result is unused. Values that
+    # surely exist are pruned as before, and so is an unused loop.
+    from d2s.static.control_ops.undefined import append_undefined
+
+    def build():
+        x = static.data("x", [3], "float32")
+        n = static.data("n", [], "int64")
+        block = static.default_main_program().global_block()
+        start = block.create_var([3], "float32", prefix="undefined")
+        append_undefined(block, start, "h")
+        i, h = static.nn.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, x * 2.0),
+                                    [d2s.zeros([], "int64"), start])
+        return {"y": x + 1.0, "read": h * 3.0, "dead": d2s.tanh(x), "i": i}
+
+    view, env = _view(build, lambda e: [e["y"]])
+    after = dce.run(view)
+    kept = _types(after)
+    assert "tanh" not in kept
+    assert kept.count("multiply") == 1 and {"undefined", "while"} <= set(kept)
+    prog = view.program
+    for n, raises in ((0, True), (2, False)):
+        feed = {"x": np.ones(3, np.float32), "n": np.array(n)}
+        if raises:
+            with pytest.raises(NameError, match="'h'"):
+                static.Executor().run(prog, feed=feed, fetch_list=[env["y"]])
+        else:
+            got, = static.Executor().run(prog, feed=feed, fetch_list=[env["y"]])
+            np.testing.assert_array_equal(got, np.full(3, 2.0, np.float32))
 
 
 def test_dce_inside_sub_blocks():

@@ -27,7 +27,14 @@ class UndefinedVar:
         msg = f"cannot access local variable '{self.name}' where it is not associated with a value"
         if self.reason:
             msg += f" ({self.reason})"
-        return UnboundLocalError(msg)
+        err = UnboundLocalError(msg)
+        if not self.reason:
+            # No path traced so far assigned it (a Python loop that ran zero
+            # times): on a path a tensor `if` or loop may skip at run time,
+            # d2s.static makes this error a run-time one (static.side_effects).
+            # With a reason, some run-time path may assign it: a build error.
+            err._d2s_unbound_read = self
+        return err
 
     def __repr__(self):
         return f"UndefinedVar({self.name!r})"

@@ -3,7 +3,8 @@ its gradient) with every interpretation side by side (see `registry`).
 
 * `cond`     — `cond`, `cond_grad`: a branch and its gradient
 * `while_`   — `while`, `while_grad`: a loop and its gradient
-* `undefined` — the value of a name no path has assigned yet
+* `undefined` — the value of a name no path has assigned yet, and
+  `cast_if_defined`, a cast that leaves such a value undefined
 * `raise_`   — a `raise` inside a traced branch or loop body
 
 Tensor arrays (`array_append`) are an ordinary registry op: their home is

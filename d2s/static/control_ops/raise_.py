@@ -12,9 +12,11 @@ from ..scope import relocate
 from .registry import ControlOpDef, register_control_op
 
 
-def append_raise(block, exc):
-    """Append to `block` an op raising `exc`'s type with its arguments."""
-    return block.append_op("raise", [], [], {"exception": type(exc), "args": tuple(exc.args)})
+def append_raise(block, exc, origin=None):
+    """Append to `block` an op raising `exc`'s type with its arguments
+    (`origin`: the user's line, by default the calling user frame)."""
+    return block.append_op("raise", [], [], {"exception": type(exc), "args": tuple(exc.args)},
+                           origin=origin)
 
 
 def _interpret(op, scope, run_block):

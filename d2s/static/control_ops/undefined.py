@@ -4,16 +4,25 @@
 this value): reading it after a loop that ran zero times raises the
 NameError Python would, naming the variable `name`. In gradient ops such a
 value is a zero cotangent (see `executor.run_ops`).
+
+`cast_if_defined(x) -> y {dtype}` is `x` cast to `dtype`, or `x`'s undefined
+value unchanged: a `cond` that promotes a weakly typed value it passes
+through (a Python number a loop may have returned) casts it on a path where
+it may hold no value, and a cast is no read (Python would not look at it).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.dtypes import is_floating
+from ...core.registry import OPS
 from ..scope import UndefinedValue
 from .registry import ControlOpDef, register_control_op
 
 
 def append_undefined(block, var, name):
     """Make `var` (of `block`) hold the undefined value of the user's `name`."""
+    var.may_be_undefined = True
     return block.append_op("undefined", [], [var], {"name": name})
 
 
@@ -52,3 +61,60 @@ def makes_undefined_floats(ops):
 UNDEFINED = register_control_op(ControlOpDef(
     "undefined", _interpret, _emit, values=("name",), undefined_outputs=_undefined_outputs,
 )).lowering(xla=_lower_xla, onnx=_lower_onnx)
+
+
+# ---- cast_if_defined ------------------------------------------------------------------
+def append_cast_if_defined(block, x, dtype):
+    """`x` (which may be undefined) cast to `dtype` in `block`: a new Variable.
+    No gradient flows through it (it casts weakly typed values: numbers)."""
+    out = block.create_var(x.shape, dtype, prefix="cast", stop_gradient=True)
+    out.may_be_undefined = True
+    block.append_op("cast_if_defined", [x], [out], {"dtype": np.dtype(dtype).name})
+    return out
+
+
+def _cast(value, op):
+    return OPS["cast"].kernel(value, dtype=op.attrs["dtype"])
+
+
+def _interpret_cast(op, scope, run_block):
+    value = scope.get(op.inputs[0].name)
+    scope.set(op.outputs[0].name, value if type(value) is UndefinedValue else _cast(value, op))
+
+
+def _emit_cast(em, op, indent):
+    x, out = em.ident(op.inputs[0].name), em.ident(op.outputs[0].name)
+    em.emit(f"{out} = {x} if type({x}) is _Undefined else "
+            f"{em.kernel('cast')}({x}, dtype={op.attrs['dtype']!r})", indent, op)
+
+
+def _cast_undefined_outputs(op, labels):
+    label = labels.get(op.inputs[0].name)
+    if label is not None:
+        yield op.outputs[0].name, label
+
+
+def _check_cast(op):
+    x, out = op.inputs[0], op.outputs[0]
+    if tuple(x.shape) != tuple(out.shape) or out.dtype != np.dtype(op.attrs["dtype"]):
+        return (f"cast_if_defined: {out.dtype.name}{list(out.shape)} from "
+                f"{x.dtype.name}{list(x.shape)} with dtype={op.attrs['dtype']}")
+    return None
+
+
+def _lower_cast_xla(low, op, env):
+    """The cast value, with the input's undefined flag (if it has one)."""
+    x, out = op.inputs[0], op.outputs[0]
+    env.set(out.name, env.get(x.name).astype(out.dtype), flag=env.flag(x.name))
+
+
+def _lower_cast_onnx(ex, op, graph, env):
+    """A Cast (ONNX values always exist: an undefined one is zeros, see `undefined`)."""
+    ns = ex.namespace(graph, op)
+    env.set(op.outputs[0].name, ns.cast(env.get(op.inputs[0].name), op.outputs[0].dtype))
+
+
+CAST_IF_DEFINED = register_control_op(ControlOpDef(
+    "cast_if_defined", _interpret_cast, _emit_cast, values=("dtype",), check=_check_cast,
+    undefined_outputs=_cast_undefined_outputs,
+)).lowering(xla=_lower_cast_xla, onnx=_lower_cast_onnx)

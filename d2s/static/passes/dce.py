@@ -1,9 +1,9 @@
 """Dead-code elimination: drop ops whose results nothing needs.
 
 Kept: ops producing program outputs, ops with side effects (print, assert,
-raise, random draws, writes into captured parameters) and everything they
-read; a control-flow op is kept whole if it is needed or any of its blocks
-has a side effect.
+raise, random draws, writes into captured parameters, reads of a value that
+may be undefined: their NameError) and everything they read; a control-flow
+op is kept whole if it is needed or any of its blocks has a side effect.
 """
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ class SideEffects:
         for v in op.outputs:
             if v.name in captured:
                 return True  # an in-place update of a parameter (optimizer ops)
+        if opdef is not None and not op.is_grad and any(v.may_be_undefined for v in op.inputs):
+            # Reading a name no path may have assigned (after a loop that ran
+            # zero times) raises NameError, as Python does, used result or not.
+            # Control-flow ops only pass such values on; gradient ops read them
+            # as zero cotangents.
+            return True
         for idx in sub_block_ids(op):
             found = self.blocks.get(idx)
             if found is None:
