@@ -78,7 +78,8 @@ def test_data_parallel_averages_in_buckets_and_checks_the_models(tmp_path):
         x = d2s.to_tensor(np.full((2, 64), rank + 1.0, np.float32))
         model(x).sum().backward()
         g = model._layers[0].weight.grad.numpy()
-        print("syncs", model.syncs, "grad", repr(float(g.sum())))
+        # one write per rank (atomic on the shared pipe): print's pieces interleave
+        __import__("sys").stdout.write(f"syncs {model.syncs} grad {float(g.sum())!r}\\n")
     """))
     proc = run([*LAUNCH, "--nproc_per_node", "2", "--timeout", "60", str(script)])
     assert proc.returncode == 0, proc.stderr
