@@ -80,6 +80,16 @@ def _table_cases(out):
         out[f"table/{entry.fn.__name__}"] = texts
 
 
+def _benchmark_module(name):
+    """A module of benchmarks/ (not a package), imported by name."""
+    import importlib
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)
+
+
 def _first_call_functions(out):
     import importlib.util
     import tempfile
@@ -87,11 +97,7 @@ def _first_call_functions(out):
     import numpy as np
 
     import d2s
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    try:
-        import first_call
-    finally:
-        sys.path.pop(0)
+    first_call = _benchmark_module("first_call")
     with tempfile.TemporaryDirectory() as tmp:
         for blocks in FIRST_CALL_BLOCKS:
             path = os.path.join(tmp, f"generated_{blocks}.py")
@@ -111,11 +117,7 @@ def _workloads(out):
     import numpy as np
 
     import d2s
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    try:
-        import workloads
-    finally:
-        sys.path.pop(0)
+    workloads = _benchmark_module("workloads")
     for key, build in workloads.WORKLOADS.items():
         w = build(np.random.default_rng(0))
         texts = []
