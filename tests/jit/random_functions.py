@@ -359,9 +359,10 @@ class _Gen:
                 walrus = f"(z := {self.fmt(self.pick(_WALRUS_VALUE))}).sum() < {self.num()}"
                 test = f"{walrus} and {k} < {m}"
             elif "dims" in self.on and self.draw(st.integers(0, 3)) == 0:
-                test = f"{k} < x.shape[0] and {self.cond(1, lead=False)}"
+                test = f"{k} < x.shape[0] and ({self.cond(1, lead=False)})"
             elif self.draw(st.booleans()):
-                test = f"{k} < {m} and {self.cond(1, lead=False)}"
+                # parenthesized: a chain `a or b` after the bound would escape it
+                test = f"{k} < {m} and ({self.cond(1, lead=False)})"
             else:
                 test = f"({self.cond(1)}) and {k} < {m}"
             step = self.pick([f"{k} = {k} + 1", f"{k} += 1"])
