@@ -80,20 +80,25 @@ def torch_modes(key, np_args):
         g = compiled(f)
         return {"torch": lambda: _nograd(torch, f, t), "torch.jit": lambda: _nograd(torch, g, t)}
     if key == "W6":
-        params, x, label, lr = t
-        params = [torch.from_numpy(p.copy()).requires_grad_() for p in np_args[0]]
+        _, x, label, lr = t
         loss_fn = d["mlp_loss"]
         loss_jit = compiled(loss_fn)
 
-        def step(fn):
-            loss = fn(x, label, *params)
-            loss.backward()
-            with torch.no_grad():
-                for p in params:
-                    p -= float(lr) * p.grad
-                    p.grad = None
-            return loss.detach()
-        return {"torch": lambda: step(loss_fn), "torch.jit": lambda: step(loss_jit)}
+        def stepper(fn):
+            # each mode trains its own copy of the weights (from the same start,
+            # as numpy's step does), so the equality check compares like steps
+            params = [torch.from_numpy(p.copy()).requires_grad_() for p in np_args[0]]
+
+            def step():
+                loss = fn(x, label, *params)
+                loss.backward()
+                with torch.no_grad():
+                    for p in params:
+                        p -= float(lr) * p.grad
+                        p.grad = None
+                return loss.detach()
+            return step
+        return {"torch": stepper(loss_fn), "torch.jit": stepper(loss_jit)}
     return {}
 
 
