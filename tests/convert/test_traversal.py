@@ -8,7 +8,8 @@ from d2s.convert import traversal
 SOURCE = "def f(x):\n    y = x + 1.5 - 'a'.count(b'b')\n    return (y, None, ..., True, 2j)\n"
 
 
-def _walk_with(base):
+def _recorder(base):
+    """A walker on `base` that records the type of every node generic_visit sees."""
     class Recorder(base):
         def __init__(self):
             self.seen = []
@@ -16,7 +17,11 @@ def _walk_with(base):
         def generic_visit(self, node):
             self.seen.append(type(node).__name__)
             return super().generic_visit(node)
-    walker = Recorder()
+    return Recorder()
+
+
+def _walk_with(base):
+    walker = _recorder(base)
     results = [walker.visit(node) for node in ast.walk(ast.parse(SOURCE))
                if isinstance(node, ast.Constant)]
     return walker.seen, results
@@ -56,16 +61,9 @@ def test_a_walker_with_its_own_generic_visit_still_sees_names_and_constants():
     # Plain walkers skip childless nodes; one that overrides generic_visit
     # is shown every node, as the standard library shows it.
     def seen(base):
-        class Recorder(base):
-            def __init__(self):
-                self.kinds = []
-
-            def generic_visit(self, node):
-                self.kinds.append(type(node).__name__)
-                return super().generic_visit(node)
-        walker = Recorder()
+        walker = _recorder(base)
         walker.visit(ast.parse(SOURCE))
-        return walker.kinds
+        return walker.seen
     for ours, theirs in ((traversal.NodeVisitor, ast.NodeVisitor),
                          (traversal.NodeTransformer, ast.NodeTransformer)):
         kinds = seen(ours)
