@@ -5,28 +5,22 @@ converted function under `program_guard`; parameters it touches are
 captured by reference; ops nothing needs are then pruned. Running in
 dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
 wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
-joined to the eager tape by one node whose vjp runs the backward ops, built
-once per program from the same vjp rules on a copy of the program (a
-`BackwardProgram`): `main_program` stays the forward that users print and save.
+joined to the eager tape (jit.taped). What a program reads besides its
+inputs and how its outputs are returned live in jit.program_parts.
 """
 from __future__ import annotations
 
-import enum
 import threading
 
 import numpy as np
 
-from ..core import autograd, dist_attr, state
-from ..core.dtypes import is_floating
+from ..core import dist_attr, state
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static import framework
-from ..static.backward import BackwardProgram, output_sources
 from ..static.builder import check_visible
 from ..static.codegen import NotCompilable, compile_program
-from ..static.control_ops import saved_var
-from ..static.control_ops.undefined import makes_undefined_floats
 from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
@@ -34,136 +28,11 @@ from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..gc_pause import gc_paused
+from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
+from .taped import TapedRuns
 
 
-class Plan(enum.Enum):
-    """How a part of the program runs; decided on first use."""
-    UNDECIDED = "undecided"
-    COMPILED = "compiled"        # generated Python (static/codegen.py)
-    INTERPRETED = "interpreted"  # the op-by-op reference executor
-
-
-class _Compiled:
-    """A compiled function decided once (under a lock) on first use: `plan` is
-    COMPILED with `fn` set, or INTERPRETED when the program cannot be compiled."""
-    __slots__ = ("plan", "fn")
-
-    def __init__(self):
-        self.plan = Plan.UNDECIDED
-        self.fn = None
-
-    def decide(self, lock, build):
-        if self.plan is Plan.UNDECIDED:
-            with lock:
-                if self.plan is Plan.UNDECIDED:
-                    fn = build()
-                    self.fn = fn  # set before the plan: readers of COMPILED find it
-                    self.plan = Plan.INTERPRETED if fn is None else Plan.COMPILED
-        return self.fn
-
-
-class OutputStructure:
-    """Where the output Variables go in the returned structure.
-
-    The function's result is flattened to leaves; `positions` are the leaves
-    computed by the program, every other leaf is a Python value traced as is
-    (None included: a function may return None, so None never marks a slot).
-    """
-    __slots__ = ("tree", "constants", "positions", "single", "flat_tuple")
-
-    def __init__(self, tree, constants, positions):
-        self.tree = tree
-        self.constants = constants
-        self.positions = positions
-        self.single = tree is None and positions == [0]  # the common case, kept fast
-        # `return a, b`: a tuple of computed values only (also kept fast)
-        self.flat_tuple = (tree == (tuple, (None,) * len(constants))
-                           and positions == list(range(len(constants))))
-
-    def restructure(self, values):
-        if self.single:
-            return values[0]
-        if self.flat_tuple:
-            return tuple(values)
-        leaves = list(self.constants)
-        for pos, value in zip(self.positions, values):
-            leaves[pos] = value
-        return unflatten(self.tree, leaves)
-
-
-class CapturedTensors:
-    """The eager Tensors a program reads besides its inputs (`program.captured`,
-    in order): parameters and other tensors its code used.
-
-    A tensor that was an attribute of a Layer (the converted method's `self`,
-    a Layer argument, or one of their sublayers) is captured by its path,
-    (layer, attribute): each run looks the attribute up again, so
-    `layer.offset = new_tensor` after conversion is seen by the next run, as
-    an in-place update of a parameter is. The program is built for the
-    captured tensor's shape and dtype; a replacement that differs in either
-    is a clear error. Tensors reached any other way (a global, a closure) are
-    captured by reference to the object."""
-
-    def __init__(self, program, paths=()):
-        self.program = program
-        self.tensors = list(program.captured.values())
-        self.names = list(program.captured)
-        # (the layer's __dict__, attribute, index into tensors, layer)
-        self.paths = [(vars(layer), attr, i, layer) for layer, attr, i in paths]
-        self.floating = [i for i, t in enumerate(self.tensors) if is_floating(t.dtype)]
-        self.version = state.tensor_attributes_version[0]  # the paths were checked then
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_layers(cls, program, roots):
-        """Find the captured tensors held as attributes of `roots` (duck-typed
-        Layers: `named_sublayers`) or of their sublayers."""
-        index = {id(t): i for i, t in enumerate(program.captured.values())}
-        paths, found = [], set()
-        for root in roots:
-            for _, layer in root.named_sublayers(include_self=True):
-                for attr, value in vars(layer).items():
-                    i = index.get(id(value))
-                    if i is not None and i not in found:
-                        found.add(i)
-                        paths.append((layer, attr, i))
-        return cls(program, paths)
-
-    def current(self):
-        """The tensors to read now (a replaced layer attribute is rebound first)."""
-        if self.paths and state.tensor_attributes_version[0] != self.version:
-            self._recheck()
-        return self.tensors
-
-    def _recheck(self):
-        """Some layer's tensor attribute changed: rebind the paths that differ."""
-        with self._lock:
-            version = state.tensor_attributes_version[0]
-            for attrs, attr, i, layer in self.paths:
-                if attrs.get(attr) is not self.tensors[i]:
-                    self._rebind(layer, attr, i)
-            self.version = version
-
-    def _rebind(self, layer, attr, i):
-        new, old = layer.__dict__.get(attr), self.tensors[i]
-        if not isinstance(new, Tensor) or new.shape != old.shape or new.dtype != old.dtype:
-            what = (f"a {new.dtype.name}{list(new.shape)} tensor" if isinstance(new, Tensor)
-                    else f"a {type(new).__name__}")
-            raise ValueError(
-                f"{type(layer).__name__}.{attr} was replaced by {what} after conversion; "
-                f"the program was built for a {old.dtype.name}{list(old.shape)} tensor "
-                "and reads the attribute on every run: assign a tensor of that shape "
-                "and dtype")
-        program, name = self.program, self.names[i]
-        var = program._captured_ids.pop(id(old))
-        program._captured_ids[id(new)] = var
-        program.captured[name] = new
-        tensors = list(self.tensors)  # runs in progress keep the list they read
-        tensors[i] = new
-        self.tensors = tensors
-
-
-class ConcreteProgram:
+class ConcreteProgram(TapedRuns):
     """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
 
     RUNNER = "concrete_runner"  # what runs it on another backend (d2s.backends.<name>)
@@ -266,17 +135,6 @@ class ConcreteProgram:
         return self._captured.current()
 
     # ---- running ---------------------------------------------------------------------
-    def _needs_grad(self, tensors, captured):
-        if not state._tls.grad_enabled:
-            return False
-        for t in tensors:
-            if not t.stop_gradient:
-                return True
-        for i in self._captured.floating:
-            if not captured[i].stop_gradient:
-                return True
-        return False
-
     def __call__(self, tensors, backend="numpy"):
         """Run with eager input Tensors (in `inputs` order) on `backend` (a
         resolved name, see `static.backend`); eager outputs."""
@@ -372,9 +230,6 @@ class ConcreteProgram:
     def _numpy_forward(self, feeds, captured):
         return self._run_numpy(list(feeds) + [t._value for t in captured])
 
-    def _numpy_for_grad(self, feeds, captured):
-        return self._forward_for_grad(list(feeds) + [t._value for t in captured])
-
     def _run_numpy(self, arrays):
         """Forward output values on the numpy backend (compiled or interpreted)."""
         forward = self._forward()
@@ -393,39 +248,6 @@ class ConcreteProgram:
                 if runner is None:
                     runner = self._runners[backend] = getattr(impl, self.RUNNER)(self)
         return runner
-
-    def _taped(self, tensors, captured, values, saved, attrs=None):
-        """Outputs joined to the eager tape (their vjp runs the backward);
-        `attrs`: their placements, see `_placed`."""
-        values = [v if type(v) is np.ndarray else self._as_array(i, v)
-                  for i, v in enumerate(values)]
-        outs = [Tensor._from_array(v) for v in values]
-        if attrs is not None or dist_attr.any_placed():
-            self._placed(outs, attrs)
-        sources = self._output_sources()
-        watched = list(tensors) + captured
-        for o, srcs in zip(outs, sources):
-            # as eagerly: an output requires a gradient when an input it is
-            # computed from (differentiably) does
-            o.stop_gradient = not any(not watched[k].stop_gradient for k in srcs)
-        if outs:
-            autograd.record(self._tape_op, list(tensors) + captured,
-                            {"_saved": saved}, outs, values)
-        return self.output_structure.restructure(outs)
-
-    def _output_sources(self):
-        """Per output: positions in (inputs + captured tensors) it is computed
-        from through differentiable ops (see `static.backward.output_sources`)."""
-        sources = self._out_sources
-        if sources is None:
-            block = self.main_program.global_block()
-            keys = {id(v): i for i, v in enumerate(self.inputs)}
-            n = len(self.inputs)
-            for j, name in enumerate(self._captured.names):
-                keys[id(block.vars[name])] = n + j
-            sources = self._out_sources = output_sources(
-                block.ops[:self._n_forward], keys, self.outputs)
-        return sources
 
     def _wrap(self, values, attrs=None):
         """Eager Tensors of the forward's output values, in the returned
@@ -484,109 +306,6 @@ class ConcreteProgram:
         write_back(program, scope)
         return scope
 
-    def _forward_for_grad(self, arrays):
-        """Outputs, and what the backward needs: (compiled saved values) or a scope."""
-        if self._backward is None:
-            self._ensure_backward()
-        fwd = self._grad_forward_fn.fn  # set once the plan is COMPILED
-        if fwd is None and self._grad_forward_fn.plan is Plan.UNDECIDED:
-            fwd = self._grad_forward_fn.decide(self._lock, self._compile_grad_forward)
-        n = len(self.outputs)
-        if fwd is not None:
-            results = fwd(*arrays)
-            values = [v if type(v) is np.ndarray else self._as_array(i, v)
-                      for i, v in enumerate(results[:n])]
-            return values, results[n:]
-        scope = self._run_interpreted(arrays, self._backward.program, self._backward.forward_ops)
-        values = [self._as_array(i, scope.get(v.name)) for i, v in enumerate(self.outputs)]
-        # The tape keeps only the forward values the backward ops read.
-        keep = self._backward.reads
-        scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
-        return values, scope
-
-    def _compile_grad_forward(self):
-        """Forward returning outputs + the values backward reads (saved cond/while
-        scopes included); None where only the interpreter can run it."""
-        grad_program = self._backward.program
-        fwd_ops = self._backward.forward_ops
-        if makes_undefined_floats(grad_program.all_ops()):
-            return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
-        saved = self.saved_for_backward()
-        fwd = self._compile(grad_program, fwd_ops, self._input_names(),
-                            [v.name for v in self.outputs] + saved, "forward_for_grad")
-        if fwd is not None:
-            self._saved_names = saved
-        return fwd
-
-    def saved_for_backward(self):
-        """The names the backward ops read that the forward has (inputs,
-        parameters, values it computes, the scopes cond/while save), sorted."""
-        fwd_ops = self.backward_program().forward_ops
-        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
-        produced |= {saved_var(op) for op in fwd_ops if saved_var(op)}
-        return sorted(n for n in self._backward.reads if n in produced)
-
-    def _backward_fn(self, wanted):
-        """The compiled backward computing only the gradients `wanted` (a mask
-        over inputs + parameters): DCE drops the rest (e.g. a frozen input's)."""
-        bwd = self._backward_fns.get(wanted)
-        if bwd is None:
-            backward = self._backward
-            outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
-            bwd = self._compile(backward.program, backward.backward_ops,
-                                self._saved_names + backward.ct_names, outs, "backward")
-            self._backward_fns[wanted] = bwd
-        return bwd
-
-    # ---- backward ------------------------------------------------------------------------
-    def _ensure_backward(self):
-        with self._lock:
-            if self._backward is not None:
-                return
-            program = self.main_program
-            params = [program._captured_ids[id(t)] for t in program.captured.values()]
-            self._backward = BackwardProgram(program, self.outputs, self.inputs + params)
-
-    def backward_program(self):
-        """The BackwardProgram (forward copy + backward ops), built on first need."""
-        if self._backward is None:
-            self._ensure_backward()
-        return self._backward
-
-    def _vjp(self, g, out, *inputs, _saved):
-        backward = self._backward
-        single = self._tape_op.num_outputs == 1
-        gs, outs = ((g,), (out,)) if single else (g, out)
-        # An output the loss does not use has no cotangent: it contributes zero.
-        cts = [np.zeros_like(outs[i]._value, dtype=self.outputs[i].dtype) if gs[i] is None
-               else gs[i]._value.astype(self.outputs[i].dtype, copy=False)
-               for i in backward.diff_outs]
-        wanted = tuple(not t.stop_gradient for t in inputs)
-        if isinstance(_saved, (Scope, tuple, list)):
-            values = self._numpy_backward(_saved, cts, wanted)
-        else:  # another backend's: it runs the backward, or hands it back to numpy
-            values = _saved.gradients(cts, wanted, self._numpy_gradients)
-        return tuple(None if v is None or type(v) is UndefinedValue
-                     else Tensor._from_array(np.asarray(v)) for v in values)
-
-    def _numpy_gradients(self, arrays, cts, wanted):
-        """Gradients on numpy from the forward's input arrays (forward run again)."""
-        _, saved = self._forward_for_grad(arrays)
-        return self._numpy_backward(saved, cts, wanted)
-
-    def _numpy_backward(self, saved, cts, wanted):
-        """Per wrt: gradient array, UndefinedValue (zero cotangent) or None."""
-        backward = self._backward
-        grad_names = backward.grad_names
-        if isinstance(saved, Scope):
-            scope = Scope(saved)
-            for name, ct in zip(backward.ct_names, cts):
-                scope.vars[name] = ct
-            run_ops(backward.backward_ops, backward.program, scope)
-            return [None if n is None else scope.get(n) for n in grad_names]
-        it = iter(self._backward_fn(wanted)(*saved, *cts))
-        return [next(it) if n is not None and w else None for n, w in zip(grad_names, wanted)]
-
     # ---- inspection ----------------------------------------------------------------------
     def lowered_text(self, examples=None, backend=None):
         """What runs the forward on `backend` (default: the global one), as text:
@@ -626,5 +345,3 @@ def _tensor_free(value):
     leaves, _ = flatten(value)
     return not any(isinstance(x, (Tensor, np.ndarray, InputSpec))
                    for x in leaves)
-
-

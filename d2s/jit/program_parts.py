@@ -1,0 +1,140 @@
+"""The parts of a `ConcreteProgram` that are not how it runs: which eager
+Tensors it reads besides its inputs (`CapturedTensors`), where its output
+values go in the returned structure (`OutputStructure`), and the once-decided
+choice between generated code and the interpreter (`Plan`, `_Compiled`)."""
+from __future__ import annotations
+
+import enum
+import threading
+
+from ..core import state
+from ..core.dtypes import is_floating
+from ..core.tensor import Tensor
+from ..static.pytree import unflatten
+
+
+class Plan(enum.Enum):
+    """How a part of the program runs; decided on first use."""
+    UNDECIDED = "undecided"
+    COMPILED = "compiled"        # generated Python (static/codegen.py)
+    INTERPRETED = "interpreted"  # the op-by-op reference executor
+
+
+class _Compiled:
+    """A compiled function decided once (under a lock) on first use: `plan` is
+    COMPILED with `fn` set, or INTERPRETED when the program cannot be compiled."""
+    __slots__ = ("plan", "fn")
+
+    def __init__(self):
+        self.plan = Plan.UNDECIDED
+        self.fn = None
+
+    def decide(self, lock, build):
+        if self.plan is Plan.UNDECIDED:
+            with lock:
+                if self.plan is Plan.UNDECIDED:
+                    fn = build()
+                    self.fn = fn  # set before the plan: readers of COMPILED find it
+                    self.plan = Plan.INTERPRETED if fn is None else Plan.COMPILED
+        return self.fn
+
+
+class OutputStructure:
+    """Where the output Variables go in the returned structure.
+
+    The function's result is flattened to leaves; `positions` are the leaves
+    computed by the program, every other leaf is a Python value traced as is
+    (None included: a function may return None, so None never marks a slot).
+    """
+    __slots__ = ("tree", "constants", "positions", "single", "flat_tuple")
+
+    def __init__(self, tree, constants, positions):
+        self.tree = tree
+        self.constants = constants
+        self.positions = positions
+        self.single = tree is None and positions == [0]  # the common case, kept fast
+        # `return a, b`: a tuple of computed values only (also kept fast)
+        self.flat_tuple = (tree == (tuple, (None,) * len(constants))
+                           and positions == list(range(len(constants))))
+
+    def restructure(self, values):
+        if self.single:
+            return values[0]
+        if self.flat_tuple:
+            return tuple(values)
+        leaves = list(self.constants)
+        for pos, value in zip(self.positions, values):
+            leaves[pos] = value
+        return unflatten(self.tree, leaves)
+
+
+class CapturedTensors:
+    """The eager Tensors a program reads besides its inputs (`program.captured`,
+    in order): parameters and other tensors its code used.
+
+    A tensor that was an attribute of a Layer (the converted method's `self`,
+    a Layer argument, or one of their sublayers) is captured by its path,
+    (layer, attribute): each run looks the attribute up again, so
+    `layer.offset = new_tensor` after conversion is seen by the next run, as
+    an in-place update of a parameter is. The program is built for the
+    captured tensor's shape and dtype; a replacement that differs in either
+    is a clear error. Tensors reached any other way (a global, a closure) are
+    captured by reference to the object."""
+
+    def __init__(self, program, paths=()):
+        self.program = program
+        self.tensors = list(program.captured.values())
+        self.names = list(program.captured)
+        # (the layer's __dict__, attribute, index into tensors, layer)
+        self.paths = [(vars(layer), attr, i, layer) for layer, attr, i in paths]
+        self.floating = [i for i, t in enumerate(self.tensors) if is_floating(t.dtype)]
+        self.version = state.tensor_attributes_version[0]  # the paths were checked then
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_layers(cls, program, roots):
+        """Find the captured tensors held as attributes of `roots` (duck-typed
+        Layers: `named_sublayers`) or of their sublayers."""
+        index = {id(t): i for i, t in enumerate(program.captured.values())}
+        paths, found = [], set()
+        for root in roots:
+            for _, layer in root.named_sublayers(include_self=True):
+                for attr, value in vars(layer).items():
+                    i = index.get(id(value))
+                    if i is not None and i not in found:
+                        found.add(i)
+                        paths.append((layer, attr, i))
+        return cls(program, paths)
+
+    def current(self):
+        """The tensors to read now (a replaced layer attribute is rebound first)."""
+        if self.paths and state.tensor_attributes_version[0] != self.version:
+            self._recheck()
+        return self.tensors
+
+    def _recheck(self):
+        """Some layer's tensor attribute changed: rebind the paths that differ."""
+        with self._lock:
+            version = state.tensor_attributes_version[0]
+            for attrs, attr, i, layer in self.paths:
+                if attrs.get(attr) is not self.tensors[i]:
+                    self._rebind(layer, attr, i)
+            self.version = version
+
+    def _rebind(self, layer, attr, i):
+        new, old = layer.__dict__.get(attr), self.tensors[i]
+        if not isinstance(new, Tensor) or new.shape != old.shape or new.dtype != old.dtype:
+            what = (f"a {new.dtype.name}{list(new.shape)} tensor" if isinstance(new, Tensor)
+                    else f"a {type(new).__name__}")
+            raise ValueError(
+                f"{type(layer).__name__}.{attr} was replaced by {what} after conversion; "
+                f"the program was built for a {old.dtype.name}{list(old.shape)} tensor "
+                "and reads the attribute on every run: assign a tensor of that shape "
+                "and dtype")
+        program, name = self.program, self.names[i]
+        var = program._captured_ids.pop(id(old))
+        program._captured_ids[id(new)] = var
+        program.captured[name] = new
+        tensors = list(self.tensors)  # runs in progress keep the list they read
+        tensors[i] = new
+        self.tensors = tensors
