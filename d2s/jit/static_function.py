@@ -119,9 +119,9 @@ class StaticFunction:
         if not kwargs and (all_eager[0] or not state._tls.builders
                            and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
-            # stop_gradient) or (type, value) per positional argument.
-            key = _fast_key(args, self._bound_self)
-            hit = self._cache.fast.get(key) if key is not None else None
+            # stop_gradient) or (type, value) per positional argument (None,
+            # never a key, for other arguments).
+            hit = self._cache.fast.get(_fast_key(args, self._bound_self))
             if hit is not None:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)

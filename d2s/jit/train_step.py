@@ -57,8 +57,9 @@ from ..static.update_plan import UpdateBuffers, plan_in_place
 from .concrete_program import ConcreteProgram
 
 _getrefcount = sys.getrefcount
-# References to an array held only by its Tensor, as `_owned` counts them: the
-# Tensor's slot, the list of arguments, the local name, getrefcount's argument.
+# References to an array held only by its Tensor, as a numpy plan's run counts
+# them: the Tensor's slot, the list of arguments, the local name, getrefcount's
+# argument.
 _SOLE_REFS = 4
 
 
@@ -101,7 +102,8 @@ class StepProgram(ConcreteProgram):
                                             self._expected[len(self._watched):]))
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
-        self._plans = {}               # "in_place" / "commit" -> CompiledFunction or None
+        self._plans = {}               # "in_place" / "commit" / "interpret" -> a _NumpyPlan
+        self._finish = self._finisher()
 
     # ---- guard ------------------------------------------------------------------------
     def _state_of(self, tensors, traced=False):
@@ -158,45 +160,67 @@ class StepProgram(ConcreteProgram):
         return list(self._variants)
 
     def run(self, tensors, backend="numpy"):
-        if backend != "numpy":  # parameters are the backend's to send (or keep)
-            feeds = [t._value for t in tensors]
-            feeds.extend(self._held_grads(tensors))
-            attrs = None  # the inputs' placements (d2s.distributed): a sharded step
-            if dist_attr.any_placed():
-                attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
-            results = self._runner(backend).run(feeds, self._traced_tensors,
-                                                lambda: self._run_numpy(tensors), attrs)
-        else:
-            results = self._run_numpy(tensors)
+        if backend == "numpy":
+            return self._numpy_plan().call(tensors)
+        # parameters are the backend's to send (or keep)
+        feeds = [t._value for t in tensors]
+        feeds.extend(self._held_grads(tensors))
+        attrs = None  # the inputs' placements (d2s.distributed): a sharded step
+        if dist_attr.any_placed():
+            attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
+        results = self._runner(backend).run(feeds, self._traced_tensors,
+                                            lambda: self._numpy_plan().values(tensors), attrs)
+        return self._finish(tensors, results)
+
+    def _finisher(self):
+        """`finish(tensors, results)`: the outputs of a run that returned
+        `results` (the values of `run_outputs`), after committing its writes
+        to the eager objects. Every call of a step ends here, so what is fixed
+        per program is resolved once: the Tensors given new values, the
+        tracked tensors whose gradient is cleared, and every other gradient
+        write as (Tensor or None for argument `index`, index, position in
+        `results` or None to clear)."""
         n = len(self.outputs)
-        if self.check_finite:
-            self._check_finite(results)
-        new = Tensor._from_array  # (an undefined output raises here: before the commit)
-        outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
-                for i, v in enumerate(results[:n])]
-        self._commit(tensors, results[n:])
-        structure = self.output_structure
-        return outs[0] if structure.single else structure.restructure(outs)
+        value_owners = [t for t, _ in self.effects.value_writes]
+        cleared = [slot.tensor for slot, name in self.effects.grad_writes
+                   if name is None and slot.tensor is not None]
+        grad_sets, at = [], n + len(value_owners)
+        for slot, name in self.effects.grad_writes:
+            if name is not None:
+                grad_sets.append((slot.tensor, slot.input_index, at))
+                at += 1
+            elif slot.tensor is None:
+                grad_sets.append((None, slot.input_index, None))
+        structure, check = self.output_structure, self.check_finite
+        new, ndarray, as_array = Tensor._from_array, np.ndarray, self._as_array
+        single = structure.single
+
+        def finish(tensors, results):
+            if check:
+                self._check_finite(results)
+            # (an undefined output raises here: before the commit)
+            if single:  # one Tensor returned, as most steps (the loss)
+                v = results[0]
+                out = new(v) if type(v) is ndarray else new(as_array(0, v))
+            else:
+                out = structure.restructure([new(v) if type(v) is ndarray else new(as_array(i, v))
+                                             for i, v in enumerate(results[:n])])
+            for tensor, value in zip(value_owners, results[n:]):
+                tensor._value = value if type(value) is ndarray else np.asarray(value)
+            for tensor in cleared:
+                tensor.grad = None
+            for tensor, index, at in grad_sets:
+                owner = tensors[index] if tensor is None else tensor
+                owner.grad = None if at is None else new(_array(results[at]))
+            return out
+        return finish
 
     def _held_grads(self, tensors):
         """The gradients held before the call that the step reads (a generator:
-        no list holds them, see `_owned`)."""
+        no list holds them, see _SOLE_REFS)."""
         for _, slot in self._grad_inputs:
             owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
             yield owner.grad._value
-
-    def _run_numpy(self, tensors):
-        """The values of `run_outputs`, on the numpy backend."""
-        arrays = [t._value for t in tensors]
-        for t in self._traced_tensors:
-            arrays.append(t._value)
-        arrays.extend(self._held_grads(tensors))
-        fn, in_place = self._plan()
-        if in_place:
-            self._owned(arrays, in_place)
-        if fn is not None:
-            return fn(*arrays)
-        return self._interpret(arrays)
 
     # ---- what another backend runs ---------------------------------------------------------
     @property
@@ -214,27 +238,37 @@ class StepProgram(ConcreteProgram):
         return self._overwrites()
 
     # ---- plans -------------------------------------------------------------------------------
-    def _plan(self):
-        """(compiled function or None for the interpreter, input positions written
-        in place)."""
+    def _numpy_plan(self):
+        """The `_NumpyPlan` that applies now: the compiled in-place plan unless
+        something may raise after an update began (`check_finite`, numpy told
+        to raise); else the compiled plan that commits after the run; the
+        interpreter where code cannot be generated or is not wanted."""
         if executor_mode() != "compiled":
-            return None, ()
+            return self._built("interpret")
         if not self.check_finite and not _numpy_raises():
-            plan = self._compiled("in_place")
+            plan = self._built("in_place")
             if plan is not None:
                 return plan
-        return self._compiled("commit")
+        return self._built("commit")
 
-    def _compiled(self, kind):
+    def _plan(self):
+        """(the CompiledFunction that would run now or None for the interpreter,
+        the input positions it writes in place): what tests inspect."""
+        plan = self._numpy_plan()
+        return plan.compiled, plan.in_place
+
+    def _built(self, kind):
         plan = self._plans.get(kind, _MISSING)
         if plan is _MISSING:
             with self._lock:
                 plan = self._plans.get(kind, _MISSING)
                 if plan is _MISSING:
-                    plan = self._plans[kind] = self._compile(kind)
+                    plan = self._plans[kind] = self._build(kind)
         return plan
 
-    def _compile(self, kind):
+    def _build(self, kind):
+        if kind == "interpret":
+            return self._numpy_plan_of(lambda *arrays: self._interpret(arrays))
         program = self.main_program
         view = optimize(ProgramView(program, program.global_block().ops, self._run_outputs,
                                     self._run_inputs))
@@ -247,9 +281,35 @@ class StepProgram(ConcreteProgram):
                        for b in bufs.out if b is not None}
             in_place = tuple(i for i, n in enumerate(self._run_inputs) if n in buffers)
         try:
-            return CompiledFunction(view, f"train_step_{kind}"), in_place
+            fn = CompiledFunction(view, f"train_step_{kind}")
         except NotCompilable:
-            return (None, ()) if kind == "commit" else None
+            return self._build("interpret") if kind == "commit" else None
+        return self._numpy_plan_of(fn, in_place, fn)
+
+    def _numpy_plan_of(self, compute, in_place=(), compiled=None):
+        """The _NumpyPlan computing the values of `run_outputs` with `compute`
+        (one array per `run_inputs` name -> values), after copying each array
+        written in place (positions `in_place`) that is not ours alone. Its
+        functions bind what is fixed per program once: a call reads the
+        arrays, runs and (`call`) finishes."""
+        traced = self._traced_tensors
+        held = [(slot.tensor, slot.input_index) for _, slot in self._grad_inputs]
+
+        def runner(finish):
+            def run(tensors):
+                arrays = [t._value for t in tensors]
+                arrays += [t._value for t in traced]
+                for tensor, index in held:  # (appended one by one: see _SOLE_REFS)
+                    arrays.append((tensors[index] if tensor is None else tensor).grad._value)
+                for i in in_place:  # an array written in place must be ours alone
+                    a = arrays[i]
+                    if _getrefcount(a) > _SOLE_REFS or a.base is not None \
+                            or not a.flags.writeable:
+                        arrays[i] = a.copy()
+                results = compute(*arrays)
+                return results if finish is None else finish(tensors, results)
+            return run
+        return _NumpyPlan(runner(None), runner(self._finish), compiled, in_place)
 
     def _overwrites(self):
         """New value's name -> name of the captured value it replaces."""
@@ -260,15 +320,6 @@ class StepProgram(ConcreteProgram):
             if var is not None:
                 out[name] = var.name
         return out
-
-    @staticmethod
-    def _owned(arrays, positions):
-        """Copy every array about to be written in place that is not ours alone."""
-        for i in positions:
-            a = arrays[i]
-            if (_getrefcount(a) > _SOLE_REFS or a.base is not None
-                    or not a.flags.writeable):
-                arrays[i] = a.copy()
 
     def _interpret(self, arrays):
         program = self.main_program
@@ -295,14 +346,6 @@ class StepProgram(ConcreteProgram):
                     f"{label} is {what} (to_static(check_finite=True)): the step changed "
                     "no parameter, gradient or optimizer state")
 
-    def _commit(self, tensors, values):
-        it = iter(values)
-        for tensor, _ in self.effects.value_writes:
-            tensor._value = _array(next(it))
-        for slot, name in self.effects.grad_writes:
-            owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
-            owner.grad = None if name is None else Tensor._from_array(_array(next(it)))
-
     def __repr__(self):
         return (f"<StepProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
                 f"{self._n_forward} ops, writes {len(self.effects.value_writes)} values and "
@@ -310,6 +353,20 @@ class StepProgram(ConcreteProgram):
 
 
 _MISSING = object()
+
+
+class _NumpyPlan:
+    """How a step runs on numpy: `values` (tensors -> values of `run_outputs`:
+    what another backend falls back to), `call` (tensors -> the step's
+    outputs, writes committed), the CompiledFunction they call (None: the
+    interpreter) and the input positions it writes in place."""
+    __slots__ = ("values", "call", "compiled", "in_place")
+
+    def __init__(self, values, call, compiled, in_place):
+        self.values = values
+        self.call = call
+        self.compiled = compiled
+        self.in_place = in_place
 
 
 def _array(value):

@@ -3,8 +3,10 @@
 "numpy" (the default) runs generated Python over the numpy kernels; "xla"
 lowers the program to XLA through JAX (`d2s.backends.xla`). The global
 default is `set_backend(name)` or, until that is called, the environment
-variable `D2S_BACKEND`. A backend's package is imported by name when a
-program first runs on it: `static` never imports `d2s.backends`, and the
+variable `D2S_BACKEND`, read once per process when the default is first
+asked for (every call of a converted function asks: reading `os.environ`
+each time cost about 1 µs per call). A backend's package is imported by name
+when a program first runs on it: `static` never imports `d2s.backends`, and the
 default install never imports jax.
 """
 from __future__ import annotations
@@ -15,7 +17,8 @@ import os
 # name -> module implementing it (None: the numpy executor in `static` itself)
 BACKENDS = {"numpy": None, "xla": "d2s.backends.xla"}
 
-_STATE = {"default": None}  # None: read D2S_BACKEND
+# "default": set_backend's choice (None: D2S_BACKEND's); "env": D2S_BACKEND's, once read
+_STATE = {"default": None, "env": None}
 
 
 class BackendFallbackWarning(UserWarning):
@@ -37,9 +40,12 @@ def set_backend(name):
 
 def get_backend():
     """The global default backend's name."""
-    if _STATE["default"] is not None:
-        return _STATE["default"]
-    return _checked(os.environ.get("D2S_BACKEND") or "numpy", "D2S_BACKEND")
+    return _STATE["default"] or _STATE["env"] or _read_env()
+
+
+def _read_env():
+    name = _STATE["env"] = _checked(os.environ.get("D2S_BACKEND") or "numpy", "D2S_BACKEND")
+    return name
 
 
 def resolve(name):

@@ -246,3 +246,36 @@ def test_an_output_aliasing_a_parameter_keeps_the_old_value():
     (eager, static), _ = both_modes(make_step,
                                     lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
+
+
+# ---- what each call reads anew ----------------------------------------------------------------
+def test_eager_writes_between_calls_are_read_by_the_next_call():
+    """A call binds nothing of eager state beyond its program: parameters and
+    optimizer state updated by an eager step, the gradients it leaves, an
+    array made read-only all reach the next call, as the next eager step."""
+    def drive(step, model, opt):
+        losses = [outputs(step(*batch(0)))]
+        x, y = batch(2)
+        F.cross_entropy(model(x), y).backward()         # eager: gradients held ...
+        opt.step()                                      # ... and an eager update
+        losses.append(outputs(step(*batch(1))))
+        model.fc2.bias.numpy().setflags(write=False)    # not ours to write in place
+        losses.append(outputs(step(*batch(0))))
+        return losses
+
+    (eager, static), _ = both_modes(standard_step, drive, kind="adam")
+    assert same(eager, static)
+
+
+def test_a_step_that_cannot_be_compiled_runs_on_the_interpreter(monkeypatch):
+    from d2s.jit import train_step
+    from d2s.static.codegen import NotCompilable
+
+    def refuse(view, name):
+        raise NotCompilable("no generated code for this test")
+    monkeypatch.setattr(train_step, "CompiledFunction", refuse)
+    (eager, static), step = both_modes(
+        standard_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
+    assert same(eager, static)
+    if d2s.jit.get_backend() == "numpy":
+        assert step.get_concrete_program(*batch(0))._plan() == (None, ())
