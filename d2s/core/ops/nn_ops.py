@@ -78,7 +78,9 @@ def log_softmax(x, axis=-1):
 
 # ---- cross entropy --------------------------------------------------------------
 def _check_labels(label, n_classes):
-    if label.size and (label.min() < 0 or label.max() >= n_classes):
+    # (the ufuncs' reduce: `label.min()` reaches it through Python wrappers)
+    if label.size and (np.minimum.reduce(label, axis=None) < 0
+                       or np.maximum.reduce(label, axis=None) >= n_classes):
         raise ValueError(f"cross_entropy: labels must lie in [0, {n_classes}), got "
                          f"[{label.min()}, {label.max()}]")
 

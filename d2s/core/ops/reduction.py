@@ -2,6 +2,8 @@
 gradients (and every broadcasting op's gradient) use."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..dispatch import bind
@@ -19,11 +21,24 @@ def _summed_axes(g_shape, shape):
         i + lead for i, d in enumerate(shape) if d == 1 and g_shape[i + lead] != 1)
 
 
+@functools.lru_cache(maxsize=1024)
+def _summing(g_shape, shape):
+    """(`_summed_axes`, whether they are exactly the leading axes): computed once
+    per pair of shapes, as every bias gradient of every step asks again. Summing
+    away only leading axes gives `shape` without keepdims and a reshape (unless
+    `shape` is (): that sum would be a numpy scalar, not a 0-d array)."""
+    axes = _summed_axes(g_shape, shape)
+    return axes, bool(shape) and axes == tuple(range(len(g_shape) - len(shape)))
+
+
 def _sum_to_like_kernel(g, x):
     shape = x.shape
     if g.shape == shape:
         return g
-    return np.add.reduce(g, axis=_summed_axes(g.shape, shape), keepdims=True).reshape(shape)
+    axes, leading = _summing(g.shape, shape)
+    if leading:  # (the same sums: keepdims only shapes the result)
+        return np.add.reduce(g, axis=axes)
+    return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
 
 
 def _broadcast_like_kernel(g, x):
