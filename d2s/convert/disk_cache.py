@@ -156,7 +156,9 @@ def store(fn, source, converted):
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f)
+            # json.dumps: the C encoder; `json.dump` takes the pure-Python
+            # one, whose closures are reference cycles left for the collector
+            f.write(json.dumps(entry))
         os.replace(tmp, path)
         tmp = None
     except (OSError, ValueError) as exc:
