@@ -35,8 +35,9 @@ ALLOWED = {
 
 # Modules at the package root that use only the standard library, so that any
 # layer may use them (the cache folder: converted source, compiled programs;
-# the collector paused during conversion and builds).
-LEAVES = {"cache_dir", "gc_pause"}
+# the bytecode of generated code; the collector paused during conversion and
+# builds).
+LEAVES = {"bytecode_cache", "cache_dir", "gc_pause"}
 
 
 def _layer_of(path):

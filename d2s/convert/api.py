@@ -73,12 +73,9 @@ def _load_stored(fn, source, runtime):
     if stored is None:
         return None
     try:
-        converted, code = load_source(stored, fn, runtime)
+        return load_source(stored, fn, runtime), stored.code
     except SyntaxError:      # a damaged entry: convert again (and overwrite it)
         return None
-    if stored.compiled is None:   # an entry without (valid) bytecode: add it
-        disk_cache.store_bytecode(fn, source, stored.module, code)
-    return converted, stored.code
 
 
 def _convert_code(fn):

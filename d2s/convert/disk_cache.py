@@ -1,8 +1,8 @@
 """The persistent conversion cache: converted source kept on disk between processes.
 
 A second process converting the same function reads the converted text back
-instead of parsing, transforming and printing again, and that text's bytecode
-instead of compiling it.
+instead of parsing, transforming and printing again (and `bytecode_cache`
+gives the text's bytecode back instead of compiling it).
 
 An entry is a JSON file (text only, never pickle) named by its key, in
 `cache_dir.subfolder("convert")`.  The key hashes everything the converted
@@ -19,18 +19,7 @@ text depends on:
 * the Python implementation and version (the AST differs between them).
 
 The line map is stored relative to the function's text (and checked
-against it when read back).
-
-Beside each entry, `<key>.pyc` holds the bytecode of the entry's module text:
-exactly a hash-based, checked .pyc of that text (PEP 552: the Python
-version's magic number, the flags, `importlib.util.source_hash` of the text,
-then the marshalled code object), as Python itself writes and trusts in
-`__pycache__`.  It is used only when its header matches the text just read
-from the JSON entry, so it can never run other code than the text says; a
-missing, stale or damaged one is ignored and written again.  Compiling the
-text is most of what a cache hit costs (the marshalled code object loads in
-a thirtieth of the time).  The code object is not pickled: marshal is
-Python's own bytecode format, with no code of its own to run when read.  Entries are written to a temporary file and renamed into place,
+against it when read back).  Entries are written to a temporary file and renamed into place,
 so concurrent processes never read half an entry; one that does not parse,
 or whose recorded key, fingerprint or Python differ from the expected ones,
 is ignored (and replaced by the next conversion).  Write failures (read-only
@@ -38,21 +27,17 @@ or full disk) warn once and turn writing off; conversion goes on.
 """
 import functools
 import hashlib
-import importlib.util
 import json
-import marshal
 import os
 import platform
 import sys
 import tempfile
-import types
 
 from .. import cache_dir
 from .loader import ConvertedSource
 from .origin import Origin
 
-__all__ = ["FORMAT", "converter_fingerprint", "entry_key", "load", "store", "store_bytecode",
-           "entry_path"]
+__all__ = ["FORMAT", "converter_fingerprint", "entry_key", "load", "store", "entry_path"]
 
 FORMAT = 1
 _SUBFOLDER = "convert"
@@ -132,39 +117,8 @@ def _well_formed(entry, key):
             and isinstance(entry.get("origins"), list))
 
 
-def _pyc_header(module_text):
-    """A hash-based, checked .pyc's header for `module_text` (PEP 552)."""
-    text = module_text.encode("utf-8", "surrogatepass")
-    return importlib.util.MAGIC_NUMBER + _CHECKED_HASH_FLAGS + importlib.util.source_hash(text)
-
-
-_CHECKED_HASH_FLAGS = (0b11).to_bytes(4, "little")
-
-
-def _bytecode_path(entry_path):
-    return entry_path[:-len(".json")] + ".pyc"
-
-
-def _read_bytecode(path, module_text):
-    """The code object of `module_text` stored at `path`, or None."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    header = _pyc_header(module_text)
-    if not data.startswith(header):
-        return None
-    try:
-        code = marshal.loads(memoryview(data)[len(header):])
-    except (EOFError, ValueError, TypeError):
-        return None
-    return code if type(code) is types.CodeType else None
-
-
 def load(fn, source):
-    """The ConvertedSource stored for `fn` converted from `source` (with its
-    bytecode when a valid one is stored), or None."""
+    """The ConvertedSource stored for `fn` converted from `source`, or None."""
     path = entry_path(fn, source)
     if path is None:
         return None
@@ -182,13 +136,11 @@ def load(fn, source):
     if not all(1 <= block_line <= len(source.lines) for _, block_line in relative):
         return None
     return ConvertedSource(entry["module"], entry["code"],
-                           functools.partial(_origins_from, fn, source, relative),
-                           _read_bytecode(_bytecode_path(path), entry["module"]))
+                           functools.partial(_origins_from, fn, source, relative))
 
 
 def store(fn, source, converted):
-    """Write `converted` as the entry of `fn` converted from `source`, and its
-    bytecode when it has one (best effort)."""
+    """Write `converted` as the entry of `fn` converted from `source` (best effort)."""
     path = entry_path(fn, source)
     if path is None:
         return
@@ -200,38 +152,18 @@ def store(fn, source, converted):
              "function": f"{fn.__module__}.{fn.__qualname__}",
              "module": converted.module, "code": converted.code,
              "origins": sorted(relative.items())}
-    # json.dumps: the C encoder; `json.dump` takes the pure-Python one, whose
-    # closures are reference cycles left for the collector
-    if _write(path, json.dumps(entry).encode("utf-8")) and converted.compiled is not None:
-        _write_bytecode(path, converted.module, converted.compiled)
-
-
-def store_bytecode(fn, source, module_text, code):
-    """Write the bytecode of an entry read back without it (best effort)."""
-    path = entry_path(fn, source)
-    if path is not None:
-        _write_bytecode(path, module_text, code)
-
-
-def _write_bytecode(path, module_text, code):
-    _write(_bytecode_path(path), _pyc_header(module_text) + marshal.dumps(code))
-
-
-def _write(path, data):
-    """Write `data` at `path` atomically (temporary file, then rename); whether
-    it was written (a failure warns once and turns the folder off)."""
     folder = os.path.dirname(path)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            # json.dumps: the C encoder; `json.dump` takes the pure-Python
+            # one, whose closures are reference cycles left for the collector
+            f.write(json.dumps(entry))
         os.replace(tmp, path)
         tmp = None
-        return True
     except (OSError, ValueError) as exc:
         cache_dir.report_unusable(folder, getattr(exc, "strerror", None) or str(exc))
-        return False
     finally:
         if tmp is not None:
             try:

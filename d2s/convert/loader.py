@@ -8,17 +8,17 @@ globals and the original closure cells (writes to closure variables stay
 shared) and a fresh cell holding the runtime.  Defaults, kwdefaults,
 `__wrapped__` and friends are copied over.
 
-What gets compiled is a `ConvertedSource`: text, so the persistent
+What gets compiled is a `ConvertedSource`: text only, so the persistent
 conversion cache can store it and `load_source` compiles a stored one exactly
-like a fresh one.  The cache also keeps the text's bytecode (a hash-checked
-.pyc of that text, see disk_cache); a stored source read back with it skips
-Python's compile, the largest part of loading a cached conversion.
+like a fresh one (its bytecode read back from `bytecode_cache` when the same
+text was compiled before).
 """
 import functools
 import itertools
 import types
 from collections import namedtuple
 
+from .. import bytecode_cache
 from . import origin
 from .printing import print_tree
 
@@ -30,14 +30,11 @@ _FACTORY = "__d2s_factory"
 _INNER = "__d2s_converted"
 _counter = itertools.count()
 
-ConvertedSource = namedtuple("ConvertedSource", "module code origins compiled",
-                             defaults=(None,))
+ConvertedSource = namedtuple("ConvertedSource", "module code origins")
 """module: the factory module's text (what is compiled); code: the converted
 def as users see it, under its own name; origins: {module line: Origin} for
 the lines where statements start, or a function returning it (an entry of the
-conversion cache makes them when the line map is first read); compiled: the
-module text's code object where one is at hand (the conversion cache's
-bytecode), else None."""
+conversion cache makes them when the line map is first read)."""
 
 
 def _strip_definition_time_parts(fn_node):
@@ -96,28 +93,13 @@ def _line_map(source):
     return origin.dense_line_map(origins, source.module.count("\n"))
 
 
-def _with_filename(code, filename):
-    """`code` and the code objects nested in it, compiled as if from `filename`."""
-    consts = code.co_consts
-    if any(type(c) is types.CodeType for c in consts):
-        consts = tuple(_with_filename(c, filename) if type(c) is types.CodeType else c
-                       for c in consts)
-        return code.replace(co_filename=filename, co_consts=consts)
-    return code.replace(co_filename=filename)
-
-
 def load_source(source, original, runtime_module):
-    """Compile a ConvertedSource into a function standing in for `original`;
-    returns (function, the module's code object).
+    """Compile a ConvertedSource into a function standing in for `original`.
 
     Raises SyntaxError (registering nothing) when the text does not compile.
     """
-    # A name of its own per load: the origin map is looked up by file name.
     filename = f"<d2s converted {original.__qualname__} #{next(_counter)}>"
-    if source.compiled is not None:
-        code = _with_filename(source.compiled, filename)
-    else:
-        code = compile(source.module, filename, "exec")
+    code = bytecode_cache.compile_module(source.module, filename)
     origin.register_generated(filename, source.module, functools.partial(_line_map, source))
     fn_code = _find_code(_find_code(code, _FACTORY), _INNER)
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
@@ -128,20 +110,18 @@ def load_source(source, original, runtime_module):
     new.__kwdefaults__ = dict(original.__kwdefaults__) if original.__kwdefaults__ else None
     functools.update_wrapper(new, original)
     new._d2s_converted = True
-    return new, code
+    return new
 
 
 def load_function(fn_node, original, runtime_module):
-    """Compile `fn_node` (converted); returns (function, ConvertedSource with
-    its code object).
+    """Compile `fn_node` (converted); returns (function, ConvertedSource).
 
     astor's text is compiled first; if astor printed something Python cannot
     compile (syntax newer than astor), the tree is printed by `ast.unparse`.
     """
     source = generate_source(fn_node, original)
     try:
-        function, code = load_source(source, original, runtime_module)
+        return load_source(source, original, runtime_module), source
     except SyntaxError:
         source = generate_source(fn_node, original, fallback=True)
-        function, code = load_source(source, original, runtime_module)
-    return function, source._replace(compiled=code)
+        return load_source(source, original, runtime_module), source

@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from ..bytecode_cache import compile_module
 from ..core.ops.indexing import index_source
 from ..core.registry import OPS
 from .control_ops import control_op, kept_names, restored_var, saved_var
@@ -251,7 +252,7 @@ class CompiledFunction:
         self.source = "\n".join([header] + em.lines) + "\n"
         self.filename = f"<d2s compiled {name} #{next(_counter)}>"
         namespace = dict(em.globals)
-        exec(compile(self.source, self.filename, "exec"), namespace)
+        exec(compile_module(self.source, self.filename), namespace)
         # tracebacks through generated code show its lines
         linecache.cache[self.filename] = (len(self.source), None,
                                           self.source.splitlines(True), self.filename)

@@ -9,7 +9,6 @@ or read the cache is observed by counting calls of the pipeline
 import importlib.util
 import itertools
 import json
-import marshal
 import os
 import shutil
 import stat
@@ -78,16 +77,9 @@ def _run_child(module_path, cache, pythonpath=ROOT):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _files(cache):
+def _entries(cache):
     folder = cache / "convert"
     return sorted(folder.iterdir()) if folder.exists() else []
-
-
-def _entries(cache):
-    """The entries (JSON), each with its bytecode beside it."""
-    entries = [path for path in _files(cache) if path.suffix == ".json"]
-    assert {path.with_suffix(".pyc") for path in entries} <= set(_files(cache))
-    return entries
 
 
 def _check_correct(report, module_path, line=FAILING_LINE):
@@ -165,8 +157,7 @@ def test_concurrent_writers_all_correct(tmp_path):
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, out + err
         _check_correct(json.loads(out.strip().splitlines()[-1]), module)
-    [entry] = _entries(cache)                     # one entry and its bytecode,
-    assert len(_files(cache)) == 2                # no temporary files left
+    [entry] = _entries(cache)                     # one entry, no temporary files left
     assert json.loads(entry.read_text())["format"] == disk_cache.FORMAT
     assert _run_child(module, cache)["converted"] == 0
 
@@ -208,82 +199,6 @@ def cache(tmp_path, monkeypatch):
 
 def _entry_file(fn):
     return disk_cache.entry_path(fn, function_source(fn))
-
-
-def _bytecode_file(fn):
-    return _entry_file(fn)[:-len(".json")] + ".pyc"
-
-
-@pytest.fixture
-def compiles(monkeypatch):
-    """The converted modules Python compiles (not read back as bytecode)."""
-    from d2s.convert import loader
-    names = []
-
-    def counting(text, filename, mode):
-        names.append(filename)
-        return compile(text, filename, mode)
-    monkeypatch.setattr(loader, "compile", counting, raising=False)
-    return names
-
-
-def test_hit_reads_bytecode_and_names_its_own_file(tmp_path, cache, counted, compiles):
-    from d2s.convert import rewrite_exception
-    path = _write_module(tmp_path)
-    fresh = api.convert_function(_load_f(path))[0]
-    assert len(compiles) == 1 and os.path.exists(_bytecode_file(_load_f(path)))
-    hit = api.convert_function(_load_f(path))[0]
-    assert len(counted) == 1 and len(compiles) == 1        # neither converted nor compiled
-    assert [hit(v) for v in (1, -2, 5)] == [fresh(v) for v in (1, -2, 5)]
-    # the stored code objects are renamed to this load's file: its line map,
-    # so errors name the user's line
-    assert hit.__code__.co_filename != fresh.__code__.co_filename
-    nested = [c for c in hit.__code__.co_consts if isinstance(c, type(hit.__code__))]
-    assert all(c.co_filename == hit.__code__.co_filename for c in nested)
-    with pytest.raises(ZeroDivisionError) as info:
-        hit(3.5)
-    error = str(rewrite_exception(info.value))
-    assert f'File "{path}", line {FAILING_LINE}, in f' in error
-
-
-@pytest.mark.parametrize("damage", [
-    lambda data: b"",
-    lambda data: data[: len(data) // 2],                      # truncated marshal data
-    lambda data: data[:16] + b"\xff" * 40,                    # not marshal data
-    lambda data: b"\0\0\0\0" + data[4:],                      # another Python's magic
-    lambda data: data[:8] + bytes(8) + data[16:],             # another text's hash
-    lambda data: data[:16] + marshal.dumps(("not", "code")),
-], ids=["empty", "truncated", "garbage", "magic", "hash", "not-code"])
-def test_damaged_bytecode_compiles_the_text_and_is_rewritten(
-        tmp_path, cache, counted, compiles, damage):
-    path = _write_module(tmp_path)
-    fn = _load_f(path)
-    api.convert_function(fn)
-    good = open(_bytecode_file(fn), "rb").read()
-    with open(_bytecode_file(fn), "wb") as f:
-        f.write(damage(good))
-    again = api.convert_function(_load_f(path))[0]
-    assert again(1) == 10 / (2 - 7)
-    assert len(counted) == 1 and len(compiles) == 2   # the text read back, compiled
-    rewritten = open(_bytecode_file(fn), "rb").read()
-    assert rewritten[:16] == good[:16]
-    assert isinstance(marshal.loads(rewritten[16:]), type(fn.__code__))
-    api.convert_function(_load_f(path))
-    assert len(compiles) == 2                         # and read from then on
-
-
-def test_bytecode_of_another_text_is_not_used(tmp_path, cache, counted, compiles):
-    """Bytecode counts only for the exact text of the entry beside it."""
-    path = _write_module(tmp_path)
-    fn = _load_f(path)
-    api.convert_function(fn)
-    entry = json.loads(open(_entry_file(fn)).read())
-    entry["module"] = entry["module"].replace("10 / (y - 7)", "10 / (y - 8)")
-    with open(_entry_file(fn), "w") as f:
-        json.dump(entry, f)
-    edited = api.convert_function(_load_f(path))[0]
-    assert len(counted) == 1 and len(compiles) == 2   # the edited text is compiled
-    assert edited(1) == 10 / (2 - 8)
 
 
 def test_hit_within_a_process_for_a_new_code_object(tmp_path, cache, counted):
@@ -460,7 +375,6 @@ def test_folders_and_entries_are_private(tmp_path, cache):
     for folder in (cache, cache / "convert"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(os.stat(_entry_file(fn)).st_mode) == 0o600
-    assert stat.S_IMODE(os.stat(_bytecode_file(fn)).st_mode) == 0o600
     # the XLA backend's folder (or any other) sits beside it, alike
     xla = cache_dir.subfolder("xla")
     assert xla == str(cache / "xla") and stat.S_IMODE(os.stat(xla).st_mode) == 0o700
