@@ -49,11 +49,12 @@ def converter_fingerprint():
     """Hash of every source file of `d2s.convert` and of the printer's version."""
     import astor
     digest = hashlib.sha256(f"astor {astor.__version__}\n".encode())
+    prefix = len(_PACKAGE_DIR) + 1   # os.walk's folders start with it: relpath, cheaply
     for folder, subfolders, files in os.walk(_PACKAGE_DIR):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
             path = os.path.join(folder, name)
-            digest.update(os.path.relpath(path, _PACKAGE_DIR).encode() + b"\0")
+            digest.update(path[prefix:].encode() + b"\0")
             with open(path, "rb") as f:
                 digest.update(f.read())
             digest.update(b"\0")
