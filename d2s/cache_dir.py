@@ -10,8 +10,9 @@ everything d2s caches.
 Folders are created readable and writable by their owner only (0o700): the
 cache holds code that d2s compiles and runs, so a folder that other users
 could write to is refused.  A folder that cannot be created or written is
-reported once per process (`RuntimeWarning`) and then treated as absent:
-callers go on without caching.  Standard library only, so any layer may use
+treated as absent from then on (callers go on without caching), and
+reported with one `RuntimeWarning` per process and cache root: a full disk
+fails every subfolder at once, and one warning says it.  Standard library only, so any layer may use
 it.
 """
 import os
@@ -26,6 +27,7 @@ ENV_VAR = "D2S_CACHE_DIR"
 _lock = threading.Lock()
 _ready = set()      # folders created (or found) usable in this process
 _unusable = set()   # folders reported once and given up on
+_warned = set()     # roots whose failure has been reported
 
 
 def cache_root():
@@ -42,11 +44,15 @@ def cache_root():
 
 def report_unusable(path, reason):
     """Warn once that `path` cannot be used (`reason`), and stop using it."""
+    root = os.path.dirname(path)
     with _lock:
         if path in _unusable:
             return
         _unusable.add(path)
         _ready.discard(path)
+        if root in _warned:
+            return
+        _warned.add(root)
     warnings.warn(f"d2s: not caching in {path} ({reason}); going on without the cache. "
                   f"Set {ENV_VAR} to a writable folder, or to '' to turn caching off.",
                   RuntimeWarning, stacklevel=3)

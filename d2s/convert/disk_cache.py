@@ -1,7 +1,8 @@
 """The persistent conversion cache: converted source kept on disk between processes.
 
 A second process converting the same function reads the converted text back
-instead of parsing, transforming and printing again; it still compiles it.
+instead of parsing, transforming and printing again (and `bytecode_cache`
+gives the text's bytecode back instead of compiling it).
 
 An entry is a JSON file (text only, never pickle) named by its key, in
 `cache_dir.subfolder("convert")`.  The key hashes everything the converted
@@ -48,11 +49,12 @@ def converter_fingerprint():
     """Hash of every source file of `d2s.convert` and of the printer's version."""
     import astor
     digest = hashlib.sha256(f"astor {astor.__version__}\n".encode())
+    prefix = len(_PACKAGE_DIR) + 1   # os.walk's folders start with it: relpath, cheaply
     for folder, subfolders, files in os.walk(_PACKAGE_DIR):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
             path = os.path.join(folder, name)
-            digest.update(os.path.relpath(path, _PACKAGE_DIR).encode() + b"\0")
+            digest.update(path[prefix:].encode() + b"\0")
             with open(path, "rb") as f:
                 digest.update(f.read())
             digest.update(b"\0")
@@ -156,7 +158,9 @@ def store(fn, source, converted):
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f)
+            # json.dumps: the C encoder; `json.dump` takes the pure-Python
+            # one, whose closures are reference cycles left for the collector
+            f.write(json.dumps(entry))
         os.replace(tmp, path)
         tmp = None
     except (OSError, ValueError) as exc:

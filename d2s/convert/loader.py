@@ -10,13 +10,15 @@ shared) and a fresh cell holding the runtime.  Defaults, kwdefaults,
 
 What gets compiled is a `ConvertedSource`: text only, so the persistent
 conversion cache can store it and `load_source` compiles a stored one exactly
-like a fresh one.
+like a fresh one (its bytecode read back from `bytecode_cache` when the same
+text was compiled before).
 """
 import functools
 import itertools
 import types
 from collections import namedtuple
 
+from .. import bytecode_cache
 from . import origin
 from .printing import print_tree
 
@@ -97,7 +99,7 @@ def load_source(source, original, runtime_module):
     Raises SyntaxError (registering nothing) when the text does not compile.
     """
     filename = f"<d2s converted {original.__qualname__} #{next(_counter)}>"
-    code = compile(source.module, filename, "exec")
+    code = bytecode_cache.compile_module(source.module, filename)
     origin.register_generated(filename, source.module, functools.partial(_line_map, source))
     fn_code = _find_code(_find_code(code, _FACTORY), _INNER)
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))

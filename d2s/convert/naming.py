@@ -14,6 +14,8 @@ fresh name per closure.
 """
 import ast
 
+from .traversal import walk
+
 
 class Namer:
     """Hands out unique names per converted function."""
@@ -27,7 +29,7 @@ class Namer:
     def for_tree(cls, tree, reused=()):
         """A namer reserving every identifier that appears in `tree`."""
         names = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Name):
                 names.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

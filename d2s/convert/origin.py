@@ -13,7 +13,7 @@ import linecache
 import threading
 from collections import namedtuple
 
-from .traversal import LEAVES
+from .traversal import LEAVES, walk
 
 _AST = ast.AST
 
@@ -50,7 +50,7 @@ def origin_factory(filename, line_offset, source_lines, function_name):
 def annotate_origins(tree, filename, line_offset, source_lines, function_name):
     """Attach an Origin to every node of the freshly parsed user tree."""
     origin = origin_factory(filename, line_offset, source_lines, function_name)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         lineno = getattr(node, "lineno", None)
         if lineno is not None:
             setattr(node, ORIGIN, origin(lineno))

@@ -158,7 +158,14 @@ def _lay_out(fragments, first_line):
 
 def _print_with_astor(tree):
     gen = _RecordingGenerator()
-    gen.visit(tree)
+    try:
+        gen.visit(tree)
+    finally:
+        # astor's generator holds its own `write` closure, a reference cycle
+        # through which `starts` would keep the whole converted tree alive
+        # until the cyclic collector ran (a young-generation scan over every
+        # node, once the build re-enables the collector): break it.
+        del gen.write
     result = gen.result
     if result and not result[0].strip("\n"):
         result[0] = ""         # no blank lines before the first statement

@@ -13,7 +13,7 @@ fields and splicing lists the same way.
 """
 import ast
 
-__all__ = ["NodeTransformer", "NodeVisitor", "child_nodes", "LEAVES"]
+__all__ = ["NodeTransformer", "NodeVisitor", "child_nodes", "walk", "LEAVES"]
 
 # Node kinds without fields, shared by every tree Python parses.
 LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -60,6 +60,27 @@ def _visit(self, node):
     except KeyError:
         method = table[kind] = _visitor(cls, kind)
     return node if method is None else method(self, node)
+
+
+def walk(tree):
+    """The nodes of `ast.walk(tree)`, in its (breadth-first) order, without the
+    operator/context leaves, as a list: no generator per node (the full-tree
+    searches of conversion walk thousands of nodes each)."""
+    nodes = [tree]
+    append = nodes.append
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        i += 1
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, _AST) and not isinstance(item, _LEAVES):
+                        append(item)
+            elif isinstance(value, _AST) and not isinstance(value, _LEAVES):
+                append(value)
+    return nodes
 
 
 def child_nodes(node):

@@ -49,9 +49,12 @@ class Builder:
     def append_op(self, opdef, inputs, attrs):
         # Every op of a trace comes here: the common cases (inputs that are
         # Variables of this program, computed in this block) are tested inline.
+        # (Loops, not comprehensions: each comprehension is a function call.)
         program = self.program
-        ins = [x if type(x) is Variable and x.block.program is program else self.to_var(x)
-               for x in inputs]
+        ins = []
+        for x in inputs:
+            ins.append(x if type(x) is Variable and x.block.program is program
+                       else self.to_var(x))
         block = program.blocks[program._current]  # current_block(), inline
         building_grad = program._building_grad
         if not building_grad:  # gradient blocks read saved forward scopes
@@ -59,8 +62,6 @@ class Builder:
                 if v.block is not block:
                     check_visible(v, block)
         avals = opdef.infer(*ins, **attrs)
-        if opdef.num_outputs == 1:
-            avals = (avals,)
         stop = opdef.vjp is None
         if not stop:
             stop = True
@@ -68,8 +69,14 @@ class Builder:
                 if not v.stop_gradient:
                     stop = False
                     break
-        outs = [block.create_var(a.shape, a.dtype, prefix=opdef.name, stop_gradient=stop)
-                for a in avals]
+        if opdef.num_outputs == 1:
+            outs = [block.create_var(avals.shape, avals.dtype, prefix=opdef.name,
+                                     stop_gradient=stop)]
+        else:
+            outs = []
+            for a in avals:
+                outs.append(block.create_var(a.shape, a.dtype, prefix=opdef.name,
+                                             stop_gradient=stop))
         block.append_op(opdef.name, ins, outs, attrs)
         if not stop and self.overlay is not None and not state._tls.grad_enabled \
                 and not building_grad:

@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from ..bytecode_cache import compile_module
 from ..core.ops.indexing import index_source
 from ..core.registry import OPS
 from .control_ops import control_op, kept_names, restored_var, saved_var
@@ -75,6 +76,9 @@ _UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
            "not_equal": np.not_equal}
 
 
+_HANDLERS = {}  # op type -> the _Emitter method `op_<type>` emitting it, or None
+
+
 class _Emitter:
     def __init__(self, view):
         self.view = view
@@ -86,18 +90,19 @@ class _Emitter:
 
     # ---- names -------------------------------------------------------------------
     def ident(self, name):
-        rename = self.view.rename
-        name = rename.get(name, name)
-        if name not in self.names:
-            base = name if name.isascii() and name.isidentifier() else _WORD.sub("_", name)
-            if not base or base[0].isdigit() or keyword.iskeyword(base):
-                base = "v_" + base
-            cand, k = base, 1
-            while cand in self.taken:
-                cand, k = f"{base}_{k}", k + 1
-            self.taken.add(cand)
-            self.names[name] = cand
-        return self.names[name]
+        name = self.view.rename.get(name, name)
+        found = self.names.get(name)
+        if found is not None:
+            return found
+        base = name if name.isascii() and name.isidentifier() else _WORD.sub("_", name)
+        if not base or base[0].isdigit() or keyword.iskeyword(base):
+            base = "v_" + base
+        cand, k = base, 1
+        while cand in self.taken:
+            cand, k = f"{base}_{k}", k + 1
+        self.taken.add(cand)
+        self.names[name] = cand
+        return cand
 
     def global_value(self, prefix, value):
         name = f"{prefix}{len(self.globals)}"
@@ -138,11 +143,14 @@ class _Emitter:
             self.emit("pass", indent)
         for op in ops:
             decl = control_op(op.type)
-            handler = getattr(self, "op_" + op.type, None)
+            try:
+                handler = _HANDLERS[op.type]
+            except KeyError:  # a failed getattr per op costs more than emitting it
+                handler = _HANDLERS[op.type] = getattr(_Emitter, "op_" + op.type, None)
             if decl is not None:
                 decl.emit(self, op, indent)
             elif handler is not None:
-                handler(op, indent)
+                handler(self, op, indent)
             elif op.type in OPS:
                 self.op_kernel(op, indent)
             else:
@@ -251,7 +259,7 @@ class CompiledFunction:
         self.source = "\n".join([header] + em.lines) + "\n"
         self.filename = f"<d2s compiled {name} #{next(_counter)}>"
         namespace = dict(em.globals)
-        exec(compile(self.source, self.filename, "exec"), namespace)
+        exec(compile_module(self.source, self.filename), namespace)
         # tracebacks through generated code show its lines
         linecache.cache[self.filename] = (len(self.source), None,
                                           self.source.splitlines(True), self.filename)

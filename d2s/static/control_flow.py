@@ -99,20 +99,22 @@ def external_reads(blocks, local_ids=()):
     """Outer Variables read by `blocks` (and their sub-blocks), in first-use order."""
     inside = set(id(b) for b in blocks)
     seen, out = set(local_ids), []
-
-    def visit(block):
-        for op in block.ops:
-            for v in op.inputs:
-                if id(v) not in seen and id(v.block) not in inside:
-                    seen.add(id(v))
-                    out.append(v)
-            for sub in op.sub_blocks():
-                inside.add(id(sub))
-                visit(sub)
-
     for b in blocks:
-        visit(b)
+        _visit_reads(b, inside, seen, out)
     return out
+
+
+def _visit_reads(block, inside, seen, out):
+    # Module-level, not a closure calling itself: that would be a reference
+    # cycle left for the cyclic collector.
+    for op in block.ops:
+        for v in op.inputs:
+            if id(v) not in seen and id(v.block) not in inside:
+                seen.add(id(v))
+                out.append(v)
+        for sub in op.sub_blocks():
+            inside.add(id(sub))
+            _visit_reads(sub, inside, seen, out)
 
 
 class _transaction:

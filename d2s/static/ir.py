@@ -37,7 +37,7 @@ class Variable(Symbolic, TensorMethods):
         self.block = block
         self.name = name
         self.shape = _dims(shape)
-        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.dtype = dtype if type(dtype) in _DTYPE_CLASSES else _np_dtype(dtype)
         self.stop_gradient = stop_gradient
         self.persistable = persistable
         self.is_data = is_data
@@ -116,6 +116,20 @@ class Variable(Symbolic, TensorMethods):
 
     def __repr__(self):
         return f"Variable({self.name}: {format_type(self)})"
+
+
+# The classes of numpy dtype objects met so far: `isinstance(x, np.dtype)`
+# goes through numpy's metaclass and costs as much as making a Variable's
+# other fields; a set lookup of the class answers for every Variable after
+# the first of its dtype.
+_DTYPE_CLASSES = set()
+
+
+def _np_dtype(dtype):
+    if isinstance(dtype, np.dtype):
+        _DTYPE_CLASSES.add(type(dtype))
+        return dtype
+    return np.dtype(dtype)
 
 
 def _dims(shape):
@@ -417,12 +431,29 @@ class PendingOrigin:
         return _resolved(self.code.co_filename, _code_line(self.code, self.lasti))
 
 
+# file name -> whether it is d2s's own: every op of a trace walks the frames
+# between the user's code and the builder (seven or eight), and a lookup of
+# the (interned, hash-cached) file name costs less than comparing prefixes.
+_IN_D2S = {}
+
+
+def _in_d2s(filename):
+    if len(_IN_D2S) >= 4096:
+        _IN_D2S.clear()
+    inside = _IN_D2S[filename] = filename.startswith(_D2S_DIR)
+    return inside
+
+
 def pending_user_origin():
     """`user_origin()` of the caller's caller, resolved when first read."""
     f = sys._getframe(2)
+    known = _IN_D2S
     while f is not None:
         code = f.f_code
-        if not code.co_filename.startswith(_D2S_DIR):
+        inside = known.get(code.co_filename)
+        if inside is None:
+            inside = _in_d2s(code.co_filename)
+        if not inside:
             return PendingOrigin(code, f.f_lasti)
         f = f.f_back
     return None

@@ -10,27 +10,28 @@ from __future__ import annotations
 
 def flatten(tree):
     leaves = []
+    return leaves, _flatten(tree, leaves)
 
-    def walk(x):
-        if isinstance(x, (tuple, list)):
-            return (type(x), tuple([walk(v) for v in x]))
-        if isinstance(x, dict):
-            keys = tuple(x)
-            return (dict, keys, tuple([walk(x[k]) for k in keys]))
-        leaves.append(x)
-        return None
 
-    return leaves, walk(tree)
+# Module-level recursions, not closures: a closure that calls itself is a
+# reference cycle, left (with the leaves it holds) for the cyclic collector.
+def _flatten(x, leaves):
+    if isinstance(x, (tuple, list)):
+        return (type(x), tuple([_flatten(v, leaves) for v in x]))
+    if isinstance(x, dict):
+        keys = tuple(x)
+        return (dict, keys, tuple([_flatten(x[k], leaves) for k in keys]))
+    leaves.append(x)
+    return None
 
 
 def unflatten(treedef, leaves):
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(d):
-        if d is None:
-            return next(it)
-        if d[0] is dict:
-            return {k: build(s) for k, s in zip(d[1], d[2])}
-        return d[0]([build(s) for s in d[1]])
 
-    return build(treedef)
+def _build(d, it):
+    if d is None:
+        return next(it)
+    if d[0] is dict:
+        return {k: _build(s, it) for k, s in zip(d[1], d[2])}
+    return d[0]([_build(s, it) for s in d[1]])

@@ -14,6 +14,7 @@ referenced, which is conservative; one reached without its name appearing
 """
 import ast
 
+from ..traversal import walk
 from . import annos
 from .activity import (declared_nonlocals, free_reads, reads_writes, scope_locals, scope_nodes,
                        scope_statements)
@@ -35,7 +36,7 @@ def _own_effects(fn_def, outer_locals):
 
 def _referenced(fn_def):
     """Names a nested function's body loads (its calls of siblings included)."""
-    return {n.id for n in ast.walk(fn_def) if isinstance(n, ast.Name)
+    return {n.id for n in walk(fn_def) if isinstance(n, ast.Name)
             and isinstance(n.ctx, ast.Load)} - {fn_def.name}
 
 

@@ -14,7 +14,7 @@ alone.
 import ast
 
 from .. import templates
-from ..traversal import NodeTransformer
+from ..traversal import NodeTransformer, walk
 from .common import finish
 
 _RENAMED = {
@@ -29,7 +29,7 @@ _RENAMED = {
 
 def _bound_names(tree):
     names = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names.add(node.id)
         elif isinstance(node, ast.arg):

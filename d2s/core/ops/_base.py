@@ -13,9 +13,12 @@ from ..shapes import broadcast_shapes
 from ..tensor import Tensor
 
 
+_VALUE_TYPES = (Tensor, Symbolic)
+
+
 def is_value(x):
     """A d2s value (eager Tensor or static Variable)."""
-    return isinstance(x, (Tensor, Symbolic))
+    return isinstance(x, _VALUE_TYPES)
 
 
 def constant(value, dtype=None):
@@ -58,7 +61,14 @@ def _strengthened_dtype(weak_dtype, strong_dtype):
 
 def mark_weak(out, *inputs):
     """Results computed only from weak values stay weak."""
-    if inputs and all(is_weak(x) for x in inputs) and isinstance(out, Symbolic):
+    # A loop, not all(generator): asked after every elementwise op of a trace,
+    # and the usual answer (the first input is not weak) is found at once.
+    if not inputs:
+        return out
+    for x in inputs:
+        if not getattr(x, "weak", False):
+            return out
+    if isinstance(out, Symbolic):
         out.weak = True
     return out
 
@@ -76,13 +86,14 @@ def lift(x, like=None):
 
 
 def lift_pair(x, y):
-    if is_value(x):
-        x, y = x, lift(y, like=x)
-    elif is_value(y):
-        x, y = lift(x, like=y), y
+    if isinstance(x, _VALUE_TYPES):
+        if not isinstance(y, _VALUE_TYPES):
+            y = lift(y, like=x)
+    elif isinstance(y, _VALUE_TYPES):
+        x = lift(x, like=y)
     else:
         return lift(x), lift(y)
-    wx, wy = is_weak(x), is_weak(y)
+    wx, wy = getattr(x, "weak", False), getattr(y, "weak", False)  # is_weak, inline
     if wx and not wy:
         x = _strengthen(x, y)
     elif wy and not wx:
@@ -99,10 +110,27 @@ def probe_dtype(kernel, *dtypes):
 
 
 def elementwise_infer(kernel, name):
+    # Binary ops of a trace ask about the same few (shape, dtype) pairs again
+    # and again: remembered per op (an Aval is immutable), a handful of entries.
+    pairs = {}
+
     def infer(*avals, **attrs):
-        shape = broadcast_shapes(*(a.shape for a in avals), opname=name)
-        return Aval(shape, probe_dtype(kernel, *(np.dtype(a.dtype) for a in avals)))
+        if len(avals) == 2:
+            a, b = avals
+            key = (a.shape, b.shape, a.dtype, b.dtype)
+            found = pairs.get(key)
+            if found is None:
+                if len(pairs) >= 1024:
+                    pairs.clear()
+                found = pairs[key] = _elementwise_aval(kernel, name, avals)
+            return found
+        return _elementwise_aval(kernel, name, avals)
     return infer
+
+
+def _elementwise_aval(kernel, name, avals):
+    shape = broadcast_shapes(*(a.shape for a in avals), opname=name)
+    return Aval(shape, probe_dtype(kernel, *(np.dtype(a.dtype) for a in avals)))
 
 
 def promoted(fn_name):

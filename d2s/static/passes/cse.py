@@ -25,33 +25,33 @@ def _key(op, rename):
 def run(view):
     view = view.copy()
     rename = {}  # dropped output name -> surviving Variable
-
-    def visit(idx, available, added):
-        """`available`: key -> outputs of the ops visible here; keys this block
-        adds go to `added`, so the caller can take them back out (a sub-block's
-        values are not visible after it; undoing beats copying the table for
-        every sub-block, which is quadratic in the program's size)."""
-        kept = []
-        for op in view.blocks[idx]:
-            op = _renamed(op, rename)
-            key = _key(op, rename)
-            if key is not None and key in available:
-                for dup, first in zip(op.outputs, available[key]):
-                    rename[dup.name] = first
-                continue
-            if key is not None:
-                available[key] = op.outputs
-                added.append(key)
-            kept.append(op)
-            for sub in view.sub_block_ids(op):
-                inner = []
-                visit(sub, available, inner)
-                for k in inner:
-                    del available[k]
-        view.blocks[idx] = kept
-
-    visit(0, {}, [])
+    _visit(view, 0, rename, {}, [])
     # once more: an op's own result names (while body outputs) may have been
     # redirected while its sub-blocks were visited
     apply_renames(view, rename)
     return view
+
+
+def _visit(view, idx, rename, available, added):
+    """`available`: key -> outputs of the ops visible here; keys this block
+    adds go to `added`, so the caller can take them back out (a sub-block's
+    values are not visible after it; undoing beats copying the table for
+    every sub-block, which is quadratic in the program's size)."""
+    kept = []
+    for op in view.blocks[idx]:
+        op = _renamed(op, rename)
+        key = _key(op, rename)
+        if key is not None and key in available:
+            for dup, first in zip(op.outputs, available[key]):
+                rename[dup.name] = first
+            continue
+        if key is not None:
+            available[key] = op.outputs
+            added.append(key)
+        kept.append(op)
+        for sub in view.sub_block_ids(op):
+            inner = []
+            _visit(view, sub, rename, available, inner)
+            for k in inner:
+                del available[k]
+    view.blocks[idx] = kept

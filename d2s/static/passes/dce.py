@@ -64,23 +64,31 @@ def run(view):
         # a backward reads what its forward op saves
         return effects(op) or saved_var(op) in live
 
-    def sweep(idx):
-        kept = []
-        for op in reversed(view.blocks[idx]):
-            if not needed(op):
-                continue
-            kept.append(op)
-            live.update(v.name for v in op.inputs)
-            subs = view.sub_block_ids(op)
-            if subs:
-                live.update(view.block_results(op))
-                live.update(view.rename.get(n, n) for n in view.saved_names(op))
-                for sub in reversed(subs):
-                    sweep(sub)
-        view.blocks[idx] = kept[::-1]
-
-    sweep(0)
+    _sweep(view, 0, live, needed)
     return view
+
+
+def _sweep(view, idx, live, needed):
+    """Keep the ops of block `idx` that `needed` asks for, last to first,
+    marking what they read live. (Module-level: a closure calling itself is a
+    reference cycle, left with the view it holds for the cyclic collector.)"""
+    # Every op of the program passes here twice per trace (pruning, then the
+    # compiler's DCE): plain loops, no generator per op.
+    kept = []
+    add = live.add
+    for op in reversed(view.blocks[idx]):
+        if not needed(op):
+            continue
+        kept.append(op)
+        for v in op.inputs:
+            add(v.name)
+        subs = sub_block_ids(op)
+        if subs:
+            live.update(view.block_results(op))
+            live.update(view.rename.get(n, n) for n in view.saved_names(op))
+            for sub in reversed(subs):
+                _sweep(view, sub, live, needed)
+    view.blocks[idx] = kept[::-1]
 
 
 def prune_program(program, outputs):
@@ -107,17 +115,24 @@ def _names_referenced(program):
     """Every name an op reads, writes or mentions in an attribute (branch and
     body results, loop placeholders, saved scopes): what must stay declared."""
     names = set()
-
-    def mention(value):
-        if isinstance(value, str):
-            names.add(value)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                mention(item)
-
-    for op in program.all_ops():
-        names.update(v.name for v in op.inputs)
-        names.update(v.name for v in op.outputs)
-        for value in op.attrs.values():
-            mention(value)
+    add = names.add
+    for block in program.blocks:
+        for op in block.ops:
+            for v in op.inputs:
+                add(v.name)
+            for v in op.outputs:
+                add(v.name)
+            for value in op.attrs.values():
+                if isinstance(value, str):
+                    add(value)
+                elif isinstance(value, (list, tuple)):
+                    _mention(value, names)
     return names
+
+
+def _mention(value, names):
+    if isinstance(value, str):
+        names.add(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _mention(item, names)
