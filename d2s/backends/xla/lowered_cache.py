@@ -18,9 +18,10 @@ everything the lowering depends on:
 * what the executable is asked for: feeds, fetches, written names, the
   parameters, donation, the room of tensor arrays, the arguments' shapes
   and dtypes;
-* every d2s source file (the rules live across `core`, `static` and this
-  package: an edited d2s never reads another's lowering), JAX's and
-  jaxlib's versions, the JAX options a lowering reads, and Python's.
+* every d2s source file, by size and modification time (the rules live
+  across `core`, `static` and this package: an edited d2s never reads
+  another's lowering), JAX's and jaxlib's versions, the JAX options a
+  lowering reads, and Python's.
 
 Both processes compile the same module: one jitted call of the stored
 module (`stored_call`), whose arguments are the program's (parameters
@@ -70,7 +71,10 @@ _D2S_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 
 @functools.lru_cache(maxsize=None)
 def _sources_fingerprint():
-    """Hash of every d2s source file, of JAX's versions and of Python's."""
+    """Hash naming every d2s source file (path, size, modification time: what
+    Python itself checks before trusting a file's cached bytecode; reading
+    them all would cost a second process several ms), JAX's versions and
+    Python's."""
     import jaxlib
     digest = hashlib.sha256(f"jax {jax.__version__} jaxlib {jaxlib.__version__} "
                             f"{sys.implementation.name} {platform.python_version()}\n".encode())
@@ -78,10 +82,9 @@ def _sources_fingerprint():
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
             path = os.path.join(folder, name)
-            digest.update(os.path.relpath(path, _D2S_DIR).encode() + b"\0")
-            with open(path, "rb") as f:
-                digest.update(f.read())
-            digest.update(b"\0")
+            info = os.stat(path)
+            digest.update(f"{os.path.relpath(path, _D2S_DIR)} {info.st_size} "
+                          f"{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
