@@ -10,7 +10,8 @@ may be undefined), `values` (environments, tensor arrays), `errors`
 (run-time error codes), `params` (parameters kept on the device),
 `program` (compile per shape, run), `runner` (fall back to numpy),
 `concrete` (a to_static program: forward, gradients), `persistent`
-(cross-process cache).
+(cross-process cache of executables), `lowered_cache` (cross-process cache
+of lowered programs, called through `stored_call`).
 """
 from __future__ import annotations
 

@@ -57,6 +57,7 @@ class Lowerer(ControlFlowSupport):
         self.uses_room = False
         self.has_effects = False
         self.op = None                        # the op being lowered (error sites)
+        self.transposes = {}                  # id(matrix transpose) -> (it, its operand)
         self.ns = RuleNamespace(self)
 
     def lower_block(self, idx, env):
@@ -235,6 +236,20 @@ class RuleNamespace:
                 raise Unsupported("a shape (or range bound) is a value computed at run time; "
                                   "XLA needs it while compiling")
         return values
+
+    def transpose(self, x, perm):
+        """`x` with its axes permuted. A matrix transpose is remembered, so that
+        a matrix product reading it contracts the matrix itself (`transposed`)."""
+        out = jnp.transpose(x, perm)
+        if tuple(perm) == (1, 0):
+            self._lowerer.transposes[id(out)] = (out, x)
+        return out
+
+    def transposed(self, x):
+        """The matrix whose transpose `x` is (lowered by `transpose` in this
+        trace: the very value, so nothing else can have changed it), or None."""
+        entry = self._lowerer.transposes.get(id(x))
+        return entry[1] if entry is not None and entry[0] is x else None
 
     @staticmethod
     def shape_of(x):

@@ -34,7 +34,7 @@ from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
 from .sharding import RunLayout, agree_on_program, placements_of, put, to_host
 from .values import TensorArray
-from . import persistent
+from . import lowered_cache, persistent
 
 # Rows a tensor array has free when its loop starts, and trips a loop history
 # holds; when a run needs more, the next power of two that fits (recompiled).
@@ -333,10 +333,15 @@ class XlaProgram:
                                                is None else getattr(a, "sharding", None)),
                 given.values))
         with x64():
-            lowered, donates = self._lower(fn, specs, traced, run_layout, n_feeds)
-            if run_layout is not None:
-                agree_on_program(lowered.as_text())
-            compiled = persistent.compile(lowered, cacheable=not traced["effects"])
+            cached = None if run_layout is not None else lowered_cache.lower_and_compile(
+                self, fn, specs, traced, n_feeds)
+            if cached is not None:
+                lowered, compiled, donates = cached
+            else:
+                lowered, donates = self._lower(fn, specs, traced, run_layout, n_feeds)
+                if run_layout is not None:
+                    agree_on_program(lowered.as_text())
+                compiled = persistent.compile(lowered, cacheable=not traced["effects"])
         exe = Executable(key, compiled, lowered, sites, traced, len(self.written))
         exe.donates = donates
         if run_layout is not None:

@@ -176,7 +176,7 @@ def _transpose_infer(x, perm):
 register_op("transpose", lambda x, perm: x.transpose(perm), _transpose_infer,
             vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)
             ).lowering(
-    xla=lambda ns, x, perm: ns.jnp.transpose(x, perm),
+    xla=lambda ns, x, perm: ns.transpose(x, perm),
     onnx=lambda ns, x, perm: ns.node("Transpose", x, perm=list(perm)))
 
 

@@ -72,6 +72,28 @@ def test_stablehlo_is_viewable_and_control_flow_lowers_to_case_and_while():
     assert source.startswith("def executor(") and "while True:" in source
 
 
+def test_a_product_of_matrix_transposes_contracts_the_matrices_themselves():
+    """`a.T @ g` and `g @ w.T` (a gradient's products) lower to one dot_general
+    each, contracting the other axis, as JAX's autodiff emits them: no
+    transpose is left for XLA to compile. A transpose read elsewhere too, of
+    more than two axes, or of a product of another dtype stays as it was."""
+    def build(a, g, w, v, b):
+        return [d2s.transpose(a) @ g, g @ d2s.transpose(w), d2s.transpose(a) @ d2s.transpose(v),
+                d2s.transpose(b, [0, 2, 1]) @ g, d2s.transpose(a) @ d2s.cast(g, "float64")]
+    shapes = {"a": [5, 3], "g": [5, 4], "w": [2, 4], "v": [3, 5], "b": [2, 5, 3]}
+    prog, outs = _program(build, {n: (s, "float32") for n, s in shapes.items()})
+    rng = np.random.default_rng(0)
+    feed = {n: rng.normal(size=s).astype(np.float32) for n, s in shapes.items()}
+    want, got = both(prog, feed, outs)
+    a, g, w, v = (feed[n] for n in "agwv")
+    for result, expected in zip(got, [a.T @ g, g @ w.T, a.T @ v.T]):
+        np.testing.assert_allclose(result, expected, rtol=1e-5)
+    text = static.Executor(backend="xla").lowered_text(prog, feed=feed, fetch_list=outs)
+    assert text.count("stablehlo.transpose") == 2  # b's three axes; a.T for the float64 product
+    assert "contracting_dims = [0] x [0]" in text and "contracting_dims = [1] x [1]" in text
+    assert "contracting_dims = [0] x [1]" in text
+
+
 @d2s.jit.to_static
 def _scaled(x, flag, n):
     if flag:                 # Python values: plain Python, no op

@@ -1,0 +1,292 @@
+"""The lowered-program cache: a later process skips JAX's trace and lowering.
+
+JAX's persistent compilation cache (`persistent`) spares a later process
+XLA's compile, but not what comes before it: d2s's ops traced by JAX and
+lowered to StableHLO, most of what is left of a second process's first
+call on larger programs (W3's unrolled RNN, 290 ops: about half of it).
+So each lowered program is also kept on disk, as its MLIR bytecode beside
+the little d2s needs to read its results (which fetches may be undefined,
+whether it uses room, its results' shapes and dtypes), under a key naming
+everything the lowering depends on:
+
+* the program itself, structurally: per block the lowering sees, every
+  Variable (name, dtype, shape, and the flags rules read: weak, tensor
+  array, may be undefined, dim of) and every op (type, inputs, outputs,
+  attributes, array attributes by their bytes). An attribute of a kind not
+  known here (a Python object) makes the program uncacheable rather than
+  risk two programs sharing a key;
+* what the executable is asked for: feeds, fetches, written names, the
+  parameters, donation, the room of tensor arrays, the arguments' shapes
+  and dtypes;
+* every d2s source file, by size and modification time (the rules live
+  across `core`, `static` and this package: an edited d2s never reads
+  another's lowering), JAX's and jaxlib's versions, the JAX options a
+  lowering reads, and Python's.
+
+Both processes compile the same module: one jitted call of the stored
+module (`stored_call`), whose arguments are the program's (parameters
+stay device arrays; donated ones are the call's `donate_argnums`), so
+JAX's compilation cache serves the later process too, and the run is the
+one the uncached path compiles (XLA inlines the call).
+
+Left to the uncached path: sharded runs (layouts are this process's
+devices), programs that keep or are given residuals (structured results
+and arguments), programs with host effects (`print`: JAX caches none) or
+run-time error sites (each is a host closure naming the user's op, file
+and line, made by the trace itself), and modules calling LAPACK (see
+`stored_call`).
+
+Entries are written to a temporary file and renamed into place; one that
+does not parse, whose checksum or recorded key differ, or that does not
+fit the program, is ignored (and rewritten). The folder rules are
+`d2s.cache_dir`'s, as for converted source (the disk cache of `convert`,
+which the backends may not import, uses the same helpers).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+
+import numpy as np
+from jax.interpreters import mlir
+from jaxlib.mlir import ir
+
+from ... import cache_dir as _cache_dir
+from ...static.control_ops import sub_block_attrs
+from ._jax import jax
+from . import persistent, stored_call
+
+__all__ = ["FORMAT", "SUBFOLDER", "program_key", "lower_and_compile"]
+
+FORMAT = 1
+SUBFOLDER = "xla-lowered"
+_MAGIC = b"d2s-xla-lowered\n"
+_D2S_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_fingerprint():
+    """Hash naming every d2s source file (path, size, modification time: what
+    Python itself checks before trusting a file's cached bytecode; reading
+    them all would cost a second process several ms), JAX's versions and
+    Python's."""
+    import jaxlib
+    digest = hashlib.sha256(f"jax {jax.__version__} jaxlib {jaxlib.__version__} "
+                            f"{sys.implementation.name} {platform.python_version()}\n".encode())
+    for folder, subfolders, files in os.walk(_D2S_DIR):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            info = os.stat(path)
+            digest.update(f"{os.path.relpath(path, _D2S_DIR)} {info.st_size} "
+                          f"{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+class _Opaque(Exception):
+    """An attribute value whose content this key cannot name."""
+
+
+def _token(value):
+    """A text naming `value` exactly (its type too), or `_Opaque`."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.dtype):
+        return f"dtype:{value.str}"
+    if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype.hasobject:
+            raise _Opaque
+        data = np.ascontiguousarray(value).tobytes()
+        return f"array:{value.dtype.str}{np.shape(value)}:{hashlib.sha256(data).hexdigest()}"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}[" + ",".join(_token(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = sorted((_token(k), _token(v)) for k, v in value.items())
+        return "dict{" + ",".join(f"{k}={v}" for k, v in items) + "}"
+    if isinstance(value, slice):
+        return f"slice({_token(value.start)},{_token(value.stop)},{_token(value.step)})"
+    if value is Ellipsis:
+        return "..."
+    raise _Opaque
+
+
+def _var_token(v):
+    dim_of = None if v.dim_of is None else (v.dim_of[0].name, v.dim_of[1])
+    return (f"{v.name}:{v.dtype.str}{tuple(v.shape)} sg={v.stop_gradient} "
+            f"p={v.persistable} d={v.is_data} w={v.weak} a={v.is_array} "
+            f"u={v.may_be_undefined} dim_of={dim_of}")
+
+
+def program_key(xla_program, specs):
+    """The hex key of `xla_program`'s executable for argument `specs`, or None
+    when the program cannot be named (see the module docstring)."""
+    program = xla_program.program
+    parts = [f"d2s xla lowered {FORMAT}", _sources_fingerprint(),
+             f"precision {jax.config.jax_default_matmul_precision}",
+             f"promotion {jax.config.jax_numpy_dtype_promotion}",
+             f"feeds {xla_program.feed_names}", f"fetches {xla_program.fetch_names}",
+             f"written {xla_program.written}", f"params {xla_program.param_names}",
+             f"donated {xla_program.donated}", f"room {xla_program.room}"]
+    leaves, tree = jax.tree_util.tree_flatten(specs)
+    parts.append(f"args {tree} " + " ".join(f"{np.dtype(s.dtype).str}{tuple(s.shape)}"
+                                           for s in leaves))
+    try:
+        for idx in sorted(xla_program.blocks):
+            block = program.blocks[idx]
+            parts.append(f"block {idx}")
+            parts.extend(_var_token(v) for v in block.vars.values())
+            for op in xla_program.blocks[idx]:
+                subs = {key for key, _ in sub_block_attrs(op)}
+                attrs = sorted((k, f"block {a}" if k in subs else _token(a))
+                               for k, a in op.attrs.items())
+                parts.append(f"{op.type}({','.join(v.name for v in op.inputs)})->"
+                             f"({','.join(v.name for v in op.outputs)}) {attrs} g={op.is_grad}")
+    except _Opaque:
+        return None
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# ---- entries ------------------------------------------------------------------------------
+# One file per key: _MAGIC, one line of JSON (format, key, the module's checksum,
+# d2s's metadata), then the module's serialization.
+
+def _entry_path(key):
+    folder = _cache_dir.subfolder(SUBFOLDER)
+    return None if folder is None else os.path.join(folder, key + ".bin")
+
+
+def _load(path, key):
+    """(bytecode, metadata) stored at `path`, or None (absent or not usable)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data.startswith(_MAGIC):
+        return None
+    header, sep, blob = data[len(_MAGIC):].partition(b"\n")
+    try:
+        entry = json.loads(header)
+    except ValueError:
+        return None
+    if not (sep and isinstance(entry, dict) and entry.get("format") == FORMAT
+            and entry.get("key") == key and entry.get("sha256") == hashlib.sha256(blob).hexdigest()):
+        return None
+    return blob, entry.get("meta")
+
+
+def _store(path, bytecode, meta):
+    """Write the entry at `path` (best effort: a failure warns once, see cache_dir)."""
+    key = os.path.basename(path)[:-len(".bin")]
+    header = json.dumps({"format": FORMAT, "key": key,
+                         "sha256": hashlib.sha256(bytecode).hexdigest(), "meta": meta})
+    folder = os.path.dirname(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".bin")
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + header.encode() + b"\n" + bytecode)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        _cache_dir.report_unusable(folder, exc.strerror or str(exc))
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _read_meta(meta, n_fetches):
+    """(layout, uses_room, result avals) from stored metadata, or None when it
+    does not read as `_meta` wrote it for `n_fetches` fetches."""
+    try:
+        layout = [(bool(a), lab) for a, lab in meta["layout"]]
+        uses_room = meta["uses_room"]
+        avals = [jax.core.ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype))
+                 for shape, dtype in meta["results"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if (len(layout) != n_fetches or not isinstance(uses_room, bool)
+            or not all(lab is None or isinstance(lab, str) for _, lab in layout)):
+        return None
+    return layout, uses_room, avals
+
+
+def _meta(traced, lowered):
+    return {"layout": [list(entry) for entry in traced["layout"]],
+            "uses_room": traced["uses_room"],
+            "results": [[list(a.shape), np.dtype(a.dtype).str]
+                        for a in jax.tree_util.tree_leaves(lowered.out_info)]}
+
+
+def _storable(lowered, specs):
+    """The lowered module as bytecode, or None when it cannot be called as
+    stored: a main that does not take exactly the program's arguments, in
+    order (JAX drops unused ones), or one calling LAPACK."""
+    module = lowered.compiler_ir("stablehlo")
+    main = ir.SymbolTable(module.operation)["main"]
+    with module.context, ir.Location.unknown():
+        want = [str(ir.RankedTensorType.get(s.shape, mlir.dtype_to_ir_type(np.dtype(s.dtype))))
+                for s in jax.tree_util.tree_leaves(specs)]
+    if [str(t) for t in main.type.inputs] != want:
+        return None
+    bytecode = mlir.module_to_bytecode(module)
+    return None if b"lapack" in bytecode else bytecode
+
+
+# ---- compiling ------------------------------------------------------------------------------
+
+def lower_and_compile(xla_program, fn, specs, traced, n_feeds):
+    """(jax Lowered, Compiled, positions of donated parameters) of `fn` (the
+    program's traced function, which fills `traced`) for `specs`, through the
+    lowered-program cache; None when the cache does not serve this program
+    (off, not nameable, or kept or given residuals): the caller lowers it."""
+    if xla_program.keep or xla_program.given:
+        return None
+    key = program_key(xla_program, specs)
+    path = None if key is None else _entry_path(key)
+    if path is None:
+        return None
+    hit = _load(path, key)
+    read = None if hit is None else _read_meta(hit[1], len(xla_program.fetch_names))
+    if read is not None:
+        bytecode, (layout, uses_room, avals) = hit[0], read
+        traced.update(effects=False, has_sites=False, uses_room=uses_room, layout=layout,
+                      kept_labels=None, args=jax.tree_util.tree_leaves(specs))
+    else:
+        trace = jax.jit(fn).trace(*specs)  # d2s's errors raise here, as uncached
+        if traced["effects"] or traced["has_sites"]:  # uncached, and nothing donated
+            lowered = trace.lower()
+            return lowered, persistent.compile(lowered, cacheable=not traced["effects"]), ()
+        donates = _donated(xla_program, traced)
+        lowered = jax.jit(fn, donate_argnums=_positions(donates, n_feeds)
+                          ).trace(*specs).lower()  # the same trace, reused by JAX
+        bytecode = _storable(lowered, specs)
+        if bytecode is None:
+            return lowered, persistent.compile(lowered), donates
+        meta = _meta(traced, lowered)
+        avals = [jax.core.ShapedArray(tuple(s), np.dtype(d)) for s, d in meta["results"]]
+        _store(path, bytecode, meta)
+    donates = _donated(xla_program, traced)
+    module = stored_call.StoredModule(bytecode, avals)
+    jitted = jax.jit(lambda *args: tuple(stored_call.call(module, *args)),
+                     donate_argnums=_positions(donates, n_feeds))
+    lowered = jitted.lower(*specs)
+    return lowered, persistent.compile(lowered), donates
+
+
+def _donated(xla_program, traced):
+    """As the uncached path: a program that may have to run again (more room)
+    keeps its inputs."""
+    return () if traced["uses_room"] else xla_program.donated
+
+
+def _positions(donates, n_feeds):
+    return tuple(n_feeds + i for i in donates)

@@ -1,0 +1,165 @@
+"""The lowered-program cache (`d2s.backends.xla.lowered_cache`): a second
+process reads what the first lowered instead of tracing again, computes the
+same numbers (parameters on the device, a donating training step), leaves
+programs with host effects or error sites to the uncached path, and ignores
+damaged entries (rewriting them).
+
+Whether a process traced a program is observed by counting calls of
+`lower_program` (the d2s ops traced by JAX), never by timing.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import d2s  # noqa: E402
+from d2s import static  # noqa: E402
+from d2s.backends.xla import lowered_cache  # noqa: E402
+from d2s.backends.xla.program import XlaProgram  # noqa: E402
+from d2s.backends.xla._jax import x64  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))))
+JIT_TESTS = os.path.join(ROOT, "tests", "jit")
+
+CHILD = textwrap.dedent('''\
+    import json, os, sys
+    sys.path[:0] = {paths!r}
+    import numpy as np
+    import d2s
+    from d2s.jit import to_static
+    from d2s.backends.xla import program as xla_program
+    from train_step_helpers import MLP, batch, make, standard_step
+
+    traced = []
+    real = xla_program.lower_program
+    def counting(*args, **kwargs):
+        traced.append(1)
+        return real(*args, **kwargs)
+    xla_program.lower_program = counting
+    d2s.jit.set_backend("xla")
+
+    w = d2s.to_tensor(np.linspace(-1, 1, 12).reshape(3, 4).astype("float32"))
+
+    @to_static
+    def dense(x):
+        return d2s.tanh(x @ w) + 1.0
+
+    @to_static
+    def grow(x):
+        while x.sum() < 100.0:
+            x = x * 2.0 + 1.0
+        return x
+
+    @to_static
+    def shout(x):
+        print("sum", x.sum())
+        return x * 2.0
+
+    @to_static
+    def checked(x):
+        if x.sum() > 1000.0:
+            raise ValueError("too big")
+        return x - 1.0
+
+    x = d2s.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10)
+    out = {{name: f(x).numpy().tolist()
+           for name, f in [("dense", dense), ("grow", grow), ("shout", shout),
+                           ("checked", checked)]}}
+    model, opt = make(MLP, "sgd")
+    step = to_static(standard_step(model, opt))
+    out["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
+    out["params"] = [p.numpy().tolist() for p in model.parameters()]
+    folder = os.path.join(os.environ["D2S_CACHE_DIR"], "xla-lowered")
+    out["entries"] = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    out["traced"] = len(traced)
+    print(json.dumps(out))
+''')
+
+
+def _child(cache):
+    """Run CHILD (from a file: to_static converts source) in a fresh process."""
+    script = cache.parent / "child_script.py"
+    script.write_text(CHILD.format(paths=[ROOT, JIT_TESTS]))
+    env = dict(os.environ, D2S_CACHE_DIR=str(cache), JAX_PLATFORMS="cpu")
+    env.pop("D2S_BACKEND", None)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("sum")  # the print op printed, in both processes
+    return json.loads(lines[-1])
+
+
+NUMBERS = ("dense", "grow", "shout", "checked", "losses", "params")
+
+
+def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_path):
+    first = _child(tmp_path / "cache")
+    # dense, grow and the training step are stored; the print and the raise are not.
+    assert len(first["entries"]) == 3
+    assert first["traced"] == 5
+    second = _child(tmp_path / "cache")
+    assert second["entries"] == first["entries"]
+    assert second["traced"] == 2  # only the print and the raise are traced again
+    for name in NUMBERS:
+        assert second[name] == first[name], name  # the same executables: equal numbers
+    x = np.arange(6, dtype="float32").reshape(2, 3) / 10
+    w = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
+    np.testing.assert_allclose(first["dense"], np.tanh(x @ w) + 1.0, rtol=1e-6)
+    assert first["losses"][2] < first["losses"][0]  # the step trained (donated parameters)
+
+
+def test_damaged_entries_are_ignored_and_rewritten(tmp_path):
+    first = _child(tmp_path / "cache")
+    folder = tmp_path / "cache" / "xla-lowered"
+    damages = [lambda data: data[:len(data) // 2],            # truncated
+               lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # checksum no longer matches
+               lambda data: b"not an entry\n" + data]         # foreign file
+    for name, damage in zip(first["entries"], damages):
+        path = folder / name
+        path.write_bytes(damage(path.read_bytes()))
+    second = _child(tmp_path / "cache")
+    assert second["traced"] == first["traced"]  # every damaged entry missed
+    for name in NUMBERS:
+        assert second[name] == first[name], name
+    third = _child(tmp_path / "cache")
+    assert third["traced"] == 2  # rewritten: read again
+
+
+def _program(build, shapes):
+    prog = static.Program()
+    with static.program_guard(prog):
+        xs = [static.data(f"x{i}", shape, "float32") for i, shape in enumerate(shapes)]
+        outs = build(*xs)
+    return prog, [v.name for v in outs]
+
+
+def _key(prog, fetch, shapes):
+    xp = XlaProgram(prog, [f"x{i}" for i in range(len(shapes))], fetch)
+    with x64():
+        specs = [jax.ShapeDtypeStruct(s, np.float32) for s in shapes]
+        return lowered_cache.program_key(xp, specs)
+
+
+def test_the_key_names_constants_by_value_and_shapes():
+    keys = set()
+    for constant in (2.0, 3.0):
+        prog, fetch = _program(lambda x: [x * constant], [[2]])
+        keys.add(_key(prog, fetch, [(2,)]))
+    prog, fetch = _program(lambda x: [x * 2.0], [[None]])
+    keys |= {_key(prog, fetch, [(4,)]), _key(prog, fetch, [(3,)])}
+    assert None not in keys and len(keys) == 4
+
+
+def test_a_program_whose_attributes_cannot_be_named_is_not_keyed():
+    prog, fetch = _program(lambda x: [x * 2.0], [[2]])
+    op = prog.global_block().ops[-1]
+    op.attrs["opaque"] = object()  # no exact name: never shares a key by accident
+    assert _key(prog, fetch, [(2,)]) is None
