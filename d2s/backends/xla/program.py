@@ -219,17 +219,18 @@ class XlaProgram:
         plain arrays, then the written parameters' new values (no error
         sites, tensor arrays, room to grow, printing or kept values), or
         None: the per-call path of small programs and of training steps,
-        without `run`'s executable lookup, loop and walk of the results."""
+        without `run`'s executable lookup, loop and walk of the results.
+        Made after a run on `feeds` (which compiled the executable and
+        called it once)."""
         exe = self.executable(feeds)
         if not exe.lean or exe.effects:
             return None
-        return self._fast_forward(exe, feeds) if exe.plain else self._fast_step(exe)
+        return self._fast_forward(exe) if exe.plain else self._fast_step(exe)
 
-    def _fast_forward(self, exe, feeds):
+    def _fast_forward(self, exe):
         compiled, array = exe.compiled, np.array
         device_values = self.params.device_values
-        exe.call(list(feeds) + device_values())  # sets `compiled._call`
-        call = compiled._call or compiled
+        call = compiled._call or compiled  # (its C++ entry, set by the run before)
         if exe.needs_x64:
             def forward(feeds, tensors):
                 return [array(o) for o in call_x64(call, feeds + device_values(tensors))]
