@@ -217,16 +217,19 @@ class StepRunner:
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
                                                 writes=writes, donate=True), stacklevel=7)
         self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
-        # Every call has the same feed shapes (the held gradients' are the
-        # parameters'): one executable, whose per-call path is `_fast`.
+        # Every call has the inputs' declared shapes: one executable, whose
+        # per-call path is `_fast`, taken while the held gradients (set by
+        # eager code, not by the signature) have the types it was made for.
         self._fixed_shapes = all(d is not None for v in step.inputs for d in v.shape)
+        self._n_inputs = n_inputs
         self._fast = None
+        self._held_types = ()
 
     def run(self, feeds, tensors, numpy_fallback, feed_attrs=None):
         """Values of the step's `run_outputs` (those written back already: the
         parameter's new array); `feed_attrs`: the feeds' placements."""
         fast = self._fast
-        if fast is not None and not dist_attr.any_placed():
+        if fast is not None and not dist_attr.any_placed() and self._held_as_made(feeds):
             fetched = fast(feeds, tensors)
         else:
             part = self._part
@@ -239,6 +242,7 @@ class StepRunner:
                 part.fall_back(e)
                 return numpy_fallback()
             if self._fixed_shapes and not dist_attr.any_placed():
+                self._held_types = [(a.shape, a.dtype) for a in feeds[self._n_inputs:]]
                 self._fast = xla.fast_path(feeds)
         if not self._writes:
             return fetched
@@ -247,3 +251,9 @@ class StepRunner:
         for i, param in self._writes:
             values.insert(i, captured[param]._value)
         return values
+
+    def _held_as_made(self, feeds):
+        for a, (shape, dtype) in zip(feeds[self._n_inputs:], self._held_types):
+            if a.dtype != dtype or a.shape != shape:
+                return False
+        return True

@@ -210,3 +210,28 @@ def test_the_per_call_path_of_a_step_reads_eager_updates_between_steps(kind):
 def _halve_first_weight(model):
     name, value = next(iter(model.state_dict().items()))
     model.set_state_dict({name: value.numpy() * 0.5}, strict=False)
+
+
+def test_a_step_accumulating_gradients_takes_the_per_call_path_and_equals_eager():
+    """Gradients held between steps are inputs of the step (their types come
+    from eager state, not from the signature): the per-call path reads them,
+    and the results equal eager's."""
+    def accumulating(model, opt):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    model, opt = make(MLP, "sgd")
+    step = to_static(accumulating(model, opt))
+    losses = [float(step(*batch(i)).numpy()) for i in range(4)]
+    runners = _step_runners(step, *batch(0))
+    assert any(r._fast is not None and r._held_types for r in runners)
+    eager_model, eager_opt = make(MLP, "sgd")
+    eager_step = accumulating(eager_model, eager_opt)
+    with eager_mode():
+        eager_losses = [float(eager_step(*batch(i)).numpy()) for i in range(4)]
+    assert np.allclose(losses, eager_losses, rtol=1e-5)
+    assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))
