@@ -216,7 +216,9 @@ class StepRunner:
         check_fed(program, program.all_ops(), self.feed_names)
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
                                                 writes=writes, donate=True), stacklevel=7)
-        self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
+        # (position in `run_outputs`, the captured Tensor whose new value goes there)
+        self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
+                        if n in writes]
         # Every call has the inputs' declared shapes: one executable, whose
         # per-call path is `_fast`, taken while the held gradients (set by
         # eager code, not by the signature) have the types it was made for.
@@ -246,10 +248,9 @@ class StepRunner:
                 self._fast = xla.fast_path(feeds)
         if not self._writes:
             return fetched
-        captured = self.step.main_program.captured
         values = list(fetched)
-        for i, param in self._writes:
-            values.insert(i, captured[param]._value)
+        for i, tensor in self._writes:
+            values.insert(i, tensor._value)
         return values
 
     def _held_as_made(self, feeds):
