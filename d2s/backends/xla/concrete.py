@@ -48,7 +48,7 @@ class ConcreteRunner:
         self.output_names = [v.name for v in concrete.outputs]
         check_fed(program, program.all_ops(), self.input_names)
         self._forward = None
-        self._fast = None      # the forward's per-call path, once known (see fast_forward)
+        self._fast = None      # the forward's per-call path, once known (see fast_path)
         # Every call has the inputs' declared shapes (no None dim): one executable.
         self._fixed_shapes = all(d is not None for v in concrete.inputs for d in v.shape)
         self._grad_forward = None
@@ -71,7 +71,7 @@ class ConcreteRunner:
                 part.fall_back(e)
             else:
                 if self._fixed_shapes and not dist_attr.any_placed():
-                    self._fast = xla.fast_forward(feeds)
+                    self._fast = xla.fast_path(feeds)
                 return values
         return numpy_fallback(feeds, tensors)
 
@@ -79,7 +79,7 @@ class ConcreteRunner:
     def plain_forward(self):
         """Once known, the forward's per-call path: a function (input arrays,
         captured tensors) -> output arrays serving every call that needs no
-        gradient (see `XlaProgram.fast_forward`); else None."""
+        gradient (see `XlaProgram.fast_path`); else None."""
         return self._fast
 
     def output_attrs(self, feeds, tensors, feed_attrs, grad=False):
@@ -216,24 +216,45 @@ class StepRunner:
         check_fed(program, program.all_ops(), self.feed_names)
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
                                                 writes=writes, donate=True), stacklevel=7)
-        self._writes = [(i, writes[n]) for i, n in enumerate(self.output_names) if n in writes]
+        # (position in `run_outputs`, the captured Tensor whose new value goes there)
+        self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
+                        if n in writes]
+        # Every call has the inputs' declared shapes: one executable, whose
+        # per-call path is `_fast`, taken while the held gradients (set by
+        # eager code, not by the signature) have the types it was made for.
+        self._fixed_shapes = all(d is not None for v in step.inputs for d in v.shape)
+        self._n_inputs = n_inputs
+        self._fast = None
+        self._held_types = ()
 
     def run(self, feeds, tensors, numpy_fallback, feed_attrs=None):
         """Values of the step's `run_outputs` (those written back already: the
         parameter's new array); `feed_attrs`: the feeds' placements."""
-        part = self._part
-        xla = part.xla
-        if xla is None:
-            return numpy_fallback()
-        try:
-            fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
-        except Unsupported as e:
-            part.fall_back(e)
-            return numpy_fallback()
+        fast = self._fast
+        if fast is not None and not dist_attr.any_placed() and self._held_as_made(feeds):
+            fetched = fast(feeds, tensors)
+        else:
+            part = self._part
+            xla = part.xla
+            if xla is None:
+                return numpy_fallback()
+            try:
+                fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
+            except Unsupported as e:
+                part.fall_back(e)
+                return numpy_fallback()
+            if self._fixed_shapes and not dist_attr.any_placed():
+                self._held_types = [(a.shape, a.dtype) for a in feeds[self._n_inputs:]]
+                self._fast = xla.fast_path(feeds)
         if not self._writes:
             return fetched
-        captured = self.step.main_program.captured
         values = list(fetched)
-        for i, param in self._writes:
-            values.insert(i, captured[param]._value)
+        for i, tensor in self._writes:
+            values.insert(i, tensor._value)
         return values
+
+    def _held_as_made(self, feeds):
+        for a, (shape, dtype) in zip(feeds[self._n_inputs:], self._held_types):
+            if a.dtype != dtype or a.shape != shape:
+                return False
+        return True

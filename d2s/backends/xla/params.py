@@ -144,16 +144,20 @@ class DeviceParams:
         devices[i] = device
         self._device = devices
 
-    def write(self, name, device_value):
-        """A program's new value of parameter `name`: rebinds the Tensor to a
-        (read-only) host view, and keeps the device array for the next call."""
-        i = self.names.index(name)
-        # (to_host gathers a value sharded across processes; one device: a view)
-        host = np.asarray(device_value) if self._sharding[i] is None else to_host(device_value)
-        self.tensors[i]._value = host
-        _remember(self.tensors[i], host, device_value, self._sharding[i])
-        self._host[i] = host
-        self._set_device(i, device_value)
+    def write(self, positions, device_values):
+        """A program's new values of the parameters at `positions`: rebinds each
+        Tensor to a (read-only) host view, and keeps the device array for the
+        next call."""
+        devices = list(self._device)  # a new list: earlier callers keep their snapshot
+        host, laid, tensors = self._host, self._sharding, self.tensors
+        for i, device_value in zip(positions, device_values):
+            # (to_host gathers a value sharded across processes; one device: a view)
+            value = np.asarray(device_value) if laid[i] is None else to_host(device_value)
+            tensors[i]._value = value
+            _remember(tensors[i], value, device_value, laid[i])
+            host[i] = value
+            devices[i] = device_value
+        self._device = devices
 
     # ---- donation ---------------------------------------------------------------------------
     def donate(self, positions, args):

@@ -74,9 +74,11 @@ class Executable:
         self.kept_labels = traced["kept_labels"]
         self.n_written = n_written
         self.uses_room = traced["uses_room"]
-        # Every fetch a plain array, nothing else returned: read without a walk.
-        self.plain = (not any(a or lab for a, lab in self.layout) and not n_written
-                      and not len(sites) and not self.uses_room and self.kept_labels is None)
+        # Every fetch a plain array, then the written parameters, nothing else:
+        # read without a walk (`plain`: nothing written either).
+        self.lean = (not any(a or lab for a, lab in self.layout) and not len(sites)
+                     and not self.uses_room and self.kept_labels is None)
+        self.plain = self.lean and not n_written
         # 64-bit arguments lose their width unless x64 is on when they are passed.
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
@@ -139,6 +141,7 @@ class XlaProgram:
         self.written = [(n, n) for n in sorted({v.name for op in ops for v in op.outputs
                                                 if v.name in program.captured})]
         self.written += [(param, value) for value, param in (writes or {}).items()]
+        self.written_at = [self.param_names.index(n) for n, _ in self.written]
         view = dce.run(ProgramView(program, ops, self.fetch_names + self.keep
                                    + [value for _, value in self.written],
                                    self.feed_names + self.param_names + self.given))
@@ -192,8 +195,7 @@ class XlaProgram:
                 continue
             if code:
                 raise exe.sites.error(code)
-            for (name, _), value in zip(self.written, written):
-                self.params.write(name, value)
+            self.params.write(self.written_at, written)
             return fetched, kept, params
 
     def _call_donating(self, exe, args, params):
@@ -211,18 +213,24 @@ class XlaProgram:
             self.params.restore(released, e)
             raise
 
-    def fast_forward(self, feeds):
+    def fast_path(self, feeds):
         """A function (feeds, tensors) -> output arrays for programs whose every
         call compiles to this one executable (fixed feed shapes) and returns
-        plain arrays (no error sites, tensor arrays, writes or kept values),
-        or None: the per-call path of small programs, without `run`'s walk."""
+        plain arrays, then the written parameters' new values (no error
+        sites, tensor arrays, room to grow, printing or kept values), or
+        None: the per-call path of small programs and of training steps,
+        without `run`'s executable lookup, loop and walk of the results.
+        Made after a run on `feeds` (which compiled the executable and
+        called it once)."""
         exe = self.executable(feeds)
-        if not exe.plain or exe.effects:
+        if not exe.lean or exe.effects:
             return None
+        return self._fast_forward(exe) if exe.plain else self._fast_step(exe)
+
+    def _fast_forward(self, exe):
         compiled, array = exe.compiled, np.array
         device_values = self.params.device_values
-        exe.call(list(feeds) + device_values())  # sets `compiled._call`
-        call = compiled._call or compiled
+        call = compiled._call or compiled  # (its C++ entry, set by the run before)
         if exe.needs_x64:
             def forward(feeds, tensors):
                 return [array(o) for o in call_x64(call, feeds + device_values(tensors))]
@@ -233,6 +241,26 @@ class XlaProgram:
             def forward(feeds, tensors):
                 return [array(o) for o in call(*feeds)]
         return forward
+
+    def _fast_step(self, exe):
+        """A program writing parameters (a training step): the new values are
+        written back, then the fetches read."""
+        array, device_values, write = np.array, self.params.device_values, self.params.write
+        n_fetched, written_at = len(self.fetch_names), self.written_at
+        if exe.donates:
+            donating = self._call_donating
+
+            def call(feeds, tensors):
+                return donating(exe, feeds, device_values(tensors))
+        else:
+            def call(feeds, tensors):
+                return exe.call(feeds + device_values(tensors))
+
+        def step(feeds, tensors):
+            outs = call(feeds, tensors)
+            write(written_at, outs[n_fetched:])
+            return [array(o) for o in outs[:n_fetched]]
+        return step
 
     def layout(self, feeds, feed_attrs=None, tensors=None):
         """The RunLayout of a run on `feeds`, or None when nothing is placed."""

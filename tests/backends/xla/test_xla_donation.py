@@ -175,3 +175,63 @@ def test_a_call_that_fails_before_xla_takes_the_buffers_gives_them_back(monkeypa
         for i in range(3):
             eager_step(*batch(i))
     assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))
+
+
+def _step_runners(static_function, *args):
+    return [r for variant in static_function.get_concrete_program(*args).variants
+            for r in variant._runners.values()]
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam"])
+def test_the_per_call_path_of_a_step_reads_eager_updates_between_steps(kind):
+    """From its second call a step takes its per-call path (no executable
+    lookup, no walk of the results); a parameter the user sets eagerly in
+    between is what the next step reads, as eager would."""
+    model, opt = make(MLP, kind)
+    step = to_static(standard_step(model, opt))
+    step(*batch(0))
+    [runner] = _step_runners(step, *batch(0))
+    assert runner._fast is not None
+    step(*batch(1))
+    _halve_first_weight(model)   # an eager update between two steps
+    losses = [float(step(*batch(i)).numpy()) for i in (2, 0)]
+
+    eager_model, eager_opt = make(MLP, kind)
+    eager_step = standard_step(eager_model, eager_opt)
+    with eager_mode():
+        eager_step(*batch(0))
+        eager_step(*batch(1))
+        _halve_first_weight(eager_model)
+        eager_losses = [float(eager_step(*batch(i)).numpy()) for i in (2, 0)]
+    assert np.allclose(losses, eager_losses, rtol=1e-5)
+    assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))
+
+
+def _halve_first_weight(model):
+    name, value = next(iter(model.state_dict().items()))
+    model.set_state_dict({name: value.numpy() * 0.5}, strict=False)
+
+
+def test_a_step_accumulating_gradients_takes_the_per_call_path_and_equals_eager():
+    """Gradients held between steps are inputs of the step (their types come
+    from eager state, not from the signature): the per-call path reads them,
+    and the results equal eager's."""
+    def accumulating(model, opt):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    model, opt = make(MLP, "sgd")
+    step = to_static(accumulating(model, opt))
+    losses = [float(step(*batch(i)).numpy()) for i in range(4)]
+    runners = _step_runners(step, *batch(0))
+    assert any(r._fast is not None and r._held_types for r in runners)
+    eager_model, eager_opt = make(MLP, "sgd")
+    eager_step = accumulating(eager_model, eager_opt)
+    with eager_mode():
+        eager_losses = [float(eager_step(*batch(i)).numpy()) for i in range(4)]
+    assert np.allclose(losses, eager_losses, rtol=1e-5)
+    assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))

@@ -382,3 +382,25 @@ def test_stablehlo_of_none_dims_needs_example_inputs(strict):
     with pytest.raises(ValueError, match=r"input 'x' has shape \[None, 2\]: pass example"):
         concrete.lowered_text(backend="xla")
     assert "tensor<3x2xf32>" in concrete.lowered_text([T(np.ones((3, 2)), "float32")], "xla")
+
+
+def test_each_call_runs_its_executable_once(monkeypatch, strict):
+    """The per-call path a forward takes from its second call is made without
+    running the program again (the first call used to run it twice)."""
+    from d2s.backends.xla import program as xla_program
+    runs = []
+    real = xla_program.Executable.call
+
+    def counting(self, args):
+        runs.append(self)
+        return real(self, args)
+    monkeypatch.setattr(xla_program.Executable, "call", counting)
+    layer = nn.Linear(3, 2)
+    f = to_static(lambda x: d2s.tanh(layer(x)), backend="xla")
+    x = np.arange(6.0).reshape(2, 3)
+    with d2s.no_grad():
+        got = [f(d2s.to_tensor(x)).numpy() for _ in range(3)]
+    assert len(runs) == 1  # the first call; the next two took the per-call path
+    want = np.tanh(x @ layer.weight.numpy() + layer.bias.numpy())
+    for g in got:
+        assert np.allclose(g, want, rtol=1e-12)

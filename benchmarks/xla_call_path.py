@@ -1,0 +1,161 @@
+"""Where a to_static call on the xla backend spends its time, layer by layer.
+
+For each workload, in one process, interleaved in short rounds (other
+processes on a shared machine only ever add time, so the low percentiles
+are the figures to read):
+
+* `to_static xla`: the user's call (`StaticFunction` -> program -> runner);
+* `per-call path`: the xla runner's own per-call function (what the jit layer
+  calls: parameters, donation, executable, write-back, host arrays);
+* `executable`: the same compiled XLA executable called bare on the same
+  inputs (the parameters' device arrays; a training step donating its own
+  copies), waiting for its results without making host arrays;
+* `jax.jit np` / `jax.jit`: the hand-written JAX twin (benchmarks/others.py)
+  fed the numpy input a d2s user holds / device arrays.
+
+So `to_static xla - per-call path` is the jit layer, `per-call path -
+executable` the backend's Python and host arrays, `executable - jax.jit np`
+the lowering. Usage: `taskset -c 0 python benchmarks/xla_call_path.py
+[--workloads W2,W6] [--rounds 100]`.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import d2s  # noqa: E402
+import workloads  # noqa: E402
+from others import jax_modes  # noqa: E402
+from d2s.backends.xla import concrete as xla_concrete  # noqa: E402
+from d2s.backends.xla._jax import jax, x64  # noqa: E402
+
+DEFAULT = "W1,W2,W3,W3b,W6"
+
+
+def _runners():
+    return [o for o in gc.get_objects()
+            if isinstance(o, (xla_concrete.ConcreteRunner, xla_concrete.StepRunner))]
+
+
+def _new_runner(before):
+    found = [o for o in _runners() if not any(o is b for b in before)]
+    assert len(found) == 1, f"expected one new xla runner, found {len(found)}"
+    return found[0]
+
+
+def _recorded_feeds(runner, wl):
+    """(feeds, tensors) as the jit layer hands them to the runner's per-call
+    path: a step's recorded from one call; a forward's are its Tensor
+    arguments' arrays (`wl.program`'s example arguments, flat)."""
+    if isinstance(runner, xla_concrete.ConcreteRunner):
+        feeds = [a._value for a in wl.program[1] if isinstance(a, d2s.Tensor)]
+        return feeds, runner._forward.xla.params.tensors
+    fast, seen = runner._fast, []
+
+    def spy(feeds, tensors):
+        seen.append((list(feeds), tensors))
+        return fast(feeds, tensors)
+    runner._fast = spy
+    wl.call()
+    runner._fast = fast
+    return seen[0]
+
+
+def _bare_forward(xla, feeds):
+    exe = xla.executable(feeds)
+    call = exe.compiled._call or exe.compiled
+    params = xla.params.device_values()
+
+    def run():
+        if exe.needs_x64:
+            with x64():
+                return jax.block_until_ready(call(*feeds, *params))
+        return jax.block_until_ready(call(*feeds, *params))
+    return run
+
+
+def _bare_step(xla, feeds):
+    """The step's executable on its own copies of the parameters, donating
+    them and taking the new values as the next call's, as a JAX user's loop."""
+    exe = xla.executable(feeds)
+    with x64():
+        state = [jax.device_put(np.array(p)) for p in xla.params.device_values()]
+    n_fetched = len(xla.fetch_names)
+
+    def run():
+        outs = exe.call(feeds + state)
+        jax.block_until_ready(outs)
+        for i, value in zip(xla.written_at, outs[n_fetched:]):
+            state[i] = value
+        return outs
+    return run
+
+
+def modes_for(key, wl):
+    """{mode: zero-argument function}, or None when the workload's program
+    has no per-call path. Call under the workload's grad mode."""
+    before = _runners()
+    for _ in range(3):
+        wl.call()
+    runner = _new_runner(before)
+    if runner._fast is None:
+        return None
+    feeds, tensors = _recorded_feeds(runner, wl)
+    if isinstance(runner, xla_concrete.StepRunner):
+        bare = _bare_step(runner._part.xla, feeds)
+    else:
+        bare = _bare_forward(runner._forward.xla, feeds)
+    fast = runner._fast
+    modes = {"to_static xla": wl.call, "per-call path": lambda: fast(feeds, tensors),
+             "executable": bare}
+    twins = jax_modes(key, wl.np_args)
+    modes.update({k: twins[k] for k in ("jax.jit np", "jax.jit") if k in twins})
+    return modes
+
+
+def measure(modes, rounds, calls):
+    res = {k: [] for k in modes}
+    for _ in range(rounds):
+        for k, f in modes.items():
+            f()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                f()
+            res[k].append((time.perf_counter() - t0) / calls)
+    return {k: sorted(v) for k, v in res.items()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workloads", default=DEFAULT)
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--calls", type=int, default=10, help="calls per round")
+    args = ap.parse_args(argv)
+    d2s.jit.set_backend("xla")
+    print(f"{'workload':8s} {'mode':14s} {'p10':>9s} {'median':>9s}  p10 / jax.jit")
+    for key in args.workloads.split(","):
+        wl = workloads.WORKLOADS[key](np.random.default_rng(0))
+        # forward workloads run under no_grad, as compare_modes runs them
+        with d2s.no_grad() if wl.no_grad else contextlib.nullcontext():
+            modes = modes_for(key, wl)
+            if modes is None:
+                print(f"{key:8s} no per-call path (the program is not plain)")
+                continue
+            res = measure(modes, args.rounds, args.calls)
+        p10 = {k: v[len(v) // 10] for k, v in res.items()}
+        base = p10.get("jax.jit")
+        for k, v in res.items():
+            ratio = f"{p10[k] / base:5.2f}" if base else ""
+            print(f"{key:8s} {k:14s} {p10[k] * 1e6:7.1f}us {v[len(v) // 2] * 1e6:7.1f}us  {ratio}")
+
+
+if __name__ == "__main__":
+    main()
