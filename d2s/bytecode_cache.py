@@ -29,7 +29,6 @@ import importlib.util
 import marshal
 import os
 import sys
-import tempfile
 import types
 
 from . import cache_dir
@@ -68,7 +67,7 @@ def compile_module(text, filename):
     if code is not None:
         return _with_filename(code, filename)
     code = compile(text, filename, "exec")
-    _write(path, header + marshal.dumps(code))
+    cache_dir.write_atomic(path, header + marshal.dumps(code))
     return code
 
 
@@ -95,22 +94,3 @@ def _with_filename(code, filename):
                        for c in consts)
         return code.replace(co_filename=filename, co_consts=consts)
     return code.replace(co_filename=filename)
-
-
-def _write(path, data):
-    folder = os.path.dirname(path)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pyc")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, ValueError) as exc:
-        cache_dir.report_unusable(folder, getattr(exc, "strerror", None) or str(exc))
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

@@ -17,10 +17,11 @@ it.
 """
 import os
 import stat
+import tempfile
 import threading
 import warnings
 
-__all__ = ["ENV_VAR", "cache_root", "subfolder", "report_unusable"]
+__all__ = ["ENV_VAR", "cache_root", "subfolder", "report_unusable", "write_atomic"]
 
 ENV_VAR = "D2S_CACHE_DIR"
 
@@ -92,3 +93,26 @@ def subfolder(name):
     with _lock:
         _ready.add(path)
     return path
+
+
+def write_atomic(path, data):
+    """Write bytes `data` at `path` through a temporary file renamed into place,
+    so a concurrent reader sees the old file or the whole new one, never half.
+    Best effort: a failure reports the folder unusable (one warning, see
+    `report_unusable`) and leaves no temporary file behind."""
+    folder = os.path.dirname(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    except (OSError, ValueError) as exc:
+        report_unusable(folder, getattr(exc, "strerror", None) or str(exc))
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 
 from .. import cache_dir
 from .loader import ConvertedSource
@@ -153,21 +152,6 @@ def store(fn, source, converted):
              "function": f"{fn.__module__}.{fn.__qualname__}",
              "module": converted.module, "code": converted.code,
              "origins": sorted(relative.items())}
-    folder = os.path.dirname(path)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            # json.dumps: the C encoder; `json.dump` takes the pure-Python
-            # one, whose closures are reference cycles left for the collector
-            f.write(json.dumps(entry))
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, ValueError) as exc:
-        cache_dir.report_unusable(folder, getattr(exc, "strerror", None) or str(exc))
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    # json.dumps: the C encoder; `json.dump` takes the pure-Python one, whose
+    # closures are reference cycles left for the collector
+    cache_dir.write_atomic(path, json.dumps(entry).encode("utf-8"))

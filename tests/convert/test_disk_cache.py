@@ -299,7 +299,7 @@ def test_full_or_unwritable_folder_warns_once_and_converts(tmp_path, cache, coun
                                                            monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(disk_cache.tempfile, "mkstemp", full)
+    monkeypatch.setattr(cache_dir.tempfile, "mkstemp", full)
     path = _write_module(tmp_path)
     other = _write_module(tmp_path, USER_MODULE.replace("SCALE = 2", "SCALE = 4"), "o.py")
     with pytest.warns(RuntimeWarning, match="No space left on device") as record:

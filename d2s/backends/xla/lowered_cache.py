@@ -50,7 +50,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 
 import numpy as np
 from jax.interpreters import mlir
@@ -185,22 +184,7 @@ def _store(path, bytecode, meta):
     key = os.path.basename(path)[:-len(".bin")]
     header = json.dumps({"format": FORMAT, "key": key,
                          "sha256": hashlib.sha256(bytecode).hexdigest(), "meta": meta})
-    folder = os.path.dirname(path)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".bin")
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + header.encode() + b"\n" + bytecode)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        _cache_dir.report_unusable(folder, exc.strerror or str(exc))
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    _cache_dir.write_atomic(path, _MAGIC + header.encode() + b"\n" + bytecode)
 
 
 def _read_meta(meta, n_fetches):
