@@ -12,8 +12,8 @@ cache holds code that d2s compiles and runs, so a folder that other users
 could write to is refused.  A folder that cannot be created or written is
 treated as absent from then on (callers go on without caching), and
 reported with one `RuntimeWarning` per process and cache root: a full disk
-fails every subfolder at once, and one warning says it.  Standard library only, so any layer may use
-it.
+fails every subfolder at once, and one warning says it.  Standard library
+only, so any layer may use it.
 """
 import os
 import stat

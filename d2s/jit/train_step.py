@@ -251,12 +251,6 @@ class StepProgram(ConcreteProgram):
                 return plan
         return self._built("commit")
 
-    def _plan(self):
-        """(the CompiledFunction that would run now or None for the interpreter,
-        the input positions it writes in place): what tests inspect."""
-        plan = self._numpy_plan()
-        return plan.compiled, plan.in_place
-
     def _built(self, kind):
         plan = self._plans.get(kind, _MISSING)
         if plan is _MISSING:

@@ -26,8 +26,7 @@ compiled_only = pytest.mark.skipif(not NUMPY_PLANS,
 def plan_of(step, *args):
     """'in_place' or 'commit': the compiled plan the step's program runs with."""
     program = step.get_concrete_program(*args)
-    fn, in_place = program._plan()
-    return "in_place" if in_place else "commit"
+    return "in_place" if program._numpy_plan().in_place else "commit"
 
 
 def trained(kind="sgd", steps=3, check_finite=False, make_step=standard_step):
@@ -180,7 +179,7 @@ def test_updates_are_in_place_and_fused(kind):
     assert all(r() is not None for r in arrays)         # the same arrays, written in place
     assert [r() for r in arrays[:4]] == [p._value for p in model.parameters()]
     program = step.get_concrete_program(x, y)
-    source = program._plan()[0].source
+    source = program._numpy_plan().compiled.source
     lines = source.splitlines()
     # fused: the last layer's update runs before the first layer's gradient exists
     first_update = next(i for i, ln in enumerate(lines) if "_update(" in ln)
@@ -202,13 +201,13 @@ def test_a_gradient_read_after_the_update_is_not_used_as_scratch():
     (eager, static), step = both_modes(
         make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
-    source = step.get_concrete_program(*batch(0))._plan()[0].source
+    source = step.get_concrete_program(*batch(0))._numpy_plan().compiled.source
     assert "grad_is_dead" not in source
 
     (eager, static), step = both_modes(
         standard_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
-    assert "grad_is_dead=True" in step.get_concrete_program(*batch(0))._plan()[0].source
+    assert "grad_is_dead=True" in step.get_concrete_program(*batch(0))._numpy_plan().compiled.source
 
 
 @compiled_only
@@ -278,4 +277,5 @@ def test_a_step_that_cannot_be_compiled_runs_on_the_interpreter(monkeypatch):
         standard_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
     if d2s.jit.get_backend() == "numpy":
-        assert step.get_concrete_program(*batch(0))._plan() == (None, ())
+        plan = step.get_concrete_program(*batch(0))._numpy_plan()
+        assert (plan.compiled, plan.in_place) == (None, ())

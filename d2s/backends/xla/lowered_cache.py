@@ -245,13 +245,10 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds):
         traced.update(effects=False, has_sites=False, uses_room=uses_room, layout=layout,
                       kept_labels=None, args=jax.tree_util.tree_leaves(specs))
     else:
-        trace = jax.jit(fn).trace(*specs)  # d2s's errors raise here, as uncached
+        # the uncached path's own lowering (d2s's errors raise here, as uncached)
+        lowered, donates = xla_program._lower(fn, specs, traced, None, n_feeds)
         if traced["effects"] or traced["has_sites"]:  # uncached, and nothing donated
-            lowered = trace.lower()
-            return lowered, persistent.compile(lowered, cacheable=not traced["effects"]), ()
-        donates = _donated(xla_program, traced)
-        lowered = jax.jit(fn, donate_argnums=_positions(donates, n_feeds)
-                          ).trace(*specs).lower()  # the same trace, reused by JAX
+            return lowered, persistent.compile(lowered, cacheable=not traced["effects"]), donates
         bytecode = _storable(lowered, specs)
         if bytecode is None:
             return lowered, persistent.compile(lowered), donates

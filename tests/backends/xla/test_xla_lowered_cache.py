@@ -76,6 +76,15 @@ CHILD = textwrap.dedent('''\
     step = to_static(standard_step(model, opt))
     out["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
     out["params"] = [p.numpy().tolist() for p in model.parameters()]
+    # the reference: the same functions and step on the numpy backend
+    d2s.jit.set_backend("numpy")
+    ref = {{name: f(x).numpy().tolist()
+           for name, f in [("dense", dense), ("grow", grow), ("checked", checked)]}}
+    model, opt = make(MLP, "sgd")
+    step = to_static(standard_step(model, opt))
+    ref["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
+    ref["params"] = [p.numpy().tolist() for p in model.parameters()]
+    out["numpy"] = ref
     folder = os.path.join(os.environ["D2S_CACHE_DIR"], "xla-lowered")
     out["entries"] = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     out["traced"] = len(traced)
@@ -113,6 +122,10 @@ def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_p
     x = np.arange(6, dtype="float32").reshape(2, 3) / 10
     w = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
     np.testing.assert_allclose(first["dense"], np.tanh(x @ w) + 1.0, rtol=1e-6)
+    for name, ref in second["numpy"].items():  # the numpy backend on the same programs
+        np.testing.assert_allclose(np.concatenate([np.ravel(a) for a in second[name]]),
+                                   np.concatenate([np.ravel(a) for a in ref]),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
     assert first["losses"][2] < first["losses"][0]  # the step trained (donated parameters)
 
 
