@@ -10,10 +10,15 @@ the walker has no visitor for them (nor, for names and constants, a
 `generic_visit` of its own, which expects to see every node).  Everything else is the standard
 library's contract: the same visiting order, `generic_visit` replacing
 fields and splicing lists the same way.
+
+Converters of statements (`if`, loops, `raise`) use `StatementTransformer`,
+which walks statement lists only: the expressions, most of a tree, hold no
+statements.
 """
 import ast
 
-__all__ = ["NodeTransformer", "NodeVisitor", "child_nodes", "walk", "LEAVES"]
+__all__ = ["NodeTransformer", "NodeVisitor", "StatementTransformer", "child_nodes", "walk",
+           "LEAVES", "STATEMENT_FIELDS"]
 
 # Node kinds without fields, shared by every tree Python parses.
 LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -23,6 +28,11 @@ _AST = ast.AST
 # nor its own generic_visit has nothing to do there.
 _NO_CHILD_NODES = _LEAVES + (ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue,
                              ast.Global, ast.Nonlocal, ast.alias)
+# The fields that hold statements (directly, or in handlers and match cases,
+# which hold statements).  A statement appears nowhere else: no expression
+# contains one (a lambda's body is an expression).
+STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_statement_fields = {}   # node class -> its STATEMENT_FIELDS, in `_fields` order
 _tables = {}     # walker class -> {node class: visitor function, or None to skip}
 
 
@@ -46,6 +56,9 @@ def _visitor(walker_class, node_class):
     if (issubclass(node_class, _NO_CHILD_NODES)
             and walker_class.generic_visit in _PLAIN_GENERIC_VISITS):
         return None      # no child nodes, and nobody asked to see the node itself
+    if (walker_class.generic_visit is StatementTransformer.generic_visit
+            and not _fields_holding_statements(node_class)):
+        return None      # a simple statement: no statements inside
     return walker_class.generic_visit
 
 
@@ -112,13 +125,21 @@ class NodeVisitor(ast.NodeVisitor):
                 self.visit(value)
 
 
+def _fields_holding_statements(node_class):
+    fields = _statement_fields.get(node_class)
+    if fields is None:
+        fields = _statement_fields[node_class] = tuple(
+            f for f in node_class._fields if f in STATEMENT_FIELDS)
+    return fields
+
+
 class NodeTransformer(ast.NodeTransformer):
     """`ast.NodeTransformer`, walking faster (see the module docstring)."""
 
     visit = _visit
 
-    def generic_visit(self, node):
-        for field in node._fields:
+    def generic_visit(self, node, fields=None):
+        for field in node._fields if fields is None else fields:
             try:
                 old = getattr(node, field)
             except AttributeError:
@@ -154,4 +175,15 @@ class NodeTransformer(ast.NodeTransformer):
         return node
 
 
-_PLAIN_GENERIC_VISITS = (NodeVisitor.generic_visit, NodeTransformer.generic_visit)
+class StatementTransformer(NodeTransformer):
+    """A NodeTransformer for converters that rewrite statements only (`if`,
+    loops, `raise`, defs): `generic_visit` descends into the statement lists
+    alone, never into expressions, which hold no statements and are most
+    of a tree.  Visitors of expression kinds are never called."""
+
+    def generic_visit(self, node):
+        return NodeTransformer.generic_visit(self, node, _fields_holding_statements(type(node)))
+
+
+_PLAIN_GENERIC_VISITS = (NodeVisitor.generic_visit, NodeTransformer.generic_visit,
+                         StatementTransformer.generic_visit)

@@ -15,7 +15,7 @@ import copy
 
 from .. import templates
 from ..analysis import annos
-from ..traversal import NodeTransformer
+from ..traversal import StatementTransformer
 from .common import LOOP_NODES, SCOPE_NODES, contains, finish, walrus_targets
 
 _STOP = SCOPE_NODES + LOOP_NODES
@@ -68,7 +68,7 @@ class _Guarder:
         return stmt
 
 
-class _LoopVisitor(NodeTransformer):
+class _LoopVisitor(StatementTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
 

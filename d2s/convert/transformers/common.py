@@ -6,7 +6,7 @@ import copy
 from .. import templates
 from ..analysis import annos
 from ..origin import ORIGIN, inherit_origin
-from ..traversal import NodeTransformer
+from ..traversal import StatementTransformer
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor)
@@ -240,8 +240,8 @@ def finish(new_stmts, old_node):
 
 
 
-class ScopedTransformer(NodeTransformer):
-    """A NodeTransformer that knows the user function whose body it is in.
+class ScopedTransformer(StatementTransformer):
+    """A StatementTransformer that knows the user function whose body it is in.
 
     Generated closures are not scopes of their own for the analyses, so only
     user-written defs change `self.scope`; local class bodies are skipped.

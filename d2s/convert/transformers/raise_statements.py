@@ -7,11 +7,11 @@ top of the function and raises inside `try`/`with` blocks stay Python.
 import ast
 
 from .. import templates
-from ..traversal import NodeTransformer
+from ..traversal import StatementTransformer
 from .common import finish
 
 
-class _Raises(NodeTransformer):
+class _Raises(StatementTransformer):
     def __init__(self):
         self.depth = 0      # enclosing if/while/for statements in this function
         self.blocked = 0    # enclosing try/with statements
@@ -39,10 +39,8 @@ class _Raises(NodeTransformer):
         self.depth, self.blocked = saved
         return node
 
-    def visit_Lambda(self, node):
+    def visit_ClassDef(self, node):
         return node
-
-    visit_ClassDef = visit_Lambda
 
     def visit_Raise(self, node):
         if node.exc is None or node.cause is not None or not self.depth or self.blocked:
