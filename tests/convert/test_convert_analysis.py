@@ -219,3 +219,51 @@ def test_calls_of_nested_functions_read_and_write_what_they_capture():
     assert getattr(if_node, annos.MODIFIED) == {"y"}
     assert {"y", "z", "twice"} <= getattr(if_node, annos.LIVE_IN)
     assert "y" in getattr(if_node, annos.LIVE_OUT)
+
+
+def test_memoized_activity_equals_the_plain_walk_on_every_node():
+    # Memoized, a compound statement's activity is the union of its parts';
+    # every statement and expression must still get exactly the plain sets.
+    from d2s.convert.analysis.activity import memoized
+    from d2s.convert.traversal import walk
+    tree = ast.parse(textwrap.dedent("""
+        def f(x, xs):
+            k = 0
+            for i, (a, b) in enumerate(xs):
+                k += a
+                if (m := a + b) > k:
+                    def g(q=k):
+                        nonlocal x
+                        x = q + m
+                    g()
+                    continue
+                with open(b) as (fh, gh):
+                    acc: int = [j * k for j in fh if j]
+                try:
+                    del a
+                except ValueError as err:
+                    z = err
+                else:
+                    z = lambda t: t + b
+                finally:
+                    w = 1
+                while x < 3:
+                    x += 1
+                else:
+                    import os.path as osp, sys
+            match x:
+                case [1, *rest] if rest:
+                    y = rest
+                case {"k": v, **others}:
+                    y = others
+                case C(u) | (u as y):
+                    pass
+            return k, y
+    """))
+    nodes = [n for n in walk(tree) if isinstance(n, (ast.stmt, ast.expr))]
+    plain = [reads_writes(n) for n in nodes]
+    with memoized():  # innermost first, so outer statements reuse their parts
+        memo = [reads_writes(n) for n in reversed(nodes)][::-1]
+        again = [reads_writes(n) for n in nodes]
+    assert memo == plain and again == plain
+    assert plain[1] != (set(), set())   # the def's body: not vacuous

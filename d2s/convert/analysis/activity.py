@@ -6,11 +6,13 @@ local to the comprehension.  This is what liveness and the converters need:
 the names a construct may change in *this* scope.
 """
 import ast
+import contextlib
+import threading
 
-from ..traversal import NodeVisitor
+from ..traversal import STATEMENT_FIELDS, NodeVisitor
 from . import annos
 
-__all__ = ["reads_writes", "scope_locals", "free_reads", "modified_names",
+__all__ = ["reads_writes", "memoized", "scope_locals", "free_reads", "modified_names",
            "header_nodes", "scope_nodes", "scope_statements", "child_statements"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -157,10 +159,90 @@ def scope_statements(stmts):
 
 def reads_writes(node_or_nodes):
     """(reads, writes) of a node or list of nodes, at this scope."""
+    nodes = node_or_nodes if isinstance(node_or_nodes, list) else [node_or_nodes]
+    known = getattr(_memo, "known", None)
+    if known is None:
+        act = _Activity()
+        for node in nodes:
+            act.visit(node)
+        return act.reads, act.writes
+    reads, writes = set(), set()
+    for node in nodes:
+        node_reads, node_writes = _known_activity(node, known)
+        reads |= node_reads
+        writes |= node_writes
+    return reads, writes
+
+
+_memo = threading.local()
+# Statements holding statements that _Activity walks with generic_visit.
+_COMPOUND = tuple(kind for kind in (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With,
+                                    ast.AsyncWith, ast.Try, getattr(ast, "TryStar", None),
+                                    ast.Match) if kind is not None)
+assert not any(hasattr(_Activity, "visit_" + kind.__name__) for kind in _COMPOUND)   # .known: {id(node): (node, reads, writes)} while memoized
+
+
+@contextlib.contextmanager
+def memoized():
+    """Within: `reads_writes` finds each node's activity once.
+
+    The analyses ask again for the same nodes (liveness for each loop body
+    until its fixpoint, then each enclosing construct for its whole body;
+    definedness; the function's locals): memoized, each statement is
+    walked once and a compound statement's activity is the union of its
+    parts'.  Only while the tree does not change (annotating it is fine,
+    except CALL_EFFECTS, which activity reads: annotate those first).
+    """
+    outer = getattr(_memo, "known", None)
+    if outer is None:
+        _memo.known = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _memo.known = None
+
+
+def _known_activity(node, known):
+    entry = known.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1], entry[2]
     act = _Activity()
-    for node in node_or_nodes if isinstance(node_or_nodes, list) else [node_or_nodes]:
+    reads, writes = act.reads, act.writes
+    if isinstance(node, _COMPOUND):
+        # As _Activity's generic_visit, with the statement lists' parts memoized.
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if field not in STATEMENT_FIELDS:
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            act.visit(item)
+                elif isinstance(value, ast.AST):
+                    act.visit(value)
+                continue
+            for part in value or ():
+                if isinstance(part, ast.ExceptHandler):   # as visit_ExceptHandler
+                    if part.type is not None:
+                        act.visit(part.type)
+                    if part.name:
+                        writes.add(part.name)
+                    body = part.body
+                elif isinstance(part, ast.stmt):
+                    body = [part]
+                else:                                     # a match case
+                    act.visit(part.pattern)
+                    if part.guard is not None:
+                        act.visit(part.guard)
+                    body = part.body
+                for stmt in body:
+                    stmt_reads, stmt_writes = _known_activity(stmt, known)
+                    reads |= stmt_reads
+                    writes |= stmt_writes
+    else:
         act.visit(node)
-    return act.reads, act.writes
+    known[id(node)] = (node, frozenset(reads), frozenset(writes))
+    return reads, writes
 
 
 def _declared(fn_node, kind):
