@@ -16,6 +16,7 @@ from . import disk_cache, origin
 from .loader import load_function, load_source
 from .pipeline import convert_tree
 from .source import function_source, parse_function
+from .traversal import walk
 
 __all__ = ["convert_function", "is_convertible", "cached_conversion"]
 
@@ -90,9 +91,10 @@ def _convert_code(fn):
         if loaded is not None:
             return loaded
     node = parsed.node
+    user_nodes = walk(node)   # one walk of the parsed tree, for every search of it
     origin.annotate_origins(node, parsed.filename, parsed.line_offset, parsed.source_lines,
-                            fn.__name__)
-    convert_tree(node, parsed.filename, fn.__qualname__)
+                            fn.__name__, nodes=user_nodes)
+    convert_tree(node, parsed.filename, fn.__qualname__, user_nodes=user_nodes)
     converted, generated = load_function(node, fn, runtime)
     disk_cache.store(fn, parsed.source, generated)
     return converted, generated.code

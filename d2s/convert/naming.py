@@ -26,10 +26,11 @@ class Namer:
         self._reused = dict.fromkeys(reused)   # role -> its one name, once handed out
 
     @classmethod
-    def for_tree(cls, tree, reused=()):
-        """A namer reserving every identifier that appears in `tree`."""
+    def for_tree(cls, tree, reused=(), nodes=None):
+        """A namer reserving every identifier that appears in `tree`
+        (`nodes`: `walk(tree)`, when the caller has it)."""
         names = set()
-        for node in walk(tree):
+        for node in walk(tree) if nodes is None else nodes:
             if isinstance(node, ast.Name):
                 names.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

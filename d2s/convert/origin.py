@@ -47,10 +47,11 @@ def origin_factory(filename, line_offset, source_lines, function_name):
     return origin
 
 
-def annotate_origins(tree, filename, line_offset, source_lines, function_name):
-    """Attach an Origin to every node of the freshly parsed user tree."""
+def annotate_origins(tree, filename, line_offset, source_lines, function_name, nodes=None):
+    """Attach an Origin to every node of the freshly parsed user tree
+    (`nodes`: `walk(tree)`, when the caller has it)."""
     origin = origin_factory(filename, line_offset, source_lines, function_name)
-    for node in walk(tree):
+    for node in walk(tree) if nodes is None else nodes:
         lineno = getattr(node, "lineno", None)
         if lineno is not None:
             setattr(node, ORIGIN, origin(lineno))

@@ -4,6 +4,7 @@ Order matters; the reason for each position is given beside it.
 """
 from .analysis import analyze_function
 from .naming import Namer
+from .traversal import walk
 from .transformers import (break_continue, builtin_calls, call_trees,
                            conditional_expressions, for_loops, ifelse, list_append,
                            logical_expressions, mangling,
@@ -13,12 +14,15 @@ from .transformers.common import user_functions
 
 
 class Context:
-    """What converters share: fresh names and where the code came from."""
+    """What converters share: fresh names, where the code came from, and
+    `user_nodes`: every node of the function as parsed, before any converter
+    ran (`traversal.walk` order), for the searches of the user's own code."""
 
-    def __init__(self, namer, filename, function_name):
+    def __init__(self, namer, filename, function_name, user_nodes):
         self.namer = namer
         self.filename = filename
         self.function_name = function_name
+        self.user_nodes = user_nodes
 
 
 class _ControlFlow(ifelse._IfConverter, while_loops._WhileConverter,
@@ -95,9 +99,15 @@ PIPELINE = [
 ]
 
 
-def convert_tree(fn_node, filename, function_name):
-    """Apply the pipeline to a parsed function (a FunctionDef, changed in place)."""
-    ctx = Context(Namer.for_tree(fn_node, reused=CLOSURE_ROLES), filename, function_name)
+def convert_tree(fn_node, filename, function_name, user_nodes=None):
+    """Apply the pipeline to a parsed function (a FunctionDef, changed in place).
+
+    `user_nodes`: `traversal.walk(fn_node)`, when the caller has it.
+    """
+    if user_nodes is None:
+        user_nodes = walk(fn_node)
+    ctx = Context(Namer.for_tree(fn_node, CLOSURE_ROLES, user_nodes), filename, function_name,
+                  user_nodes)
     node = fn_node
     for step in PIPELINE:
         node = step.transform(node, ctx)

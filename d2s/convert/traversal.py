@@ -18,7 +18,7 @@ statements.
 import ast
 
 __all__ = ["NodeTransformer", "NodeVisitor", "StatementTransformer", "child_nodes", "walk",
-           "LEAVES", "STATEMENT_FIELDS"]
+           "LEAVES", "STATEMENT_FIELDS", "statement_fields"]
 
 # Node kinds without fields, shared by every tree Python parses.
 LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -57,7 +57,7 @@ def _visitor(walker_class, node_class):
             and walker_class.generic_visit in _PLAIN_GENERIC_VISITS):
         return None      # no child nodes, and nobody asked to see the node itself
     if (walker_class.generic_visit is StatementTransformer.generic_visit
-            and not _fields_holding_statements(node_class)):
+            and not statement_fields(node_class)):
         return None      # a simple statement: no statements inside
     return walker_class.generic_visit
 
@@ -125,7 +125,8 @@ class NodeVisitor(ast.NodeVisitor):
                 self.visit(value)
 
 
-def _fields_holding_statements(node_class):
+def statement_fields(node_class):
+    """The fields of `node_class` that hold statements (see STATEMENT_FIELDS)."""
     fields = _statement_fields.get(node_class)
     if fields is None:
         fields = _statement_fields[node_class] = tuple(
@@ -182,7 +183,7 @@ class StatementTransformer(NodeTransformer):
     of a tree.  Visitors of expression kinds are never called."""
 
     def generic_visit(self, node):
-        return NodeTransformer.generic_visit(self, node, _fields_holding_statements(type(node)))
+        return NodeTransformer.generic_visit(self, node, statement_fields(type(node)))
 
 
 _PLAIN_GENERIC_VISITS = (NodeVisitor.generic_visit, NodeTransformer.generic_visit,

@@ -9,7 +9,7 @@ import ast
 import contextlib
 import threading
 
-from ..traversal import STATEMENT_FIELDS, NodeVisitor
+from ..traversal import STATEMENT_FIELDS, NodeVisitor, statement_fields
 from . import annos
 
 __all__ = ["reads_writes", "memoized", "scope_locals", "free_reads", "modified_names",
@@ -137,7 +137,7 @@ _STMT_LISTS = ("body", "orelse", "finalbody")
 
 def child_statements(stmt):
     """The statements directly inside a compound statement (not in nested defs)."""
-    if isinstance(stmt, _SCOPES):
+    if not statement_fields(stmt.__class__) or isinstance(stmt, _SCOPES):
         return []
     children = [s for field in _STMT_LISTS for s in getattr(stmt, field, ())]
     for handler in getattr(stmt, "handlers", ()):

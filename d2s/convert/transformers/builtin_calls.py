@@ -14,7 +14,7 @@ alone.
 import ast
 
 from .. import templates
-from ..traversal import NodeTransformer, walk
+from ..traversal import NodeTransformer
 from .common import finish
 
 _RENAMED = {
@@ -27,9 +27,11 @@ _RENAMED = {
 }
 
 
-def _bound_names(tree):
+def _bound_names(user_nodes):
+    """Names the user's code binds (generated names, all `__`-prefixed, are
+    never builtins' names)."""
     names = set()
-    for node in walk(tree):
+    for node in user_nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names.add(node.id)
         elif isinstance(node, ast.arg):
@@ -85,4 +87,4 @@ class _BuiltinCalls(NodeTransformer):
 
 
 def transform(node, ctx):
-    return _BuiltinCalls(_bound_names(node)).visit(node)
+    return _BuiltinCalls(_bound_names(ctx.user_nodes)).visit(node)

@@ -10,7 +10,6 @@ import ast
 
 from ..analysis.activity import declared_globals, reads_writes
 from ..errors import UnsupportedSyntaxError
-from ..traversal import walk
 from .common import user_functions, walk_scope
 
 _REJECTED = {
@@ -34,7 +33,7 @@ def _error(ctx, node, construct, reason=""):
 
 def transform(node, ctx):
     """Raise UnsupportedSyntaxError for the first unsupported construct found."""
-    for sub in walk(node):
+    for sub in ctx.user_nodes:   # the pipeline's first step: the tree is still those nodes
         kind = _REJECTED.get(type(sub))
         if kind is not None:
             raise _error(ctx, sub, kind)
