@@ -40,22 +40,55 @@ def _set_ctx(node, ctx):
     return node
 
 
-_parsed = {}   # template text -> its parsed statements (never handed out: copied per use)
+_parsed = {}   # template text -> the recipes of its statements (see _Recipe)
 _DEFS = (ast.FunctionDef, ast.ClassDef)
 _SCOPE_DECLS = (ast.Global, ast.Nonlocal)
 
 
+class _Recipe:
+    """How to copy one parsed template node, worked out once per template.
+
+    `plain`: the attributes copied as they are (positions, identifiers, the
+    shared context/operator leaves); `nodes`: (field, recipe) of child nodes;
+    `lists`: (field, entries) of list fields, an entry a recipe or a value;
+    `placeholder`: the name a Name (or an expression statement of a Name)
+    would be replaced by.  Copying then touches no attribute twice and asks
+    no value what it is (the positions alone are most of a node's attributes).
+    """
+    __slots__ = ("kind", "plain", "nodes", "lists", "placeholder")
+
+    def __init__(self, node):
+        self.kind = node.__class__
+        self.plain, nodes, lists = {}, [], []
+        for key, value in node.__dict__.items():
+            if type(value) is list:
+                lists.append((key, tuple(
+                    _Recipe(item) if isinstance(item, _AST) and not isinstance(item, LEAVES)
+                    else item for item in value)))
+            elif isinstance(value, _AST) and not isinstance(value, LEAVES):
+                nodes.append((key, _Recipe(value)))
+            else:
+                self.plain[key] = value
+        self.nodes, self.lists = tuple(nodes), tuple(lists)
+        self.placeholder = None
+        if self.kind is ast.Name:
+            self.placeholder = node.id
+        elif self.kind is ast.Expr and node.value.__class__ is ast.Name:
+            self.placeholder = node.value.id
+
+
 def _template_statements(template):
-    """The parsed statements of `template`, parsed once per process: a
+    """The recipes of `template`'s statements, parsed once per process: a
     construct's boilerplate is the same text each time."""
     body = _parsed.get(template)
     if body is None:
-        body = _parsed[template] = ast.parse(textwrap.dedent(template)).body
+        body = _parsed[template] = [
+            _Recipe(stmt) for stmt in ast.parse(textwrap.dedent(template)).body]
     return body
 
 
-def _instantiate(node, subs):
-    """A fresh copy of template `node` with its placeholders substituted.
+def _instantiate(recipe, subs):
+    """A fresh copy of a template node with its placeholders substituted.
 
     One pass both copies (the cached template is never changed) and
     substitutes; a substituted value is inserted as is, never copied or
@@ -64,42 +97,41 @@ def _instantiate(node, subs):
     (fields and positions alike); the field-less context/operator leaves
     are shared, as `ast.parse` shares them.
     """
-    kind = node.__class__
-    if kind is ast.Name and node.id in subs:
-        value = subs[node.id]
-        if isinstance(value, str):
-            return ast.Name(id=value, ctx=node.ctx)
-        if isinstance(value, ast.expr):
-            return _set_ctx(value, type(node.ctx))
-        raise ValueError(f"placeholder {node.id!r} used as an expression, got {value!r}")
-    if kind is ast.Expr and node.value.__class__ is ast.Name and node.value.id in subs:
-        value = subs[node.value.id]
+    kind = recipe.kind
+    name = recipe.placeholder
+    if name is not None and name in subs:
+        value = subs[name]
+        if kind is ast.Name:
+            if isinstance(value, str):
+                return ast.Name(id=value, ctx=recipe.plain["ctx"])
+            if isinstance(value, ast.expr):
+                return _set_ctx(value, type(recipe.plain["ctx"]))
+            raise ValueError(f"placeholder {name!r} used as an expression, got {value!r}")
         if isinstance(value, list):
             return list(value)
         if isinstance(value, ast.stmt):
             return value
     new = kind.__new__(kind)
     attrs = new.__dict__
-    for key, value in node.__dict__.items():
-        if type(value) is list:
-            items = []
-            for item in value:
-                if not isinstance(item, _AST) or isinstance(item, LEAVES):
-                    items.append(item)
-                    continue
-                out = _instantiate(item, subs)
-                if out is None:
-                    continue
-                if type(out) is list:
-                    items.extend(out)
-                else:
-                    items.append(out)
-            value = items
-        elif isinstance(value, _AST) and not isinstance(value, LEAVES):
-            value = _instantiate(value, subs)
-            if value is None:
+    attrs.update(recipe.plain)
+    for key, child in recipe.nodes:
+        value = _instantiate(child, subs)
+        if value is not None:
+            attrs[key] = value
+    for key, entries in recipe.lists:
+        items = []
+        for entry in entries:
+            if entry.__class__ is not _Recipe:
+                items.append(entry)
                 continue
-        attrs[key] = value
+            out = _instantiate(entry, subs)
+            if out is None:
+                continue
+            if type(out) is list:
+                items.extend(out)
+            else:
+                items.append(out)
+        attrs[key] = items
     if kind is ast.Attribute:
         if isinstance(subs.get(new.attr), str):
             new.attr = subs[new.attr]
