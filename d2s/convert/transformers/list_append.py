@@ -8,11 +8,13 @@ in place and returns the same list (plain Python semantics kept).
 import ast
 
 from .. import templates
-from ..traversal import NodeTransformer
+from ..traversal import StatementTransformer
 from .common import finish
 
 
-class _ListAppend(NodeTransformer):
+class _ListAppend(StatementTransformer):
+    """Rewrites statements only (expressions hold none)."""
+
     def __init__(self):
         self.loops = 0
 
@@ -30,10 +32,8 @@ class _ListAppend(NodeTransformer):
         self.loops = saved
         return node
 
-    def visit_Lambda(self, node):
+    def visit_ClassDef(self, node):
         return node
-
-    visit_ClassDef = visit_Lambda
 
     def visit_Expr(self, node):
         call = node.value
