@@ -39,13 +39,46 @@ class _ControlFlow(ifelse._IfConverter, while_loops._WhileConverter,
         return cls(ctx).visit(node)
 
 
-class _Expressions(logical_expressions._Logical, conditional_expressions._Ternary):
-    """Pipeline step: logical_expressions and conditional_expressions in one walk
-    (both rewrite expressions bottom-up, on disjoint node kinds)."""
+class _CallsAndExpressions(builtin_calls._BuiltinCalls, logical_expressions._Logical,
+                           conditional_expressions._Ternary):
+    """Pipeline step: builtin_calls, call_trees, logical_expressions and
+    conditional_expressions fused into one walk.
+
+    All four rewrite bottom-up, each node once its parts are done, and none
+    rewrites what another produces: call_trees leaves the runtime's own calls
+    alone (the builtins routed there, `_jst.convert_shape(x)`), and what the
+    expression converters generate comes after call_trees in the pipeline
+    order this replaces.  So applying them in that order at each node of one
+    post-order walk gives the same code as four walks.  call_trees converts
+    only a def's body (decorators, defaults and annotations run once, at
+    definition time): elsewhere `wrap_calls` is off.
+    """
+
+    def __init__(self, rebound):
+        super().__init__(rebound)
+        self.wrap_calls = True
 
     @classmethod
     def transform(cls, node, ctx):
-        return cls().visit(node)
+        return cls(builtin_calls.rebound_names(ctx)).visit(node)
+
+    def visit_FunctionDef(self, node):
+        args = node.args.posonlyargs + node.args.args
+        self.self_names.append(args[0].arg if args else None)
+        outer, self.wrap_calls = self.wrap_calls, False
+        body, node.body = node.body, []
+        self.generic_visit(node)                 # the definition-time parts
+        node.body = body
+        self.wrap_calls = True
+        self.generic_visit(node, ("body",))
+        self.wrap_calls = outer
+        self.self_names.pop()
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        node = self.rewrite_call(node)
+        return call_trees.wrap_call(node) if self.wrap_calls else node
 
 
 class _Analysis:
@@ -78,16 +111,16 @@ PIPELINE = [
     # `break`s, so it must precede break_continue, which folds them).
     return_statements,
     break_continue,
-    # Builtins before call_trees, so `print`/`len`/`range` become runtime
-    # helpers instead of being wrapped in convert_call.
-    builtin_calls,
     # Before call_trees (which would wrap `lst.append` in convert_call) and
-    # before the analyses (the rewrite makes `lst` a loop variable).
+    # before the analyses (the rewrite makes `lst` a loop variable); it
+    # rewrites `lst.append(v)` statements alone, which builtin_calls keeps.
     list_append,
-    call_trees,
-    # After canonicalization, so the `not flag and test` it generated is
-    # converted too; logical_expressions and conditional_expressions, fused.
-    _Expressions,
+    # builtin_calls, call_trees, logical_expressions, conditional_expressions,
+    # fused; in that order at each node.  Builtins before call_trees, so
+    # `print`/`len`/`range` become runtime helpers instead of being wrapped
+    # in convert_call.  The expressions after canonicalization, so the
+    # `not flag and test` it generated is converted too.
+    _CallsAndExpressions,
     # Analyses see the final expressions but still-structured statements.
     _Analysis,
     # Needs DEFINED_IN; must run before control flow moves code into closures.

@@ -57,6 +57,10 @@ class _BuiltinCalls(NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        return self.rewrite_call(node)
+
+    def rewrite_call(self, node):
+        """The call (its parts converted) with a builtin routed through the runtime."""
         func = node.func
         if not isinstance(func, ast.Name) or func.id in self.rebound:
             return node
@@ -86,5 +90,10 @@ class _BuiltinCalls(NodeTransformer):
         return finish(new, node)
 
 
+def rebound_names(ctx):
+    """The builtin names this function may not route (the user binds them)."""
+    return _bound_names(ctx.user_nodes)
+
+
 def transform(node, ctx):
-    return _BuiltinCalls(_bound_names(ctx.user_nodes)).visit(node)
+    return _BuiltinCalls(rebound_names(ctx)).visit(node)

@@ -35,11 +35,16 @@ class _CallTrees(NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if _is_plain(node.func):
-            return node
-        node.func = finish(templates.replace_as_expression(
-            "_jst.convert_call(func)", func=node.func), node.func)
+        return wrap_call(node)
+
+
+def wrap_call(node):
+    """The call (its parts converted) as `_jst.convert_call(f)(args)`, unless plain."""
+    if _is_plain(node.func):
         return node
+    node.func = finish(templates.replace_as_expression(
+        "_jst.convert_call(func)", func=node.func), node.func)
+    return node
 
 
 def transform(node, ctx):
