@@ -13,7 +13,7 @@ import linecache
 import threading
 from collections import namedtuple
 
-from .traversal import LEAVES, walk
+from .traversal import CHILDLESS, LEAVES, walk
 
 _AST = ast.AST
 
@@ -76,6 +76,8 @@ def inherit_origin(nodes, source_node):
         if ORIGIN in attrs:
             continue
         attrs[ORIGIN] = origin
+        if node.__class__ in CHILDLESS:     # names and constants: half the nodes
+            continue
         for field in node._fields:
             value = attrs.get(field)
             if type(value) is list:

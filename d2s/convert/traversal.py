@@ -18,7 +18,7 @@ statements.
 import ast
 
 __all__ = ["NodeTransformer", "NodeVisitor", "StatementTransformer", "child_nodes", "walk",
-           "LEAVES", "STATEMENT_FIELDS", "statement_fields"]
+           "LEAVES", "CHILDLESS", "STATEMENT_FIELDS", "statement_fields"]
 
 # Node kinds without fields, shared by every tree Python parses.
 LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -28,6 +28,8 @@ _AST = ast.AST
 # nor its own generic_visit has nothing to do there.
 _NO_CHILD_NODES = _LEAVES + (ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue,
                              ast.Global, ast.Nonlocal, ast.alias)
+# The same node kinds, for an exact-class test (`in`) before looking at fields.
+CHILDLESS = frozenset(kind for kind in _NO_CHILD_NODES[len(_LEAVES):])
 # The fields that hold statements (directly, or in handlers and match cases,
 # which hold statements).  A statement appears nowhere else: no expression
 # contains one (a lambda's body is an expression).
@@ -85,6 +87,8 @@ def walk(tree):
     while i < len(nodes):
         node = nodes[i]
         i += 1
+        if node.__class__ in CHILDLESS:
+            continue
         for field in node._fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
