@@ -6,7 +6,7 @@ import copy
 from .. import templates
 from ..analysis import annos
 from ..origin import ORIGIN, inherit_origin
-from ..traversal import StatementTransformer
+from ..traversal import StatementTransformer, statement_fields
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor)
@@ -62,14 +62,11 @@ def _statement_contains(roots, kinds, stop):
                 return True
             if isinstance(node, stop):
                 continue
-        for field in _STATEMENT_FIELDS:
+        for field in statement_fields(node.__class__):
             children = getattr(node, field, None)
             if type(children) is list:
                 todo.extend(children)
     return False
-
-
-_STATEMENT_FIELDS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
 
 
 def user_functions(tree):
@@ -84,11 +81,10 @@ def user_functions(tree):
         node = queue.popleft()
         if isinstance(node, ast.FunctionDef) and not getattr(node, annos.GENERATED, False):
             found.append(node)
-        for field in node._fields:
-            if field in _STATEMENT_FIELDS:
-                children = getattr(node, field, None)
-                if isinstance(children, list):
-                    queue.extend(children)
+        for field in statement_fields(node.__class__):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                queue.extend(children)
     return found
 
 
