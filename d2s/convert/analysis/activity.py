@@ -245,23 +245,24 @@ def _known_activity(node, known):
     return reads, writes
 
 
-def _declared(fn_node, kind):
-    """Names of the `global` / `nonlocal` statements (`kind`) in the scope."""
+def _declarations(fn_node):
+    """{ast.Global: names, ast.Nonlocal: names} declared in the scope, in one walk."""
+    found = {ast.Global: set(), ast.Nonlocal: set()}
     if isinstance(fn_node, ast.Lambda):
-        return set()
-    names = set()
+        return found
     for stmt in scope_statements(fn_node.body):  # declarations are statements
-        if isinstance(stmt, kind):
+        names = found.get(stmt.__class__)
+        if names is not None:
             names.update(stmt.names)
-    return names
+    return found
 
 
 def declared_globals(fn_node):
-    return _declared(fn_node, ast.Global)
+    return _declarations(fn_node)[ast.Global]
 
 
 def declared_nonlocals(fn_node):
-    return _declared(fn_node, ast.Nonlocal)
+    return _declarations(fn_node)[ast.Nonlocal]
 
 
 def _params(fn_node):
@@ -280,7 +281,8 @@ def scope_locals(fn_node):
         _, writes = reads_writes(fn_node.body)
         return writes
     _, writes = reads_writes(fn_node.body)
-    return (_params(fn_node) | writes) - declared_globals(fn_node) - declared_nonlocals(fn_node)
+    declared = _declarations(fn_node)
+    return (_params(fn_node) | writes) - declared[ast.Global] - declared[ast.Nonlocal]
 
 
 def free_reads(fn_node):
