@@ -135,17 +135,20 @@ class _RecordingGenerator(SourceGenerator):
         SourceGenerator.visit_ClassDef(self, node)
 
 
-def _lay_out(fragments, first_line):
+def _lay_out(fragments, first_line, has_strings):
     """A logical line that is long or holds a multi-line string, as astor lays it out.
 
     Returns its text and the lines (numbered from `first_line`, the line its
     leading break ends) that continue a multi-line string.  Like astor, wrap
     unless the last fragment holds a newline; wrapping adds pure-newline
-    fragments only, so any other fragment with a newline is a string.
+    fragments only, so any other fragment with a newline is a string (none
+    unless `has_strings`: the line's text past its leading break has one).
     """
     body = fragments[1:] if not fragments[0].strip("\n") else fragments
     if sum(map(len, body)) > _MAX_LINE and not body[-1].find("\n") > 0:
         fragments = split_lines(list(fragments) + ["\n"])[:-1]
+    if not has_strings:
+        return "".join(fragments), ()
     string_lines = []
     line = first_line
     for fragment in fragments:
@@ -181,8 +184,9 @@ def _print_with_astor(tree):
         text = "".join(fragments)
         body = text.lstrip("\n")
         lead = len(text) - len(body)
-        if len(body) > _MAX_LINE or "\n" in body:
-            text, strings = _lay_out(fragments, line)
+        has_strings = "\n" in body
+        if has_strings or len(body) > _MAX_LINE:
+            text, strings = _lay_out(fragments, line, has_strings)
             string_lines.extend(strings)
         node = starts.get(start)
         if node is not None and line + lead not in statements:
