@@ -2,15 +2,17 @@
 
 Order matters; the reason for each position is given beside it.
 """
+import ast
+
 from .analysis import analyze_function
 from .naming import Namer
-from .traversal import walk
 from .transformers import (break_continue, builtin_calls, call_trees,
                            conditional_expressions, for_loops, ifelse, list_append,
                            logical_expressions, mangling,
                            raise_statements, return_statements, undefined_names, unsupported,
                            while_loops)
 from .transformers.common import user_functions
+from .traversal import walk
 
 
 class Context:
@@ -37,6 +39,9 @@ class _ControlFlow(ifelse._IfConverter, while_loops._WhileConverter,
     @classmethod
     def transform(cls, node, ctx):
         return cls(ctx).visit(node)
+
+
+_DEFINITION_TIME_FIELDS = tuple(f for f in ast.FunctionDef._fields if f != "body")
 
 
 class _CallsAndExpressions(builtin_calls._BuiltinCalls, logical_expressions._Logical,
@@ -66,9 +71,7 @@ class _CallsAndExpressions(builtin_calls._BuiltinCalls, logical_expressions._Log
         args = node.args.posonlyargs + node.args.args
         self.self_names.append(args[0].arg if args else None)
         outer, self.wrap_calls = self.wrap_calls, False
-        body, node.body = node.body, []
-        self.generic_visit(node)                 # the definition-time parts
-        node.body = body
+        self.generic_visit(node, _DEFINITION_TIME_FIELDS)
         self.wrap_calls = True
         self.generic_visit(node, ("body",))
         self.wrap_calls = outer
