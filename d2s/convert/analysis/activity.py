@@ -174,12 +174,13 @@ def reads_writes(node_or_nodes):
     return reads, writes
 
 
-_memo = threading.local()
-# Statements holding statements that _Activity walks with generic_visit.
+_memo = threading.local()   # .known: {id(node): (node, reads, writes)} while memoized
+# Statements holding statements, which _Activity walks with its generic_visit
+# (no visitor of their own): their activity is the union of their parts'.
 _COMPOUND = tuple(kind for kind in (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With,
                                     ast.AsyncWith, ast.Try, getattr(ast, "TryStar", None),
                                     ast.Match) if kind is not None)
-assert not any(hasattr(_Activity, "visit_" + kind.__name__) for kind in _COMPOUND)   # .known: {id(node): (node, reads, writes)} while memoized
+assert not any(hasattr(_Activity, "visit_" + kind.__name__) for kind in _COMPOUND)
 
 
 @contextlib.contextmanager
