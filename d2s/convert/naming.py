@@ -17,6 +17,11 @@ import ast
 from .traversal import walk
 
 
+# Node kinds other than names that bring an identifier of their own.
+_NAMING = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg, ast.Global,
+                     ast.Nonlocal, ast.alias))
+
+
 class Namer:
     """Hands out unique names per converted function."""
 
@@ -31,8 +36,11 @@ class Namer:
         (`nodes`: `walk(tree)`, when the caller has it)."""
         names = set()
         for node in walk(tree) if nodes is None else nodes:
-            if isinstance(node, ast.Name):
+            kind = node.__class__
+            if kind is ast.Name:
                 names.add(node.id)
+            elif kind not in _NAMING:
+                continue
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
             elif isinstance(node, ast.arg):

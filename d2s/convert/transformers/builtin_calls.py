@@ -27,13 +27,20 @@ _RENAMED = {
 }
 
 
+_BINDING = frozenset((ast.arg, ast.FunctionDef, ast.ClassDef, ast.alias))
+
+
 def _bound_names(user_nodes):
     """Names the user's code binds (generated names, all `__`-prefixed, are
     never builtins' names)."""
     names = set()
     for node in user_nodes:
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
+        kind = node.__class__
+        if kind is ast.Name:
+            if not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+        elif kind not in _BINDING:
+            continue
         elif isinstance(node, ast.arg):
             names.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
