@@ -23,11 +23,17 @@ everything the lowering depends on:
   another's lowering), JAX's and jaxlib's versions, the JAX options a
   lowering reads, and Python's.
 
-Both processes compile the same module: one jitted call of the stored
-module (`stored_call`), whose arguments are the program's (parameters
-stay device arrays; donated ones are the call's `donate_argnums`), so
-JAX's compilation cache serves the later process too, and the run is the
-one the uncached path compiles (XLA inlines the call).
+Both processes run the same module: one jitted call of the stored module
+(`stored_call`), whose arguments are the program's (parameters stay
+device arrays; donated ones are the call's `donate_argnums`); the run is
+the one the uncached path compiles (XLA inlines the call). That compiled
+call is stored in the entry as well (`stored_executable`, with the
+compiler environment it was built for): a later process in the same
+environment loads it without lowering or compiling anything, the module's
+lowering being left to whoever asks for its text; elsewhere the module is
+compiled and the entry rewritten with this environment's executable.
+(JAX's compilation cache, `persistent`, serves the programs left to the
+uncached path.)
 
 Left to the uncached path: sharded runs (layouts are this process's
 devices), programs that keep or are given residuals (structured results
@@ -57,12 +63,12 @@ from jaxlib.mlir import ir
 
 from ... import cache_dir as _cache_dir
 from ...static.control_ops import sub_block_attrs
-from ._jax import jax
-from . import persistent, stored_call
+from ._jax import jax, x64
+from . import persistent, stored_call, stored_executable
 
 __all__ = ["FORMAT", "SUBFOLDER", "program_key", "lower_and_compile"]
 
-FORMAT = 1
+FORMAT = 2
 SUBFOLDER = "xla-lowered"
 _MAGIC = b"d2s-xla-lowered\n"
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -151,8 +157,9 @@ def program_key(xla_program, specs):
 
 
 # ---- entries ------------------------------------------------------------------------------
-# One file per key: _MAGIC, one line of JSON (format, key, the module's checksum,
-# d2s's metadata), then the module's serialization.
+# One file per key: _MAGIC, one line of JSON (format, key, the checksum of the rest,
+# d2s's metadata, the module's length, the executable's environment or null), then
+# the module's serialization, then the executable's (when one was stored).
 
 def _entry_path(key):
     folder = _cache_dir.subfolder(SUBFOLDER)
@@ -160,7 +167,8 @@ def _entry_path(key):
 
 
 def _load(path, key):
-    """(bytecode, metadata) stored at `path`, or None (absent or not usable)."""
+    """(bytecode, metadata, executable bytes, their environment) stored at
+    `path`, or None (absent or not usable)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -174,17 +182,21 @@ def _load(path, key):
     except ValueError:
         return None
     if not (sep and isinstance(entry, dict) and entry.get("format") == FORMAT
-            and entry.get("key") == key and entry.get("sha256") == hashlib.sha256(blob).hexdigest()):
+            and entry.get("key") == key and entry.get("sha256") == hashlib.sha256(blob).hexdigest()
+            and isinstance(entry.get("module"), int) and 0 < entry["module"] <= len(blob)):
         return None
-    return blob, entry.get("meta")
+    n = entry["module"]
+    return blob[:n], entry.get("meta"), blob[n:], entry.get("env")
 
 
-def _store(path, bytecode, meta):
+def _store(path, bytecode, meta, executable=None, env=None):
     """Write the entry at `path` (best effort: a failure warns once, see cache_dir)."""
     key = os.path.basename(path)[:-len(".bin")]
-    header = json.dumps({"format": FORMAT, "key": key,
-                         "sha256": hashlib.sha256(bytecode).hexdigest(), "meta": meta})
-    _cache_dir.write_atomic(path, _MAGIC + header.encode() + b"\n" + bytecode)
+    blob = bytecode + (executable or b"")
+    header = json.dumps({"format": FORMAT, "key": key, "sha256": hashlib.sha256(blob).hexdigest(),
+                         "meta": meta, "module": len(bytecode),
+                         "env": env if executable else None})
+    _cache_dir.write_atomic(path, _MAGIC + header.encode() + b"\n" + blob)
 
 
 def _read_meta(meta, n_fetches):
@@ -238,12 +250,21 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds):
     path = None if key is None else _entry_path(key)
     if path is None:
         return None
+    n_args = len(jax.tree_util.tree_leaves(specs))
+    env = stored_executable.environment()
     hit = _load(path, key)
     read = None if hit is None else _read_meta(hit[1], len(xla_program.fetch_names))
     if read is not None:
-        bytecode, (layout, uses_room, avals) = hit[0], read
+        (bytecode, meta, executable, stored_env), (layout, uses_room, avals) = hit, read
         traced.update(effects=False, has_sites=False, uses_room=uses_room, layout=layout,
                       kept_labels=None, args=jax.tree_util.tree_leaves(specs))
+        donates = _donated(xla_program, traced)
+        compiled = None
+        if executable and stored_env == env:
+            compiled = stored_executable.load(executable, n_args, len(avals))
+        jitted = _stored_call(bytecode, avals, donates, n_feeds)
+        if compiled is not None:
+            return _Deferred(lambda: jitted.lower(*specs)), compiled, donates
     else:
         # the uncached path's own lowering (d2s's errors raise here, as uncached)
         lowered, donates = xla_program._lower(fn, specs, traced, None, n_feeds)
@@ -254,13 +275,40 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds):
             return lowered, persistent.compile(lowered), donates
         meta = _meta(traced, lowered)
         avals = [jax.core.ShapedArray(tuple(s), np.dtype(d)) for s, d in meta["results"]]
-        _store(path, bytecode, meta)
-    donates = _donated(xla_program, traced)
-    module = stored_call.StoredModule(bytecode, avals)
-    jitted = jax.jit(lambda *args: tuple(stored_call.call(module, *args)),
-                     donate_argnums=_positions(donates, n_feeds))
+        donates = _donated(xla_program, traced)
+        jitted = _stored_call(bytecode, avals, donates, n_feeds)
     lowered = jitted.lower(*specs)
-    return lowered, persistent.compile(lowered), donates
+    # Compiled here, not loaded from JAX's compilation cache: an executable JAX
+    # loaded from it serializes without its kernels (jaxlib 0.10 on CPU: the
+    # process loading it fails with "Function dot_general.0_kernel not found").
+    compiled = persistent.compile(lowered, cacheable=False)
+    # stored (or rewritten for this environment) once compiled: an entry is complete
+    executable = stored_executable.serialize(compiled, n_args, len(avals))
+    if read is None or executable is not None:
+        _store(path, bytecode, meta, executable, env)
+    return lowered, compiled, donates
+
+
+def _stored_call(bytecode, avals, donates, n_feeds):
+    """The jitted call of the stored module that both processes compile."""
+    module = stored_call.StoredModule(bytecode, avals)
+    return jax.jit(lambda *args: tuple(stored_call.call(module, *args)),
+                   donate_argnums=_positions(donates, n_feeds))
+
+
+class _Deferred:
+    """The jax Lowered of an executable loaded from the cache, lowered only
+    when something reads it (its StableHLO text is for viewing)."""
+
+    def __init__(self, lower):
+        self._lower = lower
+        self._lowered = None
+
+    def __getattr__(self, name):
+        if self._lowered is None:
+            with x64():
+                self._lowered = self._lower()
+        return getattr(self._lowered, name)
 
 
 def _donated(xla_program, traced):

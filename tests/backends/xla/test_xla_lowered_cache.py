@@ -1,11 +1,13 @@
 """The lowered-program cache (`d2s.backends.xla.lowered_cache`): a second
-process reads what the first lowered instead of tracing again, computes the
-same numbers (parameters on the device, a donating training step), leaves
+process reads what the first lowered instead of tracing again, loads what it
+compiled instead of compiling again (where the compiler environment is the
+same), computes the same numbers (parameters on the device, a donating training step), leaves
 programs with host effects or error sites to the uncached path, and ignores
 damaged entries (rewriting them).
 
 Whether a process traced a program is observed by counting calls of
-`lower_program` (the d2s ops traced by JAX), never by timing.
+`lower_program` (the d2s ops traced by JAX), whether it compiled one by
+counting calls of `persistent.compile`, never by timing.
 """
 import json
 import os
@@ -43,6 +45,13 @@ CHILD = textwrap.dedent('''\
         traced.append(1)
         return real(*args, **kwargs)
     xla_program.lower_program = counting
+    from d2s.backends.xla import persistent
+    compiled = []
+    real_compile = persistent.compile
+    def counting_compile(*args, **kwargs):
+        compiled.append(1)
+        return real_compile(*args, **kwargs)
+    persistent.compile = counting_compile
     d2s.jit.set_backend("xla")
 
     w = d2s.to_tensor(np.linspace(-1, 1, 12).reshape(3, 4).astype("float32"))
@@ -72,6 +81,8 @@ CHILD = textwrap.dedent('''\
     out = {{name: f(x).numpy().tolist()
            for name, f in [("dense", dense), ("grow", grow), ("shout", shout),
                            ("checked", checked)]}}
+    # the StableHLO stays viewable (a loaded executable's module is lowered on demand)
+    out["text"] = "stablehlo.tanh" in dense.lowered_text(x)
     model, opt = make(MLP, "sgd")
     step = to_static(standard_step(model, opt))
     out["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
@@ -88,6 +99,7 @@ CHILD = textwrap.dedent('''\
     folder = os.path.join(os.environ["D2S_CACHE_DIR"], "xla-lowered")
     out["entries"] = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     out["traced"] = len(traced)
+    out["compiled"] = len(compiled)
     print(json.dumps(out))
 ''')
 
@@ -117,6 +129,8 @@ def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_p
     second = _child(tmp_path / "cache")
     assert second["entries"] == first["entries"]
     assert second["traced"] == 2  # only the print and the raise are traced again
+    assert first["compiled"] == 5 and second["compiled"] == 2  # ... and compiled again
+    assert first["text"] and second["text"]
     for name in NUMBERS:
         assert second[name] == first[name], name  # the same executables: equal numbers
     x = np.arange(6, dtype="float32").reshape(2, 3) / 10
@@ -144,6 +158,31 @@ def test_damaged_entries_are_ignored_and_rewritten(tmp_path):
         assert second[name] == first[name], name
     third = _child(tmp_path / "cache")
     assert third["traced"] == 2  # rewritten: read again
+    assert third["compiled"] == 2
+
+
+def _set_environment(path, env):
+    """Rewrite the executable's environment in the entry at `path` (its checksum,
+    which covers what follows the header, stays valid)."""
+    magic, header, blob = path.read_bytes().split(b"\n", 2)
+    entry = json.loads(header)
+    assert entry["env"] is not None  # an executable was stored
+    entry["env"] = env
+    path.write_bytes(magic + b"\n" + json.dumps(entry).encode() + b"\n" + blob)
+
+
+def test_an_executable_from_another_compiler_environment_is_compiled_again(tmp_path):
+    first = _child(tmp_path / "cache")
+    folder = tmp_path / "cache" / "xla-lowered"
+    for name in first["entries"]:
+        _set_environment(folder / name, "platform cpu another version")
+    second = _child(tmp_path / "cache")
+    assert second["traced"] == 2  # the lowered modules are still read ...
+    assert second["compiled"] == 5  # ... but compiled here, not loaded
+    for name in NUMBERS:
+        assert second[name] == first[name], name
+    third = _child(tmp_path / "cache")  # rewritten for this environment: loaded
+    assert (third["traced"], third["compiled"]) == (2, 2)
 
 
 def _program(build, shapes):
