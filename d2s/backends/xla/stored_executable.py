@@ -57,31 +57,32 @@ def environment():
                       "flags " + " ".join(flags), "options " + " ".join(options)])
 
 
-def _trees(n_args, n_results):
-    """The argument and result trees of the cache's jitted call: `n_args`
-    positional arguments, a flat tuple of `n_results`."""
+def _trees(specs, results):
+    """The argument and result trees of the cache's jitted call: positional
+    arguments `specs`, results shaped as `results` (any leaves)."""
     tree = jax.tree_util.tree_structure
-    return tree((tuple(range(n_args)), {})), tree(tuple(range(n_results)))
+    return tree((tuple(specs), {})), tree(results)
 
 
-def serialize(compiled, n_args, n_results):
+def serialize(compiled, specs, results):
     """`compiled` as bytes, or None when JAX cannot serialize it (or it does
-    not take and return what `load` will rebuild)."""
+    not take and return what `load` will rebuild from `specs` and `results`)."""
     from jax.experimental import serialize_executable
     try:
         data, in_tree, out_tree = serialize_executable.serialize(compiled)
     except (ValueError, NotImplementedError, TypeError, AttributeError):
         return None
-    if (in_tree, out_tree) != _trees(n_args, n_results):
+    if (in_tree, out_tree) != _trees(specs, results):
         return None
     return data
 
 
-def load(data, n_args, n_results):
-    """The `jax.stages.Compiled` stored as `data`, or None when it does not load
-    (another JAX, a damaged entry): the caller compiles instead."""
+def load(data, specs, results):
+    """The `jax.stages.Compiled` stored as `data` (taking `specs`, returning
+    results shaped as `results`), or None when it does not load (another JAX,
+    a damaged entry): the caller compiles instead."""
     from jax.experimental import serialize_executable
-    in_tree, out_tree = _trees(n_args, n_results)
+    in_tree, out_tree = _trees(specs, results)
     try:
         return serialize_executable.deserialize_and_load(data, in_tree, out_tree)
     except Exception:  # noqa: BLE001 - any failure to load only means: compile it

@@ -77,10 +77,30 @@ CHILD = textwrap.dedent('''\
             raise ValueError("too big")
         return x - 1.0
 
+    @to_static
+    def looped(x, v):
+        h = x * v
+        while h.sum() < 50.0:
+            h = h * 1.5 + v
+        if h.mean() > 10.0:
+            h = h * 0.5
+        return h
+
+    def gradients():
+        # a forward-only converted function differentiated: its forward keeps
+        # residuals on the device, its backward is given them
+        xg = d2s.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10 + 1.0,
+                           stop_gradient=False)
+        vg = d2s.to_tensor(np.full(3, 0.5, "float32"), stop_gradient=False)
+        h = looped(xg, vg)
+        (h * h).sum().backward()
+        return [h.numpy().tolist(), xg.grad.numpy().tolist(), vg.grad.numpy().tolist()]
+
     x = d2s.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10)
     out = {{name: f(x).numpy().tolist()
            for name, f in [("dense", dense), ("grow", grow), ("shout", shout),
                            ("checked", checked)]}}
+    out["grads"] = gradients()
     # the StableHLO stays viewable (a loaded executable's module is lowered on demand)
     out["text"] = "stablehlo.tanh" in dense.lowered_text(x)
     model, opt = make(MLP, "sgd")
@@ -91,6 +111,7 @@ CHILD = textwrap.dedent('''\
     d2s.jit.set_backend("numpy")
     ref = {{name: f(x).numpy().tolist()
            for name, f in [("dense", dense), ("grow", grow), ("checked", checked)]}}
+    ref["grads"] = gradients()
     model, opt = make(MLP, "sgd")
     step = to_static(standard_step(model, opt))
     ref["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
@@ -118,18 +139,19 @@ def _child(cache):
     return json.loads(lines[-1])
 
 
-NUMBERS = ("dense", "grow", "shout", "checked", "losses", "params")
+NUMBERS = ("dense", "grow", "shout", "checked", "grads", "losses", "params")
 
 
 def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_path):
     first = _child(tmp_path / "cache")
-    # dense, grow and the training step are stored; the print and the raise are not.
-    assert len(first["entries"]) == 3
-    assert first["traced"] == 5
+    # dense, grow, looped's forward (keeping residuals) and backward (given them)
+    # and the training step are stored; the print and the raise are not.
+    assert len(first["entries"]) == 5
+    assert first["traced"] == 7
     second = _child(tmp_path / "cache")
     assert second["entries"] == first["entries"]
     assert second["traced"] == 2  # only the print and the raise are traced again
-    assert first["compiled"] == 5 and second["compiled"] == 2  # ... and compiled again
+    assert first["compiled"] == 7 and second["compiled"] == 2  # ... and compiled again
     assert first["text"] and second["text"]
     for name in NUMBERS:
         assert second[name] == first[name], name  # the same executables: equal numbers
@@ -149,7 +171,8 @@ def test_damaged_entries_are_ignored_and_rewritten(tmp_path):
     damages = [lambda data: data[:len(data) // 2],            # truncated
                lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # checksum no longer matches
                lambda data: b"not an entry\n" + data]         # foreign file
-    for name, damage in zip(first["entries"], damages):
+    for i, name in enumerate(first["entries"]):  # every entry, damaged one way or another
+        damage = damages[i % len(damages)]
         path = folder / name
         path.write_bytes(damage(path.read_bytes()))
     second = _child(tmp_path / "cache")
@@ -178,7 +201,7 @@ def test_an_executable_from_another_compiler_environment_is_compiled_again(tmp_p
         _set_environment(folder / name, "platform cpu another version")
     second = _child(tmp_path / "cache")
     assert second["traced"] == 2  # the lowered modules are still read ...
-    assert second["compiled"] == 5  # ... but compiled here, not loaded
+    assert second["compiled"] == 7  # ... but compiled here, not loaded
     for name in NUMBERS:
         assert second[name] == first[name], name
     third = _child(tmp_path / "cache")  # rewritten for this environment: loaded
@@ -215,3 +238,15 @@ def test_a_program_whose_attributes_cannot_be_named_is_not_keyed():
     op = prog.global_block().ops[-1]
     op.attrs["opaque"] = object()  # no exact name: never shares a key by accident
     assert _key(prog, fetch, [(2,)]) is None
+
+
+def test_result_structures_round_trip_through_their_description():
+    from d2s.backends.xla import result_tree
+    from d2s.backends.xla.values import History, TensorArray
+    results = (1, 2, {"a": (3, None), "b": TensorArray(4, 5, 7), "c": {},
+                      "d": History({"h": (6, [7])}, 8)})
+    tree = jax.tree_util.tree_structure(results)
+    description = json.loads(json.dumps(result_tree.describe(tree)))  # as an entry stores it
+    assert jax.tree_util.tree_structure(result_tree.example(description)) == tree
+    assert result_tree.describe(jax.tree_util.tree_structure((1, {2: 3}))) is None  # key not text
+    assert result_tree.example(["set", None, []]) is None
