@@ -12,15 +12,20 @@ An executable is machine code for one backend and one compiler
 configuration: it is stored with `environment()`, a text naming what JAX's
 own compilation-cache key names beside the module (the backend and its
 version, the device kind, the XLA flags, the compile options JAX reads from
-its configuration), and loaded only where that text is the same; anywhere
-else the stored module is compiled as before. Loading runs pickled JAX
+its configuration) and the host CPU's instruction-set features (a folder
+shared between machines must not hand one machine's vector instructions to
+another), and loaded only where that text is the same; anywhere else the
+stored module is compiled as before. Loading runs pickled JAX
 objects and native code from d2s's cache folder: the trust the JAX
 compilation cache in the same folder already asks for (a per-user folder,
 see `d2s.cache_dir`).
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import platform
 import sys
 
 from ._jax import jax
@@ -43,6 +48,22 @@ def _option(name):
         return None
 
 
+@functools.lru_cache(maxsize=None)
+def _host_cpu():
+    """The machine and a hash of the CPU features NumPy detected at run time
+    (its SIMD dispatch: SSE..AVX512 and AMX on x86, NEON/SVE on ARM; reading
+    them is free, where /proc/cpuinfo costs a process ~20 ms on a VM)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # pragma: no cover - NumPy 1
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as features
+        except ImportError:
+            features = {"processor": platform.processor()}
+    text = " ".join(sorted(str(k) for k, on in features.items() if on))
+    return f"{platform.machine()} {hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
 def environment():
     """What an executable compiled here depends on beside its module (see
     the module docstring); a stored one loads only where this is equal."""
@@ -53,6 +74,7 @@ def environment():
                    + [a for a in sys.argv if a.startswith("--xla")])
     options = [f"{name}={_option(name)!r}" for name in _COMPILE_OPTIONS]
     return "\n".join([f"platform {client.platform} {client.platform_version}",
+                      f"host {_host_cpu()}",
                       f"device {device.device_kind} x{len(jax.devices())}",
                       "flags " + " ".join(flags), "options " + " ".join(options)])
 

@@ -250,3 +250,15 @@ def test_result_structures_round_trip_through_their_description():
     assert jax.tree_util.tree_structure(result_tree.example(description)) == tree
     assert result_tree.describe(jax.tree_util.tree_structure((1, {2: 3}))) is None  # key not text
     assert result_tree.example(["set", None, []]) is None
+
+
+def test_the_compiler_environment_names_the_xla_flags_and_compile_options(monkeypatch):
+    from d2s.backends.xla import stored_executable
+    base = stored_executable.environment()
+    assert stored_executable.environment() == base
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_cpu_enable_fast_math=true")
+    flagged = stored_executable.environment()
+    monkeypatch.undo()
+    with jax.default_matmul_precision("highest"):
+        precise = stored_executable.environment()
+    assert len({base, flagged, precise}) == 3
