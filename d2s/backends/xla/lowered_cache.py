@@ -171,11 +171,6 @@ def program_key(xla_program, specs, given_labels=None):
 # d2s's metadata, the module's length, the executable's environment or null), then
 # the module's serialization, then the executable's (when one was stored).
 
-def _entry_path(key):
-    folder = _cache_dir.subfolder(SUBFOLDER)
-    return None if folder is None else os.path.join(folder, key + ".bin")
-
-
 def _load(path, key):
     """(bytecode, metadata, executable bytes, their environment) stored at
     `path`, or None (absent or not usable)."""
@@ -293,10 +288,13 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
     `Residuals` a given program reads), through the lowered-program cache;
     None when the cache does not serve this program (off, or not nameable):
     the caller lowers it."""
-    key = program_key(xla_program, specs, None if given is None else given.labels)
-    path = None if key is None else _entry_path(key)
-    if path is None:
+    folder = _cache_dir.subfolder(SUBFOLDER)
+    if folder is None:  # caching off: not even a key to compute
         return None
+    key = program_key(xla_program, specs, None if given is None else given.labels)
+    if key is None:
+        return None
+    path = os.path.join(folder, key + ".bin")
     env = stored_executable.environment()
     hit = _load(path, key)
     n_args = len(jax.tree_util.tree_leaves(specs))
@@ -330,14 +328,17 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
         results = result_tree.example(tree)
         jitted = _stored_call(bytecode, taken, avals, donates, n_feeds, results)
     lowered = jitted.lower(*specs)
-    # Compiled here, not loaded from JAX's compilation cache: an executable JAX
-    # loaded from it serializes without its kernels (jaxlib 0.10 on CPU: the
-    # process loading it fails with "Function dot_general.0_kernel not found").
-    compiled = persistent.compile(lowered, cacheable=False)
-    # stored (or rewritten for this environment) once compiled: an entry is complete
-    executable = stored_executable.serialize(compiled, specs, results)
-    if read is None or executable is not None:
-        _store(path, bytecode, meta, executable, env)
+    # To be stored, an executable is compiled here, not loaded from JAX's
+    # compilation cache: one JAX loaded from it serializes without its kernels
+    # (jaxlib 0.10 on CPU: the process loading it fails with "Function
+    # dot_general.0_kernel not found"). An entry stored without one (JAX could
+    # not serialize it) is compiled through JAX's cache instead.
+    storing = read is None or bool(executable)
+    compiled = persistent.compile(lowered, cacheable=not storing)
+    if storing:  # stored (or rewritten for this environment) once compiled: complete
+        executable = stored_executable.serialize(compiled, specs, results)
+        if read is None or executable is not None:
+            _store(path, bytecode, meta, executable, env)
     return lowered, compiled, donates
 
 

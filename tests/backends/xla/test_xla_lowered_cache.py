@@ -262,3 +262,26 @@ def test_the_compiler_environment_names_the_xla_flags_and_compile_options(monkey
     with jax.default_matmul_precision("highest"):
         precise = stored_executable.environment()
     assert len({base, flagged, precise}) == 3
+
+
+def test_an_entry_without_an_executable_is_compiled_through_jax_s_cache(tmp_path):
+    """(JAX could not serialize the executable: the entry holds the module only.)"""
+    import hashlib
+    first = _child(tmp_path / "cache")
+    folder = tmp_path / "cache" / "xla-lowered"
+    for name in first["entries"]:
+        path = folder / name
+        magic, header, blob = path.read_bytes().split(b"\n", 2)
+        entry = json.loads(header)
+        blob = blob[:entry["module"]]
+        entry.update(env=None, sha256=hashlib.sha256(blob).hexdigest())
+        path.write_bytes(magic + b"\n" + json.dumps(entry).encode() + b"\n" + blob)
+    jax_cache = tmp_path / "cache" / "xla"
+    before = set(os.listdir(jax_cache))  # so far: the program with a run-time check
+    for _ in range(2):  # the entries stay as they are: compiled every time, never traced
+        later = _child(tmp_path / "cache")
+        assert (later["traced"], later["compiled"]) == (2, 7)
+        for name in NUMBERS:
+            assert later[name] == first[name], name
+    added = {f.rsplit("-", 1)[0] for f in set(os.listdir(jax_cache)) - before}  # <name>-<hash>
+    assert len(added) >= 5  # JAX's compilation cache holds the five stored programs now
