@@ -11,8 +11,8 @@ no hashing of the module.
 An executable is machine code for one backend and one compiler
 configuration: it is stored with `environment()`, a text naming what JAX's
 own compilation-cache key names beside the module (the backend and its
-version, the device kind, the XLA flags, the compile options JAX reads from
-its configuration) and the host CPU's instruction-set features (a folder
+version, the device (kind, id, process), the XLA flags, the compile options
+JAX reads from its configuration) and the host CPU's instruction-set features (a folder
 shared between machines must not hand one machine's vector instructions to
 another), and loaded only where that text is the same; anywhere else the
 stored module is compiled as before. Loading runs pickled JAX
@@ -38,7 +38,7 @@ _COMPILE_OPTIONS = ("jax_use_shardy_partitioner", "jax_exec_time_optimization_ef
                     "jax_memory_fitting_effort", "jax_optimization_level",
                     "jax_memory_fitting_level", "jax_enable_remat_opt_pass",
                     "jax_xla_profile_version", "jax_disable_most_optimizations",
-                    "jax_default_matmul_precision")
+                    "jax_default_matmul_precision", "jax_default_device")
 
 
 def _option(name):
@@ -67,7 +67,7 @@ def _host_cpu():
 def environment():
     """What an executable compiled here depends on beside its module (see
     the module docstring); a stored one loads only where this is equal."""
-    device = jax.devices()[0]
+    device = jax.local_devices()[0]  # where an unsharded program runs
     client = device.client
     flags = sorted((os.environ.get("XLA_FLAGS", "") + " "
                     + os.environ.get("LIBTPU_INIT_ARGS", "")).split()
@@ -75,7 +75,10 @@ def environment():
     options = [f"{name}={_option(name)!r}" for name in _COMPILE_OPTIONS]
     return "\n".join([f"platform {client.platform} {client.platform_version}",
                       f"host {_host_cpu()}",
-                      f"device {device.device_kind} x{len(jax.devices())}",
+                      # its id and process: in a multi-process run, each process
+                      # runs its own device, never another process's
+                      f"device {device.device_kind} #{device.id} of {len(jax.devices())}, "
+                      f"process {jax.process_index()} of {jax.process_count()}",
                       "flags " + " ".join(flags), "options " + " ".join(options)])
 
 
