@@ -25,7 +25,8 @@ everything the lowering depends on:
 
 Both processes run the same module: one jitted call of the stored module
 (`stored_call`), whose arguments are the program's (parameters stay
-device arrays; donated ones are the call's `donate_argnums`); the run is
+device arrays; donated ones are the call's `donate_argnums`; the module
+takes the ones JAX's lowering kept, recorded in the entry); the run is
 the one the uncached path compiles (XLA inlines the call). That compiled
 call is stored in the entry as well (`stored_executable`, with the
 compiler environment it was built for): a later process in the same

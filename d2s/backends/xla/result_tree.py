@@ -11,7 +11,6 @@ makes the program's results not storable (`describe` returns None).
 """
 from __future__ import annotations
 
-from ._jax import jax
 from .values import History, TensorArray
 
 __all__ = ["describe", "example"]

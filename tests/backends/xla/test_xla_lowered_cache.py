@@ -256,7 +256,8 @@ def test_the_compiler_environment_names_the_xla_flags_and_compile_options(monkey
     from d2s.backends.xla import stored_executable
     base = stored_executable.environment()
     assert stored_executable.environment() == base
-    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_cpu_enable_fast_math=true")
+    flags = os.environ.get("XLA_FLAGS", "")
+    monkeypatch.setenv("XLA_FLAGS", flags + " --xla_cpu_enable_fast_math=true")
     flagged = stored_executable.environment()
     monkeypatch.undo()
     with jax.default_matmul_precision("highest"):
