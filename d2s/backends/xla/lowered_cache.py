@@ -23,15 +23,29 @@ everything the lowering depends on:
   another's lowering), JAX's and jaxlib's versions, the JAX options a
   lowering reads, and Python's.
 
-Both processes compile the same module: one jitted call of the stored
-module (`stored_call`), whose arguments are the program's (parameters
-stay device arrays; donated ones are the call's `donate_argnums`), so
-JAX's compilation cache serves the later process too, and the run is the
-one the uncached path compiles (XLA inlines the call).
+Both processes run the same module: one jitted call of the stored module
+(`stored_call`), whose arguments are the program's (parameters stay
+device arrays; donated ones are the call's `donate_argnums`; the module
+takes the ones JAX's lowering kept, recorded in the entry); the run is
+the one the uncached path compiles (XLA inlines the call). That compiled
+call is stored in the entry as well (`stored_executable`, with the
+compiler environment it was built for): a later process in the same
+environment loads it without lowering or compiling anything, the module's
+lowering being left to whoever asks for its text; elsewhere the module is
+compiled and the entry rewritten with this environment's executable.
+(JAX's compilation cache, `persistent`, serves the programs left to the
+uncached path.)
+
+Programs that keep residuals for a backward, and backwards given them
+(`XlaProgram`'s `keep` / `given`: a forward-only converted function whose
+gradients are taken, W6a), are stored too: their structured arguments are
+the module's flat ones, and their structured results are rebuilt from the
+module's flat ones (`result_tree`: the structure is stored in the entry).
+A given program's key also names the labels of the residuals that may be
+undefined, which its lowering reads.
 
 Left to the uncached path: sharded runs (layouts are this process's
-devices), programs that keep or are given residuals (structured results
-and arguments), programs with host effects (`print`: JAX caches none) or
+devices), programs with host effects (`print`: JAX caches none) or
 run-time error sites (each is a host closure naming the user's op, file
 and line, made by the trace itself), and modules calling LAPACK (see
 `stored_call`).
@@ -57,12 +71,12 @@ from jaxlib.mlir import ir
 
 from ... import cache_dir as _cache_dir
 from ...static.control_ops import sub_block_attrs
-from ._jax import jax
-from . import persistent, stored_call
+from ._jax import jax, x64
+from . import persistent, result_tree, stored_call, stored_executable
 
 __all__ = ["FORMAT", "SUBFOLDER", "program_key", "lower_and_compile"]
 
-FORMAT = 1
+FORMAT = 2
 SUBFOLDER = "xla-lowered"
 _MAGIC = b"d2s-xla-lowered\n"
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -121,20 +135,23 @@ def _var_token(v):
             f"u={v.may_be_undefined} dim_of={dim_of}")
 
 
-def program_key(xla_program, specs):
-    """The hex key of `xla_program`'s executable for argument `specs`, or None
-    when the program cannot be named (see the module docstring)."""
+def program_key(xla_program, specs, given_labels=None):
+    """The hex key of `xla_program`'s executable for argument `specs` (and the
+    labels of the given residuals that may be undefined), or None when the
+    program cannot be named (see the module docstring)."""
     program = xla_program.program
     parts = [f"d2s xla lowered {FORMAT}", _sources_fingerprint(),
              f"precision {jax.config.jax_default_matmul_precision}",
              f"promotion {jax.config.jax_numpy_dtype_promotion}",
              f"feeds {xla_program.feed_names}", f"fetches {xla_program.fetch_names}",
              f"written {xla_program.written}", f"params {xla_program.param_names}",
-             f"donated {xla_program.donated}", f"room {xla_program.room}"]
+             f"donated {xla_program.donated}", f"room {xla_program.room}",
+             f"keep {xla_program.keep}", f"given {xla_program.given}"]
     leaves, tree = jax.tree_util.tree_flatten(specs)
     parts.append(f"args {tree} " + " ".join(f"{np.dtype(s.dtype).str}{tuple(s.shape)}"
                                            for s in leaves))
     try:
+        parts.append(f"given labels {_token(given_labels)}")
         for idx in sorted(xla_program.blocks):
             block = program.blocks[idx]
             parts.append(f"block {idx}")
@@ -151,16 +168,13 @@ def program_key(xla_program, specs):
 
 
 # ---- entries ------------------------------------------------------------------------------
-# One file per key: _MAGIC, one line of JSON (format, key, the module's checksum,
-# d2s's metadata), then the module's serialization.
-
-def _entry_path(key):
-    folder = _cache_dir.subfolder(SUBFOLDER)
-    return None if folder is None else os.path.join(folder, key + ".bin")
-
+# One file per key: _MAGIC, one line of JSON (format, key, the checksum of the rest,
+# d2s's metadata, the module's length, the executable's environment or null), then
+# the module's serialization, then the executable's (when one was stored).
 
 def _load(path, key):
-    """(bytecode, metadata) stored at `path`, or None (absent or not usable)."""
+    """(bytecode, metadata, executable bytes, their environment) stored at
+    `path`, or None (absent or not usable)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -174,93 +188,189 @@ def _load(path, key):
     except ValueError:
         return None
     if not (sep and isinstance(entry, dict) and entry.get("format") == FORMAT
-            and entry.get("key") == key and entry.get("sha256") == hashlib.sha256(blob).hexdigest()):
+            and entry.get("key") == key and entry.get("sha256") == hashlib.sha256(blob).hexdigest()
+            and isinstance(entry.get("module"), int) and 0 < entry["module"] <= len(blob)):
         return None
-    return blob, entry.get("meta")
+    n = entry["module"]
+    return blob[:n], entry.get("meta"), blob[n:], entry.get("env")
 
 
-def _store(path, bytecode, meta):
+def _store(path, bytecode, meta, executable=None, env=None):
     """Write the entry at `path` (best effort: a failure warns once, see cache_dir)."""
     key = os.path.basename(path)[:-len(".bin")]
-    header = json.dumps({"format": FORMAT, "key": key,
-                         "sha256": hashlib.sha256(bytecode).hexdigest(), "meta": meta})
-    _cache_dir.write_atomic(path, _MAGIC + header.encode() + b"\n" + bytecode)
+    blob = bytecode + (executable or b"")
+    header = json.dumps({"format": FORMAT, "key": key, "sha256": hashlib.sha256(blob).hexdigest(),
+                         "meta": meta, "module": len(bytecode),
+                         "env": env if executable else None})
+    _cache_dir.write_atomic(path, _MAGIC + header.encode() + b"\n" + blob)
 
 
-def _read_meta(meta, n_fetches):
-    """(layout, uses_room, result avals) from stored metadata, or None when it
-    does not read as `_meta` wrote it for `n_fetches` fetches."""
+def _read_meta(meta, n_fetches, keep, n_args):
+    """(layout, uses_room, result avals, kept labels, an example of the
+    results' structure, the positions of the arguments the module takes)
+    from stored metadata, or None when it does not read as `_meta` wrote it
+    for `n_fetches` fetches, the kept names `keep` and `n_args` arguments."""
     try:
         layout = [(bool(a), lab) for a, lab in meta["layout"]]
         uses_room = meta["uses_room"]
         avals = [jax.core.ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype))
                  for shape, dtype in meta["results"]]
+        kept_labels = meta["kept_labels"]
+        results = result_tree.example(meta["results_tree"])
+        taken = [int(i) for i in meta["taken"]]
     except (KeyError, TypeError, ValueError):
+        return None
+    if results is None or len(jax.tree_util.tree_leaves(results)) != len(avals):
+        return None
+    if not all(0 <= i < j for i, j in zip(taken, taken[1:] + [n_args])):
         return None
     if (len(layout) != n_fetches or not isinstance(uses_room, bool)
             or not all(lab is None or isinstance(lab, str) for _, lab in layout)):
         return None
-    return layout, uses_room, avals
+    if keep:
+        if not (isinstance(kept_labels, dict) and set(kept_labels) <= set(keep)
+                and all(isinstance(lab, str) for lab in kept_labels.values())):
+            return None
+    elif kept_labels is not None:
+        return None
+    return layout, uses_room, avals, kept_labels, results, taken
 
 
-def _meta(traced, lowered):
+def _meta(traced, lowered, results_tree, taken):
     return {"layout": [list(entry) for entry in traced["layout"]],
-            "uses_room": traced["uses_room"],
+            "uses_room": traced["uses_room"], "kept_labels": traced["kept_labels"],
+            "results_tree": results_tree, "taken": taken,
             "results": [[list(a.shape), np.dtype(a.dtype).str]
                         for a in jax.tree_util.tree_leaves(lowered.out_info)]}
 
 
 def _storable(lowered, specs):
-    """The lowered module as bytecode, or None when it cannot be called as
-    stored: a main that does not take exactly the program's arguments, in
-    order (JAX drops unused ones), or one calling LAPACK."""
+    """(the lowered module as bytecode, the positions of the arguments its main
+    takes), or None when it cannot be called as stored: arguments JAX's
+    lowering does not account for (see `_taken`), a main that does not take
+    those arguments' types in order, or one calling LAPACK."""
+    leaves = jax.tree_util.tree_leaves(specs)
+    taken = _taken(lowered, len(leaves))
+    if taken is None:
+        return None
     module = lowered.compiler_ir("stablehlo")
     main = ir.SymbolTable(module.operation)["main"]
     with module.context, ir.Location.unknown():
-        want = [str(ir.RankedTensorType.get(s.shape, mlir.dtype_to_ir_type(np.dtype(s.dtype))))
-                for s in jax.tree_util.tree_leaves(specs)]
+        want = [str(ir.RankedTensorType.get(leaves[i].shape,
+                                            mlir.dtype_to_ir_type(np.dtype(leaves[i].dtype))))
+                for i in taken]
     if [str(t) for t in main.type.inputs] != want:
         return None
     bytecode = mlir.module_to_bytecode(module)
-    return None if b"lapack" in bytecode else bytecode
+    return None if b"lapack" in bytecode else (bytecode, taken)
+
+
+def _taken(lowered, n_args):
+    """The positions of the `n_args` arguments `lowered`'s main takes: JAX
+    drops those the program never reads (a backward reads only some of its
+    forward's residuals). None where JAX does not say (its lowering's record
+    is not public; other versions: then every argument must be taken) or
+    where constants became arguments too."""
+    try:
+        record = lowered._lowering.compile_args
+        taken = sorted(record["kept_var_idx"])
+        if len(record["all_args_info"].in_avals) != n_args:  # constants hoisted as arguments
+            return None
+    except (AttributeError, KeyError, TypeError):
+        return list(range(n_args))
+    return taken if all(0 <= i < n_args for i in taken) else None
 
 
 # ---- compiling ------------------------------------------------------------------------------
 
-def lower_and_compile(xla_program, fn, specs, traced, n_feeds):
+def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
     """(jax Lowered, Compiled, positions of donated parameters) of `fn` (the
-    program's traced function, which fills `traced`) for `specs`, through the
-    lowered-program cache; None when the cache does not serve this program
-    (off, not nameable, or kept or given residuals): the caller lowers it."""
-    if xla_program.keep or xla_program.given:
+    program's traced function, which fills `traced`) for `specs` (and the
+    `Residuals` a given program reads), through the lowered-program cache;
+    None when the cache does not serve this program (off, or not nameable):
+    the caller lowers it."""
+    folder = _cache_dir.subfolder(SUBFOLDER)
+    if folder is None:  # caching off: not even a key to compute
         return None
-    key = program_key(xla_program, specs)
-    path = None if key is None else _entry_path(key)
-    if path is None:
+    key = program_key(xla_program, specs, None if given is None else given.labels)
+    if key is None:
         return None
+    path = os.path.join(folder, key + ".bin")
+    env = stored_executable.environment()
     hit = _load(path, key)
-    read = None if hit is None else _read_meta(hit[1], len(xla_program.fetch_names))
+    n_args = len(jax.tree_util.tree_leaves(specs))
+    read = None if hit is None else _read_meta(hit[1], len(xla_program.fetch_names),
+                                               xla_program.keep, n_args)
     if read is not None:
-        bytecode, (layout, uses_room, avals) = hit[0], read
+        (bytecode, meta, executable, stored_env) = hit
+        layout, uses_room, avals, kept_labels, results, taken = read
         traced.update(effects=False, has_sites=False, uses_room=uses_room, layout=layout,
-                      kept_labels=None, args=jax.tree_util.tree_leaves(specs))
+                      kept_labels=kept_labels, args=jax.tree_util.tree_leaves(specs))
+        donates = _donated(xla_program, traced)
+        compiled = None
+        if executable and stored_env == env:
+            compiled = stored_executable.load(executable, specs, results)
+        jitted = _stored_call(bytecode, taken, avals, donates, n_feeds, results)
+        if compiled is not None:
+            return _Deferred(lambda: jitted.lower(*specs)), compiled, donates
     else:
         # the uncached path's own lowering (d2s's errors raise here, as uncached)
         lowered, donates = xla_program._lower(fn, specs, traced, None, n_feeds)
         if traced["effects"] or traced["has_sites"]:  # uncached, and nothing donated
             return lowered, persistent.compile(lowered, cacheable=not traced["effects"]), donates
-        bytecode = _storable(lowered, specs)
-        if bytecode is None:
+        storable = _storable(lowered, specs)
+        tree = result_tree.describe(lowered.out_tree)
+        if storable is None or tree is None:
             return lowered, persistent.compile(lowered), donates
-        meta = _meta(traced, lowered)
+        bytecode, taken = storable
+        meta = _meta(traced, lowered, tree, taken)
         avals = [jax.core.ShapedArray(tuple(s), np.dtype(d)) for s, d in meta["results"]]
-        _store(path, bytecode, meta)
-    donates = _donated(xla_program, traced)
-    module = stored_call.StoredModule(bytecode, avals)
-    jitted = jax.jit(lambda *args: tuple(stored_call.call(module, *args)),
-                     donate_argnums=_positions(donates, n_feeds))
+        donates = _donated(xla_program, traced)
+        results = result_tree.example(tree)
+        jitted = _stored_call(bytecode, taken, avals, donates, n_feeds, results)
     lowered = jitted.lower(*specs)
-    return lowered, persistent.compile(lowered), donates
+    # To be stored, an executable is compiled here, not loaded from JAX's
+    # compilation cache: one JAX loaded from it serializes without its kernels
+    # (jaxlib 0.10 on CPU: the process loading it fails with "Function
+    # dot_general.0_kernel not found"). An entry stored without one (JAX could
+    # not serialize it) is compiled through JAX's cache instead.
+    storing = read is None or bool(executable)
+    compiled = persistent.compile(lowered, cacheable=not storing)
+    if storing:  # stored (or rewritten for this environment) once compiled: complete
+        executable = stored_executable.serialize(compiled, specs, results)
+        if read is None or executable is not None:
+            _store(path, bytecode, meta, executable, env)
+    return lowered, compiled, donates
+
+
+def _stored_call(bytecode, taken, avals, donates, n_feeds, results):
+    """The jitted call of the stored module that both processes compile: its
+    arguments as the program's function takes them (a given program's
+    residuals: one structure; the module reads those at `taken`), its
+    results structured as `results`, as that function returns them."""
+    module = stored_call.StoredModule(bytecode, avals)
+    tree = jax.tree_util.tree_structure(results)
+
+    def call(*args):
+        leaves = jax.tree_util.tree_leaves(args)
+        flat = stored_call.call(module, *[leaves[i] for i in taken])
+        return jax.tree_util.tree_unflatten(tree, flat)
+    return jax.jit(call, donate_argnums=_positions(donates, n_feeds))
+
+
+class _Deferred:
+    """The jax Lowered of an executable loaded from the cache, lowered only
+    when something reads it (its StableHLO text is for viewing)."""
+
+    def __init__(self, lower):
+        self._lower = lower
+        self._lowered = None
+
+    def __getattr__(self, name):
+        if self._lowered is None:
+            with x64():
+                self._lowered = self._lower()
+        return getattr(self._lowered, name)
 
 
 def _donated(xla_program, traced):

@@ -2,8 +2,9 @@
 
 JAX's compilation cache, in d2s's cache folder (`d2s.cache_dir`:
 `$D2S_CACHE_DIR`, by default a per-user folder; set to '' for none) under
-`xla/`, serves d2s's compiles: a later process loads an executable instead
-of compiling it. The folder (and the thresholds that would skip our small,
+`xla/`, serves the compiles the lowered-program cache (`lowered_cache`,
+which stores its executables itself) leaves out: a later process loads an
+executable instead of compiling it. The folder (and the thresholds that would skip our small,
 fast compiles) are set only around d2s's own compile calls, with JAX's
 scoped configuration states, so the user's global JAX configuration is
 left as it was. Should those states be missing (another JAX version),

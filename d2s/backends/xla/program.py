@@ -362,7 +362,7 @@ class XlaProgram:
                 given.values))
         with x64():
             cached = None if run_layout is not None else lowered_cache.lower_and_compile(
-                self, fn, specs, traced, n_feeds)
+                self, fn, specs, traced, n_feeds, given)
             if cached is not None:
                 lowered, compiled, donates = cached
             else:

@@ -237,7 +237,10 @@ def test_compiles_pause_garbage_collection_and_restore_it_also_after_a_failure(
         seen.append(gc.isenabled())
         return real_compile(*args, **kwargs)
     monkeypatch.setattr(xla_program_module.persistent, "compile", recording)
-    prog, outs = _program(lambda x: d2s.tanh(x) * 2.0, {"x": ([3], "float32")})
+    # a program of its own per case: the second case would otherwise load the
+    # first one's executable from the cache folder, compiling nothing
+    scale = 2.0 if enabled else 3.0
+    prog, outs = _program(lambda x: d2s.tanh(x) * scale, {"x": ([3], "float32")})
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()
     try:

@@ -96,19 +96,23 @@ def test_d2s_backend_selects_the_default_and_rejects_unknown_names():
 
 
 def test_the_persistent_cache_serves_a_second_process(tmp_path):
+    """The second process loads the executable the first one stored (in
+    xla-lowered/, beside its module): it compiles nothing."""
     pytest.importorskip("jax")
-    code = ("import jax\nevents = []\n"
-            "jax.monitoring.register_event_listener(lambda e, **k: events.append(e))\n"
+    code = ("import jax\ncompiles = []\n"
+            "jax.monitoring.register_event_duration_secs_listener(\n"
+            "    lambda e, s, **k: compiles.append(e) if e.endswith('backend_compile_duration')"
+            " else None)\n"
             + PROGRAM.format(backend="backend='xla'")
             + "print(jax.config.jax_compilation_cache_dir)\n"
-            + "print(sum(e.endswith('cache_hits') for e in events))")
+            + "print(len(compiles))")
     first = _python(code, D2S_CACHE_DIR=str(tmp_path))
     assert first.returncode == 0, first.stderr
-    assert os.listdir(tmp_path / "xla"), "nothing was stored"
+    assert os.listdir(tmp_path / "xla-lowered"), "nothing was stored"
     second = _python(code, D2S_CACHE_DIR=str(tmp_path))
     assert second.returncode == 0, second.stderr
     assert second.stdout.splitlines()[0] == first.stdout.splitlines()[0]
-    assert first.stdout.split()[-1] == "0" and second.stdout.split()[-1] == "1"
+    assert first.stdout.split()[-1] == "1" and second.stdout.split()[-1] == "0"
     assert first.stdout.split()[-2] == "None"  # the user's JAX configuration is untouched
 
 

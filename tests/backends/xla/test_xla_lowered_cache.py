@@ -1,11 +1,13 @@
 """The lowered-program cache (`d2s.backends.xla.lowered_cache`): a second
-process reads what the first lowered instead of tracing again, computes the
-same numbers (parameters on the device, a donating training step), leaves
+process reads what the first lowered instead of tracing again, loads what it
+compiled instead of compiling again (where the compiler environment is the
+same), computes the same numbers (parameters on the device, a donating training step), leaves
 programs with host effects or error sites to the uncached path, and ignores
 damaged entries (rewriting them).
 
 Whether a process traced a program is observed by counting calls of
-`lower_program` (the d2s ops traced by JAX), never by timing.
+`lower_program` (the d2s ops traced by JAX), whether it compiled one by
+counting calls of `persistent.compile`, never by timing.
 """
 import json
 import os
@@ -43,6 +45,13 @@ CHILD = textwrap.dedent('''\
         traced.append(1)
         return real(*args, **kwargs)
     xla_program.lower_program = counting
+    from d2s.backends.xla import persistent
+    compiled = []
+    real_compile = persistent.compile
+    def counting_compile(*args, **kwargs):
+        compiled.append(1)
+        return real_compile(*args, **kwargs)
+    persistent.compile = counting_compile
     d2s.jit.set_backend("xla")
 
     w = d2s.to_tensor(np.linspace(-1, 1, 12).reshape(3, 4).astype("float32"))
@@ -68,10 +77,32 @@ CHILD = textwrap.dedent('''\
             raise ValueError("too big")
         return x - 1.0
 
+    @to_static
+    def looped(x, v):
+        h = x * v
+        while h.sum() < 50.0:
+            h = h * 1.5 + v
+        if h.mean() > 10.0:
+            h = h * 0.5
+        return h
+
+    def gradients():
+        # a forward-only converted function differentiated: its forward keeps
+        # residuals on the device, its backward is given them
+        xg = d2s.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10 + 1.0,
+                           stop_gradient=False)
+        vg = d2s.to_tensor(np.full(3, 0.5, "float32"), stop_gradient=False)
+        h = looped(xg, vg)
+        (h * h).sum().backward()
+        return [h.numpy().tolist(), xg.grad.numpy().tolist(), vg.grad.numpy().tolist()]
+
     x = d2s.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10)
     out = {{name: f(x).numpy().tolist()
            for name, f in [("dense", dense), ("grow", grow), ("shout", shout),
                            ("checked", checked)]}}
+    out["grads"] = gradients()
+    # the StableHLO stays viewable (a loaded executable's module is lowered on demand)
+    out["text"] = "stablehlo.tanh" in dense.lowered_text(x)
     model, opt = make(MLP, "sgd")
     step = to_static(standard_step(model, opt))
     out["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
@@ -80,6 +111,7 @@ CHILD = textwrap.dedent('''\
     d2s.jit.set_backend("numpy")
     ref = {{name: f(x).numpy().tolist()
            for name, f in [("dense", dense), ("grow", grow), ("checked", checked)]}}
+    ref["grads"] = gradients()
     model, opt = make(MLP, "sgd")
     step = to_static(standard_step(model, opt))
     ref["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
@@ -88,6 +120,7 @@ CHILD = textwrap.dedent('''\
     folder = os.path.join(os.environ["D2S_CACHE_DIR"], "xla-lowered")
     out["entries"] = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     out["traced"] = len(traced)
+    out["compiled"] = len(compiled)
     print(json.dumps(out))
 ''')
 
@@ -106,17 +139,20 @@ def _child(cache):
     return json.loads(lines[-1])
 
 
-NUMBERS = ("dense", "grow", "shout", "checked", "losses", "params")
+NUMBERS = ("dense", "grow", "shout", "checked", "grads", "losses", "params")
 
 
 def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_path):
     first = _child(tmp_path / "cache")
-    # dense, grow and the training step are stored; the print and the raise are not.
-    assert len(first["entries"]) == 3
-    assert first["traced"] == 5
+    # dense, grow, looped's forward (keeping residuals) and backward (given them)
+    # and the training step are stored; the print and the raise are not.
+    assert len(first["entries"]) == 5
+    assert first["traced"] == 7
     second = _child(tmp_path / "cache")
     assert second["entries"] == first["entries"]
     assert second["traced"] == 2  # only the print and the raise are traced again
+    assert first["compiled"] == 7 and second["compiled"] == 2  # ... and compiled again
+    assert first["text"] and second["text"]
     for name in NUMBERS:
         assert second[name] == first[name], name  # the same executables: equal numbers
     x = np.arange(6, dtype="float32").reshape(2, 3) / 10
@@ -135,7 +171,8 @@ def test_damaged_entries_are_ignored_and_rewritten(tmp_path):
     damages = [lambda data: data[:len(data) // 2],            # truncated
                lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # checksum no longer matches
                lambda data: b"not an entry\n" + data]         # foreign file
-    for name, damage in zip(first["entries"], damages):
+    for i, name in enumerate(first["entries"]):  # every entry, damaged one way or another
+        damage = damages[i % len(damages)]
         path = folder / name
         path.write_bytes(damage(path.read_bytes()))
     second = _child(tmp_path / "cache")
@@ -144,6 +181,31 @@ def test_damaged_entries_are_ignored_and_rewritten(tmp_path):
         assert second[name] == first[name], name
     third = _child(tmp_path / "cache")
     assert third["traced"] == 2  # rewritten: read again
+    assert third["compiled"] == 2
+
+
+def _set_environment(path, env):
+    """Rewrite the executable's environment in the entry at `path` (its checksum,
+    which covers what follows the header, stays valid)."""
+    magic, header, blob = path.read_bytes().split(b"\n", 2)
+    entry = json.loads(header)
+    assert entry["env"] is not None  # an executable was stored
+    entry["env"] = env
+    path.write_bytes(magic + b"\n" + json.dumps(entry).encode() + b"\n" + blob)
+
+
+def test_an_executable_from_another_compiler_environment_is_compiled_again(tmp_path):
+    first = _child(tmp_path / "cache")
+    folder = tmp_path / "cache" / "xla-lowered"
+    for name in first["entries"]:
+        _set_environment(folder / name, "platform cpu another version")
+    second = _child(tmp_path / "cache")
+    assert second["traced"] == 2  # the lowered modules are still read ...
+    assert second["compiled"] == 7  # ... but compiled here, not loaded
+    for name in NUMBERS:
+        assert second[name] == first[name], name
+    third = _child(tmp_path / "cache")  # rewritten for this environment: loaded
+    assert (third["traced"], third["compiled"]) == (2, 2)
 
 
 def _program(build, shapes):
@@ -176,3 +238,51 @@ def test_a_program_whose_attributes_cannot_be_named_is_not_keyed():
     op = prog.global_block().ops[-1]
     op.attrs["opaque"] = object()  # no exact name: never shares a key by accident
     assert _key(prog, fetch, [(2,)]) is None
+
+
+def test_result_structures_round_trip_through_their_description():
+    from d2s.backends.xla import result_tree
+    from d2s.backends.xla.values import History, TensorArray
+    results = (1, 2, {"a": (3, None), "b": TensorArray(4, 5, 7), "c": {},
+                      "d": History({"h": (6, [7])}, 8)})
+    tree = jax.tree_util.tree_structure(results)
+    description = json.loads(json.dumps(result_tree.describe(tree)))  # as an entry stores it
+    assert jax.tree_util.tree_structure(result_tree.example(description)) == tree
+    assert result_tree.describe(jax.tree_util.tree_structure((1, {2: 3}))) is None  # key not text
+    assert result_tree.example(["set", None, []]) is None
+
+
+def test_the_compiler_environment_names_the_xla_flags_and_compile_options(monkeypatch):
+    from d2s.backends.xla import stored_executable
+    base = stored_executable.environment()
+    assert stored_executable.environment() == base
+    flags = os.environ.get("XLA_FLAGS", "")
+    monkeypatch.setenv("XLA_FLAGS", flags + " --xla_cpu_enable_fast_math=true")
+    flagged = stored_executable.environment()
+    monkeypatch.undo()
+    with jax.default_matmul_precision("highest"):
+        precise = stored_executable.environment()
+    assert len({base, flagged, precise}) == 3
+
+
+def test_an_entry_without_an_executable_is_compiled_through_jax_s_cache(tmp_path):
+    """(JAX could not serialize the executable: the entry holds the module only.)"""
+    import hashlib
+    first = _child(tmp_path / "cache")
+    folder = tmp_path / "cache" / "xla-lowered"
+    for name in first["entries"]:
+        path = folder / name
+        magic, header, blob = path.read_bytes().split(b"\n", 2)
+        entry = json.loads(header)
+        blob = blob[:entry["module"]]
+        entry.update(env=None, sha256=hashlib.sha256(blob).hexdigest())
+        path.write_bytes(magic + b"\n" + json.dumps(entry).encode() + b"\n" + blob)
+    jax_cache = tmp_path / "cache" / "xla"
+    before = set(os.listdir(jax_cache))  # so far: the program with a run-time check
+    for _ in range(2):  # the entries stay as they are: compiled every time, never traced
+        later = _child(tmp_path / "cache")
+        assert (later["traced"], later["compiled"]) == (2, 7)
+        for name in NUMBERS:
+            assert later[name] == first[name], name
+    added = {f.rsplit("-", 1)[0] for f in set(os.listdir(jax_cache)) - before}  # <name>-<hash>
+    assert len(added) >= 5  # JAX's compilation cache holds the five stored programs now
