@@ -20,8 +20,20 @@ _FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without a
 
 def is_ufunc_op(op):
     """An elementwise op whose kernel can write into a given buffer (`out=`)."""
-    opdef = OPS.get(op.type)
-    if opdef is None or not opdef.writes_out or len(op.outputs) != 1 or op.attrs:
+    ufunc = _UFUNC_TYPES.get(op.type)
+    if ufunc is None:
+        ufunc = _UFUNC_TYPES[op.type] = _ufunc_type(op.type)
+    return ufunc and len(op.outputs) == 1 and not op.attrs
+
+
+# op type -> whether its kernel writes `out=` (asked of every op by this pass
+# and the code generator; the registry entry never changes once made).
+_UFUNC_TYPES = {}
+
+
+def _ufunc_type(op_type):
+    opdef = OPS.get(op_type)
+    if opdef is None or not opdef.writes_out:
         return False
     # generalized ufuncs (matmul) would need a temporary copy to write over an input
     return getattr(opdef.kernel, "signature", None) is None
@@ -61,17 +73,29 @@ def run(view):
     # only reads inside the block that made it are tracked below.
     for idx, ops in view.blocks.items():
         for op in ops:
-            pinned.update(v.name for v in op.inputs if produced_in.get(v.name, idx) != idx)
+            for v in op.inputs:
+                if produced_in.get(v.name, idx) != idx:
+                    pinned.add(v.name)
     for ops in view.blocks.values():
         _plan(view, ops, pinned)
     return view
 
 
 def _plan(view, ops, pinned):
+    fresh_ops = [_fresh(op) for op in ops]
+    if fresh_ops.count(True) < 2:
+        # A buffer is one a fresh op of this block allocated, and only a later
+        # fresh op can take it over: with fewer than two, nothing to plan (the
+        # usual branch or loop body).
+        return
     last_use, fresh_readers = {}, {}
     for i, op in enumerate(ops):
-        fresh = _fresh(op)
-        for name in _reads(view, op):
+        fresh = fresh_ops[i]
+        if view.sub_block_ids(op):
+            names = _reads(view, op)
+        else:
+            names = [v.name for v in op.inputs]
+        for name in names:
             last_use[name] = i
             fresh_readers[name] = fresh_readers.get(name, True) and fresh
 
@@ -92,7 +116,7 @@ def _plan(view, ops, pinned):
                    for n in holds[buf])
 
     for i, op in enumerate(ops):
-        if not _fresh(op):
+        if not fresh_ops[i]:
             continue
         out = op.outputs[0]
         want = _aval(out)
