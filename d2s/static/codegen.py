@@ -85,12 +85,20 @@ class _Emitter:
         self.lines = []
         self.line_ops = {}
         self.globals = {"_Undefined": UndefinedValue}
-        self.names = {}
+        self.names = {}      # name (after renaming) -> its Python identifier
+        self._ident_of = {}  # name as asked -> its Python identifier (see ident)
         self.taken = set(self.globals)
 
     # ---- names -------------------------------------------------------------------
     def ident(self, name):
-        name = self.view.rename.get(name, name)
+        # Asked a few times per op emitted: the answer per name as asked
+        # (before renaming) is one lookup.
+        found = self._ident_of.get(name)
+        if found is None:
+            found = self._ident_of[name] = self._resolved_ident(self.view.rename.get(name, name))
+        return found
+
+    def _resolved_ident(self, name):
         found = self.names.get(name)
         if found is not None:
             return found

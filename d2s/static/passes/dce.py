@@ -8,7 +8,7 @@ op is kept whole if it is needed or any of its blocks has a side effect.
 from __future__ import annotations
 
 from ...core.registry import OPS
-from ..control_ops import always_kept, saved_var, sub_block_ids
+from ..control_ops import CONTROL_OPS, saved_var, sub_block_ids
 from .view import ProgramView
 
 
@@ -27,21 +27,29 @@ class SideEffects:
         self.blocks = {}  # block index -> whether an op in it has a side effect
 
     def __call__(self, op):
-        if always_kept(op):  # declared by its home (`raise`, gradient ops)
-            return True
+        # Asked of every op twice per trace (pruning, then the compiler's DCE):
+        # one registry lookup each, plain loops.
         opdef = OPS.get(op.type)
-        if opdef is not None and (opdef.stateful or opdef.num_outputs == 0):
+        if opdef is None:
+            decl = CONTROL_OPS.get(op.type)
+            if decl is not None and decl.always_kept:  # declared by its home
+                return True  # (`raise`, gradient ops)
+        elif opdef.stateful or opdef.num_outputs == 0:
             return True
         captured = self.captured
         for v in op.outputs:
             if v.name in captured:
                 return True  # an in-place update of a parameter (optimizer ops)
-        if opdef is not None and not op.is_grad and any(v.may_be_undefined for v in op.inputs):
-            # Reading a name no path may have assigned (after a loop that ran
-            # zero times) raises NameError, as Python does, used result or not.
-            # Control-flow ops only pass such values on; gradient ops read them
-            # as zero cotangents.
-            return True
+        if opdef is not None:
+            if not op.is_grad:
+                for v in op.inputs:
+                    if v.may_be_undefined:
+                        # Reading a name no path may have assigned (after a loop
+                        # that ran zero times) raises NameError, as Python does,
+                        # used result or not. Control-flow ops only pass such
+                        # values on; gradient ops read them as zero cotangents.
+                        return True
+            return False  # a core op has no sub-blocks
         for idx in sub_block_ids(op):
             found = self.blocks.get(idx)
             if found is None:
