@@ -21,11 +21,40 @@ def is_value(x):
     return isinstance(x, _VALUE_TYPES)
 
 
+# (type, value, dtype asked) of a Python number -> (the number as that dtype
+# holds it, the dtype's name): every number next to a tensor in a trace is a
+# constant, and making the 0-d array to read them costs microseconds. Float
+# zeros are never keys (0.0 == -0.0, but their signs differ).
+_SCALAR_FILLS = {}
+_SCALAR_FILLS_MAX = 4096
+
+
+def _scalar_fill(value, dtype):
+    t = type(value)
+    if (t is float or t is int or t is bool) and (value or t is not float):
+        key = (t, value, dtype)
+        found = _SCALAR_FILLS.get(key)
+        if found is None:
+            arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None
+                             else default_dtype_for(value))
+            if len(_SCALAR_FILLS) >= _SCALAR_FILLS_MAX:
+                _SCALAR_FILLS.clear()
+            found = _SCALAR_FILLS[key] = (arr.item(), dtype_name(arr.dtype))
+        return found
+    return None
+
+
 def constant(value, dtype=None):
     """A constant as a d2s value: an eager Tensor, or a constant op in a program.
 
     A Python number made a constant without an explicit dtype is weakly typed
     in a program (see `is_weak`)."""
+    fill = _scalar_fill(value, dtype)
+    if fill is not None:  # a Python number (bool, int or float itself)
+        out = bind("full", shape=(), fill_value=fill[0], dtype=fill[1])
+        if dtype is None and isinstance(out, Symbolic):
+            out.weak = True
+        return out
     arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None else default_dtype_for(value))
     if arr.ndim == 0:
         out = bind("full", shape=(), fill_value=arr.item(), dtype=dtype_name(arr.dtype))
