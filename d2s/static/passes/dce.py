@@ -131,9 +131,18 @@ def _names_referenced(program):
             for v in op.outputs:
                 add(v.name)
             for value in op.attrs.values():
-                if isinstance(value, str):
+                t = type(value)
+                if t is str:
                     add(value)
-                elif isinstance(value, (list, tuple)):
+                elif t is tuple or t is list:
+                    # (the usual: a shape or axes, numbers; one call per item
+                    # only where an item is itself a sequence)
+                    for item in value:
+                        if type(item) is str:
+                            add(item)
+                        elif isinstance(item, (list, tuple, str)):
+                            _mention(item, names)
+                elif isinstance(value, (str, list, tuple)):
                     _mention(value, names)
     return names
 
