@@ -36,7 +36,14 @@ class Variable(Symbolic, TensorMethods):
                  is_data=False):
         self.block = block
         self.name = name
-        self.shape = _dims(shape)
+        if type(shape) is tuple:  # the usual: a shape rule's tuple of ints (and None)
+            for d in shape:
+                if type(d) is not int and d is not None:
+                    shape = _dims(shape)
+                    break
+            self.shape = shape
+        else:
+            self.shape = _dims(shape)
         self.dtype = dtype if type(dtype) in _DTYPE_CLASSES else _np_dtype(dtype)
         self.stop_gradient = stop_gradient
         self.persistable = persistable

@@ -114,12 +114,24 @@ def lift(x, like=None):
     return constant(x)
 
 
+def _lift_number(value, like):
+    """`lift(value, like)` for a Python bool, int or float (its exact type): a
+    weak constant. The usual operand facing a tensor in a trace (`x * 0.5`)."""
+    out = constant(value, weak_scalar_dtype(like.dtype, value))
+    if isinstance(out, Symbolic):
+        out.weak = True  # still a Python number: `weak + 1` stays weak
+    return out
+
+
+_NUMBER_TYPES = frozenset((bool, int, float))
+
+
 def lift_pair(x, y):
     if isinstance(x, _VALUE_TYPES):
         if not isinstance(y, _VALUE_TYPES):
-            y = lift(y, like=x)
+            y = _lift_number(y, x) if type(y) in _NUMBER_TYPES else lift(y, like=x)
     elif isinstance(y, _VALUE_TYPES):
-        x = lift(x, like=y)
+        x = _lift_number(x, y) if type(x) in _NUMBER_TYPES else lift(x, like=y)
     else:
         return lift(x), lift(y)
     wx, wy = getattr(x, "weak", False), getattr(y, "weak", False)  # is_weak, inline
