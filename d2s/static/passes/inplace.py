@@ -58,6 +58,9 @@ def _reads(view, op):
 
 def run(view):
     view = view.copy()
+    plannable = [ops for ops in view.blocks.values() if _plannable(ops)]
+    if not plannable:
+        return view  # (the usual branch or loop body; often a whole small program)
     pinned = set(view.outputs) | set(view.inputs) | set(view.consts) | set(view.program.captured)
     produced_in = {}
     for idx, ops in view.blocks.items():
@@ -76,18 +79,26 @@ def run(view):
             for v in op.inputs:
                 if produced_in.get(v.name, idx) != idx:
                     pinned.add(v.name)
-    for ops in view.blocks.values():
+    for ops in plannable:
         _plan(view, ops, pinned)
     return view
 
 
+def _plannable(ops):
+    """Whether `_plan` can choose anything in this block: a buffer is one a
+    fresh op of the block allocated for a result of known shape (not 0-d),
+    and only a later such op can take it over, so it takes two of them."""
+    found = 0
+    for op in ops:
+        if _fresh(op) and _aval(op.outputs[0]) is not None:
+            found += 1
+            if found == 2:
+                return True
+    return False
+
+
 def _plan(view, ops, pinned):
     fresh_ops = [_fresh(op) for op in ops]
-    if fresh_ops.count(True) < 2:
-        # A buffer is one a fresh op of this block allocated, and only a later
-        # fresh op can take it over: with fewer than two, nothing to plan (the
-        # usual branch or loop body).
-        return
     last_use, fresh_readers = {}, {}
     for i, op in enumerate(ops):
         fresh = fresh_ops[i]
