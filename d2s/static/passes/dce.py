@@ -62,6 +62,12 @@ class SideEffects:
 
 def run(view):
     view = view.copy()
+    _keep_needed(view)
+    return view
+
+
+def _keep_needed(view):
+    """Drop from `view` itself the ops that nothing needs."""
     live = set(view.outputs)
     effects = SideEffects(view.program)
 
@@ -73,7 +79,6 @@ def run(view):
         return effects(op) or saved_var(op) in live
 
     _sweep(view, 0, live, needed)
-    return view
 
 
 def _sweep(view, idx, live, needed):
@@ -109,7 +114,8 @@ def prune_program(program, outputs):
     Python loop and a `while` op; a value computed and never used), and the
     program users print and save should show only what runs.
     """
-    view = run(ProgramView(program, program.global_block().ops, outputs))
+    view = ProgramView(program, program.global_block().ops, outputs)
+    _keep_needed(view)  # (a view of its own: no copy)
     for block in program.blocks:
         block.ops[:] = view.blocks.get(block.idx, ())
     named = _names_referenced(program)
