@@ -11,7 +11,11 @@ from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
 def _full_kernel(*dims, shape, fill_value, dtype):
-    return np.full(fill_spec(shape, dims), fill_value, dtype=dtype)
+    # np.full's own steps for a given dtype, without its per-call overhead and
+    # dtype parsing: every constant of a program is folded through here.
+    out = np.empty(fill_spec(shape, dims), named_dtype(dtype))
+    np.copyto(out, fill_value, casting="unsafe")
+    return out
 
 
 def _full_infer(*dims, shape, fill_value, dtype):
