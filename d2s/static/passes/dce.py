@@ -68,39 +68,37 @@ def run(view):
 
 def _keep_needed(view):
     """Drop from `view` itself the ops that nothing needs."""
-    live = set(view.outputs)
-    effects = SideEffects(view.program)
-
-    def needed(op):
-        for v in op.outputs:
-            if v.name in live:
-                return True
-        # a backward reads what its forward op saves
-        return effects(op) or saved_var(op) in live
-
-    _sweep(view, 0, live, needed)
+    _sweep(view, 0, set(view.outputs), SideEffects(view.program))
 
 
-def _sweep(view, idx, live, needed):
-    """Keep the ops of block `idx` that `needed` asks for, last to first,
-    marking what they read live. (Module-level: a closure calling itself is a
-    reference cycle, left with the view it holds for the cyclic collector.)"""
+def _sweep(view, idx, live, effects):
+    """Keep the ops of block `idx` that are needed, last to first, marking what
+    they read live. An op is needed when a result is live, it has a side
+    effect (`effects`), or a backward reads what it saves. (Module-level: a
+    closure calling itself is a reference cycle, left with the view it holds
+    for the cyclic collector.)"""
     # Every op of the program passes here twice per trace (pruning, then the
-    # compiler's DCE): plain loops, no generator per op.
+    # compiler's DCE): plain loops, no call per op for the usual live core op.
     kept = []
     add = live.add
+    control_ops = CONTROL_OPS
     for op in reversed(view.blocks[idx]):
-        if not needed(op):
-            continue
+        for v in op.outputs:
+            if v.name in live:
+                break
+        else:
+            if not (effects(op) or saved_var(op) in live):
+                continue
         kept.append(op)
         for v in op.inputs:
             add(v.name)
-        subs = sub_block_ids(op)
-        if subs:
-            live.update(view.block_results(op))
-            live.update(view.rename.get(n, n) for n in view.saved_names(op))
-            for sub in reversed(subs):
-                _sweep(view, sub, live, needed)
+        if op.type in control_ops:
+            subs = sub_block_ids(op)
+            if subs:
+                live.update(view.block_results(op))
+                live.update([view.rename.get(n, n) for n in view.saved_names(op)])
+                for sub in reversed(subs):
+                    _sweep(view, sub, live, effects)
     view.blocks[idx] = kept[::-1]
 
 

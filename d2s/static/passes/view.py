@@ -17,9 +17,12 @@ class ProgramView:
         self.program = program
         self.blocks = blocks = {0: list(global_ops)}
         todo = list(blocks[0])
-        sub_block_ids = control_ops.sub_block_ids
+        sub_block_ids, declared = control_ops.sub_block_ids, control_ops.CONTROL_OPS
         while todo:
-            for idx in sub_block_ids(todo.pop()):
+            op = todo.pop()
+            if op.type not in declared:
+                continue  # a core op: no sub-blocks
+            for idx in sub_block_ids(op):
                 if idx not in blocks:
                     ops = blocks[idx] = list(program.blocks[idx].ops)
                     todo.extend(ops)
