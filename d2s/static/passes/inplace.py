@@ -20,20 +20,8 @@ _FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without a
 
 def is_ufunc_op(op):
     """An elementwise op whose kernel can write into a given buffer (`out=`)."""
-    ufunc = _UFUNC_TYPES.get(op.type)
-    if ufunc is None:
-        ufunc = _UFUNC_TYPES[op.type] = _ufunc_type(op.type)
-    return ufunc and len(op.outputs) == 1 and not op.attrs
-
-
-# op type -> whether its kernel writes `out=` (asked of every op by this pass
-# and the code generator; the registry entry never changes once made).
-_UFUNC_TYPES = {}
-
-
-def _ufunc_type(op_type):
-    opdef = OPS.get(op_type)
-    if opdef is None or not opdef.writes_out:
+    opdef = OPS.get(op.type)
+    if opdef is None or not opdef.writes_out or len(op.outputs) != 1 or op.attrs:
         return False
     # generalized ufuncs (matmul) would need a temporary copy to write over an input
     return getattr(opdef.kernel, "signature", None) is None
