@@ -51,7 +51,8 @@ def bind(name, *inputs, **attrs):
                 break
         else:
             return run_eager(op, inputs, attrs)
-    builder = state.current_builder()
+    builders = _tls.builders  # state.current_builder(), its usual case inline
+    builder = builders[-1] if builders else state.current_builder()
     if builder is None:
         for x in inputs:
             if isinstance(x, Symbolic):

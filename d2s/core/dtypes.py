@@ -36,6 +36,20 @@ def dtype_name(dtype: np.dtype) -> str:
     return name
 
 
+_BY_NAME = {}
+
+
+def named_dtype(name) -> np.dtype:
+    """`np.dtype(name)` for a dtype's name (what op attributes hold), remembered:
+    parsing the name costs a microsecond, and every constant of a trace asks."""
+    dtype = _BY_NAME.get(name)
+    if dtype is None:
+        dtype = np.dtype(name)
+        if type(name) is str:
+            _BY_NAME[name] = dtype
+    return dtype
+
+
 def is_floating(dtype) -> bool:
     return np.issubdtype(np.dtype(dtype), np.floating)
 

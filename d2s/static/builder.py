@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core import state
 from ..core.tensor import Tensor
-from .ir import Variable
+from .ir import Operator, Variable, pending_user_origin
 
 
 class Builder:
@@ -48,42 +48,44 @@ class Builder:
 
     def append_op(self, opdef, inputs, attrs):
         # Every op of a trace comes here: the common cases (inputs that are
-        # Variables of this program, computed in this block) are tested inline.
+        # Variables of this program, computed in this block) are tested inline,
+        # and the op and its results are made without the public
+        # constructors' copies and keyword handling (`attrs` is the fresh
+        # dict of `bind`'s keywords, owned by the op from now on).
         # (Loops, not comprehensions: each comprehension is a function call.)
         program = self.program
-        ins = []
-        for x in inputs:
-            ins.append(x if type(x) is Variable and x.block.program is program
-                       else self.to_var(x))
         block = program.blocks[program._current]  # current_block(), inline
         building_grad = program._building_grad
-        if not building_grad:  # gradient blocks read saved forward scopes
-            for v in ins:
-                if v.block is not block:
-                    check_visible(v, block)
+        ins = []
+        stop = True
+        for x in inputs:
+            if type(x) is not Variable or x.block.program is not program:
+                x = self.to_var(x)
+            # gradient blocks read saved forward scopes
+            if x.block is not block and not building_grad:
+                check_visible(x, block)
+            if not x.stop_gradient:
+                stop = False
+            ins.append(x)
         avals = opdef.infer(*ins, **attrs)
-        stop = opdef.vjp is None
-        if not stop:
+        if opdef.vjp is None:
             stop = True
-            for v in ins:
-                if not v.stop_gradient:
-                    stop = False
-                    break
-        if opdef.num_outputs == 1:
-            outs = [block.create_var(avals.shape, avals.dtype, prefix=opdef.name,
-                                     stop_gradient=stop)]
+        new_var = block._new_var
+        n_out = opdef.num_outputs
+        if n_out == 1:
+            outs = [new_var(avals.shape, avals.dtype, opdef.name, stop)]
         else:
             outs = []
             for a in avals:
-                outs.append(block.create_var(a.shape, a.dtype, prefix=opdef.name,
-                                             stop_gradient=stop))
-        block.append_op(opdef.name, ins, outs, attrs)
+                outs.append(new_var(a.shape, a.dtype, opdef.name, stop))
+        block.ops.append(Operator._owned(block, opdef.name, ins, outs, attrs,
+                                         pending_user_origin(), building_grad))
         if not stop and self.overlay is not None and not state._tls.grad_enabled \
                 and not building_grad:
             outs = [self._detached(block, v) for v in outs]
-        if opdef.num_outputs == 0:
-            return None
-        return outs[0] if opdef.num_outputs == 1 else tuple(outs)
+        if n_out == 1:
+            return outs[0]
+        return None if n_out == 0 else tuple(outs)
 
     def _detached(self, block, var):
         """`var` through a `detach` op: built under `no_grad()`, a value that

@@ -83,14 +83,22 @@ class _Emitter:
     def __init__(self, view):
         self.view = view
         self.lines = []
-        self.line_ops = {}
+        self.line_ops = {}  # line of the generated function (its header is 1) -> op
         self.globals = {"_Undefined": UndefinedValue}
-        self.names = {}
+        self.names = {}      # name (after renaming) -> its Python identifier
+        self._ident_of = {}  # name as asked -> its Python identifier (see ident)
         self.taken = set(self.globals)
 
     # ---- names -------------------------------------------------------------------
     def ident(self, name):
-        name = self.view.rename.get(name, name)
+        # Asked a few times per op emitted: the answer per name as asked
+        # (before renaming) is one lookup.
+        found = self._ident_of.get(name)
+        if found is None:
+            found = self._ident_of[name] = self._resolved_ident(self.view.rename.get(name, name))
+        return found
+
+    def _resolved_ident(self, name):
         found = self.names.get(name)
         if found is not None:
             return found
@@ -133,9 +141,10 @@ class _Emitter:
 
     # ---- emission --------------------------------------------------------------------
     def emit(self, text, indent, op=None):
-        self.lines.append("    " * indent + text)
+        lines = self.lines
+        lines.append("    " * indent + text)
         if op is not None:
-            self.line_ops[len(self.lines)] = op
+            self.line_ops[len(lines) + 1] = op  # the header is line 1
 
     def block(self, idx, indent):
         ops = self.view.blocks[idx]
@@ -264,8 +273,7 @@ class CompiledFunction:
         linecache.cache[self.filename] = (len(self.source), None,
                                           self.source.splitlines(True), self.filename)
         self.fn = namespace[fname]
-        # header is line 1; emitted lines start at 2
-        self._line_ops = {k + 1: op for k, op in em.line_ops.items()}
+        self._line_ops = em.line_ops
         self._idents = em.names
         self.view = view
         self.input_names = list(view.inputs)

@@ -20,6 +20,7 @@ from ..core.dtypes import DEFAULT_FLOAT, DEFAULT_INT, is_python_scalar
 from ..core.ops import constant, full, full_like
 from ..core.shapes import merge_dims
 from ..core.tensor import Tensor
+from .control_ops import sub_block_ids
 from .control_ops.cond import append_cond
 from .control_ops.undefined import append_cast_if_defined
 from .ir import Variable
@@ -112,9 +113,10 @@ def _visit_reads(block, inside, seen, out):
             if id(v) not in seen and id(v.block) not in inside:
                 seen.add(id(v))
                 out.append(v)
-        for sub in op.sub_blocks():
-            inside.add(id(sub))
-            _visit_reads(sub, inside, seen, out)
+        if sub_block_ids(op):  # (the usual op has none: no list of blocks made)
+            for sub in op.sub_blocks():
+                inside.add(id(sub))
+                _visit_reads(sub, inside, seen, out)
 
 
 class _transaction:
@@ -308,7 +310,9 @@ def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):
 def _merged_output(builder, parent, blocks, a, b, label):
     """An output both branches give: promoted, checked, merged into one Variable."""
     true_block, false_block = blocks
-    for x in (a, b):
+    # The usual pair, two Variables, passes the checks on kinds of values at once.
+    both_variables = type(a) is Variable and type(b) is Variable
+    for x in () if both_variables else (a, b):
         if x is None or not (_is_value(x) or is_python_scalar(x) or isinstance(x, np.ndarray)):
             raise ControlFlowError(
                 f"{label} is {describe(a)} in one branch and {describe(b)} in the other "
@@ -321,7 +325,7 @@ def _merged_output(builder, parent, blocks, a, b, label):
                 f"{label} holds a value computed inside the other branch of an `if` on a "
                 f"tensor{_origin_text()} (a Python list or dict changed inside a branch?); a "
                 "branch can only hand out what it computes itself")
-    for x, other in ((a, b), (b, a)):
+    for x, other in () if both_variables else ((a, b), (b, a)):
         if is_python_scalar(x) and isinstance(other, Variable) and other.may_be_undefined \
                 and None in other.shape:
             # Its shape is known only where it is defined, not on the number's path.
@@ -357,6 +361,8 @@ def _same_python(a, b):
 
 
 def _to_branch_var(builder, block, x, other):
+    if type(x) is Variable and x.block.program is builder.program:
+        return x  # what `to_var` gives (the usual: a branch computed it)
     with builder.program._block_guard(block):
         if isinstance(x, (Variable, Tensor)):
             return builder.to_var(x)
@@ -381,6 +387,8 @@ def _to_branch_var(builder, block, x, other):
 def _expand_undefined(a, b):
     """An undefined value facing a tuple/list/dict (a returned tuple on one path)
     stands for that whole structure of undefined values."""
+    if type(a) is Variable and type(b) is Variable:
+        return a, b  # the usual leaves: nothing to expand
     if _is_undefined(a) and isinstance(b, (tuple, list, dict)):
         a = _like(b, a)
     elif _is_undefined(b) and isinstance(a, (tuple, list, dict)):
@@ -407,6 +415,8 @@ def _settle_pending(builder, a, a_block, b, b_block):
     """A list that one branch appended to (inside a loop's first trace) is an
     array in that branch; the other branch's still-pending list becomes an
     array of the same elements too."""
+    if type(a) is Variable and type(b) is Variable:
+        return a, b  # the usual pair: neither is a pending list
     for x, x_block, y in ((a, a_block, b), (b, b_block, a)):
         if isinstance(x, PendingArray) and getattr(y, "is_array", False):
             with builder.program._block_guard(x_block):

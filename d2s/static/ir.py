@@ -36,7 +36,14 @@ class Variable(Symbolic, TensorMethods):
                  is_data=False):
         self.block = block
         self.name = name
-        self.shape = _dims(shape)
+        if type(shape) is tuple:  # the usual: a shape rule's tuple of ints (and None)
+            for d in shape:
+                if type(d) is not int and d is not None:
+                    shape = _dims(shape)
+                    break
+            self.shape = shape
+        else:
+            self.shape = _dims(shape)
         self.dtype = dtype if type(dtype) in _DTYPE_CLASSES else _np_dtype(dtype)
         self.stop_gradient = stop_gradient
         self.persistable = persistable
@@ -163,6 +170,21 @@ class Operator:
         self._origin = origin
         self.is_grad = is_grad
 
+    @classmethod
+    def _owned(cls, block, type, inputs, outputs, attrs, origin, is_grad):
+        """An Operator that takes `inputs`, `outputs` and `attrs` as they are
+        (fresh lists and dict its maker hands over: no copies). The builder
+        makes every traced op this way; `origin`: a record or None."""
+        op = _new_operator(cls)
+        op.block = block
+        op.type = type
+        op.inputs = inputs
+        op.outputs = outputs
+        op.attrs = attrs
+        op._origin = origin
+        op.is_grad = is_grad
+        return op
+
     @property
     def origin(self):
         """(file, line, text) or None. Ops traced from user code hold a
@@ -195,6 +217,9 @@ class Operator:
         return f"Operator({self.type})"
 
 
+_new_operator = object.__new__
+
+
 class Block:
     def __init__(self, program, idx, parent_idx=-1):
         self.program = program
@@ -215,6 +240,15 @@ class Block:
             raise ValueError(f"a variable named {name!r} already exists in block {self.idx}")
         var = Variable(self, name, shape, dtype, **kw)
         self.vars[name] = var
+        return var
+
+    def _new_var(self, shape, dtype, prefix, stop_gradient):
+        """`create_var(shape, dtype, prefix=prefix, stop_gradient=...)`, for the
+        builder: positional, no other options (one per traced op result)."""
+        name = f"{prefix}_{next(self.program._names)}"
+        if name in self.vars:
+            raise ValueError(f"a variable named {name!r} already exists in block {self.idx}")
+        var = self.vars[name] = Variable(self, name, shape, dtype, stop_gradient)
         return var
 
     def append_op(self, type, inputs, outputs, attrs=None, origin=None):

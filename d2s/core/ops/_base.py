@@ -21,11 +21,40 @@ def is_value(x):
     return isinstance(x, _VALUE_TYPES)
 
 
+# (type, value, dtype asked) of a Python number -> (the number as that dtype
+# holds it, the dtype's name): every number next to a tensor in a trace is a
+# constant, and making the 0-d array to read them costs microseconds. Float
+# zeros are never keys (0.0 == -0.0, but their signs differ).
+_SCALAR_FILLS = {}
+_SCALAR_FILLS_MAX = 4096
+
+
+def _scalar_fill(value, dtype):
+    t = type(value)
+    if (t is float or t is int or t is bool) and (value or t is not float):
+        key = (t, value, dtype)
+        found = _SCALAR_FILLS.get(key)
+        if found is None:
+            arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None
+                             else default_dtype_for(value))
+            if len(_SCALAR_FILLS) >= _SCALAR_FILLS_MAX:
+                _SCALAR_FILLS.clear()
+            found = _SCALAR_FILLS[key] = (arr.item(), dtype_name(arr.dtype))
+        return found
+    return None
+
+
 def constant(value, dtype=None):
     """A constant as a d2s value: an eager Tensor, or a constant op in a program.
 
     A Python number made a constant without an explicit dtype is weakly typed
     in a program (see `is_weak`)."""
+    fill = _scalar_fill(value, dtype)
+    if fill is not None:  # a Python number (bool, int or float itself)
+        out = bind("full", shape=(), fill_value=fill[0], dtype=fill[1])
+        if dtype is None and isinstance(out, Symbolic):
+            out.weak = True
+        return out
     arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None else default_dtype_for(value))
     if arr.ndim == 0:
         out = bind("full", shape=(), fill_value=arr.item(), dtype=dtype_name(arr.dtype))
@@ -85,12 +114,24 @@ def lift(x, like=None):
     return constant(x)
 
 
+def _lift_number(value, like):
+    """`lift(value, like)` for a Python bool, int or float (its exact type): a
+    weak constant. The usual operand facing a tensor in a trace (`x * 0.5`)."""
+    out = constant(value, weak_scalar_dtype(like.dtype, value))
+    if isinstance(out, Symbolic):
+        out.weak = True  # still a Python number: `weak + 1` stays weak
+    return out
+
+
+_NUMBER_TYPES = frozenset((bool, int, float))
+
+
 def lift_pair(x, y):
     if isinstance(x, _VALUE_TYPES):
         if not isinstance(y, _VALUE_TYPES):
-            y = lift(y, like=x)
+            y = _lift_number(y, x) if type(y) in _NUMBER_TYPES else lift(y, like=x)
     elif isinstance(y, _VALUE_TYPES):
-        x = lift(x, like=y)
+        x = _lift_number(x, y) if type(x) in _NUMBER_TYPES else lift(x, like=y)
     else:
         return lift(x), lift(y)
     wx, wy = getattr(x, "weak", False), getattr(y, "weak", False)  # is_weak, inline

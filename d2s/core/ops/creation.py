@@ -4,20 +4,26 @@ from __future__ import annotations
 import numpy as np
 
 from ..dispatch import bind
-from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for, dtype_name
+from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for, dtype_name, named_dtype
 from ..registry import Aval, register_op
 from ._base import lift, onnx_spec
 from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
 def _full_kernel(*dims, shape, fill_value, dtype):
-    return np.full(fill_spec(shape, dims), fill_value, dtype=dtype)
+    # np.full's own steps for a given dtype, without its per-call overhead and
+    # dtype parsing: every constant of a program is folded through here.
+    out = np.empty(fill_spec(shape, dims), named_dtype(dtype))
+    np.copyto(out, fill_value, casting="unsafe")
+    return out
 
 
 def _full_infer(*dims, shape, fill_value, dtype):
-    if any(d is not None and d < 0 for d in shape):
-        raise ValueError(f"full: negative dim in shape {format_spec(shape)}")
-    return Aval(tuple(shape), np.dtype(dtype))
+    # Every constant of a trace is a `full`: a loop, and the dtype by its name.
+    for d in shape:
+        if d is not None and d < 0:
+            raise ValueError(f"full: negative dim in shape {format_spec(shape)}")
+    return Aval(tuple(shape), named_dtype(dtype))
 
 
 def onnx_fill(ns, dims, fill_value, dtype):

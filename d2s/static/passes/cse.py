@@ -14,12 +14,19 @@ def _key(op, rename):
     opdef = OPS.get(op.type)  # control-flow ops are not core ops: never merged
     if opdef is None or opdef.stateful or opdef.num_outputs == 0:
         return None
-    try:
-        attrs = tuple(sorted(op.attrs.items()))
-        hash(attrs)
-    except TypeError:  # unhashable attributes (arrays): never merged
-        return None
-    return (op.type, tuple(rename.get(v.name, v).name for v in op.inputs), attrs)
+    attrs = op.attrs
+    if attrs:
+        try:
+            attrs = tuple(sorted(attrs.items()))
+            hash(attrs)
+        except TypeError:  # unhashable attributes (arrays): never merged
+            return None
+    else:
+        attrs = ()
+    names = []
+    for v in op.inputs:
+        names.append(rename.get(v.name, v).name)
+    return (op.type, tuple(names), attrs)
 
 
 def run(view):

@@ -8,7 +8,7 @@ op is kept whole if it is needed or any of its blocks has a side effect.
 from __future__ import annotations
 
 from ...core.registry import OPS
-from ..control_ops import always_kept, saved_var, sub_block_ids
+from ..control_ops import CONTROL_OPS, saved_var, sub_block_ids
 from .view import ProgramView
 
 
@@ -27,21 +27,29 @@ class SideEffects:
         self.blocks = {}  # block index -> whether an op in it has a side effect
 
     def __call__(self, op):
-        if always_kept(op):  # declared by its home (`raise`, gradient ops)
-            return True
+        # Asked of every op twice per trace (pruning, then the compiler's DCE):
+        # one registry lookup each, plain loops.
         opdef = OPS.get(op.type)
-        if opdef is not None and (opdef.stateful or opdef.num_outputs == 0):
+        if opdef is None:
+            decl = CONTROL_OPS.get(op.type)
+            if decl is not None and decl.always_kept:  # declared by its home
+                return True  # (`raise`, gradient ops)
+        elif opdef.stateful or opdef.num_outputs == 0:
             return True
         captured = self.captured
         for v in op.outputs:
             if v.name in captured:
                 return True  # an in-place update of a parameter (optimizer ops)
-        if opdef is not None and not op.is_grad and any(v.may_be_undefined for v in op.inputs):
-            # Reading a name no path may have assigned (after a loop that ran
-            # zero times) raises NameError, as Python does, used result or not.
-            # Control-flow ops only pass such values on; gradient ops read them
-            # as zero cotangents.
-            return True
+        if opdef is not None:
+            if not op.is_grad:
+                for v in op.inputs:
+                    if v.may_be_undefined:
+                        # Reading a name no path may have assigned (after a loop
+                        # that ran zero times) raises NameError, as Python does,
+                        # used result or not. Control-flow ops only pass such
+                        # values on; gradient ops read them as zero cotangents.
+                        return True
+            return False  # a core op has no sub-blocks
         for idx in sub_block_ids(op):
             found = self.blocks.get(idx)
             if found is None:
@@ -54,40 +62,43 @@ class SideEffects:
 
 def run(view):
     view = view.copy()
-    live = set(view.outputs)
-    effects = SideEffects(view.program)
-
-    def needed(op):
-        for v in op.outputs:
-            if v.name in live:
-                return True
-        # a backward reads what its forward op saves
-        return effects(op) or saved_var(op) in live
-
-    _sweep(view, 0, live, needed)
+    _keep_needed(view)
     return view
 
 
-def _sweep(view, idx, live, needed):
-    """Keep the ops of block `idx` that `needed` asks for, last to first,
-    marking what they read live. (Module-level: a closure calling itself is a
-    reference cycle, left with the view it holds for the cyclic collector.)"""
+def _keep_needed(view):
+    """Drop from `view` itself the ops that nothing needs."""
+    _sweep(view, 0, set(view.outputs), SideEffects(view.program))
+
+
+def _sweep(view, idx, live, effects):
+    """Keep the ops of block `idx` that are needed, last to first, marking what
+    they read live. An op is needed when a result is live, it has a side
+    effect (`effects`), or a backward reads what it saves. (Module-level: a
+    closure calling itself is a reference cycle, left with the view it holds
+    for the cyclic collector.)"""
     # Every op of the program passes here twice per trace (pruning, then the
-    # compiler's DCE): plain loops, no generator per op.
+    # compiler's DCE): plain loops, no call per op for the usual live core op.
     kept = []
     add = live.add
+    control_ops = CONTROL_OPS
     for op in reversed(view.blocks[idx]):
-        if not needed(op):
-            continue
+        for v in op.outputs:
+            if v.name in live:
+                break
+        else:
+            if not (effects(op) or saved_var(op) in live):
+                continue
         kept.append(op)
         for v in op.inputs:
             add(v.name)
-        subs = sub_block_ids(op)
-        if subs:
-            live.update(view.block_results(op))
-            live.update(view.rename.get(n, n) for n in view.saved_names(op))
-            for sub in reversed(subs):
-                _sweep(view, sub, live, needed)
+        if op.type in control_ops:
+            subs = sub_block_ids(op)
+            if subs:
+                live.update(view.block_results(op))
+                live.update([view.rename.get(n, n) for n in view.saved_names(op)])
+                for sub in reversed(subs):
+                    _sweep(view, sub, live, effects)
     view.blocks[idx] = kept[::-1]
 
 
@@ -101,7 +112,8 @@ def prune_program(program, outputs):
     Python loop and a `while` op; a value computed and never used), and the
     program users print and save should show only what runs.
     """
-    view = run(ProgramView(program, program.global_block().ops, outputs))
+    view = ProgramView(program, program.global_block().ops, outputs)
+    _keep_needed(view)  # (a view of its own: no copy)
     for block in program.blocks:
         block.ops[:] = view.blocks.get(block.idx, ())
     named = _names_referenced(program)
@@ -123,9 +135,18 @@ def _names_referenced(program):
             for v in op.outputs:
                 add(v.name)
             for value in op.attrs.values():
-                if isinstance(value, str):
+                t = type(value)
+                if t is str:
                     add(value)
-                elif isinstance(value, (list, tuple)):
+                elif t is tuple or t is list:
+                    # (the usual: a shape or axes, numbers; one call per item
+                    # only where an item is itself a sequence)
+                    for item in value:
+                        if type(item) is str:
+                            add(item)
+                        elif isinstance(item, (list, tuple, str)):
+                            _mention(item, names)
+                elif isinstance(value, (str, list, tuple)):
                     _mention(value, names)
     return names
 

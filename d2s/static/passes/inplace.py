@@ -46,6 +46,9 @@ def _reads(view, op):
 
 def run(view):
     view = view.copy()
+    plannable = [ops for ops in view.blocks.values() if _plannable(ops)]
+    if not plannable:
+        return view  # (the usual branch or loop body; often a whole small program)
     pinned = set(view.outputs) | set(view.inputs) | set(view.consts) | set(view.program.captured)
     produced_in = {}
     for idx, ops in view.blocks.items():
@@ -61,17 +64,37 @@ def run(view):
     # only reads inside the block that made it are tracked below.
     for idx, ops in view.blocks.items():
         for op in ops:
-            pinned.update(v.name for v in op.inputs if produced_in.get(v.name, idx) != idx)
-    for ops in view.blocks.values():
+            for v in op.inputs:
+                if produced_in.get(v.name, idx) != idx:
+                    pinned.add(v.name)
+    for ops in plannable:
         _plan(view, ops, pinned)
     return view
 
 
+def _plannable(ops):
+    """Whether `_plan` can choose anything in this block: a buffer is one a
+    fresh op of the block allocated for a result of known shape (not 0-d),
+    and only a later such op can take it over, so it takes two of them."""
+    found = 0
+    for op in ops:
+        if _fresh(op) and _aval(op.outputs[0]) is not None:
+            found += 1
+            if found == 2:
+                return True
+    return False
+
+
 def _plan(view, ops, pinned):
+    fresh_ops = [_fresh(op) for op in ops]
     last_use, fresh_readers = {}, {}
     for i, op in enumerate(ops):
-        fresh = _fresh(op)
-        for name in _reads(view, op):
+        fresh = fresh_ops[i]
+        if view.sub_block_ids(op):
+            names = _reads(view, op)
+        else:
+            names = [v.name for v in op.inputs]
+        for name in names:
             last_use[name] = i
             fresh_readers[name] = fresh_readers.get(name, True) and fresh
 
@@ -92,7 +115,7 @@ def _plan(view, ops, pinned):
                    for n in holds[buf])
 
     for i, op in enumerate(ops):
-        if not _fresh(op):
+        if not fresh_ops[i]:
             continue
         out = op.outputs[0]
         want = _aval(out)

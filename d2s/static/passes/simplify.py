@@ -19,8 +19,8 @@ _IDENTITY = {
 
 
 def _all_equal(value, neutral):
-    # one element (the usual constant): no reduction call
-    return bool(value == neutral) if value.ndim == 0 else bool(np.all(value == neutral))
+    # one element (the usual constant): its Python number, no array comparison
+    return value.item() == neutral if value.ndim == 0 else bool(np.all(value == neutral))
 
 
 def _passthrough(op, consts):

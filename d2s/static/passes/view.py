@@ -15,25 +15,22 @@ from ..printing import op_to_text
 class ProgramView:
     def __init__(self, program, global_ops, outputs, inputs=()):
         self.program = program
-        self.blocks = {0: list(global_ops)}
-        for op in self._all(self.blocks[0]):
-            for idx in control_ops.sub_block_ids(op):
-                if idx not in self.blocks:
-                    self.blocks[idx] = list(program.blocks[idx].ops)
+        self.blocks = blocks = {0: list(global_ops)}
+        todo = list(blocks[0])
+        sub_block_ids, declared = control_ops.sub_block_ids, control_ops.CONTROL_OPS
+        while todo:
+            op = todo.pop()
+            if op.type not in declared:
+                continue  # a core op: no sub-blocks
+            for idx in sub_block_ids(op):
+                if idx not in blocks:
+                    ops = blocks[idx] = list(program.blocks[idx].ops)
+                    todo.extend(ops)
         self.outputs = list(outputs)        # names returned by the compiled function
         self.inputs = list(inputs)          # names passed in (feeds, then parameters)
         self.consts = {}                    # name -> array known at compile time
         self.inplace = {}                   # id(op) -> name of the buffer it writes
         self.rename = {}                    # dropped name -> the name that replaced it
-
-    def _all(self, ops):
-        todo = list(ops)
-        blocks = self.program.blocks
-        while todo:
-            op = todo.pop()
-            yield op
-            for idx in control_ops.sub_block_ids(op):
-                todo.extend(blocks[idx].ops)
 
     def copy(self):
         new = ProgramView.__new__(ProgramView)
@@ -81,6 +78,8 @@ class ProgramView:
 
 def renamed_op(op, rename):
     """`op` with inputs and result-name attributes redirected (a new Operator)."""
+    if not rename:
+        return op
     results = None
     if control_ops.control_op(op.type) is not None:
         results = control_ops.renamed_results(
