@@ -202,6 +202,10 @@ def persistent_first_calls(keys, here, root):
     code = _CHILD.format(paths=[root, here], keys=list(keys))
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, D2S_CACHE_DIR=cache)
+        # As an installed d2s runs: its own modules' bytecode written and read
+        # (a shell exporting PYTHONDONTWRITEBYTECODE=1 would make every child
+        # compile them again, inside the timed first calls' lazy imports).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         runs = []
         for _ in range(2):
             done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
