@@ -67,16 +67,13 @@ class _CallsAndExpressions(builtin_calls._BuiltinCalls, logical_expressions._Log
     def transform(cls, node, ctx):
         return cls(builtin_calls.rebound_names(ctx)).visit(node)
 
-    def visit_FunctionDef(self, node):
-        args = node.args.posonlyargs + node.args.args
-        self.self_names.append(args[0].arg if args else None)
+    def visit_def_parts(self, node):
+        # calls are wrapped in the body only: the rest runs at definition time
         outer, self.wrap_calls = self.wrap_calls, False
         self.generic_visit(node, _DEFINITION_TIME_FIELDS)
         self.wrap_calls = True
         self.generic_visit(node, ("body",))
         self.wrap_calls = outer
-        self.self_names.pop()
-        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)

@@ -58,9 +58,13 @@ class _BuiltinCalls(NodeTransformer):
     def visit_FunctionDef(self, node):
         args = node.args.posonlyargs + node.args.args
         self.self_names.append(args[0].arg if args else None)
-        self.generic_visit(node)
+        self.visit_def_parts(node)
         self.self_names.pop()
         return node
+
+    def visit_def_parts(self, node):
+        """Convert a def's parts (its decorators, defaults, annotations, body)."""
+        self.generic_visit(node)
 
     def visit_Call(self, node):
         self.generic_visit(node)

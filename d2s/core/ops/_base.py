@@ -49,19 +49,17 @@ def constant(value, dtype=None):
 
     A Python number made a constant without an explicit dtype is weakly typed
     in a program (see `is_weak`)."""
-    fill = _scalar_fill(value, dtype)
-    if fill is not None:  # a Python number (bool, int or float itself)
-        out = bind("full", shape=(), fill_value=fill[0], dtype=fill[1])
-        if dtype is None and isinstance(out, Symbolic):
-            out.weak = True
-        return out
-    arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None else default_dtype_for(value))
-    if arr.ndim == 0:
-        out = bind("full", shape=(), fill_value=arr.item(), dtype=dtype_name(arr.dtype))
-        if dtype is None and is_python_scalar(value) and isinstance(out, Symbolic):
-            out.weak = True
-        return out
-    return bind("assign_value", value=arr)
+    fill = _scalar_fill(value, dtype)  # a Python number: (value in its dtype, dtype name)
+    if fill is None:
+        arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None
+                         else default_dtype_for(value))
+        if arr.ndim:
+            return bind("assign_value", value=arr)
+        fill = (arr.item(), dtype_name(arr.dtype))
+    out = bind("full", shape=(), fill_value=fill[0], dtype=fill[1])
+    if dtype is None and isinstance(out, Symbolic) and is_python_scalar(value):
+        out.weak = True
+    return out
 
 
 def is_weak(x):
@@ -107,16 +105,13 @@ def lift(x, like=None):
     if type(x) is Tensor or is_value(x):
         return x
     if is_python_scalar(x) and like is not None:
-        out = constant(x, weak_scalar_dtype(like.dtype, x))
-        if isinstance(out, Symbolic):
-            out.weak = True  # still a Python number: `weak + 1` stays weak
-        return out
+        return _lift_number(x, like)
     return constant(x)
 
 
 def _lift_number(value, like):
-    """`lift(value, like)` for a Python bool, int or float (its exact type): a
-    weak constant. The usual operand facing a tensor in a trace (`x * 0.5`)."""
+    """A Python number facing the value `like`: a weak constant of the dtype
+    the number takes next to it. The usual operand in a trace (`x * 0.5`)."""
     out = constant(value, weak_scalar_dtype(like.dtype, value))
     if isinstance(out, Symbolic):
         out.weak = True  # still a Python number: `weak + 1` stays weak

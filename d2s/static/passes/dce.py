@@ -8,7 +8,7 @@ op is kept whole if it is needed or any of its blocks has a side effect.
 from __future__ import annotations
 
 from ...core.registry import OPS
-from ..control_ops import CONTROL_OPS, saved_var, sub_block_ids
+from ..control_ops import CONTROL_OPS, always_kept, saved_var, sub_block_ids
 from .view import ProgramView
 
 
@@ -31,9 +31,8 @@ class SideEffects:
         # one registry lookup each, plain loops.
         opdef = OPS.get(op.type)
         if opdef is None:
-            decl = CONTROL_OPS.get(op.type)
-            if decl is not None and decl.always_kept:  # declared by its home
-                return True  # (`raise`, gradient ops)
+            if always_kept(op):  # declared by its home (`raise`, gradient ops)
+                return True
         elif opdef.stateful or opdef.num_outputs == 0:
             return True
         captured = self.captured
