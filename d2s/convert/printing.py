@@ -17,9 +17,11 @@ parse of the text; and which lines continue a multi-line string
 (`Printed.string_lines`), so the text can be indented exactly.
 """
 import ast
+import math
 from collections import namedtuple
 
-from astor.code_gen import SourceGenerator
+from astor.code_gen import SourceGenerator, set_precedence
+from astor.op_util import Precedence, get_op_precedence
 from astor.source_repr import split_lines
 
 __all__ = ["ast_to_source", "print_tree", "Printed"]
@@ -59,6 +61,7 @@ def _fstring_printable(node):
     return True
 
 
+_COMMA, _CALL_ONE_ARG, _HIGHEST = Precedence.Comma, Precedence.call_one_arg, Precedence.highest
 _VISITORS = {}   # node class -> _RecordingGenerator's (unbound) visit method
 
 
@@ -127,7 +130,91 @@ class _RecordingGenerator(SourceGenerator):
     def visit_FunctionDef(self, node, is_async=False):
         if getattr(node, "type_params", None):  # Python 3.12 `def f[T]()`
             raise _AstorCannotPrint("type parameters")
-        SourceGenerator.visit_FunctionDef(self, node, is_async)
+        args = node.args
+        if (is_async or node.decorator_list or node.returns is not None or args.posonlyargs
+                or args.vararg or args.kwonlyargs or args.kwarg or args.defaults
+                or any(arg.annotation is not None for arg in args.args)):
+            return SourceGenerator.visit_FunctionDef(self, node, is_async)
+        # A def with plain parameters only, as every closure conversion makes:
+        # astor's steps (decorators, statement, visit_arguments, visit_arg,
+        # body) inline, writing the same fragments.
+        write = self.write
+        self.newline(extra=1 if self.indentation else 2)
+        self.newline(node)
+        write("def " + node.name, "(")
+        for k, arg in enumerate(args.args):
+            if k:
+                write(", ")
+            write(arg.arg)
+        write(")")
+        write(":")
+        self.indentation += 1
+        write(*node.body)
+        self.indentation -= 1
+        if not self.indentation:
+            self.newline(extra=2)
+
+    def visit_Call(self, node):
+        # astor's visit_Call without its per-call closure and the lookups of
+        # `starargs`/`kwargs` (Python 2 fields, never set): the same fragments.
+        write = self.write
+        args, keywords = node.args, node.keywords
+        set_precedence(_COMMA if len(args) + len(keywords) > 1 else _CALL_ONE_ARG, *args)
+        self.visit(node.func)
+        write("(")
+        comma = False
+        for arg in args:
+            if comma:
+                write(", ")
+            comma = True
+            write(arg)
+        set_precedence(_COMMA, *(keyword.value for keyword in keywords))
+        for keyword in keywords:
+            if comma:
+                write(", ")
+            comma = True
+            name = keyword.arg or ""   # None: `**mapping`
+            write(name, "=" if name else "**", keyword.value)
+        write(")")
+
+    def _delimited(self, node):
+        """astor's `Delimit(self, node)` entered: writes `(`; the index just after
+        it and whether it is dropped (the node binds tighter than its place)."""
+        self.write("(")
+        return len(self.result), get_op_precedence(node) >= getattr(node, "_pp", _HIGHEST)
+
+    def _close(self, index, discard):
+        """astor's `Delimit` exited."""
+        if discard:
+            self.result[index - 1] = ""
+        else:
+            self.result.append(")")
+
+    def visit_Tuple(self, node):
+        # astor's visit_Tuple and comma_list, without a Delimit object per tuple
+        index, discard = self._delimited(node)
+        elts = node.elts
+        set_precedence(_COMMA, *elts)
+        write = self.write
+        for k, item in enumerate(elts):
+            write(", " if k else "", item)
+        write("," if len(elts) == 1 else "")
+        self._close(index, discard and elts)   # `()` is never dropped
+
+    def visit_Constant(self, node):
+        value = node.value
+        kind = value.__class__
+        if kind is int or (kind is float and math.isfinite(value)):
+            # astor's numeric case: the repr, delimited (`(-1).bit_length()`)
+            index, discard = self._delimited(node)
+            self.write(repr(value))
+            self._close(index, discard)
+        else:
+            SourceGenerator.visit_Constant(self, node)
+
+    def visit_Nonlocal(self, node):
+        self.newline(node)
+        self.write("nonlocal ", ", ".join(node.names))
 
     def visit_ClassDef(self, node):
         if getattr(node, "type_params", None):
