@@ -48,6 +48,51 @@ class K:
 '''
 
 
+# The node kinds whose astor visitors the printer replaces (plain defs, calls,
+# tuples, numbers, nonlocal), each way astor may print them: the
+# parentheses a tuple or number keeps or drops, keywords and `**`, wrapping.
+INLINED_VISITORS = '''
+def plain(a, b, c):
+    nonlocal x, y
+    def inner():
+        return ()
+    return a, (b,), ((a, b), c), f(*a, **b), g(x=1, **{'k': 2}), h((1, 2))
+
+def with_defaults(a, b=(1, 2), *, c=-1, **kw) -> int:
+    return (-1).bit_length(), 1.5.hex(), (-2.5) ** 2, 2 ** -1, -(1), 10 ** 400
+
+async def coro(a, b):
+    await a
+
+for k, (a, b) in enumerate(pairs):
+    x = a, b = 1, 2
+    y = 1e1000, -1e1000, 1e1000 - 1e1000, 3j, (1 + 2j), True, None
+    z = some_function_with_a_rather_long_name(first_argument, second_argument, (t, u), key=(1,))
+    t = [(), (1,), (1, 2)][0:1], {(1, 2): 3}, (yield 1, 2)
+'''
+
+
+def _fragments(generator_class, tree):
+    gen = generator_class(" " * 4)
+    gen.visit(tree)
+    del gen.write
+    return gen.result
+
+
+def test_inlined_visitors_write_astors_fragments():
+    # Fragments, not only text: wrapping a long line splits it between them.
+    from astor.code_gen import SourceGenerator
+
+    from d2s.convert.printing import _RecordingGenerator
+
+    tree = ast.parse(INLINED_VISITORS)
+    recorded = _RecordingGenerator()
+    recorded.visit(tree)
+    del recorded.write
+    assert recorded.result == _fragments(SourceGenerator, tree)
+    assert ast_to_source(tree) == astor.to_source(tree)
+
+
 def _statement_lines(text):
     lines = {}
     for node in ast.walk(ast.parse(text)):
