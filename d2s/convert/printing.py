@@ -21,7 +21,7 @@ import math
 from collections import namedtuple
 
 from astor.code_gen import SourceGenerator, set_precedence
-from astor.op_util import Precedence, get_op_precedence
+from astor.op_util import Precedence, get_op_precedence, get_op_symbol
 from astor.source_repr import split_lines
 
 __all__ = ["ast_to_source", "print_tree", "Printed"]
@@ -62,6 +62,10 @@ def _fstring_printable(node):
 
 
 _COMMA, _CALL_ONE_ARG, _HIGHEST = Precedence.Comma, Precedence.call_one_arg, Precedence.highest
+_POW, _POW_RHS = Precedence.Pow, Precedence.PowRHS
+# What astor's `set_precedence(node, ...)` gives the parts of these statements.
+_ASSIGN, _EXPR, _RETURN = (get_op_precedence(kind()) for kind in (ast.Assign, ast.Expr,
+                                                                   ast.Return))
 _VISITORS = {}   # node class -> _RecordingGenerator's (unbound) visit method
 
 
@@ -177,11 +181,13 @@ class _RecordingGenerator(SourceGenerator):
             write(name, "=" if name else "**", keyword.value)
         write(")")
 
-    def _delimited(self, node):
-        """astor's `Delimit(self, node)` entered: writes `(`; the index just after
-        it and whether it is dropped (the node binds tighter than its place)."""
+    def _delimited(self, node, op=None):
+        """astor's `Delimit(self, node[, op])` entered: writes `(`; the index just
+        after it, the precedence of `op or node` and whether the parenthesis is
+        dropped (the node binds tighter than its place)."""
         self.write("(")
-        return len(self.result), get_op_precedence(node) >= getattr(node, "_pp", _HIGHEST)
+        p = get_op_precedence(op or node)
+        return len(self.result), p, p >= getattr(node, "_pp", _HIGHEST)
 
     def _close(self, index, discard):
         """astor's `Delimit` exited."""
@@ -192,7 +198,7 @@ class _RecordingGenerator(SourceGenerator):
 
     def visit_Tuple(self, node):
         # astor's visit_Tuple and comma_list, without a Delimit object per tuple
-        index, discard = self._delimited(node)
+        index, _, discard = self._delimited(node)
         elts = node.elts
         set_precedence(_COMMA, *elts)
         write = self.write
@@ -206,11 +212,48 @@ class _RecordingGenerator(SourceGenerator):
         kind = value.__class__
         if kind is int or (kind is float and math.isfinite(value)):
             # astor's numeric case: the repr, delimited (`(-1).bit_length()`)
-            index, discard = self._delimited(node)
+            index, _, discard = self._delimited(node)
             self.write(repr(value))
             self._close(index, discard)
         else:
             SourceGenerator.visit_Constant(self, node)
+
+    def visit_BinOp(self, node):
+        op, left, right = node.op, node.left, node.right
+        index, p, discard = self._delimited(node, op)
+        if op.__class__ is ast.Pow:
+            left._pp, right._pp = _POW + 1, _POW_RHS
+        else:
+            left._pp, right._pp = p, p + 1
+        self.write(left, get_op_symbol(op, " %s "), right)
+        self._close(index, discard)
+
+    def visit_Compare(self, node):
+        index, p, discard = self._delimited(node, node.ops[0])
+        set_precedence(p + 1, node.left, *node.comparators)
+        self.visit(node.left)
+        for op, right in zip(node.ops, node.comparators):
+            self.write(get_op_symbol(op, " %s "), right)
+        self._close(index, discard)
+
+    def visit_Assign(self, node):
+        set_precedence(_ASSIGN, node.value, *node.targets)
+        self.newline(node)
+        for target in node.targets:
+            self.write(target, " = ")
+        self.visit(node.value)
+
+    def visit_Expr(self, node):
+        node.value._pp = _EXPR
+        self.newline(node)
+        self.visit(node.value)
+
+    def visit_Return(self, node):
+        self.newline(node)
+        self.write("return")
+        if node.value is not None:
+            node.value._pp = _RETURN
+            self.write(" ", node.value)
 
     def visit_Nonlocal(self, node):
         self.newline(node)

@@ -49,7 +49,8 @@ class K:
 
 
 # The node kinds whose astor visitors the printer replaces (plain defs, calls,
-# tuples, numbers, nonlocal), each way astor may print them: the
+# tuples, numbers, operators, comparisons, assignments, expression and return
+# statements, nonlocal), each way astor may print them: the
 # parentheses a tuple or number keeps or drops, keywords and `**`, wrapping.
 INLINED_VISITORS = '''
 def plain(a, b, c):
@@ -64,11 +65,22 @@ def with_defaults(a, b=(1, 2), *, c=-1, **kw) -> int:
 async def coro(a, b):
     await a
 
+def gen(a):
+    b = yield a
+    yield b
+    return (yield from b)
+
 for k, (a, b) in enumerate(pairs):
     x = a, b = 1, 2
     y = 1e1000, -1e1000, 1e1000 - 1e1000, 3j, (1 + 2j), True, None
     z = some_function_with_a_rather_long_name(first_argument, second_argument, (t, u), key=(1,))
     t = [(), (1,), (1, 2)][0:1], {(1, 2): 3}, (yield 1, 2)
+    u = (a + b) * c - (d - e) + a ** b ** c + (a ** b) ** c + -a ** 2 + (-a) ** 2 + a % (b // c)
+    v = a < b < c, not a in b, (a < b) == (c is not d), (a if b else c) < d, a + (b < c)
+    a, b = c = d
+    print(a, b) if c else None
+    yield
+    return
 '''
 
 
