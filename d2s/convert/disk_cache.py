@@ -91,12 +91,16 @@ def _relative_origins(fn, source, origins):
     """{module line: line within the function's text}, or None if not expressible."""
     shift = source.start - 1
     relative = {}
+    checked = {}   # id(origin) -> its line within the text: statements share origins
     for line, origin in origins.items():
-        block_line = origin.lineno - shift
-        if (origin.filename != source.filename or origin.function_name != fn.__name__
-                or not 1 <= block_line <= len(source.lines)
-                or source.lines[block_line - 1].strip() != origin.source_line):
-            return None
+        block_line = checked.get(id(origin))
+        if block_line is None:
+            block_line = origin.lineno - shift
+            if (origin.filename != source.filename or origin.function_name != fn.__name__
+                    or not 1 <= block_line <= len(source.lines)
+                    or source.lines[block_line - 1].strip() != origin.source_line):
+                return None
+            checked[id(origin)] = block_line
         relative[line] = block_line
     return relative
 
