@@ -83,6 +83,53 @@ class _RecordingGenerator(SourceGenerator):
         self.breaks = []       # result indices of line-break fragments
         self.starts = {}       # result index -> first statement node printed there
         self._elifs = []       # (indentation, [If nodes printed as `elif`, last first])
+        self.write = self._make_write()
+
+    def _make_write(self):
+        """astor's `write` closure, asking an item first whether it is text.
+
+        An item written is a node (visited), a callable (called) or text
+        (appended after any pending line break); astor asks whether it is a
+        node, then whether it is callable, and most items are text.  Same
+        steps, same fragments; a node goes to its visitor directly.
+        """
+        result = self.result
+        append = result.append
+        visitors = _VISITORS
+        visit = self.visit
+        AST = ast.AST
+
+        def text(item):
+            if self.new_lines:
+                append("\n" * self.new_lines)
+                self.colinfo = len(result), 0
+                append(self.indent_with * self.indentation)
+                self.new_lines = 0
+            if item:
+                append(item)
+
+        def write(*params):
+            for item in params:
+                if item.__class__ is str:
+                    if self.new_lines:
+                        text(item)
+                    elif item:
+                        append(item)
+                elif isinstance(item, AST):
+                    method = visitors.get(item.__class__)
+                    if method is None:
+                        visit(item)
+                    else:
+                        method(self, item)
+                elif callable(item):
+                    item()
+                else:
+                    text(item)
+        self._text = text
+        return write
+
+    def visit_Name(self, node):
+        self._text(node.id)
 
     def visit(self, node):
         # astor builds the method name and looks it up per node; once per
@@ -294,11 +341,11 @@ def _print_with_astor(tree):
     try:
         gen.visit(tree)
     finally:
-        # astor's generator holds its own `write` closure, a reference cycle
-        # through which `starts` would keep the whole converted tree alive
-        # until the cyclic collector ran (a young-generation scan over every
-        # node, once the build re-enables the collector): break it.
-        del gen.write
+        # The generator holds its own `write` and `_text` closures, reference
+        # cycles through which `starts` would keep the whole converted tree
+        # alive until the cyclic collector ran (a young-generation scan over
+        # every node, once the build re-enables the collector): break them.
+        del gen.write, gen._text
     result = gen.result
     if result and not result[0].strip("\n"):
         result[0] = ""         # no blank lines before the first statement
