@@ -15,6 +15,16 @@ The same pass that prints reports, for each printed line, the statement
 that starts there (`Printed.statements`), so the origin map needs no second
 parse of the text; and which lines continue a multi-line string
 (`Printed.string_lines`), so the text can be indented exactly.
+
+Printing is a fifth of converting a large function: every if/while becomes
+four closures and a runtime call, tens of nodes a line.  The visitors of the
+node kinds that make up most of converted code (plain defs, calls, tuples,
+numbers, operators, comparisons, assignments, `nonlocal`, `return`) and
+astor's `write` are written here without astor's per-node helpers (a
+`Delimit` object, a closure per call, generic precedence setting), writing
+the very fragments astor writes: fragments, not only text, since wrapping a
+long line splits it between them (tests/convert/test_printing.py compares
+the fragments).
 """
 import ast
 import math
