@@ -332,12 +332,16 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
     # To be stored, an executable is compiled here, not loaded from JAX's
     # compilation cache: one JAX loaded from it serializes without its kernels
     # (jaxlib 0.10 on CPU: the process loading it fails with "Function
-    # dot_general.0_kernel not found"). An entry stored without one (JAX could
-    # not serialize it) is compiled through JAX's cache instead.
+    # dot_general.0_kernel not found"). JAX may still serve this compile from
+    # its cache (once a process used the cache, JAX reads it for every compile):
+    # such an executable is not stored. An entry stored without one (JAX could
+    # not serialize it, or loaded it) is compiled through JAX's cache instead.
     storing = read is None or bool(executable)
-    compiled = persistent.compile(lowered, cacheable=not storing)
+    with persistent.watching_cache_hits() as loaded:
+        compiled = persistent.compile(lowered, cacheable=not storing)
     if storing:  # stored (or rewritten for this environment) once compiled: complete
-        executable = stored_executable.serialize(compiled, specs, results)
+        executable = (None if loaded else
+                      stored_executable.serialize(compiled, specs, results))
         if read is None or executable is not None:
             _store(path, bytecode, meta, executable, env)
     return lowered, compiled, donates

@@ -10,10 +10,17 @@ scoped configuration states, so the user's global JAX configuration is
 left as it was. Should those states be missing (another JAX version),
 compiles simply run uncached. Programs with host effects (print) are
 compiled uncached: JAX does not cache them.
+
+JAX opens its cache once per process, in the folder configured at its first
+cached compile, and keeps using that folder: a process whose d2s cache
+folder changes later (or whose user set `jax_compilation_cache_dir`
+first) shares that one folder with JAX. Entries are keyed by the compiled
+module and options, so sharing a folder never serves another program.
 """
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from ... import cache_dir as _cache_dir
 
@@ -32,6 +39,42 @@ def cache_dir():
     """The folder of XLA executables, or None when caching is off (or the
     folder is unusable: reported once by `d2s.cache_dir`)."""
     return _cache_dir.subfolder(SUBFOLDER)
+
+
+_CACHE_HIT = "/jax/compilation_cache/cache_hits"
+_watch = threading.local()   # .hits: the list of the innermost `watching_cache_hits`
+_listening = []              # [True] once the listener is registered
+
+
+def _on_event(event, **kwargs):
+    hits = getattr(_watch, "hits", None)
+    if hits is not None and event == _CACHE_HIT:
+        hits.append(event)
+
+
+@contextlib.contextmanager
+def watching_cache_hits():
+    """A list that collects the compilation-cache hits of this thread's
+    compiles inside the block.
+
+    Whether a compile reads JAX's persistent cache is not only ours to say:
+    JAX decides once per process that it uses the cache, and from then on
+    reads the folder it first opened for every compile, scoped or not (a
+    user's own `jax_compilation_cache_dir` too). An executable JAX loaded
+    from there serializes without its kernels (jaxlib 0.10 on CPU: the
+    process loading those bytes fails with "Function ... not found"), so a
+    caller that means to store the executable asks whether it was loaded.
+    """
+    if not _listening:
+        from jax import monitoring
+        monitoring.register_event_listener(_on_event)
+        _listening.append(True)
+    outer = getattr(_watch, "hits", None)
+    _watch.hits = hits = []
+    try:
+        yield hits
+    finally:
+        _watch.hits = outer
 
 
 def compile(lowered, cacheable=True):

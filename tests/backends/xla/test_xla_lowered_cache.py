@@ -125,10 +125,11 @@ CHILD = textwrap.dedent('''\
 ''')
 
 
-def _child(cache):
-    """Run CHILD (from a file: to_static converts source) in a fresh process."""
+def _child(cache, prelude=""):
+    """Run CHILD (from a file: to_static converts source) in a fresh process,
+    after `prelude` (code run first)."""
     script = cache.parent / "child_script.py"
-    script.write_text(CHILD.format(paths=[ROOT, JIT_TESTS]))
+    script.write_text(prelude + CHILD.format(paths=[ROOT, JIT_TESTS]))
     env = dict(os.environ, D2S_CACHE_DIR=str(cache), JAX_PLATFORMS="cpu")
     env.pop("D2S_BACKEND", None)
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
@@ -286,3 +287,26 @@ def test_an_entry_without_an_executable_is_compiled_through_jax_s_cache(tmp_path
             assert later[name] == first[name], name
     added = {f.rsplit("-", 1)[0] for f in set(os.listdir(jax_cache)) - before}  # <name>-<hash>
     assert len(added) >= 5  # JAX's compilation cache holds the five stored programs now
+
+
+def test_executables_jax_loaded_from_a_users_own_cache_are_not_stored(tmp_path):
+    """A user who turned JAX's compilation cache on globally: a later process
+    with an empty d2s cache gets d2s's compiles from the user's JAX cache.
+    Such an executable serializes without its kernels, so it is not stored
+    (a third process loading it would fail with "Function ... not found"):
+    the entries hold the module only, and the third process computes the
+    same numbers through JAX's cache."""
+    users_cache = tmp_path / "users-jax-cache"
+    prelude = (f"import jax\njax.config.update('jax_compilation_cache_dir', {str(users_cache)!r})\n"
+               "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n")
+    first = _child(tmp_path / "first", prelude)
+    assert os.listdir(users_cache)  # the user's cache holds d2s's compiles now
+    second = _child(tmp_path / "second", prelude)  # empty d2s cache: served by JAX's
+    third = _child(tmp_path / "second", prelude)   # reads what the second stored
+    assert len(second["entries"]) == 5 and third["entries"] == second["entries"]
+    # the five stored programs are read, not traced, and compiled (through JAX's
+    # cache), as are the print and the raise
+    assert (third["traced"], third["compiled"]) == (2, 7)
+    for later in (second, third):
+        for name in NUMBERS:
+            assert later[name] == first[name], name
