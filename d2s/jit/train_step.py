@@ -43,6 +43,7 @@ parameters at the same time race.
 """
 from __future__ import annotations
 
+import operator
 import sys
 
 import numpy as np
@@ -57,6 +58,7 @@ from ..static.update_plan import UpdateBuffers, plan_in_place
 from .concrete_program import ConcreteProgram
 
 _getrefcount = sys.getrefcount
+_value_of = operator.attrgetter("_value")
 # References to an array held only by its Tensor, as a numpy plan's run counts
 # them: the Tensor's slot, the list of arguments, the local name, getrefcount's
 # argument.
@@ -134,6 +136,8 @@ class StepProgram(ConcreteProgram):
             raise RunEagerly()
         for variant in self._variants:
             if variant.matches(tensors):
+                if backend == "numpy":  # (run's first case, a frame less per call)
+                    return variant._numpy_plan().call(tensors)
                 return variant.run(tensors, backend)
         return self._new_variant(tensors).run(tensors, backend)
 
@@ -285,14 +289,19 @@ class StepProgram(ConcreteProgram):
         (one array per `run_inputs` name -> values), after copying each array
         written in place (positions `in_place`) that is not ours alone. Its
         functions bind what is fixed per program once: a call reads the
-        arrays, runs and (`call`) finishes."""
+        arrays, runs and (`call`) finishes. A compiled plan calls the
+        generated function itself (a frame less per call), raising what
+        CompiledFunction would."""
         traced = self._traced_tensors
         held = [(slot.tensor, slot.input_index) for _, slot in self._grad_inputs]
+        locate = None
+        if compiled is not None:
+            compute, locate = compiled.fn, compiled.located
 
         def runner(finish):
             def run(tensors):
-                arrays = [t._value for t in tensors]
-                arrays += [t._value for t in traced]
+                arrays = list(map(_value_of, tensors))
+                arrays += map(_value_of, traced)
                 for tensor, index in held:  # (appended one by one: see _SOLE_REFS)
                     arrays.append((tensors[index] if tensor is None else tensor).grad._value)
                 for i in in_place:  # an array written in place must be ours alone
@@ -300,7 +309,12 @@ class StepProgram(ConcreteProgram):
                     if _getrefcount(a) > _SOLE_REFS or a.base is not None \
                             or not a.flags.writeable:
                         arrays[i] = a.copy()
-                results = compute(*arrays)
+                try:
+                    results = compute(*arrays)
+                except Exception as e:
+                    if locate is None:
+                        raise
+                    raise locate(e) from None
                 return results if finish is None else finish(tensors, results)
             return run
         return _NumpyPlan(runner(None), runner(self._finish), compiled, in_place)

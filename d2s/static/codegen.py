@@ -283,9 +283,12 @@ class CompiledFunction:
         try:
             return self.fn(*args)
         except Exception as e:
-            raise self._locate(e) from None
+            raise self.located(e) from None
 
-    def _locate(self, e):
+    def located(self, e):
+        """What to raise for `e`, raised by a call of `fn` (a caller that calls
+        `fn` itself, to save a frame per call, raises this as `__call__` does):
+        the error naming the user's line of the op that failed."""
         tb, frame_tb = e.__traceback__, None
         while tb is not None:
             if tb.tb_frame.f_code.co_filename == self.filename:

@@ -106,6 +106,39 @@ def test_cross_entropy_mean_of_picked_log_probs():
     assert run_eager(F.cross_entropy, logits.astype("float32"), label).shape == ()
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", ">i8"])
+def test_cross_entropy_rejects_labels_out_of_range(dtype):
+    """Both bounds, whatever the integer type (the check reads signed labels as
+    unsigned: a negative one must still be caught)."""
+    logits = d2s.to_tensor(rng.normal(size=(3, 4)).astype("float32"))
+    bad = [[0, 4, 1]] + ([[0, -1, 1], [-128, 0, 0]] if np.dtype(dtype).kind == "i" else [])
+    for labels in bad:
+        with pytest.raises(ValueError, match=r"labels must lie in \[0, 4\)"):
+            F.cross_entropy(logits, d2s.to_tensor(np.array(labels, dtype=dtype)))
+    ok = np.array([0, 3, 1], dtype=dtype)
+    ref = -np.mean(np_log_softmax(logits.numpy())[np.arange(3), ok.astype(np.int64)])
+    np.testing.assert_allclose(F.cross_entropy(logits, d2s.to_tensor(ok)).numpy(), ref,
+                               rtol=1e-6)
+
+
+def test_cross_entropy_grad_kernel_writes_the_same_values_into_a_given_buffer():
+    """The compiled executor passes the dead probabilities' own array (or another
+    dead buffer) as `out=`: the values are those of a fresh result."""
+    from d2s.core.registry import OPS
+    kernel = OPS["cross_entropy_grad"].kernel
+    probs = np.exp(rng.normal(size=(5, 3)).astype("float32"))
+    probs /= probs.sum(axis=1, keepdims=True)
+    label, g = np.array([0, 2, 1, 1, 0]), np.asarray(np.float32(0.5))
+    fresh = kernel(g, probs, label)
+    assert fresh is not probs
+    other = np.full_like(probs, np.nan)
+    assert kernel(g, probs, label, out=other) is other
+    own = probs.copy()
+    assert kernel(g, own, label, out=own) is own
+    for got in (other, own):
+        np.testing.assert_array_equal(got, fresh)
+
+
 # ---- embedding ----------------------------------------------------------------------------
 def test_embedding_values_and_scatter_add_grad():
     w = rng.normal(size=(6, 3))

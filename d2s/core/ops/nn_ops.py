@@ -77,10 +77,20 @@ def log_softmax(x, axis=-1):
 
 
 # ---- cross entropy --------------------------------------------------------------
+# A signed label seen as unsigned (a view, no copy): a negative one is then larger
+# than any class count, so one reduction checks both bounds.
+_UNSIGNED = {np.dtype(f"int{b}"): np.dtype(f"uint{b}") for b in (8, 16, 32, 64)}
+
+
 def _check_labels(label, n_classes):
-    # (the ufuncs' reduce: `label.min()` reaches it through Python wrappers)
-    if label.size and (np.minimum.reduce(label, axis=None) < 0
-                       or np.maximum.reduce(label, axis=None) >= n_classes):
+    if not label.size:
+        return
+    unsigned = _UNSIGNED.get(label.dtype)
+    seen = label.view(unsigned) if unsigned is not None else label
+    # (the ufuncs' reduce: `label.max()` reaches it through Python wrappers)
+    if np.maximum.reduce(seen, axis=None) >= n_classes or (
+            unsigned is None and label.dtype.kind == "i"
+            and np.minimum.reduce(label, axis=None) < 0):
         raise ValueError(f"cross_entropy: labels must lie in [0, {n_classes}), got "
                          f"[{label.min()}, {label.max()}]")
 
@@ -140,8 +150,15 @@ register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
     xla=_cross_entropy_xla, onnx=_cross_entropy_onnx)
 
 
-def _cross_entropy_grad_kernel(g, probs, label):
-    p = probs.copy()
+def _cross_entropy_grad_kernel(g, probs, label, out=None):
+    # `out`: a buffer the compiled executor gives (the dead probabilities' own
+    # array, usually: then nothing is copied); the same values either way.
+    if out is None:
+        p = probs.copy()
+    else:
+        p = out
+        if out is not probs:
+            np.copyto(out, probs)
     p[np.arange(label.shape[0]), label] -= 1
     p *= (g / label.shape[0]).astype(p.dtype)
     return p
@@ -170,7 +187,7 @@ def _cross_entropy_grad_onnx(ns, g, probs, label):
 
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
             lambda g, probs, label: Aval(tuple(probs.shape), probs.dtype),
-            vjp=_cross_entropy_grad_vjp).lowering(
+            vjp=_cross_entropy_grad_vjp, writes_out=True).lowering(
     xla=_cross_entropy_grad_xla, onnx=_cross_entropy_grad_onnx)
 
 

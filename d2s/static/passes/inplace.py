@@ -1,12 +1,13 @@
 """In-place elementwise fusion and buffer reuse: choose `out=` buffers.
 
-An elementwise op whose kernel is a numpy ufunc may write its result into a
-buffer the program owns once every value held in that buffer is dead: the
-buffer of one of its own inputs (so a chain like `tanh(a @ w + b)` runs in
-one buffer: fusion), else any dead buffer of the same shape and dtype
-(reuse). A buffer is owned when a ufunc op or matmul of the same block allocated
-it and every reader of its values makes fresh results (no view aliases
-it). Inputs, parameters, constants, block results and program outputs are
+An elementwise op whose kernel takes `out=` (a numpy ufunc, or a kernel
+registered with `writes_out`) may write its result into a buffer the program
+owns once every value held in that buffer is dead: the buffer of one of its
+own inputs (so a chain like `tanh(a @ w + b)` runs in one buffer: fusion),
+else any dead buffer of the same shape and dtype (reuse). A buffer is owned
+when a fresh op (a ufunc op, matmul: see _FRESH) of the same block allocated
+it and every reader of its values makes fresh results (no view aliases it).
+Inputs, parameters, constants, block results and program outputs are
 pinned: never written. Shapes must be fully known. Sub-blocks are left
 alone (they run zero or many times).
 """
@@ -15,7 +16,10 @@ from __future__ import annotations
 from ...core.registry import OPS
 from ..control_ops import control_op
 
-_FRESH = {"matmul"}  # non-ufunc kernels returning new arrays, reading without aliasing
+# Kernels that are no ufunc but return new arrays and keep no view of what they
+# read: their results are buffers the program owns (cross_entropy's
+# probabilities: its gradient, which writes `out=`, takes them over).
+_FRESH = {"matmul", "cross_entropy"}
 
 
 def is_ufunc_op(op):
@@ -78,7 +82,7 @@ def _plannable(ops):
     and only a later such op can take it over, so it takes two of them."""
     found = 0
     for op in ops:
-        if _fresh(op) and _aval(op.outputs[0]) is not None:
+        if _fresh(op) and any(_aval(v) is not None for v in op.outputs):
             found += 1
             if found == 2:
                 return True
