@@ -196,26 +196,21 @@ class ConcreteProgram(TapedRuns):
         captured, tls, needs_grad = self._captured, state._tls, self._needs_grad
         structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
         placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
-        value = _VALUE
-        if structure.single:
-            def call(tensors):
-                params = captured.current()
-                if placed() or tls.grad_enabled and needs_grad(tensors, params):
-                    return slow(backend, tensors)
-                return new(plain(list(map(value, tensors)), params)[0])
-        elif structure.flat_tuple:
-            def call(tensors):
-                params = captured.current()
-                if placed() or tls.grad_enabled and needs_grad(tensors, params):
-                    return slow(backend, tensors)
-                return tuple(map(new, plain(list(map(value, tensors)), params)))
-        else:
-            def call(tensors):
-                params = captured.current()
-                if placed() or tls.grad_enabled and needs_grad(tensors, params):
-                    return slow(backend, tensors)
-                return structure.restructure(list(map(new, plain(list(map(value, tensors)),
-                                                                 params))))
+        value, version = _VALUE, state.tensor_attributes_version
+        single, flat_tuple = structure.single, structure.flat_tuple
+
+        def call(tensors):
+            params = captured.tensors  # `captured.current()` inline:
+            if captured.paths and version[0] != captured.version:
+                params = captured.current()  # a layer attribute was replaced
+            if placed() or tls.grad_enabled and needs_grad(tensors, params):
+                return slow(backend, tensors)
+            outs = plain(list(map(value, tensors)), params)
+            if single:
+                return new(outs[0])
+            if flat_tuple:
+                return tuple(map(new, outs))
+            return structure.restructure(list(map(new, outs)))
         return call
 
     def _call_placed(self, runner, tensors, captured, feeds):

@@ -272,20 +272,25 @@ class StaticFunction:
         return f"<StaticFunction {self._function.__qualname__}>"
 
 
-_SCALARS = (int, float, bool, str, type(None))
+_SCALARS = frozenset((int, float, bool, str, type(None)))  # (by hash: no == per type)
 
 
 def _fast_key(args, bound_self):
     """A hashable key for flat positional calls of Tensors and Python scalars,
-    or None (nested or other arguments take the full signature path)."""
+    or None (nested or other arguments take the full signature path).
+
+    Flat, to cost little to build and hash on every cache hit: a Tensor adds
+    (shape, dtype, stop_gradient), a scalar (type, value); read left to right
+    the first item of each group (a tuple, or a type) says which it is, so two
+    different calls never share a key."""
     key = [getattr(bound_self, "training", None)]
     for a in args:
         t = type(a)
         if t is Tensor:
             v = a._value
-            key.append((v.shape, v.dtype, a.stop_gradient))
+            key += (v.shape, v.dtype, a.stop_gradient)
         elif t in _SCALARS:
-            key.append((t, a))
+            key += (t, a)
         else:
             return None
     return tuple(key)
