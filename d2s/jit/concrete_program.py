@@ -10,6 +10,7 @@ inputs and how its outputs are returned live in jit.program_parts.
 """
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -30,6 +31,9 @@ from ..static.pytree import flatten, unflatten
 from ..gc_pause import gc_paused
 from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
 from .taped import TapedRuns
+
+
+_VALUE = operator.attrgetter("_value")  # a Tensor's array, read in C by `map`
 
 
 class ConcreteProgram(TapedRuns):
@@ -53,7 +57,9 @@ class ConcreteProgram(TapedRuns):
         self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
         self._runners = {}                 # backend name -> its runner (see _runner)
-        self._fast_calls = {}              # backend name -> its per-call path (see _fast_call)
+        # backend name -> its per-call path (see `_fast_call`), once the backend's
+        # runner has one; StaticFunction's cache hits call it directly.
+        self.fast_calls = {}
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
 
@@ -139,7 +145,7 @@ class ConcreteProgram(TapedRuns):
         """Run with eager input Tensors (in `inputs` order) on `backend` (a
         resolved name, see `static.backend`); eager outputs."""
         if backend != "numpy":
-            fast = self._fast_calls.get(backend)
+            fast = self.fast_calls.get(backend)
             if fast is not None:
                 return fast(tensors)
             return self._call_on(backend, tensors)
@@ -173,7 +179,7 @@ class ConcreteProgram(TapedRuns):
         values = runner.forward(feeds, captured, self._numpy_forward)
         plain = runner.plain_forward
         if plain is not None:
-            self._fast_calls[backend] = self._fast_call(backend, plain)
+            self.fast_calls[backend] = self._fast_call(backend, plain)
         new = Tensor._from_array
         if self.output_structure.single and type(values[0]) is np.ndarray:
             return new(values[0])
@@ -183,23 +189,28 @@ class ConcreteProgram(TapedRuns):
         """The per-call path on `backend` once its runner has one (`plain`:
         (input arrays, captured tensors) -> output arrays): `_call_on` in
         one frame, for calls that need no gradient and have no placed
-        values; the others take `_call_on`. Small programs cost little more than their executable."""
+        values; the others take `_call_on`. Small programs cost little more
+        than their executable, so each step here is one a call pays for: the
+        arrays are read and wrapped by `map` (no comprehension frames) and
+        the returned structure's common shapes are built inline."""
         captured, tls, needs_grad = self._captured, state._tls, self._needs_grad
         structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
         placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
-        if structure.single:
-            def call(tensors):
-                params = captured.current()
-                if placed() or tls.grad_enabled and needs_grad(tensors, params):
-                    return slow(backend, tensors)
-                return new(plain([t._value for t in tensors], params)[0])
-        else:
-            def call(tensors):
-                params = captured.current()
-                if placed() or tls.grad_enabled and needs_grad(tensors, params):
-                    return slow(backend, tensors)
-                return structure.restructure(
-                    [new(v) for v in plain([t._value for t in tensors], params)])
+        value, version = _VALUE, state.tensor_attributes_version
+        single, flat_tuple = structure.single, structure.flat_tuple
+
+        def call(tensors):
+            params = captured.tensors  # `captured.current()` inline:
+            if captured.paths and version[0] != captured.version:
+                params = captured.current()  # a layer attribute was replaced
+            if placed() or tls.grad_enabled and needs_grad(tensors, params):
+                return slow(backend, tensors)
+            outs = plain(list(map(value, tensors)), params)
+            if single:
+                return new(outs[0])
+            if flat_tuple:
+                return tuple(map(new, outs))
+            return structure.restructure(list(map(new, outs)))
         return call
 
     def _call_placed(self, runner, tensors, captured, feeds):

@@ -14,11 +14,12 @@ from ..core import state
 from ..core.state import all_eager
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
+from ..static.backend import get_backend
 from .concrete_program import ConcreteProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
-from .switch import log_code, to_static_enabled
+from .switch import _state as _SWITCH, log_code, to_static_enabled
 
 # A function that has built more programs than this (or that evicts one) gets
 # one warning naming the argument that keeps changing.
@@ -114,23 +115,28 @@ class StaticFunction:
 
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not to_static_enabled() or self._fallback_reason is not None:
-            return self.dygraph_function(*args, **kwargs)
-        if not kwargs and (all_eager[0] or not state._tls.builders
-                           and not state._global["static"]):
+        if not kwargs and self._fallback_reason is None and _SWITCH["enabled"] and (
+                all_eager[0] or not state._tls.builders and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
             # stop_gradient) or (type, value) per positional argument (None,
-            # never a key, for other arguments).
+            # never a key, for other arguments). The program's per-call
+            # function on the backend is called directly once it has one.
             hit = self._cache.fast.get(_fast_key(args, self._bound_self))
             if hit is not None:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
+                program = entry.program
+                tensors = args if positions is None else [args[i] for i in positions]
+                backend = self._backend or get_backend()
+                fast = program.fast_calls.get(backend)
                 try:
-                    return entry.program(args if positions is None else
-                                         [args[i] for i in positions],
-                                         self._backend or backend_state.get_backend())
+                    if fast is not None:
+                        return fast(tensors)
+                    return program(tensors, backend)
                 except RunEagerly:
                     return self.dygraph_function(*args, **kwargs)
+        if not to_static_enabled() or self._fallback_reason is not None:
+            return self.dygraph_function(*args, **kwargs)
         if not state.in_dynamic_mode():
             # Inside another program's build (or static mode): trace inline.
             return self._call_converted(args, kwargs)
@@ -266,20 +272,25 @@ class StaticFunction:
         return f"<StaticFunction {self._function.__qualname__}>"
 
 
-_SCALARS = (int, float, bool, str, type(None))
+_SCALARS = frozenset((int, float, bool, str, type(None)))  # (by hash: no == per type)
 
 
 def _fast_key(args, bound_self):
     """A hashable key for flat positional calls of Tensors and Python scalars,
-    or None (nested or other arguments take the full signature path)."""
+    or None (nested or other arguments take the full signature path).
+
+    Flat, to cost little to build and hash on every cache hit: a Tensor adds
+    (shape, dtype, stop_gradient), a scalar (type, value); read left to right
+    the first item of each group (a tuple, or a type) says which it is, so two
+    different calls never share a key."""
     key = [getattr(bound_self, "training", None)]
     for a in args:
         t = type(a)
         if t is Tensor:
             v = a._value
-            key.append((v.shape, v.dtype, a.stop_gradient))
+            key += (v.shape, v.dtype, a.stop_gradient)
         elif t in _SCALARS:
-            key.append((t, a))
+            key += (t, a)
         else:
             return None
     return tuple(key)

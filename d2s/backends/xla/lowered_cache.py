@@ -11,7 +11,8 @@ everything the lowering depends on:
 
 * the program itself, structurally: per block the lowering sees, every
   Variable (name, dtype, shape, and the flags rules read: weak, tensor
-  array, may be undefined, dim of) and every op (type, inputs, outputs,
+  array, may be undefined, dim of; a parameter named by its position, not
+  by its process-wide name: see `_namer`) and every op (type, inputs, outputs,
   attributes, array attributes by their bytes). An attribute of a kind not
   known here (a Python object) makes the program uncacheable rather than
   risk two programs sharing a key;
@@ -128,11 +129,25 @@ def _token(value):
     raise _Opaque
 
 
-def _var_token(v):
-    dim_of = None if v.dim_of is None else (v.dim_of[0].name, v.dim_of[1])
-    return (f"{v.name}:{v.dtype.str}{tuple(v.shape)} sg={v.stop_gradient} "
+def _var_token(v, name):
+    dim_of = None if v.dim_of is None else (name(v.dim_of[0].name), v.dim_of[1])
+    return (f"{name(v.name)}:{v.dtype.str}{tuple(v.shape)} sg={v.stop_gradient} "
             f"p={v.persistable} d={v.is_data} w={v.weak} a={v.is_array} "
             f"u={v.may_be_undefined} dim_of={dim_of}")
+
+
+def _namer(param_names):
+    """How the key writes a Variable's name. A captured Tensor's name comes
+    from a process-wide counter (`linear_2.w_0` when two layers were made
+    before, `linear_0.w_0` when none was), so it is written as its position
+    among the parameters: the same function built after other code shares
+    its entry. (Every other name is the program's own, numbered in build
+    order.) The module's interface does not depend on these names: its
+    arguments are the parameters by position, and the written ones come
+    back in `written` order, which the key spells out in the positions.
+    Tagged (`p:` / `n:`), no parameter's position reads as another name."""
+    positions = {n: f"p:{i}" for i, n in enumerate(param_names)}
+    return lambda n: positions.get(n) or f"n:{n}"
 
 
 def program_key(xla_program, specs, given_labels=None):
@@ -140,13 +155,18 @@ def program_key(xla_program, specs, given_labels=None):
     labels of the given residuals that may be undefined), or None when the
     program cannot be named (see the module docstring)."""
     program = xla_program.program
+    name = _namer(xla_program.param_names)
+
+    def names(seq):
+        return [name(n) for n in seq]
     parts = [f"d2s xla lowered {FORMAT}", _sources_fingerprint(),
              f"precision {jax.config.jax_default_matmul_precision}",
              f"promotion {jax.config.jax_numpy_dtype_promotion}",
-             f"feeds {xla_program.feed_names}", f"fetches {xla_program.fetch_names}",
-             f"written {xla_program.written}", f"params {xla_program.param_names}",
+             f"feeds {names(xla_program.feed_names)}", f"fetches {names(xla_program.fetch_names)}",
+             f"written {[(name(p), name(v)) for p, v in xla_program.written]}",
+             f"params {names(xla_program.param_names)}",
              f"donated {xla_program.donated}", f"room {xla_program.room}",
-             f"keep {xla_program.keep}", f"given {xla_program.given}"]
+             f"keep {names(xla_program.keep)}", f"given {names(xla_program.given)}"]
     leaves, tree = jax.tree_util.tree_flatten(specs)
     parts.append(f"args {tree} " + " ".join(f"{np.dtype(s.dtype).str}{tuple(s.shape)}"
                                            for s in leaves))
@@ -155,13 +175,14 @@ def program_key(xla_program, specs, given_labels=None):
         for idx in sorted(xla_program.blocks):
             block = program.blocks[idx]
             parts.append(f"block {idx}")
-            parts.extend(_var_token(v) for v in block.vars.values())
+            parts.extend(_var_token(v, name) for v in block.vars.values())
             for op in xla_program.blocks[idx]:
                 subs = {key for key, _ in sub_block_attrs(op)}
                 attrs = sorted((k, f"block {a}" if k in subs else _token(a))
                                for k, a in op.attrs.items())
-                parts.append(f"{op.type}({','.join(v.name for v in op.inputs)})->"
-                             f"({','.join(v.name for v in op.outputs)}) {attrs} g={op.is_grad}")
+                parts.append(f"{op.type}({','.join(name(v.name) for v in op.inputs)})->"
+                             f"({','.join(name(v.name) for v in op.outputs)}) {attrs} "
+                             f"g={op.is_grad}")
     except _Opaque:
         return None
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

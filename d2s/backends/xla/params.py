@@ -34,6 +34,7 @@ and a program wanting the Tensor laid out otherwise sends it again.
 """
 from __future__ import annotations
 
+import operator
 import sys
 import weakref
 
@@ -47,6 +48,8 @@ from .sharding import put, to_host
 _SHARED = {}
 
 _getrefcount = sys.getrefcount
+_is = operator.is_
+_VALUE = operator.attrgetter("_value")  # a Tensor's array
 # References to a parameter's host array when only d2s holds it, as `donate`
 # counts them: the Tensor's slot, `_host`, the local name, getrefcount's argument
 # (and the `_SHARED` entry, counted apart).
@@ -71,6 +74,9 @@ class DeviceParams:
         self._host = [None] * len(names)
         self._device = [None] * len(names)
         self._sharding = [None] * len(names)  # the layout of each device copy (None: one device)
+        # True once each host array has its device copy and none is laid out:
+        # `device_values` then only checks that no Tensor was rebound.
+        self._settled = False
 
     def device_values(self, tensors=None, shardings=None):
         """The parameters' current arrays for a call: device arrays, except for a
@@ -84,15 +90,24 @@ class DeviceParams:
         if tensors is not None:
             self.tensors = tensors
         if shardings is not None:
+            self._settled = False
             return self._laid_out(shardings)
-        host, device, laid = self._host, self._device, self._sharding
+        host = self._host
+        if self._settled and all(map(_is, map(_VALUE, self.tensors), host)):
+            return self._device  # the common case: nothing rebound, all on the device
+        device, laid = self._device, self._sharding
         for i, t in enumerate(self.tensors):
             value = t._value
             if value is not host[i] or laid[i] is not None:
                 self._refresh(i, value)
             elif device[i] is value:  # passed from the host last time, unchanged since
                 self._to_device(i, value)
-        return self._device  # replaced, never changed in place, by a later refresh
+        device = self._device  # replaced, never changed in place, by a later refresh
+        # Settled: every copy on the device, none laid out (a call that rebinds
+        # a Tensor, or a sharded run, takes the loop again).
+        self._settled = (laid.count(None) == len(laid)
+                         and not any(map(_is, device, host)))
+        return device
 
     def _laid_out(self, shardings):
         """Device arrays laid out by `shardings` (a sharded run)."""

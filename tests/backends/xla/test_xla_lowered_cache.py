@@ -310,3 +310,57 @@ def test_executables_jax_loaded_from_a_users_own_cache_are_not_stored(tmp_path):
     for later in (second, third):
         for name in NUMBERS:
             assert later[name] == first[name], name
+
+
+def _layer_function(layer):
+    """A converted function of `layer` (a closure: its parameters are captured)
+    and the numpy reference of what it computes."""
+    from d2s.jit import to_static
+
+    def f(x):
+        return d2s.tanh(layer(x))
+
+    def reference(x):
+        return np.tanh(x @ layer.weight.numpy() + layer.bias.numpy())
+    return to_static(f, backend="xla"), reference
+
+
+def _forward_key(static_fn, x):
+    xla = static_fn.get_concrete_program(x)._runners["xla"]._forward.xla
+    with x64():
+        specs = [jax.ShapeDtypeStruct(x.shape, x.dtype)] + [
+            jax.ShapeDtypeStruct(t.shape, t.dtype) for t in xla.params.tensors]
+        return lowered_cache.program_key(xla, specs)
+
+
+def test_the_same_function_built_after_other_layers_shares_its_entry(tmp_path, monkeypatch):
+    """Parameters are named by a process-wide counter (`linear_0.w_0`, or
+    `linear_3.w_0` after three layers): the key names them by position, so a
+    function built after other code (as a later process may) reads the entry,
+    and computes with its own parameters' values."""
+    import d2s.nn as nn
+    from d2s.backends.xla import program as xla_program
+    monkeypatch.setenv("D2S_CACHE_DIR", str(tmp_path))
+    traced = []
+    real = xla_program.lower_program
+    monkeypatch.setattr(xla_program, "lower_program",
+                        lambda *a, **k: traced.append(1) or real(*a, **k))
+    x = d2s.to_tensor(np.random.default_rng(0).normal(size=(4, 3)).astype("float32"))
+    keys, names = [], []
+    for made_before in (0, 3):
+        for _ in range(made_before):
+            nn.Linear(3, 3)  # moves the global name counter on
+        d2s.seed(made_before)
+        layer = nn.Linear(3, 2)
+        f, reference = _layer_function(layer)
+        with d2s.no_grad():
+            np.testing.assert_allclose(f(x).numpy(), reference(x.numpy()), rtol=1e-5)
+        keys.append(_forward_key(f, x))
+        names.append(list(f.get_concrete_program(x).main_program.captured))
+    assert names[0] != names[1]  # other names ...
+    assert keys[0] is not None and keys[0] == keys[1]  # ... one key
+    assert len(traced) == 1  # the second build read the entry the first wrote
+    wider, _ = _layer_function(nn.Linear(3, 5))
+    with d2s.no_grad():
+        wider(x)
+    assert _forward_key(wider, x) not in keys  # another program: another key
