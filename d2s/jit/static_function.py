@@ -19,7 +19,7 @@ from .concrete_program import ConcreteProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
-from .switch import _state as _SWITCH, log_code, to_static_enabled
+from .switch import SWITCH, log_code, to_static_enabled
 
 # A function that has built more programs than this (or that evicts one) gets
 # one warning naming the argument that keeps changing.
@@ -115,7 +115,7 @@ class StaticFunction:
 
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not kwargs and self._fallback_reason is None and _SWITCH["enabled"] and (
+        if not kwargs and self._fallback_reason is None and SWITCH["enabled"] and (
                 all_eager[0] or not state._tls.builders and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
             # stop_gradient) or (type, value) per positional argument (None,
