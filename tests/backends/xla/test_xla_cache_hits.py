@@ -11,22 +11,8 @@ jax = pytest.importorskip("jax")
 
 import d2s  # noqa: E402
 import d2s.nn as nn  # noqa: E402
-from d2s.backends.xla import params as device_params  # noqa: E402
 from d2s.jit import to_static  # noqa: E402
 from d2s.static import backend as backend_state  # noqa: E402
-
-
-@pytest.fixture
-def sends(monkeypatch):
-    """Arrays the parameter store copied to the device."""
-    sent = []
-    real = device_params.jax.device_put
-
-    def counting(x, *args, **kwargs):
-        sent.append(x)
-        return real(x, *args, **kwargs)
-    monkeypatch.setattr(device_params.jax, "device_put", counting)
-    return sent
 
 
 @pytest.fixture

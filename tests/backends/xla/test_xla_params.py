@@ -10,22 +10,8 @@ import d2s  # noqa: E402
 import d2s.nn as nn  # noqa: E402
 import d2s.nn.functional as F  # noqa: E402
 from d2s import static  # noqa: E402
-from d2s.backends.xla import params as device_params  # noqa: E402
 
 from xla_helpers import assert_same, run  # noqa: E402
-
-
-@pytest.fixture
-def sends(monkeypatch):
-    """Arrays sent to the device by the parameter store."""
-    sent = []
-    real = device_params.jax.device_put
-
-    def counting(x, *args, **kwargs):
-        sent.append(x)
-        return real(x, *args, **kwargs)
-    monkeypatch.setattr(device_params.jax, "device_put", counting)
-    return sent
 
 
 def _linear_program(layer):
