@@ -64,11 +64,17 @@ class OpDef(Lowerable):
     # The kernel accepts `out=` (an elementwise result written into a given
     # buffer); numpy ufuncs always do. The compiled executor uses it in place.
     writes_out: bool = False
+    # Every result is a new array that aliases no input (numpy ufuncs, matmul
+    # among them, always; other kernels say so): the in-place pass may hand
+    # its results' buffers to later ops.
+    fresh: bool = False
     # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
     lowerings: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.writes_out = self.writes_out or isinstance(self.kernel, np.ufunc)
+        ufunc = isinstance(self.kernel, np.ufunc)
+        self.writes_out = self.writes_out or ufunc
+        self.fresh = self.fresh or ufunc
 
     def __repr__(self):
         return f"OpDef({self.name!r})"
@@ -90,10 +96,11 @@ OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                writes_out=False) -> OpDef:
+                writes_out=False, fresh=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
-    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out)
+    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out,
+               fresh=fresh)
     OPS[name] = op
     return op
 

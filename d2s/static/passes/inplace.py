@@ -5,8 +5,8 @@ registered with `writes_out`) may write its result into a buffer the program
 owns once every value held in that buffer is dead: the buffer of one of its
 own inputs (so a chain like `tanh(a @ w + b)` runs in one buffer: fusion),
 else any dead buffer of the same shape and dtype (reuse). A buffer is owned
-when a fresh op (a ufunc op, matmul: see _FRESH) of the same block allocated
-it and every reader of its values makes fresh results (no view aliases it).
+when a fresh op (registered `fresh`: numpy ufuncs, matmul among them, and
+cross_entropy) of the same block allocated it and every reader of its values makes fresh results (no view aliases it).
 Inputs, parameters, constants, block results and program outputs are
 pinned: never written. Shapes must be fully known. Sub-blocks are left
 alone (they run zero or many times).
@@ -15,11 +15,6 @@ from __future__ import annotations
 
 from ...core.registry import OPS
 from ..control_ops import control_op
-
-# Kernels that are no ufunc but return new arrays and keep no view of what they
-# read: their results are buffers the program owns (cross_entropy's
-# probabilities: its gradient, which writes `out=`, takes them over).
-_FRESH = {"matmul", "cross_entropy"}
 
 
 def is_ufunc_op(op):
@@ -32,7 +27,13 @@ def is_ufunc_op(op):
 
 
 def _fresh(op):
-    return is_ufunc_op(op) or op.type in _FRESH
+    """An op whose results are buffers the program owns: new arrays aliasing no
+    input (cross_entropy's probabilities: its gradient, which writes `out=`,
+    takes them over)."""
+    if is_ufunc_op(op):
+        return True
+    opdef = OPS.get(op.type)
+    return opdef is not None and opdef.fresh
 
 
 def _aval(v):
