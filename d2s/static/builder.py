@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core import state
 from ..core.tensor import Tensor
-from .ir import Operator, Variable, pending_user_origin
+from .ir import Operator, Variable, user_frame
 
 
 class Builder:
@@ -79,7 +79,7 @@ class Builder:
             for a in avals:
                 outs.append(new_var(a.shape, a.dtype, opdef.name, stop))
         block.ops.append(Operator._owned(block, opdef.name, ins, outs, attrs,
-                                         pending_user_origin(), building_grad))
+                                         user_frame(), building_grad))
         if not stop and self.overlay is not None and not state._tls.grad_enabled \
                 and not building_grad:
             outs = [self._detached(block, v) for v in outs]

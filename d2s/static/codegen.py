@@ -275,7 +275,10 @@ class CompiledFunction:
         self.fn = namespace[fname]
         self._line_ops = em.line_ops
         self._idents = em.names
-        self.view = view
+        # (not the view: its per-block op lists and notes are not needed
+        # after emission, and a program's compiled function lives as long
+        # as the program, each list one more object for the collector)
+        self._rename = view.rename
         self.input_names = list(view.inputs)
         self.output_names = list(view.outputs)
 
@@ -307,7 +310,7 @@ class CompiledFunction:
 
     def names_for(self, name):
         """The Python identifier the generated code uses for variable `name`."""
-        return self._idents.get(self.view.rename.get(name, name), name)
+        return self._idents.get(self._rename.get(name, name), name)
 
 
 def compile_program(program, global_ops, inputs, outputs, name="program", passes=True):

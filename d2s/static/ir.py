@@ -14,6 +14,7 @@ import itertools
 import linecache
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -159,7 +160,13 @@ class Operator:
     """One op in a block. `origin` is the user's (file, line, text) that built
     it; `is_grad` marks ops that backward appended (they compute cotangents)."""
 
-    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "_origin", "is_grad")
+    # An op traced from user code holds where it was built, unresolved, as
+    # its code object in `_origin` and the instruction offset in `_lasti`:
+    # two slots, not a record object per op (a program keeps every op, and
+    # each object it keeps is one more for the cyclic collector to scan
+    # after the build; code objects are not tracked by it).
+    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "_origin", "_lasti",
+                 "is_grad")
 
     def __init__(self, block, type, inputs, outputs, attrs=None, origin=None, is_grad=False):
         self.block = block
@@ -167,42 +174,60 @@ class Operator:
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.attrs = dict(attrs or {})
-        self._origin = origin
+        self.origin_record = origin
         self.is_grad = is_grad
 
     @classmethod
-    def _owned(cls, block, type, inputs, outputs, attrs, origin, is_grad):
+    def _owned(cls, block, type, inputs, outputs, attrs, frame, is_grad):
         """An Operator that takes `inputs`, `outputs` and `attrs` as they are
         (fresh lists and dict its maker hands over: no copies). The builder
-        makes every traced op this way; `origin`: a record or None."""
+        makes every traced op this way; `frame`: the user's frame that built
+        it (`user_frame()`), or None."""
         op = _new_operator(cls)
         op.block = block
         op.type = type
         op.inputs = inputs
         op.outputs = outputs
         op.attrs = attrs
-        op._origin = origin
+        if frame is None:
+            op._origin = None
+        else:
+            op._origin = frame.f_code
+            op._lasti = frame.f_lasti
         op.is_grad = is_grad
         return op
 
     @property
     def origin(self):
-        """(file, line, text) or None. Ops traced from user code hold a
-        `PendingOrigin` until this is first read (errors, export, saving)."""
+        """(file, line, text) or None. Ops traced from user code hold where
+        they were built until this is first read (errors, export, saving)."""
         origin = self._origin
-        if type(origin) is PendingOrigin:
-            origin = self._origin = origin.resolve()
+        if type(origin) is _CodeType:
+            origin = self._origin = _resolved(origin.co_filename,
+                                              _code_line(origin, self._lasti))
         return origin
 
     @origin.setter
     def origin(self, value):
-        self._origin = value
+        self.origin_record = value
 
     @property
     def origin_record(self):
-        """What `origin` is made from, unresolved: what an op built as a copy
-        of this one (a clone, a rewrite, its gradient) passes on as origin."""
-        return self._origin
+        """What `origin` is made from, unresolved (a `PendingOrigin`) if not
+        read yet: what an op built as a copy of this one (a clone, a rewrite,
+        its gradient) passes on as origin."""
+        origin = self._origin
+        if type(origin) is _CodeType:
+            return PendingOrigin(origin, self._lasti)
+        return origin
+
+    @origin_record.setter
+    def origin_record(self, value):
+        if type(value) is PendingOrigin:
+            self._origin = value.code
+            self._lasti = value.lasti
+        else:
+            self._origin = value
 
     def sub_blocks(self):
         """The blocks this op runs (its declaration in `control_ops` says which
@@ -218,6 +243,7 @@ class Operator:
 
 
 _new_operator = object.__new__
+_CodeType = types.CodeType
 
 
 class Block:
@@ -301,6 +327,8 @@ class Program:
         self._captured_ids = {}   # id(Tensor) -> Variable
         self.feed_vars = {}       # name -> data Variable
         self._building_grad = False  # set while backward appends ops
+        # (outputs, op count) when `passes.dce.prune_program` last pruned it
+        self._pruned_for = None
         self._builder = Builder(self)
 
     def _unique_name(self, prefix):
@@ -449,11 +477,13 @@ def user_origin():
 
 
 class PendingOrigin:
-    """Where a traced op was built, kept as (code object, instruction offset)
-    until someone reads `Operator.origin`. Nearly every op of a trace is
-    built from user code, and nearly no origin is ever read (they name the
-    user's line in errors, exports and saved programs): finding the line and
-    its text for each op cost a tenth of a trace."""
+    """Where an op was built, kept as (code object, instruction offset)
+    until someone reads `Operator.origin` (an Operator keeps the two in its
+    own slots; this record carries them to the ops made as its copies).
+    Nearly every op of a trace is built from user code, and nearly no origin
+    is ever read (they name the user's line in errors, exports and saved
+    programs): finding the line and its text for each op cost a tenth of a
+    trace."""
 
     __slots__ = ("code", "lasti")
 
@@ -480,7 +510,18 @@ def _in_d2s(filename):
 
 def pending_user_origin():
     """`user_origin()` of the caller's caller, resolved when first read."""
-    f = sys._getframe(2)
+    f = _user_frame(sys._getframe(2))
+    return None if f is None else PendingOrigin(f.f_code, f.f_lasti)
+
+
+def user_frame():
+    """The innermost frame outside the d2s package, from the caller's caller
+    outwards (None if there is none): where an op the caller builds comes
+    from, kept unresolved by `Operator._owned`."""
+    return _user_frame(sys._getframe(2))
+
+
+def _user_frame(f):
     known = _IN_D2S
     while f is not None:
         code = f.f_code
@@ -488,7 +529,7 @@ def pending_user_origin():
         if inside is None:
             inside = _in_d2s(code.co_filename)
         if not inside:
-            return PendingOrigin(code, f.f_lasti)
+            return f
         f = f.f_back
     return None
 

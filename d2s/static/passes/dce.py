@@ -120,6 +120,26 @@ def prune_program(program, outputs):
         for name in [n for n, v in block.vars.items()
                      if n not in named and not v.is_data and n not in program.captured]:
             del block.vars[name]
+    program._pruned_for = (frozenset(outputs), _op_count(program))
+
+
+def _op_count(program):
+    return sum([len(block.ops) for block in program.blocks])
+
+
+def finds_nothing(view):
+    """Whether DCE of `view`, after the passes before it, is sure to remove
+    nothing: `view` is the whole program as `prune_program` left it (no op
+    added or removed since), needing at least the outputs it was pruned for.
+    Every op left was needed then and still is: folding, simplification and
+    CSE drop ops without leaving any other op unread (what a folded op read
+    was folded too; a dropped op's readers read its twin or its operand). A
+    traced function's program is compiled so: the DCE pass would walk every
+    op again to find nothing."""
+    program = view.program
+    pruned = program._pruned_for
+    return (pruned is not None and pruned[0].issubset(view.outputs)
+            and view.blocks[0] == program.blocks[0].ops and pruned[1] == _op_count(program))
 
 
 def _names_referenced(program):
