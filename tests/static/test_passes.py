@@ -5,7 +5,7 @@ import pytest
 import d2s
 from d2s import static
 import d2s.static.side_effects  # noqa: F401
-from d2s.static.passes import ProgramView, constant_folding, cse, dce, inplace
+from d2s.static.passes import PIPELINE, ProgramView, constant_folding, cse, dce, inplace, optimize
 
 
 def _view(build, outputs_of):
@@ -180,3 +180,53 @@ def test_simplify_drops_exact_identities_only():
     got = static.Executor().run(view.program, feed={"x": np.arange(3, dtype=np.float32)},
                                 fetch_list=[env["c"], env["d"]])
     np.testing.assert_array_equal(got[0], np.tile(np.arange(3, dtype=np.float32), (2, 1)))
+
+
+def _pruned_program():
+    """A program with dead code, foldable constants, duplicates and an identity,
+    pruned for `y`: what a traced function's program is when it is compiled."""
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [3], "float32")
+        d2s.exp(x) * 3.0                                      # dead
+        k = d2s.full([3], 2.0) * d2s.full([3], 4.0)             # folded
+        a, b = d2s.tanh(x * k), d2s.tanh(x * k)                 # CSE merges them
+        y = static.nn.cond(x.sum() > 0, lambda: (a + b) * 1.0, lambda: a - 0.0)  # identities
+    dce.prune_program(prog, [y.name])
+    return prog, x, y
+
+
+def _emitted(view):
+    """What the compiler reads of a view: its ops (with in-place notes),
+    constants, outputs and renames."""
+    return view.to_text(), dict(view.rename)
+
+
+def _optimized_with_every_pass(view):
+    for p in PIPELINE:
+        view = p.run(view)
+    return view
+
+
+def test_dce_is_skipped_after_pruning_and_would_have_removed_nothing():
+    prog, x, y = _pruned_program()
+    view = ProgramView(prog, prog.global_block().ops, [y.name], [x.name])
+    assert dce.finds_nothing(view)
+    assert _emitted(optimize(view)) == _emitted(_optimized_with_every_pass(view))
+    # more outputs than it was pruned for: nothing more to remove either
+    assert dce.finds_nothing(ProgramView(prog, prog.global_block().ops, [y.name, x.name]))
+
+
+def test_dce_runs_unless_the_program_is_as_pruned():
+    prog, x, y = _pruned_program()
+    ops = prog.global_block().ops
+    assert not dce.finds_nothing(ProgramView(prog, ops, []))          # fewer outputs
+    assert not dce.finds_nothing(ProgramView(prog, ops[:-1], [y.name]))  # other ops
+    with static.program_guard(prog):
+        d2s.exp(x)                                                     # an op added
+    view = ProgramView(prog, prog.global_block().ops, [y.name], [x.name])
+    assert not dce.finds_nothing(view)
+    assert "exp" not in _types(optimize(view))
+    fresh, _ = _view(lambda: {"y": static.data("x", [3], "float32") + 1.0},
+                     lambda e: [e["y"]])
+    assert not dce.finds_nothing(fresh)                                # never pruned

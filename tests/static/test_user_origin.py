@@ -76,3 +76,18 @@ def test_a_clone_keeps_unresolved_origins_and_resolves_them_alike():
     pairs = list(zip(prog.global_block().ops, copy.global_block().ops))
     assert all(type(new.origin_record) is ir.PendingOrigin for _, new in pairs)
     assert [new.origin for _, new in pairs] == [old.origin for old, _ in pairs]
+
+
+def test_a_traced_op_keeps_its_origin_in_itself():
+    # A program keeps every op until it is dropped: where an op was built is
+    # two of its own fields (the code object, which the cyclic collector does
+    # not track, and an offset), not one more object per op to scan.
+    import gc
+    prog, _ = _build_two_ops()
+    for op in prog.global_block().ops:
+        held = [r for r in gc.get_referents(op) if gc.is_tracked(r) and r is not type(op)]
+        assert not any(isinstance(r, ir.PendingOrigin) for r in held), held
+        assert all(r is op.block or r is op.inputs or r is op.outputs or r is op.attrs
+                   for r in held), held
+    first = [op.origin for op in prog.global_block().ops]
+    assert all(o is not None and o[0] == __file__ for o in first)
