@@ -13,6 +13,14 @@ Reference counting still frees everything without cycles at once; the
 collector is paused only for the build (builds may nest, in one thread or
 several: the outermost one re-enables it), and only if it was enabled.
 Standard library only: the converter (AST side) and jit both use it.
+
+After the build, the first young collection scans what the build kept (a
+program's ops, Variables and blocks; the IR keeps few objects per op for
+that reason). Resuming does not move them to the oldest generation
+unscanned (`gc.freeze()` then `gc.unfreeze()`): that would move the user's
+young objects too, and a program is itself a cycle (blocks and their
+program), so one evicted from a program cache would wait, uncounted, for a
+full collection that its promotion never schedules.
 """
 import contextlib
 import gc
