@@ -20,8 +20,10 @@ Program itself is not changed):
 Transactional rule: a step that raises must change nothing, and an update
 done in place cannot be undone. So the plan writes in place only when no op
 after the first in-place update can raise (no `raise` / `assert` op, nor a
-branch or loop holding one); otherwise it returns None and the runner
-computes every new value first and commits after the run.
+branch or loop holding one) and no result of the run may be undefined (a
+name only a loop that may run zero times assigns: reading it after the run
+raises NameError, when the updates are done); otherwise it returns None and
+the runner computes every new value first and commits after the run.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from typing import NamedTuple, Optional
 
 from ..core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
 from .control_ops import restored_var, saved_values, saved_var
+from .definedness import maybe_undefined
 from .passes.dce import has_side_effect
 from .passes.inplace import _fresh, _reads
 
@@ -87,6 +90,9 @@ def plan_in_place(view, overwrites):
         first = position if first is None else min(first, position)
     if first is None or any(may_raise(op, program) for op in ops[first:]):
         return None
+    undefined = maybe_undefined(view.blocks)
+    if any(name in undefined for name in view.outputs):
+        return None  # reading it raises after the run (see the module docstring)
     return view
 
 

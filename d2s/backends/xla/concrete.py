@@ -214,8 +214,11 @@ class StepRunner:
         writes = {} if step.check_finite else step.captured_writes()
         self.fetch_names = [n for n in self.output_names if n not in writes]
         check_fed(program, program.all_ops(), self.feed_names)
+        # The step's outputs must be defined: checked before the write-back.
+        outputs = [v.name for v in step.outputs]
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes, donate=True), stacklevel=7)
+                                                writes=writes, donate=True, defined=outputs),
+                             stacklevel=7)
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]

@@ -399,9 +399,9 @@ class _Deferred:
 
 
 def _donated(xla_program, traced):
-    """As the uncached path: a program that may have to run again (more room)
-    keeps its inputs."""
-    return () if traced["uses_room"] else xla_program.donated
+    """As the uncached path (`XlaProgram.donated_for`): a program that may have
+    to run again (more room) or may raise after its run keeps its inputs."""
+    return xla_program.donated_for(traced)
 
 
 def _positions(donates, n_feeds):

@@ -17,7 +17,7 @@ from ...static.scope import UndefinedValue
 from ...static.scope import relocate as _relocate
 from ._jax import jax, jnp, lax, special, strong
 from .control_flow import ControlFlowSupport
-from .definedness import maybe_undefined
+from ...static.definedness import maybe_undefined
 from .errors import LoweringError, Unsupported
 from .sharding import constrain
 from .values import Env, TensorArray

@@ -125,10 +125,13 @@ class XlaProgram:
     passed to each call. Captured parameters are written back after a
     successful run — those ops write, and `writes` ({value name: captured
     name}: a pure program's new value of a parameter) — their device arrays
-    kept for the next run."""
+    kept for the next run. `defined`: fetches the caller reads as values (a
+    training step's outputs): one a run left undefined raises its NameError
+    before anything is written, as reading it after the numpy backend's run
+    does, before its commit."""
 
     def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
-                 writes=None, donate=False):
+                 writes=None, donate=False, defined=()):
         gb = program.global_block()
         ops = list(gb.ops if ops is None else ops)
         self.program = program
@@ -154,6 +157,8 @@ class XlaProgram:
         # replaces them (see `_call_donating`); positions in `param_names`.
         self.donated = tuple(sorted({self.param_names.index(n) for n, _ in self.written})) \
             if donate and not self.given else ()
+        # (position in `fetch_names`, the op defining it: where its NameError points)
+        self.defined = [(self.fetch_names.index(n), _producer(gb, n)) for n in defined]
         self.room = INITIAL_ROOM
         self._executables = {}
         self._lock = threading.Lock()
@@ -195,6 +200,9 @@ class XlaProgram:
                 continue
             if code:
                 raise exe.sites.error(code)
+            for i, op in self.defined:
+                if type(fetched[i]) is UndefinedValue:
+                    raise fetched[i].error(op)  # (nothing was donated: see `donated_for`)
             self.params.write(self.written_at, written)
             return fetched, kept, params
 
@@ -381,16 +389,31 @@ class XlaProgram:
 
     def _lower(self, fn, specs, traced, run_layout, n_feeds):
         """(jax Lowered of `fn` for `specs`, positions in `param_names` of the
-        parameters it donates). Donating needs a run that cannot fail or
-        repeat once started — no error site, no room to grow, no printing —
-        and one device (sharded runs keep their layouts): a traced program
-        that has any is traced again without donation."""
+        parameters it donates): see `donated_for`; one device only (sharded
+        runs keep their layouts). A traced program that may not donate is
+        traced again without donation."""
         if self.donated and run_layout is None:
             first = jax.jit(fn, donate_argnums=tuple(n_feeds + i for i in self.donated))
             trace = first.trace(*specs)
-            if not (traced["effects"] or traced["uses_room"] or traced["has_sites"]):
+            if self.donated_for(traced):
                 return trace.lower(), self.donated
         return jax.jit(fn).lower(*specs), ()
+
+    def donated_for(self, traced):
+        """The positions of the parameters a run of this program, traced as
+        `traced` says, donates. Donating needs a run that cannot fail or
+        repeat once started: no error site, no room to grow, no printing,
+        no fetch that may be undefined (`defined`, and the training step's
+        commit, raise for one after the run). Any of these and nothing is
+        donated, so a run that raises writes nothing back and leaves the
+        parameters' buffers intact: a failed step changes nothing. (XLA
+        could instead select the old values when such a run fails, keeping
+        donation, at a select per parameter in every run and a second
+        write-back path; not donating costs a copy only in these programs.)"""
+        if (traced["effects"] or traced["uses_room"] or traced["has_sites"]
+                or any(label is not None for _, label in traced["layout"])):
+            return ()
+        return self.donated
 
 
 def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
@@ -411,6 +434,11 @@ def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
         if label is not None:
             next(shardings)
     return attrs
+
+
+def _producer(block, name):
+    """The op of `block` that defines `name` (None: a feed or a parameter)."""
+    return next((op for op in block.ops if any(v.name == name for v in op.outputs)), None)
 
 
 def _drop_jax_note(error):
