@@ -12,8 +12,11 @@ Program itself is not changed):
   memory), and every side-effecting op before it (prints, asserts, raises
   keep their order with the updates);
 * in place: the update writes its results into the arrays of the values it
-  replaces (`out=`, see core.ops.optim_ops), when nothing after it reads them
-  and no program output aliases them; an SGD update whose gradient nothing
+  replaces (`out=`, see core.ops.optim_ops), when nothing after it reads them,
+  no program output aliases them and its gradient has the parameter's dtype
+  (a gradient of another dtype, left by eager code, makes the kernel compute
+  its state in that dtype before the final cast: written into the state's
+  own array, it would be rounded early); an SGD update whose gradient nothing
   reads afterwards also computes `lr * grad` in the gradient's own array
   (`grad_is_dead=True`), so the update allocates nothing.
 
@@ -81,7 +84,8 @@ def plan_in_place(view, overwrites):
     first = None
     for op in updates:
         targets = _targets(op, overwrites)
-        if not _unread_after(view, op, _aliases(ops, targets), reads):
+        if op.inputs[1].dtype != op.inputs[0].dtype \
+                or not _unread_after(view, op, _aliases(ops, targets), reads):
             continue
         out = tuple(overwrites.get(v.name) if overwrites.get(v.name) in targets else None
                     for v in op.outputs)
