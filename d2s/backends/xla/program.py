@@ -74,11 +74,13 @@ class Executable:
         self.kept_labels = traced["kept_labels"]
         self.n_written = n_written
         self.uses_room = traced["uses_room"]
-        # Every fetch a plain array, then the written parameters, nothing else:
-        # read without a walk (`plain`: nothing written either).
-        self.lean = (not any(a or lab for a, lab in self.layout) and not len(sites)
+        # Every fetch a plain array, then the written parameters, then the
+        # error code if `checked`, nothing else: read without a walk (`plain`:
+        # nothing written, nothing checked either).
+        self.checked = bool(len(sites))
+        self.lean = (not any(a or lab for a, lab in self.layout)
                      and not self.uses_room and self.kept_labels is None)
-        self.plain = self.lean and not n_written
+        self.plain = self.lean and not n_written and not self.checked
         # 64-bit arguments lose their width unless x64 is on when they are passed.
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
@@ -199,10 +201,12 @@ class XlaProgram:
                     self.room = max(self.room, 1 << (int(need) - 1).bit_length())
                 continue
             if code:
+                if exe.donates:  # the old values, in the buffers donated to the run
+                    self.params.write(self.written_at, written)
                 raise exe.sites.error(code)
             for i, op in self.defined:
                 if type(fetched[i]) is UndefinedValue:
-                    raise fetched[i].error(op)  # (nothing was donated: see `donated_for`)
+                    raise fetched[i].error(op)  # (nothing donated: see `donated_for`)
             self.params.write(self.written_at, written)
             return fetched, kept, params
 
@@ -210,9 +214,9 @@ class XlaProgram:
         """`exe.call` donating the written parameters' device arrays: each one
         only the run reads (see `DeviceParams.donate`) goes in as its device
         array, which XLA reuses for the new value; any other as its host
-        array (JAX donates a copy of it). Such an executable has no error
-        sites, needs no room and prints nothing (`_compile`): once it ran,
-        nothing can undo the run, so nothing needs the old values."""
+        array (JAX donates a copy of it). Such an executable needs no room
+        and prints nothing, and a run that fails returns the old values
+        (`donated_for`): once it ran, nothing needs the old buffers."""
         params = list(params)
         released = self.params.donate(exe.donates, params)
         try:
@@ -224,14 +228,14 @@ class XlaProgram:
     def fast_path(self, feeds):
         """A function (feeds, tensors) -> output arrays for programs whose every
         call compiles to this one executable (fixed feed shapes) and returns
-        plain arrays, then the written parameters' new values (no error
-        sites, tensor arrays, room to grow, printing or kept values), or
-        None: the per-call path of small programs and of training steps,
-        without `run`'s executable lookup, loop and walk of the results.
-        Made after a run on `feeds` (which compiled the executable and
-        called it once)."""
+        plain arrays, then the written parameters' new values (no tensor
+        arrays, room to grow, printing or kept values; error sites only in
+        a program that writes), or None: the per-call path of small programs
+        and of training steps, without `run`'s executable lookup, loop and
+        walk of the results. Made after a run on `feeds` (which compiled the
+        executable and called it once)."""
         exe = self.executable(feeds)
-        if not exe.lean or exe.effects:
+        if not exe.lean or exe.effects or (exe.checked and not exe.n_written):
             return None
         return self._fast_forward(exe) if exe.plain else self._fast_step(exe)
 
@@ -264,6 +268,18 @@ class XlaProgram:
         else:
             def call(feeds, tensors):
                 return exe.call(feeds + device_values(tensors))
+
+        if exe.checked:  # the error code comes last (see `run`)
+            def step(feeds, tensors):
+                *outs, code = call(feeds, tensors)
+                if code:
+                    code = int(code)
+                    if exe.donates:
+                        write(written_at, outs[n_fetched:])
+                    raise exe.sites.error(code)
+                write(written_at, outs[n_fetched:])
+                return list(map(array, outs[:n_fetched]))
+            return step
 
         def step(feeds, tensors):
             outs = call(feeds, tensors)
@@ -342,6 +358,9 @@ class XlaProgram:
                     outs.append(jnp.asarray(flag))
                 layout.append((is_array, None if flag is None else low.undefined[name]))
             written = [env.get(value) for _, value in self.written]
+            if len(sites) and self.donated:  # a failed run gives the old values back
+                ok, old = low.err == 0, args[start + n_feeds:]
+                written = [jnp.where(ok, w, old[i]) for i, w in zip(self.written_at, written)]
             if run_layout is not None:  # a parameter keeps its layout from step to step
                 written = [jax.lax.with_sharding_constraint(w, run_layout.params[
                     self.param_names.index(n)]) for (n, _), w in zip(self.written, written)]
@@ -401,16 +420,18 @@ class XlaProgram:
 
     def donated_for(self, traced):
         """The positions of the parameters a run of this program, traced as
-        `traced` says, donates. Donating needs a run that cannot fail or
-        repeat once started: no error site, no room to grow, no printing,
-        no fetch that may be undefined (`defined`, and the training step's
-        commit, raise for one after the run). Any of these and nothing is
-        donated, so a run that raises writes nothing back and leaves the
-        parameters' buffers intact: a failed step changes nothing. (XLA
-        could instead select the old values when such a run fails, keeping
-        donation, at a select per parameter in every run and a second
-        write-back path; not donating costs a copy only in these programs.)"""
-        if (traced["effects"] or traced["uses_room"] or traced["has_sites"]
+        `traced` says, donates. The buffers given to a run are gone after
+        it, so a run that fails must still hand back every value it
+        replaces. A run with error sites does: each new value it returns is
+        `where(no error, new, old)` (XLA fuses the select into the update),
+        and a failed run writes those old values back before raising — a
+        failed step changes nothing, and checked steps keep donation. A run
+        that may repeat (room to grow), prints, or has a fetch that may be
+        undefined (`defined`, and the training step's commit, raise for one
+        after the run, where no error code says so) donates nothing: it
+        writes nothing back when it fails, and its parameters' buffers are
+        intact. (Those are rarer programs; the copy is their only cost.)"""
+        if (traced["effects"] or traced["uses_room"]
                 or any(label is not None for _, label in traced["layout"])):
             return ()
         return self.donated
