@@ -29,7 +29,7 @@ import threading
 
 from ...core import dist_attr
 from ...static.executor import check_fed
-from .errors import Unsupported
+from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
 from .runner import Lowered
 
@@ -69,6 +69,8 @@ class ConcreteRunner:
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
+            except RaisesOnNumpy:  # a kernel's check failed: numpy raises its error
+                pass
             else:
                 if self._fixed_shapes and not dist_attr.any_placed():
                     self._fast = xla.fast_path(feeds)
@@ -201,7 +203,10 @@ class StepRunner:
     itself (its device array kept for the next step: nothing is sent again),
     computed into the old value's donated buffer (see `params.DeviceParams.
     donate`), unless the step checks finiteness first (then everything is
-    committed by the step after its check). Falls back to numpy as a whole."""
+    committed by the step after its check). A run that fails writes back
+    nothing new (`XlaProgram.donated_for`). Falls back to numpy as a whole:
+    for good when it does not lower, for one call when a kernel's check
+    failed (numpy raises the error: `errors.RaisesOnNumpy`)."""
 
     def __init__(self, step):
         program = step.main_program
@@ -235,7 +240,10 @@ class StepRunner:
         parameter's new array); `feed_attrs`: the feeds' placements."""
         fast = self._fast
         if fast is not None and not dist_attr.any_placed() and self._held_as_made(feeds):
-            fetched = fast(feeds, tensors)
+            try:
+                fetched = fast(feeds, tensors)
+            except RaisesOnNumpy:  # a kernel's check failed: numpy raises its error
+                return numpy_fallback()
         else:
             part = self._part
             xla = part.xla
@@ -245,6 +253,8 @@ class StepRunner:
                 fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
+                return numpy_fallback()
+            except RaisesOnNumpy:
                 return numpy_fallback()
             if self._fixed_shapes and not dist_attr.any_placed():
                 self._held_types = [(a.shape, a.dtype) for a in feeds[self._n_inputs:]]

@@ -257,8 +257,10 @@ class XlaProgram:
 
     def _fast_step(self, exe):
         """A program writing parameters (a training step): the new values are
-        written back, then the fetches read."""
+        written back, then the fetches read; a checked program's error code
+        raises as in `run` (a failed run that selects wrote the old values)."""
         array, device_values, write = np.array, self.params.device_values, self.params.write
+        asarray = np.asarray
         n_fetched, written_at = len(self.fetch_names), self.written_at
         if exe.donates:
             donating = self._call_donating
@@ -270,15 +272,22 @@ class XlaProgram:
                 return exe.call(feeds + device_values(tensors))
 
         if exe.checked:  # the error code comes last (see `run`)
+            selects = bool(self.donated)  # a failed run returns the old values (`_compile`)
+
             def step(feeds, tensors):
                 *outs, code = call(feeds, tensors)
-                if code:
-                    code = int(code)
-                    if exe.donates:
+                if selects:  # (written first, the code read last: measured cheaper)
+                    write(written_at, outs[n_fetched:])
+                    fetched = list(map(array, outs[:n_fetched]))
+                    code = asarray(code).item()
+                else:
+                    code = asarray(code).item()
+                    if not code:
                         write(written_at, outs[n_fetched:])
+                        fetched = list(map(array, outs[:n_fetched]))
+                if code:
                     raise exe.sites.error(code)
-                write(written_at, outs[n_fetched:])
-                return list(map(array, outs[:n_fetched]))
+                return fetched
             return step
 
         def step(feeds, tensors):
@@ -374,7 +383,7 @@ class XlaProgram:
                 outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
                 kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
             traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
-                          has_sites=bool(len(sites)),
+                          has_sites=bool(len(sites)), sites_on_numpy=sites.only_on_numpy,
                           kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
@@ -390,7 +399,7 @@ class XlaProgram:
                 given.values))
         with x64():
             cached = None if run_layout is not None else lowered_cache.lower_and_compile(
-                self, fn, specs, traced, n_feeds, given)
+                self, fn, specs, traced, n_feeds, given, sites)
             if cached is not None:
                 lowered, compiled, donates = cached
             else:

@@ -238,3 +238,62 @@ def test_bad_input_against_an_input_spec_changes_nothing_on_a_donating_step(kind
             assert all(t._value is not None for t in _state_tensors(model, opt))
             del arrays
     assert errors["xla"] == errors["numpy"]
+
+
+def _labels_out_of_range(y, label):
+    labels = y.numpy().copy()
+    labels[3] = label
+    return d2s.to_tensor(labels)
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["donating", "held"])
+@pytest.mark.parametrize("kind", ["sgd", "adam"])
+def test_labels_out_of_range_raise_numpy_s_error_and_change_nothing(kind, held):
+    """XLA would clamp the labels and train; the run is checked, and the call
+    made again on numpy raises its error (with the labels it saw)."""
+    errors, states = {}, {}
+    for name in ("numpy", "xla"):
+        with backend(name):
+            model, opt = make(kind=kind)
+            step = to_static(_standard(model, opt))
+            step(*batch(0))
+            step(*batch(1))
+            if name == "xla":
+                [exe] = _executables(step, *batch(0))
+                assert exe.donates and exe.checked  # checked, and still donating
+            arrays = [t.numpy() for t in _state_tensors(model, opt)] if held else []
+            copies = [a.copy() for a in arrays]
+            before = snapshot(model, opt)
+            x, y = batch(2)
+            for label in (4, -1, 2 ** 40):
+                with pytest.raises(ValueError) as e:
+                    step(x, _labels_out_of_range(y, label))
+                errors.setdefault(name, []).append(str(e.value))
+            assert bitwise(snapshot(model, opt), before)
+            assert all(t._value is not None for t in _state_tensors(model, opt))
+            assert all(np.array_equal(a, c) for a, c in zip(arrays, copies))
+            step(x, y)  # and training goes on
+            states[name] = snapshot(model, opt)
+    assert errors["xla"] == errors["numpy"]
+    assert errors["xla"][0].startswith("cross_entropy: labels must lie in [0, 4), got [0, 4]")
+    with backend("xla"):
+        assert same(states["xla"], states["numpy"])
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["no-grad", "taped"])
+def test_a_converted_loss_with_labels_out_of_range_raises_numpy_s_error(grad):
+    errors = {}
+    for name in ("numpy", "xla"):
+        with backend(name):
+            model, _ = make(kind="sgd")
+            loss_of = to_static(lambda x, y: F.cross_entropy(model(x), y))
+            x, y = batch(0)
+            ctx = contextlib.nullcontext() if grad else d2s.no_grad()
+            with ctx:
+                loss_of(x, y)
+                loss_of(x, y)  # (the per-call path, where there is one)
+                with pytest.raises(ValueError) as e:
+                    loss_of(x, _labels_out_of_range(y, 9))
+                assert np.isfinite(loss_of(x, y).numpy())  # and it goes on
+            errors[name] = str(e.value)
+    assert errors["xla"] == errors["numpy"]
