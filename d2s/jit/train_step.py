@@ -102,6 +102,10 @@ class StepProgram(ConcreteProgram):
                                   zip(self._watched, self._expected)]
         self._expected_arguments = list(zip(self._argument_slots,
                                             self._expected[len(self._watched):]))
+        # and the dtype of each gradient held before the call that it reads
+        # (eager code may leave one in another dtype than its tensor's)
+        self._expected_held = [(slot.tensor, slot.input_index, gb.vars[name].dtype)
+                               for name, slot in self._grad_inputs]
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
         self._plans = {}               # "in_place" / "commit" / "interpret" -> a _NumpyPlan
@@ -125,6 +129,9 @@ class StepProgram(ConcreteProgram):
                 return False
         for i, no_grad in self._expected_arguments:
             if (tensors[i].grad is None) is not no_grad:
+                return False
+        for t, i, dtype in self._expected_held:  # (held: checked just above)
+            if (tensors[i] if t is None else t).grad._value.dtype != dtype:
                 return False
         return True
 

@@ -206,7 +206,8 @@ class StateOverlay:
 
     def _track_argument(self, position, var, tensor):
         entry = None if tensor is None else tensor.grad
-        entry_var = None if entry is None else self._grad_input(var.name, var.shape, var.dtype)
+        entry_var = None if entry is None else self._grad_input(var.name, entry.shape,
+                                                                entry.dtype)
         self._slots[id(var)] = GradSlot(None, position, f"argument '{var.name}'", True, var,
                                         None, entry is None, entry_var)
 
@@ -243,12 +244,18 @@ class StateOverlay:
             raise RuntimeError(NO_GRAD_MESSAGE)
         with state.building(self.builder), program._block_guard(gb), grad_ops(program):
             ct = _ones(target) if grad is None else self._cotangent(grad, target)
-            # A gradient accumulates onto the one the leaf holds, as eagerly.
-            seeds = {}
+            # A gradient accumulates onto the one the leaf holds, as eagerly;
+            # one held in another dtype (set by eager code) is added to after,
+            # as eager adds the new gradient cast to the leaf's dtype to it.
+            seeds, held = {}, {}
             for slot in leaves:
                 current = slot.grad
                 if current is not None:
-                    seeds[id(slot.versions[-1])] = self._as_var(current)
+                    current = self._as_var(current)
+                    if current.dtype == slot.leaf_var.dtype:
+                        seeds[id(slot.versions[-1])] = current
+                    else:
+                        held[id(slot)] = current
             grads = backward_block(gb, [target], [ct], [v for _, v in wrt], seeds=seeds,
                                    through_grad_ops=False)
             totals = {}
@@ -257,7 +264,8 @@ class StateOverlay:
                     prev = totals.get(id(slot))
                     totals[id(slot)] = (slot, g if prev is None else prev[1] + g)
             for slot, g in totals.values():
-                slot.grad = self._as_leaf_grad(slot, g)
+                g = self._as_leaf_grad(slot, g)
+                slot.grad = g if id(slot) not in held else held[id(slot)] + g
 
     def _cotangent(self, grad, target):
         if isinstance(grad, Variable):
@@ -274,12 +282,19 @@ class StateOverlay:
         raise TypeError(f"a gradient must be a Tensor, got {type(value).__name__}")
 
     def _as_leaf_grad(self, slot, g):
+        """A backward's gradient of `slot`, cast to the leaf's dtype as eager
+        casts it (a gradient the leaf held before keeps its own dtype)."""
+        g = self._checked_shape(slot, g)
+        if g.dtype != slot.leaf_var.dtype:
+            g = g.astype(slot.leaf_var.dtype)
+        return g
+
+    @staticmethod
+    def _checked_shape(slot, g):
         leaf = slot.leaf_var
         if tuple(g.shape) != tuple(leaf.shape):
             raise RuntimeError(f"gradient of shape {list(g.shape)} for {slot.label} of shape "
                                f"{list(leaf.shape)}")
-        if g.dtype != leaf.dtype:
-            g = g.astype(leaf.dtype)
         return g
 
     # ---- end of the trace ---------------------------------------------------------------------
@@ -307,7 +322,7 @@ class StateOverlay:
             if var.block.program is not self.program or var.block.idx != 0:
                 raise RuntimeError(f"the gradient of {slot.label} is set to a value of "
                                    "another program or of a branch/loop body")
-            grad_writes.append((slot, self._as_leaf_grad(slot, var).name))
+            grad_writes.append((slot, self._checked_shape(slot, var).name))
         for tensor in [t for t, _ in value_writes] + [s.tensor for s, _ in grad_writes]:
             if tensor is None or tensor.stop_gradient:
                 continue  # optimizer state is made on the first step, eagerly as here

@@ -12,16 +12,21 @@ Program itself is not changed):
   memory), and every side-effecting op before it (prints, asserts, raises
   keep their order with the updates);
 * in place: the update writes its results into the arrays of the values it
-  replaces (`out=`, see core.ops.optim_ops), when nothing after it reads them
-  and no program output aliases them; an SGD update whose gradient nothing
+  replaces (`out=`, see core.ops.optim_ops), when nothing after it reads them,
+  no program output aliases them and its gradient has the parameter's dtype
+  (a gradient of another dtype, left by eager code, makes the kernel compute
+  its state in that dtype before the final cast: written into the state's
+  own array, it would be rounded early); an SGD update whose gradient nothing
   reads afterwards also computes `lr * grad` in the gradient's own array
   (`grad_is_dead=True`), so the update allocates nothing.
 
 Transactional rule: a step that raises must change nothing, and an update
 done in place cannot be undone. So the plan writes in place only when no op
 after the first in-place update can raise (no `raise` / `assert` op, nor a
-branch or loop holding one); otherwise it returns None and the runner
-computes every new value first and commits after the run.
+branch or loop holding one) and no result of the run may be undefined (a
+name only a loop that may run zero times assigns: reading it after the run
+raises NameError, when the updates are done); otherwise it returns None and
+the runner computes every new value first and commits after the run.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from typing import NamedTuple, Optional
 
 from ..core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
 from .control_ops import restored_var, saved_values, saved_var
+from .definedness import maybe_undefined
 from .passes.dce import has_side_effect
 from .passes.inplace import _fresh, _reads
 
@@ -78,7 +84,8 @@ def plan_in_place(view, overwrites):
     first = None
     for op in updates:
         targets = _targets(op, overwrites)
-        if not _unread_after(view, op, _aliases(ops, targets), reads):
+        if op.inputs[1].dtype != op.inputs[0].dtype \
+                or not _unread_after(view, op, _aliases(ops, targets), reads):
             continue
         out = tuple(overwrites.get(v.name) if overwrites.get(v.name) in targets else None
                     for v in op.outputs)
@@ -87,6 +94,9 @@ def plan_in_place(view, overwrites):
         first = position if first is None else min(first, position)
     if first is None or any(may_raise(op, program) for op in ops[first:]):
         return None
+    undefined = maybe_undefined(view.blocks)
+    if any(name in undefined for name in view.outputs):
+        return None  # reading it raises after the run (see the module docstring)
     return view
 
 

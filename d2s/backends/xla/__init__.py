@@ -5,9 +5,9 @@ The only package that imports jax (see `_jax`). `d2s.static.Executor(backend=
 `d2s.jit.ConcreteProgram`) through `concrete_runner`; nothing below imports it.
 
 Modules: `lowering` (ops -> JAX, with the registry's per-op rules),
-`control_flow` (cond / while / undefined / raise), `definedness` (names that
-may be undefined), `values` (environments, tensor arrays), `errors`
-(run-time error codes), `params` (parameters kept on the device),
+`control_flow` (cond / while / undefined / raise; which names may be
+undefined is `d2s.static.definedness`), `values` (environments, tensor
+arrays), `errors` (run-time error codes), `params` (parameters kept on the device),
 `program` (compile per shape, run), `runner` (fall back to numpy),
 `concrete` (a to_static program: forward, gradients), `persistent`
 (cross-process cache of executables), `lowered_cache` (cross-process cache

@@ -29,7 +29,7 @@ import threading
 
 from ...core import dist_attr
 from ...static.executor import check_fed
-from .errors import Unsupported
+from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
 from .runner import Lowered
 
@@ -69,6 +69,8 @@ class ConcreteRunner:
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
+            except RaisesOnNumpy:  # a kernel's check failed: numpy raises its error
+                pass
             else:
                 if self._fixed_shapes and not dist_attr.any_placed():
                     self._fast = xla.fast_path(feeds)
@@ -201,7 +203,10 @@ class StepRunner:
     itself (its device array kept for the next step: nothing is sent again),
     computed into the old value's donated buffer (see `params.DeviceParams.
     donate`), unless the step checks finiteness first (then everything is
-    committed by the step after its check). Falls back to numpy as a whole."""
+    committed by the step after its check). A run that fails writes back
+    nothing new (`XlaProgram.donated_for`). Falls back to numpy as a whole:
+    for good when it does not lower, for one call when a kernel's check
+    failed (numpy raises the error: `errors.RaisesOnNumpy`)."""
 
     def __init__(self, step):
         program = step.main_program
@@ -214,8 +219,11 @@ class StepRunner:
         writes = {} if step.check_finite else step.captured_writes()
         self.fetch_names = [n for n in self.output_names if n not in writes]
         check_fed(program, program.all_ops(), self.feed_names)
+        # The step's outputs must be defined: checked before the write-back.
+        outputs = [v.name for v in step.outputs]
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes, donate=True), stacklevel=7)
+                                                writes=writes, donate=True, defined=outputs),
+                             stacklevel=7)
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]
@@ -232,7 +240,10 @@ class StepRunner:
         parameter's new array); `feed_attrs`: the feeds' placements."""
         fast = self._fast
         if fast is not None and not dist_attr.any_placed() and self._held_as_made(feeds):
-            fetched = fast(feeds, tensors)
+            try:
+                fetched = fast(feeds, tensors)
+            except RaisesOnNumpy:  # a kernel's check failed: numpy raises its error
+                return numpy_fallback()
         else:
             part = self._part
             xla = part.xla
@@ -242,6 +253,8 @@ class StepRunner:
                 fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
+                return numpy_fallback()
+            except RaisesOnNumpy:
                 return numpy_fallback()
             if self._fixed_shapes and not dist_attr.any_placed():
                 self._held_types = [(a.shape, a.dtype) for a in feeds[self._n_inputs:]]

@@ -65,7 +65,7 @@ class ControlFlowSupport:
 
     def flagged(self, env, name):
         """(value, flag) of `name` as a branch result or loop carry: the flag is a
-        bool array for names that may be undefined (see `definedness`), else None."""
+        bool array for names that may be undefined (see `static.definedness`), else None."""
         value = self.carried(env.get(name))
         if name not in self.undefined:
             return value, None

@@ -9,6 +9,12 @@
   int32 *error code*: 0 while all is well, else the `ErrorSites` number of
   the first error. Loops stop when it is set (numpy would have stopped at
   the raise); the host raises the error it names after the call.
+* `RaisesOnNumpy`: the error of a kernel's own check (cross_entropy's label
+  range), whose message shows run-time values the error code cannot carry.
+  The call is made again on the numpy backend, whose kernel raises it with
+  its message; the failed XLA run wrote nothing. Such a site is the same in
+  every process (no closure over the trace): a program whose every site is
+  one can be stored by `lowered_cache`.
 """
 from __future__ import annotations
 
@@ -27,6 +33,11 @@ class LoweringError(RuntimeError):
     program's Variable: a bug in the rule (or in the op's shape rule)."""
 
 
+class RaisesOnNumpy(Exception):
+    """A kernel's check failed in an XLA run (see the module docstring): the
+    caller runs the same call on the numpy backend, which raises the error."""
+
+
 class ErrorSites:
     """The run-time errors one lowered program can raise, numbered from 1."""
 
@@ -40,6 +51,11 @@ class ErrorSites:
 
     def __len__(self):
         return len(self._make)
+
+    @property
+    def only_on_numpy(self):
+        """Every site is a `RaisesOnNumpy` one (a program `lowered_cache` may store)."""
+        return all(make is RaisesOnNumpy for make in self._make)
 
     def error(self, code):
         """The exception error `code` stands for."""

@@ -48,8 +48,9 @@ undefined, which its lowering reads.
 Left to the uncached path: sharded runs (layouts are this process's
 devices), programs with host effects (`print`: JAX caches none) or
 run-time error sites (each is a host closure naming the user's op, file
-and line, made by the trace itself), and modules calling LAPACK (see
-`stored_call`).
+and line, made by the trace itself) other than kernels' checks (a
+`RaisesOnNumpy` site is the same in every process: the entry records how
+many), and modules calling LAPACK (see `stored_call`).
 
 Entries are written to a temporary file and renamed into place; one that
 does not parse, whose checksum or recorded key differ, or that does not
@@ -73,11 +74,12 @@ from jaxlib.mlir import ir
 from ... import cache_dir as _cache_dir
 from ...static.control_ops import sub_block_attrs
 from ._jax import jax, x64
+from .errors import RaisesOnNumpy
 from . import persistent, result_tree, stored_call, stored_executable
 
 __all__ = ["FORMAT", "SUBFOLDER", "program_key", "lower_and_compile"]
 
-FORMAT = 2
+FORMAT = 3
 SUBFOLDER = "xla-lowered"
 _MAGIC = b"d2s-xla-lowered\n"
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -228,7 +230,8 @@ def _store(path, bytecode, meta, executable=None, env=None):
 
 def _read_meta(meta, n_fetches, keep, n_args):
     """(layout, uses_room, result avals, kept labels, an example of the
-    results' structure, the positions of the arguments the module takes)
+    results' structure, the positions of the arguments the module takes,
+    the number of its error sites: kernels' checks)
     from stored metadata, or None when it does not read as `_meta` wrote it
     for `n_fetches` fetches, the kept names `keep` and `n_args` arguments."""
     try:
@@ -239,7 +242,10 @@ def _read_meta(meta, n_fetches, keep, n_args):
         kept_labels = meta["kept_labels"]
         results = result_tree.example(meta["results_tree"])
         taken = [int(i) for i in meta["taken"]]
+        n_sites = meta["sites"]
     except (KeyError, TypeError, ValueError):
+        return None
+    if type(n_sites) is not int or n_sites < 0:
         return None
     if results is None or len(jax.tree_util.tree_leaves(results)) != len(avals):
         return None
@@ -254,11 +260,11 @@ def _read_meta(meta, n_fetches, keep, n_args):
             return None
     elif kept_labels is not None:
         return None
-    return layout, uses_room, avals, kept_labels, results, taken
+    return layout, uses_room, avals, kept_labels, results, taken, n_sites
 
 
-def _meta(traced, lowered, results_tree, taken):
-    return {"layout": [list(entry) for entry in traced["layout"]],
+def _meta(traced, lowered, results_tree, taken, n_sites):
+    return {"layout": [list(entry) for entry in traced["layout"]], "sites": n_sites,
             "uses_room": traced["uses_room"], "kept_labels": traced["kept_labels"],
             "results_tree": results_tree, "taken": taken,
             "results": [[list(a.shape), np.dtype(a.dtype).str]
@@ -304,12 +310,12 @@ def _taken(lowered, n_args):
 
 # ---- compiling ------------------------------------------------------------------------------
 
-def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
+def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given, sites):
     """(jax Lowered, Compiled, positions of donated parameters) of `fn` (the
-    program's traced function, which fills `traced`) for `specs` (and the
-    `Residuals` a given program reads), through the lowered-program cache;
-    None when the cache does not serve this program (off, or not nameable):
-    the caller lowers it."""
+    program's traced function, which fills `traced` and `sites`, its
+    `ErrorSites`) for `specs` (and the `Residuals` a given program reads),
+    through the lowered-program cache; None when the cache does not serve
+    this program (off, or not nameable): the caller lowers it."""
     folder = _cache_dir.subfolder(SUBFOLDER)
     if folder is None:  # caching off: not even a key to compute
         return None
@@ -324,8 +330,11 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
                                                xla_program.keep, n_args)
     if read is not None:
         (bytecode, meta, executable, stored_env) = hit
-        layout, uses_room, avals, kept_labels, results, taken = read
-        traced.update(effects=False, has_sites=False, uses_room=uses_room, layout=layout,
+        layout, uses_room, avals, kept_labels, results, taken, n_sites = read
+        for _ in range(n_sites):  # (kernels' checks: see `errors.RaisesOnNumpy`)
+            sites.add(RaisesOnNumpy)
+        traced.update(effects=False, has_sites=bool(n_sites), sites_on_numpy=True,
+                      uses_room=uses_room, layout=layout,
                       kept_labels=kept_labels, args=jax.tree_util.tree_leaves(specs))
         donates = _donated(xla_program, traced)
         compiled = None
@@ -337,14 +346,14 @@ def lower_and_compile(xla_program, fn, specs, traced, n_feeds, given=None):
     else:
         # the uncached path's own lowering (d2s's errors raise here, as uncached)
         lowered, donates = xla_program._lower(fn, specs, traced, None, n_feeds)
-        if traced["effects"] or traced["has_sites"]:  # uncached, and nothing donated
+        if traced["effects"] or not traced["sites_on_numpy"]:
             return lowered, persistent.compile(lowered, cacheable=not traced["effects"]), donates
         storable = _storable(lowered, specs)
         tree = result_tree.describe(lowered.out_tree)
         if storable is None or tree is None:
             return lowered, persistent.compile(lowered), donates
         bytecode, taken = storable
-        meta = _meta(traced, lowered, tree, taken)
+        meta = _meta(traced, lowered, tree, taken, len(sites))
         avals = [jax.core.ShapedArray(tuple(s), np.dtype(d)) for s, d in meta["results"]]
         donates = _donated(xla_program, traced)
         results = result_tree.example(tree)
@@ -399,9 +408,9 @@ class _Deferred:
 
 
 def _donated(xla_program, traced):
-    """As the uncached path: a program that may have to run again (more room)
-    keeps its inputs."""
-    return () if traced["uses_room"] else xla_program.donated
+    """As the uncached path (`XlaProgram.donated_for`): a program that may have
+    to run again (more room) or may raise after its run keeps its inputs."""
+    return xla_program.donated_for(traced)
 
 
 def _positions(donates, n_feeds):

@@ -17,8 +17,8 @@ from ...static.scope import UndefinedValue
 from ...static.scope import relocate as _relocate
 from ._jax import jax, jnp, lax, special, strong
 from .control_flow import ControlFlowSupport
-from .definedness import maybe_undefined
-from .errors import LoweringError, Unsupported
+from ...static.definedness import maybe_undefined
+from .errors import LoweringError, RaisesOnNumpy, Unsupported
 from .sharding import constrain
 from .values import Env, TensorArray
 
@@ -286,6 +286,11 @@ class RuleNamespace:
         """Raise `make_error()` (at the op's line) after the run unless `ok`."""
         op = self._lowerer.op
         self._lowerer.fail_if(~ok, lambda: _relocate(make_error(), op))
+
+    def check_on_numpy(self, ok):
+        """Unless `ok`, the kernel's own check fails: the call runs again on the
+        numpy backend, which raises its error, message and all (`RaisesOnNumpy`)."""
+        self._lowerer.fail_if(~ok, RaisesOnNumpy)
 
 
 def lower_program(low, feeds, params, residual=None):

@@ -78,10 +78,18 @@ def watching_cache_hits():
 
 
 def compile(lowered, cacheable=True):
-    """`lowered.compile()`, through the persistent cache when it is on."""
+    """`lowered.compile()`, through the persistent cache when it is on. An
+    executable not `cacheable` is kept out of JAX's cache where d2s opened
+    it for this process already (see `watching_cache_hits`): else a compile
+    slower than JAX's threshold (on a loaded machine) would be written
+    there, and a later process, served from it, could not store it. (A
+    cache the user configured is the user's: left to its own settings.)"""
     where = cache_dir() if cacheable and _STATES is not None else None
     if where is None:
-        return lowered.compile()
+        if _STATES is None or _STATES[0].value is not None:
+            return lowered.compile()
+        with _STATES[1](float("inf")):  # no compile is that slow: never written
+            return lowered.compile()
     directory, min_time, min_size = _STATES
     with contextlib.ExitStack() as scope:
         scope.enter_context(directory(where))

@@ -74,11 +74,13 @@ class Executable:
         self.kept_labels = traced["kept_labels"]
         self.n_written = n_written
         self.uses_room = traced["uses_room"]
-        # Every fetch a plain array, then the written parameters, nothing else:
-        # read without a walk (`plain`: nothing written either).
-        self.lean = (not any(a or lab for a, lab in self.layout) and not len(sites)
+        # Every fetch a plain array, then the written parameters, then the
+        # error code if `checked`, nothing else: read without a walk (`plain`:
+        # nothing written, nothing checked either).
+        self.checked = bool(len(sites))
+        self.lean = (not any(a or lab for a, lab in self.layout)
                      and not self.uses_room and self.kept_labels is None)
-        self.plain = self.lean and not n_written
+        self.plain = self.lean and not n_written and not self.checked
         # 64-bit arguments lose their width unless x64 is on when they are passed.
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
@@ -125,10 +127,13 @@ class XlaProgram:
     passed to each call. Captured parameters are written back after a
     successful run — those ops write, and `writes` ({value name: captured
     name}: a pure program's new value of a parameter) — their device arrays
-    kept for the next run."""
+    kept for the next run. `defined`: fetches the caller reads as values (a
+    training step's outputs): one a run left undefined raises its NameError
+    before anything is written, as reading it after the numpy backend's run
+    does, before its commit."""
 
     def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
-                 writes=None, donate=False):
+                 writes=None, donate=False, defined=()):
         gb = program.global_block()
         ops = list(gb.ops if ops is None else ops)
         self.program = program
@@ -154,6 +159,8 @@ class XlaProgram:
         # replaces them (see `_call_donating`); positions in `param_names`.
         self.donated = tuple(sorted({self.param_names.index(n) for n, _ in self.written})) \
             if donate and not self.given else ()
+        # (position in `fetch_names`, the op defining it: where its NameError points)
+        self.defined = [(self.fetch_names.index(n), _producer(gb, n)) for n in defined]
         self.room = INITIAL_ROOM
         self._executables = {}
         self._lock = threading.Lock()
@@ -194,7 +201,12 @@ class XlaProgram:
                     self.room = max(self.room, 1 << (int(need) - 1).bit_length())
                 continue
             if code:
+                if exe.donates:  # the old values, in the buffers donated to the run
+                    self.params.write(self.written_at, written)
                 raise exe.sites.error(code)
+            for i, op in self.defined:
+                if type(fetched[i]) is UndefinedValue:
+                    raise fetched[i].error(op)  # (nothing donated: see `donated_for`)
             self.params.write(self.written_at, written)
             return fetched, kept, params
 
@@ -202,9 +214,9 @@ class XlaProgram:
         """`exe.call` donating the written parameters' device arrays: each one
         only the run reads (see `DeviceParams.donate`) goes in as its device
         array, which XLA reuses for the new value; any other as its host
-        array (JAX donates a copy of it). Such an executable has no error
-        sites, needs no room and prints nothing (`_compile`): once it ran,
-        nothing can undo the run, so nothing needs the old values."""
+        array (JAX donates a copy of it). Such an executable needs no room
+        and prints nothing, and a run that fails returns the old values
+        (`donated_for`): once it ran, nothing needs the old buffers."""
         params = list(params)
         released = self.params.donate(exe.donates, params)
         try:
@@ -216,14 +228,14 @@ class XlaProgram:
     def fast_path(self, feeds):
         """A function (feeds, tensors) -> output arrays for programs whose every
         call compiles to this one executable (fixed feed shapes) and returns
-        plain arrays, then the written parameters' new values (no error
-        sites, tensor arrays, room to grow, printing or kept values), or
-        None: the per-call path of small programs and of training steps,
-        without `run`'s executable lookup, loop and walk of the results.
-        Made after a run on `feeds` (which compiled the executable and
-        called it once)."""
+        plain arrays, then the written parameters' new values (no tensor
+        arrays, room to grow, printing or kept values; error sites only in
+        a program that writes), or None: the per-call path of small programs
+        and of training steps, without `run`'s executable lookup, loop and
+        walk of the results. Made after a run on `feeds` (which compiled the
+        executable and called it once)."""
         exe = self.executable(feeds)
-        if not exe.lean or exe.effects:
+        if not exe.lean or exe.effects or (exe.checked and not exe.n_written):
             return None
         return self._fast_forward(exe) if exe.plain else self._fast_step(exe)
 
@@ -245,8 +257,10 @@ class XlaProgram:
 
     def _fast_step(self, exe):
         """A program writing parameters (a training step): the new values are
-        written back, then the fetches read."""
+        written back, then the fetches read; a checked program's error code
+        raises as in `run` (a failed run that selects wrote the old values)."""
         array, device_values, write = np.array, self.params.device_values, self.params.write
+        asarray = np.asarray
         n_fetched, written_at = len(self.fetch_names), self.written_at
         if exe.donates:
             donating = self._call_donating
@@ -256,6 +270,25 @@ class XlaProgram:
         else:
             def call(feeds, tensors):
                 return exe.call(feeds + device_values(tensors))
+
+        if exe.checked:  # the error code comes last (see `run`)
+            selects = bool(self.donated)  # a failed run returns the old values (`_compile`)
+
+            def step(feeds, tensors):
+                *outs, code = call(feeds, tensors)
+                if selects:  # (written first, the code read last: measured cheaper)
+                    write(written_at, outs[n_fetched:])
+                    fetched = list(map(array, outs[:n_fetched]))
+                    code = asarray(code).item()
+                else:
+                    code = asarray(code).item()
+                    if not code:
+                        write(written_at, outs[n_fetched:])
+                        fetched = list(map(array, outs[:n_fetched]))
+                if code:
+                    raise exe.sites.error(code)
+                return fetched
+            return step
 
         def step(feeds, tensors):
             outs = call(feeds, tensors)
@@ -334,6 +367,9 @@ class XlaProgram:
                     outs.append(jnp.asarray(flag))
                 layout.append((is_array, None if flag is None else low.undefined[name]))
             written = [env.get(value) for _, value in self.written]
+            if len(sites) and self.donated:  # a failed run gives the old values back
+                ok, old = low.err == 0, args[start + n_feeds:]
+                written = [jnp.where(ok, w, old[i]) for i, w in zip(self.written_at, written)]
             if run_layout is not None:  # a parameter keeps its layout from step to step
                 written = [jax.lax.with_sharding_constraint(w, run_layout.params[
                     self.param_names.index(n)]) for (n, _), w in zip(self.written, written)]
@@ -347,7 +383,7 @@ class XlaProgram:
                 outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
                 kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
             traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
-                          has_sites=bool(len(sites)),
+                          has_sites=bool(len(sites)), sites_on_numpy=sites.only_on_numpy,
                           kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
 
@@ -363,7 +399,7 @@ class XlaProgram:
                 given.values))
         with x64():
             cached = None if run_layout is not None else lowered_cache.lower_and_compile(
-                self, fn, specs, traced, n_feeds, given)
+                self, fn, specs, traced, n_feeds, given, sites)
             if cached is not None:
                 lowered, compiled, donates = cached
             else:
@@ -381,16 +417,33 @@ class XlaProgram:
 
     def _lower(self, fn, specs, traced, run_layout, n_feeds):
         """(jax Lowered of `fn` for `specs`, positions in `param_names` of the
-        parameters it donates). Donating needs a run that cannot fail or
-        repeat once started — no error site, no room to grow, no printing —
-        and one device (sharded runs keep their layouts): a traced program
-        that has any is traced again without donation."""
+        parameters it donates): see `donated_for`; one device only (sharded
+        runs keep their layouts). A traced program that may not donate is
+        traced again without donation."""
         if self.donated and run_layout is None:
             first = jax.jit(fn, donate_argnums=tuple(n_feeds + i for i in self.donated))
             trace = first.trace(*specs)
-            if not (traced["effects"] or traced["uses_room"] or traced["has_sites"]):
+            if self.donated_for(traced):
                 return trace.lower(), self.donated
         return jax.jit(fn).lower(*specs), ()
+
+    def donated_for(self, traced):
+        """The positions of the parameters a run of this program, traced as
+        `traced` says, donates. The buffers given to a run are gone after
+        it, so a run that fails must still hand back every value it
+        replaces. A run with error sites does: each new value it returns is
+        `where(no error, new, old)` (XLA fuses the select into the update),
+        and a failed run writes those old values back before raising — a
+        failed step changes nothing, and checked steps keep donation. A run
+        that may repeat (room to grow), prints, or has a fetch that may be
+        undefined (`defined`, and the training step's commit, raise for one
+        after the run, where no error code says so) donates nothing: it
+        writes nothing back when it fails, and its parameters' buffers are
+        intact. (Those are rarer programs; the copy is their only cost.)"""
+        if (traced["effects"] or traced["uses_room"]
+                or any(label is not None for _, label in traced["layout"])):
+            return ()
+        return self.donated
 
 
 def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
@@ -411,6 +464,11 @@ def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
         if label is not None:
             next(shardings)
     return attrs
+
+
+def _producer(block, name):
+    """The op of `block` that defines `name` (None: a feed or a parameter)."""
+    return next((op for op in block.ops if any(v.name == name for v in op.outputs)), None)
 
 
 def _drop_jax_note(error):

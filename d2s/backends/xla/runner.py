@@ -12,7 +12,7 @@ import warnings
 
 from ...static.backend import BackendFallbackWarning
 from ...static.executor import check_fed
-from .errors import Unsupported
+from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
 
 
@@ -37,13 +37,17 @@ class Lowered:
         warnings.warn(self.reason, BackendFallbackWarning, stacklevel=self._stacklevel)
 
     def call(self, use, numpy_fallback):
-        """`use(xla_program)`, or `numpy_fallback()` when the program does not lower."""
+        """`use(xla_program)`, or `numpy_fallback()` when the program does not
+        lower, or for this call when a kernel's check failed (`RaisesOnNumpy`:
+        numpy raises its error)."""
         xla = self.xla
         if xla is not None:
             try:
                 return use(xla)
             except Unsupported as e:
                 self.fall_back(e)
+            except RaisesOnNumpy:
+                pass
         return numpy_fallback()
 
     def lowered_text(self, feeds, **kwargs):

@@ -2,7 +2,7 @@
 
 `Env` maps a block's Variable names to traced values, chained like blocks
 (a sub-block reads its parents' names, as JAX closures read outer tracers).
-Names that may hold "no value yet" (see `definedness`) also carry a traced
+Names that may hold "no value yet" (see `static.definedness`) also carry a traced
 flag, True where undefined.
 
 `TensorArray` is a list appended to in a loop as XLA can carry it: a buffer

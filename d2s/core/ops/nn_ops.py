@@ -128,7 +128,9 @@ def _cross_entropy_vjp(g, out, logits, label):
 
 
 def _cross_entropy_xla(ns, logits, label):
-    # Labels out of [0, C) raise on numpy; XLA clamps them (see the README).
+    # Labels out of [0, C) raise on numpy (XLA would clamp them): the call runs
+    # again on numpy, which raises the error with the labels it saw.
+    ns.check_on_numpy(ns.jnp.all((label >= 0) & (label < logits.shape[-1])))
     z, e, s = _shifted_exp_xla(ns.jnp, logits, -1)
     rows = np.arange(label.shape[0])
     loss = ns.jnp.sum(ns.jnp.log(s[:, 0]) - z[rows, label]) / label.shape[0]

@@ -20,6 +20,7 @@ import sys, pathlib  # noqa: E402,E401
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "jit"))
 from train_step_helpers import (MLP, batch, eager_mode, make, same, snapshot,  # noqa: E402
                                 standard_step)
+from xla_helpers import bitwise  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -131,9 +132,7 @@ def test_a_taped_forward_keeps_its_parameters_for_its_backward_across_a_step():
                    for k, p in model.state_dict().items())
 
 
-def test_a_step_with_a_run_time_check_donates_nothing_and_a_failure_commits_nothing():
-    model, opt = make(MLP, "sgd")
-
+def checked_step_of(model, opt):
     def checked_step(x, y):
         loss = F.cross_entropy(model(x), y)
         loss.backward()
@@ -141,16 +140,33 @@ def test_a_step_with_a_run_time_check_donates_nothing_and_a_failure_commits_noth
         opt.clear_grad()
         assert loss < 100.0, "loss diverged"
         return loss
+    return checked_step
 
-    step = to_static(checked_step)
+
+def test_a_step_with_a_run_time_check_donates_and_a_failure_commits_nothing():
+    """The run returns the old values where its check failed (XLA selects
+    them): the buffers are donated, and a failed call changes nothing."""
+    model, opt = make(MLP, "sgd")
+    step = to_static(checked_step_of(model, opt))
     step(*batch(0))
     [exe] = _step_executables(step, *batch(0))
-    assert exe.donates == ()  # it may raise after the updates: nothing donated
+    state = _state_tensors(model, opt)
+    assert len(exe.donates) == len(state) and exe.checked
+    step(*batch(2))  # (the per-call path from here on)
     before = snapshot(model, opt)
+    old_buffers = [device_params._SHARED[id(t)][1] for t in state]
     x, y = batch(1)
     with pytest.raises(AssertionError, match="loss diverged"):
         step(d2s.to_tensor(x.numpy() * 1e4), y)
-    assert same(snapshot(model, opt), before)
+    assert all(b.is_deleted() for b in old_buffers)  # donated, and yet:
+    assert all(t._value is not None for t in state)
+    assert bitwise(snapshot(model, opt), before)
+    step(*batch(1))  # training goes on as eager's, the failed call left out
+    eager_model, eager_opt = make(MLP, "sgd")
+    with eager_mode():
+        for i in (0, 2, 1):
+            checked_step_of(eager_model, eager_opt)(*batch(i))
+    assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))
 
 
 def test_a_call_that_fails_before_xla_takes_the_buffers_gives_them_back(monkeypatch):

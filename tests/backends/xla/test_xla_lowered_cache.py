@@ -2,7 +2,8 @@
 process reads what the first lowered instead of tracing again, loads what it
 compiled instead of compiling again (where the compiler environment is the
 same), computes the same numbers (parameters on the device, a donating training step), leaves
-programs with host effects or error sites to the uncached path, and ignores
+programs with host effects or error sites (but kernels' checks) to the
+uncached path, and ignores
 damaged entries (rewriting them).
 
 Whether a process traced a program is observed by counting calls of
@@ -96,6 +97,20 @@ CHILD = textwrap.dedent('''\
         (h * h).sum().backward()
         return [h.numpy().tolist(), xg.grad.numpy().tolist(), vg.grad.numpy().tolist()]
 
+    def bad_labels(step, model):
+        # a label out of range: the step's cross_entropy check (a stored
+        # program's error site) raises numpy's error and changes nothing
+        x0, y0 = batch(0)
+        bad = d2s.to_tensor(np.where(np.arange(len(y0.numpy())) == 3, 7, y0.numpy()))
+        before = [p.numpy().copy() for p in model.parameters()]
+        try:
+            step(x0, bad)
+            error = None
+        except ValueError as e:
+            error = str(e)
+        return [error, all(np.array_equal(a, p.numpy())
+                           for a, p in zip(before, model.parameters()))]
+
     x = d2s.to_tensor(np.arange(6, dtype="float32").reshape(2, 3) / 10)
     out = {{name: f(x).numpy().tolist()
            for name, f in [("dense", dense), ("grow", grow), ("shout", shout),
@@ -107,6 +122,7 @@ CHILD = textwrap.dedent('''\
     step = to_static(standard_step(model, opt))
     out["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
     out["params"] = [p.numpy().tolist() for p in model.parameters()]
+    out["bad_labels"] = bad_labels(step, model)
     # the reference: the same functions and step on the numpy backend
     d2s.jit.set_backend("numpy")
     ref = {{name: f(x).numpy().tolist()
@@ -116,6 +132,7 @@ CHILD = textwrap.dedent('''\
     step = to_static(standard_step(model, opt))
     ref["losses"] = [float(step(*batch(i)).numpy()) for i in range(3)]
     ref["params"] = [p.numpy().tolist() for p in model.parameters()]
+    ref["bad_labels"] = bad_labels(step, model)
     out["numpy"] = ref
     folder = os.path.join(os.environ["D2S_CACHE_DIR"], "xla-lowered")
     out["entries"] = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
@@ -140,7 +157,7 @@ def _child(cache, prelude=""):
     return json.loads(lines[-1])
 
 
-NUMBERS = ("dense", "grow", "shout", "checked", "grads", "losses", "params")
+NUMBERS = ("dense", "grow", "shout", "checked", "grads", "losses", "params", "bad_labels")
 
 
 def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_path):
@@ -160,10 +177,16 @@ def test_a_second_process_reads_the_lowered_programs_and_computes_the_same(tmp_p
     w = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
     np.testing.assert_allclose(first["dense"], np.tanh(x @ w) + 1.0, rtol=1e-6)
     for name, ref in second["numpy"].items():  # the numpy backend on the same programs
+        if name == "bad_labels":
+            continue  # (an error and a flag: compared below)
         np.testing.assert_allclose(np.concatenate([np.ravel(a) for a in second[name]]),
                                    np.concatenate([np.ravel(a) for a in ref]),
                                    rtol=1e-5, atol=1e-6, err_msg=name)
     assert first["losses"][2] < first["losses"][0]  # the step trained (donated parameters)
+    # its label check (an error site the entry records): numpy's error, nothing changed
+    assert first["bad_labels"] == second["bad_labels"] == first["numpy"]["bad_labels"]
+    assert first["bad_labels"][0].startswith("cross_entropy: labels must lie in [0, 4), got")
+    assert first["bad_labels"][1]
 
 
 def test_damaged_entries_are_ignored_and_rewritten(tmp_path):

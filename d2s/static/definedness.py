@@ -12,8 +12,8 @@ op's home says how (`ControlOpDef.undefined_outputs`).
 """
 from __future__ import annotations
 
-from ...static.control_ops import control_op
-from ...static.scope import ZERO_COTANGENT
+from .control_ops import control_op
+from .scope import ZERO_COTANGENT
 
 
 def maybe_undefined(blocks):
