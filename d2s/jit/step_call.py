@@ -103,7 +103,7 @@ class _Writer:
     def emit(self, text, indent=1):
         self.lines.append("    " * indent + text)
 
-    def bind(self, prefix, value):
+    def global_name(self, prefix, value):
         """The global naming `value` (one name per object)."""
         name = self._ids.get(id(value))
         if name is None:
@@ -153,7 +153,7 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
         w.emit(f"{', '.join(args)}{',' if len(args) == 1 else ''} = tensors")
     conds = []
     for tensor, frozen, no_grad in step._expected_watched:
-        t = w.bind("t", tensor)
+        t = w.global_name("t", tensor)
         conds.append(f"{t}.stop_gradient is not {bool(frozen)}")
         conds.append(f"{t}.grad is {'not ' if no_grad else ''}None")
     for index, no_grad in step._expected_arguments:
@@ -168,9 +168,9 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
     # ---- the arrays ---------------------------------------------------------------
     arrays = [f"x{i}._value" for i in range(n_inputs)]
     if backend == "numpy":
-        arrays += [f"{w.bind('t', t)}._value" for t in traced]
+        arrays += [f"{w.global_name('t', t)}._value" for t in traced]
     for tensor, index in step._held:
-        owner = f"x{index}" if tensor is None else w.bind("t", tensor)
+        owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
         arrays.append(f"{owner}.grad._value")
     if backend == "numpy":
         names = [f"a{i}" for i in range(len(arrays))]
@@ -218,13 +218,13 @@ def _emit_commit(w, step):
         w.emit(f"out = _restructure([{', '.join(f'({wrapped(i)})' for i in range(n))}])")
     at = n
     for tensor, _ in step.effects.value_writes:
-        w.emit(f"{w.bind('t', tensor)}._value = {array(at)}")
+        w.emit(f"{w.global_name('t', tensor)}._value = {array(at)}")
         at += 1
     for slot, name in step.effects.grad_writes:
         if name is None and slot.tensor is not None:
-            w.emit(f"{w.bind('t', slot.tensor)}.grad = None")
+            w.emit(f"{w.global_name('t', slot.tensor)}.grad = None")
     for slot, name in step.effects.grad_writes:
-        owner = f"x{slot.input_index}" if slot.tensor is None else w.bind("t", slot.tensor)
+        owner = f"x{slot.input_index}" if slot.tensor is None else w.global_name("t", slot.tensor)
         if name is not None:
             w.emit(f"{owner}.grad = _new({array(at)})")
             at += 1
