@@ -27,6 +27,12 @@ Every call:
 3. commits, only after the whole run succeeded: a run that raises (a failed
    `assert`, a `raise` under a tensor `if`, `check_finite`) changes nothing.
 
+A cache hit runs those steps as one function generated for the program
+(jit.step_call: the guard, array reads and commit unrolled, in one frame),
+made after the first call that took its path; whenever its guard or
+anything it assumed differs, it calls `StepProgram.__call__`, the general
+path, which decides as described here.
+
 Compiled runs update in place where that is safe (static.update_plan): each
 update right after its gradient, writing into the parameter's own array.
 An array written in place must be ours alone: one that anything else holds
