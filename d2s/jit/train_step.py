@@ -27,6 +27,12 @@ Every call:
 3. commits, only after the whole run succeeded: a run that raises (a failed
    `assert`, a `raise` under a tensor `if`, `check_finite`) changes nothing.
 
+A cache hit runs those steps as one function generated for the program
+(jit.step_call: the guard, array reads and commit unrolled, in one frame),
+made after the first call that took its path; whenever its guard or
+anything it assumed differs, it calls `StepProgram.__call__`, the general
+path, which decides as described here.
+
 Compiled runs update in place where that is safe (static.update_plan): each
 update right after its gradient, writing into the parameter's own array.
 An array written in place must be ours alone: one that anything else holds
@@ -56,13 +62,13 @@ from ..static.executor import Scope, executor_mode, run_ops
 from ..static.passes import ProgramView, optimize
 from ..static.update_plan import UpdateBuffers, plan_in_place
 from .concrete_program import ConcreteProgram
+from .step_call import SOLE_REFS, build_step_call, numpy_raises
 
 _getrefcount = sys.getrefcount
 _value_of = operator.attrgetter("_value")
 # References to an array held only by its Tensor, as a numpy plan's run counts
-# them: the Tensor's slot, the list of arguments, the local name, getrefcount's
-# argument.
-_SOLE_REFS = 4
+# them: those of a local read from the Tensor's slot, plus the list of arguments.
+_SOLE_REFS = SOLE_REFS + 1
 
 
 class RunEagerly(Exception):
@@ -86,6 +92,8 @@ class StepProgram(ConcreteProgram):
         self._traced_tensors = self._captured.current()
         self._grad_inputs = [(name, slot) for name, slot in effects.grad_inputs
                              if name in gb.vars]
+        # per gradient read: (its Tensor, or None for argument `index`, index)
+        self._held = [(slot.tensor, slot.input_index) for _, slot in self._grad_inputs]
         self._run_inputs = ([v.name for v in inputs] + list(main_program.captured)
                             + [name for name, _ in self._grad_inputs])
         self._run_outputs = [v.name for v in outputs] + effects.written_names()
@@ -109,6 +117,7 @@ class StepProgram(ConcreteProgram):
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
         self._plans = {}               # "in_place" / "commit" / "interpret" -> a _NumpyPlan
+        self._step_calls = {}          # backend -> its StepCall (None: the general path only)
         self._finish = self._finisher()
 
     # ---- guard ------------------------------------------------------------------------
@@ -138,15 +147,48 @@ class StepProgram(ConcreteProgram):
     # ---- calling --------------------------------------------------------------------------
     def __call__(self, tensors, backend="numpy"):
         """Run one step with eager input Tensors (in `inputs` order) on `backend`:
-        commit its writes, return its outputs (values, not connected to the tape)."""
+        commit its writes, return its outputs (values, not connected to the tape).
+        The general path: a cache hit calls `fast_calls[backend]` (jit.step_call)
+        once this program has one, which comes here when its guard fails."""
         if not state._tls.grad_enabled:
             raise RunEagerly()
         for variant in self._variants:
             if variant.matches(tensors):
                 if backend == "numpy":  # (run's first case, a frame less per call)
-                    return variant._numpy_plan().call(tensors)
-                return variant.run(tensors, backend)
+                    plan = variant._numpy_plan()
+                    if variant is self and backend not in self._step_calls:
+                        self._make_step_call(backend, plan)
+                    return plan.call(tensors)
+                out = variant.run(tensors, backend)
+                if variant is self and backend not in self._step_calls:
+                    self._make_step_call(backend)
+                return out
         return self._new_variant(tensors).run(tensors, backend)
+
+    def _make_step_call(self, backend, plan=None):
+        """Give this program its generated per-call function on `backend`
+        (jit.step_call) after a general call that took the path it would
+        take: a compiled numpy plan chosen with no finiteness check and numpy
+        not raising, or another backend's runner. Other paths keep the
+        general call."""
+        step_call = None
+        if not self.check_finite:
+            if backend != "numpy":
+                step_call = build_step_call(self, backend, runner=self._runner(backend))
+            elif (plan.compiled is not None and executor_mode() == "compiled"
+                  and not numpy_raises()):
+                step_call = build_step_call(self, backend, plan.compiled, plan.in_place)
+        with self._lock:
+            if backend not in self._step_calls:
+                self._step_calls[backend] = step_call
+                if step_call is not None:
+                    self.fast_calls[backend] = step_call.fn
+
+    def step_call_source(self, backend="numpy"):
+        """The generated per-call function's text on `backend` (None: not made
+        yet, or this program takes the general path there)."""
+        step_call = self._step_calls.get(backend)
+        return step_call.source if step_call is not None else None
 
     def _new_variant(self, tensors):
         with self._lock:
@@ -180,7 +222,7 @@ class StepProgram(ConcreteProgram):
         if dist_attr.any_placed():
             attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
         results = self._runner(backend).run(feeds, self._traced_tensors,
-                                            lambda: self._numpy_plan().values(tensors), attrs)
+                                            lambda: self._numpy_values(tensors), attrs)
         return self._finish(tensors, results)
 
     def _finisher(self):
@@ -226,6 +268,11 @@ class StepProgram(ConcreteProgram):
             return out
         return finish
 
+    def _numpy_values(self, tensors):
+        """The values of `run_outputs` for `tensors` computed on numpy (what
+        another backend falls back to)."""
+        return self._numpy_plan().values(tensors)
+
     def _held_grads(self, tensors):
         """The gradients held before the call that the step reads (a generator:
         no list holds them, see _SOLE_REFS)."""
@@ -256,7 +303,7 @@ class StepProgram(ConcreteProgram):
         interpreter where code cannot be generated or is not wanted."""
         if executor_mode() != "compiled":
             return self._built("interpret")
-        if not self.check_finite and not _numpy_raises():
+        if not self.check_finite and not numpy_raises():
             plan = self._built("in_place")
             if plan is not None:
                 return plan
@@ -300,7 +347,7 @@ class StepProgram(ConcreteProgram):
         generated function itself (a frame less per call), raising what
         CompiledFunction would."""
         traced = self._traced_tensors
-        held = [(slot.tensor, slot.input_index) for _, slot in self._grad_inputs]
+        held = self._held
         locate = None
         if compiled is not None:
             compute, locate = compiled.fn, compiled.located
@@ -386,26 +433,6 @@ class _NumpyPlan:
 
 def _array(value):
     return value if type(value) is np.ndarray else np.asarray(value)
-
-
-try:  # numpy's error state object: a new one whenever np.errstate / np.seterr change it
-    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_ERR_STATE
-except ImportError:  # pragma: no cover - other numpy layouts: ask np.geterr every call
-    _NUMPY_ERR_STATE = None
-_numpy_raises_seen = (None, False)  # (error state object, its answer)
-
-
-def _numpy_raises():
-    """numpy is told to raise (or call back) on floating-point errors: a kernel
-    may raise in the middle of the updates. Asked on every call, answered from
-    the last answer while numpy's error state object is the same one."""
-    global _numpy_raises_seen
-    state = _NUMPY_ERR_STATE.get() if _NUMPY_ERR_STATE is not None else None
-    seen, answer = _numpy_raises_seen
-    if state is None or state is not seen:
-        answer = any(v in ("raise", "call") for v in np.geterr().values())
-        _numpy_raises_seen = (state, answer)
-    return answer
 
 
 def _describe(tensor):

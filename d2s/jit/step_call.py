@@ -1,0 +1,233 @@
+"""A training step's per-call path as one generated function.
+
+A cache hit of a `StepProgram` (jit.train_step) does, on every call, the
+same few dozen things for the same objects: check the guard (grad mode, the
+executor mode, numpy's error state, the captured tensors, every watched
+Tensor's `stop_gradient` / `.grad`), read the arrays, copy an array written
+in place that someone else holds, run the compute function, then commit the
+results to the eager objects. Written as loops over per-program lists,
+spread over a few methods, that costs about as much as a small layer's
+kernels. Here the path is printed once per program as straight-line Python
+for that program (one line per Tensor it reads or writes) and compiled,
+like the compute function itself (static.codegen): torch.fx's `.code`
+idea applied to the wrapper around it.
+
+The generated function takes only the common case. Whenever anything
+differs from what it was made for (gradients disabled, another executor
+mode, numpy told to raise, a layer attribute replaced, a guard value that
+is not exactly the traced one) it calls the general path
+(`StepProgram.__call__`), which checks everything again in its own order
+and raises its own errors: the fast path never decides differently, it
+only decides sooner. The source is kept (`StepCall.source`) and registered
+with linecache, so a traceback through it shows its lines.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import sys
+
+import numpy as np
+
+from ..bytecode_cache import compile_module
+from ..core import dist_attr, state
+from ..core.tensor import Tensor
+from ..static.executor import executor_mode
+
+_counter = itertools.count()
+
+try:  # numpy's error state object: a new one whenever np.errstate / np.seterr change it
+    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_ERR_STATE
+except ImportError:  # pragma: no cover - other numpy layouts: ask np.geterr every call
+    _NUMPY_ERR_STATE = None
+# [(numpy's error state object, whether it raises)]: one tuple, replaced whole,
+# so a reader on another thread never pairs a state with another's answer.
+_RAISES_SEEN = [(None, False)]
+
+
+def numpy_raises():
+    """numpy is told to raise (or call back) on floating-point errors: a kernel
+    may raise in the middle of the updates. Asked on every call, answered from
+    the last answer while numpy's error state object is the same one."""
+    err_state = _NUMPY_ERR_STATE.get() if _NUMPY_ERR_STATE is not None else None
+    seen, answer = _RAISES_SEEN[0]
+    if err_state is None or err_state is not seen:
+        answer = any(v in ("raise", "call") for v in np.geterr().values())
+        _RAISES_SEEN[0] = (err_state, answer)
+    return answer
+
+
+class _Holder:
+    __slots__ = ("_value",)
+
+
+def _refs_of_held_local(holder):
+    value = holder._value
+    return sys.getrefcount(value)
+
+
+def _sole_refs():
+    """What `getrefcount` says of an array that only a Tensor's slot holds,
+    read into a local (the generated code's pattern): measured, as the count
+    of the argument's own reference differs between Python versions."""
+    holder = _Holder()
+    holder._value = np.empty(0)
+    return _refs_of_held_local(holder)
+
+
+SOLE_REFS = _sole_refs()
+
+
+class StepCall:
+    """`fn(tensors)`: one step's call, generated for a program (see module
+    doc); `source` is its text."""
+
+    def __init__(self, source, namespace, name):
+        self.source = source
+        self.filename = f"<d2s step call {name} #{next(_counter)}>"
+        exec(compile_module(source, self.filename), namespace)
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True),
+                                          self.filename)
+        self.fn = namespace[name]
+
+
+class _Writer:
+    """Source lines and the globals they name."""
+
+    def __init__(self):
+        self.lines = []
+        self.globals = {}
+        self._ids = {}  # id(object) -> its global name
+        self._counts = {}  # prefix -> how many globals it names
+
+    def emit(self, text, indent=1):
+        self.lines.append("    " * indent + text)
+
+    def global_name(self, prefix, value):
+        """The global naming `value` (one name per object)."""
+        name = self._ids.get(id(value))
+        if name is None:
+            k = self._counts[prefix] = self._counts.get(prefix, -1) + 1
+            name = self._ids[id(value)] = f"{prefix}{k}"
+            self.globals[name] = value
+        return name
+
+
+def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
+    """The per-call function of StepProgram `step` on `backend`: on numpy it
+    calls `compiled` (a CompiledFunction; positions `in_place` of the run's
+    arrays are written in place), elsewhere `runner.run` (the backend's step
+    runner). `step` must not check finiteness (that path stays general)."""
+    w = _Writer()
+    g = w.globals
+    g.update(_tls=state._tls, _general=step.__call__, _ndarray=np.ndarray,
+             _asarray=np.asarray, _new=Tensor._from_array, _as_array=step._as_array)
+    general = f"return _general(tensors, {backend!r})"
+    n_inputs = len(step.inputs)
+    args = [f"x{i}" for i in range(n_inputs)]
+
+    # ---- the guard, in the general path's order ------------------------------------
+    checks = ["not _tls.grad_enabled"]
+    if backend == "numpy":
+        g["_mode"] = executor_mode
+        checks.append('_mode() != "compiled"')
+    w.emit(f"if {' or '.join(checks)}:")
+    w.emit(general, 2)
+    if backend == "numpy":
+        if _NUMPY_ERR_STATE is not None:
+            g.update(_err_state=_NUMPY_ERR_STATE.get, _raises_seen=_RAISES_SEEN)
+            w.emit("seen = _raises_seen[0]")
+            w.emit("if _err_state() is not seen[0] or seen[1]:")
+        else:  # pragma: no cover - other numpy layouts
+            g["_numpy_raises"] = numpy_raises
+            w.emit("if _numpy_raises():")
+        w.emit(general, 2)
+    captured = step._captured
+    traced = step._traced_tensors
+    if captured.paths:  # layer attributes read at each run: one may have been replaced
+        g.update(_captured=captured, _traced=traced,
+                 _attrs_version=state.tensor_attributes_version)
+        w.emit("if _attrs_version[0] != _captured.version or _captured.tensors is not _traced:")
+        w.emit(general, 2)
+    if args:
+        w.emit(f"{', '.join(args)}{',' if len(args) == 1 else ''} = tensors")
+    conds = []
+    for tensor, frozen, no_grad in step._expected_watched:
+        t = w.global_name("t", tensor)
+        conds.append(f"{t}.stop_gradient is not {bool(frozen)}")
+        conds.append(f"{t}.grad is {'not ' if no_grad else ''}None")
+    for index, no_grad in step._expected_arguments:
+        conds.append(f"x{index}.grad is {'not ' if no_grad else ''}None")
+    if backend != "numpy":
+        g["_any_placed"] = dist_attr.any_placed  # placements: the general path's
+        conds.append("_any_placed()")
+    if conds:
+        w.emit("if (" + "\n            or ".join(conds) + "):")
+        w.emit(general, 2)
+
+    # ---- the arrays ---------------------------------------------------------------
+    arrays = [f"x{i}._value" for i in range(n_inputs)]
+    if backend == "numpy":
+        arrays += [f"{w.global_name('t', t)}._value" for t in traced]
+    for tensor, index in step._held:
+        owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
+        arrays.append(f"{owner}.grad._value")
+    if backend == "numpy":
+        names = [f"a{i}" for i in range(len(arrays))]
+        for name, read in zip(names, arrays):
+            w.emit(f"{name} = {read}")
+        if in_place:  # an array written in place must be ours alone
+            g.update(_refs=sys.getrefcount)
+            for i in in_place:
+                a = names[i]
+                w.emit(f"if _refs({a}) > {SOLE_REFS} or {a}.base is not None "
+                       f"or not {a}.flags.writeable:")
+                w.emit(f"{a} = {a}.copy()", 2)
+        g.update(_compute=compiled.fn, _locate=compiled.located)
+        w.emit("try:")
+        w.emit(f"r = _compute({', '.join(names)})", 2)
+        w.emit("except Exception as e:")
+        w.emit("raise _locate(e) from None", 2)
+    else:
+        g.update(_run=runner.run, _traced=traced, _values=step._numpy_values)
+        w.emit(f"r = _run([{', '.join(arrays)}], _traced, lambda: _values(tensors), None)")
+
+    # ---- the commit (outputs first: an undefined one raises before any write) -------
+    _emit_commit(w, step)
+    name = f"train_step_call_{backend}"
+    source = f"def {name}(tensors):\n" + "\n".join(w.lines) + "\n"
+    return StepCall(source, g, name)
+
+
+def _emit_commit(w, step):
+    n = len(step.outputs)
+    results = [f"r{i}" for i in range(len(step._run_outputs))]
+    w.emit(f"{', '.join(results)}{',' if len(results) == 1 else ''} = r")
+
+    def array(i):
+        return f"{results[i]} if type({results[i]}) is _ndarray else _asarray({results[i]})"
+
+    def wrapped(i):
+        r = results[i]
+        return f"_new({r}) if type({r}) is _ndarray else _new(_as_array({i}, {r}))"
+    structure = step.output_structure
+    if structure.single:  # one Tensor returned, as most steps (the loss)
+        w.emit(f"out = {wrapped(0)}")
+    else:
+        w.globals["_restructure"] = structure.restructure
+        w.emit(f"out = _restructure([{', '.join(f'({wrapped(i)})' for i in range(n))}])")
+    at = n
+    for tensor, _ in step.effects.value_writes:
+        w.emit(f"{w.global_name('t', tensor)}._value = {array(at)}")
+        at += 1
+    for slot, name in step.effects.grad_writes:
+        if name is None and slot.tensor is not None:
+            w.emit(f"{w.global_name('t', slot.tensor)}.grad = None")
+    for slot, name in step.effects.grad_writes:
+        owner = f"x{slot.input_index}" if slot.tensor is None else w.global_name("t", slot.tensor)
+        if name is not None:
+            w.emit(f"{owner}.grad = _new({array(at)})")
+            at += 1
+        elif slot.tensor is None:
+            w.emit(f"{owner}.grad = None")
+    w.emit("return out")
