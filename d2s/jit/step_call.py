@@ -158,6 +158,9 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
         conds.append(f"{t}.grad is {'not ' if no_grad else ''}None")
     for index, no_grad in step._expected_arguments:
         conds.append(f"x{index}.grad is {'not ' if no_grad else ''}None")
+    for tensor, index, dtype in step._expected_held:  # (after: each is known held here)
+        owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
+        conds.append(f"{owner}.grad._value.dtype != {w.global_name('d', dtype)}")
     if backend != "numpy":
         g["_any_placed"] = dist_attr.any_placed  # placements: the general path's
         conds.append("_any_placed()")

@@ -211,3 +211,43 @@ def test_a_run_time_error_names_the_users_line_and_changes_nothing():
     assert same(snapshot(model, opt), before)
     assert "test_step_call.py" in str(info.value)
     assert 'assert loss < limit, "loss diverged"' in str(info.value)
+
+
+def _accumulating(model, opt):
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _hold_grads(model, dtype):
+    """What eager code may leave between calls: every gradient held, in `dtype`."""
+    for p in model.parameters():
+        p.grad = d2s.to_tensor(np.full(p.shape, 0.25).astype(dtype))
+
+
+def test_a_held_gradient_of_another_dtype_leaves_the_generated_function(general_calls):
+    """The function is made for the first program, traced with float32
+    gradients held; held as float64 later, a call must take the general path
+    (another program: eager adds onto the float64 gradient, keeping it)."""
+    def drive(step, model):
+        _hold_grads(model, "float32")
+        losses = [outputs(step(*batch(i))) for i in range(2)]
+        _hold_grads(model, "float64")
+        losses += [outputs(step(*batch(i))) for i in range(2, 4)]
+        return losses, [p.grad.dtype for p in model.parameters()]
+
+    model, opt = make(kind="sgd")
+    step = d2s.jit.to_static(_accumulating(model, opt))
+    got, dtypes = drive(step, model)
+    if GENERATED:
+        assert len(general_calls) == 3   # the first call, then both float64 calls
+        assert len(program_of(step, *batch(0)).variants) == 2
+    eager_model, eager_opt = make(kind="sgd")
+    with eager_mode():
+        want, want_dtypes = drive(_accumulating(eager_model, eager_opt), eager_model)
+    assert dtypes == want_dtypes == [np.dtype("float64")] * len(dtypes)
+    assert same(got, want)
+    assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))
