@@ -68,6 +68,12 @@ class OpDef(Lowerable):
     # among them, always; other kernels say so): the in-place pass may hand
     # its results' buffers to later ops.
     fresh: bool = False
+    # The kernel may raise on the *values* it is given, not only on their
+    # shapes (labels or indices out of range, dims read from tensors): True,
+    # or a predicate of the Operator (`lambda op: ...`, e.g. "some dim is a
+    # tensor input"). A training step updates parameters in place only while
+    # nothing after the first update can raise (static.update_plan).
+    checks: object = False
     # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
     lowerings: dict = field(default_factory=dict)
 
@@ -75,6 +81,12 @@ class OpDef(Lowerable):
         ufunc = isinstance(self.kernel, np.ufunc)
         self.writes_out = self.writes_out or ufunc
         self.fresh = self.fresh or ufunc
+
+    def may_fail(self, op):
+        """Whether this op's kernel, run as `op` (an Operator), may raise on
+        its inputs' values (see `checks`)."""
+        checks = self.checks
+        return checks(op) if callable(checks) else bool(checks)
 
     def __repr__(self):
         return f"OpDef({self.name!r})"
@@ -96,11 +108,11 @@ OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                writes_out=False, fresh=False) -> OpDef:
+                writes_out=False, fresh=False, checks=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
     op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out,
-               fresh=fresh)
+               fresh=fresh, checks=checks)
     OPS[name] = op
     return op
 

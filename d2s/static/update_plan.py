@@ -22,8 +22,10 @@ Program itself is not changed):
 
 Transactional rule: a step that raises must change nothing, and an update
 done in place cannot be undone. So the plan writes in place only when no op
-after the first in-place update can raise (no `raise` / `assert` op, nor a
-branch or loop holding one) and no result of the run may be undefined (a
+after the first in-place update can raise (no `raise` / `assert` op, no
+kernel that checks its inputs' values — `OpDef.checks`: cross-entropy
+labels, tensor indices, dims read from tensors — nor a branch or loop
+holding one) and no result of the run may be undefined (a
 name only a loop that may run zero times assigns: reading it after the run
 raises NameError, when the updates are done); otherwise it returns None and
 the runner computes every new value first and commits after the run.
@@ -33,6 +35,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from ..core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
+from ..core.registry import OPS
 from .control_ops import restored_var, saved_values, saved_var
 from .definedness import maybe_undefined
 from .passes.dce import has_side_effect
@@ -57,8 +60,13 @@ class UpdateBuffers(NamedTuple):
 
 
 def may_raise(op, program):
-    """True when `op` (or an op of its blocks) is a run-time check that can raise."""
+    """True when `op` (or an op of its blocks) may raise at run time: a
+    `raise` / `assert`, or a kernel that checks its inputs' values (labels,
+    indices, dims from tensors: `OpDef.checks`)."""
     if op.type in _RAISING:
+        return True
+    opdef = OPS.get(op.type)
+    if opdef is not None and opdef.may_fail(op):
         return True
     return any(may_raise(inner, program) for sub in op.sub_blocks() for inner in sub.ops)
 

@@ -249,5 +249,20 @@ def test_a_held_gradient_of_another_dtype_leaves_the_generated_function(general_
     with eager_mode():
         want, want_dtypes = drive(_accumulating(eager_model, eager_opt), eager_model)
     assert dtypes == want_dtypes == [np.dtype("float64")] * len(dtypes)
-    assert same(got, want)
-    assert same(snapshot(model, opt), snapshot(eager_model, eager_opt))
+    assert _float32_close(got, want)
+    assert _float32_close(snapshot(model, opt), snapshot(eager_model, eager_opt))
+
+
+def _float32_close(a, b):
+    """`same`, but on xla to float32's tolerance even for values held as
+    float64: the step computes them in its parameters' float32 (as eager
+    does), XLA rounding otherwise."""
+    if d2s.jit.get_backend() == "numpy":
+        return same(a, b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_float32_close(x, y) for x, y in zip(a, b))
+    if a is None or b is None or isinstance(a, float):
+        return a == b
+    a, b = np.asarray(a), np.asarray(b)
+    scale = float(np.abs(b).max()) if b.size else 0.0
+    return a.dtype == b.dtype and np.allclose(a, b, rtol=1e-5, atol=1e-5 * scale)

@@ -35,7 +35,8 @@ def onnx_fill(ns, dims, fill_value, dtype):
 
 
 # `shape` holds None where a dim is given at run time by the next input (shape_args).
-register_op("full", _full_kernel, _full_infer).lowering(
+register_op("full", _full_kernel, _full_infer,
+            checks=lambda op: bool(op.inputs)).lowering(  # dims from tensors: negative?
     xla=lambda ns, *dims, shape, fill_value, dtype: ns.jnp.full(
         fill_spec(shape, ns.static(dims)), fill_value, dtype),  # dims: compile-time
     onnx=lambda ns, *dims, shape, fill_value, dtype: onnx_fill(
@@ -118,7 +119,8 @@ def _arange_onnx(ns, *bounds, start, end, step, dtype):
 
 
 # A bound that is None is given at run time by the next input (shape_args).
-register_op("arange", _arange_kernel, _arange_infer).lowering(
+register_op("arange", _arange_kernel, _arange_infer,
+            checks=lambda op: bool(op.inputs)).lowering(  # bounds from tensors: a 0 step?
     xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs),
     onnx=_arange_onnx)
 

@@ -392,8 +392,8 @@ def _place(ns, out, layout, n_index):
 
 register_op("getitem", _getitem_kernel, _getitem_infer,
             vjp=lambda g, out, x, *tensors, spec: (
-                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors)
-            ).lowering(
+                bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors),
+            checks=lambda op: len(op.inputs) > 1).lowering(  # tensor indices: out of range?
     xla=_getitem_xla, onnx=lambda ns, x, *tensors, spec: onnx_index(ns, x, spec, tensors))
 # Scatter a getitem cotangent into zeros shaped like `x`.
 register_op("getitem_grad", _getitem_grad_kernel,

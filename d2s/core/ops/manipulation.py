@@ -55,6 +55,11 @@ def _shape_text(shape):
     return f"({dims},)" if len(shape) == 1 else f"({dims})"
 
 
+def _dims_given_at_run_time(op):
+    """A dim given as a tensor (after the first input) may be invalid at run time."""
+    return len(op.inputs) > 1
+
+
 def _reshape_kernel(x, *dims, shape):
     # the run-time error names the shape with its dynamic dims filled in
     full_spec = fill_spec(shape, dims)
@@ -65,7 +70,8 @@ def _reshape_kernel(x, *dims, shape):
 register_op("reshape", _reshape_kernel,
             lambda x, *dims, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
             vjp=lambda g, out, x, *dims, shape: (
-                (bind("reshape_like", g, x),) + (None,) * len(dims))).lowering(
+                (bind("reshape_like", g, x),) + (None,) * len(dims)),
+            checks=_dims_given_at_run_time).lowering(
     xla=lambda ns, x, *dims, shape: _reshape_kernel(x, *ns.static(dims), shape=shape),
     # ONNX's Reshape reads 0 (copy the input dim) and -1 (infer) as Paddle does
     onnx=lambda ns, x, *dims, shape: ns.node("Reshape", x,
@@ -134,8 +140,8 @@ register_op("expand",
             lambda x, *dims, shape: np.broadcast_to(
                 x, _expand_shape(x.shape, fill_spec(shape, dims))),
             lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
-            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims)
-            ).lowering(
+            vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims),
+            checks=_dims_given_at_run_time).lowering(
     xla=lambda ns, x, *dims, shape: ns.jnp.broadcast_to(
         x, _expand_shape(x.shape, fill_spec(shape, ns.static(dims)))),
     onnx=lambda ns, x, *dims, shape: ns.node("Expand", x, ns.shape_vector(
@@ -387,8 +393,8 @@ def _along(axis, index):
 
 
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
-            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None)
-            ).lowering(
+            vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None),
+            checks=True).lowering(
     xla=lambda ns, x, index, axis: ns.jnp.asarray(x)[_along(axis, index)],
     onnx=lambda ns, x, index, axis: _gather_onnx(ns, x, index, axis))
 # Scatter-add of a gather cotangent (duplicates accumulate).

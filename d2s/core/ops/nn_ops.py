@@ -148,7 +148,7 @@ def _cross_entropy_onnx(ns, logits, label):
 # Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
 # output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
-            vjp=_cross_entropy_vjp, num_outputs=2, fresh=True).lowering(
+            vjp=_cross_entropy_vjp, num_outputs=2, fresh=True, checks=True).lowering(
     xla=_cross_entropy_xla, onnx=_cross_entropy_onnx)
 
 
