@@ -34,6 +34,21 @@ from .program import XlaProgram
 from .runner import Lowered
 
 
+def _on_numpy_when_checks_fail(fast, checked, numpy_fallback):
+    """The forward's per-call path `fast`; for a program with run-time checks,
+    one that runs the call on numpy when a kernel's check failed (numpy
+    raises its error, as `forward` does: `errors.RaisesOnNumpy`)."""
+    if fast is None or not checked:
+        return fast
+
+    def call(feeds, tensors):
+        try:
+            return fast(feeds, tensors)
+        except RaisesOnNumpy:
+            return numpy_fallback(feeds, tensors)
+    return call
+
+
 class ConcreteRunner:
     """How one ConcreteProgram runs on XLA (see the module docstring).
 
@@ -73,7 +88,8 @@ class ConcreteRunner:
                 pass
             else:
                 if self._fixed_shapes and not dist_attr.any_placed():
-                    self._fast = xla.fast_path(feeds)
+                    self._fast = _on_numpy_when_checks_fail(
+                        xla.fast_path(feeds), xla.executable(feeds).checked, numpy_fallback)
                 return values
         return numpy_fallback(feeds, tensors)
 

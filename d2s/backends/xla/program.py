@@ -228,16 +228,19 @@ class XlaProgram:
     def fast_path(self, feeds):
         """A function (feeds, tensors) -> output arrays for programs whose every
         call compiles to this one executable (fixed feed shapes) and returns
-        plain arrays, then the written parameters' new values (no tensor
-        arrays, room to grow, printing or kept values; error sites only in
-        a program that writes), or None: the per-call path of small programs
-        and of training steps, without `run`'s executable lookup, loop and
-        walk of the results. Made after a run on `feeds` (which compiled the
-        executable and called it once)."""
+        plain arrays, then the written parameters' new values, then the
+        error code if it has error sites (no tensor arrays, room to grow,
+        printing or kept values), or None: the per-call path of small
+        programs and of training steps, without `run`'s executable lookup,
+        loop and walk of the results. Made after a run on `feeds` (which
+        compiled the executable and called it once). A failed check raises
+        as in `run` (a kernel's: `RaisesOnNumpy`, for the caller)."""
         exe = self.executable(feeds)
-        if not exe.lean or exe.effects or (exe.checked and not exe.n_written):
+        if not exe.lean or exe.effects:
             return None
-        return self._fast_forward(exe) if exe.plain else self._fast_step(exe)
+        if exe.n_written:
+            return self._fast_step(exe)
+        return self._fast_checked(exe) if exe.checked else self._fast_forward(exe)
 
     def _fast_forward(self, exe):
         """(Results read by `map`: no comprehension frame per call.)"""
@@ -253,6 +256,19 @@ class XlaProgram:
         else:
             def forward(feeds, tensors):
                 return list(map(array, call(*feeds)))
+        return forward
+
+    def _fast_checked(self, exe):
+        """A forward with run-time checks: its error code comes last."""
+        call, array, asarray = exe.call, np.array, np.asarray
+        device_values, error = self.params.device_values, exe.sites.error
+
+        def forward(feeds, tensors):
+            *outs, code = call(feeds + device_values(tensors))
+            code = asarray(code).item()
+            if code:
+                raise error(code)
+            return list(map(array, outs))
         return forward
 
     def _fast_step(self, exe):

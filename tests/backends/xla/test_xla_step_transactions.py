@@ -297,3 +297,35 @@ def test_a_converted_loss_with_labels_out_of_range_raises_numpy_s_error(grad):
                 assert np.isfinite(loss_of(x, y).numpy())  # and it goes on
             errors[name] = str(e.value)
     assert errors["xla"] == errors["numpy"]
+
+
+def test_a_checked_forward_keeps_its_per_call_path_and_raises_as_numpy():
+    """A forward with run-time checks (a kernel's label check, an `assert`)
+    called without gradients: cache hits take the per-call path, a failed
+    check raises numpy's error from it, and the next call goes on."""
+    def loss_and_check(model):
+        def f(x, y, limit):
+            loss = F.cross_entropy(model(x), y)
+            assert loss < limit, "loss too high"
+            return loss
+        return f
+
+    x, y = batch(0)
+    results, errors = {}, {}
+    for name in ("numpy", "xla"):
+        with backend(name), d2s.no_grad():
+            model, _ = make(kind="sgd")
+            f = to_static(loss_and_check(model))
+            ok = d2s.to_tensor(100.0)
+            results[name] = [f(x, y, ok).numpy() for _ in range(3)]
+            program = f.get_concrete_program(x, y, ok)
+            if name == "xla":
+                assert program.fast_calls.get("xla") is not None  # the per-call path
+            with pytest.raises(ValueError) as labels:
+                f(x, _labels_out_of_range(y, 9), ok)
+            with pytest.raises(AssertionError, match="loss too high") as check:
+                f(x, y, d2s.to_tensor(0.0))
+            results[name].append(f(x, y, ok).numpy())  # and it goes on
+            errors[name] = (str(labels.value), str(check.value))
+    assert errors["xla"] == errors["numpy"]
+    assert all(np.allclose(a, b, rtol=1e-5) for a, b in zip(results["xla"], results["numpy"]))
