@@ -16,8 +16,8 @@ from d2s import optimizer
 from d2s.jit.train_step import StepProgram
 from d2s.static.executor import executor_mode, set_executor_mode
 
-from train_step_helpers import (MLP, batch, both_modes, eager_mode, make, outputs, same, snapshot,
-                                standard_step)
+from train_step_helpers import (MLP, accumulating_step, batch, both_modes, eager_mode, make,
+                                outputs, same, snapshot, standard_step)
 
 GENERATED = executor_mode() == "compiled" or d2s.jit.get_backend() != "numpy"
 
@@ -213,15 +213,6 @@ def test_a_run_time_error_names_the_users_line_and_changes_nothing():
     assert 'assert loss < limit, "loss diverged"' in str(info.value)
 
 
-def _accumulating(model, opt):
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
-
-
 def _hold_grads(model, dtype):
     """What eager code may leave between calls: every gradient held, in `dtype`."""
     for p in model.parameters():
@@ -240,14 +231,14 @@ def test_a_held_gradient_of_another_dtype_leaves_the_generated_function(general_
         return losses, [p.grad.dtype for p in model.parameters()]
 
     model, opt = make(kind="sgd")
-    step = d2s.jit.to_static(_accumulating(model, opt))
+    step = d2s.jit.to_static(accumulating_step(model, opt))
     got, dtypes = drive(step, model)
     if GENERATED:
         assert len(general_calls) == 3   # the first call, then both float64 calls
         assert len(program_of(step, *batch(0)).variants) == 2
     eager_model, eager_opt = make(kind="sgd")
     with eager_mode():
-        want, want_dtypes = drive(_accumulating(eager_model, eager_opt), eager_model)
+        want, want_dtypes = drive(accumulating_step(eager_model, eager_opt), eager_model)
     assert dtypes == want_dtypes == [np.dtype("float64")] * len(dtypes)
     assert _float32_close(got, want)
     assert _float32_close(snapshot(model, opt), snapshot(eager_model, eager_opt))

@@ -70,6 +70,16 @@ def standard_step(model, opt):
     return step
 
 
+def accumulating_step(model, opt):
+    """`standard_step` without `clear_grad`: gradients accumulate across calls."""
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def batch(i, data=BATCHES):
     x, y = data[i % len(data)]
     return d2s.to_tensor(x), d2s.to_tensor(y)

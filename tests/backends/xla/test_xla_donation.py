@@ -18,8 +18,8 @@ from d2s.jit import to_static  # noqa: E402
 
 import sys, pathlib  # noqa: E402,E401
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "jit"))
-from train_step_helpers import (MLP, batch, eager_mode, make, same, snapshot,  # noqa: E402
-                                standard_step)
+from train_step_helpers import (MLP, accumulating_step, batch, eager_mode, make,  # noqa: E402
+                                same, snapshot, standard_step)
 from xla_helpers import bitwise  # noqa: E402
 
 
@@ -232,21 +232,13 @@ def test_a_step_accumulating_gradients_takes_the_per_call_path_and_equals_eager(
     """Gradients held between steps are inputs of the step (their types come
     from eager state, not from the signature): the per-call path reads them,
     and the results equal eager's."""
-    def accumulating(model, opt):
-        def step(x, y):
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step
-
     model, opt = make(MLP, "sgd")
-    step = to_static(accumulating(model, opt))
+    step = to_static(accumulating_step(model, opt))
     losses = [float(step(*batch(i)).numpy()) for i in range(4)]
     runners = _step_runners(step, *batch(0))
     assert any(r._fast is not None and r._held_types for r in runners)
     eager_model, eager_opt = make(MLP, "sgd")
-    eager_step = accumulating(eager_model, eager_opt)
+    eager_step = accumulating_step(eager_model, eager_opt)
     with eager_mode():
         eager_losses = [float(eager_step(*batch(i)).numpy()) for i in range(4)]
     assert np.allclose(losses, eager_losses, rtol=1e-5)

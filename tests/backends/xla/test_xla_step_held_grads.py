@@ -19,7 +19,7 @@ from d2s.jit import to_static  # noqa: E402
 
 import sys, pathlib  # noqa: E402,E401
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "jit"))
-from train_step_helpers import batch, eager_mode, make, snapshot  # noqa: E402
+from train_step_helpers import accumulating_step, batch, eager_mode, make, snapshot  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -30,15 +30,6 @@ def backend(name):
         yield
     finally:
         d2s.jit.set_backend(saved)
-
-
-def accumulating(model, opt):
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
 
 
 def _widen_held_grads(model):
@@ -83,12 +74,12 @@ def close(a, b, exact):
 def test_a_step_accumulates_onto_a_gradient_of_another_dtype_as_eager(name, kind, steps_before):
     model, opt = make(kind=kind)
     with eager_mode():
-        want, want_dtypes = _drive(accumulating(model, opt), model, False, steps_before)
+        want, want_dtypes = _drive(accumulating_step(model, opt), model, False, steps_before)
     eager_state = snapshot(model, opt)
     assert want_dtypes == [np.dtype("float64")] * len(want_dtypes)  # what eager leaves
     with backend(name):
         model, opt = make(kind=kind)
-        step = to_static(accumulating(model, opt))
+        step = to_static(accumulating_step(model, opt))
         got, dtypes = _drive(step, model, True, steps_before)
         assert dtypes == want_dtypes
         assert close(got, want, exact=name == "numpy")
@@ -102,7 +93,7 @@ def test_a_step_accumulates_onto_a_gradient_of_another_dtype_as_eager(name, kind
 def test_a_held_gradient_back_in_its_parameters_dtype_reuses_its_program(name):
     with backend(name):
         model, opt = make(kind="sgd")
-        step = to_static(accumulating(model, opt))
+        step = to_static(accumulating_step(model, opt))
         step(*batch(0))
         step(*batch(1))          # traced with float32 gradients held
         _widen_held_grads(model)
