@@ -78,6 +78,45 @@ def _sole_refs():
 SOLE_REFS = _sole_refs()
 
 
+# The guard of a step program, one entry per kind of term: how `StepProgram.matches`
+# checks a term, and the condition the generated function writes for it
+# (true when the call must take the general path), side by side, so that the
+# two can never disagree on what a program assumes. Terms are checked in
+# order: a `held_dtype` term comes after the terms saying its gradient exists.
+def _watched(tensors, tensor, frozen, no_grad):
+    return tensor.stop_gradient == frozen and (tensor.grad is None) is no_grad
+
+
+def _emit_watched(w, tensor, frozen, no_grad):
+    t = w.global_name("t", tensor)
+    return [f"{t}.stop_gradient is not {bool(frozen)}",
+            f"{t}.grad is {'not ' if no_grad else ''}None"]
+
+
+def _argument(tensors, index, no_grad):
+    return (tensors[index].grad is None) is no_grad
+
+
+def _emit_argument(w, index, no_grad):
+    return [f"x{index}.grad is {'not ' if no_grad else ''}None"]
+
+
+def _held_dtype(tensors, tensor, index, dtype):
+    return (tensors[index] if tensor is None else tensor).grad._value.dtype == dtype
+
+
+def _emit_held_dtype(w, tensor, index, dtype):
+    owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
+    return [f"{owner}.grad._value.dtype != {w.global_name('d', dtype)}"]
+
+
+GUARD = {
+    "watched": (_watched, _emit_watched),          # a tracked Tensor: frozen? has a grad?
+    "argument": (_argument, _emit_argument),       # a differentiated argument: has a grad?
+    "held_dtype": (_held_dtype, _emit_held_dtype),  # a gradient read: its dtype
+}
+
+
 class StepCall:
     """`fn(tensors)`: one step's call, generated for a program (see module
     doc); `source` is its text."""
@@ -152,15 +191,8 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
     if args:
         w.emit(f"{', '.join(args)}{',' if len(args) == 1 else ''} = tensors")
     conds = []
-    for tensor, frozen, no_grad in step._expected_watched:
-        t = w.global_name("t", tensor)
-        conds.append(f"{t}.stop_gradient is not {bool(frozen)}")
-        conds.append(f"{t}.grad is {'not ' if no_grad else ''}None")
-    for index, no_grad in step._expected_arguments:
-        conds.append(f"x{index}.grad is {'not ' if no_grad else ''}None")
-    for tensor, index, dtype in step._expected_held:  # (after: each is known held here)
-        owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
-        conds.append(f"{owner}.grad._value.dtype != {w.global_name('d', dtype)}")
+    for kind, *term in step.guard:
+        conds += GUARD[kind][1](w, *term)
     if backend != "numpy":
         g["_any_placed"] = dist_attr.any_placed  # placements: the general path's
         conds.append("_any_placed()")

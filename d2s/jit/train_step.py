@@ -62,7 +62,7 @@ from ..static.executor import Scope, executor_mode, run_ops
 from ..static.passes import ProgramView, optimize
 from ..static.update_plan import UpdateBuffers, plan_in_place
 from .concrete_program import ConcreteProgram
-from .step_call import SOLE_REFS, build_step_call, numpy_raises
+from .step_call import GUARD, SOLE_REFS, build_step_call, numpy_raises
 
 _getrefcount = sys.getrefcount
 _value_of = operator.attrgetter("_value")
@@ -106,14 +106,16 @@ class StepProgram(ConcreteProgram):
         self._watched = list(watched.values())
         self._argument_slots = [s.input_index for s in effects.slots if s.tensor is None]
         self._expected = self._state_of([None] * len(inputs), traced=True)
-        self._expected_watched = [(t, sg, none) for t, (sg, none) in
-                                  zip(self._watched, self._expected)]
-        self._expected_arguments = list(zip(self._argument_slots,
-                                            self._expected[len(self._watched):]))
-        # and the dtype of each gradient held before the call that it reads
-        # (eager code may leave one in another dtype than its tensor's)
-        self._expected_held = [(slot.tensor, slot.input_index, gb.vars[name].dtype)
-                               for name, slot in self._grad_inputs]
+        # The guard's terms, in order (see jit.step_call.GUARD): per watched Tensor
+        # and per differentiated argument what the trace saw; then the dtype of
+        # each gradient held before the call that it reads (eager code may
+        # leave one in another dtype than its tensor's).
+        self.guard = (
+            [("watched", t, sg, none) for t, (sg, none) in zip(self._watched, self._expected)]
+            + [("argument", i, none) for i, none in zip(self._argument_slots,
+                                                       self._expected[len(self._watched):])]
+            + [("held_dtype", slot.tensor, slot.input_index, gb.vars[name].dtype)
+               for name, slot in self._grad_inputs])
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
         self._plans = {}               # "in_place" / "commit" / "interpret" -> a _NumpyPlan
@@ -133,14 +135,9 @@ class StepProgram(ConcreteProgram):
         """The eager state now is the one this program was traced for."""
         if self._captured.current() is not self._traced_tensors:
             return False
-        for t, frozen, no_grad in self._expected_watched:  # every call: kept lean
-            if t.stop_gradient != frozen or (t.grad is None) is not no_grad:
-                return False
-        for i, no_grad in self._expected_arguments:
-            if (tensors[i].grad is None) is not no_grad:
-                return False
-        for t, i, dtype in self._expected_held:  # (held: checked just above)
-            if (tensors[i] if t is None else t).grad._value.dtype != dtype:
+        # (the general path: a cache hit checks the same terms in generated code)
+        for kind, *term in self.guard:
+            if not GUARD[kind][0](tensors, *term):
                 return False
         return True
 

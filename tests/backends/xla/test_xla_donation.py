@@ -20,7 +20,7 @@ import sys, pathlib  # noqa: E402,E401
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "jit"))
 from train_step_helpers import (MLP, accumulating_step, batch, eager_mode, make,  # noqa: E402
                                 same, snapshot, standard_step)
-from xla_helpers import bitwise  # noqa: E402
+from xla_helpers import bitwise, state_tensors  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -29,11 +29,6 @@ def on_xla():
     d2s.jit.set_backend("xla")
     yield
     d2s.jit.set_backend(saved)
-
-
-def _state_tensors(model, opt):
-    """Every Tensor a step replaces: parameters, then optimizer state."""
-    return list(model.parameters()) + [t for _, ts in opt._state.values() for t in ts]
 
 
 def _addresses(tensors):
@@ -53,7 +48,7 @@ def test_a_step_computes_new_values_into_the_donated_buffers_and_equals_eager(ki
     model, opt = make(MLP, kind)
     step = to_static(standard_step(model, opt))
     losses = [float(step(*batch(0)).numpy())]
-    state = _state_tensors(model, opt)
+    state = state_tensors(model, opt)
     assert state and all(t._value is not None for t in state)
     registered = None
     for i in range(1, 6):
@@ -150,7 +145,7 @@ def test_a_step_with_a_run_time_check_donates_and_a_failure_commits_nothing():
     step = to_static(checked_step_of(model, opt))
     step(*batch(0))
     [exe] = _step_executables(step, *batch(0))
-    state = _state_tensors(model, opt)
+    state = state_tensors(model, opt)
     assert len(exe.donates) == len(state) and exe.checked
     step(*batch(2))  # (the per-call path from here on)
     before = snapshot(model, opt)
@@ -181,7 +176,7 @@ def test_a_call_that_fails_before_xla_takes_the_buffers_gives_them_back(monkeypa
     monkeypatch.setattr(xla_program.Executable, "call", failing)
     with pytest.raises(RuntimeError, match="device lost"):
         step(*batch(2))
-    assert all(t._value is not None for t in _state_tensors(model, opt))
+    assert all(t._value is not None for t in state_tensors(model, opt))
     assert same(snapshot(model, opt), before)
     monkeypatch.undo()
     step(*batch(2))  # and training goes on from there, as eager would

@@ -20,16 +20,7 @@ from d2s.jit import to_static  # noqa: E402
 import sys, pathlib  # noqa: E402,E401
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "jit"))
 from train_step_helpers import accumulating_step, batch, eager_mode, make, snapshot  # noqa: E402
-
-
-@contextlib.contextmanager
-def backend(name):
-    saved = d2s.jit.get_backend()
-    d2s.jit.set_backend(name)
-    try:
-        yield
-    finally:
-        d2s.jit.set_backend(saved)
+from xla_helpers import backend  # noqa: E402
 
 
 def _widen_held_grads(model):

@@ -20,21 +20,7 @@ from d2s.jit import InputSpec, to_static  # noqa: E402
 import sys, pathlib  # noqa: E402,E401
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "jit"))
 from train_step_helpers import batch, eager_mode, make, same, snapshot  # noqa: E402
-from xla_helpers import bitwise  # noqa: E402
-
-
-@contextlib.contextmanager
-def backend(name):
-    saved = d2s.jit.get_backend()
-    d2s.jit.set_backend(name)
-    try:
-        yield
-    finally:
-        d2s.jit.set_backend(saved)
-
-
-def _state_tensors(model, opt):
-    return list(model.parameters()) + [t for _, ts in opt._state.values() for t in ts]
+from xla_helpers import backend, bitwise, state_tensors  # noqa: E402
 
 
 def _executables(step, *args):
@@ -109,7 +95,7 @@ def _failed_call(make_step, kind, held):
     x, y = batch(0)
     step(x, y, d2s.to_tensor(100.0))
     step(*batch(1), d2s.to_tensor(100.0))
-    arrays = [t.numpy() for t in _state_tensors(model, opt)] if held else []
+    arrays = [t.numpy() for t in state_tensors(model, opt)] if held else []
     copies = [a.copy() for a in arrays]
     before = snapshot(model, opt)
     with pytest.raises(Exception) as failure:
@@ -130,7 +116,7 @@ def test_a_failing_step_changes_nothing_on_xla_as_on_numpy(make_step, error, mes
     for name, (e, before, after, arrays, copies, model, opt, step) in results.items():
         assert type(e) is error and message in str(e), (name, e)
         assert bitwise(after, before), name
-        assert all(t._value is not None for t in _state_tensors(model, opt)), name
+        assert all(t._value is not None for t in state_tensors(model, opt)), name
         assert all(np.array_equal(a, c) for a, c in zip(arrays, copies)), name
     assert str(results["xla"][0]) == str(results["numpy"][0])
     with backend("xla"):
@@ -194,7 +180,7 @@ def test_check_finite_on_xla_refuses_a_nan_step_bitwise(kind, held):
             step = to_static(_standard(model, opt), check_finite=True)
             step(*batch(0))
             step(*batch(1))
-            arrays = [t.numpy() for t in _state_tensors(model, opt)] if held else []
+            arrays = [t.numpy() for t in state_tensors(model, opt)] if held else []
             copies = [a.copy() for a in arrays]
             before = snapshot(model, opt)
             x, y = batch(2)
@@ -224,7 +210,7 @@ def test_bad_input_against_an_input_spec_changes_nothing_on_a_donating_step(kind
             if name == "xla":
                 [exe] = _executables(step, *batch(0))
                 assert exe.donates  # this step donates its buffers
-            arrays = [t.numpy() for t in _state_tensors(model, opt)] if held else []
+            arrays = [t.numpy() for t in state_tensors(model, opt)] if held else []
             before = snapshot(model, opt)
             x, y = batch(2)
             bad = [(d2s.to_tensor(x.numpy().astype("float64")), y),
@@ -235,7 +221,7 @@ def test_bad_input_against_an_input_spec_changes_nothing_on_a_donating_step(kind
                     step(*args)
                 errors.setdefault(name, []).append(str(e.value))
             assert bitwise(snapshot(model, opt), before)
-            assert all(t._value is not None for t in _state_tensors(model, opt))
+            assert all(t._value is not None for t in state_tensors(model, opt))
             del arrays
     assert errors["xla"] == errors["numpy"]
 
@@ -261,7 +247,7 @@ def test_labels_out_of_range_raise_numpy_s_error_and_change_nothing(kind, held):
             if name == "xla":
                 [exe] = _executables(step, *batch(0))
                 assert exe.donates and exe.checked  # checked, and still donating
-            arrays = [t.numpy() for t in _state_tensors(model, opt)] if held else []
+            arrays = [t.numpy() for t in state_tensors(model, opt)] if held else []
             copies = [a.copy() for a in arrays]
             before = snapshot(model, opt)
             x, y = batch(2)
@@ -270,7 +256,7 @@ def test_labels_out_of_range_raise_numpy_s_error_and_change_nothing(kind, held):
                     step(x, _labels_out_of_range(y, label))
                 errors.setdefault(name, []).append(str(e.value))
             assert bitwise(snapshot(model, opt), before)
-            assert all(t._value is not None for t in _state_tensors(model, opt))
+            assert all(t._value is not None for t in state_tensors(model, opt))
             assert all(np.array_equal(a, c) for a, c in zip(arrays, copies))
             step(x, y)  # and training goes on
             states[name] = snapshot(model, opt)

@@ -1,8 +1,10 @@
 """Shared by the xla backend tests: run one program on both backends."""
+import contextlib
 import warnings
 
 import numpy as np
 
+import d2s
 from d2s import static
 from d2s.static.backend import BackendFallbackWarning
 
@@ -67,3 +69,19 @@ def bitwise(a, b):
     if isinstance(a, float):
         return a == b
     return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+
+
+@contextlib.contextmanager
+def backend(name):
+    """`to_static` functions run on backend `name` inside the block."""
+    saved = d2s.jit.get_backend()
+    d2s.jit.set_backend(name)
+    try:
+        yield
+    finally:
+        d2s.jit.set_backend(saved)
+
+
+def state_tensors(model, opt):
+    """Every Tensor a step replaces: parameters, then optimizer state."""
+    return list(model.parameters()) + [t for _, ts in opt._state.values() for t in ts]
