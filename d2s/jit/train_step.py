@@ -106,23 +106,43 @@ class StepProgram(ConcreteProgram):
         self._watched = list(watched.values())
         self._argument_slots = [s.input_index for s in effects.slots if s.tensor is None]
         self._expected = self._state_of([None] * len(inputs), traced=True)
-        # The guard's terms, in order (see jit.step_call.GUARD): per watched Tensor
-        # and per differentiated argument what the trace saw; then the dtype of
-        # each gradient held before the call that it reads (eager code may
-        # leave one in another dtype than its tensor's).
-        self.guard = (
-            [("watched", t, sg, none) for t, (sg, none) in zip(self._watched, self._expected)]
-            + [("argument", i, none) for i, none in zip(self._argument_slots,
-                                                       self._expected[len(self._watched):])]
-            + [("held_dtype", slot.tensor, slot.input_index, gb.vars[name].dtype)
-               for name, slot in self._grad_inputs])
+        self.guard = self._guard_terms()
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
         self._plans = {}               # "in_place" / "commit" / "interpret" -> a _NumpyPlan
         self._step_calls = {}          # backend -> its StepCall (None: the general path only)
+        self._flag_writes = []         # (Tensor, stop_gradient) each run commits: _entered_with
         self._finish = self._finisher()
 
     # ---- guard ------------------------------------------------------------------------
+    def _guard_terms(self):
+        """The guard's terms, in order (see jit.step_call.GUARD): per watched
+        Tensor and per differentiated argument what the trace saw; then the
+        dtype of each gradient held before the call that it reads (eager code
+        may leave one in another dtype than its tensor's)."""
+        gb = self.main_program.global_block()
+        return ([("watched", t, sg, none) for t, (sg, none) in zip(self._watched, self._expected)]
+                + [("argument", i, none) for i, none in zip(self._argument_slots,
+                                                           self._expected[len(self._watched):])]
+                + [("held_dtype", slot.tensor, slot.input_index, gb.vars[name].dtype)
+                   for name, slot in self._grad_inputs])
+
+    def _entered_with(self, frozen):
+        """The trace began with `frozen` ({id: stop_gradient} of Tensors before
+        it): a Tensor the step itself froze or unfroze (`stop_gradient = ...`,
+        a Python side effect, done once by the trace) is expected as the call
+        finds it, not as the trace left it. Else a step that sets a model's
+        trainability (a GAN's two steps, each freezing the other model) would
+        match none of its programs on the next call and trace again, call
+        after call."""
+        for i, t in enumerate(self._watched):
+            sg = frozen.get(id(t))
+            if sg is not None and sg != t.stop_gradient:
+                self._expected[i] = (sg, self._expected[i][1])
+                # and each run leaves it as the step does (as the trace did)
+                self._flag_writes.append((t, t.stop_gradient))
+        self.guard = self._guard_terms()
+
     def _state_of(self, tensors, traced=False):
         key = [(t.stop_gradient, t.grad is None) for t in self._watched]
         if traced:  # the trace's own view: the arguments' gradients as it saw them
@@ -195,12 +215,15 @@ class StepProgram(ConcreteProgram):
             if self._retrace is None:
                 raise RuntimeError("this training step's program was traced for another state "
                                    "of the gradients and cannot trace again")
+            watched = {id(t): t for v in self._variants for t in v._watched}
+            frozen = {key: t.stop_gradient for key, t in watched.items()}
             variant = self._retrace(tensors)
             if not isinstance(variant, StepProgram):
                 raise RunEagerly()  # in this state the function is no training step
             if not variant.matches(tensors):
                 raise RuntimeError("tracing the step again gave a program for another state "
                                    "of the gradients (a trace changed eager state?)")
+            variant._entered_with(frozen)
             self._variants.append(variant)
             return variant
 
@@ -242,6 +265,7 @@ class StepProgram(ConcreteProgram):
             elif slot.tensor is None:
                 grad_sets.append((None, slot.input_index, None))
         structure, check = self.output_structure, self.check_finite
+        flag_writes = self._flag_writes  # (filled by _entered_with before any run)
         new, ndarray, as_array = Tensor._from_array, np.ndarray, self._as_array
         single = structure.single
 
@@ -262,6 +286,8 @@ class StepProgram(ConcreteProgram):
             for tensor, index, at in grad_sets:
                 owner = tensors[index] if tensor is None else tensor
                 owner.grad = None if at is None else new(_array(results[at]))
+            for tensor, flag in flag_writes:
+                tensor.stop_gradient = flag
             return out
         return finish
 

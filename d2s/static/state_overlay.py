@@ -236,7 +236,10 @@ class StateOverlay:
         if target.block is not gb:
             raise RuntimeError(f"backward() of '{target.name}', a value of a tensor-dependent "
                                "`if` or loop body: call it after the branch or loop")
-        leaves = [s for s in self._slots.values() if s.trainable]
+        # As eager's backward, which skips a leaf frozen by then: a model the
+        # step froze after tracking it (GAN-style) gets no gradient from here.
+        leaves = [s for s in self._slots.values()
+                  if (s.trainable if s.tensor is None else not s.tensor.stop_gradient)]
         wrt = [(slot, v) for slot in leaves for v in slot.versions]
         wrt_ids = {id(v) for _, v in wrt}
         if id(target) not in _requires(gb.ops, wrt_ids, through_grad_ops=False,
