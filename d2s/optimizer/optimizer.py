@@ -57,6 +57,10 @@ class Optimizer:
         next run. Inside a traced step the new rate is a write of the step."""
         ov = effects.overlay()
         if ov is not None:
+            # a write of the step, even one with no backward or update (a
+            # schedule stepped in its own function); not under a tensor `if`,
+            # whose branch the write could not follow (d2s.where can)
+            ov.activate("optimizer.set_lr()")
             ov.assign(self._lr, value)
             return
         self._lr._value = np.asarray(float(value), np.float64)

@@ -6,12 +6,14 @@ number of programs each step builds."""
 import contextlib
 
 import numpy as np
+import pytest
 
 import d2s
 import d2s.nn as nn
+import d2s.nn.functional as F
 from d2s import optimizer
 
-from train_step_helpers import MLP, eager_mode, same
+from train_step_helpers import MLP, batch, both_modes, eager_mode, make, outputs, same, snapshot
 
 RNG = np.random.default_rng(7)
 NOISE = [(RNG.normal(size=(8, 3)).astype("float32"), RNG.normal(size=(8, 6)).astype("float32"))
@@ -146,3 +148,63 @@ def test_steps_that_clear_first_leave_trainability_as_eager():
     static = gan(True, two_steps_clearing_first)
     assert same_run(eager, static)
     assert all(variants(step) <= 2 for step in static[2])
+
+
+# ---- learning-rate schedules --------------------------------------------------------------------
+def test_a_schedule_stepped_in_its_own_function_changes_the_rate_on_every_call():
+    """`set_lr` in a converted function with no backward or update (a
+    scheduler's step, run once per epoch): eagerly the rate halves per call,
+    so the program writes it on every run."""
+    def rates(static):
+        _, opt = make()
+        decay = d2s.jit.to_static(lambda x: (opt.set_lr(opt.get_lr() * 0.5), x * 2)[1])
+        with contextlib.nullcontext() if static else eager_mode():
+            return [(decay(d2s.to_tensor([1.0])).numpy().tolist(), opt.get_lr())
+                    for _ in range(3)], decay
+    (eager, _), (static, decay) = rates(False), rates(True)
+    assert static == eager and eager[-1][1] == 0.1 / 8
+    assert len(decay.program_cache) == 1
+
+
+def test_set_lr_under_a_tensor_condition_is_a_clear_error():
+    """Eagerly the rate changes only when the condition holds (a plateau
+    schedule); the program cannot write it on some calls only, so it refuses,
+    pointing at `d2s.where`, and changes nothing."""
+    model, opt = make()
+
+    @d2s.jit.to_static
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        if loss > 100:
+            opt.set_lr(opt.get_lr() * 0.5)
+        return loss
+
+    before = snapshot(model, opt)
+    with pytest.raises(RuntimeError, match=r"optimizer.set_lr\(\) inside a tensor-dependent"):
+        step(*batch(0))
+    assert same(snapshot(model, opt), before)
+
+
+def test_set_lr_with_a_tensor_rate_is_eagers():
+    """What the error suggests: a rate chosen by `d2s.where` (eager accepts a
+    0-d Tensor too)."""
+    def make_step(model, opt):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            # (a float64 factor: eagerly a float32 one would round the rate,
+            # as the program's float64 rate times float32 would not)
+            opt.set_lr(opt.get_lr() * d2s.where(loss > 1.6, 0.5, 1.0).astype("float64"))
+            return loss
+        return step
+
+    (eager, static), step = both_modes(
+        make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(4)], kind="adam")
+    assert same(eager, static)
+    assert static[1][3] == 0.01 / 4                     # halved on two calls of four
+    assert len(step.program_cache) == 1
