@@ -208,3 +208,30 @@ def test_set_lr_with_a_tensor_rate_is_eagers():
     assert same(eager, static)
     assert static[1][3] == 0.01 / 4                     # halved on two calls of four
     assert len(step.program_cache) == 1
+
+
+# ---- outputs ----------------------------------------------------------------------------------
+def test_returning_written_values_the_new_weight_and_rate():
+    """A step that returns what it writes (a parameter after its update, the
+    new rate): values of that call, as eagerly (on xla the write-back is the
+    output; it failed to build before)."""
+    def make_step(model, opt):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.set_lr(opt.get_lr() * 0.5)
+            opt.step()
+            opt.clear_grad()
+            return {"loss": loss, "w": model.fc1.weight, "lr": opt.get_lr()}
+        return step
+
+    def drive(step, *_):
+        # (the rate: a float eagerly, a 0-d float64 Tensor from the program)
+        return [{k: float(v) if k == "lr" else outputs(v) for k, v in step(*batch(i)).items()}
+                for i in range(3)]
+
+    (eager, static), step = both_modes(make_step, drive, kind="adam")
+    assert [sorted(d) for d in static[0]] == [["loss", "lr", "w"]] * 3
+    assert same([list(d.values()) for d in static[0]], [list(d.values()) for d in eager[0]])
+    assert same(static[1], eager[1])
+    assert static[0][2]["lr"] == 0.01 / 8

@@ -236,7 +236,9 @@ class StepRunner:
         self.fetch_names = [n for n in self.output_names if n not in writes]
         check_fed(program, program.all_ops(), self.feed_names)
         # The step's outputs must be defined: checked before the write-back.
-        outputs = [v.name for v in step.outputs]
+        # (An output that is a write, a parameter's or the rate's new value
+        # returned, is not fetched: it is the value written back.)
+        outputs = [v.name for v in step.outputs if v.name not in writes]
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
                                                 writes=writes, donate=True, defined=outputs),
                              stacklevel=7)
