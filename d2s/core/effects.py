@@ -30,3 +30,11 @@ def note_new_tensor(tensor):
         ov = overlay()
         if ov is not None:
             ov.note_new_tensor(tensor)
+
+
+def note_mode(layer, flag):
+    """Called where a Layer's `training` flag is read: one read while a step
+    is traced is something its program assumed (its guard checks it per call)."""
+    ov = overlay()
+    if ov is not None:
+        ov.note_mode(layer, flag)

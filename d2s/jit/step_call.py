@@ -3,7 +3,7 @@
 A cache hit of a `StepProgram` (jit.train_step) does, on every call, the
 same few dozen things for the same objects: check the guard (grad mode, the
 executor mode, numpy's error state, the captured tensors, every watched
-Tensor's `stop_gradient` / `.grad`), read the arrays, copy an array written
+Tensor's `stop_gradient` / `.grad`, the `training` flags read), read the arrays, copy an array written
 in place that someone else holds, run the compute function, then commit the
 results to the eager objects. Written as loops over per-program lists,
 spread over a few methods, that costs about as much as a small layer's
@@ -110,10 +110,19 @@ def _emit_held_dtype(w, tensor, index, dtype):
     return [f"{owner}.grad._value.dtype != {w.global_name('d', dtype)}"]
 
 
+def _mode(tensors, layer, flag):
+    return layer.training == flag
+
+
+def _emit_mode(w, layer, flag):
+    return [f"{w.global_name('m', layer)}.training != {w.global_name('f', flag)}"]
+
+
 GUARD = {
     "watched": (_watched, _emit_watched),          # a tracked Tensor: frozen? has a grad?
     "argument": (_argument, _emit_argument),       # a differentiated argument: has a grad?
     "held_dtype": (_held_dtype, _emit_held_dtype),  # a gradient read: its dtype
+    "mode": (_mode, _emit_mode),                   # a Layer's flag the trace read: train()?
 }
 
 

@@ -18,7 +18,8 @@ Every call:
 
 1. checks the guard: what the trace assumed of eager state that can change
    between calls and that Python code may have branched on — which tracked
-   Tensors had a gradient, which were trainable — and picks the program
+   Tensors had a gradient, which were trainable, which layers were in
+   training mode (`train()` / `eval()`: dropout) — and picks the program
    traced for that state (tracing another one for a state not seen yet:
    one program per signature and state, usually exactly one). A call made
    with gradients disabled runs the function eagerly (eager's behaviour,
@@ -125,7 +126,8 @@ class StepProgram(ConcreteProgram):
                 + [("argument", i, none) for i, none in zip(self._argument_slots,
                                                            self._expected[len(self._watched):])]
                 + [("held_dtype", slot.tensor, slot.input_index, gb.vars[name].dtype)
-                   for name, slot in self._grad_inputs])
+                   for name, slot in self._grad_inputs]
+                + [("mode", layer, flag) for layer, flag in self.effects.modes])
 
     def _entered_with(self, frozen):
         """The trace began with `frozen` ({id: stop_gradient} of Tensors before

@@ -49,6 +49,21 @@ class Layer:
         self._full_name = unique_name(name_scope or _snake(type(self).__name__))
         self._param_counts = {}
 
+    @property
+    def training(self):
+        """Whether the layer trains (dropout on). Read while a function is
+        traced by `to_static`, the flag is noted (core.effects.note_mode): a
+        training step's program holds for the flags its trace read, and
+        `train()` / `eval()` between calls picks another one."""
+        flag = self.__dict__["_training"]
+        if state._tls.builders:
+            effects.note_mode(self, flag)
+        return flag
+
+    @training.setter
+    def training(self, flag):
+        self.__dict__["_training"] = flag
+
     # ---- registration ----------------------------------------------------------
     def __setattr__(self, name, value):
         params = self.__dict__.get("_parameters")

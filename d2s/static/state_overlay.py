@@ -86,14 +86,15 @@ class StepEffects:
     slot's gradient. `value_writes`: (Tensor, Variable name) — the Tensor's
     new value. `grad_writes`: (GradSlot, Variable name or None) — its new
     gradient, None when cleared. `slots`: every tracked leaf (their eager
-    gradient state and trainability are the guard).
+    gradient state and trainability are the guard), as are `modes`.
     """
 
-    def __init__(self, slots, grad_inputs, value_writes, grad_writes):
+    def __init__(self, slots, grad_inputs, value_writes, grad_writes, modes=()):
         self.slots = slots
         self.grad_inputs = grad_inputs
         self.value_writes = value_writes
         self.grad_writes = grad_writes
+        self.modes = list(modes)  # (Layer, its `training` flag as the trace read it)
 
     def written_names(self):
         return [n for _, n in self.value_writes] + [n for _, n in self.grad_writes
@@ -115,6 +116,7 @@ class StateOverlay:
         self._values = {}           # id(Tensor) -> (Tensor, Variable): value after a write
         self._pending = []          # trainable Tensors read before activation
         self._born = {}             # id -> (weakref, user origin) of Tensors made while tracing
+        self._modes = {}            # id(Layer) -> (Layer, `training` when first read)
         self._undo = []
 
     # ---- reading and writing values -------------------------------------------------------
@@ -305,6 +307,10 @@ class StateOverlay:
         # by id (Tensors compare by value: no set), with where the user made it
         self._born[id(tensor)] = (weakref.ref(tensor), user_origin())
 
+    def note_mode(self, layer, flag):
+        # the first read: what the code traced after it was built for
+        self._modes.setdefault(id(layer), (layer, flag))
+
     def on_abort(self, undo):
         """`undo()` runs if the trace fails (eager objects created for the step)."""
         self._undo.append(undo)
@@ -339,7 +345,8 @@ class StateOverlay:
                     "(layers, optimizers) before the first call")
         grad_inputs = [(s.entry_var.name, s) for s in slots if s.entry_var is not None]
         grad_inputs += self._captured_entry_grads(slots)
-        return StepEffects(slots, grad_inputs, value_writes, grad_writes)
+        return StepEffects(slots, grad_inputs, value_writes, grad_writes,
+                           self._modes.values())
 
     def _captured_entry_grads(self, slots):
         """A gradient read (and captured as a constant) before its Tensor was

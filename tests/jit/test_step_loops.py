@@ -13,7 +13,8 @@ import d2s.nn as nn
 import d2s.nn.functional as F
 from d2s import optimizer
 
-from train_step_helpers import MLP, batch, both_modes, eager_mode, make, outputs, same, snapshot
+from train_step_helpers import (MLP, batch, both_modes, eager_mode, make, outputs, same, snapshot,
+                                standard_step)
 
 RNG = np.random.default_rng(7)
 NOISE = [(RNG.normal(size=(8, 3)).astype("float32"), RNG.normal(size=(8, 6)).astype("float32"))
@@ -235,3 +236,31 @@ def test_returning_written_values_the_new_weight_and_rate():
     assert same([list(d.values()) for d in static[0]], [list(d.values()) for d in eager[0]])
     assert same(static[1], eager[1])
     assert static[0][2]["lr"] == 0.01 / 8
+
+
+# ---- train() / eval() between calls -------------------------------------------------------------
+class DropoutMLP(MLP):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc2(self.drop(F.relu(self.fc1(x))))
+
+
+def test_eval_and_train_between_calls_switch_dropout_as_eager():
+    """The step closes over the model: its `training` flag is no argument, yet
+    dropout depends on it. The flags the trace read are part of what the
+    program assumed, so `eval()` / `train()` between calls get the program
+    for that mode (two in all), as eager code reads the flag on every call."""
+    def drive(step, model, opt):
+        losses = []
+        for i in range(6):
+            model.train() if i % 3 == 0 else model.eval()
+            d2s.seed(100 + i)                           # dropout's draws, the same per call
+            losses.append(outputs(step(*batch(i))))
+        return losses
+
+    (eager, static), step = both_modes(standard_step, drive, DropoutMLP, "adam")
+    assert same(eager, static)
+    assert variants(step) == 2
