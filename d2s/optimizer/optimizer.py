@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import effects, state
 from ..core.dispatch import Symbolic, bind, run_eager
-from ..core.ops import full
+from ..core.ops import cast, full, reshape
 from ..core.registry import OPS
 from ..core.tensor import Tensor, to_tensor
 
@@ -61,7 +61,7 @@ class Optimizer:
             # schedule stepped in its own function); not under a tensor `if`,
             # whose branch the write could not follow (d2s.where can)
             ov.activate("optimizer.set_lr()")
-            ov.assign(self._lr, value)
+            ov.assign(self._lr, _as_rate(value))
             return
         self._lr._value = np.asarray(float(value), np.float64)
 
@@ -207,6 +207,21 @@ class Optimizer:
             outs = [pvar] + svars
             ops.append(block.append_op(self._op, ins, outs, dict(attrs)))
         return ops, params_grads
+
+
+def _as_rate(value):
+    """Eager `set_lr`'s `float(value)` in a traced step: a tensor of one
+    element (any dtype, any rank) becomes the 0-d float64 rate; other
+    sizes are eager's `float()` error."""
+    if not isinstance(value, (Tensor, Symbolic)):
+        return value
+    shape = tuple(value.shape)
+    if None not in shape and int(np.prod(shape)) != 1:
+        raise ValueError(f"float() of a Tensor with {int(np.prod(shape))} elements is "
+                         "ambiguous; only one-element tensors convert")
+    if np.dtype(value.dtype) != np.float64:
+        value = cast(value, "float64")
+    return reshape(value, []) if shape != () else value
 
 
 class SGD(Optimizer):

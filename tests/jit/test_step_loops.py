@@ -264,3 +264,37 @@ def test_eval_and_train_between_calls_switch_dropout_as_eager():
     (eager, static), step = both_modes(standard_step, drive, DropoutMLP, "adam")
     assert same(eager, static)
     assert variants(step) == 2
+
+
+def test_set_lr_takes_any_one_element_tensor_as_eager():
+    """Eager `set_lr` takes `float(value)`: a warm-up computed from a float32
+    step counter, an int64 tensor, a one-element vector. In the program the
+    same value becomes the float64 rate (it was refused: not float64[])."""
+    def make_step(model, opt):
+        def step(x, y, t):
+            opt.set_lr(0.1 * d2s.minimum(t / 4.0, d2s.to_tensor(1.0)))  # float32 [1]
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            rate = opt.get_lr()
+            opt.set_lr(d2s.full([], 3, "int64"))
+            opt.set_lr(rate)
+            return loss
+        return step
+
+    def drive(step, *_):
+        return [outputs(step(*batch(i), d2s.to_tensor([i + 1.0]))) for i in range(3)]
+
+    (eager, static), _ = both_modes(make_step, drive, kind="adam")
+    assert same(eager, static)
+    assert static[1][3] == float(np.float32(0.1) * np.float32(0.75))
+
+    _, opt = make()
+    bad = d2s.jit.to_static(lambda x: (opt.set_lr(x), x)[1])
+    with eager_mode(), pytest.raises(ValueError) as eager_error:
+        bad(d2s.ones([3]))
+    with pytest.raises(ValueError) as static_error:
+        bad(d2s.ones([3]))
+    assert str(eager_error.value) in str(static_error.value)
+    assert opt.get_lr() == 0.1
