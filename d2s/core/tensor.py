@@ -18,7 +18,7 @@ def new_tensor(value, stop_gradient=True):
     t = _object_new(Tensor)
     t._value = value
     t.stop_gradient = stop_gradient
-    t.grad = None
+    t._grad = None
     t._node = None
     t._out_index = 0
     t.name = None
@@ -33,7 +33,7 @@ class Tensor(TensorMethods):
 
     # Every slot is filled by `__init__` and by `new_tensor` (the eager hot path);
     # a slot added here is added to both (tests/core check that both fill all).
-    __slots__ = ("_value", "stop_gradient", "grad", "_node", "_out_index", "name",
+    __slots__ = ("_value", "stop_gradient", "_grad", "_node", "_out_index", "name",
                  "__weakref__")
     _name_counter = [0]
 
@@ -43,7 +43,7 @@ class Tensor(TensorMethods):
         dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(data)
         self._value = np.array(data, dtype=dtype)
         self.stop_gradient = stop_gradient
-        self.grad = None
+        self._grad = None
         self._node = None
         self._out_index = 0
         self.name = name
@@ -128,6 +128,23 @@ class Tensor(TensorMethods):
         return format_tensor(self._value, self.stop_gradient)
 
     # ---- autograd ------------------------------------------------------------
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        # Inside a traced step, `p.grad = ...` (by hand, clip_grad_norm_,
+        # clear_grad) is a write of the step (core.effects), not a change
+        # made once to the eager Tensor while tracing.
+        if state._tls.builders:
+            ov = effects.overlay()
+            if ov is not None:
+                ov.assign_grad(self, value)
+                return
+        self._grad = value
+
     def backward(self, grad=None):
         if state._tls.builders:  # inside a traced step: the step's backward
             ov = effects.overlay()
@@ -140,8 +157,9 @@ class Tensor(TensorMethods):
             ov = effects.overlay()
             if ov is not None:
                 ov.activate("clear_grad()")
-                ov.track(self)
-        self.grad = None
+                ov.assign_grad(self, None)
+                return
+        self._grad = None
 
     def detach(self):
         return Tensor._from_array(self._value)

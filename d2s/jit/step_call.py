@@ -84,30 +84,30 @@ SOLE_REFS = _sole_refs()
 # two can never disagree on what a program assumes. Terms are checked in
 # order: a `held_dtype` term comes after the terms saying its gradient exists.
 def _watched(tensors, tensor, frozen, no_grad):
-    return tensor.stop_gradient == frozen and (tensor.grad is None) is no_grad
+    return tensor.stop_gradient == frozen and (tensor._grad is None) is no_grad
 
 
 def _emit_watched(w, tensor, frozen, no_grad):
     t = w.global_name("t", tensor)
     return [f"{t}.stop_gradient is not {bool(frozen)}",
-            f"{t}.grad is {'not ' if no_grad else ''}None"]
+            f"{t}._grad is {'not ' if no_grad else ''}None"]
 
 
 def _argument(tensors, index, no_grad):
-    return (tensors[index].grad is None) is no_grad
+    return (tensors[index]._grad is None) is no_grad
 
 
 def _emit_argument(w, index, no_grad):
-    return [f"x{index}.grad is {'not ' if no_grad else ''}None"]
+    return [f"x{index}._grad is {'not ' if no_grad else ''}None"]
 
 
 def _held_dtype(tensors, tensor, index, dtype):
-    return (tensors[index] if tensor is None else tensor).grad._value.dtype == dtype
+    return (tensors[index] if tensor is None else tensor)._grad._value.dtype == dtype
 
 
 def _emit_held_dtype(w, tensor, index, dtype):
     owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
-    return [f"{owner}.grad._value.dtype != {w.global_name('d', dtype)}"]
+    return [f"{owner}._grad._value.dtype != {w.global_name('d', dtype)}"]
 
 
 def _mode(tensors, layer, flag):
@@ -215,7 +215,7 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
         arrays += [f"{w.global_name('t', t)}._value" for t in traced]
     for tensor, index in step._held:
         owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
-        arrays.append(f"{owner}.grad._value")
+        arrays.append(f"{owner}._grad._value")
     if backend == "numpy":
         names = [f"a{i}" for i in range(len(arrays))]
         for name, read in zip(names, arrays):
@@ -266,12 +266,12 @@ def _emit_commit(w, step):
         at += 1
     for slot, name in step.effects.grad_writes:
         if name is None and slot.tensor is not None:
-            w.emit(f"{w.global_name('t', slot.tensor)}.grad = None")
+            w.emit(f"{w.global_name('t', slot.tensor)}._grad = None")
     for slot, name in step.effects.grad_writes:
         owner = f"x{slot.input_index}" if slot.tensor is None else w.global_name("t", slot.tensor)
         if name is not None:
-            w.emit(f"{owner}.grad = _new({array(at)})")
+            w.emit(f"{owner}._grad = _new({array(at)})")
             at += 1
         elif slot.tensor is None:
-            w.emit(f"{owner}.grad = None")
+            w.emit(f"{owner}._grad = None")
     w.emit("return out")

@@ -146,11 +146,11 @@ class StepProgram(ConcreteProgram):
         self.guard = self._guard_terms()
 
     def _state_of(self, tensors, traced=False):
-        key = [(t.stop_gradient, t.grad is None) for t in self._watched]
+        key = [(t.stop_gradient, t._grad is None) for t in self._watched]
         if traced:  # the trace's own view: the arguments' gradients as it saw them
             key += [s.entry_is_none for s in self.effects.slots if s.tensor is None]
         else:
-            key += [tensors[i].grad is None for i in self._argument_slots]
+            key += [tensors[i]._grad is None for i in self._argument_slots]
         return key
 
     def matches(self, tensors):
@@ -283,11 +283,11 @@ class StepProgram(ConcreteProgram):
                                              for i, v in enumerate(results[:n])])
             for tensor, value in zip(value_owners, results[n:]):
                 tensor._value = value if type(value) is ndarray else np.asarray(value)
-            for tensor in cleared:
-                tensor.grad = None
+            for tensor in cleared:  # (commits write the slot: eager writes)
+                tensor._grad = None
             for tensor, index, at in grad_sets:
                 owner = tensors[index] if tensor is None else tensor
-                owner.grad = None if at is None else new(_array(results[at]))
+                owner._grad = None if at is None else new(_array(results[at]))
             for tensor, flag in flag_writes:
                 tensor.stop_gradient = flag
             return out
@@ -303,7 +303,7 @@ class StepProgram(ConcreteProgram):
         no list holds them, see _SOLE_REFS)."""
         for _, slot in self._grad_inputs:
             owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
-            yield owner.grad._value
+            yield owner._grad._value
 
     # ---- what another backend runs ---------------------------------------------------------
     @property
@@ -382,7 +382,7 @@ class StepProgram(ConcreteProgram):
                 arrays = list(map(_value_of, tensors))
                 arrays += map(_value_of, traced)
                 for tensor, index in held:  # (appended one by one: see _SOLE_REFS)
-                    arrays.append((tensors[index] if tensor is None else tensor).grad._value)
+                    arrays.append((tensors[index] if tensor is None else tensor)._grad._value)
                 for i in in_place:  # an array written in place must be ours alone
                     a = arrays[i]
                     if _getrefcount(a) > _SOLE_REFS or a.base is not None \

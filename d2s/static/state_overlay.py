@@ -65,12 +65,12 @@ class GradSlot:
     @property
     def grad(self):
         """The gradient at this point of the step: a Variable, or None."""
-        return self.tensor.grad if self.tensor is not None else self._grad
+        return self.tensor._grad if self.tensor is not None else self._grad
 
     @grad.setter
     def grad(self, value):
         if self.tensor is not None:
-            self.tensor.grad = value
+            self.tensor._grad = value
         else:
             self._grad = value
 
@@ -189,7 +189,7 @@ class StateOverlay:
                 f"{_describe(tensor)} is the result of eager computation outside the traced "
                 "step; the step's backward cannot reach its eager graph. Compute it inside "
                 "the step function, or pass it detached (tensor.detach())")
-        entry = tensor.grad
+        entry = tensor._grad
         entry_var = None
         if entry is not None:
             if not isinstance(entry, Tensor):
@@ -203,8 +203,19 @@ class StateOverlay:
         if written is not None:
             slot.versions.append(written[1])
         self._slots[id(tensor)] = slot
-        tensor.grad = entry_var
+        tensor._grad = entry_var
         return slot
+
+    def assign_grad(self, tensor, value):
+        """`tensor.grad = value` in the step (a Variable, an eager Tensor or
+        None): from here on its gradient, and a write if it is the last.
+        Tracked first, so the gradient the call found is what the guard and
+        the program read (a Variable of a tensor `if` branch is the
+        converter's to merge: it assigns the merged value after the `if`)."""
+        if not self.active:
+            self.activate(f"setting the .grad of {_describe(tensor)}")
+        self.track(tensor)
+        tensor._grad = value
 
     def _track_argument(self, position, var, tensor):
         entry = None if tensor is None else tensor.grad
@@ -368,7 +379,7 @@ class StateOverlay:
         also undo what the trace created (optimizer state)."""
         for slot in self._slots.values():
             if slot.tensor is not None:
-                slot.tensor.grad = slot.entry
+                slot.tensor._grad = slot.entry
             slot.entry = None  # the program must not keep the trace's gradient alive
         if failed:
             for undo in reversed(self._undo):

@@ -298,3 +298,29 @@ def test_set_lr_takes_any_one_element_tensor_as_eager():
         bad(d2s.ones([3]))
     assert str(eager_error.value) in str(static_error.value)
     assert opt.get_lr() == 0.1
+
+
+# ---- gradients set by hand ------------------------------------------------------------------------
+def test_gradients_assigned_by_hand_are_writes_of_the_step():
+    """`p.grad = None` (PyTorch's zero_grad(set_to_none)) or `p.grad = zeros`
+    before the backward: writes of the step like clear_grad(). Before, an
+    assignment made before the first backward acted on the eager Tensor once,
+    at trace time: the first gave a new program on every call, the second a
+    TypeError (a Variable left in `.grad`)."""
+    def make_step(value):
+        def make(model, opt):
+            def step(x, y):
+                for p in model.parameters():
+                    p.grad = None if value is None else d2s.full(p.shape, value)
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                opt.step()
+                return loss
+            return step
+        return make
+
+    for value in (None, 0.0, 0.5):
+        (eager, static), step = both_modes(
+            make_step(value), lambda step, *_: [outputs(step(*batch(i))) for i in range(4)])
+        assert same(eager, static), value
+        assert variants(step) <= 2, value               # gradients absent, then present
