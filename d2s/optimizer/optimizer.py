@@ -48,7 +48,11 @@ class Optimizer:
         every call instead of being fixed when the step was traced)."""
         ov = effects.overlay()
         if ov is not None:
-            return ov.read(self._lr)
+            # weakly typed, as the Python float eager code gets: next to a
+            # float32 tensor it is float32, the same bits as eagerly
+            rate = bind("detach", ov.read(self._lr))
+            rate.weak = True
+            return rate
         return float(self._lr._value)
 
     def set_lr(self, value):

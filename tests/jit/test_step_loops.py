@@ -198,16 +198,16 @@ def test_set_lr_with_a_tensor_rate_is_eagers():
             loss.backward()
             opt.step()
             opt.clear_grad()
-            # (a float64 factor: eagerly a float32 one would round the rate,
-            # as the program's float64 rate times float32 would not)
-            opt.set_lr(opt.get_lr() * d2s.where(loss > 1.6, 0.5, 1.0).astype("float64"))
+            # (the rate is a Python float eagerly: times a float32 tensor, a
+            # float32 tensor; in the program too, not float64)
+            opt.set_lr(opt.get_lr() * d2s.where(loss > 1.6, 0.5, 1.0))
             return loss
         return step
 
     (eager, static), step = both_modes(
         make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(4)], kind="adam")
     assert same(eager, static)
-    assert static[1][3] == 0.01 / 4                     # halved on two calls of four
+    assert static[1][3] == float(np.float32(0.01) / 4)  # halved on two calls of four
     assert len(step.program_cache) == 1
 
 
