@@ -107,6 +107,24 @@ class Variable(Symbolic, TensorMethods):
     def __index__(self):
         raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
 
+    def _no_value(self, what):
+        raise TypeError(
+            f"{what} of static Variable '{self.name}': its value exists only when the program "
+            "runs, not while it is built. Return the tensor from the converted function and "
+            f"call {what} on the result (a training step's loss: log what it returns)")
+
+    def item(self):
+        self._no_value(".item()")
+
+    def numpy(self):
+        self._no_value(".numpy()")
+
+    def __float__(self):
+        self._no_value("float()")
+
+    def __int__(self):
+        self._no_value("int()")
+
     def backward(self, grad=None):
         """In a function traced by `to_static`: the step's backward. Gradient ops
         are appended now; the gradients land on the parameters' `.grad` when a
