@@ -64,7 +64,8 @@ class Optimizer:
             # a write of the step, even one with no backward or update (a
             # schedule stepped in its own function); not under a tensor `if`,
             # whose branch the write could not follow (d2s.where can)
-            ov.activate("optimizer.set_lr()")
+            ov.activate("optimizer.set_lr()", instead="for a rate chosen by a tensor, set "
+                        "it on every call: opt.set_lr(opt.get_lr() * d2s.where(cond, 0.5, 1.0))")
             ov.assign(self._lr, _as_rate(value))
             return
         self._lr._value = np.asarray(float(value), np.float64)

@@ -157,14 +157,16 @@ class StateOverlay:
         """(data Variable, the traced call's Tensor or None) per tensor argument."""
         self._arguments = list(arguments)
 
-    def activate(self, what):
+    def activate(self, what, instead=None):
         """A backward, step or gradient write (`what`, for errors) is being traced:
-        from now on every trainable Tensor the step reads is tracked."""
+        from now on every trainable Tensor the step reads is tracked. Inside a
+        tensor `if` or loop it is refused (`instead`: what to write there)."""
         if self.program.current_block().idx != 0:
             raise RuntimeError(
                 f"{what} inside a tensor-dependent `if` or loop is not supported: a traced "
                 "step's backward, updates and gradient clearing run on every call. Move it "
-                "out of the branch or loop (an `if` or `for` on Python values is fine)")
+                "out of the branch or loop (an `if` or `for` on Python values is fine)"
+                + (f"; {instead}" if instead else ""))
         if self.active:
             return
         self.active = True
