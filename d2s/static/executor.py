@@ -37,6 +37,39 @@ def set_executor_mode(mode):
     _MODE["mode"] = mode
 
 
+def _calls_from_environment():
+    value = os.environ.get("D2S_INTERPRETED_CALLS", "1")
+    try:
+        calls = int(value)
+    except ValueError:
+        raise ValueError(f"D2S_INTERPRETED_CALLS must be a whole number, not {value!r}") \
+            from None
+    if calls < 0:
+        raise ValueError(f"D2S_INTERPRETED_CALLS must be 0 or more, not {calls}")
+    return calls
+
+
+_TIER = {"interpreted_calls": _calls_from_environment()}
+
+
+def interpreted_calls():
+    """How many calls of a `to_static` program's forward run on the
+    interpreter before it is compiled, in "compiled" mode (1 by default;
+    `D2S_INTERPRETED_CALLS`). Tiered as JITs tier: a first call costs the
+    trace plus one interpreted run, the second pays generating and compiling
+    the code, later calls run it. 0 compiles on the first call (the test
+    suite does, so that every test exercises the generated code)."""
+    return _TIER["interpreted_calls"]
+
+
+def set_interpreted_calls(calls):
+    """Set `interpreted_calls()`; returns the previous value."""
+    if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
+        raise ValueError(f"interpreted calls must be an int >= 0, not {calls!r}")
+    previous, _TIER["interpreted_calls"] = _TIER["interpreted_calls"], calls
+    return previous
+
+
 class ExecutionError(RuntimeError):
     pass
 
