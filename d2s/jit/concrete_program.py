@@ -4,7 +4,9 @@ Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
 captured by reference; ops nothing needs are then pruned. Running in
 dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
-wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
+wraps outputs as eager Tensors. On numpy the first call interprets the ops
+and the second compiles them to generated Python (tiered, see
+`executor.interpreted_calls`). When a gradient is wanted, the outputs are
 joined to the eager tape (jit.taped). What a program reads besides its
 inputs and how its outputs are returned live in jit.program_parts.
 """

@@ -1,7 +1,8 @@
 """The parts of a `ConcreteProgram` that are not how it runs: which eager
 Tensors it reads besides its inputs (`CapturedTensors`), where its output
 values go in the returned structure (`OutputStructure`), and the once-decided
-choice between generated code and the interpreter (`Plan`, `_Compiled`)."""
+choice between generated code and the interpreter (`Plan`, `_Compiled`),
+made on a part's second call (`_Compiled.when_hot`)."""
 from __future__ import annotations
 
 import enum

@@ -9,6 +9,7 @@ themselves (`control_ops`): `cond` / `while` can save the scopes they ran
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -38,14 +39,17 @@ def set_executor_mode(mode):
 
 
 def _calls_from_environment():
+    """`D2S_INTERPRETED_CALLS` (default 1); a value that is no count warns and
+    gives the default (an environment variable should not stop `import d2s`)."""
     value = os.environ.get("D2S_INTERPRETED_CALLS", "1")
     try:
         calls = int(value)
     except ValueError:
-        raise ValueError(f"D2S_INTERPRETED_CALLS must be a whole number, not {value!r}") \
-            from None
+        calls = -1
     if calls < 0:
-        raise ValueError(f"D2S_INTERPRETED_CALLS must be 0 or more, not {calls}")
+        warnings.warn(f"D2S_INTERPRETED_CALLS={value!r} is not a count of calls (0, 1, ...): "
+                      "using 1", stacklevel=2)
+        calls = 1
     return calls
 
 
@@ -55,10 +59,22 @@ _TIER = {"interpreted_calls": _calls_from_environment()}
 def interpreted_calls():
     """How many calls of a `to_static` program's forward run on the
     interpreter before it is compiled, in "compiled" mode (1 by default;
-    `D2S_INTERPRETED_CALLS`). Tiered as JITs tier: a first call costs the
-    trace plus one interpreted run, the second pays generating and compiling
-    the code, later calls run it. 0 compiles on the first call (the test
-    suite does, so that every test exercises the generated code)."""
+    `D2S_INTERPRETED_CALLS`). Tiered as JITs tier, compiling what is hot:
+    the first call costs the trace plus one interpreted run (the same
+    kernels, so the same values and errors), the second pays the passes,
+    generating and compiling the code (on benchmarks/first_call.py's
+    functions about 40% of what the trace cost with it), later calls run
+    it. A function called once never pays for code it would not reuse. 0
+    compiles on the first call (the test suite does, so that each
+    test exercises the generated code).
+
+    Applies to a traced forward, with or without the values its backward
+    reads (the backward follows: it is compiled when its forward was).
+    Training steps (`jit.train_step`) compile at once: a step is called in
+    a loop by nature, its in-place update plan and its generated per-call
+    function are built from the compiled plan after the first call, and
+    tiering would only move that cost to the second step. `Executor.run`
+    compiles on its first run too (a static program is built to be run)."""
     return _TIER["interpreted_calls"]
 
 

@@ -7,6 +7,9 @@ The suite runs with programs compiled at once (tests/conftest.py); each test
 here sets the tiering it checks and the executor mode, so these tests mean
 the same in the interpreter and xla runs of the suite (numpy is pinned).
 """
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -112,6 +115,19 @@ def test_lowered_text_compiles_on_demand(tiered):
     sf(T([1.0]))
     assert "def " in sf.concrete_program.lowered_text(backend="numpy")
     assert tiered == ["forward"]
+
+
+@pytest.mark.parametrize("value, calls, warns", [("2", 2, False), ("0", 0, False),
+                                                 ("x", 1, True), ("-1", 1, True)])
+def test_the_environment_sets_the_count(value, calls, warns):
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "from d2s.static.executor import interpreted_calls; print(interpreted_calls())")
+    env = dict(os.environ, D2S_INTERPRETED_CALLS=value)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(calls)]
+    assert ("D2S_INTERPRETED_CALLS" in proc.stderr) is warns, proc.stderr
 
 
 def test_setting_checks_its_value():
