@@ -119,6 +119,7 @@ def run_child(module_path, d2s_root, cache_dir, workdir):
                PYTHONPYCACHEPREFIX=os.path.join(workdir, "pycache"),
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("D2S_INTERPRETED_CALLS", None)  # the default tiering, as a new user has it
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", module_path],
                           env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:

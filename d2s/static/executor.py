@@ -74,7 +74,8 @@ def interpreted_calls():
     a loop by nature, its in-place update plan and its generated per-call
     function are built from the compiled plan after the first call, and
     tiering would only move that cost to the second step. `Executor.run`
-    compiles on its first run too (a static program is built to be run)."""
+    compiles on its first run, as before: its programs are built by hand
+    to be run, usually in a loop, and were not measured for this."""
     return _TIER["interpreted_calls"]
 
 
