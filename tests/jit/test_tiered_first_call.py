@@ -152,6 +152,14 @@ def raise_in_branch(x):
     return x * 2
 
 
+def undefined_after_loop(x, n):
+    i = d2s.zeros([], "int64")
+    while i < n:
+        y = x * 2.0
+        i = i + 1
+    return y  # a NameError when the loop ran zero times
+
+
 def _error(call):
     with pytest.raises(Exception) as info:
         call()
@@ -162,6 +170,7 @@ def _error(call):
 @pytest.mark.parametrize("fn, bad, good", [
     (index_in_loop, (T([1.0, 2.0, 3.0]), T(5, np.int64)), (T([1.0, 2.0, 3.0]), T(2, np.int64))),
     (raise_in_branch, (T([-1.0, -2.0]),), (T([1.0, 2.0]),)),
+    (undefined_after_loop, (T([1.0]), T(0, np.int64)), (T([1.0]), T(2, np.int64))),
 ])
 def test_run_time_errors_are_the_same_interpreted_and_compiled(tiered, fn, bad, good):
     sf = to_static(fn, backend="numpy")
