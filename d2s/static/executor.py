@@ -17,7 +17,7 @@ from ..core import dist_attr
 from ..core.registry import OPS
 from ..core.tensor import Tensor
 from . import backend as backend_state
-from .control_ops import control_op
+from .control_ops import CONTROL_OPS
 from .scope import ZERO_COTANGENT, MissingValue, Scope, UndefinedValue
 from .scope import op_location as _where
 from .scope import relocate as _relocate
@@ -91,6 +91,9 @@ class ExecutionError(RuntimeError):
     pass
 
 
+_ABSENT = object()  # no value in this scope's own dict (see run_ops)
+
+
 def run_block(block, scope):
     run_ops(block.ops, block.program, scope)
 
@@ -102,14 +105,23 @@ def run_ops(ops, program, scope):
     def run_sub_block(idx, sub_scope):
         run_ops(program.blocks[idx].ops, program, sub_scope)
 
+    # Every op of an interpreted run passes here (a to_static program's first
+    # call is one, see `interpreted_calls`): names bound once, an input read
+    # from this scope's own values first (where most are), the chain of
+    # enclosing scopes only when it is not there.
+    controls, kernels, ndarray, asarray = CONTROL_OPS, OPS, np.ndarray, np.asarray
+    values, get, missing = scope.vars, scope.get, _ABSENT
     for op in ops:
-        decl = control_op(op.type)
+        decl = controls.get(op.type)  # control_op(op.type), inline
         try:
             if decl is not None:
                 decl.interpret(op, scope, run_sub_block)
                 continue
-            args = [scope.get(v.name) for v in op.inputs]
-            result = OPS[op.type].kernel(*args, **op.attrs)
+            args = []
+            for v in op.inputs:
+                value = values.get(v.name, missing)
+                args.append(get(v.name) if value is missing else value)
+            result = kernels[op.type].kernel(*args, **op.attrs)
         except MissingValue as e:
             if e.args and isinstance(e.args[0], str) and not getattr(e, "_d2s_located", False):
                 if e.args[0] in program.feed_vars:
@@ -130,12 +142,12 @@ def run_ops(ops, program, scope):
             if not getattr(e, "_d2s_located", False):
                 e = _relocate(e, op)
             raise e
-        if len(op.outputs) == 1:
-            scope.set(op.outputs[0].name, result if type(result) is np.ndarray
-                      else np.asarray(result))
-        elif op.outputs:
-            for v, r in zip(op.outputs, result):
-                scope.set(v.name, np.asarray(r))
+        outs = op.outputs
+        if len(outs) == 1:  # scope.set, inline
+            values[outs[0].name] = result if type(result) is ndarray else asarray(result)
+        elif outs:
+            for v, r in zip(outs, result):
+                values[v.name] = asarray(r)
 
 
 def _symbolic_zero(op, scope):
