@@ -1,5 +1,6 @@
 """Suite-wide setup: conversions are cached in a temporary folder, never the
-user's; the fuzz tests' program counts in the run summary.
+user's; programs are compiled on their first call; the fuzz tests' program
+counts in the run summary.
 
 Set before any test runs (subprocesses inherit it); tests of the cache
 itself point `D2S_CACHE_DIR` at folders of their own.
@@ -12,6 +13,13 @@ import fuzz_stats
 
 _CACHE = tempfile.mkdtemp(prefix="d2s-test-cache-")
 os.environ["D2S_CACHE_DIR"] = _CACHE
+# Programs are compiled on their first call here (users' default interprets
+# it, `executor.interpreted_calls`): most tests call a function once, and the
+# suite exists to check the generated code against eager (the interpreter has
+# its own run, D2S_EXECUTOR=interpreter). `D2S_INTERPRETED_CALLS=1 pytest`
+# runs the suite tiered, as users get it; tests/jit/test_tiered_first_call.py
+# checks the tiering itself.
+os.environ.setdefault("D2S_INTERPRETED_CALLS", "0")
 
 
 def pytest_unconfigure(config):

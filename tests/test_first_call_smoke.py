@@ -18,7 +18,9 @@ def test_first_call_quick(tmp_path):
     for entry in data["results"]:
         for kind in ("cold", "second_process"):
             assert entry[kind]["convert_s"] > 0 and entry[kind]["trace_s"] > 0
+            assert entry[kind]["second_call_s"] > 0
         # the second process read the first one's conversion: it converted nothing
         [cold], [second] = entry["runs"]["cold"], entry["runs"]["second_process"]
         assert cold["conversions"] == 1 and second["conversions"] == 0
     assert "ms/line" in proc.stdout and "2nd process" in proc.stdout
+    assert "2nd call" in proc.stdout

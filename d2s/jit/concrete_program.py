@@ -4,7 +4,9 @@ Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
 captured by reference; ops nothing needs are then pruned. Running in
 dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
-wraps outputs as eager Tensors. When a gradient is wanted, the outputs are
+wraps outputs as eager Tensors. On numpy the first call interprets the ops
+and the second compiles them to generated Python (tiered, see
+`executor.interpreted_calls`). When a gradient is wanted, the outputs are
 joined to the eager tape (jit.taped). What a program reads besides its
 inputs and how its outputs are returned live in jit.program_parts.
 """
@@ -158,11 +160,11 @@ class ConcreteProgram(TapedRuns):
             return self._taped(tensors, captured, values, saved)
         forward = self._forward_fn.fn  # set once the plan is COMPILED
         if forward is None and self._forward_fn.plan is Plan.UNDECIDED:
-            forward = self._forward()
+            forward = self._hot_forward()
         if forward is not None:
             values = forward(*arrays)
         else:
-            values = self._run_numpy(arrays)
+            values = self._interpreted_outputs(arrays)
         return self._wrap(values)
 
     def _call_on(self, backend, tensors):
@@ -243,9 +245,12 @@ class ConcreteProgram(TapedRuns):
 
     def _run_numpy(self, arrays):
         """Forward output values on the numpy backend (compiled or interpreted)."""
-        forward = self._forward()
+        forward = self._hot_forward()
         if forward is not None:
             return forward(*arrays)
+        return self._interpreted_outputs(arrays)
+
+    def _interpreted_outputs(self, arrays):
         scope = self._run_interpreted(arrays)
         return [scope.get(v.name) for v in self.outputs]
 
@@ -287,9 +292,17 @@ class ConcreteProgram(TapedRuns):
 
     def _forward(self):
         """The compiled forward (None where only the interpreter can run it)."""
-        return self._forward_fn.decide(self._lock, lambda: self._compile(
-            self.main_program, self.main_program.global_block().ops,
-            self._input_names(), [v.name for v in self.outputs], "forward"))
+        return self._forward_fn.decide(self._lock, self._compile_forward)
+
+    def _hot_forward(self):
+        """The compiled forward for this call: None on the first calls (they run
+        on the interpreter, see `_Compiled.when_hot`) and where only the
+        interpreter can run it."""
+        return self._forward_fn.when_hot(self._lock, self._compile_forward)
+
+    def _compile_forward(self):
+        return self._compile(self.main_program, self.main_program.global_block().ops,
+                             self._input_names(), [v.name for v in self.outputs], "forward")
 
     def _compile(self, program, ops, inputs, outputs, name):
         if executor_mode() != "compiled" or self._writes_parameters():

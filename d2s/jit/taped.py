@@ -79,7 +79,7 @@ class TapedRuns:
             self._ensure_backward()
         fwd = self._grad_forward_fn.fn  # set once the plan is COMPILED
         if fwd is None and self._grad_forward_fn.plan is Plan.UNDECIDED:
-            fwd = self._grad_forward_fn.decide(self._lock, self._compile_grad_forward)
+            fwd = self._grad_forward_fn.when_hot(self._lock, self._compile_grad_forward)
         n = len(self.outputs)
         if fwd is not None:
             results = fwd(*arrays)

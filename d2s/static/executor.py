@@ -9,6 +9,7 @@ themselves (`control_ops`): `cond` / `while` can save the scopes they ran
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..core import dist_attr
 from ..core.registry import OPS
 from ..core.tensor import Tensor
 from . import backend as backend_state
-from .control_ops import control_op
+from .control_ops import CONTROL_OPS
 from .scope import ZERO_COTANGENT, MissingValue, Scope, UndefinedValue
 from .scope import op_location as _where
 from .scope import relocate as _relocate
@@ -37,8 +38,60 @@ def set_executor_mode(mode):
     _MODE["mode"] = mode
 
 
+def _calls_from_environment():
+    """`D2S_INTERPRETED_CALLS` (default 1); a value that is no count warns and
+    gives the default (an environment variable should not stop `import d2s`)."""
+    value = os.environ.get("D2S_INTERPRETED_CALLS", "1")
+    try:
+        calls = int(value)
+    except ValueError:
+        calls = -1
+    if calls < 0:
+        warnings.warn(f"D2S_INTERPRETED_CALLS={value!r} is not a count of calls (0, 1, ...): "
+                      "using 1", stacklevel=2)
+        calls = 1
+    return calls
+
+
+_TIER = {"interpreted_calls": _calls_from_environment()}
+
+
+def interpreted_calls():
+    """How many calls of a `to_static` program's forward run on the
+    interpreter before it is compiled, in "compiled" mode (1 by default;
+    `D2S_INTERPRETED_CALLS`). Tiered as JITs tier, compiling what is hot:
+    the first call costs the trace plus one interpreted run (the same
+    kernels, so the same values and errors), the second pays the passes,
+    generating and compiling the code (on benchmarks/first_call.py's
+    functions about 40% of what the trace cost with it), later calls run
+    it. A function called once never pays for code it would not reuse. 0
+    compiles on the first call (the test suite does, so that each
+    test exercises the generated code).
+
+    Applies to a traced forward, with or without the values its backward
+    reads (the backward follows: it is compiled when its forward was).
+    Training steps (`jit.train_step`) compile at once: a step is called in
+    a loop by nature, its in-place update plan and its generated per-call
+    function are built from the compiled plan after the first call, and
+    tiering would only move that cost to the second step. `Executor.run`
+    compiles on its first run, as before: its programs are built by hand
+    to be run, usually in a loop, and were not measured for this."""
+    return _TIER["interpreted_calls"]
+
+
+def set_interpreted_calls(calls):
+    """Set `interpreted_calls()`; returns the previous value."""
+    if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
+        raise ValueError(f"interpreted calls must be an int >= 0, not {calls!r}")
+    previous, _TIER["interpreted_calls"] = _TIER["interpreted_calls"], calls
+    return previous
+
+
 class ExecutionError(RuntimeError):
     pass
+
+
+_ABSENT = object()  # no value in this scope's own dict (see run_ops)
 
 
 def run_block(block, scope):
@@ -52,14 +105,23 @@ def run_ops(ops, program, scope):
     def run_sub_block(idx, sub_scope):
         run_ops(program.blocks[idx].ops, program, sub_scope)
 
+    # Every op of an interpreted run passes here (a to_static program's first
+    # call is one, see `interpreted_calls`): names bound once, an input read
+    # from this scope's own values first (where most are), the chain of
+    # enclosing scopes only when it is not there.
+    controls, kernels, ndarray, asarray = CONTROL_OPS, OPS, np.ndarray, np.asarray
+    values, get, missing = scope.vars, scope.get, _ABSENT
     for op in ops:
-        decl = control_op(op.type)
+        decl = controls.get(op.type)  # control_op(op.type), inline
         try:
             if decl is not None:
                 decl.interpret(op, scope, run_sub_block)
                 continue
-            args = [scope.get(v.name) for v in op.inputs]
-            result = OPS[op.type].kernel(*args, **op.attrs)
+            args = []
+            for v in op.inputs:
+                value = values.get(v.name, missing)
+                args.append(get(v.name) if value is missing else value)
+            result = kernels[op.type].kernel(*args, **op.attrs)
         except MissingValue as e:
             if e.args and isinstance(e.args[0], str) and not getattr(e, "_d2s_located", False):
                 if e.args[0] in program.feed_vars:
@@ -80,12 +142,12 @@ def run_ops(ops, program, scope):
             if not getattr(e, "_d2s_located", False):
                 e = _relocate(e, op)
             raise e
-        if len(op.outputs) == 1:
-            scope.set(op.outputs[0].name, result if type(result) is np.ndarray
-                      else np.asarray(result))
-        elif op.outputs:
-            for v, r in zip(op.outputs, result):
-                scope.set(v.name, np.asarray(r))
+        outs = op.outputs
+        if len(outs) == 1:  # scope.set, inline
+            values[outs[0].name] = result if type(result) is ndarray else asarray(result)
+        elif outs:
+            for v, r in zip(outs, result):
+                values[v.name] = asarray(r)
 
 
 def _symbolic_zero(op, scope):

@@ -19,8 +19,10 @@ ROOT = program_snapshots.ROOT
 def _current(tmp_path):
     path = tmp_path / "snapshots.txt"
     # The snapshots were saved with the default executor and backend: a suite
-    # run under D2S_EXECUTOR=interpreter or D2S_BACKEND=xla compares the same.
+    # run under D2S_EXECUTOR=interpreter, D2S_BACKEND=xla or tiered
+    # (D2S_INTERPRETED_CALLS) compares the same.
     env = {k: v for k, v in os.environ.items() if k not in ("D2S_EXECUTOR", "D2S_BACKEND")}
+    env["D2S_INTERPRETED_CALLS"] = "0"  # and with code generated on the first call
     env["PYTHONPATH"] = ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, program_snapshots.__file__, "--write", str(path)], cwd=ROOT,
