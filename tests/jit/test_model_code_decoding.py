@@ -1,0 +1,151 @@
+"""Decoding loops as people write them: greedy decoding over a Python
+`range(max_len)` that breaks on an end token, a tensor `while` with a step
+counter, tokens appended to a Python list and stacked or concatenated.
+
+Found by this file (each failed before its fix):
+* a Python `range` loop with a `break` on a tensor that appends to a list
+  raised "'outs' holds a value computed inside the other branch of an `if`":
+  the rest of the loop was unrolled into `cond`s, and an append inside one
+  cannot leave it. The rest of such a loop is now one `while` op, where the
+  list is a tensor array.
+* `d2s.concat(outs)` and `d2s.stack(outs, axis=1)` of a list appended in a
+  tensor loop raised "cannot iterate over static Variable": only
+  `stack(outs)` (axis 0) knew the list was one stacked Variable.
+"""
+import numpy as np
+import pytest
+
+import d2s
+import d2s.nn as nn
+from d2s.jit import to_static
+
+from model_code_helpers import assert_same, assert_same_run, program_ops, tensor
+
+RNG = np.random.default_rng(7)
+
+
+class GreedyDecoder(nn.Layer):
+    """Embedding -> tanh cell -> logits; the next token is the argmax."""
+
+    def __init__(self, vocab=7, dim=6):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.cell = nn.Linear(2 * dim, dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, h, eos, max_len: int = 6):
+        tok = d2s.zeros([1], dtype="int64")
+        outs = []
+        steps = 0
+        for _ in range(max_len):
+            e = self.embed(tok)
+            h = d2s.tanh(self.cell(d2s.concat([e, h], axis=-1)))
+            tok = self.head(h).argmax(axis=-1)
+            outs.append(tok)
+            steps += 1
+            if tok[0] == eos:
+                break
+        return d2s.stack(outs), steps, h
+
+
+def _decoder_and_tokens():
+    d2s.seed(3)
+    layer = GreedyDecoder()
+    layer.eval()
+    h0 = RNG.standard_normal((1, 6)).astype(np.float32)
+    never = 99
+    tokens, _, _ = layer(tensor(h0), never)
+    return layer, h0, [int(t) for t in tokens.numpy().ravel()]
+
+
+def test_greedy_decode_over_a_python_range_breaks_on_the_end_token():
+    layer, h0, tokens = _decoder_and_tokens()
+    static = to_static(layer.forward)
+    # the end token is each step's token in turn, then one never produced
+    for eos in [*sorted(set(tokens)), 99]:
+        out = assert_same_run(static, layer.forward, lambda: (tensor(h0, grad=True), tensor(eos)),
+                              grad_of=layer.parameters())
+        n = tokens.index(eos) + 1 if eos in tokens else len(tokens)
+        assert out[0].shape == (n, 1)
+    assert "while" in program_ops(static, tensor(h0, grad=True), tensor(99))
+    assert len(static.program_cache) == 1, "one program serves every end token"
+
+
+def test_greedy_decode_on_python_values_keeps_python_semantics():
+    def decode(start, stop_at, max_len: int = 8):
+        outs, tok = [], start
+        for _ in range(max_len):
+            tok = (tok * 3 + 1) % 11
+            outs.append(tok)
+            if tok == stop_at:
+                break
+        return outs
+
+    static = to_static(decode)
+    for stop_at in (4, 10, 99):
+        assert static(2, stop_at) == decode(2, stop_at)
+
+
+def _two_break_decoder(x, limit, max_len: int = 5):
+    """A tensor break after a Python one (the list is carried only once the
+    break flag is a tensor) and a loop target read in the body."""
+    outs = []
+    for i in range(max_len):
+        x = x * 1.5 + i
+        outs.append(x)
+        if i == 3:
+            break
+        if x.sum() > limit:
+            break
+    return d2s.concat(outs), len(outs)
+
+
+@pytest.mark.parametrize("limit", [-100.0, 3.0, 12.0, 1e6])
+def test_python_range_loop_with_tensor_break_carries_its_list(limit):
+    x0 = np.array([0.5, 1.0], np.float32)
+    static = to_static(_two_break_decoder)
+    assert_same_run(static, _two_break_decoder, lambda: (tensor(x0, grad=True), tensor(limit)))
+    assert "while" in program_ops(static, tensor(x0), tensor(limit))
+
+
+def _decode_while(h, w, eos):
+    out = []
+    n = d2s.zeros([], dtype="int64")
+    while n < 10:
+        h = d2s.tanh(h @ w)
+        out.append(h.argmax(axis=-1))
+        n += 1
+        if out[-1][0] == eos:
+            break
+    return d2s.concat(out), n
+
+
+def test_tokens_of_a_tensor_while_are_concatenated():
+    h0 = RNG.standard_normal((1, 4)).astype(np.float32)
+    w = RNG.standard_normal((4, 4)).astype(np.float32)
+    static = to_static(_decode_while)
+    for eos in range(4):
+        assert_same_run(static, _decode_while, lambda: (tensor(h0), tensor(w), tensor(eos)))
+    assert "while" in program_ops(static, tensor(h0), tensor(w), tensor(0))
+
+
+def _collect(x, n, axis):
+    outs = []
+    for i in range(n):
+        outs.append(x * (i + 1))
+    return d2s.stack(outs, axis=axis), d2s.concat(outs, axis=axis), outs[-1]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, 2, -3])
+def test_stack_and_concat_of_a_list_appended_in_a_tensor_loop(axis):
+    x0 = RNG.standard_normal((2, 3)).astype(np.float32)
+    static = to_static(_collect)
+    if axis in (2, -3):  # valid for stack only: both modes raise
+        with pytest.raises(ValueError):
+            _collect(tensor(x0), tensor(3), axis)
+        with pytest.raises(ValueError):
+            static(tensor(x0), tensor(3), axis)
+        return
+    for n in (1, 3):
+        assert_same_run(static, _collect, lambda: (tensor(x0, grad=True), tensor(n), axis))
+    assert "while" in program_ops(static, tensor(x0), tensor(3), axis)
