@@ -3,8 +3,9 @@
 Each helper keeps Python semantics for Python values and eager Tensors and
 builds static control flow for static Variables (one rule: `_is_static`).
 """
-from .builtins_ import (convert_assert, convert_isinstance, convert_len, convert_print,
-                        convert_raise, convert_shape)
+from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinstance,
+                        convert_len, convert_max, convert_min, convert_print, convert_raise,
+                        convert_shape)
 from .call import convert_call
 from .control_flow import (ReturnSlots, convert_for, convert_ifelse, convert_ifelse_expr,
                            convert_while_loop)
@@ -17,7 +18,7 @@ from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
-    "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
