@@ -11,6 +11,9 @@ Found by this file (each failed before its fix):
 * `d2s.concat(outs)` and `d2s.stack(outs, axis=1)` of a list appended in a
   tensor loop raised "cannot iterate over static Variable": only
   `stack(outs)` (axis 0) knew the list was one stacked Variable.
+* `outs.extend([a, b])` and `outs = outs + [a]` in a tensor loop raised (a
+  value of the loop body used outside it; `PendingArray + list`): only
+  `append` and `+=` were carried as tensor array appends.
 """
 import numpy as np
 import pytest
@@ -149,3 +152,74 @@ def test_stack_and_concat_of_a_list_appended_in_a_tensor_loop(axis):
     for n in (1, 3):
         assert_same_run(static, _collect, lambda: (tensor(x0, grad=True), tensor(n), axis))
     assert "while" in program_ops(static, tensor(x0), tensor(3), axis)
+
+
+def _extend_and_concat(x, n):
+    outs = [x]
+    pairs = []
+    for i in range(n):
+        outs.extend([x * i, x + i])
+        pairs = pairs + [x - i]
+    return d2s.stack(outs), d2s.stack(pairs)
+
+
+def test_extend_and_list_concat_in_a_tensor_loop():
+    x0 = RNG.standard_normal(3).astype(np.float32)
+    static = to_static(_extend_and_concat)
+    for n in (1, 3):
+        assert_same_run(static, _extend_and_concat, lambda: (tensor(x0, grad=True), tensor(n)))
+    assert "while" in program_ops(static, tensor(x0), tensor(2))
+
+
+def _grow(items, n):
+    alias = items
+    for i in range(n):
+        items.extend((i, -i))
+        alias = alias + [i]      # a new list: `items` does not see these
+    return items, alias
+
+
+def _grow_deque(items, n):
+    for i in range(n):
+        items.extend([i])
+    return items
+
+
+def test_extend_and_list_concat_keep_python_semantics():
+    from collections import deque
+    assert to_static(_grow)([0], 3) == _grow([0], 3) == ([0, 0, 0, 1, -1, 2, -2], [0, 0, 0, 0, 1, 2])
+    assert to_static(_grow_deque)(deque([1]), 2) == _grow_deque(deque([1]), 2)
+
+
+def _insert_in_a_tensor_loop(x, n):
+    outs = [x]
+    for i in range(n):
+        outs.insert(0, x * i)
+    return d2s.stack(outs)
+
+
+def test_a_list_changed_by_insert_in_a_tensor_loop_is_a_clear_error():
+    with pytest.raises(d2s.static.ControlFlowError, match="insert") as info:
+        to_static(_insert_in_a_tensor_loop)(tensor([1.0, 2.0]), tensor(2))
+    assert "test_model_code_decoding.py" in str(info.value)
+
+
+def test_gradient_through_an_appended_list_on_xla_is_numpys():
+    """Found here: on the xla backend the backward of any loop that appended to
+    a list crashed with JAX's "carry input and carry output must have equal
+    types" (the array's cotangent loses a row per trip); that gradient now
+    runs on numpy, with the fallback warning naming the loop."""
+    pytest.importorskip("jax")
+    from d2s.static.backend import BackendFallbackWarning
+    x0 = RNG.standard_normal((2, 3)).astype(np.float32)
+    on_xla = to_static(_stacked, backend="xla")
+    on_numpy = to_static(_stacked, backend="numpy")
+    with pytest.warns(BackendFallbackWarning, match=r"tensor array appended to in the loop"):
+        assert_same_run(on_xla, on_numpy, lambda: (tensor(x0, grad=True), tensor(3)))
+
+
+def _stacked(x, n):
+    outs = [x]
+    for i in range(n):
+        outs.append(x * (i + 1))
+    return d2s.stack(outs)

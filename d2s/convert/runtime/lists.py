@@ -1,6 +1,7 @@
-"""`list.append` / `list += [...]` in converted loops: a Python list, or a tensor
+"""`list.append` / `.extend` / `list += [...]` / `lst = lst + [...]` in converted loops: a Python list, or a tensor
 array in a static loop."""
-__all__ = ["convert_list_append", "convert_list_extend"]
+__all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
+           "convert_list_concat"]
 
 
 def convert_list_append(lst, value):
@@ -25,3 +26,24 @@ def convert_list_extend(lst, values):
         return array_extend(lst, values)
     lst += values
     return lst
+
+
+def convert_list_extend_call(lst, values):
+    """`lst.extend(values)`, returning the list (the generated code reassigns
+    it): on a tensor array one append per value, else the object's own
+    `extend` (a list, a deque, ...)."""
+    from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
+    if isinstance(lst, PendingArray) or is_tensor_array(lst):
+        return array_extend(lst, values)
+    lst.extend(values)
+    return lst
+
+
+def convert_list_concat(lst, values):
+    """`lst + values` (a list literal) assigned back to `lst`: on a tensor array
+    one append per value (never an elementwise add of the array and the
+    values), else Python's `+` (a new list; a tensor adds)."""
+    from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
+    if isinstance(lst, PendingArray) or is_tensor_array(lst):
+        return array_extend(lst, values)
+    return lst + values

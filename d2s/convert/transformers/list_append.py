@@ -1,5 +1,7 @@
-"""`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`, and
-`lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`.
+"""`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`,
+`lst.extend(vs)` -> `lst = _jst.convert_list_extend_call(lst, vs)`,
+`lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
+and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`.
 
 The assignment makes `lst` a loop variable for the analyses, so a loop on a
 tensor can carry it as a tensor array; with Python values the helper appends
@@ -10,6 +12,9 @@ import ast
 from .. import templates
 from ..traversal import StatementTransformer
 from .common import finish
+
+
+_METHOD_HELPERS = {"append": "convert_list_append", "extend": "convert_list_extend_call"}
 
 
 class _ListAppend(StatementTransformer):
@@ -38,12 +43,23 @@ class _ListAppend(StatementTransformer):
     def visit_Expr(self, node):
         call = node.value
         if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
+                and call.func.attr in _METHOD_HELPERS and isinstance(call.func.value, ast.Name)
                 and len(call.args) == 1 and not call.keywords
                 and not isinstance(call.args[0], ast.Starred)):
             return finish(templates.replace(
-                "lst = _jst.convert_list_append(lst, value)",
+                "lst = _jst.helper(lst, value)", helper=_METHOD_HELPERS[call.func.attr],
                 lst=call.func.value.id, value=call.args[0]), node)
+        return node
+
+    def visit_Assign(self, node):
+        value = node.value
+        if (self.loops and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+                and isinstance(value.left, ast.Name) and value.left.id == node.targets[0].id
+                and isinstance(value.right, ast.List)):
+            return finish(templates.replace(
+                "lst = _jst.convert_list_concat(lst, values)",
+                lst=value.left.id, values=value.right), node)
         return node
 
     def visit_AugAssign(self, node):
