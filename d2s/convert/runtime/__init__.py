@@ -7,8 +7,8 @@ from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinst
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
                         convert_shape)
 from .call import convert_call
-from .control_flow import (ReturnSlots, convert_for, convert_ifelse, convert_ifelse_expr,
-                           convert_while_loop)
+from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifelse,
+                           convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
@@ -19,7 +19,7 @@ from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
-    "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "check_caught", "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_ifelse_expr", "convert_len",

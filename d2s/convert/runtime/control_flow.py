@@ -16,7 +16,7 @@ from .logical import static_truth
 from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
-           "convert_for"]
+           "convert_for", "check_caught"]
 
 
 class ReturnSlots:
@@ -58,8 +58,9 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     """
     if _is_static(pred):
         _check_carried(uncarried, "an `if`")
-        return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                              state_names, out_names, returns, targets)
+        with _traced("a branch of an `if` on a tensor"):
+            return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
+                                  state_names, out_names, returns, targets)
     if pred:
         true_fn()
     else:
@@ -69,8 +70,9 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
 def convert_ifelse_expr(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`; with a static pred, a `cond` op."""
     if _is_static(pred):
-        out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
-                                lambda: (false_fn(),))
+        with _traced("a branch of a conditional expression on a tensor"):
+            out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
+                                    lambda: (false_fn(),))
         return out[0] if isinstance(out, (list, tuple)) else out
     return true_fn() if pred else false_fn()
 
@@ -90,8 +92,9 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
             _check_carried(uncarried, "a `while` loop")
             if test_writes:
                 body_fn = _after_test(cond_fn, body_fn)
-            _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                          returns)
+            with _traced("the body of a `while` loop on a tensor"):
+                _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
+                              returns)
             if test_writes:
                 cond_fn()  # the names it assigns hold the last (failing) test's values
             return
@@ -111,8 +114,9 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
         _check_carried(uncarried, "a `for` loop")
-        return _static_for(iterable, body_fn, get_state, set_state, state_names,
-                           loop_vars, cond_fn, returns)
+        with _traced("the body of a `for` loop on a tensor"):
+            return _static_for(iterable, body_fn, get_state, set_state, state_names,
+                               loop_vars, cond_fn, returns)
     iterator = iter(iterable)
     taken = 0
     while True:
@@ -121,12 +125,13 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
             if _is_static(go_on):
                 rest = _rest_as_static_range(iterable, taken, get_state(), state_names,
                                              loop_vars)
-                if rest is not None:
-                    _check_carried(uncarried, "a `for` loop")
-                    return _static_for(rest, body_fn, get_state, set_state, state_names,
-                                       loop_vars, cond_fn, returns)
-                return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
-                                        state_names, cond_fn, returns, targets, uncarried)
+                with _traced("a `for` loop after a `break` on a tensor"):
+                    if rest is not None:
+                        _check_carried(uncarried, "a `for` loop")
+                        return _static_for(rest, body_fn, get_state, set_state, state_names,
+                                           loop_vars, cond_fn, returns)
+                    return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
+                                            state_names, cond_fn, returns, targets, uncarried)
             if not go_on:
                 return
         try:
@@ -135,6 +140,49 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
             return
         taken += 1
         body_fn(item)
+
+
+class _traced:
+    """Mark an error escaping the trace of `construct` (innermost first): it was
+    raised by code that, in the program, runs only on some paths or trips, so
+    no `except` may take it as the run's own error (`check_caught`). (A class,
+    not contextlib: the user's line is the first frame outside d2s.)"""
+
+    __slots__ = ("construct",)
+
+    def __init__(self, construct):
+        self.construct = construct
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and isinstance(exc, Exception) \
+                and getattr(exc, "_d2s_traced_in", None) is None:
+            from d2s.static.ir import user_origin
+            origin = user_origin()
+            where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+            try:
+                exc._d2s_traced_in = self.construct + where
+            except AttributeError:  # an exception type with __slots__: left unmarked
+                pass
+        return False
+
+
+def check_caught(exc):
+    """First statement of every `except` in converted code: an error marked by
+    `_traced` cannot be caught while the program is built (the handler would
+    run for every input, whether or not that path is taken when it runs)."""
+    construct = getattr(exc, "_d2s_traced_in", None)
+    if construct is None:
+        return
+    from d2s.static import ControlFlowError
+    raise ControlFlowError(
+        f"{type(exc).__name__}: {exc} was raised while tracing {construct}, and an `except` "
+        "caught it: both branches of a tensor `if` (and a loop body) are traced while the "
+        "program is built, so whether that code raises is known only when it runs, where "
+        "the `except` cannot catch it; check the condition before the `if`, or compute "
+        "both results and choose with d2s.where") from exc
 
 
 # ---- static paths ----------------------------------------------------------
