@@ -79,7 +79,24 @@ class Variable(Symbolic, TensorMethods):
             "being built. Python control flow on a Variable needs conversion: decorate the "
             "function with @d2s.jit.to_static, or build the branch with "
             "d2s.static.nn.cond(pred, true_fn, false_fn) (and loops with "
-            "d2s.static.nn.while_loop).")
+            "d2s.static.nn.while_loop). Inside a converted function, only the code d2s "
+            "converts can branch on a Variable: not library functions, generators, or "
+            "builtins such as sorted()")
+
+    def _value_only_at_run_time(self, what):
+        raise TypeError(
+            f"{what} of static Variable '{self.name}': its value is known only when the "
+            "program runs, not while it is built; keep it a tensor (d2s.where, d2s.maximum, "
+            "tensor arithmetic) instead of a Python number")
+
+    def item(self):
+        self._value_only_at_run_time(".item()")
+
+    def __float__(self):
+        self._value_only_at_run_time("float()")
+
+    def __int__(self):
+        self._value_only_at_run_time("int()")
 
     def __len__(self):
         if not self.shape:

@@ -137,3 +137,37 @@ def test_a_bare_except_keeps_python_semantics():
     static = to_static(_bare_except_python)
     assert static(1.0) == _bare_except_python(1.0) == -1.0
     assert static(-3.0) == _bare_except_python(-3.0) == -3.0
+
+
+def _item(x):
+    return x * x.sum().item()
+
+
+def _float(x):
+    return x * float(x.max())
+
+
+def _int(x):
+    return x * int(x.argmax())
+
+
+def _signs(x):
+    if x.sum() > 0:    # a generator is not converted
+        yield x
+    else:
+        yield -x
+
+
+def _from_a_generator(x):
+    return next(_signs(x))
+
+
+@pytest.mark.parametrize("fn, what", [
+    (_item, r"\.item\(\) of static Variable"), (_float, "float\\(\\) of static Variable"),
+    (_int, "int\\(\\) of static Variable"), (_from_a_generator, "generators"),
+])
+def test_a_python_number_from_a_tensor_is_a_clear_error(fn, what):
+    fn(tensor(V))   # eagerly fine
+    with pytest.raises(TypeError, match=what) as info:
+        to_static(fn)(tensor(V))
+    assert "test_model_code_errors.py" in str(info.value)
