@@ -80,7 +80,10 @@ def assert_same_run(static_fn, eager_fn, make_args, grad_of=()):
     e_params = [a for a in e_args if isinstance(a, d2s.Tensor) and not a.stop_gradient]
     e_grads = _grads(e_params, grad_of)
     for i, (s, e) in enumerate(zip(s_grads, e_grads)):
-        assert (s is None) == (e is None), f"gradient {i}: {s!r} vs eager {e!r}"
+        if e is None:  # not used on the path taken: the static run may give zeros
+            assert s is None or not np.any(s), f"gradient {i}: {s!r} vs eager None"
+            continue
+        assert s is not None, f"gradient {i}: none from the static run, eager {e!r}"
         if e is not None:
             np.testing.assert_allclose(s, e, rtol=1e-5, atol=1e-6,
                                        err_msg=f"gradient {i}")

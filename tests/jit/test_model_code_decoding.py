@@ -11,6 +11,13 @@ Found by this file (each failed before its fix):
 * `d2s.concat(outs)` and `d2s.stack(outs, axis=1)` of a list appended in a
   tensor loop raised "cannot iterate over static Variable": only
   `stack(outs)` (axis 0) knew the list was one stacked Variable.
+* `outs.append(x)` under a tensor `if` (no loop) appended `x` for every
+  input (a silent wrong answer): the branch changed the list in place, which
+  the other branch and the code after it saw too. An append in a branch now
+  gives a tensor array and leaves the list as it was; the same made a
+  conditional append or a `continue` before an append in an unrolled Python
+  loop work (they raised "'outs' holds a value computed inside the other
+  branch").
 * `outs.extend([a, b])` and `outs = outs + [a]` in a tensor loop raised (a
   value of the loop body used outside it; `PendingArray + list`): only
   `append` and `+=` were carried as tensor array appends.
@@ -223,3 +230,64 @@ def _stacked(x, n):
     for i in range(n):
         outs.append(x * (i + 1))
     return d2s.stack(outs)
+
+
+def _append_under_tensor_if(x, bias):
+    outs = [x * 0]
+    if x.sum() > 0:
+        outs.append(x)          # a value from before the `if`
+        outs.append(bias)       # an eager parameter
+    return d2s.stack(outs).sum(axis=0), len(outs)
+
+
+def _append_on_both_paths(x):
+    outs = []
+    if x.sum() > 0:
+        outs.append(x)
+    else:
+        outs += [x * 2, x * 3]
+    return d2s.concat(outs)
+
+
+def _kept_positive_steps(x):
+    outs = [x[0] * 0]
+    for i in range(4):          # unrolled: a `cond` per step
+        if x[i] < 0:
+            continue
+        outs.append(x[i] * i)
+    return d2s.stack(outs)
+
+
+def _append_if_large(x):
+    outs = [x[0] * 0]
+    for i in range(4):
+        if x[i] > 0.5:
+            outs.extend([x[i], -x[i]])
+    return d2s.stack(outs), len(outs)
+
+
+@pytest.mark.parametrize("fn, extra", [(_append_under_tensor_if, (np.float32([0.5, 0.5]),)),
+                                       (_append_on_both_paths, ()),
+                                       (_kept_positive_steps, ()), (_append_if_large, ())])
+@pytest.mark.parametrize("values", [[1.0, -2.0, 3.0, 0.25], [-1.0, 2.0, -3.0, -0.25],
+                                    [-1.0, -1.0, -1.0, -1.0]])
+def test_appends_under_a_tensor_if_follow_the_condition(fn, extra, values):
+    x0 = np.array(values[:2] if extra else values, np.float32)
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor(x0, grad=True),)
+                    + tuple(tensor(e, grad=True) for e in extra))
+    assert "cond" in program_ops(static, tensor(x0), *(tensor(e) for e in extra))
+
+
+def test_appends_under_a_python_if_keep_python_semantics():
+    def collect(flags):
+        outs = []
+        for f in flags:
+            if f:
+                outs.append(f)
+        if len(outs) > 1:
+            outs.append("many")
+        return outs
+
+    for flags in ([1, 0, 2], [0, 0], [3]):
+        assert to_static(collect)(flags) == collect(flags)

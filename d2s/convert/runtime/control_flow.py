@@ -12,6 +12,7 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
+from .lists import sharing
 from .logical import static_truth
 from .undefined import UndefinedVar
 
@@ -247,17 +248,28 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     positions = _positions(state_names, out_names)
     flag = (state_names.index(returns.flag)
             if returns is not None and returns.flag in state_names else None)
+    # Python lists both branches start from: an append in one branch must not
+    # change the list the other branch (and the code after) sees (`lists.sharing`).
+    # A list a branch leaves as it was is given to `cond` as one pending array
+    # on both paths: facing a branch's appends it becomes an array too.
+    shared = {}
+    if any(type(init[p]) is list for p in positions):
+        from d2s.static.tensor_array import PendingArray
+        shared = {p: PendingArray(init[p]) for p in positions if type(init[p]) is list}
+    originals = {id(pending): init[p] for p, pending in shared.items()}
 
     def branch(fn):
         def run():
             set_state(init)
-            fn()
+            with sharing(originals.values()):
+                fn()
             values = get_state()
             if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
                 from d2s.static.side_effects import mark_block_terminates
                 mark_block_terminates()
-            return tuple(values[p] for p in positions)
+            return tuple(shared[p] if p in shared and values[p] is init[p] else values[p]
+                         for p in positions)
         return run
 
     pred = static_truth(pred)
@@ -267,6 +279,7 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     if not positions:
         # Side effects only (print / assert / raise ops): still one cond op.
         _static_nn().cond(pred, branch(true_fn), branch(false_fn))
+    outs = [originals.get(id(v), v) for v in outs] if originals else outs
     final = _with_values(init, positions, list(outs))
     if targets:
         _check_one_sided_targets(state_names, targets, final)

@@ -3,9 +3,10 @@
 `lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`.
 
-The assignment makes `lst` a loop variable for the analyses, so a loop on a
-tensor can carry it as a tensor array; with Python values the helper appends
-in place and returns the same list (plain Python semantics kept).
+Rewritten inside loops and `if` statements. The assignment makes `lst` a
+loop variable or branch output for the analyses, so a loop or `if` on a
+tensor can carry it as a tensor array; with Python values the helper
+appends in place and returns the same list (plain Python semantics kept).
 """
 import ast
 
@@ -29,7 +30,9 @@ class _ListAppend(StatementTransformer):
         self.loops -= 1
         return node
 
-    visit_While = visit_For
+    # In a branch too: a list a tensor `if` appends to must become a branch
+    # output (runtime `lists.sharing`), never be changed in place.
+    visit_While = visit_If = visit_For
 
     def visit_FunctionDef(self, node):
         saved, self.loops = self.loops, 0
