@@ -291,3 +291,20 @@ def test_appends_under_a_python_if_keep_python_semantics():
 
     for flags in ([1, 0, 2], [0, 0], [3]):
         assert to_static(collect)(flags) == collect(flags)
+
+
+def _returns_a_list_from_each_branch(x, log):
+    log.append(x.shape[0])       # a Python list both branches see, never appended
+    if x.sum() > 0:
+        return [x, x * 2], log
+    return [x * 3, x], log
+
+
+def test_a_list_no_branch_appends_to_stays_a_python_list():
+    x0 = np.array([1.0, -0.5], np.float32)
+    static = to_static(_returns_a_list_from_each_branch)
+    for sign in (1.0, -1.0):
+        assert_same_run(static, _returns_a_list_from_each_branch,
+                        lambda: (tensor(x0 * sign, grad=True), []))
+    out, log = static(tensor(x0), [7])
+    assert isinstance(out, list) and log == [7, 2]

@@ -11,6 +11,9 @@ Found by this file (each failed before its fix):
 * the same number growing on one path of a tensor `if` in a tensor loop
   raised "'s' has dtype float64 and int64 in the two branches": two Python
   numbers of different kinds now meet at their common kind, still weak.
+* `while (i := i + 1) <= n:` with a tensor `n` ran one trip too few (a
+  silent wrong answer): the test evaluated in Python to see that it is a
+  tensor kept its assignment, and the loop's condition then counted again.
 """
 import numpy as np
 import pytest
@@ -162,3 +165,31 @@ def test_a_python_number_a_loop_makes_a_float_stays_weakly_typed(fn, dtype):
             assert_same_run(static, fn, lambda: (tensor(x0 * sign, grad=True, dtype=dtype),
                                                  tensor(n)))
     assert "while" in program_ops(static, tensor(x0, dtype=dtype), tensor(3))
+
+
+def _walrus_counter(x, n):
+    i = 0
+    while (i := i + 1) <= n:
+        x = x * 1.5
+    return x, i
+
+
+def _walrus_after_python_trips(x, n):
+    """The test is a Python bool for the first trips (k is a number), then a
+    tensor once the body makes k one."""
+    k = 0
+    while (k := k + 1) < 3 or k <= n:
+        x = x * 1.5
+        if k == 2:
+            k = k + n * 0
+    return x, k
+
+
+@pytest.mark.parametrize("fn", [_walrus_counter, _walrus_after_python_trips])
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_a_walrus_counter_in_a_tensor_while_test_counts_each_trip_once(fn, n):
+    x0 = np.array([1.0, -2.0], np.float32)
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor(x0, grad=True), tensor(n)))
+    assert "while" in program_ops(static, tensor(x0), tensor(n))
+    assert static(1.0, n) == fn(1.0, n)

@@ -49,19 +49,20 @@ def _optional(returns):
 
 
 def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns=None, targets=(), uncarried=()):
+                   returns=None, targets=(), uncarried=(), lists=()):
     """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op.
 
     Roles of state entries that are not plain variables (given by the
     converter): `returns` (ReturnSlots), `targets` (attribute/subscript
     targets carried as state) and `uncarried` ((label, line) of targets that
-    cannot be: an error when the predicate is static).
+    cannot be: an error when the predicate is static), `lists` (outputs a
+    branch appends to: `lists.sharing`).
     """
     if _is_static(pred):
         _check_carried(uncarried, "an `if`")
         with _traced("a branch of an `if` on a tensor"):
             return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                                  state_names, out_names, returns, targets)
+                                  state_names, out_names, returns, targets, lists)
     if pred:
         true_fn()
     else:
@@ -88,10 +89,14 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
     `test_writes` are the names the test assigns (`while (y := f(x)) ...`).
     """
     while True:
+        before = get_state() if test_writes else None
         pred = cond_fn()
         if _is_static(pred):
             _check_carried(uncarried, "a `while` loop")
             if test_writes:
+                # The op's condition evaluates the test again: undo what this
+                # evaluation assigned (`while (i := i + 1) < n` counts once).
+                set_state(before)
                 body_fn = _after_test(cond_fn, body_fn)
             with _traced("the body of a `while` loop on a tensor"):
                 _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
@@ -237,7 +242,7 @@ def _check_one_sided_targets(state_names, targets, values):
 
 
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns, targets):
+                   returns, targets, lists=()):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -253,9 +258,10 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     # A list a branch leaves as it was is given to `cond` as one pending array
     # on both paths: facing a branch's appends it becomes an array too.
     shared = {}
-    if any(type(init[p]) is list for p in positions):
+    appended = [p for p in _positions(state_names, lists) if type(init[p]) is list]
+    if appended:
         from d2s.static.tensor_array import PendingArray
-        shared = {p: PendingArray(init[p]) for p in positions if type(init[p]) is list}
+        shared = {p: PendingArray(init[p]) for p in appended}
     originals = {id(pending): init[p] for p, pending in shared.items()}
 
     def branch(fn):
