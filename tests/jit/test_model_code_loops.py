@@ -11,6 +11,10 @@ Found by this file (each failed before its fix):
 * the same number growing on one path of a tensor `if` in a tensor loop
   raised "'s' has dtype float64 and int64 in the two branches": two Python
   numbers of different kinds now meet at their common kind, still weak.
+* an early-exit encoder (`for blk in self.blocks:` appending each hidden
+  state, `break` on a tensor) raised "'hiddens' holds a value computed
+  inside the other branch": the trips after the break flag became a tensor
+  are guarded by a `cond` each, and now carry the list as an array.
 * `while (i := i + 1) <= n:` with a tensor `n` ran one trip too few (a
   silent wrong answer): the test evaluated in Python to see that it is a
   tensor kept its assignment, and the loop's condition then counted again.
@@ -193,3 +197,30 @@ def test_a_walrus_counter_in_a_tensor_while_test_counts_each_trip_once(fn, n):
     assert_same_run(static, fn, lambda: (tensor(x0, grad=True), tensor(n)))
     assert "while" in program_ops(static, tensor(x0), tensor(n))
     assert static(1.0, n) == fn(1.0, n)
+
+
+class EarlyExitEncoder(nn.Layer):
+    def __init__(self, dim=3, depth=4):
+        super().__init__()
+        self.blocks = nn.LayerList([nn.Linear(dim, dim) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x, threshold):
+        hiddens = []
+        for i, blk in enumerate(self.blocks):
+            x = d2s.tanh(blk(x)) + x
+            hiddens.append(self.norm(x))
+            if x.abs().max() > threshold:
+                break
+        return x, d2s.stack(hiddens), len(hiddens)
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.8, 1.5, 100.0])
+def test_early_exit_encoder_collects_the_hidden_states_it_ran(threshold):
+    d2s.seed(0)
+    layer = EarlyExitEncoder()
+    x0 = np.array([[0.3, -0.2, 0.5]], np.float32)
+    static = to_static(layer.forward)
+    assert_same_run(static, layer.forward, lambda: (tensor(x0, grad=True), tensor(threshold)),
+                    grad_of=layer.parameters())
+    assert "cond" in program_ops(static, tensor(x0, grad=True), tensor(threshold))

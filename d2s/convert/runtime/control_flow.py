@@ -110,13 +110,14 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
 
 
 def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
-                cond_fn=None, returns=None, targets=(), uncarried=()):
+                cond_fn=None, returns=None, targets=(), uncarried=(), lists=()):
     """`for item in iterable: body_fn(item)`, stopping early when `cond_fn()` is false.
 
     `body_fn(item)` assigns the loop target itself.  `cond_fn` (from `break`)
     is checked before each item is taken, as Python's `break` would.
     Static iterables (a Variable, or range/enumerate/zip with a static
-    bound) become one `while` op over an int64 counter.
+    bound) become one `while` op over an int64 counter. `lists`: the loop
+    variables the body appends to (guarded trips carry them as arrays).
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
         _check_carried(uncarried, "a `for` loop")
@@ -137,7 +138,8 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
                         return _static_for(rest, body_fn, get_state, set_state, state_names,
                                            loop_vars, cond_fn, returns)
                     return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
-                                            state_names, cond_fn, returns, targets, uncarried)
+                                            state_names, cond_fn, returns, targets, uncarried,
+                                            lists)
             if not go_on:
                 return
         try:
@@ -369,7 +371,7 @@ def _rest_as_static_range(iterable, taken, state, state_names, loop_vars):
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
-                     cond_fn, returns, targets, uncarried):
+                     cond_fn, returns, targets, uncarried, lists=()):
     """A Python iterable whose break flag became static: unroll the rest,
     each remaining iteration guarded by a `cond` on the flag.
 
@@ -398,7 +400,7 @@ def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_
             set_state(tuple(state))
 
         convert_ifelse(pred, taken, skipped, get_state, set_state, state_names, state_names,
-                       returns, targets, uncarried)
+                       returns, targets, uncarried, lists)
         pred = cond_fn()
 
 

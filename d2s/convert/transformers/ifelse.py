@@ -47,7 +47,7 @@ class _IfConverter(ScopedTransformer):
             state_names=templates.str_tuple(state + labels),
             out_names=templates.str_tuple(outs))
         with_roles(stmts, self.scope, state, labels, uncarried)
-        lists = _appended(node, outs)
+        lists = appended_lists(node, outs)
         if lists:
             stmts[-1].value.keywords.append(
                 ast.keyword(arg="lists", value=templates.str_tuple(lists)))
@@ -59,8 +59,9 @@ _LIST_HELPERS = frozenset(("convert_list_append", "convert_list_extend",
                            "convert_list_extend_call", "convert_list_concat"))
 
 
-def _appended(node, outs):
-    """The outputs that a branch (nested constructs included) appends to."""
+def appended_lists(node, outs):
+    """The names of `outs` that the body or else part of `node` (nested
+    constructs included) appends to."""
     names = set()
     for part in node.body + node.orelse:
         for n in walk(part):
