@@ -7,6 +7,13 @@ was caught while the program was built (both branches are traced), so the
 handler's result was returned for every input (a silent wrong answer for
 inputs that take the other branch). The `except` now refuses an error
 raised while tracing a tensor `if` or loop, naming both lines.
+
+Likewise an `except TypeError` took the build-time error of a tensor used
+as a Python index (`scales[i]`) and returned its fallback for every input.
+
+Also: `except KeyError as e:` inside a tensor `if` or loop crashed with
+"NameError: cannot access free variable 'e'" (the branch closure read the
+name back as state after Python had unbound it at the handler's end).
 """
 import numpy as np
 import pytest
@@ -43,7 +50,8 @@ def _raise_in_tensor_loop_in_try(x, n):
 
 @pytest.mark.parametrize("fn, args, construct", [
     (_raise_in_tensor_if_in_try, (V,), "a branch of an `if` on a tensor"),
-    (_raise_in_tensor_loop_in_try, (V, 3), r"a branch of an `if` on a tensor \(.*line 37"),
+    (_raise_in_tensor_loop_in_try, (V, 3),
+     r"a branch of an `if` on a tensor \(.*test_model_code_errors.py, line \d+\)"),
 ])
 def test_an_except_never_catches_an_error_raised_while_tracing_a_tensor_path(fn, args, construct):
     static = to_static(fn)
@@ -170,4 +178,59 @@ def test_a_python_number_from_a_tensor_is_a_clear_error(fn, what):
     fn(tensor(V))   # eagerly fine
     with pytest.raises(TypeError, match=what) as info:
         to_static(fn)(tensor(V))
+    assert "test_model_code_errors.py" in str(info.value)
+
+
+def _handler_in_tensor_branch(x, table):
+    if x.sum() > 0:
+        try:
+            k = table["k"]
+        except KeyError as missing:
+            k = float(len(str(missing)))
+        y = x * k
+    else:
+        try:
+            y = x / table["d"]
+        except KeyError:
+            y = x
+    return y
+
+
+def _handler_in_tensor_loop(x, n, table):
+    for i in range(n):
+        try:
+            x = x * table["w"]
+        except (KeyError, IndexError) as err:
+            x = x + len(type(err).__name__)
+    return x
+
+
+@pytest.mark.parametrize("table", [{}, {"k": 3.0, "d": 2.0}])
+def test_try_except_inside_a_tensor_branch_or_loop(table):
+    static = to_static(_handler_in_tensor_branch)
+    for sign in (1.0, -1.0):
+        assert_same_run(static, _handler_in_tensor_branch,
+                        lambda: (tensor(V * sign, grad=True), dict(table)))
+    loop = to_static(_handler_in_tensor_loop)
+    for weights in ({}, {"w": 2.0}):
+        assert_same_run(loop, _handler_in_tensor_loop,
+                        lambda: (tensor(V, grad=True), tensor(3), weights))
+
+
+def _pick_or_default(x, i):
+    scales = [1.0, 2.0, 3.0]
+    try:
+        s = scales[i]        # eagerly a tensor index works
+    except TypeError:
+        s = 0.0
+    return x * s
+
+
+def test_an_except_never_takes_the_error_of_a_variable_asked_for_a_python_value():
+    """Found here: the `except TypeError` took the build-time error of
+    `scales[i]` (i a tensor) and returned x * 0 for every input."""
+    assert _pick_or_default(tensor(V), tensor(1)).numpy().tolist() == (V * 2).tolist()
+    with pytest.raises(ControlFlowError, match=r"(?s)caught TypeError.*asked for a Python value") \
+            as info:
+        to_static(_pick_or_default)(tensor(V), tensor(1))
     assert "test_model_code_errors.py" in str(info.value)

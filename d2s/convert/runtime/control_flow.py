@@ -166,31 +166,33 @@ class _traced:
 
     def __exit__(self, kind, exc, tb):
         if exc is not None and isinstance(exc, Exception) \
-                and getattr(exc, "_d2s_traced_in", None) is None:
+                and getattr(exc, "_d2s_uncatchable", None) is None:
             from d2s.static.ir import user_origin
             origin = user_origin()
             where = f" ({origin[0]}, line {origin[1]})" if origin else ""
             try:
-                exc._d2s_traced_in = self.construct + where
+                exc._d2s_uncatchable = (
+                    f"it was raised while tracing {self.construct}{where}: both branches of "
+                    "a tensor `if` (and a loop body) are traced while the program is built, "
+                    "so whether that code raises is known only when it runs, where the "
+                    "`except` cannot catch it; check the condition before the `if`, or "
+                    "compute both results and choose with d2s.where")
             except AttributeError:  # an exception type with __slots__: left unmarked
                 pass
         return False
 
 
 def check_caught(exc):
-    """First statement of every `except` in converted code: an error marked by
-    `_traced` cannot be caught while the program is built (the handler would
-    run for every input, whether or not that path is taken when it runs)."""
-    construct = getattr(exc, "_d2s_traced_in", None)
-    if construct is None:
+    """First statement of every `except` in converted code: an error marked
+    `_d2s_uncatchable` (by `_traced`, or by a static Variable asked for a
+    Python value) is not the run's own error, so no handler may take it (it
+    would run for every input, a silent wrong answer): a clear error instead."""
+    reason = getattr(exc, "_d2s_uncatchable", None)
+    if reason is None:
         return
     from d2s.static import ControlFlowError
-    raise ControlFlowError(
-        f"{type(exc).__name__}: {exc} was raised while tracing {construct}, and an `except` "
-        "caught it: both branches of a tensor `if` (and a loop body) are traced while the "
-        "program is built, so whether that code raises is known only when it runs, where "
-        "the `except` cannot catch it; check the condition before the `if`, or compute "
-        "both results and choose with d2s.where") from exc
+    raise ControlFlowError(f"an `except` caught {type(exc).__name__}: {exc}; but {reason}") \
+        from exc
 
 
 # ---- static paths ----------------------------------------------------------
