@@ -5,9 +5,9 @@ counter, tokens appended to a Python list and stacked or concatenated.
 Found by this file (each failed before its fix):
 * a Python `range` loop with a `break` on a tensor that appends to a list
   raised "'outs' holds a value computed inside the other branch of an `if`":
-  the rest of the loop was unrolled into `cond`s, and an append inside one
-  cannot leave it. The rest of such a loop is now one `while` op, where the
-  list is a tensor array.
+  the rest of the loop is unrolled into `cond`s, and an append inside one
+  could not leave it. The list is now carried through them as a tensor
+  array (the loop target stays a Python int).
 * `d2s.concat(outs)` and `d2s.stack(outs, axis=1)` of a list appended in a
   tensor loop raised "cannot iterate over static Variable": only
   `stack(outs)` (axis 0) knew the list was one stacked Variable.
@@ -77,7 +77,8 @@ def test_greedy_decode_over_a_python_range_breaks_on_the_end_token():
                               grad_of=layer.parameters())
         n = tokens.index(eos) + 1 if eos in tokens else len(tokens)
         assert out[0].shape == (n, 1)
-    assert "while" in program_ops(static, tensor(h0, grad=True), tensor(99))
+    ops = program_ops(static, tensor(h0, grad=True), tensor(99))
+    assert {"cond", "array_append"} <= ops
     assert len(static.program_cache) == 1, "one program serves every end token"
 
 
@@ -115,7 +116,7 @@ def test_python_range_loop_with_tensor_break_carries_its_list(limit):
     x0 = np.array([0.5, 1.0], np.float32)
     static = to_static(_two_break_decoder)
     assert_same_run(static, _two_break_decoder, lambda: (tensor(x0, grad=True), tensor(limit)))
-    assert "while" in program_ops(static, tensor(x0), tensor(limit))
+    assert {"cond", "array_append"} <= program_ops(static, tensor(x0), tensor(limit))
 
 
 def _decode_while(h, w, eos):
@@ -308,3 +309,24 @@ def test_a_list_no_branch_appends_to_stays_a_python_list():
                         lambda: (tensor(x0 * sign, grad=True), []))
     out, log = static(tensor(x0), [7])
     assert isinstance(out, list) and log == [7, 2]
+
+
+def _schedule_decoder(x, limit):
+    """The loop target indexes a Python list after the break became a tensor."""
+    outs = []
+    scales = [1.0, 2.0, 3.0, 4.0]
+    for i in range(4):
+        x = x * scales[i]
+        outs.append(x)
+        if x.sum() > limit:
+            break
+    else:
+        outs.append(x * 0)
+    return d2s.stack(outs)
+
+
+@pytest.mark.parametrize("limit", [0.0, 5.0, 1000.0])
+def test_the_loop_target_stays_a_python_int_after_a_tensor_break(limit):
+    x0 = np.array([0.5, 1.0, -0.3], np.float32)
+    static = to_static(_schedule_decoder)
+    assert_same_run(static, _schedule_decoder, lambda: (tensor(x0, grad=True), tensor(limit)))

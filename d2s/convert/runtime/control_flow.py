@@ -125,18 +125,11 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
             return _static_for(iterable, body_fn, get_state, set_state, state_names,
                                loop_vars, cond_fn, returns)
     iterator = iter(iterable)
-    taken = 0
     while True:
         if cond_fn is not None:
             go_on = cond_fn()
             if _is_static(go_on):
-                rest = _rest_as_static_range(iterable, taken, get_state(), state_names,
-                                             loop_vars)
                 with _traced("a `for` loop after a `break` on a tensor"):
-                    if rest is not None:
-                        _check_carried(uncarried, "a `for` loop")
-                        return _static_for(rest, body_fn, get_state, set_state, state_names,
-                                           loop_vars, cond_fn, returns)
                     return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
                                             state_names, cond_fn, returns, targets, uncarried,
                                             lists)
@@ -146,7 +139,6 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
             item = next(iterator)
         except StopIteration:
             return
-        taken += 1
         body_fn(item)
 
 
@@ -354,28 +346,13 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns)
 
 
-def _rest_as_static_range(iterable, taken, state, state_names, loop_vars):
-    """The rest of a Python `range` loop whose break flag became static, as a
-    static range, when the loop carries a Python list (`outs.append(tok)` in a
-    greedy decoder): how many more items get appended is known only at run
-    time, so the rest must be one `while` op, where the list is a tensor array
-    (unrolled, each append would sit in a `cond` and the list could not leave
-    it). The loop target is then an int64 tensor in those iterations. None
-    otherwise: the rest is unrolled (`_static_for_rest`)."""
-    if type(iterable) is not range:
-        return None
-    carried = set(loop_vars)
-    if not any(type(v) is list and n in carried for n, v in zip(state_names, state)):
-        return None
-    from .iteration import StaticRange
-    rest = iterable[taken:]
-    return StaticRange(rest.start, rest.stop, rest.step)
-
-
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
                      cond_fn, returns, targets, uncarried, lists=()):
     """A Python iterable whose break flag became static: unroll the rest,
-    each remaining iteration guarded by a `cond` on the flag.
+    each remaining iteration guarded by a `cond` on the flag (the loop target
+    keeps its Python value). The lists the body appends to (`lists`) are
+    carried through each `cond` as tensor arrays: how many items they get is
+    known only at run time (a greedy decoder's tokens).
 
     A name the body binds to another Python object (the loop target over a
     LayerList) would hold a different object on each path of that `cond`:
