@@ -6,11 +6,11 @@ import ast
 
 from .analysis import analyze_function
 from .naming import Namer
-from .transformers import (break_continue, builtin_calls, call_trees,
+from .transformers import (annotations, break_continue, builtin_calls, call_trees,
                            conditional_expressions, for_loops, ifelse, list_append,
                            logical_expressions, mangling,
-                           raise_statements, return_statements, undefined_names, unsupported,
-                           while_loops)
+                           raise_statements, return_statements, try_statements,
+                           undefined_names, unsupported, while_loops)
 from .transformers.common import user_functions
 from .traversal import walk
 
@@ -100,9 +100,15 @@ CLOSURE_ROLES = ("true_fn", "false_fn", "cond_fn", "body_fn", "for_body_fn", "ge
 PIPELINE = [
     # First: errors must name the user's syntax, before anything is rewritten.
     unsupported,
+    # Before the analyses and the control-flow converters, whose closures
+    # declare assigned names `nonlocal` (an annotated name cannot be).
+    annotations,
     # Before any generated name exists: only the user's `__private` names
     # were mangled by Python when the method was first compiled.
     mangling,
+    # After mangling (it would mangle the `__caught` name it reads, not the
+    # handler's own), before the analyses, which must see the check.
+    try_statements,
     # Before return canonicalization and the analyses: a raise under a tensor
     # `if` becomes a run-time check, and the analyses must then see it as a
     # call that falls through (the static branch keeps being traced).

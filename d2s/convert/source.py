@@ -2,7 +2,8 @@
 
 Handles plain, nested, decorated functions and methods (the `def` is parsed
 alone, its decorators stripped, since the caller already holds the decorated
-object), and lambdas defined in files (turned into an equivalent `def`).
+object; a wrapper made with `functools.wraps` is its own `def`, found by its
+code's name, never the function it wraps), and lambdas defined in files (turned into an equivalent `def`).
 Anything without retrievable source gets a SourceUnavailableError naming it.
 
 Finding the def's lines is cheap: from its first line to the first later
@@ -115,7 +116,7 @@ def function_source(fn):
     else:
         linecache.checkcache(filename)   # a file edited since it was read is read again
         lines = linecache.getlines(filename, fn.__globals__)
-    if fn.__name__ == "<lambda>":
+    if fn.__code__.co_name == "<lambda>":
         if not lines:
             raise _unavailable(fn, "file not readable")
         return FunctionSource(filename, 1, lines, True)
@@ -126,8 +127,11 @@ def function_source(fn):
 
 
 def _inspect_source(fn):
+    # Of the code object, not of `fn`: inspect follows `__wrapped__`, and the
+    # wrapper a decorator returns (`functools.wraps`) is what runs, so what
+    # is converted; its name is `fn.__name__` no more, the code's name is.
     try:
-        lines, start = inspect.getsourcelines(fn)
+        lines, start = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as exc:
         raise _unavailable(fn, str(exc)) from None
     return FunctionSource(fn.__code__.co_filename, start, lines, False)
@@ -141,7 +145,7 @@ def _parse_def(fn, source):
         return None
     body = tree.body[0].body if extra else tree.body   # under `if 1:` when wrapped
     defs = [n for n in body[:1] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.name == fn.__name__]
+            and n.name == fn.__code__.co_name]
     if not defs:
         return None
     return defs[0], text_lines, source.start - 1 + extra

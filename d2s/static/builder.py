@@ -107,4 +107,6 @@ def check_visible(var, block):
         f"'{var.name}' was computed inside a branch or loop body on a tensor and is used "
         "outside it: it was stored where the converter could not see the write (an "
         "attribute, global or nonlocal name set by a function called inside the `if` or "
-        "loop?); assign it in the converted function itself, or return it")
+        "loop, or a Python list changed in place other than by `lst.append`, `lst.extend`, "
+        "`lst += [...]` on a name: `insert`, an alias of `append`, a list inside a dict?); "
+        "assign it in the converted function itself, or return it")

@@ -429,24 +429,37 @@ def _settle_pending(builder, a, a_block, b, b_block):
 
 
 def _unify_weak(builder, a, a_block, b, b_block):
-    """A weakly typed side takes the other side's dtype (a Python number would)."""
+    """A weakly typed side takes the other side's dtype (a Python number would).
+    Two Python numbers of different kinds (an int on one path, a float on the
+    other) meet at their common kind, still weak: `s = 0`, then `s += 0.5` on
+    one path of a tensor `if`, is a float64 number after it."""
     wa, wb = getattr(a, "weak", False), getattr(b, "weak", False)
-    if wa != wb and a.dtype != b.dtype:
-        if wa:
+    if a.dtype != b.dtype:
+        if wa and wb:
+            common = np.result_type(a.dtype, b.dtype)
+            a = a if a.dtype == common else cast_weak(builder, a_block, a, common)
+            b = b if b.dtype == common else cast_weak(builder, b_block, b, common)
+        elif wa:
             a = cast_weak(builder, a_block, a, b.dtype)
-        else:
+        elif wb:
             b = cast_weak(builder, b_block, b, a.dtype)
     return a, b
 
 
 def cast_weak(builder, block, x, dtype):
     """`x` cast in `block`; a value that may be undefined there (a number a
-    loop may have returned, passed through) stays undefined: no read."""
+    loop may have returned, passed through) stays undefined: no read.
+
+    A weak `x` stays weak: a Python number that a loop makes a float (`s = 0`,
+    then `s += 0.5`) is still a Python number, and `x * s` keeps x's dtype."""
     if x.may_be_undefined:
-        return append_cast_if_defined(block, x, dtype)
-    from ..core.ops import cast
-    with builder.program._block_guard(block):
-        return builder.to_var(cast(x, dtype))
+        out = append_cast_if_defined(block, x, dtype)
+    else:
+        from ..core.ops import cast
+        with builder.program._block_guard(block):
+            out = builder.to_var(cast(x, dtype))
+    out.weak = x.weak
+    return out
 
 
 def _check_compatible(label, a, b, what="the two branches"):

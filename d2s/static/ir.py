@@ -24,6 +24,15 @@ from .origins import (ORIGIN_RESOLVERS, PendingOrigin, _lineno, code_line,  # no
                       user_origin)
 
 
+def _uncatchable(exc):
+    """`exc`, marked as an error of building, not of running: eagerly the same
+    code has a value here, so an `except` in converted code must not take it
+    as the run's own error (`convert.runtime.check_caught`)."""
+    exc._d2s_uncatchable = ("eagerly this code does not raise: a static Variable was asked "
+                            "for a Python value, which exists only when the program runs")
+    return exc
+
+
 class Variable(Symbolic, TensorMethods):
     """A value inside a program: name, shape (None = unknown dim), dtype, and
     `weak` (True where it stands for a Python number, see __init__)."""
@@ -74,12 +83,29 @@ class Variable(Symbolic, TensorMethods):
         return self.block.program._builder
 
     def __bool__(self):
-        raise TypeError(
+        raise _uncatchable(TypeError(
             f"bool() of static Variable '{self.name}' is not known while the program is "
             "being built. Python control flow on a Variable needs conversion: decorate the "
             "function with @d2s.jit.to_static, or build the branch with "
             "d2s.static.nn.cond(pred, true_fn, false_fn) (and loops with "
-            "d2s.static.nn.while_loop).")
+            "d2s.static.nn.while_loop). Inside a converted function, only the code d2s "
+            "converts can branch on a Variable: not library functions, generators, or "
+            "builtins such as sorted()"))
+
+    def _value_only_at_run_time(self, what):
+        raise _uncatchable(TypeError(
+            f"{what} of static Variable '{self.name}': its value is known only when the "
+            "program runs, not while it is built; keep it a tensor (d2s.where, d2s.maximum, "
+            "tensor arithmetic) instead of a Python number"))
+
+    def item(self):
+        self._value_only_at_run_time(".item()")
+
+    def __float__(self):
+        self._value_only_at_run_time("float()")
+
+    def __int__(self):
+        self._value_only_at_run_time("int()")
 
     def __len__(self):
         if not self.shape:
@@ -105,7 +131,9 @@ class Variable(Symbolic, TensorMethods):
         return (self[i] for i in range(n))
 
     def __index__(self):
-        raise TypeError(f"static Variable '{self.name}' cannot be used as a Python int")
+        raise _uncatchable(TypeError(
+            f"static Variable '{self.name}' cannot be used as a Python int (an index, a "
+            "range bound): its value is known only when the program runs"))
 
     def _no_value(self, what):
         raise TypeError(

@@ -40,10 +40,22 @@ def test_ifelse_zero_outputs():
     src = _flat(convert_src("""
         def f(c, xs):
             if c:
-                xs.append(1)
+                xs.sort()
             return xs
     """))
     assert "(), ())" in src and "return ()" in src
+
+
+def test_ifelse_list_append_is_an_output():
+    # An append in a branch rebinds the list (a tensor `if` carries it as an
+    # array): never an in-place change the other branch would see.
+    src = _flat(convert_src("""
+        def f(c, xs):
+            if c:
+                xs.append(1)
+            return xs
+    """))
+    assert "xs = _jst.convert_list_append(xs, 1)" in src and "('xs',), ('xs',), lists=('xs',))" in src
 
 
 def test_while_loop_vars_exact():

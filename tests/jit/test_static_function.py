@@ -219,11 +219,28 @@ def _appends_under_tensor_if(x):
     return d2s.stack(out)
 
 
+def _appends_to_a_list_in_a_dict_under_tensor_if(x):
+    box = {"out": [x]}
+    if x.sum() > 0:
+        for i in range(2):
+            box["out"].append(x * i)
+    return d2s.stack(box["out"])
+
+
+def test_list_appended_inside_a_tensor_branch_is_an_array_output():
+    # (it was a clear error; the branch's appends now give a tensor array,
+    # and the other branch keeps the list as it was)
+    static = to_static(_appends_under_tensor_if)
+    for values in ([1.0, 2.0], [-1.0, -2.0]):
+        np.testing.assert_array_equal(static(d2s.to_tensor(values)).numpy(),
+                                      _appends_under_tensor_if(d2s.to_tensor(values)).numpy())
+
+
 def test_list_changed_inside_a_tensor_branch_is_a_clear_error():
     from d2s.static import ControlFlowError
-    with pytest.raises(ControlFlowError, match=r"'out' holds a value computed inside the other "
-                                               r"branch.*test_static_function.py"):
-        to_static(_appends_under_tensor_if)(d2s.to_tensor([1.0, 2.0]))
+    with pytest.raises(ControlFlowError, match=r"(?s)computed inside a branch.*a list inside a dict"
+                                               r".*test_static_function.py"):
+        to_static(_appends_to_a_list_in_a_dict_under_tensor_if)(d2s.to_tensor([1.0, 2.0]))
     # eagerly (the one switch) the same code runs as Python
     d2s.jit.enable_to_static(False)
     try:

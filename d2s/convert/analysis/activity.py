@@ -96,7 +96,7 @@ class _Activity(NodeVisitor):
     def visit_ExceptHandler(self, node):
         if node.type is not None:
             self.visit(node.type)
-        if node.name:
+        if node.name and not getattr(node, annos.HANDLER_LOCAL, False):
             self.writes.add(node.name)
         for stmt in node.body:
             self.visit(stmt)
@@ -226,7 +226,7 @@ def _known_activity(node, known):
                 if isinstance(part, ast.ExceptHandler):   # as visit_ExceptHandler
                     if part.type is not None:
                         act.visit(part.type)
-                    if part.name:
+                    if part.name and not getattr(part, annos.HANDLER_LOCAL, False):
                         writes.add(part.name)
                     body = part.body
                 elif isinstance(part, ast.stmt):

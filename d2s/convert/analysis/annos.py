@@ -15,6 +15,12 @@ LIVE_HEAD = "_d2s_live_head"
 """frozenset (While/For only): names live at the loop head, i.e. read by the
 test/iteration or by the body before being written, or live after the loop."""
 
+HANDLER_LOCAL = "_d2s_handler_local"
+"""True (ExceptHandler, set by try_statements): its `as` name is a generated
+one used inside the handler only; Python unbinds it when the handler ends,
+so it is not a name the enclosing construct assigns (never read back as
+state)."""
+
 MODIFIED = "_d2s_modified"
 """frozenset (If/While/For): local names the construct may assign."""
 

@@ -3,23 +3,26 @@
 Each helper keeps Python semantics for Python values and eager Tensors and
 builds static control flow for static Variables (one rule: `_is_static`).
 """
-from .builtins_ import (convert_assert, convert_isinstance, convert_len, convert_print,
-                        convert_raise, convert_shape)
+from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinstance,
+                        convert_len, convert_max, convert_min, convert_print, convert_raise,
+                        convert_shape)
 from .call import convert_call
-from .control_flow import (ReturnSlots, convert_for, convert_ifelse, convert_ifelse_expr,
-                           convert_while_loop)
+from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifelse,
+                           convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
 from .iteration import convert_enumerate, convert_range, convert_zip
-from .lists import convert_list_append, convert_list_extend
+from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
+                    convert_list_extend_call)
 from .logical import (convert_compare_chain, convert_logical_and, convert_logical_not,
                       convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
-    "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "check_caught", "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
-    "convert_list_extend", "convert_ifelse_expr", "convert_len",
+    "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
+    "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
     "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",

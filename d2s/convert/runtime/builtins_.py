@@ -1,10 +1,13 @@
-"""`print`, `assert`, `len`, `isinstance` and `.shape` as called by converted code.
+"""`print`, `assert`, `len`, `isinstance`, `max`, `min`, `any`, `all` and `.shape`
+as called by converted code.
 
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
 weak int64 scalar Variables where dynamic (`.shape` is always a tuple);
 `print` / `assert` / `raise` become ops that act when the program runs (see
-the static paths below); a Variable is a `d2s.Tensor` to `isinstance`.
+the static paths below); a Variable is a `d2s.Tensor` to `isinstance`;
+`max`/`min`/`any`/`all` over one-element Variables select at run time
+(builtins would ask `bool()` of a Variable while the program is built).
 """
 import builtins
 
@@ -12,7 +15,7 @@ from .dispatch import _any_static, _is_static
 from .iteration import python_int
 
 __all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
-           "convert_isinstance"]
+           "convert_isinstance", "convert_max", "convert_min", "convert_any", "convert_all"]
 
 
 def convert_print(*args, **kwargs):
@@ -59,6 +62,28 @@ def convert_isinstance(value, classinfo):
         from d2s.core.tensor import Tensor
         return builtins.issubclass(Tensor, classinfo)
     return False
+
+
+def convert_max(*args, **kwargs):
+    """`max(a, b, ...)` / `max(items)`: with static Variables among the items
+    (no `key`/`default`), the first largest item, picked at run time."""
+    return _extreme(builtins.max, "max", lambda item, best: item > best, args, kwargs)
+
+
+def convert_min(*args, **kwargs):
+    return _extreme(builtins.min, "min", lambda item, best: item < best, args, kwargs)
+
+
+def convert_any(iterable):
+    """`any(items)`: a bool Variable when an item is static (each item's truth
+    as `bool()` of an eager Tensor; every item is evaluated)."""
+    from d2s.core import ops
+    return _fold_truth(builtins.any, "any", ops.logical_or, True, iterable)
+
+
+def convert_all(iterable):
+    from d2s.core import ops
+    return _fold_truth(builtins.all, "all", ops.logical_and, False, iterable)
 
 
 def convert_shape(value):
@@ -108,3 +133,49 @@ def _static_len(value):
         return first
     from d2s.core.ops import shape as shape_of
     return _dynamic_dim(shape_of(value), value, 0)
+
+
+def _one_element(item, name):
+    """Eager `bool()` needs a one-element tensor: the same ValueError here."""
+    if _is_static(item) and item.size not in (1, None):
+        raise ValueError(f"{name}(): bool() of a Tensor with {item.size} elements is "
+                         "ambiguous; only one-element tensors convert")
+
+
+def _extreme(builtin, name, better, args, kwargs):
+    if builtins.len(args) == 1 and not _is_static(args[0]):
+        args = (list(args[0]),)   # an iterator: max/min consume every item anyway
+        items = args[0]
+    else:
+        items = list(args)
+    if kwargs or not _any_static(items):
+        return builtin(*args, **kwargs)  # Python's own answer, or its own error
+    from d2s.core import ops
+    strong = {str(x.dtype) for x in items if _is_static(x) and not getattr(x, "weak", False)}
+    if builtins.len(strong) > 1:
+        raise TypeError(f"{name}() of tensors of dtypes {', '.join(sorted(strong))}: which one "
+                        "it returns depends on run-time values; cast them to one dtype")
+    best = items[0]
+    for item in items[1:]:
+        _one_element(item, name)
+        _one_element(best, name)
+        best = ops.where(better(item, best), item, best)
+    return best
+
+
+def _fold_truth(builtin, name, combine, absorbing, iterable):
+    """Python's short-circuit while the items are Python values; once one is
+    static, its truth joins a bool Variable (`combine`), and a later Python
+    item equal to `absorbing` still decides the answer."""
+    if _is_static(iterable):
+        return builtin(iterable)  # rows of a Variable: the builtin's own error
+    from .logical import static_truth
+    out = None
+    for item in iterable:
+        if _is_static(item):
+            _one_element(item, name)
+            truth = static_truth(item)
+            out = truth if out is None else combine(out, truth)
+        elif bool(item) == absorbing:
+            return absorbing
+    return (not absorbing) if out is None else out

@@ -12,11 +12,12 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
+from .lists import sharing
 from .logical import static_truth
 from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
-           "convert_for"]
+           "convert_for", "check_caught"]
 
 
 class ReturnSlots:
@@ -48,18 +49,20 @@ def _optional(returns):
 
 
 def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns=None, targets=(), uncarried=()):
+                   returns=None, targets=(), uncarried=(), lists=()):
     """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op.
 
     Roles of state entries that are not plain variables (given by the
     converter): `returns` (ReturnSlots), `targets` (attribute/subscript
     targets carried as state) and `uncarried` ((label, line) of targets that
-    cannot be: an error when the predicate is static).
+    cannot be: an error when the predicate is static), `lists` (outputs a
+    branch appends to: `lists.sharing`).
     """
     if _is_static(pred):
         _check_carried(uncarried, "an `if`")
-        return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                              state_names, out_names, returns, targets)
+        with _traced("a branch of an `if` on a tensor"):
+            return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
+                                  state_names, out_names, returns, targets, lists)
     if pred:
         true_fn()
     else:
@@ -69,8 +72,9 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
 def convert_ifelse_expr(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`; with a static pred, a `cond` op."""
     if _is_static(pred):
-        out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
-                                lambda: (false_fn(),))
+        with _traced("a branch of a conditional expression on a tensor"):
+            out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
+                                    lambda: (false_fn(),))
         return out[0] if isinstance(out, (list, tuple)) else out
     return true_fn() if pred else false_fn()
 
@@ -85,13 +89,18 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
     `test_writes` are the names the test assigns (`while (y := f(x)) ...`).
     """
     while True:
+        before = get_state() if test_writes else None
         pred = cond_fn()
         if _is_static(pred):
             _check_carried(uncarried, "a `while` loop")
             if test_writes:
+                # The op's condition evaluates the test again: undo what this
+                # evaluation assigned (`while (i := i + 1) < n` counts once).
+                set_state(before)
                 body_fn = _after_test(cond_fn, body_fn)
-            _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                          returns)
+            with _traced("the body of a `while` loop on a tensor"):
+                _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
+                              returns)
             if test_writes:
                 cond_fn()  # the names it assigns hold the last (failing) test's values
             return
@@ -101,25 +110,29 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
 
 
 def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
-                cond_fn=None, returns=None, targets=(), uncarried=()):
+                cond_fn=None, returns=None, targets=(), uncarried=(), lists=()):
     """`for item in iterable: body_fn(item)`, stopping early when `cond_fn()` is false.
 
     `body_fn(item)` assigns the loop target itself.  `cond_fn` (from `break`)
     is checked before each item is taken, as Python's `break` would.
     Static iterables (a Variable, or range/enumerate/zip with a static
-    bound) become one `while` op over an int64 counter.
+    bound) become one `while` op over an int64 counter. `lists`: the loop
+    variables the body appends to (guarded trips carry them as arrays).
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
         _check_carried(uncarried, "a `for` loop")
-        return _static_for(iterable, body_fn, get_state, set_state, state_names,
-                           loop_vars, cond_fn, returns)
+        with _traced("the body of a `for` loop on a tensor"):
+            return _static_for(iterable, body_fn, get_state, set_state, state_names,
+                               loop_vars, cond_fn, returns)
     iterator = iter(iterable)
     while True:
         if cond_fn is not None:
             go_on = cond_fn()
             if _is_static(go_on):
-                return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
-                                        state_names, cond_fn, returns, targets, uncarried)
+                with _traced("a `for` loop after a `break` on a tensor"):
+                    return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,
+                                            state_names, cond_fn, returns, targets, uncarried,
+                                            lists)
             if not go_on:
                 return
         try:
@@ -127,6 +140,51 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         except StopIteration:
             return
         body_fn(item)
+
+
+class _traced:
+    """Mark an error escaping the trace of `construct` (innermost first): it was
+    raised by code that, in the program, runs only on some paths or trips, so
+    no `except` may take it as the run's own error (`check_caught`). (A class,
+    not contextlib: the user's line is the first frame outside d2s.)"""
+
+    __slots__ = ("construct",)
+
+    def __init__(self, construct):
+        self.construct = construct
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and isinstance(exc, Exception) \
+                and getattr(exc, "_d2s_uncatchable", None) is None:
+            from d2s.static.ir import user_origin
+            origin = user_origin()
+            where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+            try:
+                exc._d2s_uncatchable = (
+                    f"it was raised while tracing {self.construct}{where}: both branches of "
+                    "a tensor `if` (and a loop body) are traced while the program is built, "
+                    "so whether that code raises is known only when it runs, where the "
+                    "`except` cannot catch it; check the condition before the `if`, or "
+                    "compute both results and choose with d2s.where")
+            except AttributeError:  # an exception type with __slots__: left unmarked
+                pass
+        return False
+
+
+def check_caught(exc):
+    """First statement of every `except` in converted code: an error marked
+    `_d2s_uncatchable` (by `_traced`, or by a static Variable asked for a
+    Python value) is not the run's own error, so no handler may take it (it
+    would run for every input, a silent wrong answer): a clear error instead."""
+    reason = getattr(exc, "_d2s_uncatchable", None)
+    if reason is None:
+        return
+    from d2s.static import ControlFlowError
+    raise ControlFlowError(f"an `except` caught {type(exc).__name__}: {exc}; but {reason}") \
+        from exc
 
 
 # ---- static paths ----------------------------------------------------------
@@ -180,7 +238,7 @@ def _check_one_sided_targets(state_names, targets, values):
 
 
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns, targets):
+                   returns, targets, lists=()):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -191,17 +249,29 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     positions = _positions(state_names, out_names)
     flag = (state_names.index(returns.flag)
             if returns is not None and returns.flag in state_names else None)
+    # Python lists both branches start from: an append in one branch must not
+    # change the list the other branch (and the code after) sees (`lists.sharing`).
+    # A list a branch leaves as it was is given to `cond` as one pending array
+    # on both paths: facing a branch's appends it becomes an array too.
+    shared = {}
+    appended = [p for p in _positions(state_names, lists) if type(init[p]) is list]
+    if appended:
+        from d2s.static.tensor_array import PendingArray
+        shared = {p: PendingArray(init[p]) for p in appended}
+    originals = {id(pending): init[p] for p, pending in shared.items()}
 
     def branch(fn):
         def run():
             set_state(init)
-            fn()
+            with sharing(originals.values()):
+                fn()
             values = get_state()
             if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
                 from d2s.static.side_effects import mark_block_terminates
                 mark_block_terminates()
-            return tuple(values[p] for p in positions)
+            return tuple(shared[p] if p in shared and values[p] is init[p] else values[p]
+                         for p in positions)
         return run
 
     pred = static_truth(pred)
@@ -211,6 +281,7 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     if not positions:
         # Side effects only (print / assert / raise ops): still one cond op.
         _static_nn().cond(pred, branch(true_fn), branch(false_fn))
+    outs = [originals.get(id(v), v) for v in outs] if originals else outs
     final = _with_values(init, positions, list(outs))
     if targets:
         _check_one_sided_targets(state_names, targets, final)
@@ -276,9 +347,12 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
-                     cond_fn, returns, targets, uncarried):
+                     cond_fn, returns, targets, uncarried, lists=()):
     """A Python iterable whose break flag became static: unroll the rest,
-    each remaining iteration guarded by a `cond` on the flag.
+    each remaining iteration guarded by a `cond` on the flag (the loop target
+    keeps its Python value). The lists the body appends to (`lists`) are
+    carried through each `cond` as tensor arrays: how many items they get is
+    known only at run time (a greedy decoder's tokens).
 
     A name the body binds to another Python object (the loop target over a
     LayerList) would hold a different object on each path of that `cond`:
@@ -305,7 +379,7 @@ def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_
             set_state(tuple(state))
 
         convert_ifelse(pred, taken, skipped, get_state, set_state, state_names, state_names,
-                       returns, targets, uncarried)
+                       returns, targets, uncarried, lists)
         pred = cond_fn()
 
 

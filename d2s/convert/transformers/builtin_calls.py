@@ -6,7 +6,8 @@
 `_jst.convert_range/enumerate/zip(...)` (so `for` can see tensor bounds
 before Python's `range` would reject them), `isinstance(...)` ->
 `_jst.convert_isinstance(...)` (a static Variable is a `d2s.Tensor` to user
-code), and zero-argument `super()` ->
+code), `max/min/any/all(...)` -> `_jst.convert_max/min/any/all(...)` (they
+would ask `bool()` of a Variable), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -24,6 +25,10 @@ _RENAMED = {
     "enumerate": "convert_enumerate",
     "zip": "convert_zip",
     "isinstance": "convert_isinstance",
+    "max": "convert_max",
+    "min": "convert_min",
+    "any": "convert_any",
+    "all": "convert_all",
 }
 
 

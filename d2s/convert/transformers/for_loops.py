@@ -4,11 +4,13 @@ The body closure assigns the loop target itself (any target shape, e.g.
 `i, (a, b)`), so the runtime only hands it one item per iteration; a break
 flag (from break_continue) becomes `cond_fn`, checked before each item.
 """
+import ast
 
 from .. import templates
 from ..analysis import annos
 from .common import (ScopedTransformer, construct_state, construct_targets, finish,
                      mark_generated, state_functions, with_roles)
+from .ifelse import appended_lists
 
 _TEMPLATE = """
 def body_fn(item):
@@ -43,6 +45,10 @@ class _ForConverter(ScopedTransformer):
             set_state=set_state, state_names=templates.str_tuple(state + labels),
             loop_vars=templates.str_tuple(loop_vars), flag=flag or "")
         with_roles(stmts, self.scope, state, labels, uncarried)
+        lists = appended_lists(node, loop_vars) if flag else ()
+        if lists:  # a Python loop whose `break` becomes a tensor guards each rest trip
+            stmts[-1].value.keywords.append(
+                ast.keyword(arg="lists", value=templates.str_tuple(lists)))
         mark_generated(stmts)
         return finish(stmts, node)
 

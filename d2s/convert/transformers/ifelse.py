@@ -2,8 +2,13 @@
 
 State (names either branch may assign) is shared through `nonlocal`;
 outputs are the state names live after the `if` (see analysis.annos).
+Outputs a branch appends to (`lst = _jst.convert_list_append(lst, v)`, from
+list_append) are named in `lists=(...)`: the runtime keeps the list both
+branches start from unchanged and carries the appends as a tensor array.
 """
 import ast
+
+from ..traversal import walk
 
 from .. import templates
 from ..analysis import annos
@@ -42,8 +47,31 @@ class _IfConverter(ScopedTransformer):
             state_names=templates.str_tuple(state + labels),
             out_names=templates.str_tuple(outs))
         with_roles(stmts, self.scope, state, labels, uncarried)
+        lists = appended_lists(node, outs)
+        if lists:
+            stmts[-1].value.keywords.append(
+                ast.keyword(arg="lists", value=templates.str_tuple(lists)))
         mark_generated(stmts)
         return finish(stmts, node)
+
+
+_LIST_HELPERS = frozenset(("convert_list_append", "convert_list_extend",
+                           "convert_list_extend_call", "convert_list_concat"))
+
+
+def appended_lists(node, outs):
+    """The names of `outs` that the body or else part of `node` (nested
+    constructs included) appends to."""
+    names = set()
+    for part in node.body + node.orelse:
+        for n in walk(part):
+            if (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                    and isinstance(n.value.func, ast.Attribute)
+                    and n.value.func.attr in _LIST_HELPERS
+                    and isinstance(n.value.func.value, ast.Name)
+                    and n.value.func.value.id == "_jst"):
+                names.update(t.id for t in n.targets if isinstance(t, ast.Name))
+    return [n for n in outs if n in names]
 
 
 def transform(node, ctx):

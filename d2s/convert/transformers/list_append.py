@@ -1,15 +1,21 @@
-"""`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`, and
-`lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`.
+"""`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`,
+`lst.extend(vs)` -> `lst = _jst.convert_list_extend_call(lst, vs)`,
+`lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
+and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`.
 
-The assignment makes `lst` a loop variable for the analyses, so a loop on a
-tensor can carry it as a tensor array; with Python values the helper appends
-in place and returns the same list (plain Python semantics kept).
+Rewritten inside loops and `if` statements. The assignment makes `lst` a
+loop variable or branch output for the analyses, so a loop or `if` on a
+tensor can carry it as a tensor array; with Python values the helper
+appends in place and returns the same list (plain Python semantics kept).
 """
 import ast
 
 from .. import templates
 from ..traversal import StatementTransformer
 from .common import finish
+
+
+_METHOD_HELPERS = {"append": "convert_list_append", "extend": "convert_list_extend_call"}
 
 
 class _ListAppend(StatementTransformer):
@@ -24,7 +30,9 @@ class _ListAppend(StatementTransformer):
         self.loops -= 1
         return node
 
-    visit_While = visit_For
+    # In a branch too: a list a tensor `if` appends to must become a branch
+    # output (runtime `lists.sharing`), never be changed in place.
+    visit_While = visit_If = visit_For
 
     def visit_FunctionDef(self, node):
         saved, self.loops = self.loops, 0
@@ -38,12 +46,23 @@ class _ListAppend(StatementTransformer):
     def visit_Expr(self, node):
         call = node.value
         if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
+                and call.func.attr in _METHOD_HELPERS and isinstance(call.func.value, ast.Name)
                 and len(call.args) == 1 and not call.keywords
                 and not isinstance(call.args[0], ast.Starred)):
             return finish(templates.replace(
-                "lst = _jst.convert_list_append(lst, value)",
+                "lst = _jst.helper(lst, value)", helper=_METHOD_HELPERS[call.func.attr],
                 lst=call.func.value.id, value=call.args[0]), node)
+        return node
+
+    def visit_Assign(self, node):
+        value = node.value
+        if (self.loops and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+                and isinstance(value.left, ast.Name) and value.left.id == node.targets[0].id
+                and isinstance(value.right, ast.List)):
+            return finish(templates.replace(
+                "lst = _jst.convert_list_concat(lst, values)",
+                lst=value.left.id, values=value.right), node)
         return node
 
     def visit_AugAssign(self, node):

@@ -337,7 +337,20 @@ def _concat_piece_onnx(ns, g, xs, axis, index):
     return ns.node("Slice", g, ns.shape_vector([start]), ns.shape_vector([end]), ns.ints([axis]))
 
 
+def _array_axis_to(arr, axis):
+    """A tensor array (one Variable whose axis 0 holds the items of a list appended
+    in a static loop) with that axis moved to `axis`: `stack(items, axis)`."""
+    perm = list(range(1, len(arr.shape)))
+    perm.insert(axis, 0)
+    return arr if axis == 0 else transpose(arr, perm)
+
+
 def concat(xs, axis=0):
+    if getattr(xs, "is_array", False):
+        # The items are rows of one Variable: stack them at `axis`, then merge
+        # that axis with the next (their number is known only at run time).
+        axis = normalize_axis(axis, len(xs.shape) - 1, "concat")
+        return flatten(_array_axis_to(xs, axis), axis, axis + 1)
     xs = [lift(x) for x in xs]
     if not xs:
         raise ValueError("concat: needs at least one tensor")
@@ -364,8 +377,8 @@ register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
 
 
 def stack(xs, axis=0):
-    if getattr(xs, "is_array", False) and axis == 0:
-        return xs  # a tensor array is already stacked along axis 0
+    if getattr(xs, "is_array", False):  # a tensor array is already stacked along axis 0
+        return _array_axis_to(xs, normalize_axis(axis, len(xs.shape), "stack"))
     xs = [lift(x) for x in xs]
     if not xs:
         raise ValueError("stack: needs at least one tensor")

@@ -367,13 +367,25 @@ def _lower_grad_xla(low, op, env):
             sums[i] = sums[i] + g if flag is None else jnp.where(flag, sums[i], sums[i] + g)
         return k - 1, new, sums, low.status
 
+    state = (history.count - 1, carried, sums, low.status)
+    _check_grad_carries(low, op, state, low.abstract(trip, state))
     _, carried, sums, low.status = low.lax.while_loop(
-        lambda s: (s[0] >= 0) & (s[3][0] == 0), trip,
-        (history.count - 1, carried, sums, low.status))
+        lambda s: (s[0] >= 0) & (s[3][0] == 0), trip, state)
     for v, (g, flag) in zip(op.outputs, carried):
         env.set(v.name, low.checked(v, g, op), flag)
     for v, g in zip(op.outputs[n_ct:], sums):
         env.set(v.name, low.checked(v, g, op))
+
+
+def _check_grad_carries(low, op, before, after):
+    """The cotangent of a tensor array the loop appended to loses a row per trip
+    (`array_append`'s vjp): XLA loops carry one shape, so such a gradient runs
+    on numpy (`Unsupported`), never a JAX type error."""
+    leaves = low.jax.tree_util.tree_leaves
+    b, f = leaves(before[1]), leaves(after[1])
+    if [(x.shape, x.dtype) for x in b] != [(x.shape, x.dtype) for x in f]:
+        raise low.Unsupported("the gradient of a tensor array appended to in the loop changes "
+                              "shape on every trip; XLA loops carry one shape", op)
 
 
 # ---- ONNX: Loop ------------------------------------------------------------------------
