@@ -44,6 +44,11 @@ def _count_push(n):
 # attribute path look them up again only after it changed.
 tensor_attributes_version = [0]
 
+# Bumped whenever a Layer's `training` flag is set (nn.Layer.training): a
+# `to_static` function reads the flags its programs depend on again only
+# after it changed (jit.static_function, `_mode_flags`).
+layer_modes_version = [0]
+
 
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""

@@ -62,6 +62,10 @@ class ConcreteProgram(TapedRuns):
         # backend name -> its per-call path (see `_fast_call`), once the backend's
         # runner has one; StaticFunction's cache hits call it directly.
         self.fast_calls = {}
+        # (Layer, `training` as the trace read it): the flags this forward was
+        # built for (StaticFunction keys its programs by them; a StepProgram
+        # guards them itself, see jit.train_step)
+        self.modes_read = []
         self._tape_op = OpDef("run_program", None, None, vjp=self._vjp,
                               num_outputs=len(outputs))
 
@@ -135,7 +139,9 @@ class ConcreteProgram(TapedRuns):
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
             return StepProgram(*args, effects=effects, check_finite=check_finite)
-        return cls(*args)
+        concrete = cls(*args)
+        concrete.modes_read = overlay.modes_read()
+        return concrete
 
     def captured_tensors(self):
         """The eager tensors the program reads now, `main_program.captured`

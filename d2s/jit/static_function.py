@@ -11,7 +11,7 @@ from ..convert import api as convert_api
 from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
-from ..core.state import all_eager
+from ..core.state import all_eager, layer_modes_version
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
@@ -50,6 +50,14 @@ class StaticFunction:
         self._converted = None
         self._fallback_reason = None
         self._bound = weakref.WeakKeyDictionary() if bound_self is None else None
+        # Layers (weak references) besides the bound one whose `training` flag
+        # a trace of this function read (a closed-over model, a Layer argument,
+        # sublayers): their flags are part of every program's key, so that
+        # `model.eval()` picks (or builds) the program for eval mode, as the
+        # bound Layer's own flag always did. `_mode_memo`: (modes version,
+        # their flags), read again only after some Layer's flag was set.
+        self._mode_layers = []
+        self._mode_memo = (-1, None)
         functools.update_wrapper(self, function)
 
     # ---- descriptor: `@to_static` on a method -------------------------------------
@@ -121,7 +129,9 @@ class StaticFunction:
             # stop_gradient) or (type, value) per positional argument (None,
             # never a key, for other arguments). The program's per-call
             # function on the backend is called directly once it has one.
-            hit = self._cache.fast.get(_fast_key(args, self._bound_self))
+            memo = self._mode_memo
+            modes = memo[1] if memo[0] == layer_modes_version[0] else self._modes_now()
+            hit = self._cache.fast.get(_fast_key(args, self._bound_self, modes))
             if hit is not None:
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
@@ -147,7 +157,7 @@ class StaticFunction:
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
         if not kwargs:
-            key = _fast_key(args, self._bound_self)
+            key = _fast_key(args, self._bound_self, self._modes_now())
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
             if key is not None and len(positions) == len(tensors):
                 # None: every argument is a tensor input, passed on as the tuple
@@ -174,7 +184,45 @@ class StaticFunction:
             raise new from None
 
     def _training_flag(self):
-        return getattr(self._bound_self, "training", None)
+        """The `training` flags in the signature: the bound Layer's, and with
+        it those of the other Layers a trace read (see `_mode_layers`)."""
+        flag = getattr(self._bound_self, "training", None)
+        modes = self._modes_now()
+        return flag if modes is None else (flag, modes)
+
+    def _modes_now(self):
+        """The current flags of `_mode_layers` (None while there are none)."""
+        version = layer_modes_version[0]
+        memo = self._mode_memo
+        if memo[0] == version:
+            return memo[1]
+        modes = None
+        if self._mode_layers:
+            modes = tuple(_flag_of(ref()) for ref in self._mode_layers)
+        self._mode_memo = (version, modes)
+        return modes
+
+    def _keyed_by_modes(self, concrete, signature):
+        """`signature` keyed by the flags of the Layers `concrete`'s trace read
+        (those not yet in `_mode_layers` are added), as that trace read them."""
+        read = getattr(concrete, "modes_read", None)
+        if not read or isinstance(concrete, StepProgram):  # (a step guards its own)
+            return signature
+        known = {id(ref()) for ref in self._mode_layers}
+        for layer, _ in read:
+            if layer is not self._bound_self and id(layer) not in known:
+                try:
+                    self._mode_layers.append(weakref.ref(layer))
+                except TypeError:  # not weak-referenceable: cannot be watched
+                    continue
+                known.add(id(layer))
+        self._mode_memo = (-1, None)
+        as_read = {id(layer): flag for layer, flag in read}
+        modes = tuple(as_read.get(id(ref()), _flag_of(ref())) for ref in self._mode_layers)
+        bound = signature.key[2][0] if isinstance(signature.key[2], tuple) else signature.key[2]
+        return Signature((signature.key[0], signature.key[1], (bound, modes)), signature.leaves,
+                         signature.tree, signature.specs, signature.names, signature.args,
+                         signature.kwargs)
 
     def _concrete_for(self, args, kwargs):
         fn = self._function
@@ -187,10 +235,11 @@ class StaticFunction:
         with self._lock:
             concrete = self._cache.get(signature.key)
             if concrete is None:
-                concrete = self._build(signature)
+                concrete, signature = self._build(signature)
         return concrete, signature
 
     def _build(self, signature):
+        """(the program traced for `signature`, the signature it is cached under)."""
         converted, _ = self._get_converted()
         try:
             concrete = self._trace(converted, signature)
@@ -203,12 +252,13 @@ class StaticFunction:
             if new is e:
                 raise
             raise new from None
+        signature = self._keyed_by_modes(concrete, signature)
         evicted = self._cache.add(signature, concrete)
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True
             built = [s for s in evicted + self._cache.signatures() if s is not signature]
             warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
-        return concrete
+        return concrete, signature
 
     def _trace(self, converted, signature):
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
@@ -275,7 +325,7 @@ class StaticFunction:
 _SCALARS = frozenset((int, float, bool, str, type(None)))  # (by hash: no == per type)
 
 
-def _fast_key(args, bound_self):
+def _fast_key(args, bound_self, modes=None):
     """A hashable key for flat positional calls of Tensors and Python scalars,
     or None (nested or other arguments take the full signature path).
 
@@ -283,7 +333,7 @@ def _fast_key(args, bound_self):
     (shape, dtype, stop_gradient), a scalar (type, value); read left to right
     the first item of each group (a tuple, or a type) says which it is, so two
     different calls never share a key."""
-    key = [getattr(bound_self, "training", None)]
+    key = [getattr(bound_self, "training", None), modes]
     for a in args:
         t = type(a)
         if t is Tensor:
@@ -294,6 +344,11 @@ def _fast_key(args, bound_self):
         else:
             return None
     return tuple(key)
+
+
+def _flag_of(layer):
+    """A watched Layer's `training` flag (None once it is gone)."""
+    return None if layer is None else layer.__dict__.get("_training")
 
 
 class _FallBack(Exception):

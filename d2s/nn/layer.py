@@ -63,6 +63,7 @@ class Layer:
     @training.setter
     def training(self, flag):
         self.__dict__["_training"] = flag
+        state.layer_modes_version[0] += 1  # to_static functions read the flags again
 
     # ---- registration ----------------------------------------------------------
     def __setattr__(self, name, value):

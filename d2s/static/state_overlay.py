@@ -324,6 +324,11 @@ class StateOverlay:
         # the first read: what the code traced after it was built for
         self._modes.setdefault(id(layer), (layer, flag))
 
+    def modes_read(self):
+        """(Layer, its `training` flag when the trace first read it), per Layer
+        read; a forward's program depends on them as a step's does."""
+        return list(self._modes.values())
+
     def on_abort(self, undo):
         """`undo()` runs if the trace fails (eager objects created for the step)."""
         self._undo.append(undo)
