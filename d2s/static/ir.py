@@ -92,21 +92,6 @@ class Variable(Symbolic, TensorMethods):
             "converts can branch on a Variable: not library functions, generators, or "
             "builtins such as sorted()"))
 
-    def _value_only_at_run_time(self, what):
-        raise _uncatchable(TypeError(
-            f"{what} of static Variable '{self.name}': its value is known only when the "
-            "program runs, not while it is built; keep it a tensor (d2s.where, d2s.maximum, "
-            "tensor arithmetic) instead of a Python number"))
-
-    def item(self):
-        self._value_only_at_run_time(".item()")
-
-    def __float__(self):
-        self._value_only_at_run_time("float()")
-
-    def __int__(self):
-        self._value_only_at_run_time("int()")
-
     def __len__(self):
         if not self.shape:
             raise TypeError(f"len() of 0-d Variable '{self.name}'")
@@ -136,10 +121,14 @@ class Variable(Symbolic, TensorMethods):
             "range bound): its value is known only when the program runs"))
 
     def _no_value(self, what):
-        raise TypeError(
+        """A Python value of this Variable was asked for while building: an
+        error of the build (`_uncatchable`: no `except` in converted code may
+        take it for the run's own)."""
+        raise _uncatchable(TypeError(
             f"{what} of static Variable '{self.name}': its value exists only when the program "
-            "runs, not while it is built. Return the tensor from the converted function and "
-            f"call {what} on the result (a training step's loss: log what it returns)")
+            "runs, not while it is built. Keep it a tensor (d2s.where, d2s.maximum, tensor "
+            f"arithmetic) instead of a Python number, or return it from the converted function "
+            f"and call {what} on the result (a training step's loss: log what it returns)"))
 
     def item(self):
         self._no_value(".item()")

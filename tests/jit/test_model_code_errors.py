@@ -15,6 +15,8 @@ Also: `except KeyError as e:` inside a tensor `if` or loop crashed with
 "NameError: cannot access free variable 'e'" (the branch closure read the
 name back as state after Python had unbound it at the handler's end).
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -234,3 +236,20 @@ def test_an_except_never_takes_the_error_of_a_variable_asked_for_a_python_value(
             as info:
         to_static(_pick_or_default)(tensor(V), tensor(1))
     assert "test_model_code_errors.py" in str(info.value)
+
+
+def _scale_or_default(x):
+    try:
+        t = math.exp(x.max())   # eagerly a Python float (library code calls float())
+    except TypeError:
+        t = 0.0
+    return x * t
+
+
+def test_an_except_never_takes_the_error_of_float_of_a_variable():
+    """float() of a Variable (here inside math.exp, which d2s does not
+    convert) is a build error as an index is: the `except TypeError` would
+    otherwise return x * 0 for every input."""
+    assert np.allclose(_scale_or_default(tensor(V)).numpy(), V * np.exp(V.max()))
+    with pytest.raises(ControlFlowError, match=r"(?s)caught TypeError.*float\(\) of static"):
+        to_static(_scale_or_default)(tensor(V))
