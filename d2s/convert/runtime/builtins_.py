@@ -23,8 +23,10 @@ def convert_print(*args, **kwargs):
     parameter, a captured tensor) while a program is built: eager code prints
     the tensor's value on every call, so the program reads it on every run
     (printing it once while tracing would show it one time, with the value
-    it had then)."""
-    if _any_static(args) or (_any_tensor(args) and _building()):
+    it had then). A print into a `file` keeps Python's print for tensors: the
+    print op writes to stdout only."""
+    if _any_static(args) or (kwargs.get("file") is None and _any_tensor(args)
+                             and _building()):
         return _static_print(*args, **kwargs)
     builtins.print(*args, **kwargs)
 
