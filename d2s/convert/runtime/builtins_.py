@@ -19,9 +19,26 @@ __all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "c
 
 
 def convert_print(*args, **kwargs):
-    if _any_static(args):
+    """`print(...)`: an op when a Variable is printed, or an eager Tensor (a
+    parameter, a captured tensor) while a program is built: eager code prints
+    the tensor's value on every call, so the program reads it on every run
+    (printing it once while tracing would show it one time, with the value
+    it had then). A print into a `file` keeps Python's print for tensors: the
+    print op writes to stdout only."""
+    if _any_static(args) or (kwargs.get("file") is None and _any_tensor(args)
+                             and _building()):
         return _static_print(*args, **kwargs)
     builtins.print(*args, **kwargs)
+
+
+def _any_tensor(values):
+    from d2s.core.tensor import Tensor
+    return any(isinstance(v, Tensor) for v in values)
+
+
+def _building():
+    from d2s.core import state
+    return state.current_builder() is not None
 
 
 def convert_assert(test, msg_fn=None):

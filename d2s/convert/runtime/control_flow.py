@@ -12,7 +12,7 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
-from .lists import sharing
+from .lists import check_list_aliases, sharing, tracing_paths
 from .logical import static_truth
 from .undefined import UndefinedVar
 
@@ -154,9 +154,11 @@ class _traced:
         self.construct = construct
 
     def __enter__(self):
+        tracing_paths.depth = getattr(tracing_paths, "depth", 0) + 1
         return self
 
     def __exit__(self, kind, exc, tb):
+        tracing_paths.depth -= 1
         if exc is not None and isinstance(exc, Exception) \
                 and getattr(exc, "_d2s_uncatchable", None) is None:
             from d2s.static.ir import user_origin
@@ -255,6 +257,7 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     # on both paths: facing a branch's appends it becomes an array too.
     shared = {}
     appended = [p for p in _positions(state_names, lists) if type(init[p]) is list]
+    check_list_aliases([(state_names[p], init[p]) for p in appended], "an `if` on a tensor")
     if appended:
         from d2s.static.tensor_array import PendingArray
         shared = {p: PendingArray(init[p]) for p in appended}
@@ -294,8 +297,11 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
     from d2s.static.tensor_array import PendingArray
     # Python lists a static loop carries (they are appended to in the body)
     # become tensor arrays; their current items start the array.
+    start = tuple(get_state())
+    check_list_aliases([(name, v) for name, v in zip(state_names, start) if name in loop_vars],
+                       "a loop on a tensor")
     init = tuple(PendingArray(v) if type(v) is list and name in loop_vars else v
-                 for name, v in zip(state_names, get_state()))
+                 for name, v in zip(state_names, start))
     positions = _positions(state_names, loop_vars)
 
     def cond(*values):

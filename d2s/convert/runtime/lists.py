@@ -12,9 +12,13 @@ import threading
 from .dispatch import _is_static
 
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
-           "convert_list_concat", "sharing"]
+           "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
+           "tracing_paths"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
+# .depth: how many tensor `if` branches / loop bodies are being traced now
+# (control_flow._traced counts them).
+tracing_paths = threading.local()
 
 
 class sharing:
@@ -108,3 +112,66 @@ def convert_list_concat(lst, values):
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_extend(lst, values)
     return lst + values
+
+
+def convert_reached_list_call(lst, method, value, label):
+    """`obj.attr.append(v)` / `d["k"].extend(vs)` (a list reached through an
+    attribute or a subscript) in an `if` or a loop.
+
+    While a tensor `if` branch or loop body is traced, Python runs it once
+    whatever the condition or trip count: an in-place append would show on
+    every path (or once for all trips), a silent wrong list. The plain-name
+    case is carried as a tensor array; a list living in an object or a dict
+    may outlive the call (a layer's cache), where a program value cannot go,
+    so this is an error naming it. With Python control flow: Python's call."""
+    if isinstance(lst, list) and getattr(tracing_paths, "depth", 0):
+        from d2s.static import ControlFlowError
+        from d2s.static.ir import user_origin
+        origin = user_origin()
+        where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+        raise ControlFlowError(
+            f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where}: the "
+            f"program traces that code once for every path and trip, so changing the list "
+            f"'{label}' in place would show on all of them. Append to a local list instead "
+            f"(`{_local_hint(label)} = []` before, `{_local_hint(label)}.{method}(...)` inside)"
+            f" and use it after the construct (return it, or store it once outside)")
+    getattr(lst, method)(value)
+
+
+def _local_hint(label):
+    import re
+    name = re.sub(r"\W+", "_", label.split(".")[-1]).strip("_")
+    return name if name.isidentifier() and not name[0].isdigit() else "items"
+
+
+def check_list_aliases(named_lists, construct):
+    """Raise when a list a tensor `construct` appends to (`named_lists`: (name,
+    list) pairs) is also bound to another local name of the user's function.
+
+    The construct carries the list by its name as a tensor array and leaves
+    the Python list as it was, so `b = a` before it would not show the appends
+    made through `a` (eager code sees them through both): a silent wrong list."""
+    named_lists = [(n, v) for n, v in named_lists if type(v) is list]
+    if not named_lists:
+        return
+    import os
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(package + os.sep):
+        frame = frame.f_back
+    if frame is None:
+        return
+    local_values = frame.f_locals
+    for name, lst in named_lists:
+        others = sorted(n for n, v in local_values.items() if v is lst and n != name)
+        if others:
+            from d2s.static import ControlFlowError
+            from d2s.static.ir import user_origin
+            origin = user_origin()
+            where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+            raise ControlFlowError(
+                f"the list '{name}' is appended to in {construct}{where}, and "
+                f"'{others[0]}' names the same list: the program carries '{name}' as a "
+                f"tensor array and cannot change the list '{others[0]}' sees. Read the list "
+                f"through '{name}' after the construct (or build '{others[0]}' from it there)")

@@ -47,7 +47,9 @@ class _IfConverter(ScopedTransformer):
             state_names=templates.str_tuple(state + labels),
             out_names=templates.str_tuple(outs))
         with_roles(stmts, self.scope, state, labels, uncarried)
-        lists = appended_lists(node, outs)
+        # Every list the branches append to, live after the `if` or not: one
+        # that is dead here may still be seen through another name (`b = a`).
+        lists = appended_lists(node, state)
         if lists:
             stmts[-1].value.keywords.append(
                 ast.keyword(arg="lists", value=templates.str_tuple(lists)))

@@ -1,7 +1,9 @@
 """`lst.append(v)` in a loop -> `lst = _jst.convert_list_append(lst, v)`,
 `lst.extend(vs)` -> `lst = _jst.convert_list_extend_call(lst, vs)`,
 `lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
-and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`.
+and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
+`obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
+an error under a tensor `if` or loop (never an append shown on every path).
 
 Rewritten inside loops and `if` statements. The assignment makes `lst` a
 loop variable or branch output for the analyses, so a loop or `if` on a
@@ -52,6 +54,16 @@ class _ListAppend(StatementTransformer):
             return finish(templates.replace(
                 "lst = _jst.helper(lst, value)", helper=_METHOD_HELPERS[call.func.attr],
                 lst=call.func.value.id, value=call.args[0]), node)
+        if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _METHOD_HELPERS
+                and isinstance(call.func.value, (ast.Attribute, ast.Subscript))
+                and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], ast.Starred)):
+            # A list reached through an object or a dict: checked when called.
+            return finish(templates.replace(
+                "_jst.convert_reached_list_call(lst, method, value, label)",
+                lst=call.func.value, method=ast.Constant(call.func.attr), value=call.args[0],
+                label=ast.Constant(ast.unparse(call.func.value))), node)
         return node
 
     def visit_Assign(self, node):
