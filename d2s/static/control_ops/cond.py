@@ -212,6 +212,23 @@ def _lower_xla(low, op, env):
             abstract[key] = low.abstract(branch(key, stand_ins=True), low.status)
         return abstract[key]
 
+    def saved_zeros(key):
+        """Zeros standing for branch `key`'s kept values on the other side:
+        made from their Variables where each is a plain array of known shape.
+        Tracing the branch abstractly instead (`other_avals`) lowers it once
+        more, and each cond nested in it does the same: 4 ** depth lowerings
+        (a Python loop with a tensor `break` nests one cond per trip)."""
+        block = low.program.blocks[a[f"{key}_block"]]
+        zeros = {}
+        for n in kept[key]:
+            var = block.vars.get(n)
+            if (var is None or var.is_array or None in var.shape
+                    or np.dtype(var.dtype).kind not in "biufc"):
+                return low.zeros_like(other_avals(key)[2][0 if key == "true" else 1])
+            flag = jnp.zeros((), np.bool_) if n in low.undefined else None
+            zeros[n] = (jnp.zeros(tuple(var.shape), var.dtype), flag)
+        return zeros
+
     def branch(key, stand_ins=False):
         other = "false" if key == "true" else "true"
 
@@ -238,8 +255,7 @@ def _lower_xla(low, op, env):
             saved = None
             if saves:
                 mine = {n: low.flagged(child, n) for n in kept[key]}
-                theirs = {} if stand_ins else low.zeros_like(
-                    other_avals(other)[2][0 if other == "true" else 1])
+                theirs = {} if stand_ins else saved_zeros(other)
                 saved = (mine, theirs) if key == "true" else (theirs, mine)
             return values, flags, saved, low.status
         return run
