@@ -299,9 +299,9 @@ def _lower_xla(low, op, env):
 
     c0 = test(values, flags)
     state = [values, flags, low.status, c0, None]
-    _settle(low, op, trip, state, born_undefined)
-    if saves:
-        avals = low.abstract(trip, tuple(state))[4]
+    settled = _settle(low, op, trip, state, born_undefined)
+    if saves:  # (the settled trace's: tracing the body again costs 3 ** depth when nested)
+        avals = settled[4]
         state[4] = low.History.empty(avals, low.room)
     values, flags, low.status, _, history = low.lax.while_loop(
         lambda s: s[3] & (s[2][0] == 0), trip, tuple(state))
@@ -332,7 +332,7 @@ def _settle(low, op, trip, state, born_undefined):
                 f"{' '.join(str(x.shape) for x in b)} -> {' '.join(str(x.shape) for x in f)}); "
                 "XLA loops carry one shape", op)
         if not changed:
-            return
+            return out  # the abstract trip of `state` as it now is
     raise low.Unsupported("loop variable shapes did not settle", op)  # pragma: no cover
 
 
