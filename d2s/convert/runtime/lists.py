@@ -77,12 +77,9 @@ def convert_list_extend(lst, values):
     """`lst += values` (a list literal), returning the result (the generated code
     reassigns it). On a tensor array each value is appended; otherwise it is
     Python's `+=` itself (a list extends in place, a tensor adds)."""
-    from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
-    if type(lst) is list and isinstance(values, (list, tuple)):
-        pending = _pending(lst, values)
-        lst = lst if pending is None else pending
-    if isinstance(lst, PendingArray) or is_tensor_array(lst):
-        return array_extend(lst, values)
+    array = _extended_array(lst, values)
+    if array is not None:
+        return array
     lst += values
     return lst
 
@@ -91,14 +88,24 @@ def convert_list_extend_call(lst, values):
     """`lst.extend(values)`, returning the list (the generated code reassigns
     it): on a tensor array one append per value, else the object's own
     `extend` (a list, a deque, ...)."""
+    array = _extended_array(lst, values)
+    if array is not None:
+        return array
+    lst.extend(values)
+    return lst
+
+
+def _extended_array(lst, values):
+    """`lst` (a list a tensor branch or loop appends to, or a tensor array)
+    with `values` appended as a tensor array; None where `lst` stays a Python
+    object, which the caller extends as Python does."""
     from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
     if type(lst) is list and isinstance(values, (list, tuple)):
         pending = _pending(lst, values)
         lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_extend(lst, values)
-    lst.extend(values)
-    return lst
+    return None
 
 
 def convert_list_concat(lst, values):
