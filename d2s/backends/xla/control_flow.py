@@ -7,8 +7,8 @@ their gradients, `undefined`, `raise`) live in each op's home,
 gives it the JAX modules and value types (static never imports jax) and the
 few services every such rule needs — reading values as loop carries or
 branch results with their "undefined" flags, binding names in a child
-environment, tracing a function abstractly without disturbing the run-time
-status.
+environment, tracing a body once to a jaxpr whose result shapes are known
+before `lax` gets it (`trace`).
 """
 from __future__ import annotations
 
@@ -80,10 +80,27 @@ class ControlFlowSupport:
             out.append((self.carried(value), None if flag is None else jnp.asarray(flag)))
         return out
 
-    def abstract(self, fn, *args):
-        """`jax.eval_shape(fn, *args)`, leaving the lowering's status as it was."""
+    def trace(self, fn, *args):
+        """`fn(*args)` traced once to a jaxpr: `(step, out)`, where `out` is the
+        abstract result (shapes and dtypes) and `step(*args)` evaluates the
+        jaxpr, binding its primitives without running `fn` again. A rule
+        that needs a body's result shapes before it builds the loop or cond
+        (a history buffer, a placeholder for the other branch) reads them
+        from `out` and gives `step` to `lax`: `fn` — the lowering of a block,
+        and of every loop and cond nested in it — runs once. Tracing `fn`
+        twice instead (once abstractly, once for `lax`) costs 2 ** depth
+        lowerings of a block nested `depth` deep. Values `fn` reads from
+        outer environments are the jaxpr's constants, as a closure's are.
+        The lowering's status is left as it was."""
         status = self.status
         try:
-            return jax.eval_shape(fn, *args)
+            closed, out = jax.make_jaxpr(fn, return_shape=True)(*args)
         finally:
             self.status = status
+        out_tree = jax.tree_util.tree_structure(out)
+
+        def step(*args):
+            leaves = jax.tree_util.tree_leaves(args)
+            results = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *leaves)
+            return jax.tree_util.tree_unflatten(out_tree, results)
+        return step, out

@@ -197,75 +197,66 @@ def _undefined_grads(op, labels):
 def _lower_xla(low, op, env):
     """The branches read outer values by closure (as d2s sub-blocks read their
     parents' names); the run-time status (error code, rows needed) goes in
-    and out. A cond whose gradient is needed also returns the values its
-    gradient blocks read: per branch its kept values, zeros on the other side."""
+    and out. Each branch needs shapes from the other: a name one path never
+    sets is a placeholder shaped like the other's value, and a cond whose
+    gradient is needed also returns the values its gradient blocks read,
+    per branch its kept values and zeros for the other side's. So each
+    branch is traced once first (`low.trace`: nested conds and loops lower
+    once, not 2 ** depth times), and `lax.cond` gets the traced steps with
+    those placeholders added."""
     a, jnp = op.attrs, low.jnp
     pred = low.scalar_bool(low.read(env, op.inputs[0], op))
     flagged = [v.name in low.undefined for v in op.outputs]
     saves = bool(a.get("save_scope"))
-    kept = {key: low.kept(op, [a[f"{key}_block"]]) for key in _BRANCHES} if saves else None
-    abstract = {}
 
-    def other_avals(key):
-        """Abstract results of branch `key` (traced with stand-ins for what it lacks)."""
-        if key not in abstract:
-            abstract[key] = low.abstract(branch(key, stand_ins=True), low.status)
-        return abstract[key]
-
-    def saved_zeros(key):
-        """Zeros standing for branch `key`'s kept values on the other side:
-        made from their Variables where each is a plain array of known shape.
-        Tracing the branch abstractly instead (`other_avals`) lowers it once
-        more, and each cond nested in it does the same: 4 ** depth lowerings
-        (a Python loop with a tensor `break` nests one cond per trip)."""
-        block = low.program.blocks[a[f"{key}_block"]]
-        zeros = {}
-        for n in kept[key]:
-            var = block.vars.get(n)
-            if (var is None or var.is_array or None in var.shape
-                    or np.dtype(var.dtype).kind not in "biufc"):
-                return low.zeros_like(other_avals(key)[2][0 if key == "true" else 1])
-            flag = jnp.zeros((), np.bool_) if n in low.undefined else None
-            zeros[n] = (jnp.zeros(tuple(var.shape), var.dtype), flag)
-        return zeros
-
-    def branch(key, stand_ins=False):
-        other = "false" if key == "true" else "true"
-
-        def placeholder(i):
-            v = op.outputs[i]
-            if None not in v.shape or stand_ins:
-                return jnp.zeros(tuple(d or 0 for d in v.shape), v.dtype)
-            return low.zeros_like(other_avals(other)[0][i])
+    def branch(key):
+        """The branch's outputs (None where it never sets one), their flags,
+        its kept values."""
+        kept = low.kept(op, [a[f"{key}_block"]]) if saves else ()
 
         def run(status):
             low.status = status
             child = low.Env(env)
             low.lower_block(a[f"{key}_block"], child)
             values, flags = [], []
-            for i, (v, name) in enumerate(zip(op.outputs, a[f"{key}_outs"])):
+            for i, name in enumerate(a[f"{key}_outs"]):
                 if name is None:  # this path never sets it: a placeholder, flagged
-                    values.append(placeholder(i))
+                    values.append(None)
                     flags.append(jnp.ones((), np.bool_))
                     continue
                 values.append(low.carried(child.get(name)))
                 f = child.flag(name) if flagged[i] and name in low.undefined else None
                 flags.append((low.false() if f is None else jnp.asarray(f))
                              if flagged[i] else None)
-            saved = None
-            if saves:
-                mine = {n: low.flagged(child, n) for n in kept[key]}
-                theirs = {} if stand_ins else saved_zeros(other)
-                saved = (mine, theirs) if key == "true" else (theirs, mine)
-            return values, flags, saved, low.status
+            mine = {n: low.flagged(child, n) for n in kept}
+            return values, flags, mine, low.status
+        return low.trace(run, low.status)
+
+    traced = {key: branch(key) for key in _BRANCHES}
+
+    def completed(key):
+        """`lax.cond`'s branch `key`: its traced step, with the other
+        branch's shapes where this one has no value."""
+        step, _ = traced[key]
+        other = traced["false" if key == "true" else "true"][1]
+
+        def run(status):
+            values, flags, mine, status = step(status)
+            for i, value in enumerate(values):
+                if value is None:
+                    like = other[0][i]
+                    shape = (tuple(d or 0 for d in op.outputs[i].shape) if like is None
+                             else like.shape)
+                    values[i] = jnp.zeros(shape, op.outputs[i].dtype)
+            theirs = low.zeros_like(other[2])
+            saved = (mine, theirs) if key == "true" else (theirs, mine)
+            return values, flags, saved, status
         return run
 
-    outer = low.status
     try:
-        values, flags, saved, status = low.lax.cond(pred, branch("true"), branch("false"),
-                                                    outer)
+        values, flags, saved, status = low.lax.cond(pred, completed("true"),
+                                                    completed("false"), low.status)
     except TypeError as e:
-        low.status = outer
         raise low.Unsupported(f"the two branches give values of different types or shapes "
                               f"(XLA needs one): {e}", op) from None
     low.status = status

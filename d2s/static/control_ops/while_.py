@@ -275,56 +275,57 @@ def _lower_xla(low, op, env):
         low.lower_block(a["cond_block"], child)
         return low.scalar_bool(child.get(a["cond_out"]))
 
-    def trip(state):
-        """One trip: the body, then the next test. Without a history yet
-        (`None`), the kept values themselves stand in its place (for shapes)."""
-        values, flags, status, _, history = state
+    def body(values, flags, status):
+        """One trip: the body, then the next test; and the values it keeps
+        for the gradient (None without one)."""
         low.status = status
         child = bind(values, flags)
         low.lower_block(a["body_block"], child)
-        if saves:
-            snapshot = {name: low.flagged(child, name) for name in kept}
-            if history is None:
-                history = snapshot
-            else:
-                history, trips = history.record(snapshot)
-                low.needs(trips)
+        snapshot = {name: low.flagged(child, name) for name in kept} if saves else None
         new_values, new_flags = [], []
         for name, fl in zip(a["body_outs"], flagged):
             new_values.append(low.carried(child.get(name)))
             f = child.flag(name) if fl and name in low.undefined else None
             new_flags.append((low.false() if f is None else jnp.asarray(f)) if fl else None)
         c = test(new_values, new_flags)
-        return new_values, new_flags, low.status, c, history
+        return new_values, new_flags, low.status, c, snapshot
 
     c0 = test(values, flags)
-    state = [values, flags, low.status, c0, None]
-    settled = _settle(low, op, trip, state, born_undefined)
-    if saves:  # (the settled trace's: tracing the body again costs 3 ** depth when nested)
-        avals = settled[4]
-        state[4] = low.History.empty(avals, low.room)
+    step, snapshot = _settle(low, op, body, values, flags, born_undefined)
+
+    def trip(state):
+        values, flags, status, _, history = state
+        values, flags, low.status, c, snapshot = step(values, flags, status)
+        if saves:
+            history, trips = history.record(snapshot)
+            low.needs(trips)
+        return values, flags, low.status, c, history
+
+    history = low.History.empty(snapshot, low.room) if saves else None
     values, flags, low.status, _, history = low.lax.while_loop(
-        lambda s: s[3] & (s[2][0] == 0), trip, tuple(state))
+        lambda s: s[3] & (s[2][0] == 0), trip, (values, flags, low.status, c0, history))
     for v, value, flag in zip(op.outputs, values, flags):
         env.set(v.name, low.checked(v, value, op), flag)
     if saves:
         env.set(a["save_steps"], history)
 
 
-def _settle(low, op, trip, state, born_undefined):
-    """Loop carries need one shape. A name the loop assigns first starts as a
-    placeholder shaped like the body's value; a value the body reshapes
-    otherwise (e.g. `x = concat([x, y])`) cannot lower."""
+def _settle(low, op, body, values, flags, born_undefined):
+    """The body traced once (`low.trace`): `(step, the shapes of its kept values)`.
+    Loop carries need one shape. A name the loop assigns first starts as a
+    placeholder shaped like the body's value (`values` is updated, and the
+    body traced again); a value the body reshapes otherwise (e.g.
+    `x = concat([x, y])`) cannot lower."""
     leaves = low.jax.tree_util.tree_leaves
     for _ in range(3):
-        out = low.abstract(trip, tuple(state))
+        step, out = low.trace(body, values, flags, low.status)
         changed = False
-        for i, (before, after) in enumerate(zip(state[0], out[0])):
+        for i, (before, after) in enumerate(zip(values, out[0])):
             b, f = leaves(before), leaves(after)
             if [(x.shape, x.dtype) for x in b] == [(x.shape, x.dtype) for x in f]:
                 continue
             if born_undefined[i] and not isinstance(before, low.TensorArray):
-                state[0][i] = low.jnp.zeros(after.shape, after.dtype)
+                values[i] = low.jnp.zeros(after.shape, after.dtype)
                 changed = True
                 continue
             raise low.Unsupported(
@@ -332,7 +333,7 @@ def _settle(low, op, trip, state, born_undefined):
                 f"{' '.join(str(x.shape) for x in b)} -> {' '.join(str(x.shape) for x in f)}); "
                 "XLA loops carry one shape", op)
         if not changed:
-            return out  # the abstract trip of `state` as it now is
+            return step, out[4]
     raise low.Unsupported("loop variable shapes did not settle", op)  # pragma: no cover
 
 
@@ -368,9 +369,10 @@ def _lower_grad_xla(low, op, env):
         return k - 1, new, sums, low.status
 
     state = (history.count - 1, carried, sums, low.status)
-    _check_grad_carries(low, op, state, low.abstract(trip, state))
+    step, out = low.trace(trip, state)  # the grad block lowered once, see `trace`
+    _check_grad_carries(low, op, state, out)
     _, carried, sums, low.status = low.lax.while_loop(
-        lambda s: (s[0] >= 0) & (s[3][0] == 0), trip, state)
+        lambda s: (s[0] >= 0) & (s[3][0] == 0), step, state)
     for v, (g, flag) in zip(op.outputs, carried):
         env.set(v.name, low.checked(v, g, op), flag)
     for v, g in zip(op.outputs[n_ct:], sums):

@@ -183,19 +183,25 @@ def _guarded_trips(x):
     return x
 
 
-def test_nested_conds_of_a_gradient_lower_without_tracing_branches_again(monkeypatch):
-    """With gradients each cond gives its branch's kept values and zeros for
-    the other's. Made by tracing the other branch abstractly, they cost 4 **
-    depth lowerings (the xla fuzz timed out on a 4-trip loop); made from the
-    kept Variables' known shapes, none."""
-    from d2s.backends.xla.control_flow import ControlFlowSupport
-    traced = []
-    real = ControlFlowSupport.abstract
+def _count_block_lowerings(monkeypatch):
+    from d2s.backends.xla.lowering import Lowerer
+    counts = {}
+    real = Lowerer.lower_block
 
-    def counting(self, fn, *args):
-        traced.append(fn)
-        return real(self, fn, *args)
-    monkeypatch.setattr(ControlFlowSupport, "abstract", counting)
+    def counting(self, idx, env):
+        key = (id(self), idx)  # per lowering (forward and gradient are two)
+        counts[key] = counts.get(key, 0) + 1
+        return real(self, idx, env)
+    monkeypatch.setattr(Lowerer, "lower_block", counting)
+    return counts
+
+
+def test_nested_conds_of_a_gradient_lower_each_block_once(monkeypatch):
+    """With gradients each cond gives its branch's kept values and zeros for
+    the other's. Made by tracing the other branch once more, they cost 4 **
+    depth lowerings (the xla fuzz timed out on a 4-trip loop); each branch is
+    traced once and lowered once."""
+    counts = _count_block_lowerings(monkeypatch)
     grads = []
     for backend in ("numpy", "xla"):
         x = d2s.to_tensor(np.linspace(0.5, 2.0, 4), stop_gradient=False)
@@ -203,4 +209,43 @@ def test_nested_conds_of_a_gradient_lower_without_tracing_branches_again(monkeyp
         (y * y).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
-    assert traced == []
+    assert counts and max(counts.values()) == 1, counts
+
+
+@to_static
+def _nested_loops(x, n):
+    # four tensor loops nested, each with a data-dependent exit
+    i = 0
+    while i < 2 and x.sum() < n:
+        j = 0
+        while j < 2 and x.sum() < n:
+            k = 0
+            while k < 2 and x.sum() < n:
+                m = 0
+                while m < 2 and x.sum() < n:
+                    x = x * 1.05 + 0.01
+                    m += 1
+                k += 1
+            j += 1
+        i += 1
+    return x
+
+
+def test_nested_loops_of_a_gradient_lower_each_block_once(monkeypatch):
+    """A loop needs its body's result shapes before `lax.while_loop` traces it
+    (the history's buffers, the carries' settled shapes). Tracing the body
+    for them and again for `lax` lowered a block nested `depth` loops deep
+    2 ** depth times, and 4 ** depth with the gradient loop (the xla fuzz
+    timed out on four nested loops: 24 lowerings of the innermost blocks);
+    each body is now lowered once, each condition twice (the first test
+    before the loop, the others at the end of each trip)."""
+    counts = _count_block_lowerings(monkeypatch)
+    grads = []
+    for backend in ("numpy", "xla"):
+        x = d2s.to_tensor(np.linspace(0.5, 2.0, 4), stop_gradient=False)
+        n = d2s.to_tensor(np.array(40.0))
+        y = to_static(_nested_loops.dygraph_function, backend=backend)(x, n)
+        (y * y).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
+    assert counts and max(counts.values()) <= 2, counts
