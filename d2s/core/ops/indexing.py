@@ -246,13 +246,48 @@ def lowered_index(ns, shape, spec, tensors):
                  for it in spec)
 
 
+def _empty_axes_run_indexes(spec, tensors, shape):
+    """The axes of size 0 that a run-time integer index addresses (a loop over
+    an empty tensor compiles a body that indexes it, and never runs it)."""
+    if shape is None or 0 not in shape:
+        return ()
+    consuming = sum(1 for it in spec if it[0] not in ("none", "ellipsis"))
+    axes, axis = [], 0
+    for it in spec:
+        if it[0] == "ellipsis":
+            axis += len(shape) - consuming
+            continue
+        if it[0] == "none":
+            continue
+        if (it[0] == "tensor" and not isinstance(tensors[it[1]], np.ndarray)
+                and shape[axis] == 0):
+            axes.append(axis)
+        axis += 1
+    return tuple(axes)
+
+
+def _never_indexed(ns, shape, axes):
+    """A stand-in for an array whose `axes` (of size 0) a run-time index
+    reads: one row there, so that the indexing compiles. Reaching it at
+    run time is numpy's IndexError: the run is made again on numpy."""
+    ns.check_on_numpy(ns.jnp.zeros((), np.bool_))
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
 def _getitem_xla(ns, x, *tensors, spec):
     # a backend's tensor array has no static shape (its length is a run-time value)
-    return x[lowered_index(ns, getattr(x, "shape", None), spec, tensors)]
+    shape = getattr(x, "shape", None)
+    index = lowered_index(ns, shape, spec, tensors)
+    axes = _empty_axes_run_indexes(spec, tensors, shape)
+    if axes:
+        return ns.jnp.zeros(_never_indexed(ns, shape, axes), x.dtype)[index]
+    return x[index]
 
 
 def _getitem_grad_xla(ns, g, x, *tensors, spec):
     index = lowered_index(ns, x.shape, spec, tensors)
+    if _empty_axes_run_indexes(spec, tensors, x.shape):
+        return ns.jnp.zeros(x.shape, g.dtype)  # (its forward never ran)
     return ns.jnp.zeros(x.shape, g.dtype).at[index].add(g)  # duplicates accumulate
 
 

@@ -7,10 +7,10 @@ jax = pytest.importorskip("jax")
 
 import d2s  # noqa: E402
 from d2s import static  # noqa: E402
-from d2s.jit import to_static  # noqa: E402
+from d2s.jit import InputSpec, to_static  # noqa: E402
 from d2s.static.backend import BackendFallbackWarning  # noqa: E402
 
-from xla_helpers import both, op_types, program_of, run, xla_program  # noqa: E402
+from xla_helpers import both, op_types, program_of, run, run_xla_strict, xla_program  # noqa: E402
 
 
 def _t(x, dtype=None):
@@ -249,3 +249,75 @@ def test_nested_loops_of_a_gradient_lower_each_block_once(monkeypatch):
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
     assert counts and max(counts.values()) <= 2, counts
+
+
+# ---- a name a loop assigns first, over a dim the program leaves unknown -----------------
+_VECTORS = [InputSpec([None], "float64"), InputSpec([None], "float64")]
+
+
+@to_static(input_spec=_VECTORS)
+def _early_return_in_loop(x, y):
+    for r in y:
+        x = x + r * -1.5
+        if x.sum() > -2.0:
+            return x * -1.5 + y
+        x = x * 0.5
+    return x * 2.0 + y
+
+
+@pytest.mark.parametrize("xs, ys", [([-1.0, -1.0], [-1.0, -1.0]),   # returns on trip 1
+                                    ([-9.0, -9.0], [-2.0, -2.0]),   # returns later
+                                    ([-9.0, -9.0], [0.1, 0.1]),     # never returns
+                                    ([], [])])                      # no trip
+def test_an_early_return_in_a_loop_over_an_unknown_dim_lowers(xs, ys):
+    """Until the loop returns, the return value is the `undefined` op's
+    stand-in: empty in the dims the program leaves unknown, while the
+    returning branch's value is not. The branch that passes the stand-in
+    through gives zeros shaped like the other branch's value (it is flagged
+    undefined either way), so the cond and the loop lower (they fell back to
+    numpy: the xla fuzz found it)."""
+    prog, feed, fetch = program_of(_early_return_in_loop, _t([-1.0, -1.0]), _t([1.0, 1.0]))
+    assert {"while", "cond"} <= op_types(prog)
+    both(prog, {k: np.asarray(v, np.float64) for k, v in zip(feed, (xs, ys))}, fetch)
+
+
+@to_static(input_spec=_VECTORS)
+def _returns_empty_or_full(x, y):
+    for r in y:
+        if r > 0.0:
+            return x[:0]
+        if r < -1.0:
+            return x * 2.0
+    return x
+
+
+@pytest.mark.parametrize("ys, size", [([1.0], 0), ([-0.5, 1.0], 0), ([-2.0], 2), ([-0.5], 2)])
+def test_a_real_empty_value_where_a_stand_in_was_assumed_runs_on_numpy(ys, size):
+    """The other way round: a branch gives a real (defined) empty value where
+    the other gives a full one. XLA cannot carry both shapes, so a run whose
+    value is real there is made again on numpy (never zeros shaped like the
+    other's)."""
+    prog, feed, fetch = program_of(_returns_empty_or_full, _t([1.0, 2.0]), _t([1.0]))
+    feed = dict(zip(feed, (np.array([1.0, 2.0]), np.array(ys))))
+    want, got = both(prog, feed, fetch)
+    assert np.asarray(got[0]).shape == (size,)
+    assert xla_program(prog) is not None  # it lowered; only such a run goes to numpy
+
+
+@to_static(input_spec=[InputSpec([None], "float64"), InputSpec([], "int64")])
+def _row(x, i):
+    return x[i] * 2.0
+
+
+def test_a_run_time_index_into_an_empty_tensor_raises_numpys_index_error():
+    """XLA cannot compile `x[i]` of an empty `x` as it is; the stand-in that
+    compiles sends a run that reaches it to numpy, which raises."""
+    prog, feed, fetch = program_of(_row, _t([1.0, 2.0]), _t(0, np.int64))
+    both(prog, dict(zip(feed, (np.array([1.0, 2.0]), np.int64(1)))), fetch)
+    empty = dict(zip(feed, (np.zeros(0), np.int64(0))))
+    messages = []
+    for backend in ("numpy", "xla"):
+        with pytest.raises(IndexError) as info:
+            run_xla_strict(prog, empty, fetch) if backend == "xla" else run(backend, prog, empty, fetch)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "out of bounds" in messages[0]
