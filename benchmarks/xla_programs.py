@@ -46,9 +46,9 @@ def program_of(wl):
     seen = {}
     original = ConcreteProgram.__call__
 
-    def spy(self, tensors):
+    def spy(self, tensors, *rest):
         seen["program"], seen["tensors"] = self, tensors
-        return original(self, tensors)
+        return original(self, tensors, *rest)
     ConcreteProgram.__call__ = spy
     try:
         with d2s.no_grad():
