@@ -91,3 +91,41 @@ def test_arithmetic_gives_numpys_dtypes(strict, dtype):
     x = np.array([1, 0, 1, 0, 1]).astype(dtype)
     y = np.array([1, 1, 0, 0, 1]).astype(dtype)
     assert same_outcome(_arithmetic, x, y)[0] == "ok"
+
+
+# ---- lists appended to under a tensor `if` ------------------------------------------
+# Before: every such program ran on numpy ("the two branches give values of
+# different types or shapes"): the branch that appends gives one more row.
+def _append_if_positive(x):
+    outs = [x]
+    if x.sum() > 0:
+        outs.append(x * 2.0)
+    return d2s.stack(outs)
+
+
+def _append_on_both_paths_or_twice(x):
+    outs = []
+    if x.sum() > 0:
+        outs.append(x)
+        outs.append(x + 1.0)
+    else:
+        outs.append(-x)
+    return d2s.stack(outs)
+
+
+def _append_then_loop(x):
+    outs = [x]
+    if x.sum() > 0:
+        outs.append(x * 2.0)
+    while x.sum() < 4.0:  # the loop carries the array the `if` left
+        x = x + 1.0
+        outs.append(x)
+    return d2s.stack(outs), x
+
+
+@pytest.mark.parametrize("fn", [_append_if_positive, _append_on_both_paths_or_twice,
+                                _append_then_loop])
+@pytest.mark.parametrize("value", [1.0, -1.0, -9.0])
+def test_appends_under_a_tensor_if_lower_and_equal_numpy(strict, fn, value):
+    want = same_outcome(fn, np.array([value, 0.5]))
+    assert want[0] == "ok"
