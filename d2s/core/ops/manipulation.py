@@ -255,8 +255,17 @@ register_op("flatten", _flatten_kernel,
             lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
                                         if len(x.shape) else (1,), x.dtype),
             vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),)).lowering(
-    xla=lambda ns, x, start, stop: _flatten_kernel(x, start, stop),  # array methods only
+    xla=lambda ns, x, start, stop: _flatten_xla(ns, x, start, stop),
     onnx=lambda ns, x, start, stop: ns.reshape(x, _flatten_dims(ns, x, start, stop)))
+
+
+def _flatten_xla(ns, x, start, stop):
+    if ns.is_tensor_array(x):  # `concat(outs)` of a list appended in a loop
+        if start != 0:
+            raise ns.Unsupported("it flattens inner dims of a tensor array, whose length "
+                                 "is a run-time value")
+        return x.merged_rows(stop)
+    return _flatten_kernel(x, start, stop)  # array methods only
 
 
 def _flatten_dims(ns, x, start, stop):

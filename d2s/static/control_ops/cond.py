@@ -217,7 +217,8 @@ def _lower_xla(low, op, env):
         def run(status):
             low.status = status
             child = low.Env(env)
-            low.lower_block(a[f"{key}_block"], child)
+            with low.branch_errors(op):
+                low.lower_block(a[f"{key}_block"], child)
             values, flags = [], []
             for i, name in enumerate(a[f"{key}_outs"]):
                 if name is None:  # this path never sets it: a placeholder, flagged
@@ -319,7 +320,8 @@ def _lower_grad_xla(low, op, env):
         def run(status):
             low.status = status
             child = low.bind(env, list(saved.items()) + cts)
-            low.lower_block(a[f"{key}_block"], child)
+            with low.branch_errors(op):
+                low.lower_block(a[f"{key}_block"], child)
             grads = []
             for name, fl in zip(a[f"{key}_grads"], flagged):
                 value, flag = low.flagged(child, name)

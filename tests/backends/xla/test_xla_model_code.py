@@ -129,3 +129,67 @@ def _append_then_loop(x):
 def test_appends_under_a_tensor_if_lower_and_equal_numpy(strict, fn, value):
     want = same_outcome(fn, np.array([value, 0.5]))
     assert want[0] == "ok"
+
+
+@pytest.mark.parametrize("first", [1.0, -1.0])
+def test_the_gradient_of_an_append_under_a_tensor_if_runs_on_numpy_with_one_warning(first):
+    # Before: the backward raised jax's TypeError while lowering (its branches'
+    # gradients differ in shape) once the forward lowered; with the false
+    # branch taken, the cotangent has one row, and lowering the true branch's
+    # gradient (`g[1]`) raised IndexError though no run takes it.
+    x0 = np.array([first, 0.5])
+    grads = {}
+    for backend in ("numpy", "xla"):
+        x = d2s.to_tensor(x0, stop_gradient=False)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", BackendFallbackWarning)
+            out = to_static(_append_if_positive, backend=backend)(x)
+            (out * out).sum().backward()
+        grads[backend] = x.grad.numpy()
+        fallbacks = [w for w in seen if issubclass(w.category, BackendFallbackWarning)]
+        # the true branch taken: its gradient's shapes lower; else one fallback
+        assert len(fallbacks) == (backend == "xla" and first < 0), [
+            str(w.message) for w in fallbacks]
+    if first < 0:
+        assert "cond_grad" in str(fallbacks[0].message)
+    np.testing.assert_allclose(grads["xla"], grads["numpy"], rtol=1e-12)
+
+
+# ---- greedy decoding: tokens collected in a list, concatenated at the end ------------
+# Before: `d2s.concat(outs)` of a list appended in a tensor loop ran on numpy
+# ("it reads a tensor array, whose length is a run-time value").
+def _greedy(h, w, eos, max_len: int = 6):
+    outs = []
+    i = 0
+    while i < max_len:
+        h = d2s.tanh(d2s.matmul(h, w))
+        tok = h.argmax(axis=-1)
+        outs.append(tok)
+        i += 1
+        if tok[0] == eos:
+            break
+    return d2s.concat(outs), h
+
+
+def _rows_until(x, limit):
+    rows = []
+    while x.sum() < limit:
+        x = x * 1.5 + 1.0
+        rows.append(x)
+        rows.append(-x)
+    return d2s.concat(rows), d2s.concat(rows, axis=0).reshape([-1])
+
+
+@pytest.mark.parametrize("eos", [0, 1, 2, 3, 99])
+def test_greedy_decoding_concatenates_its_tokens_on_xla(strict, eos):
+    rng = np.random.default_rng(3)
+    h, w = rng.normal(size=(1, 4)), rng.normal(size=(4, 4))
+    want = same_outcome(_greedy, h, w, np.array(eos))
+    assert want[0] == "ok"
+
+
+@pytest.mark.parametrize("limit", [-5.0, 3.0, 40.0, 5000.0])
+def test_concat_of_rows_appended_in_a_loop_equals_numpy(limit):
+    x = np.array([[0.5, 1.0, -0.25]])
+    want = same_outcome(_rows_until, x, np.array(limit))
+    assert want[0] == "ok"
