@@ -193,3 +193,30 @@ def test_concat_of_rows_appended_in_a_loop_equals_numpy(limit):
     x = np.array([[0.5, 1.0, -0.25]])
     want = same_outcome(_rows_until, x, np.array(limit))
     assert want[0] == "ok"
+
+
+@pytest.mark.parametrize("limit", [3.0, 40.0, 5000.0])
+def test_gradients_through_concat_of_rows_appended_in_a_loop_equal_numpy(limit):
+    # Before: the backward of `concat(rows)` ran on numpy (`reshape_like` to a
+    # tensor array's shape)
+    x0 = np.array([[0.5, 1.0, -0.25]])
+    grads, fallbacks = {}, {}
+    for backend in ("numpy", "xla"):
+        x = d2s.to_tensor(x0, stop_gradient=False)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", BackendFallbackWarning)
+            rows = to_static(_concat_rows, backend=backend)(x, d2s.to_tensor(np.array(limit)))
+            (rows * rows).sum().backward()
+        grads[backend] = x.grad.numpy()
+        fallbacks[backend] = [str(w.message) for w in seen
+                              if issubclass(w.category, BackendFallbackWarning)]
+    np.testing.assert_allclose(grads["xla"], grads["numpy"], rtol=1e-10)
+    assert not any("reshape_like" in m for m in fallbacks["xla"]), fallbacks["xla"]
+
+
+def _concat_rows(x, limit):
+    rows = []
+    while x.sum() < limit:
+        x = x * 1.5 + 1.0
+        rows.append(x)
+    return d2s.concat(rows)
