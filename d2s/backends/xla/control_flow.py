@@ -12,12 +12,14 @@ before `lax` gets it (`trace`).
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ...static.control_ops import kept_names
 from ...static.scope import relocate
 from ._jax import jax, jnp, lax, strong
-from .errors import Unsupported
+from .errors import LoweringError, Unsupported
 from .values import Env, History, TensorArray
 
 
@@ -28,6 +30,22 @@ class ControlFlowSupport:
     Env, History, TensorArray = Env, History, TensorArray
     Unsupported = Unsupported
     relocate = staticmethod(relocate)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def branch_errors(op):
+        """Lowering a branch with this call's concrete shapes can raise a user's
+        error (an index past a dim, misaligned matmul operands) that numpy raises
+        only on a run taking that branch: a branch a run skips must not raise.
+        Such a program runs on numpy (`Unsupported`), which raises it or not."""
+        try:
+            yield
+        except (Unsupported, LoweringError):
+            raise
+        except Exception as e:  # noqa: BLE001 - any user error: numpy decides
+            raise Unsupported(f"lowering a branch with these shapes raised {type(e).__name__} "
+                              f"({e}), which numpy raises only if a run takes that branch",
+                              op) from None
 
     @staticmethod
     def scalar_bool(x):

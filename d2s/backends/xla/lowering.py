@@ -24,7 +24,7 @@ from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
 # reading one would need its run-time length as a static shape.
-_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem"})
+_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem", "flatten", "reshape_like"})
 
 
 def rule_for(op):

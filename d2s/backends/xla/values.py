@@ -97,6 +97,14 @@ class TensorArray:
         out = TensorArray(buf, self.length + 1, self.base)
         return out, out.length - self.base
 
+    def merged_rows(self, stop):
+        """The array with dims 0..`stop` merged (`concat` of its rows, or a
+        `flatten` from dim 0): a prefix of the buffer stays the value's prefix."""
+        rest = tuple(self.buf.shape[1:])
+        k = int(np.prod(rest[:stop], dtype=np.int64))
+        buf = jnp.reshape(self.buf, (self.capacity * k,) + rest[stop:])
+        return TensorArray(buf, self.length * k, self.base * k)
+
     def shape_vector(self):
         """The array's shape as an int64 vector (the length is a run-time value)."""
         rest = jnp.asarray(self.buf.shape[1:], np.int64)

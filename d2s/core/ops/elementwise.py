@@ -123,8 +123,17 @@ multiply = _binary("multiply", np.multiply, lambda g, out, x, y: (
 divide = _binary("divide", np.true_divide, lambda g, out, x, y: (
     unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)),
     promoted("true_divide"), _divide_onnx)
+def _floor_divide_xla(ns, x, y):
+    """numpy's integer `x // 0` is 0 (with a RuntimeWarning); XLA's is -1 or -2."""
+    q = _xla_floor_divide(ns, x, y)
+    if np.dtype(q.dtype).kind not in "iu":
+        return q
+    return ns.jnp.where(ns.jnp.asarray(y) == 0, ns.jnp.zeros((), q.dtype), q)
+
+
+_xla_floor_divide = promoted("floor_divide")
 floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None),
-                       promoted("floor_divide"), _floor_onnx(remainder=False))
+                       _floor_divide_xla, _floor_onnx(remainder=False))
 remainder = _binary("remainder", np.remainder, lambda g, out, x, y: (
     unbroadcast(_cast_like(g, x), x),
     unbroadcast(_cast_like(-g * floor_divide(x, y), y), y)), promoted("remainder"),
@@ -137,7 +146,18 @@ def _pow_vjp(g, out, x, y):
     return unbroadcast(_cast_like(gx, x), x), unbroadcast(_cast_like(gy, y), y)
 
 
-pow = _binary("pow", np.power, _pow_vjp, promoted("power"), onnx_binary("Pow"))
+def _pow_xla(ns, x, y):
+    """An integer to a negative integer power raises ValueError on numpy; XLA
+    computes a wrapped value: such a call runs again on numpy, which raises."""
+    out = _xla_power(ns, x, y)
+    constant_ok = isinstance(y, (np.ndarray, np.generic)) and (y >= 0).all()
+    if np.dtype(out.dtype).kind in "iu" and np.dtype(y.dtype).kind == "i" and not constant_ok:
+        ns.check_on_numpy(ns.jnp.all(ns.jnp.asarray(y) >= 0))
+    return out
+
+
+_xla_power = promoted("power")
+pow = _binary("pow", np.power, _pow_vjp, _pow_xla, onnx_binary("Pow"))
 
 
 def _minmax_vjp(pick_x):

@@ -80,8 +80,23 @@ register_op("reshape", _reshape_kernel,
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None)).lowering(
-    xla=lambda ns, g, x: g.reshape(x.shape),
+    xla=lambda ns, g, x: _reshape_like_xla(ns, g, x),
     onnx=lambda ns, g, x: ns.reshape(g, onnx_dims(ns, x)))
+
+
+def _reshape_like_xla(ns, g, x):
+    """A tensor array `x` (the gradient of `concat(outs)` of a list appended in
+    a loop): `g`'s shape is known, so the length is `g`'s rows over the row
+    size; a `g` of another size raises on numpy, where the call runs again."""
+    if not ns.is_tensor_array(x):
+        return g.reshape(x.shape)
+    rest = tuple(x.buf.shape[1:])
+    row = int(np.prod(rest, dtype=np.int64))
+    if ns.is_tensor_array(g) or row == 0 or g.size % row:
+        raise ns.Unsupported("it reshapes to the shape of a tensor array, whose length is "
+                             "a run-time value")
+    ns.check_on_numpy(x.length * row == g.size)
+    return g.reshape((g.size // row,) + rest)
 
 
 def reshape(x, shape):
@@ -255,8 +270,17 @@ register_op("flatten", _flatten_kernel,
             lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
                                         if len(x.shape) else (1,), x.dtype),
             vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),)).lowering(
-    xla=lambda ns, x, start, stop: _flatten_kernel(x, start, stop),  # array methods only
+    xla=lambda ns, x, start, stop: _flatten_xla(ns, x, start, stop),
     onnx=lambda ns, x, start, stop: ns.reshape(x, _flatten_dims(ns, x, start, stop)))
+
+
+def _flatten_xla(ns, x, start, stop):
+    if ns.is_tensor_array(x):  # `concat(outs)` of a list appended in a loop
+        if start != 0:
+            raise ns.Unsupported("it flattens inner dims of a tensor array, whose length "
+                                 "is a run-time value")
+        return x.merged_rows(stop)
+    return _flatten_kernel(x, start, stop)  # array methods only
 
 
 def _flatten_dims(ns, x, start, stop):

@@ -217,7 +217,8 @@ def _lower_xla(low, op, env):
         def run(status):
             low.status = status
             child = low.Env(env)
-            low.lower_block(a[f"{key}_block"], child)
+            with low.branch_errors(op):
+                low.lower_block(a[f"{key}_block"], child)
             values, flags = [], []
             for i, name in enumerate(a[f"{key}_outs"]):
                 if name is None:  # this path never sets it: a placeholder, flagged
@@ -254,6 +255,8 @@ def _lower_xla(low, op, env):
                     # this run holds a real empty value there, numpy runs it.
                     low.ns.check_on_numpy(flags[i])
                     values[i] = jnp.zeros(like.shape, like.dtype)
+                elif op.outputs[i].is_array:
+                    values[i] = _common_array(low, value, like)
             theirs = low.zeros_like(other[2])
             saved = (mine, theirs) if key == "true" else (theirs, mine)
             return values, flags, saved, low.status
@@ -284,6 +287,29 @@ def _undefined_stand_in(value, like, var):
     return all(a == b or (a == 0 and d is None) for a, b, d in zip(shape, other, var.shape))
 
 
+def _common_array(low, value, like):
+    """A tensor array one branch appends to and the other does not (`if c:
+    outs.append(h)` outside a loop): plain arrays of different lengths, which
+    `lax.cond` cannot return. Both become tensor arrays of one capacity (the
+    longer one's rows plus the room appends get), holding their own length:
+    the host reads `buf[:length]`, and a later loop appends to it as to any
+    carried array. `base` (the rows it starts with, the same on both sides)
+    is the longer length, so a loop's rows needed past it still compare with
+    the room it was compiled with."""
+    if (isinstance(value, low.TensorArray) or isinstance(like, low.TensorArray)
+            or not hasattr(like, "shape") or tuple(value.shape) == tuple(like.shape)):
+        return value
+    jnp = low.jnp
+    rows = max(value.shape[0], like.shape[0])
+    row = like.shape[1:] if value.shape[0] == 0 else value.shape[1:]
+    if value.shape[0] and like.shape[0] and tuple(like.shape[1:]) != tuple(row):
+        return value  # not one array's rows: lax.cond's error says why
+    buf = jnp.zeros((rows + low.room,) + tuple(row), value.dtype)
+    if value.shape[0]:
+        buf = buf.at[:value.shape[0]].set(value)
+    return low.TensorArray(buf, jnp.asarray(value.shape[0], np.int64), rows)
+
+
 def _lower_grad_xla(low, op, env):
     a = op.attrs
     pred, saved_true, saved_false = env.get(a["scope"])
@@ -294,7 +320,8 @@ def _lower_grad_xla(low, op, env):
         def run(status):
             low.status = status
             child = low.bind(env, list(saved.items()) + cts)
-            low.lower_block(a[f"{key}_block"], child)
+            with low.branch_errors(op):
+                low.lower_block(a[f"{key}_block"], child)
             grads = []
             for name, fl in zip(a[f"{key}_grads"], flagged):
                 value, flag = low.flagged(child, name)
@@ -302,8 +329,12 @@ def _lower_grad_xla(low, op, env):
             return grads, low.status
         return run
 
-    grads, low.status = low.lax.cond(pred, branch("true", saved_true),
-                                     branch("false", saved_false), low.status)
+    try:
+        grads, low.status = low.lax.cond(pred, branch("true", saved_true),
+                                         branch("false", saved_false), low.status)
+    except TypeError as e:  # e.g. the gradient of a list one branch appends to
+        raise low.Unsupported(f"the gradients of the two branches have different types or "
+                              f"shapes (XLA needs one): {e}", op) from None
     for v, (g, flag) in zip(op.outputs, grads):
         env.set(v.name, low.checked(v, g, op), flag)
 
