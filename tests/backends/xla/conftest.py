@@ -1,5 +1,7 @@
 """Fixtures shared by the xla backend's tests (jax is imported only by the
 fixtures that need it, so the tests of a missing jax still collect)."""
+import warnings
+
 import pytest
 
 
@@ -15,3 +17,12 @@ def sends(monkeypatch):
         return real(x, *args, **kwargs)
     monkeypatch.setattr(device_params.jax, "device_put", counting)
     return sent
+
+
+@pytest.fixture
+def strict():
+    """A fallback to numpy fails the test (these programs must lower)."""
+    from d2s.static.backend import BackendFallbackWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallbackWarning)
+        yield

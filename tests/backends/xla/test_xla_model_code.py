@@ -25,14 +25,6 @@ from d2s.static.backend import BackendFallbackWarning  # noqa: E402
 from xla_helpers import assert_same  # noqa: E402
 
 
-@pytest.fixture
-def strict():
-    """A fallback to numpy fails the test (these programs must lower)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", BackendFallbackWarning)
-        yield
-
-
 def outcome(fn, backend, *arrays):
     """("ok", [numpy results]) or ("raises", type, message) of `fn` converted
     for `backend` and called on fresh Tensors of `arrays`."""

@@ -22,14 +22,6 @@ from xla_helpers import assert_same, op_types  # noqa: E402
 
 
 @pytest.fixture
-def strict():
-    """A fallback to numpy fails the test (these programs must lower)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", BackendFallbackWarning)
-        yield
-
-
-@pytest.fixture
 def default_backend():
     """Restores the global default backend after the test."""
     saved = dict(backend_state._STATE)
