@@ -48,6 +48,22 @@ class ControlFlowSupport:
                               op) from None
 
     @staticmethod
+    def undefined_stand_in(value, like, var):
+        """Whether `value`, of a name that may be undefined, is empty in dims the
+        program leaves unknown (`var`) where `like` (the other branch's value,
+        or the loop body's), of the same dtype, is not: the zero-size stand-in
+        for "no value yet" that `undefined` gives (a name a loop assigns
+        first, e.g. an early `return` in a tensor loop). Where it is not a
+        stand-in at run time (a real empty value), the caller sends the run
+        to numpy (`ns.check_on_numpy` of its flag)."""
+        shape, other = getattr(value, "shape", None), getattr(like, "shape", None)
+        if (shape is None or other is None or len(shape) != len(other)
+                or len(shape) != len(var.shape) or value.dtype != like.dtype
+                or 0 not in shape or 0 in other):
+            return False
+        return all(a == b or (a == 0 and d is None) for a, b, d in zip(shape, other, var.shape))
+
+    @staticmethod
     def scalar_bool(x):
         """`bool(np.asarray(pred).reshape(()))`, as the numpy backend reads a predicate."""
         x = jnp.reshape(jnp.asarray(x), ())

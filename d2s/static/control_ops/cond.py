@@ -249,7 +249,7 @@ def _lower_xla(low, op, env):
                     shape = (tuple(d or 0 for d in op.outputs[i].shape) if like is None
                              else like.shape)
                     values[i] = jnp.zeros(shape, op.outputs[i].dtype)
-                elif flagged[i] and _undefined_stand_in(value, like, op.outputs[i]):
+                elif flagged[i] and low.undefined_stand_in(value, like, op.outputs[i]):
                     # the value an `undefined` op gave, empty where the program's
                     # shape is unknown: shaped like the other side's instead. If
                     # this run holds a real empty value there, numpy runs it.
@@ -273,18 +273,6 @@ def _lower_xla(low, op, env):
         env.set(v.name, low.checked(v, value, op), f)
     if saves:
         env.set(a["save_scope"], (pred,) + tuple(saved))
-
-
-def _undefined_stand_in(value, like, var):
-    """Whether `value`, of a name that may be undefined, is empty in dims the
-    program leaves unknown (`var`) where the other branch's value `like`, of
-    the same dtype, is not: the zero-size stand-in for "no value yet" (a
-    name a loop assigns first, e.g. an early `return` in a tensor loop)."""
-    shape, other = getattr(value, "shape", None), getattr(like, "shape", None)
-    if (shape is None or other is None or len(shape) != len(other) or len(shape) != len(var.shape)
-            or value.dtype != like.dtype or 0 not in shape or 0 in other):
-        return False
-    return all(a == b or (a == 0 and d is None) for a, b, d in zip(shape, other, var.shape))
 
 
 def _common_array(low, value, like):

@@ -291,7 +291,8 @@ def _lower_xla(low, op, env):
         return new_values, new_flags, low.status, c, snapshot
 
     c0 = test(values, flags)
-    step, snapshot = _settle(low, op, body, values, flags, born_undefined)
+    step, snapshot = _settle(low, op, body, values, flags, born_undefined,
+                             [placeholders[name] for name in names])
 
     def trip(state):
         values, flags, status, _, history = state
@@ -310,11 +311,14 @@ def _lower_xla(low, op, env):
         env.set(a["save_steps"], history)
 
 
-def _settle(low, op, body, values, flags, born_undefined):
+def _settle(low, op, body, values, flags, born_undefined, variables):
     """The body traced once (`low.trace`): `(step, the shapes of its kept values)`.
     Loop carries need one shape. A name the loop assigns first starts as a
     placeholder shaped like the body's value (`values` is updated, and the
-    body traced again); a value the body reshapes otherwise (e.g.
+    body traced again). So does a carry that may be undefined and holds
+    `undefined`'s empty stand-in (an inner loop carrying an outer loop's
+    early-return value): if it holds a real empty value at run time, the
+    run goes to numpy. A value the body reshapes otherwise (e.g.
     `x = concat([x, y])`) cannot lower."""
     leaves = low.jax.tree_util.tree_leaves
     for _ in range(3):
@@ -325,6 +329,11 @@ def _settle(low, op, body, values, flags, born_undefined):
             if [(x.shape, x.dtype) for x in b] == [(x.shape, x.dtype) for x in f]:
                 continue
             if born_undefined[i] and not isinstance(before, low.TensorArray):
+                values[i] = low.jnp.zeros(after.shape, after.dtype)
+                changed = True
+                continue
+            if flags[i] is not None and low.undefined_stand_in(before, after, variables[i]):
+                low.ns.check_on_numpy(flags[i])  # (outside the loop: its first value)
                 values[i] = low.jnp.zeros(after.shape, after.dtype)
                 changed = True
                 continue

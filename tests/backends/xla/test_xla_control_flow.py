@@ -282,6 +282,29 @@ def test_an_early_return_in_a_loop_over_an_unknown_dim_lowers(xs, ys):
 
 
 @to_static(input_spec=_VECTORS)
+def _early_return_in_nested_loops(x, y):
+    for r in y:
+        for s in y:
+            x = x + r * s
+            if x.sum() > 3.0:
+                return x * 2.0
+        x = x * 0.5
+    return x - 1.0
+
+
+@pytest.mark.parametrize("xs, ys", [([1.0, 1.0], [0.5, 1.0]),   # returns in the inner loop
+                                    ([0.0, 0.0], [0.1, 0.1]),   # never returns
+                                    ([], [])])                  # no trip
+def test_an_early_return_in_nested_loops_over_an_unknown_dim_lowers(xs, ys):
+    """The inner loop carries the outer loop's stand-in for the return value
+    (empty, maybe undefined) and its body gives a full one: the inner loop
+    settles it as a loop-born name (the fuzz found it falling back), then
+    the outer loop settles its own carry."""
+    prog, feed, fetch = program_of(_early_return_in_nested_loops, _t([1.0, 1.0]), _t([1.0]))
+    both(prog, {k: np.asarray(v, np.float64) for k, v in zip(feed, (xs, ys))}, fetch)
+
+
+@to_static(input_spec=_VECTORS)
 def _returns_empty_or_full(x, y):
     for r in y:
         if r > 0.0:
