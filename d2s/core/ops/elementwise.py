@@ -123,6 +123,9 @@ multiply = _binary("multiply", np.multiply, lambda g, out, x, y: (
 divide = _binary("divide", np.true_divide, lambda g, out, x, y: (
     unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)),
     promoted("true_divide"), _divide_onnx)
+_xla_floor_divide = promoted("floor_divide")
+
+
 def _floor_divide_xla(ns, x, y):
     """numpy's integer `x // 0` is 0 (with a RuntimeWarning); XLA's is -1 or -2."""
     q = _xla_floor_divide(ns, x, y)
@@ -131,7 +134,6 @@ def _floor_divide_xla(ns, x, y):
     return ns.jnp.where(ns.jnp.asarray(y) == 0, ns.jnp.zeros((), q.dtype), q)
 
 
-_xla_floor_divide = promoted("floor_divide")
 floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None),
                        _floor_divide_xla, _floor_onnx(remainder=False))
 remainder = _binary("remainder", np.remainder, lambda g, out, x, y: (
@@ -146,6 +148,9 @@ def _pow_vjp(g, out, x, y):
     return unbroadcast(_cast_like(gx, x), x), unbroadcast(_cast_like(gy, y), y)
 
 
+_xla_power = promoted("power")
+
+
 def _pow_xla(ns, x, y):
     """An integer to a negative integer power raises ValueError on numpy; XLA
     computes a wrapped value: such a call runs again on numpy, which raises."""
@@ -156,7 +161,6 @@ def _pow_xla(ns, x, y):
     return out
 
 
-_xla_power = promoted("power")
 pow = _binary("pow", np.power, _pow_vjp, _pow_xla, onnx_binary("Pow"))
 
 

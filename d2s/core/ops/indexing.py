@@ -266,21 +266,16 @@ def _empty_axes_run_indexes(spec, tensors, shape):
     return tuple(axes)
 
 
-def _never_indexed(ns, shape, axes):
-    """A stand-in for an array whose `axes` (of size 0) a run-time index
-    reads: one row there, so that the indexing compiles. Reaching it at
-    run time is numpy's IndexError: the run is made again on numpy."""
-    ns.check_on_numpy(ns.jnp.zeros((), np.bool_))
-    return tuple(1 if i in axes else d for i, d in enumerate(shape))
-
-
 def _getitem_xla(ns, x, *tensors, spec):
     # a backend's tensor array has no static shape (its length is a run-time value)
     shape = getattr(x, "shape", None)
     index = lowered_index(ns, shape, spec, tensors)
     axes = _empty_axes_run_indexes(spec, tensors, shape)
     if axes:
-        return ns.jnp.zeros(_never_indexed(ns, shape, axes), x.dtype)[index]
+        # A stand-in with one row on those axes, so that the indexing compiles;
+        # a run reaching it is numpy's IndexError: it runs again on numpy.
+        ns.check_on_numpy(ns.jnp.zeros((), np.bool_))
+        x = ns.jnp.zeros(tuple(1 if i in axes else d for i, d in enumerate(shape)), x.dtype)
     return x[index]
 
 
