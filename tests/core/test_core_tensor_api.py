@@ -173,6 +173,33 @@ def test_to_tensor_default_dtypes():
     assert d2s.to_tensor([1, 2], dtype="float64").dtype == np.float64
 
 
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(32 * 784, dtype=np.float32).reshape(32, 784),        # numpy's own allocation
+    lambda: np.arange(40 * 130.0).reshape(40, 130)[:, 1:129],              # a strided view
+    lambda: np.asfortranarray(np.arange(64 * 64, dtype=np.int64).reshape(64, 64)),
+    lambda: d2s.to_tensor(np.arange(5000, dtype=np.float32)),              # a Tensor
+    lambda: np.arange(6000.0).tolist(),                                    # a Python list
+])
+def test_to_tensor_copies_a_large_array_into_64_byte_aligned_memory(make):
+    """XLA reads such an input in place (d2s.core.tensor.to_tensor says why)."""
+    data = make()
+    t = d2s.to_tensor(data)
+    want = np.asarray(data._value if isinstance(data, d2s.Tensor) else data,
+                      dtype=t.dtype)
+    assert t.numpy().nbytes >= 16384 and t.numpy().ctypes.data % 64 == 0
+    np.testing.assert_array_equal(t.numpy(), want)
+    assert t.dtype == (np.float32 if isinstance(data, list) else want.dtype)
+    assert not np.shares_memory(t.numpy(), want) and t.numpy().flags.writeable
+    assert d2s.to_tensor(data, dtype="float64").numpy().ctypes.data % 64 == 0
+
+
+def test_to_tensor_of_a_small_array_is_a_plain_copy():
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = d2s.to_tensor(data)
+    assert t.numpy().base is None and not np.shares_memory(t.numpy(), data)
+    np.testing.assert_array_equal(t.numpy(), data)
+
+
 def test_numpy_float64_scalar_keeps_its_dtype():
     assert d2s.to_tensor(np.float64(1.5)).dtype == np.float64
     t = d2s.to_tensor(np.ones(3, np.float32))

@@ -112,3 +112,16 @@ def test_dlpack_with_torch():
     np.testing.assert_array_equal(t.numpy(), [[2.0, 3.0]])
     back = d2s.from_dlpack(torch.arange(4, dtype=torch.float64))
     np.testing.assert_array_equal(back.numpy(), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_a_to_tensor_batch_is_read_by_xla_in_place():
+    """to_tensor aligns a large array to 64 bytes so that XLA's CPU client reads
+    it where it is instead of copying it on every call; numpy's own
+    allocation (16-byte aligned) is copied."""
+    batch = np.random.default_rng(0).normal(size=(32, 784)).astype(np.float32)
+    t = d2s.to_tensor(batch)
+    assert jax.device_put(t.numpy()).unsafe_buffer_pointer() == t.numpy().ctypes.data
+    misaligned = np.empty(batch.nbytes + 64, np.uint8)
+    start = -misaligned.ctypes.data % 64 + 16
+    view = misaligned[start:start + batch.nbytes].view(np.float32).reshape(batch.shape)
+    assert jax.device_put(view).unsafe_buffer_pointer() != view.ctypes.data
