@@ -30,3 +30,16 @@ def test_compare_modes_quick(tmp_path):
     w2 = data["workloads"]["W2"]
     assert w2["eager_ops"] == 1 + 5 * w2["info"]["trips"] + 2
     assert "workload" in proc.stdout and "targets" in proc.stdout   # the table was printed
+
+
+def test_step_floor_times_every_mode():
+    """benchmarks/step_floor.py: W6's matmul floor beside the ways to run its step."""
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "step_floor.py"), "--rounds", "2",
+         "--no-xla"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {line[:14].strip(): line[14:].split() for line in proc.stdout.splitlines()
+            if line[:14].strip() in ("8 matmuls", "hand numpy", "to_static", "eager")}
+    assert set(rows) == {"8 matmuls", "hand numpy", "to_static", "eager"}
+    assert all(float(r[0].rstrip("us")) > 0 for r in rows.values())
+    assert "to_static >= 2x eager needs a step of" in proc.stdout
