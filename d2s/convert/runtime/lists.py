@@ -58,13 +58,16 @@ def _pending(lst, values):
     return PendingArray(lst)
 
 
-def convert_list_append(lst, value):
+def convert_list_append(lst, value, outer=None):
     """`lst.append(value)`, returning the list (the generated code reassigns it).
 
     Inside a loop on a tensor the list is carried as a tensor array (a
     Variable whose axis 0 holds the appended values; `d2s.stack` of it is
-    itself), so the appended values survive the loop."""
+    itself), so the appended values survive the loop. `outer`: the name, when
+    it may hold a list the function did not create (`check_outer_list`)."""
     from d2s.static.tensor_array import PendingArray, array_append, is_tensor_array
+    if outer is not None:
+        check_outer_list(lst, outer, "append")
     pending = _pending(lst, (value,))
     lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
@@ -73,10 +76,13 @@ def convert_list_append(lst, value):
     return lst
 
 
-def convert_list_extend(lst, values):
+def convert_list_extend(lst, values, outer=None):
     """`lst += values` (a list literal), returning the result (the generated code
     reassigns it). On a tensor array each value is appended; otherwise it is
-    Python's `+=` itself (a list extends in place, a tensor adds)."""
+    Python's `+=` itself (a list extends in place, a tensor adds). `outer`: as
+    for convert_list_append."""
+    if outer is not None:
+        check_outer_list(lst, outer, "extend")
     array = _extended_array(lst, values)
     if array is not None:
         return array
@@ -84,10 +90,12 @@ def convert_list_extend(lst, values):
     return lst
 
 
-def convert_list_extend_call(lst, values):
+def convert_list_extend_call(lst, values, outer=None):
     """`lst.extend(values)`, returning the list (the generated code reassigns
     it): on a tensor array one append per value, else the object's own
-    `extend` (a list, a deque, ...)."""
+    `extend` (a list, a deque, ...). `outer`: as for convert_list_append."""
+    if outer is not None:
+        check_outer_list(lst, outer, "extend")
     array = _extended_array(lst, values)
     if array is not None:
         return array
@@ -123,26 +131,43 @@ def convert_list_concat(lst, values):
 
 def convert_reached_list_call(lst, method, value, label):
     """`obj.attr.append(v)` / `d["k"].extend(vs)` (a list reached through an
-    attribute or a subscript) in an `if` or a loop.
-
-    While a tensor `if` branch or loop body is traced, Python runs it once
-    whatever the condition or trip count: an in-place append would show on
-    every path (or once for all trips), a silent wrong list. The plain-name
-    case is carried as a tensor array; a list living in an object or a dict
-    may outlive the call (a layer's cache), where a program value cannot go,
-    so this is an error naming it. With Python control flow: Python's call."""
-    if isinstance(lst, list) and getattr(tracing_paths, "depth", 0):
-        from d2s.static import ControlFlowError
-        from d2s.static.ir import user_origin
-        origin = user_origin()
-        where = f" ({origin[0]}, line {origin[1]})" if origin else ""
-        raise ControlFlowError(
-            f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where}: the "
-            f"program traces that code once for every path and trip, so changing the list "
-            f"'{label}' in place would show on all of them. Append to a local list instead "
-            f"(`{_local_hint(label)} = []` before, `{_local_hint(label)}.{method}(...)` inside)"
-            f" and use it after the construct (return it, or store it once outside)")
+    attribute or a subscript) in an `if` or a loop, and `lst.append(v)`
+    anywhere of a list the function did not create (`lst` a parameter, a name
+    from outside): Python's call, unless a tensor branch or loop is being
+    traced (`check_outer_list`)."""
+    check_outer_list(lst, label, method)
     getattr(lst, method)(value)
+
+
+def check_outer_list(lst, label, method):
+    """Raise when a list that may be seen through another reference (reached
+    through an object or a dict, a parameter, a name from outside the
+    function) is changed in place while a tensor `if` branch or loop body is
+    traced, here or in a function calling this one.
+
+    Python runs that code once whatever the condition or trip count: an
+    in-place append would show on every path (or once for all trips), a
+    silent wrong list. A list the function creates itself is carried by name
+    as a tensor array; one that others may hold (a layer's cache, the
+    caller's list) cannot be, as no program value can change what they see,
+    so this is an error naming it."""
+    if not getattr(tracing_paths, "depth", 0):
+        return
+    from d2s.static.tensor_array import PendingArray, is_tensor_array
+    if not (type(lst) is list or isinstance(lst, PendingArray) or is_tensor_array(lst)):
+        return
+    from d2s.static import ControlFlowError
+    from d2s.static.ir import user_origin
+    origin = user_origin()
+    where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+    hint = _local_hint(label)
+    raise ControlFlowError(
+        f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
+        f"function or in one calling it): the program traces that code once for every path "
+        f"and trip, and the list '{label}' is not one this function created (others may hold "
+        f"it: a caller, a layer's cache), so changing it in place would show on all of them. "
+        f"Append to a list the function creates (`{hint} = []` before the construct, "
+        f"`{hint}.{method}(...)` inside it) and return it, or use it after the construct")
 
 
 def _local_hint(label):

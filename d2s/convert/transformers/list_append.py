@@ -9,10 +9,19 @@ Rewritten inside loops and `if` statements. The assignment makes `lst` a
 loop variable or branch output for the analyses, so a loop or `if` on a
 tensor can carry it as a tensor array; with Python values the helper
 appends in place and returns the same list (plain Python semantics kept).
+
+A list the function did not create itself (`analysis.fresh_lists`: a
+parameter, `cache = self.cache`, a name from outside) may be seen through
+another reference, which no tensor array carried by name can change: its
+helper call says so (`outer="lst"`), and so does an append to it anywhere
+else in the function, since a caller may be tracing a tensor branch or loop
+when it runs (`def add(cache, x): cache.append(x)`): the runtime raises
+then, naming the list (`lists.check_outer_list`).
 """
 import ast
 
 from .. import templates
+from ..analysis.fresh_lists import fresh_list_names
 from ..traversal import StatementTransformer
 from .common import finish
 
@@ -25,6 +34,7 @@ class _ListAppend(StatementTransformer):
 
     def __init__(self):
         self.loops = 0
+        self.fresh = frozenset()   # fresh_list_names of the innermost def
 
     def visit_For(self, node):
         self.loops += 1
@@ -37,33 +47,43 @@ class _ListAppend(StatementTransformer):
     visit_While = visit_If = visit_For
 
     def visit_FunctionDef(self, node):
-        saved, self.loops = self.loops, 0
+        saved = self.loops, self.fresh
+        self.loops, self.fresh = 0, frozenset(fresh_list_names(node))
         self.generic_visit(node)
-        self.loops = saved
+        self.loops, self.fresh = saved
         return node
+
+    def _outer(self, name):
+        """`outer=` for a list helper's call when `name` may hold a list the
+        function did not create (none when it holds only its own lists)."""
+        if name in self.fresh:
+            return []
+        return [ast.keyword(arg="outer", value=ast.Constant(name))]
 
     def visit_ClassDef(self, node):
         return node
 
     def visit_Expr(self, node):
         call = node.value
-        if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in _METHOD_HELPERS and isinstance(call.func.value, ast.Name)
-                and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], ast.Starred)):
-            return finish(templates.replace(
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _METHOD_HELPERS and len(call.args) == 1
+                and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+            return node
+        owner = call.func.value
+        if self.loops and isinstance(owner, ast.Name):
+            stmts = templates.replace(
                 "lst = _jst.helper(lst, value)", helper=_METHOD_HELPERS[call.func.attr],
-                lst=call.func.value.id, value=call.args[0]), node)
-        if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in _METHOD_HELPERS
-                and isinstance(call.func.value, (ast.Attribute, ast.Subscript))
-                and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], ast.Starred)):
-            # A list reached through an object or a dict: checked when called.
+                lst=owner.id, value=call.args[0])
+            stmts[0].value.keywords.extend(self._outer(owner.id))
+            return finish(stmts, node)
+        if ((self.loops and isinstance(owner, (ast.Attribute, ast.Subscript)))
+                or (isinstance(owner, ast.Name) and owner.id not in self.fresh)):
+            # A list reached through an object or a dict, or one the function
+            # did not create: checked when called.
             return finish(templates.replace(
                 "_jst.convert_reached_list_call(lst, method, value, label)",
-                lst=call.func.value, method=ast.Constant(call.func.attr), value=call.args[0],
-                label=ast.Constant(ast.unparse(call.func.value))), node)
+                lst=owner, method=ast.Constant(call.func.attr), value=call.args[0],
+                label=ast.Constant(ast.unparse(owner))), node)
         return node
 
     def visit_Assign(self, node):
@@ -79,11 +99,14 @@ class _ListAppend(StatementTransformer):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if (self.loops and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
-                and isinstance(node.value, ast.List)):
-            return finish(templates.replace(
+        if (isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
+                and isinstance(node.value, ast.List)
+                and (self.loops or node.target.id not in self.fresh)):
+            stmts = templates.replace(
                 "lst = _jst.convert_list_extend(lst, values)",
-                lst=node.target.id, values=node.value), node)
+                lst=node.target.id, values=node.value)
+            stmts[0].value.keywords.extend(self._outer(node.target.id))
+            return finish(stmts, node)
         return node
 
 

@@ -1,0 +1,206 @@
+"""Model code the third hunt found giving silent wrong answers, each compared
+eagerly and under `to_static` on the same inputs (tensor values: the static
+construct really built; Python values: plain Python semantics kept).
+
+Found by this file (each failed before its fix):
+* a list appended to inside a helper (`def add(cache, x): cache.append(x)`)
+  called from a tensor `if` or loop (`add(outs, h)`, `add(self.cache, h)`),
+  or by a nested function reading the caller's list, or a parameter list a
+  helper's own tensor `if` appends to, or `cache = self.cache` appended to
+  under a tensor `if`: the append showed on every path (or on none, the
+  program's array never reaching the caller's list). The rewrite now knows
+  which lists a function creates itself (`analysis.fresh_lists`); changing
+  any other list in place while a tensor branch or loop is traced is a clear
+  error naming the list, the file and the line.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import d2s
+import d2s.nn as nn
+from d2s.jit import to_static
+from d2s.static import ControlFlowError
+
+from model_code_helpers import assert_same, assert_same_run, program_ops, tensor
+
+# ---- lists appended to by helpers ----------------------------------------------
+
+def _add(cache, x):
+    cache.append(x)
+
+
+def _add_each(cache, xs):
+    for x in xs:
+        cache.append(x)
+
+
+def _add_if_positive(cache, h):
+    if h.sum() > 0:
+        cache.append(h)
+
+
+def _helper_under_tensor_if(x, gate):
+    outs = [x]
+    if gate > 0:
+        _add(outs, x)          # x is from before the `if`: no escape check sees it
+    return d2s.stack(outs)
+
+
+def _helper_in_tensor_while(x, gate):
+    outs = [x]
+    i = 0
+    while gate > i:
+        _add(outs, x)
+        i += 1
+    return d2s.stack(outs)
+
+
+def _helper_loop_under_tensor_if(x, gate):
+    outs = [x]
+    if gate > 0:
+        _add_each(outs, [x, x])
+    return d2s.stack(outs)
+
+
+def _helper_with_its_own_tensor_if(x, gate):
+    outs = [x]
+    _add_if_positive(outs, x * gate)
+    return d2s.stack(outs)
+
+
+def _closure_under_tensor_if(x, gate):
+    outs = [x]
+
+    def keep(h):
+        outs.append(h)
+    if gate > 0:
+        keep(x)
+    return d2s.stack(outs)
+
+
+def _extend_helper(cache, x):
+    cache += [x]
+
+
+def _plus_equals_helper_under_tensor_if(x, gate):
+    outs = [x]
+    if gate > 0:
+        _extend_helper(outs, x)
+    return d2s.stack(outs)
+
+
+class _CachingLayer(nn.Layer):
+    def __init__(self, alias):
+        super().__init__()
+        self.cache = []
+        self.alias = alias
+
+    def forward(self, x):
+        if self.alias:
+            cache = self.cache
+            if x.sum() > 0:
+                cache.append(x)
+        elif x.sum() > 0:
+            _add(self.cache, x)
+        return x + len(self.cache)
+
+
+_OUTER_LIST_CASES = [
+    (_helper_under_tensor_if, "cache", "cache.append(x)"),
+    (_helper_in_tensor_while, "cache", "cache.append(x)"),
+    (_helper_loop_under_tensor_if, "cache", "cache.append(x)"),
+    (_helper_with_its_own_tensor_if, "cache", "cache.append(h)"),
+    (_closure_under_tensor_if, "outs", "outs.append(h)"),
+    (_plus_equals_helper_under_tensor_if, "cache", "cache += [x]"),
+]
+
+
+@pytest.mark.parametrize("fn, name, line", _OUTER_LIST_CASES)
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_a_list_a_helper_appends_to_under_a_tensor_construct_is_an_error_naming_it(
+        fn, name, line, value):
+    # Eagerly the append happens only on the path taken (or once per trip);
+    # the program traced it once for all of them: it showed on every path.
+    method = "extend" if "+=" in line else "append"
+    x = tensor([value, 2 * value])
+    with pytest.raises(ControlFlowError,
+                       match=rf"(?s)'{name}\.{method}\(\.\.\.\)' inside an `if` or a loop on a "
+                             rf"tensor \(.*test_model_code_hunt3\.py, line \d+\).*"
+                             rf"'{name}' is not one this function created.*{re.escape(line)}"):
+        to_static(fn)(x, x.sum())
+
+
+@pytest.mark.parametrize("fn", [case[0] for case in _OUTER_LIST_CASES
+                                if case[0] is not _helper_with_its_own_tensor_if])
+@pytest.mark.parametrize("gate", [2.0, -1.0])
+def test_helpers_appending_to_a_callers_list_keep_python_semantics(fn, gate):
+    # A Python condition: nothing is traced, the caller's list changes in place.
+    static = to_static(fn)
+    out = assert_same_run(static, fn, lambda: (tensor([1.0, 2.0], grad=True), gate))
+    assert out.shape[0] > 1 if gate > 0 else out.shape[0] == 1
+    assert "cond" not in program_ops(static, tensor([1.0, 2.0]), gate)
+
+
+@pytest.mark.parametrize("alias", [False, True])
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_a_layers_cache_appended_under_a_tensor_if_is_an_error(alias, value):
+    layer = _CachingLayer(alias)
+    with pytest.raises(ControlFlowError, match=r"(?s)'cache\.append\(\.\.\.\)'.*"
+                                               r"test_model_code_hunt3\.py, line \d+"):
+        to_static(layer)(tensor([value]))
+    assert layer.cache == []   # never changed in place
+    eager = _CachingLayer(alias)
+    eager(tensor([value]))
+    assert len(eager.cache) == (1 if value > 0 else 0)   # what the program could not show
+
+
+def _fresh(x, n):
+    made = []
+    for i in range(n):
+        made.append(x * (i + 1))
+    return made
+
+
+def _own_list(x):
+    made = []
+    made.append(x)
+    made += [x * 2]
+    made.extend([x * 3])
+    return d2s.stack(made)
+
+
+def _helpers_with_their_own_lists(x):
+    if x.sum() > 0:
+        y = _own_list(x)
+    else:
+        y = d2s.stack(_fresh(-x, 3))
+    i = 0
+    while i < 3 and x.sum() < 10:
+        y = y + _own_list(x).sum(axis=0)
+        x = x + 1.0
+        i += 1
+    return y
+
+
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_helpers_appending_to_lists_they_create_keep_working(value):
+    static = to_static(_helpers_with_their_own_lists)
+    assert_same_run(static, _helpers_with_their_own_lists,
+                    lambda: (tensor([value, 0.5 * value], grad=True),))
+    assert {"cond", "while"} <= program_ops(static, tensor([value, 0.5 * value]))
+
+
+def _caller_list_from_a_fresh_helper(x):
+    outs = _fresh(x, 2)       # a call's result: it may be kept elsewhere
+    while x.sum() < 4.0:
+        outs.append(x)
+        x = x + 1.0
+    return d2s.stack(outs)
+
+
+def test_a_list_from_a_call_appended_in_a_tensor_loop_is_an_error():
+    with pytest.raises(ControlFlowError,
+                       match=r"(?s)'outs\.append\(\.\.\.\)'.*test_model_code_hunt3\.py"):
+        to_static(_caller_list_from_a_fresh_helper)(tensor([1.0]))
