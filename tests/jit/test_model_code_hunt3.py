@@ -9,9 +9,14 @@ Found by this file (each failed before its fix):
   helper's own tensor `if` appends to, or `cache = self.cache` appended to
   under a tensor `if`: the append showed on every path (or on none, the
   program's array never reaching the caller's list). The rewrite now knows
-  which lists a function creates itself (`analysis.fresh_lists`); changing
-  any other list in place while a tensor branch or loop is traced is a clear
-  error naming the list, the file and the line.
+  which lists a function creates itself (`analysis.fresh_lists`), and marks
+  each one converted code creates while a tensor construct is traced
+  (`_jst.new_list`); changing any other list in place while a tensor branch
+  or loop is traced is a clear error naming the list, the file and the line
+  (a list made in the loop's body or in a helper it calls stays appendable).
+* a name a nested function declares `nonlocal` and writes under a tensor
+  `if` at its end: the write was dropped (the name looked dead after the
+  `if`), the caller read the value from before.
 """
 import re
 
@@ -128,7 +133,7 @@ def test_a_list_a_helper_appends_to_under_a_tensor_construct_is_an_error_naming_
     with pytest.raises(ControlFlowError,
                        match=rf"(?s)'{name}\.{method}\(\.\.\.\)' inside an `if` or a loop on a "
                              rf"tensor \(.*test_model_code_hunt3\.py, line \d+\).*"
-                             rf"'{name}' is not one this function created.*{re.escape(line)}"):
+                             rf"'{name}' was not created inside it.*{re.escape(line)}"):
         to_static(fn)(x, x.sum())
 
 
@@ -204,3 +209,117 @@ def test_a_list_from_a_call_appended_in_a_tensor_loop_is_an_error():
     with pytest.raises(ControlFlowError,
                        match=r"(?s)'outs\.append\(\.\.\.\)'.*test_model_code_hunt3\.py"):
         to_static(_caller_list_from_a_fresh_helper)(tensor([1.0]))
+
+
+def _add_parts(parts, x):
+    parts.append(x * 2.0)
+    parts.append(x + 1.0)
+
+
+def _parts_made_in_the_loop_body(x, n):
+    # (the coordinator's repro) each trip's own list: appending while tracing is right
+    i = d2s.zeros([], "int64")
+    acc = x
+    while i < n:
+        parts = []
+        _add_parts(parts, acc)
+        acc = d2s.stack(parts).sum(0)
+        i = i + 1
+    return acc
+
+
+def _built(x):
+    made = [x]
+    _add_parts(made, x)
+    return made
+
+
+def _parts_made_by_a_helper_in_a_branch(x):
+    if x.sum() > 0:
+        parts = _built(x)        # a call's list, created inside the branch
+        parts.append(x * 3.0)
+        y = d2s.stack(parts).sum(0)
+    else:
+        y = d2s.stack(_built(-x)).sum(0)
+    return y
+
+
+def _parts_made_before_an_inner_tensor_if(x, n):
+    i = d2s.zeros([], "int64")
+    acc = x
+    while i < n:
+        parts = [acc]            # made in this trip, but before the `if`
+        if acc.sum() > 4.0:
+            _add_parts(parts, acc)
+        acc = d2s.stack(parts).sum(0)
+        i = i + 1
+    return acc
+
+
+@pytest.mark.parametrize("fn, make_args, op", [
+    (_parts_made_in_the_loop_body, lambda v: (tensor([v, 1.0], grad=True),
+                                              tensor(3, dtype=np.int64)), "while"),
+    (_parts_made_by_a_helper_in_a_branch, lambda v: (tensor([v, 1.0], grad=True),), "cond"),
+])
+@pytest.mark.parametrize("value", [1.0, -3.0])
+def test_a_list_created_inside_the_traced_construct_may_be_appended_by_helpers(
+        fn, make_args, op, value):
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: make_args(value))
+    assert op in program_ops(static, *make_args(value))
+
+
+def test_a_list_created_in_a_trip_before_an_inner_tensor_if_is_an_error():
+    # created while the loop is traced, but before the `if` whose branch
+    # appends: the append would show on both paths of that `if`
+    with pytest.raises(ControlFlowError,
+                       match=r"(?s)'parts\.append\(\.\.\.\)' inside an `if` or a loop on a "
+                             r"tensor \(.*test_model_code_hunt3\.py, line \d+\)"):
+        to_static(_parts_made_before_an_inner_tensor_if)(tensor([1.0, 1.0]),
+                                                         tensor(3, dtype=np.int64))
+
+
+# ---- `nonlocal` names a nested function writes under a tensor `if` / loop ----------
+
+def _nonlocal_under_tensor_if(x, gate):
+    count = x * 0.0
+
+    def bump(y):
+        nonlocal count
+        if y.sum() > gate:
+            count = count + y    # the function ends here: only its caller reads it
+    bump(x)
+    return count
+
+
+def _nonlocal_in_tensor_while(x, gate):
+    total = x * 0.0
+
+    def run(y):
+        nonlocal total
+        i = 0
+        while y.sum() > gate + i:
+            total = total + y
+            i += 1
+    run(x)
+    return total
+
+
+@pytest.mark.parametrize("fn, op", [(_nonlocal_under_tensor_if, "cond"),
+                                    (_nonlocal_in_tensor_while, "while")])
+@pytest.mark.parametrize("value", [2.5, -1.0])
+def test_a_nonlocal_name_written_under_a_tensor_construct_reaches_the_caller(fn, op, value):
+    # Was a silent wrong answer: the name is dead inside the nested function
+    # after the `if` (liveness saw only its own body), so the branch's write
+    # was no output of the `cond` and the caller read the value from before.
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor([value, 0.5], grad=True), 0.0))
+    assert op in program_ops(static, tensor([value, 0.5]), 0.0)
+
+
+@pytest.mark.parametrize("fn", [_nonlocal_under_tensor_if, _nonlocal_in_tensor_while])
+def test_a_nonlocal_name_written_under_a_python_construct_keeps_python_semantics(fn):
+    # gate a Python float, y a Python list: Python control flow only
+    def caller(x, gate):
+        return fn(x, gate)
+    assert_same(to_static(caller)(tensor([2.0, 0.5]), 1.0), caller(tensor([2.0, 0.5]), 1.0))

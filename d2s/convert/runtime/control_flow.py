@@ -12,7 +12,7 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
-from .lists import check_list_aliases, sharing, tracing_paths
+from .lists import check_list_aliases, enter_trace, exit_trace, sharing
 from .logical import static_truth
 from .undefined import UndefinedVar
 
@@ -154,11 +154,11 @@ class _traced:
         self.construct = construct
 
     def __enter__(self):
-        tracing_paths.depth = getattr(tracing_paths, "depth", 0) + 1
+        enter_trace()
         return self
 
     def __exit__(self, kind, exc, tb):
-        tracing_paths.depth -= 1
+        exit_trace()
         if exc is not None and isinstance(exc, Exception) \
                 and getattr(exc, "_d2s_uncatchable", None) is None:
             from d2s.static.ir import user_origin

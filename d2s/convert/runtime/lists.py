@@ -13,12 +13,50 @@ from .dispatch import _is_static
 
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
            "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
-           "tracing_paths"]
+           "tracing_paths", "enter_trace", "exit_trace", "new_list"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
 # .depth: how many tensor `if` branches / loop bodies are being traced now
-# (control_flow._traced counts them).
+# (control_flow._traced counts them through enter_trace / exit_trace);
+# .starts: the serial of each, innermost last; .serial: the last serial given;
+# .created: id(list) -> the serial current when converted code created it.
 tracing_paths = threading.local()
+
+
+def enter_trace():
+    """A tensor `if` branch or loop body starts being traced: it gets the next
+    serial, so a list created from now on is known as created inside it."""
+    paths = tracing_paths
+    paths.depth = getattr(paths, "depth", 0) + 1
+    paths.serial = getattr(paths, "serial", 0) + 1
+    if paths.depth == 1:
+        paths.starts, paths.created = [], {}
+    paths.starts.append(paths.serial)
+
+
+def exit_trace():
+    paths = tracing_paths
+    paths.depth -= 1
+    paths.starts.pop()
+    if not paths.depth:
+        paths.created = {}   # ids of lists made while tracing: none is traced now
+
+
+def new_list(value):
+    """A new list converted code binds to a name (`parts = []`, the names
+    `analysis.fresh_lists` finds), returned as is; while a tensor construct is
+    traced it is remembered as created there (`check_outer_list`). The
+    entry outlives the list, but an id a later list reuses maps to a serial
+    older than any trace that begins after it: never taken for a newer list."""
+    paths = tracing_paths
+    if type(value) is list and getattr(paths, "depth", 0):
+        paths.created[id(value)] = paths.serial
+    return value
+
+
+def _created_in_innermost_trace(lst):
+    paths = tracing_paths
+    return paths.created.get(id(lst), 0) >= paths.starts[-1]
 
 
 class sharing:
@@ -126,7 +164,7 @@ def convert_list_concat(lst, values):
         lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_extend(lst, values)
-    return lst + values
+    return new_list(lst + values)
 
 
 def convert_reached_list_call(lst, method, value, label):
@@ -143,7 +181,9 @@ def check_outer_list(lst, label, method):
     """Raise when a list that may be seen through another reference (reached
     through an object or a dict, a parameter, a name from outside the
     function) is changed in place while a tensor `if` branch or loop body is
-    traced, here or in a function calling this one.
+    traced, here or in a function calling this one, unless converted code
+    created it after that trace began (`new_list`: `parts = []` in the loop's
+    body, passed to `add(parts, h)`, is that trip's own list).
 
     Python runs that code once whatever the condition or trip count: an
     in-place append would show on every path (or once for all trips), a
@@ -153,9 +193,13 @@ def check_outer_list(lst, label, method):
     so this is an error naming it."""
     if not getattr(tracing_paths, "depth", 0):
         return
-    from d2s.static.tensor_array import PendingArray, is_tensor_array
-    if not (type(lst) is list or isinstance(lst, PendingArray) or is_tensor_array(lst)):
-        return
+    if type(lst) is list:
+        if _created_in_innermost_trace(lst):
+            return
+    else:
+        from d2s.static.tensor_array import PendingArray, is_tensor_array
+        if not (isinstance(lst, PendingArray) or is_tensor_array(lst)):
+            return
     from d2s.static import ControlFlowError
     from d2s.static.ir import user_origin
     origin = user_origin()
@@ -164,8 +208,8 @@ def check_outer_list(lst, label, method):
     raise ControlFlowError(
         f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
         f"function or in one calling it): the program traces that code once for every path "
-        f"and trip, and the list '{label}' is not one this function created (others may hold "
-        f"it: a caller, a layer's cache), so changing it in place would show on all of them. "
+        f"and trip, and the list '{label}' was not created inside it (others may hold it: a "
+        f"caller, a layer's cache), so changing it in place would show on all of them. "
         f"Append to a list the function creates (`{hint} = []` before the construct, "
         f"`{hint}.{method}(...)` inside it) and return it, or use it after the construct")
 

@@ -95,7 +95,23 @@ class _ListAppend(StatementTransformer):
             return finish(templates.replace(
                 "lst = _jst.convert_list_concat(lst, values)",
                 lst=value.left.id, values=value.right), node)
+        for target in node.targets:
+            node.value = self._marked(target, node.value)
         return node
+
+    def _marked(self, target, value):
+        """`value` bound to `target`, each new list it gives a fresh name
+        wrapped in `_jst.new_list(...)` (the runtime then knows it was created
+        inside the tensor construct being traced, if one is)."""
+        if isinstance(target, ast.Name):
+            if target.id in self.fresh and _makes_list(value):
+                return ast.copy_location(templates.replace_as_expression(
+                    "_jst.new_list(value)", value=value), value)
+            return value
+        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)):
+            value.elts = [self._marked(t, v) for t, v in zip(target.elts, value.elts)]
+        return value
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
@@ -108,6 +124,24 @@ class _ListAppend(StatementTransformer):
             stmts[0].value.keywords.extend(self._outer(node.target.id))
             return finish(stmts, node)
         return node
+
+
+def _makes_list(value):
+    """Whether `value` (bound to a fresh name) visibly makes a list: a display,
+    a comprehension, `list(...)`, `sorted(...)`, `x.copy()`, `[x] * n`,
+    `a + [x]`, or a ternary with such a branch (not `a + b`: most arithmetic
+    is on tensors, and its lists stay unmarked, so appending to one from a
+    helper while tracing is an error rather than a silent wrong list)."""
+    if isinstance(value, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(value, ast.Call):
+        return True      # fresh_list_names accepts only the calls making lists
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.left, (ast.List, ast.ListComp)) or isinstance(
+            value.right, (ast.List, ast.ListComp))
+    if isinstance(value, ast.IfExp):
+        return _makes_list(value.body) or _makes_list(value.orelse)
+    return False
 
 
 def transform(node, ctx):
