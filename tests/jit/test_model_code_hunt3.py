@@ -17,6 +17,16 @@ Found by this file (each failed before its fix):
 * a name a nested function declares `nonlocal` and writes under a tensor
   `if` at its end: the write was dropped (the name looked dead after the
   `if`), the caller read the value from before.
+* `if t:` / `while t:` / `a or b` / `x if t else y` / `assert t` with a
+  tensor `t` of many (or no) elements: eagerly `bool()`'s ValueError; the
+  program raised ControlFlowError (a TypeError, so `except ValueError` took
+  it only eagerly), and `assert t` passed silently. Now bool()'s ValueError
+  at the user's line, before the construct's trace (an `except` may take it).
+* two different strings from the branches of a tensor `if`: the message said
+  "a str in one branch and a str in the other"; it names the strings now.
+* recursion stopped by a tensor condition (`if x.sum() > 10: return x` then
+  `return f(x * 2)`): a bare "maximum recursion depth exceeded"; the message
+  now says the trace follows both paths and to write a `while` loop.
 """
 import re
 
@@ -29,6 +39,7 @@ from d2s.jit import to_static
 from d2s.static import ControlFlowError
 
 from model_code_helpers import assert_same, assert_same_run, program_ops, tensor
+
 
 # ---- lists appended to by helpers ----------------------------------------------
 
@@ -286,7 +297,7 @@ def _nonlocal_under_tensor_if(x, gate):
 
     def bump(y):
         nonlocal count
-        if y.sum() > gate:
+        if gate > 0:
             count = count + y    # the function ends here: only its caller reads it
     bump(x)
     return count
@@ -298,7 +309,7 @@ def _nonlocal_in_tensor_while(x, gate):
     def run(y):
         nonlocal total
         i = 0
-        while y.sum() > gate + i:
+        while gate > i:
             total = total + y
             i += 1
     run(x)
@@ -313,13 +324,117 @@ def test_a_nonlocal_name_written_under_a_tensor_construct_reaches_the_caller(fn,
     # after the `if` (liveness saw only its own body), so the branch's write
     # was no output of the `cond` and the caller read the value from before.
     static = to_static(fn)
-    assert_same_run(static, fn, lambda: (tensor([value, 0.5], grad=True), 0.0))
-    assert op in program_ops(static, tensor([value, 0.5]), 0.0)
+    assert_same_run(static, fn, lambda: (tensor([value, 0.5], grad=True), tensor(value)))
+    assert op in program_ops(static, tensor([value, 0.5]), tensor(value))
 
 
 @pytest.mark.parametrize("fn", [_nonlocal_under_tensor_if, _nonlocal_in_tensor_while])
-def test_a_nonlocal_name_written_under_a_python_construct_keeps_python_semantics(fn):
-    # gate a Python float, y a Python list: Python control flow only
-    def caller(x, gate):
-        return fn(x, gate)
-    assert_same(to_static(caller)(tensor([2.0, 0.5]), 1.0), caller(tensor([2.0, 0.5]), 1.0))
+@pytest.mark.parametrize("gate", [2.0, -1.0])
+def test_a_nonlocal_name_written_under_a_python_construct_keeps_python_semantics(fn, gate):
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor([2.0, 0.5], grad=True), gate))
+    assert not program_ops(static, tensor([2.0, 0.5]), gate) & {"cond", "while"}
+
+
+# ---- the truth of a tensor of many elements -------------------------------------------
+
+def _if_many(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def _while_many(x):
+    while x > 0:
+        x = x - 1.0
+    return x
+
+
+def _or_many(x, z):
+    return z or x
+
+
+def _ternary_many(x):
+    return x if x > 0 else -x
+
+
+def _assert_many(x):
+    assert x > 0, "not positive"
+    return x
+
+
+def _if_many_caught(x):
+    try:
+        if x > 0:
+            y = x
+        else:
+            y = -x
+    except ValueError:
+        y = x * 10.0
+    return y
+
+
+@pytest.mark.parametrize("fn", [_if_many, _while_many, _ternary_many, _assert_many])
+@pytest.mark.parametrize("value", [[1.0, 2.0], [1.0, -2.0], []])
+def test_the_truth_of_a_tensor_of_many_elements_raises_bools_value_error(fn, value):
+    x = tensor(np.float32(value))
+    with pytest.raises(ValueError, match=r"bool\(\) of a Tensor with \d elements is ambiguous"):
+        fn(x)
+    with pytest.raises(ValueError, match=r"(?s)bool\(\) of a Tensor with \d elements is "
+                                         r"ambiguous.*test_model_code_hunt3\.py\", line \d+"):
+        to_static(fn)(x)
+
+
+def test_the_truth_of_many_elements_in_an_or_raises_bools_value_error():
+    x = tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match="ambiguous"):
+        _or_many(x, x)
+    with pytest.raises(ValueError, match="ambiguous"):
+        to_static(_or_many)(x, x)
+
+
+def test_an_except_value_error_takes_the_truth_error_as_eagerly():
+    assert_same_run(to_static(_if_many_caught), _if_many_caught,
+                    lambda: (tensor([1.0, -2.0], grad=True),))
+
+
+@pytest.mark.parametrize("fn", [_if_many, _while_many, _ternary_many])
+def test_the_truth_of_a_one_element_tensor_still_builds_the_construct(fn):
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor([2.5], grad=True),))
+    assert program_ops(static, tensor([2.5])) & {"cond", "while"}
+
+
+def _tag_under_tensor_if(x):
+    if x.sum() > 0:
+        tag = "positive"
+    else:
+        tag = "negative"
+    return x, tag
+
+
+def test_two_strings_a_tensor_if_gives_are_named_by_their_values():
+    # was "'tag' is a str in one branch and a str in the other"
+    with pytest.raises(ControlFlowError, match=r"(?s)'tag' is the str 'positive' in one branch "
+                                               r"and the str 'negative' in the other.*"
+                                               r"test_model_code_hunt3\.py"):
+        to_static(_tag_under_tensor_if)(tensor([1.0]))
+    assert to_static(_tag_under_tensor_if)(np.float32(1.0))[1] == "positive"
+
+
+# ---- recursion whose base case is a tensor condition ------------------------------------
+
+def _doubled_until_large(x):
+    if x.sum() > 10.0:
+        return x
+    return _doubled_until_large(x * 2.0)
+
+
+def test_recursion_stopped_by_a_tensor_condition_says_why_it_never_ends():
+    assert_same(_doubled_until_large(tensor([1.0, 2.0])), tensor([4.0, 8.0]))
+    with pytest.raises(RecursionError, match=r"(?s)while tracing a branch of an `if` on a "
+                                             r"tensor \(.*test_model_code_hunt3\.py, line \d+\)"
+                                             r".*`while` loop"):
+        to_static(_doubled_until_large)(tensor([1.0, 2.0]))
+    # and the next build starts clean: a Python-valued run still works
+    assert to_static(_doubled_until_large)(np.float32(20.0)) == 20.0
