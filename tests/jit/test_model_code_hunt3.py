@@ -24,6 +24,10 @@ Found by this file (each failed before its fix):
   at the user's line, before the construct's trace (an `except` may take it).
 * two different strings from the branches of a tensor `if`: the message said
   "a str in one branch and a str in the other"; it names the strings now.
+* a comprehension whose `if` tests a tensor (`[v for v in xs if v.sum() > 0]`):
+  Variable.__bool__'s TypeError advising to decorate the (decorated)
+  function; a ControlFlowError naming the comprehension's line and what to
+  write instead.
 * recursion stopped by a tensor condition (`if x.sum() > 10: return x` then
   `return f(x * 2)`): a bare "maximum recursion depth exceeded"; the message
   now says the trace follows both paths and to write a `while` loop.
@@ -170,6 +174,31 @@ def test_a_layers_cache_appended_under_a_tensor_if_is_an_error(alias, value):
     eager = _CachingLayer(alias)
     eager(tensor([value]))
     assert len(eager.cache) == (1 if value > 0 else 0)   # what the program could not show
+
+
+class _Memory:
+    """A user object with its own `append` (not a list): converted when called."""
+
+    def __init__(self):
+        self.last = None
+
+    def append(self, x):
+        if x.sum() > 0:
+            self.last = x * 2.0
+        else:
+            self.last = -x
+
+
+def _put(memory, x):
+    memory.append(x)       # a parameter's `append`: checked, then converted as a call
+    return memory.last
+
+
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_a_parameters_own_append_method_is_converted_as_a_call(value):
+    static = to_static(_put)
+    assert_same_run(static, _put, lambda: (_Memory(), tensor([value, 2.0], grad=True)))
+    assert "cond" in program_ops(static, _Memory(), tensor([value, 2.0]))
 
 
 def _fresh(x, n):
@@ -438,3 +467,37 @@ def test_recursion_stopped_by_a_tensor_condition_says_why_it_never_ends():
         to_static(_doubled_until_large)(tensor([1.0, 2.0]))
     # and the next build starts clean: a Python-valued run still works
     assert to_static(_doubled_until_large)(np.float32(20.0)) == 20.0
+
+
+# ---- comprehensions filtering on a tensor ---------------------------------------------
+
+def _kept_rows(x):
+    kept = [row * 2.0 for row in [x, -x, x + 1.0] if row.sum() > 0]
+    return d2s.stack(kept)
+
+
+def _kept_by_key(x):
+    return {k: v for k, v in (("a", x), ("b", -x)) if v.sum() > 0}
+
+
+def _kept_sum(x):
+    return sum(v for v in [x, -x] if v.sum() > 0)
+
+
+@pytest.mark.parametrize("fn", [_kept_rows, _kept_by_key, _kept_sum])
+def test_a_comprehension_filtering_on_a_tensor_is_an_error_naming_its_line(fn):
+    fn(tensor([1.0, 2.0]))   # eagerly fine
+    with pytest.raises(ControlFlowError, match=r"(?s)a comprehension's `if` tests a tensor "
+                                               r"\(.*test_model_code_hunt3\.py, line \d+\).*"
+                                               r"`for` loop"):
+        to_static(fn)(tensor([1.0, 2.0]))
+
+
+def _kept_python(x, keep):
+    kept = [v * k for k, v in enumerate([x, x * 2.0, x * 3.0]) if k in keep]
+    return d2s.stack(kept)
+
+
+def test_a_comprehension_filtering_on_python_values_keeps_python_semantics():
+    static = to_static(_kept_python)
+    assert_same_run(static, _kept_python, lambda: (tensor([1.0, 2.0], grad=True), (0, 2)))

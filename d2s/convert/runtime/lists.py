@@ -172,9 +172,14 @@ def convert_reached_list_call(lst, method, value, label):
     attribute or a subscript) in an `if` or a loop, and `lst.append(v)`
     anywhere of a list the function did not create (`lst` a parameter, a name
     from outside): Python's call, unless a tensor branch or loop is being
-    traced (`check_outer_list`)."""
+    traced (`check_outer_list`). Another object's method (a user class's
+    `append`) is called as converted code calls any function."""
     check_outer_list(lst, label, method)
-    getattr(lst, method)(value)
+    if type(lst) is list:
+        getattr(lst, method)(value)
+        return
+    from .call import convert_call
+    convert_call(getattr(lst, method))(value)
 
 
 def check_outer_list(lst, label, method):

@@ -68,6 +68,24 @@ def python_test_only(value, targets, construct):
     return value
 
 
+def comprehension_test(value):
+    """The test of a comprehension's `if`: Python's, unless it is a static
+    Variable, where the items kept (the length of the result) would be known
+    only at run time while the comprehension builds its result now."""
+    if _is_static(value):
+        from d2s.static import ControlFlowError
+        from d2s.static.ir import user_origin
+        origin = user_origin()
+        where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+        raise ControlFlowError(
+            f"a comprehension's `if` tests a tensor{where}: which items it keeps is known "
+            "only when the program runs, but the comprehension builds its result while "
+            "the program is built; append to a list in a `for` loop with an `if` inside "
+            "(the list is carried as a tensor array), or keep every item and choose with "
+            "d2s.where")
+    return value
+
+
 # ---- static paths ------------------------------------------------------------
 
 def static_truth(value):

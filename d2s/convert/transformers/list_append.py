@@ -105,7 +105,7 @@ class _ListAppend(StatementTransformer):
         inside the tensor construct being traced, if one is)."""
         if isinstance(target, ast.Name):
             if target.id in self.fresh and _makes_list(value):
-                return ast.copy_location(templates.replace_as_expression(
+                return finish(templates.replace_as_expression(
                     "_jst.new_list(value)", value=value), value)
             return value
         if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
