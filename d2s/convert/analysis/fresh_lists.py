@@ -17,7 +17,7 @@ __all__ = ["fresh_list_names"]
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Calls that always return a new list.
-_NEW_LIST_CALLS = frozenset(("list", "sorted"))
+_NEW_LIST_CALLS = frozenset(("list", "sorted", "dict", "set"))
 
 
 def fresh_list_names(fn):
@@ -25,7 +25,8 @@ def fresh_list_names(fn):
     list or a value that is no list (an `ast` test: `outs = []`, `outs, hs =
     [], []`, `outs = a + b`, `outs = [] if c else [x]`); never a parameter, a
     `global`/`nonlocal` name, or a name bound by a loop, `with`, `import`,
-    `:=` or a call other than `list(...)`/`sorted(...)`/`x.copy()`."""
+    `:=` or a call other than `list(...)`/`sorted(...)`/`dict(...)`/`set(...)`/
+    `x.copy()`."""
     fresh, other = set(), set()
     args = fn.args
     for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:

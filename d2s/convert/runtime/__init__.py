@@ -12,7 +12,8 @@ from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifels
 from .dispatch import _is_static
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
-                    convert_list_extend_call, convert_reached_list_call, new_list)
+                    convert_list_extend_call, convert_reached_list_call, checked_method,
+                    new_container)
 from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
@@ -26,6 +27,6 @@ __all__ = [
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
-    "new_list", "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
+    "new_container", "checked_method", "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
     "return_value", "store_attr", "store_item",
 ]

@@ -13,13 +13,13 @@ from .dispatch import _is_static
 
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
            "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
-           "tracing_paths", "enter_trace", "exit_trace", "new_list"]
+           "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
 # .depth: how many tensor `if` branches / loop bodies are being traced now
 # (control_flow._traced counts them through enter_trace / exit_trace);
 # .starts: the serial of each, innermost last; .serial: the last serial given;
-# .created: id(list) -> the serial current when converted code created it.
+# .created: id(container) -> the serial current when converted code created it.
 tracing_paths = threading.local()
 
 
@@ -39,19 +39,32 @@ def exit_trace():
     paths.depth -= 1
     paths.starts.pop()
     if not paths.depth:
-        paths.created = {}   # ids of lists made while tracing: none is traced now
+        paths.created = {}   # ids of containers made while tracing: none is traced now
 
 
-def new_list(value):
-    """A new list converted code binds to a name (`parts = []`, the names
-    `analysis.fresh_lists` finds), returned as is; while a tensor construct is
-    traced it is remembered as created there (`check_outer_list`). The
-    entry outlives the list, but an id a later list reuses maps to a serial
-    older than any trace that begins after it: never taken for a newer list."""
+_CONTAINERS = (list, dict, set)
+
+
+def new_container(value):
+    """A new list (dict, set) converted code binds to a name (`parts = []`,
+    the names `analysis.fresh_lists` finds), returned as is; while a tensor
+    construct is traced it is remembered as created there (`check_outer_list`).
+    The entry outlives the object, but an id a later one reuses maps to a
+    serial older than any trace that begins after it: never taken for a newer
+    object."""
     paths = tracing_paths
-    if type(value) is list and getattr(paths, "depth", 0):
+    if type(value) in _CONTAINERS and getattr(paths, "depth", 0):
         paths.created[id(value)] = paths.serial
     return value
+
+
+def checked_method(obj, method, label):
+    """`obj.method` for a call that changes a list, dict or set in place
+    (`outs.pop()`, `d.update(...)`, `seen.add(k)`): checked as an append is
+    (`check_outer_list`); any other object's method as it is (the call
+    around it converts a user's method)."""
+    check_outer_list(obj, label, method)
+    return getattr(obj, method)
 
 
 def _created_in_innermost_trace(lst):
@@ -164,7 +177,7 @@ def convert_list_concat(lst, values):
         lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_extend(lst, values)
-    return new_list(lst + values)
+    return new_container(lst + values)
 
 
 def convert_reached_list_call(lst, method, value, label):
@@ -175,7 +188,7 @@ def convert_reached_list_call(lst, method, value, label):
     traced (`check_outer_list`). Another object's method (a user class's
     `append`) is called as converted code calls any function."""
     check_outer_list(lst, label, method)
-    if type(lst) is list:
+    if type(lst) in _CONTAINERS:
         getattr(lst, method)(value)
         return
     from .call import convert_call
@@ -187,7 +200,7 @@ def check_outer_list(lst, label, method):
     through an object or a dict, a parameter, a name from outside the
     function) is changed in place while a tensor `if` branch or loop body is
     traced, here or in a function calling this one, unless converted code
-    created it after that trace began (`new_list`: `parts = []` in the loop's
+    created it after that trace began (`new_container`: `parts = []` in the loop's
     body, passed to `add(parts, h)`, is that trip's own list).
 
     Python runs that code once whatever the condition or trip count: an
@@ -198,7 +211,7 @@ def check_outer_list(lst, label, method):
     so this is an error naming it."""
     if not getattr(tracing_paths, "depth", 0):
         return
-    if type(lst) is list:
+    if type(lst) in _CONTAINERS:
         if _created_in_innermost_trace(lst):
             return
     else:
@@ -210,13 +223,19 @@ def check_outer_list(lst, label, method):
     origin = user_origin()
     where = f" ({origin[0]}, line {origin[1]})" if origin else ""
     hint = _local_hint(label)
+    if type(lst) in _CONTAINERS:
+        kind, why = type(lst).__name__, "was not created inside it (others may hold it: a " \
+            "caller, a layer's cache)"
+    else:
+        kind, why = "list", "is carried there as a tensor array (a program value no " \
+            "in-place change reaches)"
     raise ControlFlowError(
         f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
         f"function or in one calling it): the program traces that code once for every path "
-        f"and trip, and the list '{label}' was not created inside it (others may hold it: a "
-        f"caller, a layer's cache), so changing it in place would show on all of them. "
-        f"Append to a list the function creates (`{hint} = []` before the construct, "
-        f"`{hint}.{method}(...)` inside it) and return it, or use it after the construct")
+        f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
+        f"all of them. Append to a list the function creates (`{hint} = []` before the "
+        f"construct, `{hint}.append(...)` inside it) and return it, or use it after the "
+        f"construct")
 
 
 def _local_hint(label):

@@ -3,7 +3,9 @@
 `lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
 `obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
-an error under a tensor `if` or loop (never an append shown on every path).
+an error under a tensor `if` or loop (never an append shown on every path);
+`x.pop(...)` (and the other methods changing a list, dict or set in place)
+-> `_jst.checked_method(x, "pop", "x")(...)`, likewise.
 
 Rewritten inside loops and `if` statements. The assignment makes `lst` a
 loop variable or branch output for the analyses, so a loop or `if` on a
@@ -101,12 +103,12 @@ class _ListAppend(StatementTransformer):
 
     def _marked(self, target, value):
         """`value` bound to `target`, each new list it gives a fresh name
-        wrapped in `_jst.new_list(...)` (the runtime then knows it was created
+        wrapped in `_jst.new_container(...)` (the runtime then knows it was created
         inside the tensor construct being traced, if one is)."""
         if isinstance(target, ast.Name):
             if target.id in self.fresh and _makes_list(value):
                 return finish(templates.replace_as_expression(
-                    "_jst.new_list(value)", value=value), value)
+                    "_jst.new_container(value)", value=value), value)
             return value
         if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
                 and len(target.elts) == len(value.elts)):
@@ -127,12 +129,13 @@ class _ListAppend(StatementTransformer):
 
 
 def _makes_list(value):
-    """Whether `value` (bound to a fresh name) visibly makes a list: a display,
-    a comprehension, `list(...)`, `sorted(...)`, `x.copy()`, `[x] * n`,
+    """Whether `value` (bound to a fresh name) visibly makes a list (a dict, a
+    set): a display, a comprehension, `list(...)`, `sorted(...)`, `x.copy()`, `[x] * n`,
     `a + [x]`, or a ternary with such a branch (not `a + b`: most arithmetic
     is on tensors, and its lists stay unmarked, so appending to one from a
     helper while tracing is an error rather than a silent wrong list)."""
-    if isinstance(value, (ast.List, ast.ListComp)):
+    if isinstance(value, (ast.List, ast.ListComp, ast.Dict, ast.DictComp, ast.Set,
+                          ast.SetComp)):
         return True
     if isinstance(value, ast.Call):
         return True      # fresh_list_names accepts only the calls making lists
@@ -144,5 +147,34 @@ def _makes_list(value):
     return False
 
 
+# Methods that change a list, dict or set in place (append/extend: above).
+_MUTATORS = frozenset(("pop", "insert", "remove", "clear", "sort", "reverse", "popitem",
+                       "update", "setdefault", "add", "discard"))
+
+
+class _MutatorCalls(ast.NodeTransformer):
+    """`x.pop(...)` -> `_jst.checked_method(x, "pop", "x")(...)`: while a tensor
+    branch or loop is traced, Python runs the call once for every path, so a
+    list/dict/set made before it (`outs.pop()` under a tensor `if`) would
+    change on all of them: the runtime raises, naming it. Any other object's
+    method is returned as it is (call_trees converts the call)."""
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr in _MUTATORS
+                and isinstance(func.value, (ast.Name, ast.Attribute, ast.Subscript))
+                and not (isinstance(func.value, ast.Name)
+                         and (func.value.id == "_jst" or func.value.id.startswith("__")))):
+            node.func = finish(templates.replace_as_expression(
+                "_jst.checked_method(owner, method, label)", owner=func.value,
+                method=ast.Constant(func.attr), label=ast.Constant(ast.unparse(func.value))),
+                func)
+        return node
+
+
 def transform(node, ctx):
-    return _ListAppend().visit(node)
+    return _MutatorCalls().visit(_ListAppend().visit(node))
