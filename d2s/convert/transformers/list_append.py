@@ -177,4 +177,10 @@ class _MutatorCalls(ast.NodeTransformer):
 
 
 def transform(node, ctx):
-    return _MutatorCalls().visit(_ListAppend().visit(node))
+    node = _ListAppend().visit(node)
+    # One scan of the user's nodes instead of a transformer's walk of the tree
+    # when, as in most functions, no such method is called.
+    if any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _MUTATORS
+           for n in ctx.user_nodes):
+        node = _MutatorCalls().visit(node)
+    return node
