@@ -233,9 +233,9 @@ def check_outer_list(lst, label, method):
         f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
         f"function or in one calling it): the program traces that code once for every path "
         f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
-        f"all of them. Append to a list the function creates (`{hint} = []` before the "
-        f"construct, `{hint}.append(...)` inside it) and return it, or use it after the "
-        f"construct")
+        f"all of them. Change a list the code creates itself: `{hint} = []` (or `{hint} = "
+        f"list(...)` of what a call returned) inside the construct, or before it with "
+        f"`{hint}.append(...)` inside it; return it, or use it after the construct")
 
 
 def _local_hint(label):
