@@ -20,13 +20,14 @@ from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
-    "check_caught", "comprehension_test", "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "check_caught", "checked_method", "comprehension_test", "new_container",
+    "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_reached_list_call",
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
-    "new_container", "checked_method", "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
+    "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
     "return_value", "store_attr", "store_item",
 ]
