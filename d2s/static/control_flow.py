@@ -70,6 +70,8 @@ def describe(x):
         return f"a {type(x).__name__} of {len(x)}"
     if isinstance(x, dict):
         return f"a dict with keys {sorted(map(str, x))}"
+    if isinstance(x, str):   # two strings that differ: "a str and a str" told nothing
+        return f"the str {(x if len(x) <= 40 else x[:37] + '...')!r}"
     return f"a {type(x).__name__}"
 
 

@@ -267,3 +267,38 @@ def test_memoized_activity_equals_the_plain_walk_on_every_node():
         again = [reads_writes(n) for n in nodes]
     assert memo == plain and again == plain
     assert plain[1] != (set(), set())   # the def's body: not vacuous
+
+
+def test_fresh_list_names_are_lists_the_function_creates():
+    from d2s.convert.analysis.fresh_lists import fresh_list_names
+    fn = ast.parse(textwrap.dedent("""
+        def f(self, param, *rest, **kw):
+            outs, hs = [], []
+            made = [x for x in param] if param else list(param)
+            copied = param.copy()
+            joined = outs + param
+            outs += [1]
+            alias = self.cache
+            first = param[0]
+            called = self.make()
+            looped = []
+            for looped in param:
+                pass
+            walrus = []
+            if (walrus := param):
+                pass
+            both = []
+            both = param
+            packed, *tail = [], []
+            global g
+            g = []
+
+            def inner():
+                mine = []
+                return mine
+            with open(param) as handle:
+                pass
+    """)).body[0]
+    assert fresh_list_names(fn) == {"outs", "hs", "made", "copied", "joined"}
+    inner = fn.body[-2]
+    assert fresh_list_names(inner) == {"mine"}

@@ -55,7 +55,8 @@ def test_ifelse_list_append_is_an_output():
                 xs.append(1)
             return xs
     """))
-    assert "xs = _jst.convert_list_append(xs, 1)" in src and "('xs',), ('xs',), lists=('xs',))" in src
+    assert "xs = _jst.convert_list_append(xs, 1, outer='xs')" in src
+    assert "('xs',), ('xs',), lists=('xs',))" in src
 
 
 def test_while_loop_vars_exact():

@@ -12,14 +12,16 @@ from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifels
 from .dispatch import _is_static
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
-                    convert_list_extend_call, convert_reached_list_call)
-from .logical import (convert_compare_chain, convert_logical_and, convert_logical_not,
-                      convert_logical_or, python_test_only)
+                    convert_list_extend_call, convert_reached_list_call, checked_method,
+                    new_container)
+from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
+                      convert_logical_not, convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
-    "check_caught", "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "check_caught", "checked_method", "comprehension_test", "new_container",
+    "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_reached_list_call",

@@ -13,6 +13,7 @@ import builtins
 
 from .dispatch import _any_static, _is_static
 from .iteration import python_int
+from .logical import check_truth_size
 
 __all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
            "convert_isinstance", "convert_max", "convert_min", "convert_any", "convert_all"]
@@ -120,6 +121,7 @@ def _static_print(*args, sep=" ", end="\n", file=None, flush=False):
 
 def _static_assert(test, msg_fn):
     from d2s.static.side_effects import append_assert
+    check_truth_size(test)   # `assert t` of a many-element t: bool()'s ValueError, as eager
     message = "" if msg_fn is None else msg_fn()
     append_assert(test, message)
 

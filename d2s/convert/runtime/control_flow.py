@@ -12,8 +12,8 @@ A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
-from .lists import check_list_aliases, sharing, tracing_paths
-from .logical import static_truth
+from .lists import check_list_aliases, enter_trace, exit_trace, sharing, tracing_paths
+from .logical import check_truth_size, static_truth
 from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
@@ -59,6 +59,7 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     branch appends to: `lists.sharing`).
     """
     if _is_static(pred):
+        check_truth_size(pred)
         _check_carried(uncarried, "an `if`")
         with _traced("a branch of an `if` on a tensor"):
             return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
@@ -72,6 +73,7 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
 def convert_ifelse_expr(pred, true_fn, false_fn):
     """`true_fn() if pred else false_fn()`; with a static pred, a `cond` op."""
     if _is_static(pred):
+        check_truth_size(pred)
         with _traced("a branch of a conditional expression on a tensor"):
             out = _static_nn().cond(static_truth(pred), lambda: (true_fn(),),
                                     lambda: (false_fn(),))
@@ -92,6 +94,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
         before = get_state() if test_writes else None
         pred = cond_fn()
         if _is_static(pred):
+            check_truth_size(pred)
             _check_carried(uncarried, "a `while` loop")
             if test_writes:
                 # The op's condition evaluates the test again: undo what this
@@ -154,11 +157,13 @@ class _traced:
         self.construct = construct
 
     def __enter__(self):
-        tracing_paths.depth = getattr(tracing_paths, "depth", 0) + 1
+        enter_trace()
         return self
 
     def __exit__(self, kind, exc, tb):
-        tracing_paths.depth -= 1
+        exit_trace()
+        if isinstance(exc, RecursionError) and not tracing_paths.depth:
+            _explain_recursion(exc, self.construct)
         if exc is not None and isinstance(exc, Exception) \
                 and getattr(exc, "_d2s_uncatchable", None) is None:
             from d2s.static.ir import user_origin
@@ -174,6 +179,23 @@ class _traced:
             except AttributeError:  # an exception type with __slots__: left unmarked
                 pass
         return False
+
+
+def _explain_recursion(exc, construct):
+    """A RecursionError leaving the outermost traced construct: most likely a
+    function calling itself until a tensor condition holds (`if x.sum() > 10:
+    return x` then `return f(x * 2)`). Eagerly the condition stops it; the
+    trace follows both paths of every such `if`, so it never stops. Said in
+    the message (the type stays: an `except RecursionError` still takes it);
+    here the stack is unwound, so finding the user's line cannot recurse."""
+    from d2s.static.ir import user_origin
+    origin = user_origin()
+    where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+    exc.args = (f"{exc.args[0] if exc.args else 'maximum recursion depth exceeded'} while "
+                f"tracing {construct}{where}: a function that calls itself until a tensor "
+                "condition holds is traced down both paths of that condition, so the trace "
+                "never ends (eagerly the condition stops it); write the recursion as a "
+                "`while` loop on the tensor",) + exc.args[1:]
 
 
 def check_caught(exc):

@@ -13,12 +13,63 @@ from .dispatch import _is_static
 
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
            "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
-           "tracing_paths"]
+           "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
 # .depth: how many tensor `if` branches / loop bodies are being traced now
-# (control_flow._traced counts them).
+# (control_flow._traced counts them through enter_trace / exit_trace);
+# .starts: the serial of each, innermost last; .serial: the last serial given;
+# .created: id(container) -> the serial current when converted code created it.
 tracing_paths = threading.local()
+
+
+def enter_trace():
+    """A tensor `if` branch or loop body starts being traced: it gets the next
+    serial, so a list created from now on is known as created inside it."""
+    paths = tracing_paths
+    paths.depth = getattr(paths, "depth", 0) + 1
+    paths.serial = getattr(paths, "serial", 0) + 1
+    if paths.depth == 1:
+        paths.starts, paths.created = [], {}
+    paths.starts.append(paths.serial)
+
+
+def exit_trace():
+    paths = tracing_paths
+    paths.depth -= 1
+    paths.starts.pop()
+    if not paths.depth:
+        paths.created = {}   # ids of containers made while tracing: none is traced now
+
+
+_CONTAINERS = (list, dict, set)
+
+
+def new_container(value):
+    """A new list (dict, set) converted code binds to a name (`parts = []`,
+    the names `analysis.fresh_lists` finds), returned as is; while a tensor
+    construct is traced it is remembered as created there (`check_outer_list`).
+    The entry outlives the object, but an id a later one reuses maps to a
+    serial older than any trace that begins after it: never taken for a newer
+    object."""
+    paths = tracing_paths
+    if type(value) in _CONTAINERS and getattr(paths, "depth", 0):
+        paths.created[id(value)] = paths.serial
+    return value
+
+
+def checked_method(obj, method, label):
+    """`obj.method` for a call that changes a list, dict or set in place
+    (`outs.pop()`, `d.update(...)`, `seen.add(k)`): checked as an append is
+    (`check_outer_list`); any other object's method as it is (the call
+    around it converts a user's method)."""
+    check_outer_list(obj, label, method)
+    return getattr(obj, method)
+
+
+def _created_in_innermost_trace(lst):
+    paths = tracing_paths
+    return paths.created.get(id(lst), 0) >= paths.starts[-1]
 
 
 class sharing:
@@ -58,13 +109,16 @@ def _pending(lst, values):
     return PendingArray(lst)
 
 
-def convert_list_append(lst, value):
+def convert_list_append(lst, value, outer=None):
     """`lst.append(value)`, returning the list (the generated code reassigns it).
 
     Inside a loop on a tensor the list is carried as a tensor array (a
     Variable whose axis 0 holds the appended values; `d2s.stack` of it is
-    itself), so the appended values survive the loop."""
+    itself), so the appended values survive the loop. `outer`: the name, when
+    it may hold a list the function did not create (`check_outer_list`)."""
     from d2s.static.tensor_array import PendingArray, array_append, is_tensor_array
+    if outer is not None:
+        check_outer_list(lst, outer, "append")
     pending = _pending(lst, (value,))
     lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
@@ -73,10 +127,13 @@ def convert_list_append(lst, value):
     return lst
 
 
-def convert_list_extend(lst, values):
+def convert_list_extend(lst, values, outer=None):
     """`lst += values` (a list literal), returning the result (the generated code
     reassigns it). On a tensor array each value is appended; otherwise it is
-    Python's `+=` itself (a list extends in place, a tensor adds)."""
+    Python's `+=` itself (a list extends in place, a tensor adds). `outer`: as
+    for convert_list_append."""
+    if outer is not None:
+        check_outer_list(lst, outer, "extend")
     array = _extended_array(lst, values)
     if array is not None:
         return array
@@ -84,10 +141,12 @@ def convert_list_extend(lst, values):
     return lst
 
 
-def convert_list_extend_call(lst, values):
+def convert_list_extend_call(lst, values, outer=None):
     """`lst.extend(values)`, returning the list (the generated code reassigns
     it): on a tensor array one append per value, else the object's own
-    `extend` (a list, a deque, ...)."""
+    `extend` (a list, a deque, ...). `outer`: as for convert_list_append."""
+    if outer is not None:
+        check_outer_list(lst, outer, "extend")
     array = _extended_array(lst, values)
     if array is not None:
         return array
@@ -118,31 +177,65 @@ def convert_list_concat(lst, values):
         lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_extend(lst, values)
-    return lst + values
+    return new_container(lst + values)
 
 
 def convert_reached_list_call(lst, method, value, label):
     """`obj.attr.append(v)` / `d["k"].extend(vs)` (a list reached through an
-    attribute or a subscript) in an `if` or a loop.
+    attribute or a subscript) in an `if` or a loop, and `lst.append(v)`
+    anywhere of a list the function did not create (`lst` a parameter, a name
+    from outside): Python's call, unless a tensor branch or loop is being
+    traced (`check_outer_list`). Another object's method (a user class's
+    `append`) is called as converted code calls any function."""
+    check_outer_list(lst, label, method)
+    if type(lst) in _CONTAINERS:
+        getattr(lst, method)(value)
+        return
+    from .call import convert_call
+    convert_call(getattr(lst, method))(value)
 
-    While a tensor `if` branch or loop body is traced, Python runs it once
-    whatever the condition or trip count: an in-place append would show on
-    every path (or once for all trips), a silent wrong list. The plain-name
-    case is carried as a tensor array; a list living in an object or a dict
-    may outlive the call (a layer's cache), where a program value cannot go,
-    so this is an error naming it. With Python control flow: Python's call."""
-    if isinstance(lst, list) and getattr(tracing_paths, "depth", 0):
-        from d2s.static import ControlFlowError
-        from d2s.static.ir import user_origin
-        origin = user_origin()
-        where = f" ({origin[0]}, line {origin[1]})" if origin else ""
-        raise ControlFlowError(
-            f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where}: the "
-            f"program traces that code once for every path and trip, so changing the list "
-            f"'{label}' in place would show on all of them. Append to a local list instead "
-            f"(`{_local_hint(label)} = []` before, `{_local_hint(label)}.{method}(...)` inside)"
-            f" and use it after the construct (return it, or store it once outside)")
-    getattr(lst, method)(value)
+
+def check_outer_list(lst, label, method):
+    """Raise when a list that may be seen through another reference (reached
+    through an object or a dict, a parameter, a name from outside the
+    function) is changed in place while a tensor `if` branch or loop body is
+    traced, here or in a function calling this one, unless converted code
+    created it after that trace began (`new_container`: `parts = []` in the loop's
+    body, passed to `add(parts, h)`, is that trip's own list).
+
+    Python runs that code once whatever the condition or trip count: an
+    in-place append would show on every path (or once for all trips), a
+    silent wrong list. A list the function creates itself is carried by name
+    as a tensor array; one that others may hold (a layer's cache, the
+    caller's list) cannot be, as no program value can change what they see,
+    so this is an error naming it."""
+    if not getattr(tracing_paths, "depth", 0):
+        return
+    if type(lst) in _CONTAINERS:
+        if _created_in_innermost_trace(lst):
+            return
+    else:
+        from d2s.static.tensor_array import PendingArray, is_tensor_array
+        if not (isinstance(lst, PendingArray) or is_tensor_array(lst)):
+            return
+    from d2s.static import ControlFlowError
+    from d2s.static.ir import user_origin
+    origin = user_origin()
+    where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+    hint = _local_hint(label)
+    if type(lst) in _CONTAINERS:
+        kind, why = type(lst).__name__, "was not created inside it (others may hold it: a " \
+            "caller, a layer's cache)"
+    else:
+        kind, why = "list", "is carried there as a tensor array (a program value no " \
+            "in-place change reaches)"
+    raise ControlFlowError(
+        f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
+        f"function or in one calling it): the program traces that code once for every path "
+        f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
+        f"all of them. Change a list the code creates itself: `{hint} = []` (or `{hint} = "
+        f"list(...)` of what a call returned) inside the construct, or before it with "
+        f"`{hint}.append(...)` inside it; return it, or use it after the construct")
 
 
 def _local_hint(label):

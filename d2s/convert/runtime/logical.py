@@ -68,12 +68,51 @@ def python_test_only(value, targets, construct):
     return value
 
 
+def comprehension_test(value):
+    """The test of a comprehension's `if`: Python's, unless it is a static
+    Variable, where the items kept (the length of the result) would be known
+    only at run time while the comprehension builds its result now."""
+    if _is_static(value):
+        from d2s.static import ControlFlowError
+        from d2s.static.ir import user_origin
+        origin = user_origin()
+        where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+        raise ControlFlowError(
+            f"a comprehension's `if` tests a tensor{where}: which items it keeps is known "
+            "only when the program runs, but the comprehension builds its result while "
+            "the program is built; append to a list in a `for` loop with an `if` inside "
+            "(the list is carried as a tensor array), or keep every item and choose with "
+            "d2s.where")
+    return value
+
+
 # ---- static paths ------------------------------------------------------------
 
 def static_truth(value):
     """`bool(value)` for a static Variable, as a bool Variable: `value != 0` for
-    numbers, as `bool()` of an eager Tensor (a tensor `if t:` / `while t:`)."""
+    numbers, as `bool()` of an eager Tensor (a tensor `if t:` / `while t:`).
+
+    A Variable whose dims are all known and hold other than one element
+    raises bool()'s own ValueError of an eager Tensor (an `except ValueError`
+    around the code takes it on both sides); with an unknown dim, the size
+    is checked when the program runs."""
+    check_truth_size(value)
     return value if value.dtype.kind == "b" else value != 0
+
+
+def check_truth_size(value):
+    """Raise as `bool()` of an eager Tensor does when the static Variable
+    `value` surely holds other than one element. Called before a construct's
+    trace begins too: the error holds for every input, so an `except` may
+    take it (`control_flow._traced`)."""
+    shape = tuple(value.shape)
+    if all(type(d) is int and d >= 0 for d in shape):
+        size = 1
+        for d in shape:
+            size *= d
+        if size != 1:
+            raise ValueError(f"bool() of a Tensor with {size} elements is ambiguous; only "
+                             "one-element tensors convert")
 
 
 def _truth(value):

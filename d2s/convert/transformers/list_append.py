@@ -3,16 +3,27 @@
 `lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
 `obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
-an error under a tensor `if` or loop (never an append shown on every path).
+an error under a tensor `if` or loop (never an append shown on every path);
+`x.pop(...)` (and the other methods changing a list, dict or set in place)
+-> `_jst.checked_method(x, "pop", "x")(...)`, likewise.
 
 Rewritten inside loops and `if` statements. The assignment makes `lst` a
 loop variable or branch output for the analyses, so a loop or `if` on a
 tensor can carry it as a tensor array; with Python values the helper
 appends in place and returns the same list (plain Python semantics kept).
+
+A list the function did not create itself (`analysis.fresh_lists`: a
+parameter, `cache = self.cache`, a name from outside) may be seen through
+another reference, which no tensor array carried by name can change: its
+helper call says so (`outer="lst"`), and so does an append to it anywhere
+else in the function, since a caller may be tracing a tensor branch or loop
+when it runs (`def add(cache, x): cache.append(x)`): the runtime raises
+then, naming the list (`lists.check_outer_list`).
 """
 import ast
 
 from .. import templates
+from ..analysis.fresh_lists import fresh_list_names
 from ..traversal import StatementTransformer
 from .common import finish
 
@@ -25,6 +36,7 @@ class _ListAppend(StatementTransformer):
 
     def __init__(self):
         self.loops = 0
+        self.fresh = frozenset()   # fresh_list_names of the innermost def
 
     def visit_For(self, node):
         self.loops += 1
@@ -37,33 +49,43 @@ class _ListAppend(StatementTransformer):
     visit_While = visit_If = visit_For
 
     def visit_FunctionDef(self, node):
-        saved, self.loops = self.loops, 0
+        saved = self.loops, self.fresh
+        self.loops, self.fresh = 0, frozenset(fresh_list_names(node))
         self.generic_visit(node)
-        self.loops = saved
+        self.loops, self.fresh = saved
         return node
+
+    def _outer(self, name):
+        """`outer=` for a list helper's call when `name` may hold a list the
+        function did not create (none when it holds only its own lists)."""
+        if name in self.fresh:
+            return []
+        return [ast.keyword(arg="outer", value=ast.Constant(name))]
 
     def visit_ClassDef(self, node):
         return node
 
     def visit_Expr(self, node):
         call = node.value
-        if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in _METHOD_HELPERS and isinstance(call.func.value, ast.Name)
-                and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], ast.Starred)):
-            return finish(templates.replace(
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _METHOD_HELPERS and len(call.args) == 1
+                and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+            return node
+        owner = call.func.value
+        if self.loops and isinstance(owner, ast.Name):
+            stmts = templates.replace(
                 "lst = _jst.helper(lst, value)", helper=_METHOD_HELPERS[call.func.attr],
-                lst=call.func.value.id, value=call.args[0]), node)
-        if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in _METHOD_HELPERS
-                and isinstance(call.func.value, (ast.Attribute, ast.Subscript))
-                and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], ast.Starred)):
-            # A list reached through an object or a dict: checked when called.
+                lst=owner.id, value=call.args[0])
+            stmts[0].value.keywords.extend(self._outer(owner.id))
+            return finish(stmts, node)
+        if ((self.loops and isinstance(owner, (ast.Attribute, ast.Subscript)))
+                or (isinstance(owner, ast.Name) and owner.id not in self.fresh)):
+            # A list reached through an object or a dict, or one the function
+            # did not create: checked when called.
             return finish(templates.replace(
                 "_jst.convert_reached_list_call(lst, method, value, label)",
-                lst=call.func.value, method=ast.Constant(call.func.attr), value=call.args[0],
-                label=ast.Constant(ast.unparse(call.func.value))), node)
+                lst=owner, method=ast.Constant(call.func.attr), value=call.args[0],
+                label=ast.Constant(ast.unparse(owner))), node)
         return node
 
     def visit_Assign(self, node):
@@ -75,17 +97,90 @@ class _ListAppend(StatementTransformer):
             return finish(templates.replace(
                 "lst = _jst.convert_list_concat(lst, values)",
                 lst=value.left.id, values=value.right), node)
+        for target in node.targets:
+            node.value = self._marked(target, node.value)
         return node
+
+    def _marked(self, target, value):
+        """`value` bound to `target`, each new list it gives a fresh name
+        wrapped in `_jst.new_container(...)` (the runtime then knows it was created
+        inside the tensor construct being traced, if one is)."""
+        if isinstance(target, ast.Name):
+            if target.id in self.fresh and _makes_list(value):
+                return finish(templates.replace_as_expression(
+                    "_jst.new_container(value)", value=value), value)
+            return value
+        if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)):
+            value.elts = [self._marked(t, v) for t, v in zip(target.elts, value.elts)]
+        return value
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if (self.loops and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
-                and isinstance(node.value, ast.List)):
-            return finish(templates.replace(
+        if (isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
+                and isinstance(node.value, ast.List)
+                and (self.loops or node.target.id not in self.fresh)):
+            stmts = templates.replace(
                 "lst = _jst.convert_list_extend(lst, values)",
-                lst=node.target.id, values=node.value), node)
+                lst=node.target.id, values=node.value)
+            stmts[0].value.keywords.extend(self._outer(node.target.id))
+            return finish(stmts, node)
+        return node
+
+
+def _makes_list(value):
+    """Whether `value` (bound to a fresh name) visibly makes a list (a dict, a
+    set): a display, a comprehension, `list(...)`, `sorted(...)`, `x.copy()`, `[x] * n`,
+    `a + [x]`, or a ternary with such a branch (not `a + b`: most arithmetic
+    is on tensors, and its lists stay unmarked, so appending to one from a
+    helper while tracing is an error rather than a silent wrong list)."""
+    if isinstance(value, (ast.List, ast.ListComp, ast.Dict, ast.DictComp, ast.Set,
+                          ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        return True      # fresh_list_names accepts only the calls making lists
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.left, (ast.List, ast.ListComp)) or isinstance(
+            value.right, (ast.List, ast.ListComp))
+    if isinstance(value, ast.IfExp):
+        return _makes_list(value.body) or _makes_list(value.orelse)
+    return False
+
+
+# Methods that change a list, dict or set in place (append/extend: above).
+_MUTATORS = frozenset(("pop", "insert", "remove", "clear", "sort", "reverse", "popitem",
+                       "update", "setdefault", "add", "discard"))
+
+
+class _MutatorCalls(ast.NodeTransformer):
+    """`x.pop(...)` -> `_jst.checked_method(x, "pop", "x")(...)`: while a tensor
+    branch or loop is traced, Python runs the call once for every path, so a
+    list/dict/set made before it (`outs.pop()` under a tensor `if`) would
+    change on all of them: the runtime raises, naming it. Any other object's
+    method is returned as it is (call_trees converts the call)."""
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr in _MUTATORS
+                and isinstance(func.value, (ast.Name, ast.Attribute, ast.Subscript))
+                and not (isinstance(func.value, ast.Name)
+                         and (func.value.id == "_jst" or func.value.id.startswith("__")))):
+            node.func = finish(templates.replace_as_expression(
+                "_jst.checked_method(owner, method, label)", owner=func.value,
+                method=ast.Constant(func.attr), label=ast.Constant(ast.unparse(func.value))),
+                func)
         return node
 
 
 def transform(node, ctx):
-    return _ListAppend().visit(node)
+    node = _ListAppend().visit(node)
+    # One scan of the user's nodes instead of a transformer's walk of the tree
+    # when, as in most functions, no such method is called.
+    if any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _MUTATORS
+           for n in ctx.user_nodes):
+        node = _MutatorCalls().visit(node)
+    return node
