@@ -68,6 +68,29 @@ def _filled(arr, value):
     return jnp.where(_mask(arr), arr.buf, jnp.asarray(value, arr.buf.dtype))
 
 
+def _as_plain(ns, arr, n):
+    """The array as a plain one of length `n` (a plain operand's dim lined up with
+    its length: a cotangent from the host, say); another length at run time
+    is numpy's to broadcast or reject."""
+    ns.check_on_numpy(arr.length == n)
+    have = arr.buf.shape[arr.axis]
+    if n <= have:
+        return lax.slice_in_dim(arr.buf, 0, n, axis=arr.axis)
+    return _padded(arr, n)
+
+
+def _fixed_length(args, axis, ndim):
+    """The dim a plain operand lines up with an array's `axis` (not 1), or None."""
+    for a in args:
+        if isinstance(a, TensorArray):
+            continue
+        shape = getattr(a, "shape", ())
+        at = axis - (ndim - len(shape))
+        if at >= 0 and shape[at] != 1:
+            return shape[at]
+    return None
+
+
 def _elementwise(ns, rule, *args, **attrs):
     arrays = [a for a in args if isinstance(a, TensorArray)]
     first = arrays[0]
@@ -75,21 +98,15 @@ def _elementwise(ns, rule, *args, **attrs):
     if any(a.ndim != ndim or a.axis != first.axis for a in arrays):
         raise Unsupported("an elementwise op broadcasts tensor arrays of different ranks")
     axis = first.axis
+    fixed = _fixed_length(args, axis, ndim)
+    if fixed is not None:  # the length is known here: plain arrays
+        return rule(ns, *[_as_plain(ns, a, fixed) if isinstance(a, TensorArray) else a
+                          for a in args], **attrs)
     capacity = max(a.buf.shape[axis] for a in arrays)
     for a in arrays[1:]:  # numpy broadcasts or rejects other lengths: it decides
         ns.check_on_numpy(a.length == first.length)
-    operands = []
-    for a in args:
-        if isinstance(a, TensorArray):
-            operands.append(_padded(a, capacity))
-            continue
-        shape = getattr(a, "shape", ())
-        at = axis - (ndim - len(shape))
-        if at >= 0 and shape[at] != 1:  # lined up with the run-time length
-            raise Unsupported("an elementwise op lines a fixed dim up with a tensor "
-                              "array's run-time length")
-        operands.append(a)
-    out = rule(ns, *operands, **attrs)
+    out = rule(ns, *[_padded(a, capacity) if isinstance(a, TensorArray) else a
+                     for a in args], **attrs)
     return TensorArray(out, first.length, first.base, axis)
 
 
@@ -177,6 +194,10 @@ def _matmul(ns, rule, x, y):
     if ya and y.ndim >= 2 and y.axis == y.ndim - 1 and x.ndim <= 2:
         return TensorArray(rule(ns, x, y.buf), y.length, y.base,
                            y.axis - (1 if x.ndim == 1 else 0))
+    if xa and x.axis == x.ndim - 1 and y.ndim >= 2:  # contracting with y's rows
+        return rule(ns, _as_plain(ns, x, y.shape[-2]), y)
+    if ya and y.ndim >= 2 and y.axis == y.ndim - 2:
+        return rule(ns, x, _as_plain(ns, y, x.shape[-1]))
     raise Unsupported("a matmul that contracts a tensor array's run-time length with a "
                       "plain array")
 
@@ -184,25 +205,39 @@ def _matmul(ns, rule, x, y):
 def _broadcast_like(ns, rule, g, x):
     if isinstance(g, TensorArray):
         return _elementwise(ns, rule, g, x)
+    at = x.axis + g.ndim - x.ndim
+    if at >= 0 and g.shape[at] != 1:  # `g` holds the length (a cotangent from the host)
+        ns.check_on_numpy(x.length == g.shape[at])
+        like = list(x.buf.shape)
+        like[x.axis] = g.shape[at]
+        return jnp.broadcast_to(g, np.broadcast_shapes(g.shape, tuple(like)))
     shape = np.broadcast_shapes(g.shape, x.buf.shape)
-    at = x.axis - (len(shape) - g.ndim)
-    if at >= 0 and g.shape[at] != 1:
-        raise Unsupported("it broadcasts a fixed dim against a tensor array's length")
     return TensorArray(jnp.broadcast_to(g, shape), x.length, x.base,
                        x.axis + len(shape) - x.ndim)
 
 
 def _sum_to_like(ns, rule, g, x):
-    if isinstance(x, TensorArray):
-        if isinstance(g, TensorArray) and g.ndim == x.ndim and g.axis == x.axis:
-            return _elementwise(ns, lambda ns, a: rule(ns, a, x.buf) if a.shape[x.axis] ==
-                                x.buf.shape[x.axis] else a, g)
+    """The gradient of broadcasting: `g` summed over the axes `x` was broadcast
+    along. Against an array `x`, its run-time length is never one of them
+    (the forward broadcast no fixed dim against it: see `_elementwise`)."""
+    if not isinstance(x, TensorArray):
+        lead = g.ndim - x.ndim
+        at = g.axis - lead
+        if at >= 0 and x.shape[at] != 1:  # pragma: no cover - the program's shapes say no
+            raise Unsupported("it sums a tensor array to a fixed dim")
+        return rule(ns, _filled(g, 0), x)
+    buf = g.buf if isinstance(g, TensorArray) else g
+    lead = buf.ndim - x.ndim
+    if isinstance(g, TensorArray) and g.axis - lead != x.axis:
         raise Unsupported("it sums a cotangent to a tensor array's shape")
-    lead = g.ndim - x.ndim
-    at = g.axis - lead
-    if at >= 0 and x.shape[at] != 1:  # pragma: no cover - the program's shapes say no
-        raise Unsupported("it sums a tensor array to a fixed dim")
-    return rule(ns, _filled(g, 0), x)
+    ns.check_on_numpy((g.length if isinstance(g, TensorArray) else buf.shape[x.axis + lead])
+                      == x.length)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, d in enumerate(x.buf.shape)
+        if i != x.axis and d == 1 and buf.shape[i + lead] != 1)
+    out = jnp.sum(buf, axis=axes, keepdims=True, dtype=buf.dtype) if axes else buf
+    out = out.reshape(out.shape[lead:])
+    return TensorArray(out, g.length, g.base, x.axis) if isinstance(g, TensorArray) else out
 
 
 def _reshape_like(ns, rule, g, x):
