@@ -76,7 +76,11 @@ class Lowerer(ControlFlowSupport):
             value, flag = self.read_flagged(env, v, op)
             args.append(value)
             flags.append(flag)
-        arrays = op.type not in _ARRAY_AWARE and any(isinstance(a, TensorArray) for a in args)
+        arrays = any(isinstance(a, TensorArray) for a in args)
+        if arrays and op.type in _ARRAY_AWARE:
+            if any(isinstance(a, TensorArray) for a in args[1:]):  # e.g. appending one
+                raise Unsupported("it reads a tensor array as other than its first input", op)
+            arrays = False  # its rule reads it
         self.op = op
         try:
             if arrays:  # a list appended to in a tensor loop or `if`, read by an ordinary op

@@ -43,7 +43,13 @@ def lower_array_op(ns, op, rule, args, attrs):
         handler = _elementwise
     if handler is None:
         raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
-    return handler(ns, rule, *args, **attrs)
+    try:
+        return handler(ns, rule, *args, **attrs)
+    except Unsupported:
+        raise
+    except Exception as e:  # noqa: BLE001 - e.g. shapes numpy rejects: numpy decides
+        raise Unsupported(f"reading a tensor array, it raised {type(e).__name__} ({e})",
+                          op) from None
 
 
 def _mask(arr):
@@ -177,6 +183,22 @@ def _flatten(ns, rule, x, start, stop):
     raise Unsupported("it flattens a tensor array's run-time length into an earlier dim")
 
 
+def _reshape(ns, rule, x, *dims, shape):
+    """`reshape` that merges the array's axis with the dims after it (`-1` there,
+    the others kept: `concat(outs).reshape([-1])`): a prefix stays a prefix."""
+    spec, buf, a = list(shape), x.buf.shape, x.axis
+    if dims or spec.count(-1) != 1 or spec.index(-1) != a:
+        raise Unsupported("it reshapes a tensor array other than by merging its run-time "
+                          "length with the dims after it")
+    before, after = spec[:a], spec[a + 1:]
+    stop = len(buf) - len(after)
+    if stop < a + 1 or any(d not in (0, b) for d, b in zip(before, buf[:a])) or (
+            tuple(after) != tuple(buf[stop:])):
+        raise Unsupported("it reshapes a tensor array other than by merging its run-time "
+                          "length with the dims after it")
+    return x.merged_rows(stop - a - 1)
+
+
 def _matmul(ns, rule, x, y):
     xa, ya = isinstance(x, TensorArray), isinstance(y, TensorArray)
     if xa and ya:  # contracting the run-time length: x's last axis, y's rows
@@ -268,6 +290,6 @@ def _numel(ns, rule, x, axes=None):
 _HANDLERS = {
     "sum": _sum, "mean": _mean, "max": _extreme(True), "min": _extreme(False),
     "transpose": _transpose, "unsqueeze": _unsqueeze, "squeeze": _squeeze,
-    "flatten": _flatten, "matmul": _matmul, "broadcast_like": _broadcast_like,
+    "flatten": _flatten, "reshape": _reshape, "matmul": _matmul, "broadcast_like": _broadcast_like,
     "sum_to_like": _sum_to_like, "reshape_like": _reshape_like, "numel": _numel,
 }

@@ -144,6 +144,46 @@ def test_the_max_over_an_empty_list_raises_numpys_error():
     assert errors[0] == errors[1]
 
 
+# ---- a training step -------------------------------------------------------------------
+class _RNN(d2s.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.cell = d2s.nn.Linear(3, 3)
+        self.head = d2s.nn.Linear(3, 1)
+
+    def forward(self, x, limit):
+        h = x
+        hs = []
+        while h.abs().sum() < limit:  # as long as the data says
+            h = d2s.tanh(self.cell(h)) + h * 1.5
+            hs.append(h)
+        return self.head(d2s.stack(hs, axis=1)).mean()
+
+
+# no trip (a zero gradient), several, more than the first capacity (64)
+@pytest.mark.parametrize("limit", [0.0, 30.0, 1e20])
+def test_an_rnn_trained_on_its_collected_states_steps_as_on_numpy(strict, limit):
+    results = {}
+    for backend in ("numpy", "xla"):
+        d2s.seed(0)
+        model = _RNN()
+        opt = d2s.optimizer.SGD(learning_rate=0.05, parameters=model.parameters())
+
+        def step(x, limit):
+            loss = model(x, limit)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+
+        step = to_static(step, backend=backend)
+        x = d2s.to_tensor(np.array([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]], np.float32))
+        with np.errstate(all="ignore"):
+            losses = [step(x, d2s.to_tensor(np.float32(limit))).numpy() for _ in range(3)]
+        results[backend] = losses + [p.numpy() for p in model.parameters()]
+    assert_same(results["xla"], results["numpy"])
+
+
 # ---- under a tensor `if` ---------------------------------------------------------------
 def _maybe_doubled(x, w, n):
     outs = [x]
