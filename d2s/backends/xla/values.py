@@ -7,7 +7,8 @@ flag, True where undefined.
 
 `TensorArray` is a list appended to in a loop as XLA can carry it: a buffer
 of fixed capacity along axis 0 plus the run-time length (XLA loop carries
-keep one shape). `History` is what a loop keeps per trip for its gradient,
+keep one shape); ordinary ops reading one keep that form (`ragged`), the
+length then possibly along another axis. `History` is what a loop keeps per trip for its gradient,
 stored the same way. Both report the rows they needed: when that exceeds
 the room compiled for, the host recompiles with more and runs again —
 nothing is ever truncated.
