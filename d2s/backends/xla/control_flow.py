@@ -16,7 +16,7 @@ import contextlib
 
 import numpy as np
 
-from ...static.control_ops import kept_names
+from ...static.control_ops import kept_names, restored_var, saved_var
 from ...static.scope import relocate
 from ._jax import jax, jnp, lax, strong
 from .errors import LoweringError, Unsupported
@@ -91,6 +91,30 @@ class ControlFlowSupport:
         for name, (value, flag) in pairs:
             child.set(name, value, flag)
         return child
+
+    def forward_op(self, grad_op):
+        """The forward op whose saved values `grad_op` restores, or None."""
+        name = restored_var(grad_op)
+        for block in self.program.blocks:
+            for op in block.ops:
+                if saved_var(op) == name:
+                    return op
+        return None
+
+    @staticmethod
+    def as_tensor_array(value):
+        """A cotangent of a tensor array as one: all its rows (see `TensorArray.of_rows`)."""
+        if isinstance(value, TensorArray) or getattr(value, "ndim", 0) == 0:
+            return value
+        return TensorArray.of_rows(value)
+
+    @staticmethod
+    def rows_if_known(var, value):
+        """A tensor array given to a Variable whose length the program knows (the
+        gradient of a list's first items): that many rows, a plain array."""
+        if isinstance(value, TensorArray) and var.shape and var.shape[0] is not None:
+            return value.buf[:var.shape[0]]
+        return value
 
     def kept(self, op, block_ids):
         """The names forward `op` keeps for its gradient that `block_ids` define

@@ -235,7 +235,7 @@ def _read_meta(meta, n_fetches, keep, n_args):
     from stored metadata, or None when it does not read as `_meta` wrote it
     for `n_fetches` fetches, the kept names `keep` and `n_args` arguments."""
     try:
-        layout = [(bool(a), lab) for a, lab in meta["layout"]]
+        layout = [(int(a), lab) for a, lab in meta["layout"]]  # 1 + an array's axis
         uses_room = meta["uses_room"]
         avals = [jax.core.ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype))
                  for shape, dtype in meta["results"]]

@@ -19,12 +19,13 @@ from ._jax import jax, jnp, lax, special, strong
 from .control_flow import ControlFlowSupport
 from ...static.definedness import maybe_undefined
 from .errors import LoweringError, RaisesOnNumpy, Unsupported
+from .ragged import lower_array_op
 from .sharding import constrain
 from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
-# reading one would need its run-time length as a static shape.
-_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem", "flatten", "reshape_like"})
+# reading one is lowered by `ragged`, or not at all.
+_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem"})
 
 
 def rule_for(op):
@@ -75,11 +76,16 @@ class Lowerer(ControlFlowSupport):
             value, flag = self.read_flagged(env, v, op)
             args.append(value)
             flags.append(flag)
-        if op.type not in _ARRAY_AWARE and any(isinstance(a, TensorArray) for a in args):
-            raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
+        arrays = any(isinstance(a, TensorArray) for a in args)
+        if arrays and op.type in _ARRAY_AWARE:
+            if any(isinstance(a, TensorArray) for a in args[1:]):  # e.g. appending one
+                raise Unsupported("it reads a tensor array as other than its first input", op)
+            arrays = False  # its rule reads it
         self.op = op
         try:
-            if _foldable(op, args):  # small constants: numpy's own kernel, still a constant
+            if arrays:  # a list appended to in a tensor loop or `if`, read by an ordinary op
+                result = lower_array_op(self.ns, op, rule, args, op.attrs)
+            elif _foldable(op, args):  # small constants: numpy's own kernel, still a constant
                 with np.errstate(all="ignore"):
                     result = OPS[op.type].kernel(*args, **op.attrs)
             else:
@@ -143,7 +149,9 @@ class Lowerer(ControlFlowSupport):
         elif not isinstance(value, (TensorArray, np.ndarray, jax.Array)):
             value = jnp.asarray(value)
         if isinstance(value, TensorArray):
-            dtype, shape = value.dtype, (None,) + tuple(value.buf.shape[1:])
+            shape = list(value.buf.shape)
+            shape[value.axis] = None
+            dtype, shape = value.dtype, tuple(shape)
         else:
             value = strong(value)
             dtype, shape = value.dtype, tuple(value.shape)
@@ -176,6 +184,9 @@ def symbolic_zero(op, args, flags, results):
     cotangents (undefined): the numpy backend's rule. A sum with one such
     operand is the other operand (negated for the subtrahend); any other
     result is a zero cotangent too."""
+    if any(isinstance(x, TensorArray) for x in tuple(args) + tuple(results)):
+        raise Unsupported("a gradient adds a cotangent of a tensor array that a path may "
+                          "leave zero", op)
     f = [_false() if x is None else jnp.asarray(x) for x in flags]
     if op.type in ("add", "subtract") and len(args) == 2:
         (a, b), (fa, fb), out = args, f, results[0]
@@ -197,6 +208,8 @@ def _numpy_error(op, args):
     """The error the numpy kernel raises for operands of these shapes and dtypes
     (e.g. matmul of misaligned run-time shapes), so that both backends raise
     the same type and message; None when it raises nothing (a bug in the rule)."""
+    if any(isinstance(a, TensorArray) for a in args):
+        return None  # (no numpy shape: a run-time length)
     try:
         # Constants (a shape argument, say) as they are; traced values as zeros.
         arrays = [a if isinstance(a, (np.ndarray, np.generic)) else np.zeros(a.shape, a.dtype)

@@ -104,7 +104,7 @@ class Executable:
             value = next(it)
             if is_array:
                 length = host(next(it)).item()
-                value = host(value)[:length].copy()
+                value = np.moveaxis(host(value)[:length], 0, is_array - 1).copy()
             else:
                 value = np.array(host(value))  # a writable copy, as numpy results are
             if label is not None and np.asarray(next(it)).item():
@@ -376,8 +376,9 @@ class XlaProgram:
             outs, layout = [], []
             for name in self.fetch_names:
                 value = env.get(name)
-                is_array = isinstance(value, TensorArray)
-                outs.extend([value.buf, value.length] if is_array else [value])
+                # a tensor array: its rows and length, and 1 + the axis they lie along
+                is_array = 1 + value.axis if isinstance(value, TensorArray) else 0
+                outs.extend([value.rows(), value.length] if is_array else [value])
                 flag = env.flag(name) if name in low.undefined else None
                 if flag is not None:
                     outs.append(jnp.asarray(flag))

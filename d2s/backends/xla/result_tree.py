@@ -40,10 +40,18 @@ def _describe(treedef):
         return None
     name = _KINDS.get(kind)
     if name is None or (name == "dict" and not all(isinstance(k, str) for k in aux)) or (
-            name == "tensor_array" and not isinstance(aux, int)):
+            name == "tensor_array" and not _array_aux(aux)):
         raise _Unknown
     children = [_describe(child) for child in treedef.children()]
+    if name == "tensor_array" and isinstance(aux, tuple):
+        aux = list(aux)  # (rows it started with, axis): JSON's list
     return [name, aux if name in ("dict", "tensor_array") else None, children]
+
+
+def _array_aux(aux):
+    """A tensor array's aux: its base rows, or (base rows, axis)."""
+    return isinstance(aux, int) or (isinstance(aux, tuple) and len(aux) == 2
+                                    and all(isinstance(a, int) for a in aux))
 
 
 def example(description):
@@ -70,8 +78,10 @@ def _example(d):
         if len(aux) != len(values) or not all(isinstance(k, str) for k in aux):
             raise ValueError(aux)
         return dict(zip(aux, values))
-    if name == "tensor_array" and isinstance(aux, int) and len(values) == 2:
-        return TensorArray(*values, aux)
+    if name == "tensor_array" and isinstance(aux, list) and len(values) == 2:
+        aux = tuple(aux)
+    if name == "tensor_array" and _array_aux(aux) and len(values) == 2:
+        return TensorArray.tree_unflatten(aux, values)
     if name == "history" and len(values) == 2:
         return History(*values)
     raise ValueError(name)

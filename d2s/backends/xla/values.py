@@ -7,7 +7,8 @@ flag, True where undefined.
 
 `TensorArray` is a list appended to in a loop as XLA can carry it: a buffer
 of fixed capacity along axis 0 plus the run-time length (XLA loop carries
-keep one shape). `History` is what a loop keeps per trip for its gradient,
+keep one shape); ordinary ops reading one keep that form (`ragged`), the
+length then possibly along another axis. `History` is what a loop keeps per trip for its gradient,
 stored the same way. Both report the rows they needed: when that exceeds
 the room compiled for, the host recompiles with more and runs again —
 nothing is ever truncated.
@@ -54,19 +55,22 @@ class Env:
 @jax.tree_util.register_pytree_node_class
 class TensorArray:
     """`buf[:length]` is the array's value. It started with `base` rows and has
-    room for `capacity - base` appends."""
+    room for `capacity - base` appends. A value computed from one (`ragged`:
+    `stack(outs, axis=1)`, `stack(outs) * 2`) is the same with its run-time
+    length along `axis`; only a list itself (axis 0) is appended to."""
 
-    def __init__(self, buf, length, base):
+    def __init__(self, buf, length, base, axis=0):
         self.buf = buf
         self.length = length
         self.base = base
+        self.axis = axis
 
     def tree_flatten(self):
-        return (self.buf, self.length), self.base
+        return (self.buf, self.length), (self.base if self.axis == 0 else (self.base, self.axis))
 
     @classmethod
-    def tree_unflatten(cls, base, children):
-        return cls(*children, base)
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *(aux if isinstance(aux, tuple) else (aux,)))
 
     @classmethod
     def from_array(cls, x, room):
@@ -74,6 +78,17 @@ class TensorArray:
         x = jnp.asarray(x)
         pad = jnp.zeros((room,) + tuple(x.shape[1:]), x.dtype)
         return cls(jnp.concatenate([x, pad]), jnp.asarray(x.shape[0], np.int64), x.shape[0])
+
+    @classmethod
+    def of_rows(cls, x):
+        """All the rows of `x` and no room: the cotangent of a tensor array, which
+        a gradient loop reads as one (it drops the last row on every trip, and
+        an XLA loop carries one shape)."""
+        x = jnp.asarray(x)
+        n = x.shape[0]
+        if n == 0:  # one row of room: indexing compiles (a gradient of no trips reads none)
+            x = jnp.zeros((1,) + tuple(x.shape[1:]), x.dtype)
+        return cls(x, jnp.asarray(n, np.int64), n)
 
     @property
     def dtype(self):
@@ -91,38 +106,67 @@ class TensorArray:
         """(the array with `value` appended, the rows appended so far). A row
         past the capacity lands on the last one: the caller reports the rows
         needed, and the whole run is repeated with more room."""
+        self._along_rows("appending to")
         row = jnp.asarray(value).astype(self.buf.dtype)[None]
         start = (jnp.minimum(self.length, self.capacity - 1),) + (0,) * (self.buf.ndim - 1)
         buf = jax.lax.dynamic_update_slice(self.buf, row, start)
         out = TensorArray(buf, self.length + 1, self.base)
         return out, out.length - self.base
 
-    def merged_rows(self, stop):
-        """The array with dims 0..`stop` merged (`concat` of its rows, or a
-        `flatten` from dim 0): a prefix of the buffer stays the value's prefix."""
-        rest = tuple(self.buf.shape[1:])
-        k = int(np.prod(rest[:stop], dtype=np.int64))
-        buf = jnp.reshape(self.buf, (self.capacity * k,) + rest[stop:])
-        return TensorArray(buf, self.length * k, self.base * k)
+    def _along_rows(self, what):
+        if self.axis != 0:
+            raise Unsupported(f"{what} a value whose run-time length is not along its "
+                              "first dim")
+
+    def merged_rows(self, n):
+        """The array with its axis and the `n` dims after it merged (`concat` of
+        its items, or a `flatten` from its axis): a prefix of the buffer
+        along the axis stays the value's prefix."""
+        a, shape = self.axis, tuple(self.buf.shape)
+        k = int(np.prod(shape[a + 1:a + 1 + n], dtype=np.int64))
+        buf = jnp.reshape(self.buf, shape[:a] + (shape[a] * k,) + shape[a + 1 + n:])
+        return TensorArray(buf, self.length * k, self.base * k, a)
 
     def shape_vector(self):
         """The array's shape as an int64 vector (the length is a run-time value)."""
-        rest = jnp.asarray(self.buf.shape[1:], np.int64)
-        return jnp.concatenate([self.length[None], rest])
+        dims = [jnp.asarray(d, np.int64) for d in self.buf.shape]
+        dims[self.axis] = jnp.asarray(self.length, np.int64)
+        return jnp.stack(dims)
+
+    def rows(self):
+        """The buffer with the run-time length along axis 0 (what the host slices)."""
+        return jnp.moveaxis(self.buf, self.axis, 0)
 
     def __getitem__(self, index):
         """`arr[i]` (then any further index of the row): negative `i` counts from
-        the length. Other indexing of a growing array has a run-time shape."""
+        the length; or `arr[:stop]`, a prefix (`array_append`'s gradient reads
+        `g[:-1]`). Other indexing of a growing array has a run-time shape."""
+        self._along_rows("indexing")
         items = index if isinstance(index, tuple) else (index,)
         first = items[0] if items else None
+        if isinstance(first, slice) and len(items) == 1:
+            return self._prefix(first)
         if first is None or isinstance(first, (slice, type(Ellipsis))) or (
                 hasattr(first, "ndim") and first.ndim != 0):
             raise Unsupported("indexing a tensor array with anything but a leading integer "
-                              "(its length is a run-time value)")
+                              "or a prefix slice (its length is a run-time value)")
         i = jnp.asarray(first)
         i = jnp.where(i < 0, i + self.length, i)
         row = jax.lax.dynamic_index_in_dim(self.buf, i, axis=0, keepdims=False)
         return row[tuple(items[1:])] if len(items) > 1 else row
+
+    def _prefix(self, s):
+        """`arr[:stop]` as numpy clamps it: the same buffer, a shorter length."""
+        if s.start not in (None, 0) or s.step not in (None, 1) or not (
+                s.stop is None or isinstance(s.stop, (int, np.integer))):
+            raise Unsupported("slicing a tensor array other than by a prefix `[:stop]` "
+                              "(its length is a run-time value)")
+        if s.stop is None:
+            return self
+        stop = int(s.stop)
+        length = (jnp.maximum(self.length + stop, 0) if stop < 0
+                  else jnp.minimum(self.length, stop))
+        return TensorArray(self.buf, length, self.base)
 
 
 @jax.tree_util.register_pytree_node_class

@@ -85,18 +85,9 @@ register_op("reshape_like", lambda g, x: g.reshape(x.shape),
 
 
 def _reshape_like_xla(ns, g, x):
-    """A tensor array `x` (the gradient of `concat(outs)` of a list appended in
-    a loop): `g`'s shape is known, so the length is `g`'s rows over the row
-    size; a `g` of another size raises on numpy, where the call runs again."""
-    if not ns.is_tensor_array(x):
-        return g.reshape(x.shape)
-    rest = tuple(x.buf.shape[1:])
-    row = int(np.prod(rest, dtype=np.int64))
-    if ns.is_tensor_array(g) or row == 0 or g.size % row:
-        raise ns.Unsupported("it reshapes to the shape of a tensor array, whose length is "
-                             "a run-time value")
-    ns.check_on_numpy(x.length * row == g.size)
-    return g.reshape((g.size // row,) + rest)
+    # (a tensor array `x` or `g`, of a list appended in a tensor loop: see
+    # backends/xla/ragged)
+    return g.reshape(x.shape)
 
 
 def reshape(x, shape):
@@ -275,11 +266,8 @@ register_op("flatten", _flatten_kernel,
 
 
 def _flatten_xla(ns, x, start, stop):
-    if ns.is_tensor_array(x):  # `concat(outs)` of a list appended in a loop
-        if start != 0:
-            raise ns.Unsupported("it flattens inner dims of a tensor array, whose length "
-                                 "is a run-time value")
-        return x.merged_rows(stop)
+    # (a tensor array `x`, `concat(outs)` of a list appended in a tensor loop:
+    # see backends/xla/ragged)
     return _flatten_kernel(x, start, stop)  # array methods only
 
 

@@ -299,9 +299,36 @@ def _common_array(low, value, like):
 
 
 def _lower_grad_xla(low, op, env):
+    """`lax.cond` of the two gradient blocks. The cotangent of a list one
+    branch appended to (`outs.append(h)` under a tensor `if`) has a row the
+    other branch's gradient does not read, so the branches give gradients of
+    different shapes (or the untaken one indexes past the rows): then the
+    cotangents of run-time length are read as tensor arrays of all their
+    rows (`g[:-1]` shortens the length, not the shape) and the cond lowered
+    again. Other shape differences run on numpy (`Unsupported`)."""
+    cts = low.cotangents(env, op, op.inputs)
+    status = low.status
+    try:
+        grads = _lowered_grads(low, op, env, cts)
+    except low.Unsupported:
+        low.status = status
+        arrays = [(low.as_tensor_array(value) if _run_time_rows(v) else value, flag)
+                  for v, (value, flag) in zip(op.inputs, cts)]
+        if all(a[0] is c[0] for a, c in zip(arrays, cts)):
+            raise
+        grads = _lowered_grads(low, op, env, arrays)
+    for v, (g, flag) in zip(op.outputs, grads):
+        env.set(v.name, low.checked(v, low.rows_if_known(v, g), op), flag)
+
+
+def _run_time_rows(var):
+    return bool(var.shape) and var.shape[0] is None
+
+
+def _lowered_grads(low, op, env, cts):
     a = op.attrs
     pred, saved_true, saved_false = env.get(a["scope"])
-    cts = list(zip(a["ct_vars"], low.cotangents(env, op, op.inputs)))
+    cts = list(zip(a["ct_vars"], cts))
     flagged = [v.name in low.undefined for v in op.outputs]
 
     def branch(key, saved):
@@ -323,8 +350,7 @@ def _lower_grad_xla(low, op, env):
     except TypeError as e:  # e.g. the gradient of a list one branch appends to
         raise low.Unsupported(f"the gradients of the two branches have different types or "
                               f"shapes (XLA needs one): {e}", op) from None
-    for v, (g, flag) in zip(op.outputs, grads):
-        env.set(v.name, low.checked(v, g, op), flag)
+    return grads
 
 
 # ---- ONNX: If --------------------------------------------------------------------------

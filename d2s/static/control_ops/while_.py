@@ -354,8 +354,10 @@ def _lower_grad_xla(low, op, env):
     history = env.get(a["steps"])
     n_ct = len(a["ct_vars"])
     carried = low.cotangents(env, op, op.inputs[:n_ct])
-    carried = [(value, low.false() if v.name in low.undefined and flag is None else flag)
-               for (value, flag), v in zip(carried, op.outputs)]
+    arrays = _array_cotangents(low, op, n_ct)
+    carried = [(low.as_tensor_array(value) if i in arrays else value,
+                low.false() if v.name in low.undefined and flag is None else flag)
+               for i, ((value, flag), v) in enumerate(zip(carried, op.outputs))]
     sums = [jnp.zeros_like(low.carried(low.read(env, v, op))) for v in op.inputs[n_ct:]]
 
     def trip(state):
@@ -383,9 +385,25 @@ def _lower_grad_xla(low, op, env):
     _, carried, sums, low.status = low.lax.while_loop(
         lambda s: (s[0] >= 0) & (s[3][0] == 0), step, state)
     for v, (g, flag) in zip(op.outputs, carried):
-        env.set(v.name, low.checked(v, g, op), flag)
+        env.set(v.name, low.checked(v, low.rows_if_known(v, g), op), flag)
     for v, g in zip(op.outputs[n_ct:], sums):
         env.set(v.name, low.checked(v, g, op))
+
+
+def _array_cotangents(low, op, n_ct):
+    """The indices of the cotangents (of the loop's float values, in order: see
+    `_vjp`) that belong to tensor arrays the loop appends to. They are
+    carried as tensor arrays of all their rows (`TensorArray.of_rows`): each
+    trip's `g[:-1]` shortens the length, not the shape."""
+    fwd = low.forward_op(op)
+    if fwd is None:
+        return set()
+    scope = low.program.blocks[fwd.attrs["loop_scope"]]
+    floats = [scope.vars[name] for name in fwd.attrs["loop_vars"]
+              if is_float(scope.vars[name])]
+    if len(floats) != n_ct:  # pragma: no cover - the grad op says otherwise
+        return set()
+    return {i for i, ph in enumerate(floats) if ph.is_array}
 
 
 def _check_grad_carries(low, op, before, after):

@@ -1,0 +1,225 @@
+"""Lists appended to in a tensor loop or under a tensor `if`, read as model
+code reads them, on the xla backend: values and gradients equal to the numpy
+backend's, with fallbacks made errors (`strict`).
+
+Before (each case here fell back to numpy, with one `BackendFallbackWarning`):
+* any read other than `stack(outs)`, `concat(outs)` (axis 0), `outs[i]` or
+  `len(outs)`: `stack(outs, axis=1)`, `concat(outs, axis=1)`,
+  `stack(outs).mean(0)`, `stack(outs) * 2`, a linear layer over
+  `stack(outs, axis=1)` ("it reads a tensor array, whose length is a
+  run-time value");
+* every gradient through a list appended to in a tensor `while` ("the
+  gradient of a tensor array appended to in the loop changes shape on every
+  trip"), and with no trip at all the backward raised IndexError while
+  lowering — numpy gives zeros;
+* the gradient of a list appended to under a tensor `if` whose false side
+  was taken ("lowering a branch with these shapes raised IndexError").
+Trip counts: none, one, several, and more than the first capacity (64).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import d2s  # noqa: E402
+from d2s.jit import to_static  # noqa: E402
+from d2s.static.backend import BackendFallbackWarning  # noqa: E402
+
+from xla_helpers import assert_same  # noqa: E402
+
+TRIPS = [0, 1, 5, 70]  # 70: past the first capacity, the run is compiled again with room
+
+
+def _states(x, w, n):
+    """An RNN that collects its hidden states until a data-dependent exit."""
+    h = x
+    hs = []
+    i = 0
+    while i < n:
+        h = d2s.tanh(d2s.matmul(h, w)) + x * 0.5
+        hs.append(h)
+        i += 1
+        if h.sum() > 1e6:  # never: the exit depends on the data all the same
+            break
+    return hs
+
+
+def stack_axis_1(x, w, n):
+    return d2s.stack(_states(x, w, n), axis=1)          # [batch, time, hidden]
+
+
+def stack_last_axis(x, w, n):
+    return d2s.stack(_states(x, w, n), axis=-1)
+
+
+def concat_axis_1(x, w, n):
+    return d2s.concat(_states(x, w, n), axis=1)
+
+
+def sum_over_time(x, w, n):
+    return d2s.stack(_states(x, w, n)).sum(0)
+
+
+def mean_over_time(x, w, n):
+    return d2s.stack(_states(x, w, n)).mean(0)
+
+
+def scaled(x, w, n):
+    return d2s.stack(_states(x, w, n)) * 2.0 - 1.0
+
+
+def linear_over_time(x, w, n):
+    hs = d2s.stack(_states(x, w, n), axis=1)
+    return d2s.matmul(hs, w).sum(axis=-1)
+
+
+def mean_loss(x, w, n):
+    return d2s.stack(_states(x, w, n)).mean()          # trained on as it is
+
+
+def pooled_per_step(x, w, n):
+    return d2s.stack(_states(x, w, n), axis=1).sum(axis=-1) * 0.1
+
+
+READS = [stack_axis_1, stack_last_axis, concat_axis_1, sum_over_time, mean_over_time, scaled,
+         linear_over_time, mean_loss, pooled_per_step]
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(2, 3)) * 0.5, rng.normal(size=(3, 3)) * 0.5
+
+
+def _run(fn, backend, x0, w0, n, loss_inside=False):
+    """(fn's result, the gradients of x and w) of `fn` converted for `backend`."""
+    x = d2s.to_tensor(x0, stop_gradient=False)
+    w = d2s.to_tensor(w0, stop_gradient=False)
+    with np.errstate(all="ignore"):
+        if loss_inside:
+            out = to_static(lambda x, w, n: (fn(x, w, n) ** 2).sum(), backend=backend)(
+                x, w, d2s.to_tensor(np.array(n)))
+            out.backward()
+        else:
+            out = to_static(fn, backend=backend)(x, w, d2s.to_tensor(np.array(n)))
+            (out * out).mean().backward()
+    return [out.numpy(), x.grad.numpy(), w.grad.numpy()]
+
+
+@pytest.mark.parametrize("n", TRIPS)
+@pytest.mark.parametrize("fn", READS)
+def test_lists_read_by_ordinary_ops_lower_with_numpys_values_and_gradients(strict, fn, n):
+    x0, w0 = _inputs()
+    want = _run(fn, "numpy", x0, w0, n)
+    assert_same(_run(fn, "xla", x0, w0, n), want)
+
+
+@pytest.mark.parametrize("n", [0, 3, 70])
+@pytest.mark.parametrize("fn", [stack_axis_1, mean_over_time, linear_over_time])
+def test_a_loss_computed_in_the_program_from_a_list_has_numpys_gradients(strict, fn, n):
+    x0, w0 = _inputs()
+    want = _run(fn, "numpy", x0, w0, n, loss_inside=True)
+    assert_same(_run(fn, "xla", x0, w0, n, loss_inside=True), want)
+
+
+def max_over_time(x, w, n):
+    return d2s.stack(_states(x, w, n)).max(0)
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_the_max_over_a_list_lowers(strict, n):
+    x0, w0 = _inputs()
+    assert_same(_run(max_over_time, "xla", x0, w0, n), _run(max_over_time, "numpy", x0, w0, n))
+
+
+def test_the_max_over_an_empty_list_raises_numpys_error():
+    x0, w0 = _inputs()
+    errors = []
+    for backend in ("numpy", "xla"):
+        with pytest.raises(ValueError) as info:
+            to_static(max_over_time, backend=backend)(
+                d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(0)))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+# ---- a training step -------------------------------------------------------------------
+class _RNN(d2s.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.cell = d2s.nn.Linear(3, 3)
+        self.head = d2s.nn.Linear(3, 1)
+
+    def forward(self, x, limit):
+        h = x
+        hs = []
+        while h.abs().sum() < limit:  # as long as the data says
+            h = d2s.tanh(self.cell(h)) + h * 1.5
+            hs.append(h)
+        return self.head(d2s.stack(hs, axis=1)).mean()
+
+
+# no trip (a zero gradient), several, more than the first capacity (64)
+@pytest.mark.parametrize("limit", [0.0, 30.0, 1e20])
+def test_an_rnn_trained_on_its_collected_states_steps_as_on_numpy(strict, limit):
+    results = {}
+    for backend in ("numpy", "xla"):
+        d2s.seed(0)
+        model = _RNN()
+        opt = d2s.optimizer.SGD(learning_rate=0.05, parameters=model.parameters())
+
+        def step(x, limit):
+            loss = model(x, limit)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+
+        step = to_static(step, backend=backend)
+        x = d2s.to_tensor(np.array([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]], np.float32))
+        with np.errstate(all="ignore"):
+            losses = [step(x, d2s.to_tensor(np.float32(limit))).numpy() for _ in range(3)]
+        results[backend] = losses + [p.numpy() for p in model.parameters()]
+    assert_same(results["xla"], results["numpy"])
+
+
+# ---- under a tensor `if` ---------------------------------------------------------------
+def _maybe_doubled(x, w, n):
+    outs = [x]
+    if x.sum() > n:
+        outs.append(d2s.tanh(d2s.matmul(x, w)))
+    return outs
+
+
+def if_stack(x, w, n):
+    return d2s.stack(_maybe_doubled(x, w, n))
+
+
+def if_stack_axis_1(x, w, n):
+    return d2s.stack(_maybe_doubled(x, w, n), axis=1)
+
+
+def if_mean(x, w, n):
+    return d2s.stack(_maybe_doubled(x, w, n)).mean(0)
+
+
+@pytest.mark.parametrize("n", [-100, 100])  # the `if` taken, and not
+@pytest.mark.parametrize("fn", [if_stack, if_stack_axis_1, if_mean])
+def test_lists_appended_under_a_tensor_if_have_numpys_gradients(strict, fn, n):
+    x0, w0 = _inputs()
+    assert_same(_run(fn, "xla", x0, w0, n), _run(fn, "numpy", x0, w0, n))
+
+
+# ---- what still falls back -------------------------------------------------------------
+def indexed_in_time(x, w, n):
+    return d2s.stack(_states(x, w, n))[1:]  # a slice not from the start: run-time shape
+
+
+def test_a_list_read_by_a_slice_from_the_middle_still_falls_back_with_numpys_value():
+    x0, w0 = _inputs()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", BackendFallbackWarning)
+        got = _run(indexed_in_time, "xla", x0, w0, 4)
+    assert any(issubclass(w.category, BackendFallbackWarning) for w in seen)
+    assert_same(got, _run(indexed_in_time, "numpy", x0, w0, 4))
