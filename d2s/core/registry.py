@@ -74,6 +74,11 @@ class OpDef(Lowerable):
     # tensor input"). A training step updates parameters in place only while
     # nothing after the first update can raise (static.update_plan).
     checks: object = False
+    # Each result element depends on the inputs' elements at the same (broadcast)
+    # position only: numpy ufuncs other than matmul always; other kernels say so.
+    # A backend may apply such an op to a padded buffer as to any array (the xla
+    # backend's tensor arrays: backends/xla/ragged.py).
+    elementwise: bool = False
     # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
     lowerings: dict = field(default_factory=dict)
 
@@ -81,6 +86,7 @@ class OpDef(Lowerable):
         ufunc = isinstance(self.kernel, np.ufunc)
         self.writes_out = self.writes_out or ufunc
         self.fresh = self.fresh or ufunc
+        self.elementwise = self.elementwise or (ufunc and self.kernel.signature is None)
 
     def may_fail(self, op):
         """Whether this op's kernel, run as `op` (an Operator), may raise on
@@ -108,11 +114,11 @@ OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                writes_out=False, fresh=False, checks=False) -> OpDef:
+                writes_out=False, fresh=False, checks=False, elementwise=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
     op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out,
-               fresh=fresh, checks=checks)
+               fresh=fresh, checks=checks, elementwise=elementwise)
     OPS[name] = op
     return op
 

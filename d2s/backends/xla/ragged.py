@@ -29,17 +29,13 @@ from ._jax import jnp, lax
 from .errors import Unsupported
 from .values import TensorArray
 
-# Elementwise ops whose XLA rule applies to a buffer as to any array.
-_ELEMENTWISE = frozenset(
-    name for name, opdef in OPS.items() if opdef.writes_out and name not in (
-        "matmul", "cross_entropy_grad")) | {"cast", "sigmoid", "erf", "clip", "where", "detach"}
 
 
 def lower_array_op(ns, op, rule, args, attrs):
     """`op`'s result when some of `args` are tensor arrays (see the module
     doc), or `Unsupported`."""
     handler = _HANDLERS.get(op.type)
-    if handler is None and op.type in _ELEMENTWISE:
+    if handler is None and OPS[op.type].elementwise:  # its rule applies to a buffer as is
         handler = _elementwise
     if handler is None:
         raise Unsupported("it reads a tensor array, whose length is a run-time value", op)
@@ -132,7 +128,8 @@ def _sum(ns, rule, x, axes, keepdim):
 def _mean(ns, rule, x, axes, keepdim):
     if x.axis not in axes:
         return _reduced(ns, rule, x, axes, keepdim, None)
-    dtype = np.mean(np.zeros(1, x.buf.dtype)).dtype  # numpy's (int means are float64)
+    # the mean rule's own result dtype (an int mean is float64); XLA drops the value
+    dtype = rule(ns, x.buf, axes=axes, keepdim=keepdim).dtype
     total = jnp.sum(_filled(x, 0), axis=axes, keepdims=keepdim, dtype=dtype)
     count = x.length * int(np.prod([x.buf.shape[a] for a in axes if a != x.axis],
                                    dtype=np.int64))

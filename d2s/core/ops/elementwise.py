@@ -26,7 +26,7 @@ def _binary(name, kernel, vjp, xla, onnx):
 
 def _unary(name, kernel, vjp, xla, onnx, infer=None, writes_out=False):
     op = register_op(name, kernel, infer or elementwise_infer(kernel, name), vjp,
-                     writes_out=writes_out).lowering(xla=xla, onnx=onnx)
+                     writes_out=writes_out, elementwise=True).lowering(xla=xla, onnx=onnx)
 
     def general(x):
         x = lift(x)
@@ -281,7 +281,7 @@ def _where_vjp(g, out, c, x, y):
             unbroadcast(_cast_like(where(c, zero, g), y), y))
 
 
-register_op("where", np.where, _where_infer, _where_vjp).lowering(
+register_op("where", np.where, _where_infer, _where_vjp, elementwise=True).lowering(
     xla=lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)),
     onnx=lambda ns, c, x, y: ns.node("Where", ns.cast(c, np.bool_), *ns.promote(x, y)))
 
@@ -312,7 +312,7 @@ def _clip_onnx(ns, x, min=None, max=None):
     return ns.cast(ns.node("Clip", ns.cast(x, dtype), *bounds), x.dtype)
 
 
-register_op("clip", _clip_kernel, same_infer, _clip_vjp).lowering(
+register_op("clip", _clip_kernel, same_infer, _clip_vjp, elementwise=True).lowering(
     xla=lambda ns, x, min=None, max=None: ns.jnp.clip(x, min, max).astype(x.dtype),
     onnx=_clip_onnx)
 
@@ -332,8 +332,8 @@ def _cast_vjp(g, out, x, dtype):
 
 
 register_op("cast", _cast_kernel, lambda x, dtype: Aval(tuple(x.shape), np.dtype(dtype)),
-            _cast_vjp).lowering(xla=lambda ns, x, dtype: x.astype(dtype),
-                                onnx=lambda ns, x, dtype: ns.cast(x, dtype))
+            _cast_vjp, elementwise=True).lowering(
+    xla=lambda ns, x, dtype: x.astype(dtype), onnx=lambda ns, x, dtype: ns.cast(x, dtype))
 
 
 def cast(x, dtype):

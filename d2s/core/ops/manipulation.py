@@ -171,7 +171,8 @@ def expand(x, shape):
 # ---- detach ----------------------------------------------------------------------
 # The value of `x` with no gradient path (no vjp): what `no_grad` and
 # `Tensor.detach` mean inside a program.
-register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype)).lowering(
+register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype),
+            elementwise=True).lowering(
     xla=lambda ns, x: ns.lax.stop_gradient(x), onnx=lambda ns, x: x)
 
 
