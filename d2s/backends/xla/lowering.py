@@ -25,7 +25,7 @@ from .values import Env, TensorArray
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
 # reading one is lowered by `ragged`, or not at all.
-_ARRAY_AWARE = frozenset({"array_append", "shape", "getitem"})
+_ARRAY_AWARE = frozenset({"array_append", "shape"})
 
 
 def rule_for(op):

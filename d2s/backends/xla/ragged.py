@@ -13,12 +13,17 @@ a value, so most ops apply to the whole buffer and keep the array's length:
   value's prefix); `matmul` that does not contract the array's axis;
 * the gradients' shape ops (`broadcast_like`, `reshape_like`, `numel`).
 
-A reduction over the array's axis, and a `matmul` contracting it, first
-set the entries past the length to the reduction's identity (0 for sums;
--inf/+inf for max/min): the result is a plain array, as numpy's. Where numpy
-raises (the max of an empty array, two arrays of different lengths that
-numpy would broadcast or reject) the run goes to numpy (`check_on_numpy`).
-Anything else reading an array is `Unsupported`: the program runs on numpy.
+A reduction over the array's axis, an `argmax` over it, and a `matmul`
+contracting it, first set the entries past the length to the reduction's
+identity (0 for sums; -inf/+inf for max/min): the result is a plain array,
+as numpy's. A softmax over the length sets them to -inf first (exp gives 0)
+and to 0 after. `arr[i]` and `arr[start:stop]` (integer bounds, step 1)
+index the buffer (`TensorArray.__getitem__`), and their gradients put the
+cotangent back at the rows read. Where numpy raises (the max or softmax of
+an empty array, a row index past the length, which XLA would clamp, two
+arrays of different lengths that numpy would broadcast or reject) the run
+goes to numpy (`check_on_numpy`). Anything else reading an array is
+`Unsupported`: the program runs on numpy.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import numpy as np
 from ...core.registry import OPS
 from ._jax import jnp, lax
 from .errors import Unsupported
-from .values import TensorArray
+from .values import TensorArray, unshift_rows
 
 
 
@@ -136,19 +141,22 @@ def _mean(ns, rule, x, axes, keepdim):
     return (total.astype(dtype) / count.astype(dtype)).astype(dtype)
 
 
-def _extreme(lowest):
-    def identity(dtype):
-        if dtype.kind == "f":
-            return -np.inf if lowest else np.inf
-        info = np.iinfo(dtype) if dtype.kind in "iu" else None
-        if info is None:
-            return not lowest  # bools: False is the max's identity
-        return info.min if lowest else info.max
+def _extreme_identity(dtype, lowest):
+    """The value no entry is below (`lowest`: the max's identity) or above."""
+    if dtype.kind == "f":
+        return -np.inf if lowest else np.inf
+    if dtype.kind not in "iu":
+        return not lowest  # bools: False is the max's identity
+    info = np.iinfo(dtype)
+    return info.min if lowest else info.max
 
+
+def _extreme(lowest):
     def handler(ns, rule, x, axes, keepdim):
         if x.axis in axes:  # numpy raises for the max of nothing
             ns.check_on_numpy(x.length > 0)
-        return _reduced(ns, rule, x, axes, keepdim, identity)
+        return _reduced(ns, rule, x, axes, keepdim,
+                        lambda dtype: _extreme_identity(dtype, lowest))
     return handler
 
 
@@ -284,9 +292,86 @@ def _numel(ns, rule, x, axes=None):
     return jnp.asarray(n, np.int64)
 
 
+def _normalized(log):
+    """softmax (`log`: log_softmax) of an array: over another axis, each entry
+    past the length is a row of its own, never read; over its length, those
+    entries are -inf first (exp gives 0) and 0 after, as a sum's padding."""
+    def handler(ns, rule, x, axis):
+        if axis != x.axis:
+            return TensorArray(rule(ns, x.buf, axis=axis), x.length, x.base, x.axis)
+        ns.check_on_numpy(x.length > 0)  # numpy raises for the max of nothing
+        if x.dtype.kind != "f":
+            raise Unsupported("it normalizes a tensor array of integers over its length")
+        out = rule(ns, _filled(x, -np.inf), axis=axis)
+        return TensorArray(jnp.where(_mask(x), out, jnp.zeros((), out.dtype)), x.length,
+                           x.base, x.axis)
+    return handler
+
+
+def _argmax(ns, rule, x, axis, keepdim):
+    """`argmax` over the array's length: the entries past it are the lowest
+    value, after every entry within it (the first of equal maxima is numpy's
+    and XLA's answer). Over all entries: the flat index is numpy's when the
+    length is the outermost axis (the padding then comes last)."""
+    if axis is None and x.axis != 0:
+        raise Unsupported("an argmax over all entries of a tensor array whose length is "
+                          "not its first axis")
+    if axis is not None and axis != x.axis:
+        out = rule(ns, x.buf, axis=axis, keepdim=keepdim)
+        return TensorArray(out, x.length, x.base, x.axis if keepdim or axis > x.axis
+                           else x.axis - 1)
+    ns.check_on_numpy(x.length > 0)  # numpy raises for the argmax of nothing
+    return rule(ns, _filled(x, _extreme_identity(x.dtype, lowest=True)), axis=axis,
+                keepdim=keepdim)
+
+
+def _getitem(ns, rule, x, *tensors, spec):
+    """`arr[i]` (then any index of the row) or `arr[start:stop]` (the rule
+    indexes the array: `TensorArray.__getitem__`). A row index outside the
+    run-time length sends the run to numpy, which raises numpy's
+    IndexError, where XLA would clamp it to the last row."""
+    if not isinstance(x, TensorArray) or any(isinstance(t, TensorArray) for t in tensors):
+        raise Unsupported("it indexes with a tensor array")
+    kind = spec[0][0] if spec else None
+    i = spec[0][1] if kind == "int" else tensors[spec[0][1]] if kind == "tensor" else None
+    if i is not None and getattr(i, "ndim", 0) == 0:
+        ns.check_on_numpy((i < x.length) & (i >= -x.length))
+    return rule(ns, x, *tensors, spec=spec)
+
+
+def _getitem_grad(ns, rule, g, x, *tensors, spec):
+    """The cotangent of `arr[i]` (then any index of the row) or of
+    `arr[start:stop]` (`TensorArray.__getitem__`): zeros shaped like the
+    array, the cotangent at the rows read (a run-time index as the forward
+    clamped it)."""
+    if not isinstance(x, TensorArray) or tensors or x.axis != 0 or not spec or (
+            isinstance(g, TensorArray) and g.axis != 0):
+        raise Unsupported("a gradient of indexing a tensor array other than by a leading "
+                          "integer or a slice with integer bounds")
+    kind = spec[0][0]
+    if kind == "slice" and len(spec) == 1:
+        start, length = x.slice_bounds(slice(*spec[0][1:]))
+        if isinstance(g, TensorArray):
+            rows = _filled(g, 0)
+        else:  # a cotangent from the host: its rows are the slice's
+            ns.check_on_numpy(length == g.shape[0])
+            rows = g
+        return TensorArray(unshift_rows(rows, start, x.capacity), x.length, x.base)
+    if kind != "int" or isinstance(g, TensorArray):
+        raise Unsupported("a gradient of indexing a tensor array other than by a leading "
+                          "integer or a slice with integer bounds")
+    row = g if len(spec) == 1 else rule(ns, g, jnp.zeros(x.buf.shape[1:], g.dtype),
+                                        spec=spec[1:])
+    buf = jnp.zeros(x.buf.shape, g.dtype)
+    at = (x.row_index(spec[0][1]),) + (0,) * (buf.ndim - 1)
+    return TensorArray(lax.dynamic_update_slice(buf, row[None], at), x.length, x.base)
+
+
 _HANDLERS = {
     "sum": _sum, "mean": _mean, "max": _extreme(True), "min": _extreme(False),
     "transpose": _transpose, "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "flatten": _flatten, "reshape": _reshape, "matmul": _matmul, "broadcast_like": _broadcast_like,
     "sum_to_like": _sum_to_like, "reshape_like": _reshape_like, "numel": _numel,
+    "softmax": _normalized(False), "log_softmax": _normalized(True), "argmax": _argmax,
+    "getitem": _getitem, "getitem_grad": _getitem_grad,
 }

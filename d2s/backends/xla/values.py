@@ -139,34 +139,79 @@ class TensorArray:
 
     def __getitem__(self, index):
         """`arr[i]` (then any further index of the row): negative `i` counts from
-        the length; or `arr[:stop]`, a prefix (`array_append`'s gradient reads
-        `g[:-1]`). Other indexing of a growing array has a run-time shape."""
+        the length; or `arr[start:stop]` with integer bounds and step 1, as
+        numpy clamps them (`array_append`'s gradient reads `g[:-1]`; model
+        code `stack(outs)[1:]`, `stack(outs)[-k:]`). Other indexing of a
+        growing array has a run-time shape."""
         self._along_rows("indexing")
         items = index if isinstance(index, tuple) else (index,)
         first = items[0] if items else None
         if isinstance(first, slice) and len(items) == 1:
-            return self._prefix(first)
+            return self.sliced(first)
         if first is None or isinstance(first, (slice, type(Ellipsis))) or (
                 hasattr(first, "ndim") and first.ndim != 0):
             raise Unsupported("indexing a tensor array with anything but a leading integer "
-                              "or a prefix slice (its length is a run-time value)")
-        i = jnp.asarray(first)
-        i = jnp.where(i < 0, i + self.length, i)
-        row = jax.lax.dynamic_index_in_dim(self.buf, i, axis=0, keepdims=False)
+                              "or a slice with integer bounds and step 1 (its length is a "
+                              "run-time value)")
+        row = jax.lax.dynamic_index_in_dim(self.buf, self.row_index(first), axis=0,
+                                           keepdims=False)
         return row[tuple(items[1:])] if len(items) > 1 else row
 
-    def _prefix(self, s):
-        """`arr[:stop]` as numpy clamps it: the same buffer, a shorter length."""
-        if s.start not in (None, 0) or s.step not in (None, 1) or not (
-                s.stop is None or isinstance(s.stop, (int, np.integer))):
-            raise Unsupported("slicing a tensor array other than by a prefix `[:stop]` "
-                              "(its length is a run-time value)")
+    def row_index(self, i):
+        """Row `i` (negative: from the length), as a run-time index."""
+        i = jnp.asarray(i)
+        return jnp.where(i < 0, i + self.length, i)
+
+    def slice_bounds(self, s):
+        """(first row, length) of `arr[s]` for a slice with integer (or None)
+        bounds and step 1, clamped as numpy clamps them; a static first row
+        where `s.start` is not negative."""
+        if s.step not in (None, 1) or not all(b is None or isinstance(b, (int, np.integer))
+                                              for b in (s.start, s.stop)):
+            raise Unsupported("slicing a tensor array other than with integer bounds and "
+                              "step 1 (its length is a run-time value)")
+        n = self.length
+        if s.start is None or s.start >= 0:
+            start = 0 if s.start is None else int(s.start)
+            first = jnp.minimum(np.int64(start), n)
+        else:
+            start = first = jnp.maximum(n + int(s.start), 0)
         if s.stop is None:
-            return self
-        stop = int(s.stop)
-        length = (jnp.maximum(self.length + stop, 0) if stop < 0
-                  else jnp.minimum(self.length, stop))
-        return TensorArray(self.buf, length, self.base)
+            stop = n
+        elif s.stop >= 0:
+            stop = jnp.minimum(n, np.int64(s.stop))
+        else:
+            stop = jnp.maximum(n + int(s.stop), 0)
+        return start, jnp.maximum(stop - first, 0)
+
+    def sliced(self, s):
+        """`arr[s]` (see `slice_bounds`): its rows moved to the front of a buffer
+        of the same capacity; a prefix keeps the buffer as it is."""
+        start, length = self.slice_bounds(s)
+        if isinstance(start, int) and start == 0:
+            return TensorArray(self.buf, length, self.base)
+        return TensorArray(shift_rows(self.buf, start), length, self.base)
+
+
+def shift_rows(buf, start):
+    """`buf[start:]` followed by zero rows, in a buffer shaped as `buf`
+    (`start` static, or a run-time value that XLA must not clamp)."""
+    cap = buf.shape[0]
+    if isinstance(start, int):
+        start = min(start, cap)
+        zeros = jnp.zeros((start,) + tuple(buf.shape[1:]), buf.dtype)
+        return jnp.concatenate([buf[start:], zeros])
+    doubled = jnp.concatenate([buf, jnp.zeros_like(buf)])
+    return jax.lax.dynamic_slice_in_dim(doubled, start, cap, axis=0)
+
+
+def unshift_rows(rows, start, cap):
+    """The inverse of `shift_rows` for a cotangent: `rows` (the sliced rows,
+    zero past them) placed from row `start` of `cap` zero rows."""
+    n = rows.shape[0]
+    out = jnp.zeros((cap + n,) + tuple(rows.shape[1:]), rows.dtype)
+    at = (jnp.asarray(start, np.int64),) + (0,) * (rows.ndim - 1)
+    return jax.lax.dynamic_update_slice(out, rows, at)[:cap]
 
 
 @jax.tree_util.register_pytree_node_class

@@ -24,6 +24,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 import d2s  # noqa: E402
+import d2s.nn.functional as F  # noqa: E402
 from d2s.jit import to_static  # noqa: E402
 from d2s.static.backend import BackendFallbackWarning  # noqa: E402
 
@@ -211,15 +212,115 @@ def test_lists_appended_under_a_tensor_if_have_numpys_gradients(strict, fn, n):
     assert_same(_run(fn, "xla", x0, w0, n), _run(fn, "numpy", x0, w0, n))
 
 
+# ---- slices, the last entry, softmax and argmax over a list ------------------------------
+def tail(x, w, n):
+    return d2s.stack(_states(x, w, n))[1:]          # all but the first state
+
+
+def last_two(x, w, n):
+    return d2s.stack(_states(x, w, n))[-2:]
+
+
+def middle(x, w, n):
+    return d2s.stack(_states(x, w, n))[1:-1]
+
+
+def last_state(x, w, n):
+    return _states(x, w, n)[-1]
+
+
+def attention_over_time(x, w, n):
+    """Softmax over the collected states' time axis (an attention's weights)."""
+    hs = d2s.stack(_states(x, w, n), axis=1)                   # [batch, time, hidden]
+    scores = F.softmax(hs.sum(axis=-1, keepdim=True), axis=1)  # [batch, time, 1]
+    return (scores * hs).sum(axis=1)
+
+
+def log_probs_per_state(x, w, n):
+    return F.log_softmax(d2s.stack(_states(x, w, n)), axis=-1)
+
+
+SLICES_AND_NORMALIZERS = [tail, last_two, middle, attention_over_time, log_probs_per_state]
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 70])
+@pytest.mark.parametrize("fn", SLICES_AND_NORMALIZERS + [last_state])
+def test_slices_and_softmax_of_a_list_lower_with_numpys_values_and_gradients(strict, fn, n):
+    x0, w0 = _inputs()
+    assert_same(_run(fn, "xla", x0, w0, n), _run(fn, "numpy", x0, w0, n))
+
+
+@pytest.mark.parametrize("fn", SLICES_AND_NORMALIZERS)
+def test_slices_and_softmax_of_an_empty_list_are_numpys(fn):
+    """No trip: an empty slice, or numpy's error for the softmax of nothing."""
+    x0, w0 = _inputs()
+    results = []
+    for backend in ("numpy", "xla"):
+        try:
+            results.append(_run(fn, backend, x0, w0, 0))
+        except ValueError as e:
+            results.append(str(e))
+    if isinstance(results[0], str):
+        assert results[1] == results[0]
+    else:
+        assert_same(results[1], results[0])
+
+
+def test_the_last_entry_of_an_empty_list_raises_numpys_index_error():
+    """XLA clamps a run-time row index; the list's length is known: the run
+    goes to numpy, which raises."""
+    x0, w0 = _inputs()
+    errors = []
+    for backend in ("numpy", "xla"):
+        with pytest.raises(IndexError) as info:
+            to_static(last_state, backend=backend)(
+                d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(0)))
+        errors.append(str(info.value))
+    assert errors[1] == errors[0]
+
+
+def most_active_step(x, w, n):
+    return d2s.argmax(d2s.stack(_states(x, w, n)).sum(axis=-1), axis=0)   # [batch]
+
+
+def most_active_unit(x, w, n):
+    return d2s.argmax(d2s.stack(_states(x, w, n)), axis=-1)               # [time, batch]
+
+
+def most_active_entry(x, w, n):
+    return d2s.argmax(d2s.stack(_states(x, w, n)))                        # flat index
+
+
+@pytest.mark.parametrize("n", [1, 5, 70])
+@pytest.mark.parametrize("fn", [most_active_step, most_active_unit, most_active_entry])
+def test_argmax_over_a_list_lowers_with_numpys_indices(strict, fn, n):
+    x0, w0 = _inputs()
+    args = (d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(n)))
+    got = to_static(fn, backend="xla")(*args).numpy()
+    want = to_static(fn, backend="numpy")(*args).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_the_slice_and_argmax_of_a_list_are_xla_ops():
+    """They lower (no numpy fallback): the lowered module holds the while loop
+    and the masked argmax's reduction."""
+    x0, w0 = _inputs()
+    fn = to_static(most_active_step, backend="xla")
+    args = (d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(3)))
+    text = fn.lowered_text(*args)
+    assert "stablehlo.while" in text and "stablehlo.reduce" in text
+
+
 # ---- what still falls back -------------------------------------------------------------
-def indexed_in_time(x, w, n):
-    return d2s.stack(_states(x, w, n))[1:]  # a slice not from the start: run-time shape
+def stacked_then_concatenated(x, w, n):
+    return d2s.concat([d2s.stack(_states(x, w, n)), x[None]])  # its length plus one
 
 
-def test_a_list_read_by_a_slice_from_the_middle_still_falls_back_with_numpys_value():
+def test_a_list_concatenated_with_another_value_still_falls_back_with_numpys_value():
     x0, w0 = _inputs()
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always", BackendFallbackWarning)
-        got = _run(indexed_in_time, "xla", x0, w0, 4)
+        got = _run(stacked_then_concatenated, "xla", x0, w0, 4)
     assert any(issubclass(w.category, BackendFallbackWarning) for w in seen)
-    assert_same(got, _run(indexed_in_time, "numpy", x0, w0, 4))
+    assert_same(got, _run(stacked_then_concatenated, "numpy", x0, w0, 4))
