@@ -17,7 +17,8 @@ A reduction over the array's axis, an `argmax` over it, and a `matmul`
 contracting it, first set the entries past the length to the reduction's
 identity (0 for sums; -inf/+inf for max/min): the result is a plain array,
 as numpy's. A softmax over the length sets them to -inf first (exp gives 0)
-and to 0 after. `arr[i]` and `arr[start:stop]` (integer bounds, step 1)
+and to 0 after; a cross entropy over rows along it makes each row past it
+one whose loss is exactly 0. `arr[i]` and `arr[start:stop]` (integer bounds, step 1)
 index the buffer (`TensorArray.__getitem__`), and their gradients put the
 cotangent back at the rows read. Where numpy raises (the max or softmax of
 an empty array, a row index past the length, which XLA would clamp, two
@@ -325,6 +326,58 @@ def _argmax(ns, rule, x, axis, keepdim):
                 keepdim=keepdim)
 
 
+def _rows_of(ns, arrays_and_plain):
+    """The operands with their first axis lined up: a plain one's rows fix the
+    length (the arrays made plain: `_as_plain`), else the arrays padded to one
+    capacity, with their common run-time length (numpy rejects two lengths:
+    it decides). -> (operands, length or None when plain)."""
+    arrays = [a for a in arrays_and_plain if isinstance(a, TensorArray)]
+    if any(a.axis != 0 for a in arrays):
+        raise Unsupported("it reads a tensor array whose length is not its first axis")
+    plain = [a for a in arrays_and_plain if not isinstance(a, TensorArray)]
+    if plain:
+        n = plain[0].shape[0]
+        return [_as_plain(ns, a, n) if isinstance(a, TensorArray) else a
+                for a in arrays_and_plain], None
+    capacity = max(a.capacity for a in arrays)
+    for a in arrays[1:]:
+        ns.check_on_numpy(a.length == arrays[0].length)
+    return [_padded(a, capacity) for a in arrays_and_plain], arrays[0].length
+
+
+def _cross_entropy(ns, rule, logits, label):
+    """The mean over the rows within the length. Each row past it is made one
+    whose loss is exactly 0 (logits 0 at class 0 and -inf elsewhere, label
+    0), so the rule's mean over the buffer times capacity / length is the
+    mean over the rows; their probabilities are 0."""
+    (logits, label), length = _rows_of(ns, [logits, label])
+    if length is None:
+        return rule(ns, logits, label)
+    rows = lax.broadcasted_iota(np.int64, (label.shape[0],), 0) < length
+    if logits.dtype.kind != "f":
+        raise Unsupported("it takes the cross entropy of integer logits in a tensor array")
+    classes = lax.broadcasted_iota(np.int64, (1, logits.shape[1]), 1)
+    empty_row = jnp.where(classes == 0, 0, -np.inf).astype(logits.dtype)
+    logits = jnp.where(rows[:, None], logits, empty_row)
+    label = jnp.where(rows, label, jnp.zeros((), label.dtype))
+    loss, probs = rule(ns, logits, label)
+    loss = loss * (label.shape[0] / length.astype(loss.dtype))
+    probs = jnp.where(rows[:, None], probs, jnp.zeros((), probs.dtype))
+    return loss.astype(logits.dtype), TensorArray(probs, length, label.shape[0])
+
+
+def _cross_entropy_grad(ns, rule, g, probs, label):
+    """(probs - onehot(label)) * g / length at the rows within the length."""
+    (probs, label), length = _rows_of(ns, [probs, label])
+    if length is None:
+        return rule(ns, g, probs, label)
+    rows = lax.broadcasted_iota(np.int64, (label.shape[0],), 0) < length
+    label = jnp.where(rows, label, jnp.zeros((), label.dtype))
+    per_row = rule(ns, g * label.shape[0] / length.astype(g.dtype), probs, label)
+    return TensorArray(jnp.where(rows[:, None], per_row, jnp.zeros((), per_row.dtype)),
+                       length, label.shape[0])
+
+
 def _getitem(ns, rule, x, *tensors, spec):
     """`arr[i]` (then any index of the row) or `arr[start:stop]` (the rule
     indexes the array: `TensorArray.__getitem__`). A row index outside the
@@ -374,4 +427,5 @@ _HANDLERS = {
     "sum_to_like": _sum_to_like, "reshape_like": _reshape_like, "numel": _numel,
     "softmax": _normalized(False), "log_softmax": _normalized(True), "argmax": _argmax,
     "getitem": _getitem, "getitem_grad": _getitem_grad,
+    "cross_entropy": _cross_entropy, "cross_entropy_grad": _cross_entropy_grad,
 }

@@ -312,6 +312,43 @@ def test_the_slice_and_argmax_of_a_list_are_xla_ops():
     assert "stablehlo.while" in text and "stablehlo.reduce" in text
 
 
+# ---- a cross entropy over the steps of a loop ------------------------------------------
+def _labels(x, n):
+    labels, i = [], 0
+    while i < n:
+        labels.append((d2s.argmax(x, axis=-1) + i) % 3)
+        i += 1
+    return labels
+
+
+def loss_on_given_labels(x, w, n, y):
+    """Logits collected per step, labels given: `y` fixes the length."""
+    return F.cross_entropy(d2s.stack(_states(x, w, n)).reshape([-1, 3]), y)
+
+
+def loss_on_collected_labels(x, w, n, y):
+    """Logits and labels both collected in loops: a mean over run-time rows."""
+    logits = d2s.stack(_states(x, w, n)).reshape([-1, 3])
+    return F.cross_entropy(logits, d2s.stack(_labels(x, n)).reshape([-1]))
+
+
+def _run_loss(fn, backend, n):
+    x0, w0 = _inputs()
+    x = d2s.to_tensor(x0, stop_gradient=False)
+    w = d2s.to_tensor(w0, stop_gradient=False)
+    y = d2s.to_tensor((np.arange(2 * n) % 3).astype(np.int64))
+    with np.errstate(all="ignore"):
+        loss = to_static(fn, backend=backend)(x, w, d2s.to_tensor(np.array(n)), y)
+        loss.backward()
+    return [loss.numpy(), x.grad.numpy(), w.grad.numpy()]
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 70])
+@pytest.mark.parametrize("fn", [loss_on_given_labels, loss_on_collected_labels])
+def test_a_cross_entropy_over_a_list_lowers_with_numpys_loss_and_gradients(strict, fn, n):
+    assert_same(_run_loss(fn, "xla", n), _run_loss(fn, "numpy", n))
+
+
 # ---- what still falls back -------------------------------------------------------------
 def stacked_then_concatenated(x, w, n):
     return d2s.concat([d2s.stack(_states(x, w, n)), x[None]])  # its length plus one
