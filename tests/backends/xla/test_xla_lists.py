@@ -312,6 +312,34 @@ def test_the_slice_and_argmax_of_a_list_are_xla_ops():
     assert "stablehlo.while" in text and "stablehlo.reduce" in text
 
 
+# ---- a list read several times: its cotangents add up ----------------------------------
+def summed_and_last(x, w, n):
+    hs = _states(x, w, n)
+    return d2s.stack(hs).sum(0) + hs[-1]
+
+
+def first_minus_last(x, w, n):
+    hs = _states(x, w, n)
+    return hs[0] - hs[-1]
+
+
+def read_in_either_branch(x, w, n):
+    hs = _states(x, w, n)
+    if x.sum() > 0:
+        y = d2s.stack(hs).sum(0)
+    else:
+        y = hs[-1] * 2.0
+    return y
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])  # either branch
+@pytest.mark.parametrize("n", [1, 5, 70])
+@pytest.mark.parametrize("fn", [summed_and_last, first_minus_last, read_in_either_branch])
+def test_a_list_read_several_times_has_numpys_gradients(strict, fn, n, sign):
+    x0, w0 = _inputs()
+    assert_same(_run(fn, "xla", sign * x0, w0, n), _run(fn, "numpy", sign * x0, w0, n))
+
+
 # ---- a cross entropy over the steps of a loop ------------------------------------------
 def _labels(x, n):
     labels, i = [], 0
