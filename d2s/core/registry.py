@@ -79,6 +79,11 @@ class OpDef(Lowerable):
     # A backend may apply such an op to a padded buffer as to any array (the xla
     # backend's tensor arrays: backends/xla/ragged.py).
     elementwise: bool = False
+    # The kernel draws from d2s's random generator (host state). A compiling
+    # backend runs such an op with values drawn on the host before the call, in
+    # program order, by the rule's draw function (`ns.host_draw` on xla): the
+    # numbers equal the numpy backend's.
+    draws: bool = False
     # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
     lowerings: dict = field(default_factory=dict)
 
@@ -114,11 +119,12 @@ OPS: dict[str, OpDef] = {}
 
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
-                writes_out=False, fresh=False, checks=False, elementwise=False) -> OpDef:
+                writes_out=False, fresh=False, checks=False, elementwise=False,
+                draws=False) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
-    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful, writes_out=writes_out,
-               fresh=fresh, checks=checks, elementwise=elementwise)
+    op = OpDef(name, kernel, infer, vjp, num_outputs, stateful or draws, writes_out=writes_out,
+               fresh=fresh, checks=checks, elementwise=elementwise, draws=draws)
     OPS[name] = op
     return op
 

@@ -21,10 +21,15 @@ def test_every_op_has_a_rule_or_a_reason(backend):
             assert callable(rule), name
 
 
-def test_not_lowerable_ops_are_the_host_random_ones():
-    """The list a reviewer should see change on purpose only."""
+def test_every_op_lowers_to_xla_and_the_random_ones_draw_on_the_host():
+    """The lists a reviewer should see change on purpose only: no op is
+    refused by xla; the random ones are drawn on the host (`OpDef.draws`),
+    never folded or deduplicated (stateful)."""
     refused = sorted(n for n, op in OPS.items() if isinstance(op.lowerings["xla"], NotLowerable))
-    assert refused == ["dropout", "gaussian", "uniform"]
+    assert refused == []
+    drawing = sorted(n for n, op in OPS.items() if op.draws)
+    assert drawing == ["dropout", "gaussian", "uniform"]
+    assert all(OPS[n].stateful for n in drawing)
 
 
 def test_a_lowering_must_be_a_rule_or_a_reason():

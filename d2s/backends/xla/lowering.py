@@ -58,16 +58,37 @@ class Lowerer(ControlFlowSupport):
         self.uses_room = False
         self.has_effects = False
         self.op = None                        # the op being lowered (error sites)
+        self.block = 0                        # the block being lowered
+        self.draws = []                       # (draw, shape, dtype) per host draw, in order
+        self.drawn = None                     # the run's drawn values (None: discovering)
         self.transposes = {}                  # id(matrix transpose) -> (it, its operand)
         self.ns = RuleNamespace(self)
 
     def lower_block(self, idx, env):
-        for op in self.blocks[idx]:
-            if control_op(op.type) is not None:  # its rule lowers its blocks through us
-                self.op = op
-                rule_for(op)(self, op, env)
-            else:
-                self.lower_op(op, env)
+        outer, self.block = self.block, idx
+        try:
+            for op in self.blocks[idx]:
+                if control_op(op.type) is not None:  # its rule lowers its blocks through us
+                    self.op = op
+                    rule_for(op)(self, op, env)
+                else:
+                    self.lower_op(op, env)
+        finally:
+            self.block = outer
+
+    def host_draw(self, draw, shape, dtype):
+        """The value `draw()` gives on the host before the run (`OpDef.draws`):
+        the run's next drawn input; while discovering what a run draws
+        (`drawn` None), zeros of its shape."""
+        if self.block != 0:
+            raise Unsupported("a random draw inside a tensor `if` or loop: how many values "
+                              "a run draws depends on the data (d2s's generator is numpy's, "
+                              "on the host)", self.op)
+        shape, dtype = tuple(int(d) for d in shape), np.dtype(dtype)
+        self.draws.append((draw, shape, dtype))
+        if self.drawn is None:
+            return jnp.zeros(shape, dtype)
+        return self.drawn[len(self.draws) - 1]
 
     def lower_op(self, op, env):
         rule = rule_for(op)
@@ -278,6 +299,12 @@ class RuleNamespace:
     def needs(self, rows):
         """A tensor array needed `rows` rows (more than it had: run again with room)."""
         self._lowerer.needs(rows)
+
+    def host_draw(self, draw, shape, dtype):
+        """`draw()` (numpy arrays of `shape` and `dtype` from d2s's generator) made
+        on the host before the run, in program order, and read by the program
+        as an input: the numpy backend's numbers (see `OpDef.draws`)."""
+        return self._lowerer.host_draw(draw, shape, dtype)
 
     def host_effect(self, fn, *values):
         """Run `fn(*numpy arrays)` on the host, in program order, unless an

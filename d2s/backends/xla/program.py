@@ -20,11 +20,14 @@ fetch reports the placements XLA gave it (`output_attrs`).
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
 
 from ...core import dist_attr
+from ...core import random as d2s_random
+from ...core.registry import OPS
 from ...gc_pause import gc_paused
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
@@ -85,6 +88,13 @@ class Executable:
         self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
         self.donates = ()  # positions of the parameters whose buffers a call donates
+        # (draw, shape, dtype) per value drawn on the host before a call, in
+        # program order: the last arguments (see `OpDef.draws`)
+        self.draws = traced.get("draws", ())
+
+    def drawn(self):
+        """This call's host draws, in program order (d2s's generator advances)."""
+        return [draw() for draw, _, _ in self.draws]
 
     def call(self, args):
         """The raw results for `args` (the compiled function's fast C++ entry)."""
@@ -154,6 +164,9 @@ class XlaProgram:
         for block_ops in self.blocks.values():
             for op in block_ops:
                 rule_for(op)  # an op with no XLA form: Unsupported before any tracing
+        # random ops: their values are drawn on the host before each call
+        self.has_draws = any(getattr(OPS.get(op.type), "draws", False)
+                             for block_ops in self.blocks.values() for op in block_ops)
         self.params = DeviceParams(program, self.param_names)
         # `donate`: the written parameters' buffers are donated to the run that
         # replaces them (see `_call_donating`); positions in `param_names`.
@@ -182,15 +195,28 @@ class XlaProgram:
             put(a, s) for a, s in zip(feeds, layout.feeds)]
         if given is not None:
             args.insert(0, given.values)
-        fixed = params
+        if not self.has_draws:
+            return self._run(feeds, args, tensors, given, params, layout, [])
+        saved = d2s_random.snapshot()
+        try:
+            drawn = self.executable(feeds, given, layout).drawn()
+            return self._run(feeds, args, tensors, given, params, layout, drawn)
+        except BaseException:
+            # not run (an error, or numpy runs the call again): the generator
+            # as it was, as if nothing was drawn
+            d2s_random.restore(saved)
+            raise
+
+    def _run(self, feeds, args, tensors, given, fixed, layout, drawn):
+        """`run` with the call's host draws made (`drawn`, the last arguments)."""
         while True:
             exe = self.executable(feeds, given, layout)
             params = fixed if fixed is not None else self.params.device_values(
                 tensors, None if layout is None else layout.params)
             if exe.donates:
-                outs = self._call_donating(exe, args, params)
+                outs = self._call_donating(exe, args, params, drawn)
             else:
-                outs = exe.call(args + params)
+                outs = exe.call(args + params + drawn)
             if exe.effects:
                 jax.effects_barrier()  # printed before we return
             fetched, written, code, need, kept = exe.read(outs)
@@ -210,7 +236,7 @@ class XlaProgram:
             self.params.write(self.written_at, written)
             return fetched, kept, params
 
-    def _call_donating(self, exe, args, params):
+    def _call_donating(self, exe, args, params, drawn=()):
         """`exe.call` donating the written parameters' device arrays: each one
         only the run reads (see `DeviceParams.donate`) goes in as its device
         array, which XLA reuses for the new value; any other as its host
@@ -220,7 +246,7 @@ class XlaProgram:
         params = list(params)
         released = self.params.donate(exe.donates, params)
         try:
-            return exe.call(args + params)
+            return exe.call(args + params + list(drawn))
         except BaseException as e:
             self.params.restore(released, e)
             raise
@@ -236,7 +262,7 @@ class XlaProgram:
         compiled the executable and called it once). A failed check raises
         as in `run` (a kernel's: `RaisesOnNumpy`, for the caller)."""
         exe = self.executable(feeds)
-        if not exe.lean or exe.effects:
+        if not exe.lean or exe.effects or exe.draws:
             return None
         if exe.n_written:
             return self._fast_step(exe)
@@ -360,17 +386,21 @@ class XlaProgram:
         room = key[1]
         sites = ErrorSites()
         traced = {}
-        n_feeds = len(self.feed_names)
+        n_feeds, n_params = len(self.feed_names), len(self.param_names)
         has_given = bool(self.given)
 
-        def fn(*args):
-            low = Lowerer(self.program, self.blocks, sites, room)
+        def fn(*args, _sites=sites, _discover=None):
+            # `_discover`: a list the host draws are added to (their values
+            # zeros), for a trace that only finds what a run draws
+            low = Lowerer(self.program, self.blocks, _sites, room)
             start = 0
             residual = {}
             if has_given:
                 residual, start = args[0], 1
                 low.undefined.update((n, given.labels[n]) for n in self.given
                                      if n in given.labels)
+            if self.has_draws and _discover is None:
+                low.drawn = args[start + n_feeds + n_params:]
             env = lower_program(low, dict(zip(self.feed_names, args[start:start + n_feeds])),
                                 dict(zip(self.param_names, args[start + n_feeds:])), residual)
             outs, layout = [], []
@@ -399,7 +429,10 @@ class XlaProgram:
             if self.keep:
                 outs.append({n: (env.get(n), _flag_array(env, low, n)) for n in self.keep})
                 kept_labels = {n: low.undefined[n] for n in self.keep if n in low.undefined}
-            traced.update(effects=low.has_effects, layout=layout, uses_room=low.uses_room,
+            if _discover is not None:
+                _discover.extend(low.draws)
+            traced.update(draws=low.draws, effects=low.has_effects, layout=layout,
+                          uses_room=low.uses_room,
                           has_sites=bool(len(sites)), sites_on_numpy=sites.only_on_numpy,
                           kept_labels=kept_labels, args=jax.tree_util.tree_leaves(args))
             return tuple(outs)
@@ -415,8 +448,14 @@ class XlaProgram:
                                                is None else getattr(a, "sharding", None)),
                 given.values))
         with x64():
-            cached = None if run_layout is not None else lowered_cache.lower_and_compile(
-                self, fn, specs, traced, n_feeds, given, sites)
+            if self.has_draws:  # the values drawn on the host: the last arguments
+                found = []
+                jax.eval_shape(functools.partial(fn, _sites=ErrorSites(), _discover=found),
+                               *specs)
+                specs += [jax.ShapeDtypeStruct(shape, dtype) for _, shape, dtype in found]
+            # (a program drawing on the host is left to JAX's own cache)
+            cached = None if run_layout is not None or self.has_draws else \
+                lowered_cache.lower_and_compile(self, fn, specs, traced, n_feeds, given, sites)
             if cached is not None:
                 lowered, compiled, donates = cached
             else:

@@ -1,4 +1,9 @@
-"""Random ops; their kernels draw from `d2s.core.random` at run time."""
+"""Random ops; their kernels draw from `d2s.core.random` at run time.
+
+On the xla backend each draw is made on the host, by the same numpy code, in
+program order, before the call (`ns.host_draw`), and fed to the executable:
+the numbers equal the numpy backend's. A draw inside a tensor `if` or loop
+(how many values a run draws depends on the data) is not lowered."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,18 +28,25 @@ def _shape_infer(*dims, shape, dtype, **_):
     return Aval(tuple(shape), np.dtype(dtype))
 
 
-# numpy's global generator is host state: a JAX key would draw another stream.
-_HOST_RNG = NotLowerable("draws from d2s's numpy random generator (host state; a JAX key "
-                         "would give a different stream)")
 # ONNX's RandomUniform/RandomNormal draw another stream than numpy's generator.
 _RANDOM = NotLowerable("a random draw from d2s's numpy generator, which an ONNX model cannot "
                        "reproduce (for dropout: call .eval() on the layer before exporting)")
 
 
-register_op("uniform", _uniform_kernel, _shape_infer, stateful=True).lowering(
-    xla=_HOST_RNG, onnx=_RANDOM)
-register_op("gaussian", _normal_kernel, _shape_infer, stateful=True).lowering(
-    xla=_HOST_RNG, onnx=_RANDOM)
+def _drawn_on_host(kernel):
+    """The xla rule of a sampling op: `kernel` (the numpy one) run on the host
+    for the shape this compile gives (dims from run-time values cannot
+    compile: `ns.static`)."""
+    def rule(ns, *dims, shape, dtype, **attrs):
+        size = tuple(fill_spec(shape, ns.static(dims)))
+        return ns.host_draw(lambda: kernel(shape=size, dtype=dtype, **attrs), size, dtype)
+    return rule
+
+
+register_op("uniform", _uniform_kernel, _shape_infer, draws=True).lowering(
+    xla=_drawn_on_host(_uniform_kernel), onnx=_RANDOM)
+register_op("gaussian", _normal_kernel, _shape_infer, draws=True).lowering(
+    xla=_drawn_on_host(_normal_kernel), onnx=_RANDOM)
 
 
 def rand(shape, dtype="float32"):
@@ -61,9 +73,14 @@ def normal(shape, mean=0.0, std=1.0, dtype="float32"):
                 mean=float(mean), std=float(std))
 
 
+def _dropout_mask(shape, p, dtype):
+    """The scaled keep mask: 1 / (1 - p) where kept, 0 where dropped."""
+    keep = generator().random(shape) >= p
+    return (keep / (1.0 - p)).astype(dtype) if p < 1.0 else np.zeros(shape, dtype)
+
+
 def _dropout_kernel(x, p):
-    keep = generator().random(x.shape) >= p
-    mask = (keep / (1.0 - p)).astype(x.dtype) if p < 1.0 else np.zeros_like(x)
+    mask = _dropout_mask(x.shape, p, x.dtype)
     return x * mask, mask
 
 
@@ -72,8 +89,14 @@ def _dropout_infer(x, p):
     return a, a
 
 
+def _dropout_xla(ns, x, p):
+    shape, dtype = tuple(x.shape), x.dtype
+    mask = ns.host_draw(lambda: _dropout_mask(shape, p, dtype), shape, dtype)
+    return x * mask, mask
+
+
 # Inverted dropout; the second output is the scaled keep mask.
 register_op("dropout", _dropout_kernel, _dropout_infer,
             vjp=lambda g, out, x, p: (None if g[0] is None else g[0] * out[1],),
-            num_outputs=2, stateful=True).lowering(
-    xla=_HOST_RNG, onnx=_RANDOM)
+            num_outputs=2, draws=True).lowering(
+    xla=_dropout_xla, onnx=_RANDOM)

@@ -293,7 +293,9 @@ def test_a_backward_that_cannot_lower_runs_on_numpy_with_one_warning(monkeypatch
 
 # ---- fallback, errors, caches -----------------------------------------------------
 def noisy(x):
-    return x + d2s.rand([3]) * 0.0     # LOC: the op the warning names
+    if x.sum() > 0:  # a draw under a tensor `if`: how many a run makes depends on the data
+        x = x + d2s.rand([3]) * 0.0     # LOC: the op the warning names
+    return x
 
 
 def test_an_unlowerable_op_runs_on_numpy_with_one_warning_naming_op_file_line():
