@@ -62,6 +62,8 @@ class Lowerer(ControlFlowSupport):
         self.draws = []                       # (draw, shape, dtype) per host draw, in order
         self.drawn = None                     # the run's drawn values (None: discovering)
         self.transposes = {}                  # id(matrix transpose) -> (it, its operand)
+        self.args = ()                        # its lowered inputs
+        self.producers = None                 # name -> the op defining it (`constant_offset`)
         self.ns = RuleNamespace(self)
 
     def lower_block(self, idx, env):
@@ -102,7 +104,7 @@ class Lowerer(ControlFlowSupport):
             if any(isinstance(a, TensorArray) for a in args[1:]):  # e.g. appending one
                 raise Unsupported("it reads a tensor array as other than its first input", op)
             arrays = False  # its rule reads it
-        self.op = op
+        self.op, self.args = op, args
         try:
             if arrays:  # a list appended to in a tensor loop or `if`, read by an ordinary op
                 result = lower_array_op(self.ns, op, rule, args, op.attrs)
@@ -123,6 +125,29 @@ class Lowerer(ControlFlowSupport):
             results, flag = symbolic_zero(op, args, flags, results)
         for var, value in zip(op.outputs, results):
             env.set(var.name, self.checked(var, value, op), flag)
+
+    def constant_offset(self, start, stop):
+        """c when the op being lowered reads `start` and `stop` as variables the
+        program defines as `stop = start + c`, c an integer constant (a
+        `full` of shape ()), else None. The program, not this trace: a
+        gradient reads both from the forward's history."""
+        names = {}
+        for var, value in zip(self.op.inputs, self.args):
+            names.setdefault(id(value), var.name)
+        a, b = names.get(id(start)), names.get(id(stop))
+        if self.producers is None:
+            self.producers = {v.name: op for op in self.program.all_ops() for v in op.outputs}
+        add = self.producers.get(b)
+        if a is None or add is None or add.type != "add":
+            return None
+        x, y = (v.name for v in add.inputs)
+        for base, const in ((x, y), (y, x)):
+            full = self.producers.get(const)
+            if base == a and full is not None and full.type == "full" and not full.inputs \
+                    and tuple(full.attrs["shape"]) == () \
+                    and np.dtype(full.attrs["dtype"]).kind in "iu":
+                return int(full.attrs["fill_value"])
+        return None
 
     def read(self, env, var, op):
         """The value of `var` (see `read_flagged`; a gradient op's zero cotangent
@@ -284,6 +309,12 @@ class RuleNamespace:
         trace: the very value, so nothing else can have changed it), or None."""
         entry = self._lowerer.transposes.get(id(x))
         return entry[1] if entry is not None and entry[0] is x else None
+
+    def constant_offset(self, start, stop):
+        """c when the op's inputs `start` and `stop` are, in the program,
+        `stop = start + c` for an integer constant c (`x[t:t + c]`: a slice of
+        static size c at a run-time start), else None."""
+        return self._lowerer.constant_offset(start, stop)
 
     @staticmethod
     def shape_of(x):

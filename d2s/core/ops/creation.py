@@ -60,7 +60,8 @@ def _full_like_kernel(x, fill_value, dtype=None):
 
 register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
-            vjp=lambda g, out, x, fill_value, dtype=None: (None,)).lowering(
+            vjp=lambda g, out, x, fill_value, dtype=None: (None,),
+            elementwise=True).lowering(  # (each element depends on none of x's)
     xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value,
                                                    dtype or x.dtype),
     onnx=lambda ns, x, fill_value, dtype=None: onnx_fill(

@@ -266,9 +266,51 @@ def _empty_axes_run_indexes(spec, tensors, shape):
     return tuple(axes)
 
 
+def _window(ns, shape, spec, tensors):
+    """(position in `spec`, axis of x, start, size) of a slice `x[t:t + c]`
+    whose bounds are tensors, the stop the start plus an integer constant of
+    the program (`ns.constant_offset`), and every other item static; or None.
+    XLA slices such a window (a static size at a run-time start)."""
+    found, axis = None, 0
+    for p, it in enumerate(spec):
+        if it[0] == "ellipsis" or (it[0] != "none" and axis >= len(shape)):
+            return None
+        if it[0] == "slice" and any(isinstance(b, tuple) for b in it[1:]):
+            start, stop, step = it[1:]
+            if found is not None or step not in (None, 1) or not (
+                    isinstance(start, tuple) and isinstance(stop, tuple)):
+                return None
+            begin = tensors[start[1]]
+            size = ns.constant_offset(begin, tensors[stop[1]])
+            if size is None or not 0 <= size <= shape[axis] or getattr(begin, "ndim", 1) != 0:
+                return None
+            found = (p, axis, begin, size)
+        if it[0] != "none":
+            axis += 1
+    return found
+
+
+def _in_window(ns, shape, window):
+    """The window's start, checked to lie where numpy's slice is the window
+    itself (`0 <= t` and `t + c <= dim`; elsewhere numpy clips it or counts
+    from the end: the call runs again on numpy)."""
+    _, axis, start, size = window
+    ns.check_on_numpy((start >= 0) & (start <= shape[axis] - size))
+    return start
+
+
+def _without_window(spec, window):
+    return spec[:window[0]] + (("slice", None, None, None),) + spec[window[0] + 1:]
+
+
 def _getitem_xla(ns, x, *tensors, spec):
     # a backend's tensor array has no static shape (its length is a run-time value)
     shape = getattr(x, "shape", None)
+    window = None if shape is None else _window(ns, shape, spec, tensors)
+    if window is not None:  # `x[t:t + c]`: a window of x, then the rest of the index
+        start = _in_window(ns, shape, window)
+        x = ns.lax.dynamic_slice_in_dim(x, start, window[3], window[1])
+        return _getitem_xla(ns, x, *tensors, spec=_without_window(spec, window))
     index = lowered_index(ns, shape, spec, tensors)
     axes = _empty_axes_run_indexes(spec, tensors, shape)
     if axes:
@@ -280,10 +322,23 @@ def _getitem_xla(ns, x, *tensors, spec):
 
 
 def _getitem_grad_xla(ns, g, x, *tensors, spec):
-    index = lowered_index(ns, x.shape, spec, tensors)
-    if _empty_axes_run_indexes(spec, tensors, x.shape):
-        return ns.jnp.zeros(x.shape, g.dtype)  # (its forward never ran)
-    return ns.jnp.zeros(x.shape, g.dtype).at[index].add(g)  # duplicates accumulate
+    return _scattered(ns, g, tuple(x.shape), tensors, spec)
+
+
+def _scattered(ns, g, shape, tensors, spec):
+    """Zeros of `shape` with `g` added where `spec` indexes."""
+    window = _window(ns, shape, spec, tensors)
+    if window is not None:  # into the window, placed at its start
+        start = _in_window(ns, shape, window)
+        inner = list(shape)
+        inner[window[1]] = window[3]
+        inner = _scattered(ns, g, tuple(inner), tensors, _without_window(spec, window))
+        return ns.lax.dynamic_update_slice_in_dim(ns.jnp.zeros(shape, g.dtype), inner, start,
+                                                  window[1])
+    index = lowered_index(ns, shape, spec, tensors)
+    if _empty_axes_run_indexes(spec, tensors, shape):
+        return ns.jnp.zeros(shape, g.dtype)  # (its forward never ran)
+    return ns.jnp.zeros(shape, g.dtype).at[index].add(g)  # duplicates accumulate
 
 
 # ---- ONNX: numpy indexing as Slice / Squeeze / Unsqueeze / Gather(ND) / Compress -----

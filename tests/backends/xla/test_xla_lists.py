@@ -84,8 +84,13 @@ def pooled_per_step(x, w, n):
     return d2s.stack(_states(x, w, n), axis=1).sum(axis=-1) * 0.1
 
 
+def weighted_by_full_like(x, w, n):
+    hs = d2s.stack(_states(x, w, n))
+    return hs * d2s.full_like(hs, 3.0)              # a constant shaped like the list
+
+
 READS = [stack_axis_1, stack_last_axis, concat_axis_1, sum_over_time, mean_over_time, scaled,
-         linear_over_time, mean_loss, pooled_per_step]
+         linear_over_time, mean_loss, pooled_per_step, weighted_by_full_like]
 
 
 def _inputs():
