@@ -34,6 +34,8 @@ from astor.code_gen import SourceGenerator, set_precedence
 from astor.op_util import Precedence, get_op_precedence, get_op_symbol
 from astor.source_repr import split_lines
 
+from .short_lines import Unsupported, statement_text
+
 __all__ = ["ast_to_source", "print_tree", "Printed"]
 
 Printed = namedtuple("Printed", "text statements string_lines")
@@ -79,6 +81,25 @@ _ASSIGN, _EXPR, _RETURN = (get_op_precedence(kind()) for kind in (ast.Assign, as
 _VISITORS = {}   # node class -> _RecordingGenerator's (unbound) visit method
 
 
+def _short(fragments):
+    """A statement visitor writing `short_lines.statement_text` as one
+    fragment where that line fits unwrapped, else astor's `fragments`."""
+
+    def visit(self, node):
+        if self.short_lines:
+            try:
+                line = statement_text(node)
+            except Unsupported:
+                line = None
+            if line is not None and 4 * self.indentation + len(line) <= _MAX_LINE:
+                self.newline(node)
+                self._text(line)
+                return
+        fragments(self, node)
+    visit.__name__ = fragments.__name__
+    return visit
+
+
 class _RecordingGenerator(SourceGenerator):
     """astor's generator, noting where each line break and statement begins.
 
@@ -87,6 +108,8 @@ class _RecordingGenerator(SourceGenerator):
     `newline()` call is the index of that break (nothing is appended in
     between), and a call with a node marks the statement printed after it.
     """
+
+    short_lines = True   # write a short simple statement as one fragment (short_lines)
 
     def __init__(self):
         super().__init__(" " * 4)
@@ -202,6 +225,12 @@ class _RecordingGenerator(SourceGenerator):
         write = self.write
         self.newline(extra=1 if self.indentation else 2)
         self.newline(node)
+        if self.short_lines:
+            header = "def " + node.name + "(" + ", ".join([a.arg for a in args.args]) + "):"
+            if 4 * self.indentation + len(header) <= _MAX_LINE:
+                self._text(header)
+                self._body(node)
+                return
         write("def " + node.name, "(")
         for k, arg in enumerate(args.args):
             if k:
@@ -209,8 +238,11 @@ class _RecordingGenerator(SourceGenerator):
             write(arg.arg)
         write(")")
         write(":")
+        self._body(node)
+
+    def _body(self, node):
         self.indentation += 1
-        write(*node.body)
+        self.write(*node.body)
         self.indentation -= 1
         if not self.indentation:
             self.newline(extra=2)
@@ -315,6 +347,17 @@ class _RecordingGenerator(SourceGenerator):
     def visit_Nonlocal(self, node):
         self.newline(node)
         self.write("nonlocal ", ", ".join(node.names))
+
+    # The simple statements: one fragment when short (see short_lines).
+    visit_Assign = _short(visit_Assign)
+    visit_Expr = _short(visit_Expr)
+    visit_Return = _short(visit_Return)
+    visit_Nonlocal = _short(visit_Nonlocal)
+    visit_AugAssign = _short(SourceGenerator.visit_AugAssign)
+    visit_Global = _short(SourceGenerator.visit_Global)
+    visit_Pass = _short(SourceGenerator.visit_Pass)
+    visit_Break = _short(SourceGenerator.visit_Break)
+    visit_Continue = _short(SourceGenerator.visit_Continue)
 
     def visit_ClassDef(self, node):
         if getattr(node, "type_params", None):
