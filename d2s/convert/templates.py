@@ -48,7 +48,7 @@ def _set_ctx(node, ctx):
     return node
 
 
-_parsed = {}   # template text -> its builder (see _Builder)
+_parsed = {}   # template text -> the recipes of its statements (see _Recipe)
 _DEFS = (ast.FunctionDef, ast.ClassDef)
 _SCOPE_DECLS = (ast.Global, ast.Nonlocal)
 
@@ -85,36 +85,14 @@ class _Recipe:
             self.placeholder = node.value.id
 
 
-def _template_builder(template):
-    """The builder of `template` (see `_Builder`), made once per process: a
+def _template_statements(template):
+    """The recipes of `template`'s statements, parsed once per process: a
     construct's boilerplate is the same text each time."""
-    build = _parsed.get(template)
-    if build is None:
-        recipes = [_Recipe(stmt) for stmt in ast.parse(textwrap.dedent(template)).body]
-        build = _parsed[template] = _Builder(recipes).function()
-        build.recipes = recipes    # what it unrolls (tests compare it with _instantiate)
-    return build
-
-
-def _name_value(value, recipe):
-    """What a Name placeholder becomes for the substitution `value`."""
-    if isinstance(value, str):
-        name = _Name.__new__(_Name)   # ast.Name(id=value, ctx=...), without keywords
-        name.__dict__.update(id=value, ctx=recipe.plain["ctx"])
-        return name
-    if isinstance(value, ast.expr):
-        return _set_ctx(value, recipe.plain["ctx"])
-    raise ValueError(f"placeholder {recipe.placeholder!r} used as an expression, got {value!r}")
-
-
-def _splice(items, out):
-    """Add `_instantiate`'s result to a list field: a node, statements, or nothing."""
-    if out is None:
-        return
-    if type(out) is list:
-        items.extend(out)
-    else:
-        items.append(out)
+    body = _parsed.get(template)
+    if body is None:
+        body = _parsed[template] = [
+            _Recipe(stmt) for stmt in ast.parse(textwrap.dedent(template)).body]
+    return body
 
 
 def _instantiate(recipe, subs):
@@ -125,15 +103,20 @@ def _instantiate(recipe, subs):
     descended into.  Returns a node, a list of statements (spliced by the
     caller) or None (the statement is dropped).  Every attribute is copied
     (fields and positions alike); the field-less context/operator leaves
-    are shared, as `ast.parse` shares them.  `_Builder` writes these very
-    steps out as straight-line code (tests compare the two).
+    are shared, as `ast.parse` shares them.
     """
     kind = recipe.kind
     name = recipe.placeholder
     if name is not None and name in subs:
         value = subs[name]
         if kind is ast.Name:
-            return _name_value(value, recipe)
+            if isinstance(value, str):
+                new = _Name.__new__(_Name)   # ast.Name(id=value, ctx=...) without keywords
+                new.__dict__.update(id=value, ctx=recipe.plain["ctx"])
+                return new
+            if isinstance(value, ast.expr):
+                return _set_ctx(value, recipe.plain["ctx"])
+            raise ValueError(f"placeholder {name!r} used as an expression, got {value!r}")
         if isinstance(value, list):
             return list(value)
         if isinstance(value, ast.stmt):
@@ -150,8 +133,14 @@ def _instantiate(recipe, subs):
         for entry in entries:
             if entry.__class__ is not _Recipe:
                 items.append(entry)
+                continue
+            out = _instantiate(entry, subs)
+            if out is None:
+                continue
+            if type(out) is list:
+                items.extend(out)
             else:
-                _splice(items, _instantiate(entry, subs))
+                items.append(out)
         attrs[key] = items
     if kind is ast.Attribute:
         if isinstance(subs.get(new.attr), str):
@@ -175,139 +164,15 @@ def _instantiate(recipe, subs):
     return new
 
 
-def _may_vanish(recipe):
-    """Whether `_instantiate` may give this list entry as several nodes or none."""
-    return (recipe.kind in _SCOPE_DECLS
-            or (recipe.kind is ast.Expr and recipe.placeholder is not None))
-
-
-_MISSING = object()
-
-
-class _Builder:
-    """Python source for a function doing `_instantiate` of a template's
-    statements, unrolled: one straight-line step per template node.
-
-    Instantiating is most of generating a construct's code (tens of nodes
-    per if/while), and the generic walk pays a call, a placeholder test and
-    a loop over each node's fields per node.  Written out, a node is a
-    `__new__`, a dict update and its fields' assignments; the steps that
-    depend on the substitutions (a Name placeholder, an attribute or
-    parameter name, a def name) test them where the template has them, and
-    the entries that may vanish or splice (`_may_vanish`) where they are.
-    """
-
-    def __init__(self, recipes):
-        self.recipes = recipes
-        self.lines = []
-        self.constants = {"Pass": ast.Pass, "MISSING": _MISSING, "Statement": ast.stmt,
-                          "name_value": _name_value}
-        self.count = 0
-
-    def function(self):
-        out = self._list(self.recipes)
-        source = ("def build(subs):\n    get = subs.get\n"
-                  + "".join("    " + line + "\n" for line in self.lines)
-                  + f"    return {out}\n")
-        namespace = dict(self.constants)
-        exec(compile(source, "<d2s template builder>", "exec"), namespace)
-        return namespace["build"]
-
-    def _constant(self, value):
-        name = f"c{len(self.constants)}"
-        self.constants[name] = value
-        return name
-
-    def _var(self):
-        self.count += 1
-        return f"n{self.count}"
-
-    def _list(self, entries):
-        """A variable holding the list field of these entries."""
-        var = self._var()
-        if not any(entry.__class__ is _Recipe and _may_vanish(entry) for entry in entries):
-            parts = [self._node(entry) if entry.__class__ is _Recipe else self._constant(entry)
-                     for entry in entries]
-            self.lines.append(f"{var} = [{', '.join(parts)}]")
-            return var
-        self.lines.append(f"{var} = []")
-        for entry in entries:
-            if entry.__class__ is not _Recipe:
-                self.lines.append(f"{var}.append({self._constant(entry)})")
-            elif entry.kind in _SCOPE_DECLS:
-                self._scope_declaration(entry, var)
-            elif _may_vanish(entry):
-                self._statement_placeholder(entry, var)
-            else:
-                self.lines.append(f"{var}.append({self._node(entry)})")
-        return var
-
-    def _scope_declaration(self, recipe, items):
-        """`nonlocal`/`global` of the substituted names, left out when none."""
-        names = self._var()
-        (_, declared), = recipe.lists
-        kind = self._constant(recipe.kind)
-        self.lines += [f"{names} = []",
-                       f"for n in {self._constant(declared)}:",
-                       "    v = get(n, n)",
-                       f"    {names}.append(v) if isinstance(v, str) else {names}.extend(v)",
-                       f"if {names}:",
-                       f"    v = {kind}.__new__({kind})",
-                       f"    v.__dict__.update({self._constant(recipe.plain)})",
-                       f"    v.names = {names}",
-                       f"    {items}.append(v)"]
-
-    def _statement_placeholder(self, recipe, items):
-        """A statement placeholder: statements spliced in, one inserted, or
-        (for an expression) the expression statement."""
-        value = self._var()
-        outer, self.lines = self.lines, []
-        node = self._node(recipe)
-        copy, self.lines = self.lines, outer
-        self.lines += [f"{value} = get({recipe.placeholder!r}, MISSING)",
-                       f"if isinstance({value}, list):",
-                       f"    {items}.extend({value})",
-                       f"elif isinstance({value}, Statement):",
-                       f"    {items}.append({value})",
-                       "else:"]
-        self.lines += ["    " + line for line in copy]
-        self.lines.append(f"    {items}.append({node})")
-
-    def _node(self, recipe):
-        """A variable holding the copy of `recipe`'s node (never vanishes)."""
-        lines = self.lines
-        var = self._var()
-        kind = self._constant(recipe.kind)
-        plain = self._constant(recipe.plain)
-        if recipe.kind is ast.Name:
-            lines += [f"{var} = get({recipe.placeholder!r}, MISSING)",
-                      f"if {var} is MISSING:",
-                      f"    {var} = {kind}.__new__({kind})",
-                      f"    {var}.__dict__.update({plain})",
-                      "else:",
-                      f"    {var} = name_value({var}, {self._constant(recipe)})"]
-            return var
-        fields = [(key, self._node(child)) for key, child in recipe.nodes]
-        fields += [(key, self._list(entries)) for key, entries in recipe.lists]
-        lines += [f"{var} = {kind}.__new__({kind})", "d = " + var + ".__dict__", f"d.update({plain})"]
-        lines += [f"d[{key!r}] = {value}" for key, value in fields]
-        for key in ("attr", "arg"):
-            if recipe.kind is (ast.Attribute if key == "attr" else ast.arg):
-                lines += [f"s = get({recipe.plain[key]!r})",
-                          f"if isinstance(s, str): d[{key!r}] = s"]
-        if recipe.kind in _DEFS:
-            name = recipe.plain["name"]
-            lines.append(f"if {name!r} in subs: d['name'] = subs[{name!r}]")
-        body = dict(recipe.lists).get("body")
-        if body is not None and (not body or any(
-                entry.__class__ is _Recipe and _may_vanish(entry) for entry in body)):
-            lines.append("if d['body'] == []: d['body'].append(Pass())")
-        return var
-
-
 def replace(template, **subs):
     """Parse `template` and substitute placeholders; returns a list of statements."""
-    return _template_builder(template)(subs)
+    stmts = []
+    for stmt in _template_statements(template):
+        out = _instantiate(stmt, subs)
+        if out is None:
+            continue
+        stmts.extend(out if isinstance(out, list) else [out])
+    return stmts
 
 
 def replace_as_expression(template, **subs):

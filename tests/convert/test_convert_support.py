@@ -65,56 +65,6 @@ def test_template_parsed_once_yet_each_use_gets_its_own_nodes():
     assert first[0] is not second[0] and first[1].targets[0] is not second[1].targets[0]
 
 
-def _generic_copy(template, subs):
-    """What the node-by-node copy (`_instantiate`) makes of `template`."""
-    out = []
-    for recipe in templates._template_builder(template).recipes:
-        templates._splice(out, templates._instantiate(recipe, subs))
-    return out
-
-
-def _dump(stmts):
-    return [ast.dump(stmt, include_attributes=True) for stmt in stmts]
-
-
-def test_template_builders_make_what_the_node_by_node_copy_makes(monkeypatch):
-    # Every template the converter uses, with the values it substitutes while
-    # converting the test cases: the unrolled builder and the generic copy
-    # give the same nodes, positions included, sharing the same leaves.
-    from d2s.convert.pipeline import convert_tree
-    from d2s.convert.source import parse_function
-    from tests.convert import convert_cases
-
-    uses = []
-    built_by_builder = templates.replace
-
-    def both(template, **subs):
-        built = built_by_builder(template, **subs)
-        generic = _generic_copy(template, subs)
-        assert _dump(built) == _dump(generic), template
-        for new, old in zip(built, generic):
-            assert [type(n) for n in ast.walk(new)] == [type(n) for n in ast.walk(old)]
-            assert [n.ctx for n in ast.walk(new) if hasattr(n, "ctx")] == [
-                n.ctx for n in ast.walk(old) if hasattr(n, "ctx")]
-        uses.append(template)
-        return built
-
-    monkeypatch.setattr(templates, "replace", both)
-    for fn, _ in convert_cases.CASES:    # the pipeline itself: no conversion cache
-        convert_tree(parse_function(fn).node, "<test>", fn.__qualname__)
-    assert len(set(uses)) > 20 and len(uses) > 300
-    # the placeholders that vanish or splice, and every substituted identifier kind
-    template = "def fn(arg):\n    nonlocal names\n    global other\n    body\n    x.attr = value"
-    for subs in (dict(fn="g", arg="y", names=["a"], other=[], body=ast.parse("a = 1").body,
-                      attr="b", value="v"),
-                 dict(names=[], body=[], value=ast.Constant(value=1)),
-                 dict(body=ast.parse("a = 1").body[0], other="o", value=ast.Name(id="w"))):
-        assert _dump(templates.replace(template, **subs)) == _dump(_generic_copy(template,
-                                                                                 subs))
-    with pytest.raises(ValueError, match="placeholder 'value' used as an expression"):
-        templates.replace(template, value=[1])
-
-
 def test_namer_avoids_user_names():
     namer = Namer.for_tree(ast.parse("__true_fn_0 = 1\ndef __true_fn_1(): pass"))
     assert namer.new("true_fn") == "__true_fn_2"
