@@ -13,7 +13,7 @@ import linecache
 import threading
 from collections import namedtuple
 
-from .traversal import CHILDLESS, LEAVES, walk
+from .traversal import CHILDLESS, LEAVES, node_fields, walk
 
 _AST = ast.AST
 
@@ -76,9 +76,10 @@ def inherit_origin(nodes, source_node):
         if ORIGIN in attrs:
             continue
         attrs[ORIGIN] = origin
-        if node.__class__ in CHILDLESS:     # names and constants: half the nodes
+        kind = node.__class__
+        if kind in CHILDLESS:     # names and constants: half the nodes
             continue
-        for field in node._fields:
+        for field in node_fields(kind):
             value = attrs.get(field)
             if type(value) is list:
                 for item in value:
