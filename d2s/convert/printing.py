@@ -304,8 +304,24 @@ class _RecordingGenerator(SourceGenerator):
             index, _, discard = self._delimited(node)
             self.write(repr(value))
             self._close(index, discard)
+        elif (kind is str and not self.new_lines and "\n" not in value
+              and getattr(node, "_pp", _HIGHEST) >= _ASSIGN and self._line_has_text()):
+            # astor's `pretty_string` gives the repr of a one-line string
+            # that does not start its line, in any place binding at least as
+            # tightly as an assignment's value (no triple quotes)
+            self.result.append((node.kind or "") + repr(value))
         else:
             SourceGenerator.visit_Constant(self, node)
+
+    def _line_has_text(self):
+        """Whether the line being written holds more than its indentation
+        (astor's `current_line.strip()`, without joining the line)."""
+        result = self.result
+        start, column = self.colinfo
+        for index in range(len(result) - 1, start, -1):
+            if result[index].strip():
+                return True
+        return start < len(result) and bool(result[start][column:].strip())
 
     def visit_BinOp(self, node):
         op, left, right = node.op, node.left, node.right
