@@ -34,7 +34,7 @@ from astor.code_gen import SourceGenerator, set_precedence
 from astor.op_util import Precedence, get_op_precedence, get_op_symbol
 from astor.source_repr import split_lines
 
-from .short_lines import Unsupported, statement_text
+from .short_lines import Unsupported, statement_fragments
 
 __all__ = ["ast_to_source", "print_tree", "Printed"]
 
@@ -81,22 +81,28 @@ _ASSIGN, _EXPR, _RETURN = (get_op_precedence(kind()) for kind in (ast.Assign, as
 _VISITORS = {}   # node class -> _RecordingGenerator's (unbound) visit method
 
 
-def _short(fragments):
-    """A statement visitor writing `short_lines.statement_text` as one
-    fragment where that line fits unwrapped, else astor's `fragments`."""
+def _short(visitor):
+    """A statement visitor writing `short_lines.statement_fragments`, as one
+    fragment where the line fits unwrapped; astor's `visitor` for the rest."""
 
     def visit(self, node):
         if self.short_lines:
             try:
-                line = statement_text(node)
+                fragments = statement_fragments(node)
             except Unsupported:
-                line = None
-            if line is not None and 4 * self.indentation + len(line) <= _MAX_LINE:
+                fragments = None
+            if fragments is not None:
                 self.newline(node)
-                self._text(line)
+                if self.new_lines:
+                    self._text("")           # the line break and indentation
+                if self.join_short and 4 * self.indentation + sum(
+                        map(len, fragments)) <= _MAX_LINE:
+                    self.result.append("".join(fragments))
+                else:
+                    self.result.extend(fragments)
                 return
-        fragments(self, node)
-    visit.__name__ = fragments.__name__
+        visitor(self, node)
+    visit.__name__ = visitor.__name__
     return visit
 
 
@@ -109,7 +115,10 @@ class _RecordingGenerator(SourceGenerator):
     between), and a call with a node marks the statement printed after it.
     """
 
-    short_lines = True   # write a short simple statement as one fragment (short_lines)
+    # Simple statements by `short_lines` (else astor's visitors), a line that
+    # fits joined into one fragment (else the fragments astor would write).
+    short_lines = True
+    join_short = True
 
     def __init__(self):
         super().__init__(" " * 4)
@@ -225,7 +234,7 @@ class _RecordingGenerator(SourceGenerator):
         write = self.write
         self.newline(extra=1 if self.indentation else 2)
         self.newline(node)
-        if self.short_lines:
+        if self.short_lines and self.join_short:
             header = "def " + node.name + "(" + ", ".join([a.arg for a in args.args]) + "):"
             if 4 * self.indentation + len(header) <= _MAX_LINE:
                 self._text(header)

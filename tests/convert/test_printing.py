@@ -168,6 +168,21 @@ def test_short_lines_are_astors_text():
         _same_printing(*_printed_both_ways(lambda: ast.parse(text)))
 
 
+def test_short_lines_write_astors_fragments():
+    # Unjoined, the fragments of every statement short_lines writes are
+    # astor's own, the ones its wrapping of a long line splits between.
+    from astor.code_gen import SourceGenerator
+
+    from d2s.convert.printing import _RecordingGenerator
+
+    for text in (SHORT_STATEMENTS, INLINED_VISITORS, SAMPLE):
+        recorded = _RecordingGenerator()
+        recorded.join_short = False
+        recorded.visit(ast.parse(text))
+        del recorded.write
+        assert recorded.result == _fragments(SourceGenerator, ast.parse(text))
+
+
 def test_converted_test_code_prints_the_same_with_short_lines():
     # Every function of the conversion test cases, converted, printed both ways.
     from d2s.convert.pipeline import convert_tree
