@@ -39,6 +39,7 @@ _COMMA, _CALL_ONE_ARG = Precedence.Comma, Precedence.call_one_arg
 _TUPLE, _CONSTANT, _SUBSCRIPT = Precedence.Tuple, Precedence.Constant, Precedence.Subscript
 _POW, _POW_RHS = Precedence.Pow, Precedence.PowRHS
 _ASSIGN, _AUG_ASSIGN, _RETURN = Precedence.Assign, Precedence.AugAssign, Precedence.Return
+_Name = ast.Name
 
 
 def _name(node, pp, out):
@@ -159,9 +160,13 @@ def _unaryop(node, pp, out):
 
 def _plain(node, out):
     """The fragments of a node in a place whose precedence astor leaves unset."""
-    if node.__class__ not in _PLAIN:
-        raise Unsupported(f"{node.__class__.__name__} where astor reads a stale precedence")
-    _KINDS[node.__class__](node, None, out)
+    kind = node.__class__
+    if kind is _Name:
+        out.append(node.id)
+    elif kind in _PLAIN:
+        _KINDS[kind](node, None, out)
+    else:
+        raise Unsupported(f"{kind.__name__} where astor reads a stale precedence")
 
 
 def _attribute(node, pp, out):
@@ -218,11 +223,14 @@ _PLAIN = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.List})
 
 
 def _expr(node, pp, out):
-    try:
-        kind = _KINDS[node.__class__]
-    except KeyError:
-        raise Unsupported(node.__class__.__name__) from None
-    kind(node, pp, out)
+    kind = node.__class__
+    if kind is _Name:       # a third of the nodes: no call
+        out.append(node.id)
+        return
+    write = _KINDS.get(kind)
+    if write is None:
+        raise Unsupported(kind.__name__)
+    write(node, pp, out)
 
 
 def _assign(node, out):
