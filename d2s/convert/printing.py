@@ -24,7 +24,9 @@ astor's `write` are written here without astor's per-node helpers (a
 `Delimit` object, a closure per call, generic precedence setting), writing
 the very fragments astor writes: fragments, not only text, since wrapping a
 long line splits it between them (tests/convert/test_printing.py compares
-the fragments).
+the fragments).  The simple statements go further: `short_lines` writes
+their fragments into a list without a visitor per node, and a line that
+needs no wrapping is written as one fragment (a plain def's header too).
 """
 import ast
 import math
