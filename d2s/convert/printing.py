@@ -320,7 +320,7 @@ class _RecordingGenerator(SourceGenerator):
             # astor's `pretty_string` gives the repr of a one-line string
             # that does not start its line, in any place binding at least as
             # tightly as an assignment's value (no triple quotes)
-            self.result.append((node.kind or "") + repr(value))
+            self.result.append((getattr(node, "kind", None) or "") + repr(value))
         else:
             SourceGenerator.visit_Constant(self, node)
 

@@ -63,7 +63,7 @@ def _constant(node, pp, out):
         # statement here starts with one (see `_expression_statement`).
         if "\n" in value:
             raise Unsupported("multi-line string")
-        out.append((node.kind or "") + repr(value))
+        out.append((getattr(node, "kind", None) or "") + repr(value))
     elif value is None or kind is bytes:
         out.append(repr(value))
     else:
