@@ -13,7 +13,7 @@ import linecache
 import threading
 from collections import namedtuple
 
-from .traversal import CHILDLESS, LEAVES, walk
+from .traversal import _node_fields, CHILDLESS, node_fields, walk
 
 _AST = ast.AST
 
@@ -67,25 +67,30 @@ def inherit_origin(nodes, source_node):
     if origin is None:
         return nodes
     # Every generated statement of every construct comes here: the walk is
-    # `child_nodes` inline (the contexts and operators, shared leaves, are
-    # never annotated), over each node's own attribute dict.
+    # `child_nodes` inline, over each node's own attribute dict and only the
+    # fields that may hold nodes (`node_fields`: never the contexts and
+    # operators, shared leaves that must not be annotated, so no item needs
+    # testing for one).
     todo = list(nodes) if isinstance(nodes, list) else [nodes]
+    pop, push = todo.pop, todo.append
+    fields_of = _node_fields
     while todo:
-        node = todo.pop()
+        node = pop()
         attrs = node.__dict__
         if ORIGIN in attrs:
             continue
         attrs[ORIGIN] = origin
-        if node.__class__ in CHILDLESS:     # names and constants: half the nodes
+        kind = node.__class__
+        if kind in CHILDLESS:     # names and constants: half the nodes
             continue
-        for field in node._fields:
+        for field in fields_of.get(kind) or node_fields(kind):
             value = attrs.get(field)
-            if type(value) is list:
+            if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, _AST) and not isinstance(item, LEAVES):
-                        todo.append(item)
-            elif isinstance(value, _AST) and not isinstance(value, LEAVES):
-                todo.append(value)
+                    if isinstance(item, _AST):
+                        push(item)
+            elif isinstance(value, _AST):
+                push(value)
     return nodes
 
 

@@ -24,7 +24,9 @@ astor's `write` are written here without astor's per-node helpers (a
 `Delimit` object, a closure per call, generic precedence setting), writing
 the very fragments astor writes: fragments, not only text, since wrapping a
 long line splits it between them (tests/convert/test_printing.py compares
-the fragments).
+the fragments).  The simple statements go further: `short_lines` writes
+their fragments into a list without a visitor per node, and a line that
+needs no wrapping is written as one fragment (a plain def's header too).
 """
 import ast
 import math
@@ -33,6 +35,8 @@ from collections import namedtuple
 from astor.code_gen import SourceGenerator, set_precedence
 from astor.op_util import Precedence, get_op_precedence, get_op_symbol
 from astor.source_repr import split_lines
+
+from .short_lines import Unsupported, statement_fragments
 
 __all__ = ["ast_to_source", "print_tree", "Printed"]
 
@@ -79,6 +83,31 @@ _ASSIGN, _EXPR, _RETURN = (get_op_precedence(kind()) for kind in (ast.Assign, as
 _VISITORS = {}   # node class -> _RecordingGenerator's (unbound) visit method
 
 
+def _short(visitor):
+    """A statement visitor writing `short_lines.statement_fragments`, as one
+    fragment where the line fits unwrapped; astor's `visitor` for the rest."""
+
+    def visit(self, node):
+        if self.short_lines:
+            try:
+                fragments = statement_fragments(node)
+            except Unsupported:
+                fragments = None
+            if fragments is not None:
+                self.newline(node)
+                if self.new_lines:
+                    self._text("")           # the line break and indentation
+                if self.join_short and 4 * self.indentation + sum(
+                        map(len, fragments)) <= _MAX_LINE:
+                    self.result.append("".join(fragments))
+                else:
+                    self.result.extend(fragments)
+                return
+        visitor(self, node)
+    visit.__name__ = visitor.__name__
+    return visit
+
+
 class _RecordingGenerator(SourceGenerator):
     """astor's generator, noting where each line break and statement begins.
 
@@ -87,6 +116,11 @@ class _RecordingGenerator(SourceGenerator):
     `newline()` call is the index of that break (nothing is appended in
     between), and a call with a node marks the statement printed after it.
     """
+
+    # Simple statements by `short_lines` (else astor's visitors), a line that
+    # fits joined into one fragment (else the fragments astor would write).
+    short_lines = True
+    join_short = True
 
     def __init__(self):
         super().__init__(" " * 4)
@@ -202,6 +236,12 @@ class _RecordingGenerator(SourceGenerator):
         write = self.write
         self.newline(extra=1 if self.indentation else 2)
         self.newline(node)
+        if self.short_lines and self.join_short:
+            header = "def " + node.name + "(" + ", ".join([a.arg for a in args.args]) + "):"
+            if 4 * self.indentation + len(header) <= _MAX_LINE:
+                self._text(header)
+                self._body(node)
+                return
         write("def " + node.name, "(")
         for k, arg in enumerate(args.args):
             if k:
@@ -209,8 +249,11 @@ class _RecordingGenerator(SourceGenerator):
             write(arg.arg)
         write(")")
         write(":")
+        self._body(node)
+
+    def _body(self, node):
         self.indentation += 1
-        write(*node.body)
+        self.write(*node.body)
         self.indentation -= 1
         if not self.indentation:
             self.newline(extra=2)
@@ -272,8 +315,24 @@ class _RecordingGenerator(SourceGenerator):
             index, _, discard = self._delimited(node)
             self.write(repr(value))
             self._close(index, discard)
+        elif (kind is str and not self.new_lines and "\n" not in value
+              and getattr(node, "_pp", _HIGHEST) >= _ASSIGN and self._line_has_text()):
+            # astor's `pretty_string` gives the repr of a one-line string
+            # that does not start its line, in any place binding at least as
+            # tightly as an assignment's value (no triple quotes)
+            self.result.append((getattr(node, "kind", None) or "") + repr(value))
         else:
             SourceGenerator.visit_Constant(self, node)
+
+    def _line_has_text(self):
+        """Whether the line being written holds more than its indentation
+        (astor's `current_line.strip()`, without joining the line)."""
+        result = self.result
+        start, column = self.colinfo
+        for index in range(len(result) - 1, start, -1):
+            if result[index].strip():
+                return True
+        return start < len(result) and bool(result[start][column:].strip())
 
     def visit_BinOp(self, node):
         op, left, right = node.op, node.left, node.right
@@ -315,6 +374,17 @@ class _RecordingGenerator(SourceGenerator):
     def visit_Nonlocal(self, node):
         self.newline(node)
         self.write("nonlocal ", ", ".join(node.names))
+
+    # The simple statements: one fragment when short (see short_lines).
+    visit_Assign = _short(visit_Assign)
+    visit_Expr = _short(visit_Expr)
+    visit_Return = _short(visit_Return)
+    visit_Nonlocal = _short(visit_Nonlocal)
+    visit_AugAssign = _short(SourceGenerator.visit_AugAssign)
+    visit_Global = _short(SourceGenerator.visit_Global)
+    visit_Pass = _short(SourceGenerator.visit_Pass)
+    visit_Break = _short(SourceGenerator.visit_Break)
+    visit_Continue = _short(SourceGenerator.visit_Continue)
 
     def visit_ClassDef(self, node):
         if getattr(node, "type_params", None):

@@ -23,15 +23,23 @@ import textwrap
 from .traversal import LEAVES
 
 _AST = ast.AST
+_Name = ast.Name
 
 __all__ = ["replace", "replace_as_expression", "name_tuple", "str_tuple"]
 
 
+_WITH_CTX = (ast.Name, ast.Attribute, ast.Subscript, ast.Starred, ast.Tuple, ast.List)
+
+
 def _set_ctx(node, ctx):
-    """Give a target-like expression (and its elements) the given context."""
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred,
-                         ast.Tuple, ast.List)):
-        node.ctx = ctx()
+    """Give a target-like expression (and its elements) the context `ctx`, an
+    instance of Load/Store/Del, shared as `ast.parse` shares them."""
+    kind = node.__class__
+    if kind is ast.Name or kind is ast.Attribute or kind is ast.Subscript:
+        node.ctx = ctx
+        return node
+    if isinstance(node, _WITH_CTX):
+        node.ctx = ctx
     if isinstance(node, (ast.Tuple, ast.List)):
         for elt in node.elts:
             _set_ctx(elt, ctx)
@@ -103,9 +111,11 @@ def _instantiate(recipe, subs):
         value = subs[name]
         if kind is ast.Name:
             if isinstance(value, str):
-                return ast.Name(id=value, ctx=recipe.plain["ctx"])
+                new = _Name.__new__(_Name)   # ast.Name(id=value, ctx=...) without keywords
+                new.__dict__.update(id=value, ctx=recipe.plain["ctx"])
+                return new
             if isinstance(value, ast.expr):
-                return _set_ctx(value, type(recipe.plain["ctx"]))
+                return _set_ctx(value, recipe.plain["ctx"])
             raise ValueError(f"placeholder {name!r} used as an expression, got {value!r}")
         if isinstance(value, list):
             return list(value)

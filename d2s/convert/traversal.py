@@ -18,7 +18,7 @@ statements.
 import ast
 
 __all__ = ["NodeTransformer", "NodeVisitor", "StatementTransformer", "child_nodes", "walk",
-           "LEAVES", "CHILDLESS", "STATEMENT_FIELDS", "statement_fields"]
+           "LEAVES", "CHILDLESS", "STATEMENT_FIELDS", "statement_fields", "node_fields"]
 
 # Node kinds without fields, shared by every tree Python parses.
 LEAVES = _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -35,6 +35,23 @@ CHILDLESS = frozenset(kind for kind in _NO_CHILD_NODES[len(_LEAVES):])
 # contains one (a lambda's body is an expression).
 STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _statement_fields = {}   # node class -> its STATEMENT_FIELDS, in `_fields` order
+# Fields that never hold a node other than a leaf: identifiers and flags, the
+# contexts and operators (shared leaves, never visited by any walker here).
+_NEVER_NODES = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "module",
+                          "level", "type_comment", "kind", "conversion", "is_async",
+                          "simple"})
+_node_fields = {}   # node class -> its fields that may hold nodes, in `_fields` order
+
+
+def node_fields(node_class):
+    """The fields of `node_class` that may hold nodes other than leaves: what a
+    walk looks at (an attribute's name and context, an operator, are most of
+    the fields of the expressions converted code is made of)."""
+    fields = _node_fields.get(node_class)
+    if fields is None:
+        fields = _node_fields[node_class] = tuple(
+            f for f in node_class._fields if f not in _NEVER_NODES)
+    return fields
 _tables = {}     # walker class -> {node class: visitor function, or None to skip}
 
 
@@ -87,9 +104,11 @@ def walk(tree):
     while i < len(nodes):
         node = nodes[i]
         i += 1
-        if node.__class__ in CHILDLESS:
+        kind = node.__class__
+        if kind in CHILDLESS:
             continue
-        for field in node._fields:
+        fields = _node_fields.get(kind) or node_fields(kind)
+        for field in fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
                 for item in value:
@@ -103,7 +122,7 @@ def walk(tree):
 def child_nodes(node):
     """`ast.iter_child_nodes(node)` as a list, without the operator/context leaves."""
     children = []
-    for field in node._fields:
+    for field in node_fields(node.__class__):
         value = getattr(node, field, None)
         if isinstance(value, list):
             children.extend(item for item in value
@@ -119,7 +138,7 @@ class NodeVisitor(ast.NodeVisitor):
     visit = _visit
 
     def generic_visit(self, node):
-        for field in node._fields:
+        for field in node_fields(node.__class__):
             value = getattr(node, field, None)
             if isinstance(value, list):
                 for item in value:
@@ -144,7 +163,7 @@ class NodeTransformer(ast.NodeTransformer):
     visit = _visit
 
     def generic_visit(self, node, fields=None):
-        for field in node._fields if fields is None else fields:
+        for field in node_fields(node.__class__) if fields is None else fields:
             try:
                 old = getattr(node, field)
             except AttributeError:

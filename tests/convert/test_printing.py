@@ -97,12 +97,105 @@ def test_inlined_visitors_write_astors_fragments():
 
     from d2s.convert.printing import _RecordingGenerator
 
+    # (short lines are written whole: see test_short_lines_are_astors_text)
     tree = ast.parse(INLINED_VISITORS)
     recorded = _RecordingGenerator()
+    recorded.short_lines = False
     recorded.visit(tree)
     del recorded.write
     assert recorded.result == _fragments(SourceGenerator, tree)
     assert ast_to_source(tree) == astor.to_source(tree)
+
+
+def _printed_both_ways(tree_of):
+    """print_tree of a fresh `tree_of()` with short lines written whole, and
+    with astor's fragments throughout (fresh trees: astor leaves `_pp` on nodes)."""
+    from d2s.convert.printing import _RecordingGenerator
+
+    printed = []
+    for short in (True, False):
+        _RecordingGenerator.short_lines = short
+        try:
+            printed.append(print_tree(tree_of()))
+        finally:
+            _RecordingGenerator.short_lines = True
+    return printed
+
+
+def _same_printing(short, fragments):
+    assert short.text == fragments.text
+    assert short.string_lines == fragments.string_lines
+    assert ([(line, type(node)) for line, node in short.statements.items()]
+            == [(line, type(node)) for line, node in fragments.statements.items()])
+
+
+# Short statements of every kind short_lines spells, each way astor spells
+# them (parentheses kept and dropped, quoting, wrapping when too long), and
+# ones it leaves to astor (strings starting a line or spanning lines, slices,
+# lambdas, numbers astor writes its own way, stale precedences).
+SHORT_STATEMENTS = r'''
+def f(a, b):
+    x = y = (a, b), (a,), (), [a, (b,)], [], None, True, b'x', u'u', 'q"\''
+    t = -1, 2.5, 0, [()], ((a, b),), (a, (b,))
+    x += (a + b) * c - d ** -e ** f, (a ** b) ** c, -a ** 2, (-a) ** 2
+    u = not a, ~(a + b), a ** (b ** c), a - (b - c), (a - b) - c, -(-a)
+    r = a < b < c, (a < b) == (c is not d), a + (b < c), a and (b or c)
+    s = (a and b) and c, not (a and b), a or not b, (a or b) and c
+    z = f(a)(b)[c].d, f(*a, *b.c, k=1, **d), f((a, b)), f(a, (b, c))
+    q = a[b, c], a[(b, c)], a[b][c], [a][0], f()[a + b]
+    call(a, 'x', key=(1,)).method()[0](x=-1)
+    w = (1).bit_length(), 1.5.hex(), 'x'.join(a), (a + b).c, (a, b)[0]
+    w = a[1:2], (yield)
+    'docstring-like expression'
+    'x'.join(a)
+    v = 'line one\nline two', f'{a}', lambda q: q + 1, a if b else c
+    v = {a: b}, {a}
+    n = 1e1000, -1e1000, 3j, 10 ** 400, ...
+    very_long_name_number_one = some_function_with_a_long_name(argument_one, argument_two)
+    nonlocal p, q
+    global g
+    return
+    return a, b
+    pass
+    for k in a:
+        break
+        continue
+'''
+
+
+def test_short_lines_are_astors_text():
+    for text in (SHORT_STATEMENTS, INLINED_VISITORS, SAMPLE):
+        _same_printing(*_printed_both_ways(lambda: ast.parse(text)))
+
+
+def test_short_lines_write_astors_fragments():
+    # Unjoined, the fragments of every statement short_lines writes are
+    # astor's own, the ones its wrapping of a long line splits between.
+    from astor.code_gen import SourceGenerator
+
+    from d2s.convert.printing import _RecordingGenerator
+
+    for text in (SHORT_STATEMENTS, INLINED_VISITORS, SAMPLE):
+        recorded = _RecordingGenerator()
+        recorded.join_short = False
+        recorded.visit(ast.parse(text))
+        del recorded.write
+        assert recorded.result == _fragments(SourceGenerator, ast.parse(text))
+
+
+def test_converted_test_code_prints_the_same_with_short_lines():
+    # Every function of the conversion test cases, converted, printed both ways.
+    from d2s.convert.pipeline import convert_tree
+    from d2s.convert.source import parse_function
+    from tests.convert import convert_cases
+
+    def converted(fn):
+        return lambda: convert_tree(parse_function(fn).node, "<test>", fn.__qualname__)
+
+    functions = [fn for fn, _ in convert_cases.CASES] + [documented, long_line_fails]
+    assert len(functions) > 50
+    for fn in functions:
+        _same_printing(*_printed_both_ways(converted(fn)))
 
 
 def _statement_lines(text):
