@@ -147,6 +147,7 @@ def _names_referenced(program):
     body results, loop placeholders, saved scopes): what must stay declared."""
     names = set()
     add = names.add
+    atoms = _ATOMS
     for block in program.blocks:
         for op in block.ops:
             for v in op.inputs:
@@ -161,13 +162,19 @@ def _names_referenced(program):
                     # (the usual: a shape or axes, numbers; one call per item
                     # only where an item is itself a sequence)
                     for item in value:
-                        if type(item) is str:
+                        t = type(item)
+                        if t is str:
                             add(item)
-                        elif isinstance(item, (list, tuple, str)):
+                        elif t not in atoms and isinstance(item, (list, tuple, str)):
                             _mention(item, names)
-                elif isinstance(value, (str, list, tuple)):
+                elif t not in atoms and isinstance(value, (str, list, tuple)):
                     _mention(value, names)
     return names
+
+
+# Attribute values that name nothing, told by their exact type without a call
+# (every op's fill values, flags and axes pass here once per trace).
+_ATOMS = frozenset((int, float, bool, type(None)))
 
 
 def _mention(value, names):
