@@ -89,6 +89,26 @@ def test_full_kernel_equals_np_full(shape):
                 assert _same_bits(made, expected), (shape, number, dtype)
 
 
+def test_0d_full_kernel_gives_a_fresh_array_each_call_and_warns_each_overflow():
+    # 0-d fills are remembered (an interpreted run evaluates each constant on
+    # every loop trip): each call still hands out its own writable array.
+    kernel = OPS["full"].kernel
+    for dtype in DTYPES:
+        for number in (1, True, 2.5, -1.5):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                first = kernel(shape=(), fill_value=number, dtype=dtype)
+                expected = first.copy()
+                first[()] = 0
+                second = kernel(shape=(), fill_value=number, dtype=dtype)
+            assert second is not first and second.flags.writeable
+            assert _same_bits(second, expected), (number, dtype)
+    for _ in range(2):  # numpy warns on each cast that overflows: so does every call
+        with pytest.warns(RuntimeWarning, match="overflow"):
+            out = kernel(shape=(), fill_value=1e40, dtype="float32")
+        assert np.isinf(out)
+
+
 def test_traced_constants_run_as_eager_numbers_do():
     @d2s.jit.to_static
     def f(x):

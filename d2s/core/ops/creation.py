@@ -13,7 +13,40 @@ from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 def _full_kernel(*dims, shape, fill_value, dtype):
     # np.full's own steps for a given dtype, without its per-call overhead and
     # dtype parsing: every constant of a program is folded through here.
+    if not shape and not dims:
+        return _scalar_full(fill_value, dtype)
     out = np.empty(fill_spec(shape, dims), named_dtype(dtype))
+    np.copyto(out, fill_value, casting="unsafe")
+    return out
+
+
+# (type, value, dtype) of a 0-d fill -> that array, read-only: the constants
+# a trace makes of Python numbers are 0-d, and an interpreted run (a
+# `to_static` function's first call) evaluates each on every loop trip. A
+# copy costs a fifth of making one. Float zeros are never keys (0.0 == -0.0,
+# but their signs differ), nor values that overflow the dtype (numpy warns
+# each time); other values as `_full_kernel` takes them.
+_SCALAR_FULLS = {}
+_SCALAR_FULLS_MAX = 4096
+
+
+def _scalar_full(fill_value, dtype):
+    t = type(fill_value)
+    if (t is float or t is int or t is bool) and (fill_value or t is not float):
+        key = (t, fill_value, dtype)
+        found = _SCALAR_FULLS.get(key)
+        if found is None:
+            found = np.empty((), named_dtype(dtype))
+            np.copyto(found, fill_value, casting="unsafe")
+            kind = found.dtype.kind
+            if kind not in "biu" and not (kind in "fc" and np.isfinite(found)):
+                return found  # (an overflow warns on every call, as numpy does)
+            found.flags.writeable = False
+            if len(_SCALAR_FULLS) >= _SCALAR_FULLS_MAX:
+                _SCALAR_FULLS.clear()
+            _SCALAR_FULLS[key] = found
+        return found.copy()
+    out = np.empty((), named_dtype(dtype))
     np.copyto(out, fill_value, casting="unsafe")
     return out
 
