@@ -52,11 +52,22 @@ def _scalar_full(fill_value, dtype):
 
 
 def _full_infer(*dims, shape, fill_value, dtype):
-    # Every constant of a trace is a `full`: a loop, and the dtype by its name.
+    # Every constant of a trace is a `full`: a loop, and the dtype by its name;
+    # a 0-d one (a Python number) has one Aval per dtype (Avals are immutable).
+    if not shape:
+        aval = _SCALAR_AVALS.get(dtype)
+        if aval is None:
+            if len(_SCALAR_AVALS) >= 256:
+                _SCALAR_AVALS.clear()
+            aval = _SCALAR_AVALS[dtype] = Aval((), named_dtype(dtype))
+        return aval
     for d in shape:
         if d is not None and d < 0:
             raise ValueError(f"full: negative dim in shape {format_spec(shape)}")
     return Aval(tuple(shape), named_dtype(dtype))
+
+
+_SCALAR_AVALS = {}  # dtype as `full` names it -> Aval((), that dtype)
 
 
 def onnx_fill(ns, dims, fill_value, dtype):
