@@ -225,7 +225,8 @@ def check_outer_list(lst, label, method):
     hint = _local_hint(label)
     if type(lst) in _CONTAINERS:
         kind, why = type(lst).__name__, "was not created inside it (others may hold it: a " \
-            "caller, a layer's cache)"
+            "caller, a layer's cache, or what it was handed to before the construct: " \
+            f"`self.x = {label}`, `d[k] = {label}`, `(…, {label})`, a call)"
     else:
         kind, why = "list", "is carried there as a tensor array (a program value no " \
             "in-place change reaches)"
@@ -235,7 +236,8 @@ def check_outer_list(lst, label, method):
         f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
         f"all of them. Change a list the code creates itself: `{hint} = []` (or `{hint} = "
         f"list(...)` of what a call returned) inside the construct, or before it with "
-        f"`{hint}.append(...)` inside it; return it, or use it after the construct")
+        f"`{hint}.append(...)` inside it; return it, or use or hand it out after the "
+        f"construct")
 
 
 def _local_hint(label):
