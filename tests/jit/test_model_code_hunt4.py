@@ -203,3 +203,101 @@ def test_reading_a_list_before_the_construct_is_no_escape():
         assert_same_run(static, _reads_before_the_construct,
                         lambda: (tensor([value, 2.0], grad=True),))
     assert "cond" in program_ops(static, tensor([1.0, 2.0]))
+
+
+# ---- builtins over a list appended in a tensor loop --------------------------------
+
+def _collected(x):
+    outs = []
+    i = 0
+    while x.sum() > i:
+        outs.append(x * (i + 1.0) - 2.5)
+        i += 1
+    return outs
+
+
+def _sum_of_collected(x):
+    return sum(_collected(x))
+
+
+def _sum_of_collected_with_start(x):
+    outs = _collected(x)
+    return sum(outs, x * 3.0)
+
+
+def _max_and_min_of_collected(x):
+    outs = []
+    i = 0
+    while x.sum() > i:
+        outs.append((x * (i - 1.0)) ** 2)
+        i += 1
+    return max(outs), min(outs), x * len(outs)
+
+
+def _for_over_collected(x):
+    outs = _collected(x)
+    acc = x * 0.0
+    for o in outs:
+        acc = acc * 0.5 + o
+    return acc
+
+
+def _int_rows(x):
+    outs = []
+    i = 0
+    while x.sum() > i:
+        outs.append(d2s.cast(x, "int32") + i)
+        i += 1
+    return sum(outs)
+
+
+@pytest.mark.parametrize("fn", [_sum_of_collected, _sum_of_collected_with_start,
+                                _max_and_min_of_collected])
+@pytest.mark.parametrize("n", [1.0, 3.0])
+def test_builtins_over_a_list_appended_in_a_tensor_loop(fn, n):
+    # sum: a TypeError (the tensor array iterated at build time); max/min:
+    # the whole array (every row) where eagerly the largest row.
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor([n], grad=True),))
+    assert "while" in program_ops(static, tensor([n]))
+
+
+@pytest.mark.parametrize("n", [1.0, 3.0])
+def test_a_for_loop_over_a_list_appended_in_a_tensor_loop(n):
+    # values only: its gradient on xla is a known crash of the xla while-grad
+    # lowering (a free tensor array input), not of the conversion
+    static = to_static(_for_over_collected)
+    assert_same_run(static, _for_over_collected, lambda: (tensor([n]),))
+    assert "while" in program_ops(static, tensor([n]))
+
+
+def test_sum_of_int_rows_keeps_their_dtype():
+    static = to_static(_int_rows)
+    out = assert_same_run(static, _int_rows, lambda: (tensor([3.0]),))
+    assert out.dtype == np.int32
+
+
+def _max_of_a_tensor(x):
+    return max(x), min(x * -1.0), sum(x)
+
+
+def test_max_min_sum_of_a_tensor_fold_its_rows():
+    # max(v) of a static Variable returned v itself (all rows).
+    static = to_static(_max_of_a_tensor)
+    assert_same_run(static, _max_of_a_tensor, lambda: (tensor([1.0, 3.0, 2.0, 3.0], grad=True),))
+
+
+def _max_of_wide_rows(x):
+    outs = []
+    i = 0
+    while x.sum() > i:
+        outs.append(x)
+        i += 1
+    return max(outs)
+
+
+def test_max_of_rows_of_many_elements_is_bools_error():
+    with pytest.raises(ValueError, match=r"max\(\).*ambiguous"):
+        to_static(_max_of_wide_rows)(tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        _max_of_wide_rows(tensor([1.0, 2.0]))
