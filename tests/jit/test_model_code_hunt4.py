@@ -10,6 +10,15 @@ Found by this file (each failed before its fix):
   counts such a list as one others may hold, so the append is the clear
   error naming the list, the file and the line; handed out after the
   construct (`self.outs = outs` after the loop) it is carried as before.
+* `max(outs)` / `min(outs)` of a list appended in a tensor loop (and `max(x)`
+  of any static Variable): the whole array, where eagerly the first largest
+  row; `sum(outs)`: a TypeError. They fold the rows now (`_jst.convert_sum`).
+* a Layer attribute a tensor `if` or loop writes (`self.count += 1`,
+  `self.last = h`): after the call the layer kept the build-time Variable, so
+  eager code (`layer.count + 1` built another Variable) and the next call read
+  it. It is carried inside the trace as before; after it the attribute is an
+  UndefinedVar whose use is a NameError naming it, the file and the line (a
+  failed trace puts the old value back).
 """
 import re
 
@@ -301,3 +310,101 @@ def test_max_of_rows_of_many_elements_is_bools_error():
         to_static(_max_of_wide_rows)(tensor([1.0, 2.0]))
     with pytest.raises(ValueError, match="ambiguous"):
         _max_of_wide_rows(tensor([1.0, 2.0]))
+
+
+# ---- a layer's attribute written under a tensor `if` or loop -----------------------
+
+class _Counts(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def forward(self, x, gate=None):
+        if (x.sum() if gate is None else gate) > 0:
+            self.count += 1
+        return x * 2.0
+
+
+class _KeepsLast(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.last = tensor([0.0])
+
+    def forward(self, x):
+        if x.sum() > 0:
+            self.last = x * 2.0
+        else:
+            self.last = x * 3.0
+        return self.last + 1.0
+
+
+class _KeepsLastOfLoop(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.state = tensor([0.0])
+
+    def forward(self, x):
+        i = 0
+        while x.sum() > i:
+            self.state = self.state + x
+            i += 1
+        return x
+
+
+@pytest.mark.parametrize("make, name", [
+    (_Counts, "count"), (_KeepsLast, "last"), (_KeepsLastOfLoop, "state")])
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_a_layer_attribute_a_tensor_construct_wrote_is_no_build_time_variable_after_the_call(
+        make, name, value):
+    # The layer kept the build-time Variable (cond_5: int64[]): eager code
+    # after the call (`layer.count + 1` built another Variable), and the
+    # next call of the same program, read it instead of the path taken.
+    layer, eager = make(), make()
+    static = to_static(layer)
+    for _ in range(2):
+        assert_same(static(tensor([value])), eager(tensor([value])))
+        with pytest.raises(NameError, match=rf"(?s)'self\.{name}'.*layer {make.__name__} got it "
+                                            rf"from a tensor `if` or loop of a to_static call "
+                                            rf"\(.*test_model_code_hunt4\.py, line \d+\).*"
+                                            rf"return it from the function"):
+            getattr(layer, name) + 1
+
+
+def test_a_failed_trace_leaves_the_layer_attribute_as_it_was():
+    class _FailsAfterTheIf(_KeepsLast):
+        def forward(self, x):
+            super().forward(x)
+            raise RuntimeError("after the write")
+    layer = _FailsAfterTheIf()
+    before = layer.last
+    with pytest.raises(RuntimeError, match="after the write"):
+        to_static(layer)(tensor([1.0]))
+    assert layer.last is before
+
+
+class _Scratch:
+    """A user object (not a layer) the call writes and reads: no error."""
+
+
+def _writes_scratch(x):
+    scratch = _Scratch()
+    if x.sum() > 0:
+        scratch.h = x * 2.0
+    else:
+        scratch.h = -x
+    return scratch.h + 1.0
+
+
+def test_an_object_of_the_call_written_under_a_tensor_if_is_carried():
+    static = to_static(_writes_scratch)
+    for value in (1.0, -1.0):
+        assert_same_run(static, _writes_scratch, lambda: (tensor([value, 2.0], grad=True),))
+    assert "cond" in program_ops(static, tensor([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_a_layer_attribute_written_on_a_python_condition_keeps_python_semantics(value):
+    # (once: a Python side effect happens once per trace, DESIGN §4)
+    layer, eager = _Counts(), _Counts()
+    assert_same(to_static(layer)(tensor([1.0]), value), eager(tensor([1.0]), value))
+    assert layer.count == eager.count == (1 if value > 0 else 0)
