@@ -19,6 +19,12 @@ Found by this file (each failed before its fix):
   it. It is carried inside the trace as before; after it the attribute is an
   UndefinedVar whose use is a NameError naming it, the file and the line (a
   failed trace puts the old value back).
+* a helper raising under a tensor `if` (`if x.sum() < 0: raise ValueError`),
+  called inside the caller's `try: ... except ValueError:`: eagerly the
+  `except` took it; the program raised it at run time, past the `except`.
+  Refused now while the program is built, naming the raise and the `try`
+  (`_jst.try_body` around each converted `try` body); a raise no handler
+  around would take stays a run-time error.
 """
 import re
 
@@ -408,3 +414,82 @@ def test_a_layer_attribute_written_on_a_python_condition_keeps_python_semantics(
     layer, eager = _Counts(), _Counts()
     assert_same(to_static(layer)(tensor([1.0]), value), eager(tensor([1.0]), value))
     assert layer.count == eager.count == (1 if value > 0 else 0)
+
+
+# ---- a helper raising under a tensor `if`, called inside the caller's `try` --------
+
+def _checked(x):
+    if x.sum() < 0:
+        raise ValueError("negative input")
+    return x * 2.0
+
+
+def _catches_the_helpers_error(x):
+    try:
+        y = _checked(x)
+    except ValueError:
+        y = x * 0.0
+    return y + 1.0
+
+
+def _catches_in_a_tensor_loop(x):
+    total = x * 0.0
+    i = 0
+    while i < x.sum():
+        try:
+            total = total + _checked(x - i)
+        except (KeyError, ValueError):
+            total = total - 1.0
+        i += 1
+    return total
+
+
+def _catches_another_error(x):
+    try:
+        y = _checked(x)
+    except KeyError:
+        y = x * 0.0
+    return y + 1.0
+
+
+@pytest.mark.parametrize("fn", [_catches_the_helpers_error, _catches_in_a_tensor_loop])
+@pytest.mark.parametrize("value", [2.0, -1.0])
+def test_a_raise_under_a_tensor_if_the_callers_except_would_catch_is_refused(fn, value):
+    # Eagerly the `except` takes the helper's error (x <= 0); the program
+    # raised it when it ran, past the `except` (no word of why).
+    fn(tensor([value]))
+    with pytest.raises(ControlFlowError,
+                       match=r"(?s)ValueError\(negative input\) is raised under an `if` on a "
+                             r"tensor.*test_model_code_hunt4\.py, line \d+\), inside the `try` at "
+                             r".*test_model_code_hunt4\.py, line \d+, whose `except` takes it.*"
+                             r"raise ValueError\(\"negative input\"\)"):
+        to_static(fn)(tensor([value]))
+
+
+def test_a_raise_no_except_around_takes_stays_a_run_time_error():
+    static = to_static(_catches_another_error)
+    assert_same(static(tensor([2.0])), _catches_another_error(tensor([2.0])))
+    for fn in (static, _catches_another_error):
+        with pytest.raises(ValueError, match="negative input"):
+            fn(tensor([-1.0]))
+
+
+def _checked_gate(x, gate):
+    if gate < 0:
+        raise ValueError("negative gate")
+    return x * 2.0
+
+
+def _catches_on_a_python_gate(x, gate):
+    try:
+        y = _checked_gate(x, gate)
+    except ValueError:
+        y = x * 0.0
+    return y + 1.0
+
+
+@pytest.mark.parametrize("gate", [2.0, -1.0])
+def test_a_helper_raising_on_a_python_condition_is_caught_as_eagerly(gate):
+    static = to_static(_catches_on_a_python_gate)
+    assert_same_run(static, _catches_on_a_python_gate,
+                    lambda: (tensor([1.0, 2.0], grad=True), gate))

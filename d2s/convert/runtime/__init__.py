@@ -17,6 +17,7 @@ from .lists import (convert_list_append, convert_list_concat, convert_list_exten
 from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
+from .try_bodies import try_body
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
@@ -30,5 +31,5 @@ __all__ = [
     "convert_raise", "convert_range", "convert_shape", "convert_sum", "convert_while_loop",
     "convert_zip",
     "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
-    "return_value", "store_attr", "store_item",
+    "return_value", "store_attr", "store_item", "try_body",
 ]

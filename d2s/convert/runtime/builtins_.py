@@ -16,6 +16,7 @@ import builtins
 from .dispatch import _any_static, _is_static
 from .iteration import python_int
 from .logical import check_truth_size
+from .try_bodies import check_uncaught_raise
 
 __all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
            "convert_isinstance", "convert_max", "convert_min", "convert_sum", "convert_any",
@@ -55,12 +56,15 @@ def convert_assert(test, msg_fn=None):
 
 def convert_raise(exc):
     """`raise exc`; inside a branch of a tensor `if` (or a static loop body) it
-    becomes an op that raises the same type and message when that code runs."""
+    becomes an op that raises the same type and message when that code runs
+    (an error now if a converted `try` running it would catch it:
+    `try_bodies`)."""
     if isinstance(exc, type) and issubclass(exc, BaseException):
         exc = exc()
     from d2s.static.side_effects import append_raise
     if not append_raise(exc):
         raise exc
+    check_uncaught_raise(exc)
 
 
 def convert_len(value):
