@@ -12,7 +12,8 @@ Found by this file (each failed before its fix):
   construct (`self.outs = outs` after the loop) it is carried as before.
 * `max(outs)` / `min(outs)` of a list appended in a tensor loop (and `max(x)`
   of any static Variable): the whole array, where eagerly the first largest
-  row; `sum(outs)`: a TypeError. They fold the rows now (`_jst.convert_sum`).
+  row; `sum(outs)` and `for o in reversed(outs)`: a TypeError. They fold
+  (walk) the rows now (`_jst.convert_sum`, `_jst.convert_reversed`).
 * a Layer attribute a tensor `if` or loop writes (`self.count += 1`,
   `self.last = h`): after the call the layer kept the build-time Variable, so
   eager code (`layer.count + 1` built another Variable) and the next call read
@@ -277,12 +278,22 @@ def test_builtins_over_a_list_appended_in_a_tensor_loop(fn, n):
     assert "while" in program_ops(static, tensor([n]))
 
 
+def _reversed_for_over_collected(x):
+    outs = _collected(x)
+    acc = x * 0.0
+    for o in reversed(outs):
+        acc = acc * 0.5 + o
+    return acc
+
+
+@pytest.mark.parametrize("fn", [_for_over_collected, _reversed_for_over_collected])
 @pytest.mark.parametrize("n", [1.0, 3.0])
-def test_a_for_loop_over_a_list_appended_in_a_tensor_loop(n):
+def test_a_for_loop_over_a_list_appended_in_a_tensor_loop(fn, n):
     # values only: its gradient on xla is a known crash of the xla while-grad
     # lowering (a free tensor array input), not of the conversion
-    static = to_static(_for_over_collected)
-    assert_same_run(static, _for_over_collected, lambda: (tensor([n]),))
+    # reversed(outs): a TypeError (its length asked while the program is built)
+    static = to_static(fn)
+    assert_same_run(static, fn, lambda: (tensor([n]),))
     assert "while" in program_ops(static, tensor([n]))
 
 

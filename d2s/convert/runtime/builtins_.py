@@ -1,5 +1,5 @@
-"""`print`, `assert`, `len`, `isinstance`, `max`, `min`, `sum`, `any`, `all` and
-`.shape` as called by converted code.
+"""`print`, `assert`, `len`, `isinstance`, `max`, `min`, `sum`, `reversed`, `any`,
+`all` and `.shape` as called by converted code.
 
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
@@ -9,7 +9,8 @@ the static paths below); a Variable is a `d2s.Tensor` to `isinstance`;
 `max`/`min`/`any`/`all` over one-element Variables select at run time
 (builtins would ask `bool()` of a Variable while the program is built);
 `sum`/`max`/`min` of one Variable (a list appended in a tensor loop is one:
-a tensor array) fold its rows, as the builtins fold an eager Tensor's.
+a tensor array) fold its rows, as the builtins fold an eager Tensor's, and
+`reversed` of one is its rows last first.
 """
 import builtins
 
@@ -19,8 +20,8 @@ from .logical import check_truth_size
 from .try_bodies import check_uncaught_raise
 
 __all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
-           "convert_isinstance", "convert_max", "convert_min", "convert_sum", "convert_any",
-           "convert_all"]
+           "convert_isinstance", "convert_max", "convert_min", "convert_reversed", "convert_sum",
+           "convert_any", "convert_all"]
 
 
 def convert_print(*args, **kwargs):
@@ -97,6 +98,15 @@ def convert_max(*args, **kwargs):
 
 def convert_min(*args, **kwargs):
     return _extreme(builtins.min, "min", lambda item, best: item < best, args, kwargs)
+
+
+def convert_reversed(seq):
+    """`reversed(seq)`: of a static Variable (a list appended in a tensor loop
+    is one), its rows last first, itself a Variable a converted `for` walks
+    (`reversed` would ask its length while the program is built)."""
+    if _is_static(seq) and seq.shape:
+        return seq[::-1]
+    return builtins.reversed(seq)
 
 
 def convert_sum(*args, **kwargs):
