@@ -26,6 +26,10 @@ Found by this file (each failed before its fix):
   Refused now while the program is built, naming the raise and the `try`
   (`_jst.try_body` around each converted `try` body); a raise no handler
   around would take stays a run-time error.
+* a tuple, string, dict or None appended under a tensor `if` to a list both
+  branches share: appended in place, shown on every path (`len(names)` 1
+  where eagerly 0); in a tensor loop: numpy's TypeError about a Variable.
+  A ControlFlowError naming the list, the file and the line now.
 """
 import re
 
@@ -504,3 +508,55 @@ def test_a_helper_raising_on_a_python_condition_is_caught_as_eagerly(gate):
     static = to_static(_catches_on_a_python_gate)
     assert_same_run(static, _catches_on_a_python_gate,
                     lambda: (tensor([1.0, 2.0], grad=True), gate))
+
+
+# ---- a value no tensor can hold, appended under a tensor `if` or loop -------------
+
+def _tuple_under_tensor_if(x):
+    outs = []
+    if x.sum() > 0:
+        outs.append((x, x * 2.0))
+    return x * len(outs)
+
+
+def _string_under_tensor_if(x):
+    names = []
+    if x.sum() > 0:
+        names.append("positive")
+    return x * len(names)
+
+
+def _none_under_tensor_if(x):
+    outs = [x]
+    if x.sum() > 0:
+        outs.append(None)
+    return x * len(outs)
+
+
+def _pairs_in_tensor_loop(x):
+    outs = []
+    i = 0
+    while x.sum() > i:
+        outs.append((x, x * 2.0))
+        i += 1
+    return outs[-1][1]
+
+
+@pytest.mark.parametrize("fn, name, kind", [
+    (_tuple_under_tensor_if, "outs", "tuple"), (_string_under_tensor_if, "names", "str"),
+    (_none_under_tensor_if, "outs", "NoneType"), (_pairs_in_tensor_loop, "outs", "tuple")])
+@pytest.mark.parametrize("value", [1.0, -1.0])
+def test_a_value_no_tensor_holds_appended_under_a_tensor_construct_is_an_error(
+        fn, name, kind, value):
+    # Under an `if`: appended in place, shown on every path (len 1 where
+    # eagerly 0). In a loop: numpy's TypeError about a Variable without a value.
+    with pytest.raises(ControlFlowError,
+                       match=rf"(?s)'{name}\.append\(\.\.\.\)' of a {kind} inside an `if` or a "
+                             rf"loop on a tensor \(.*test_model_code_hunt4\.py, line \d+\)"):
+        to_static(fn)(tensor([value]))
+
+
+@pytest.mark.parametrize("gate", [1.0, -1.0])
+def test_values_no_tensor_holds_appended_on_a_python_condition_keep_python_semantics(gate):
+    for fn in (_tuple_under_tensor_if, _string_under_tensor_if, _none_under_tensor_if):
+        assert_same(to_static(fn)(np.float32(gate)), fn(np.float32(gate)))
