@@ -31,7 +31,6 @@ Found by this file (each failed before its fix):
   where eagerly 0); in a tensor loop: numpy's TypeError about a Variable.
   A ControlFlowError naming the list, the file and the line now.
 """
-import re
 
 import numpy as np
 import pytest

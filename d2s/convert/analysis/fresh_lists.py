@@ -322,7 +322,7 @@ class _Scan:
         in this scope."""
         lazy = type(node) is ast.GeneratorExp and use != _READ
         read = _ESCAPE if lazy else _READ
-        for number, generator in enumerate(node.generators):
+        for generator in node.generators:
             self.expression(generator.iter, read, here)
             for test in generator.ifs:
                 self.expression(test, read, here)
