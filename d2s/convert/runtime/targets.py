@@ -120,8 +120,7 @@ def _remember_layer_write(obj, name, label, before):
     stack = getattr(_writes, "layers", None)
     if not stack or (id(obj), name) in stack[-1]:
         return
-    from d2s.nn.layer import Layer
-    if not isinstance(obj, Layer):
+    if not hasattr(type(obj), "named_sublayers"):   # a Layer (d2s.nn is not imported here)
         return   # a user's object: read in the same trace, or the user's to keep
     from d2s.static.ir import user_origin
     origin = user_origin()
