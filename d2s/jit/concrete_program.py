@@ -30,7 +30,7 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
-from ..convert.runtime.targets import layer_writes
+from ..convert import layer_writes
 from ..gc_pause import gc_paused
 from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
 from .taped import TapedRuns

@@ -195,10 +195,10 @@ def _row_sum(rows):
     op widens integers)."""
     import numpy as np
 
-    import d2s
     from d2s.core import ops
+    from d2s.core.tensor import Tensor
     total = ops.sum(rows, axis=0)
-    eager = (0 + d2s.to_tensor(np.zeros(1, dtype=rows.dtype))).dtype
+    eager = (0 + Tensor(np.zeros(1, dtype=rows.dtype))).dtype
     return total if total.dtype == eager else total.astype(eager)
 
 
