@@ -292,11 +292,9 @@ def _reversed_for_over_collected(x):
 @pytest.mark.parametrize("fn", [_for_over_collected, _reversed_for_over_collected])
 @pytest.mark.parametrize("n", [1.0, 3.0])
 def test_a_for_loop_over_a_list_appended_in_a_tensor_loop(fn, n):
-    # values only: its gradient on xla is a known crash of the xla while-grad
-    # lowering (a free tensor array input), not of the conversion
     # reversed(outs): a TypeError (its length asked while the program is built)
     static = to_static(fn)
-    assert_same_run(static, fn, lambda: (tensor([n]),))
+    assert_same_run(static, fn, lambda: (tensor([n], grad=True),))
     assert "while" in program_ops(static, tensor([n]))
 
 

@@ -345,6 +345,45 @@ def test_a_list_read_several_times_has_numpys_gradients(strict, fn, n, sign):
     assert_same(_run(fn, "xla", sign * x0, w0, n), _run(fn, "numpy", sign * x0, w0, n))
 
 
+# ---- a list walked by a second loop, and max/min of a list ------------------------------
+def walked_by_a_for(x, w, n):
+    """`for h in hs`: a second tensor loop reading the list row by row (its
+    cotangent summed over that loop's trips as a tensor array)."""
+    acc = x * 0.0
+    for h in _states(x, w, n):
+        acc = acc * 0.5 + h
+    return acc
+
+
+def walked_in_reverse(x, w, n):
+    acc = x * 0.0
+    for h in reversed(_states(x, w, n)):             # outs[::-1]
+        acc = acc * 0.5 + h
+    return acc
+
+
+def _scores(x, w, n):
+    scores, i = [], 0
+    while i < n:
+        scores.append((d2s.tanh(d2s.matmul(x, w)) * (i - 1.5)).sum())
+        i += 1
+    return scores
+
+
+def best_and_worst(x, w, n):
+    scores = _scores(x, w, n)
+    return (max(scores) - min(scores)) * x     # the builtins pick rows of the list
+
+
+@pytest.mark.parametrize("n", [1, 5, 70])
+@pytest.mark.parametrize("fn", [walked_by_a_for, walked_in_reverse, best_and_worst])
+def test_a_list_read_row_by_row_lowers_with_numpys_values_and_gradients(strict, fn, n):
+    """Before: the gradient of `for h in hs` crashed while lowering (zeros_like
+    of a tensor array); max/min of a list fell back (a gather of it)."""
+    x0, w0 = _inputs()
+    assert_same(_run(fn, "xla", x0, w0, n), _run(fn, "numpy", x0, w0, n))
+
+
 # ---- a cross entropy over the steps of a loop ------------------------------------------
 def _labels(x, n):
     labels, i = [], 0
