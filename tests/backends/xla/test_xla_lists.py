@@ -139,15 +139,20 @@ def test_the_max_over_a_list_lowers(strict, n):
     assert_same(_run(max_over_time, "xla", x0, w0, n), _run(max_over_time, "numpy", x0, w0, n))
 
 
-def test_the_max_over_an_empty_list_raises_numpys_error():
+def _same_error_on_both(fn, error):
+    """`fn` of an empty list raises `error` with the same message on both backends."""
     x0, w0 = _inputs()
     errors = []
     for backend in ("numpy", "xla"):
-        with pytest.raises(ValueError) as info:
-            to_static(max_over_time, backend=backend)(
+        with pytest.raises(error) as info:
+            to_static(fn, backend=backend)(
                 d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(0)))
         errors.append(str(info.value))
-    assert errors[0] == errors[1]
+    assert errors[1] == errors[0]
+
+
+def test_the_max_over_an_empty_list_raises_numpys_error():
+    _same_error_on_both(max_over_time, ValueError)
 
 
 # ---- a training step -------------------------------------------------------------------
@@ -274,14 +279,7 @@ def test_slices_and_softmax_of_an_empty_list_are_numpys(fn):
 def test_the_last_entry_of_an_empty_list_raises_numpys_index_error():
     """XLA clamps a run-time row index; the list's length is known: the run
     goes to numpy, which raises."""
-    x0, w0 = _inputs()
-    errors = []
-    for backend in ("numpy", "xla"):
-        with pytest.raises(IndexError) as info:
-            to_static(last_state, backend=backend)(
-                d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(0)))
-        errors.append(str(info.value))
-    assert errors[1] == errors[0]
+    _same_error_on_both(last_state, IndexError)
 
 
 def most_active_step(x, w, n):
