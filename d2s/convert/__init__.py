@@ -1,12 +1,14 @@
 """The conversion side of d2s: Python source -> AST -> converted function.
 
 `convert_function(fn)` returns the converted function and its source;
-generated code calls helpers from `d2s.convert.runtime` (as `_jst`).
+generated code calls helpers from `d2s.convert.runtime` (as `_jst`);
+`layer_writes` surrounds a program's trace (jit.concrete_program).
 The AST side depends on nothing else of d2s.
 """
 from .api import convert_function, is_convertible
 from .errors import D2SConversionError, SourceUnavailableError, UnsupportedSyntaxError
 from .origin import rewrite_exception
+from .runtime.targets import layer_writes
 
-__all__ = ["convert_function", "is_convertible", "rewrite_exception", "D2SConversionError",
-           "SourceUnavailableError", "UnsupportedSyntaxError"]
+__all__ = ["convert_function", "is_convertible", "rewrite_exception", "layer_writes",
+           "D2SConversionError", "SourceUnavailableError", "UnsupportedSyntaxError"]

@@ -30,6 +30,7 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
+from ..convert import layer_writes
 from ..gc_pause import gc_paused
 from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
 from .taped import TapedRuns
@@ -77,7 +78,7 @@ class ConcreteProgram(TapedRuns):
         program also computes the new parameters, gradients and optimizer
         state, and it comes back as a `StepProgram` (jit.train_step) that
         commits them to the eager objects on each run."""
-        with gc_paused():
+        with gc_paused(), layer_writes():
             return cls._trace(converted_fn, signature, bound_self, check_finite)
 
     @classmethod

@@ -392,17 +392,43 @@ def _getitem(ns, rule, x, *tensors, spec):
     return rule(ns, x, *tensors, spec=spec)
 
 
+def _row_of(ns, x, index, axis):
+    """The run-time row `index` (negative: from the length) picks along the
+    array's length; numpy's IndexError (via numpy) outside it."""
+    if not isinstance(x, TensorArray) or isinstance(index, TensorArray) or axis != x.axis \
+            or x.axis != 0 or getattr(index, "ndim", 1) != 0:
+        raise Unsupported("a gather from a tensor array other than of one row along its length")
+    ns.check_on_numpy((index < x.length) & (index >= -x.length))
+    return x.row_index(index)
+
+
+def _gather(ns, rule, x, index, axis):
+    """`gather(arr, i, axis=0)` for a scalar `i`: one row (`max(outs)`)."""
+    return rule(ns, x.buf, _row_of(ns, x, index, axis), axis=axis)
+
+
+def _gather_grad(ns, rule, g, x, index, axis):
+    if isinstance(g, TensorArray):
+        raise Unsupported("a gather cotangent that is itself a tensor array")
+    buf = rule(ns, g, x.buf, _row_of(ns, x, index, axis), axis=axis)
+    return TensorArray(buf, x.length, x.base, x.axis)
+
+
 def _getitem_grad(ns, rule, g, x, *tensors, spec):
     """The cotangent of `arr[i]` (then any index of the row) or of
     `arr[start:stop]` (`TensorArray.__getitem__`): zeros shaped like the
     array, the cotangent at the rows read (a run-time index as the forward
     clamped it)."""
-    if not isinstance(x, TensorArray) or tensors or x.axis != 0 or not spec or (
+    if not isinstance(x, TensorArray) or x.axis != 0 or not spec or (
             isinstance(g, TensorArray) and g.axis != 0):
         raise Unsupported("a gradient of indexing a tensor array other than by a leading "
                           "integer or a slice with integer bounds")
     kind = spec[0][0]
-    if kind == "slice" and len(spec) == 1:
+    if any(isinstance(t, TensorArray) for t in tensors):
+        raise Unsupported("it indexes with a tensor array")
+    if spec == (("slice", None, None, -1),) and isinstance(g, TensorArray):
+        return g.reversed_rows()  # `reversed(outs)`: its own inverse
+    if kind == "slice" and len(spec) == 1 and not tensors:
         start, length = x.slice_bounds(slice(*spec[0][1:]))
         if isinstance(g, TensorArray):
             rows = _filled(g, 0)
@@ -410,13 +436,14 @@ def _getitem_grad(ns, rule, g, x, *tensors, spec):
             ns.check_on_numpy(length == g.shape[0])
             rows = g
         return TensorArray(unshift_rows(rows, start, x.capacity), x.length, x.base)
-    if kind != "int" or isinstance(g, TensorArray):
+    i = spec[0][1] if kind == "int" else tensors[spec[0][1]] if kind == "tensor" else None
+    if i is None or getattr(i, "ndim", 0) != 0 or isinstance(g, TensorArray):
         raise Unsupported("a gradient of indexing a tensor array other than by a leading "
                           "integer or a slice with integer bounds")
-    row = g if len(spec) == 1 else rule(ns, g, jnp.zeros(x.buf.shape[1:], g.dtype),
+    row = g if len(spec) == 1 else rule(ns, g, jnp.zeros(x.buf.shape[1:], g.dtype), *tensors,
                                         spec=spec[1:])
     buf = jnp.zeros(x.buf.shape, g.dtype)
-    at = (x.row_index(spec[0][1]),) + (0,) * (buf.ndim - 1)
+    at = (x.row_index(i),) + (0,) * (buf.ndim - 1)
     return TensorArray(lax.dynamic_update_slice(buf, row[None], at), x.length, x.base)
 
 
@@ -426,6 +453,7 @@ _HANDLERS = {
     "flatten": _flatten, "reshape": _reshape, "matmul": _matmul, "broadcast_like": _broadcast_like,
     "sum_to_like": _sum_to_like, "reshape_like": _reshape_like, "numel": _numel,
     "softmax": _normalized(False), "log_softmax": _normalized(True), "argmax": _argmax,
-    "getitem": _getitem, "getitem_grad": _getitem_grad,
+    "getitem": _getitem, "getitem_grad": _getitem_grad, "gather": _gather,
+    "gather_grad": _gather_grad,
     "cross_entropy": _cross_entropy, "cross_entropy_grad": _cross_entropy_grad,
 }

@@ -113,6 +113,26 @@ class TensorArray:
         out = TensorArray(buf, self.length + 1, self.base)
         return out, out.length - self.base
 
+    def zeros(self):
+        """A zero cotangent of this array: zeros of its buffer, its length."""
+        return TensorArray(jnp.zeros_like(self.buf), self.length, self.base, self.axis)
+
+    def plus(self, g, where=None):
+        """This cotangent plus `g`: another of the same array (the same buffer
+        shape), or a plain array of its first rows; where `where` is given,
+        only where it is true."""
+        other = g.buf if isinstance(g, TensorArray) else g
+        if other.shape != self.buf.shape:
+            if isinstance(g, TensorArray) or self.axis != 0 or other.shape[1:] != \
+                    self.buf.shape[1:] or other.shape[0] > self.capacity:
+                raise Unsupported("a cotangent of a tensor array shaped unlike its buffer")
+            other = jnp.pad(other, [(0, self.capacity - other.shape[0])]
+                            + [(0, 0)] * (other.ndim - 1))
+        buf = self.buf + other.astype(self.buf.dtype)
+        if where is not None:
+            buf = jnp.where(where, buf, self.buf)
+        return TensorArray(buf, self.length, self.base, self.axis)
+
     def _along_rows(self, what):
         if self.axis != 0:
             raise Unsupported(f"{what} a value whose run-time length is not along its "
@@ -184,9 +204,22 @@ class TensorArray:
             stop = jnp.maximum(n + int(s.stop), 0)
         return start, jnp.maximum(stop - first, 0)
 
+    def reversed_rows(self):
+        """`arr[::-1]` (`reversed(outs)`): the rows within the length in reverse
+        order, zeros past it; its own inverse, as a cotangent too."""
+        at = self.length - 1 - jnp.arange(self.capacity, dtype=np.int64)
+        rows = jnp.take(self.buf, jnp.clip(at, 0, self.capacity - 1), axis=0)
+        inside = (at >= 0).reshape((-1,) + (1,) * (self.buf.ndim - 1))
+        return TensorArray(jnp.where(inside, rows, jnp.zeros((), rows.dtype)), self.length,
+                           self.base)
+
     def sliced(self, s):
         """`arr[s]` (see `slice_bounds`): its rows moved to the front of a buffer
-        of the same capacity; a prefix keeps the buffer as it is."""
+        of the same capacity; a prefix keeps the buffer as it is; `[::-1]`
+        reverses them (`reversed_rows`)."""
+        if s.start is None and s.stop is None and isinstance(s.step, (int, np.integer)) \
+                and s.step == -1:
+            return self.reversed_rows()
         start, length = self.slice_bounds(s)
         if isinstance(start, int) and start == 0:
             return TensorArray(self.buf, length, self.base)

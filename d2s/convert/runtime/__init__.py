@@ -5,7 +5,7 @@ builds static control flow for static Variables (one rule: `_is_static`).
 """
 from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinstance,
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
-                        convert_shape)
+                        convert_reversed, convert_shape, convert_sum)
 from .call import convert_call
 from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifelse,
                            convert_ifelse_expr, convert_while_loop)
@@ -17,6 +17,7 @@ from .lists import (convert_list_append, convert_list_concat, convert_list_exten
 from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
+from .try_bodies import try_body
 from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
@@ -27,7 +28,8 @@ __all__ = [
     "convert_reached_list_call",
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
-    "convert_raise", "convert_range", "convert_shape", "convert_while_loop", "convert_zip",
+    "convert_raise", "convert_range", "convert_reversed", "convert_shape", "convert_sum",
+    "convert_while_loop", "convert_zip",
     "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
-    "return_value", "store_attr", "store_item",
+    "return_value", "store_attr", "store_item", "try_body",
 ]

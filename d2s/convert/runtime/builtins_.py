@@ -1,5 +1,5 @@
-"""`print`, `assert`, `len`, `isinstance`, `max`, `min`, `any`, `all` and `.shape`
-as called by converted code.
+"""`print`, `assert`, `len`, `isinstance`, `max`, `min`, `sum`, `reversed`, `any`,
+`all` and `.shape` as called by converted code.
 
 Python values and eager Tensors behave exactly as the builtins.  For static
 Variables: `len` / `.shape` give Python ints where known at build time and
@@ -7,16 +7,21 @@ weak int64 scalar Variables where dynamic (`.shape` is always a tuple);
 `print` / `assert` / `raise` become ops that act when the program runs (see
 the static paths below); a Variable is a `d2s.Tensor` to `isinstance`;
 `max`/`min`/`any`/`all` over one-element Variables select at run time
-(builtins would ask `bool()` of a Variable while the program is built).
+(builtins would ask `bool()` of a Variable while the program is built);
+`sum`/`max`/`min` of one Variable (a list appended in a tensor loop is one:
+a tensor array) fold its rows, as the builtins fold an eager Tensor's, and
+`reversed` of one is its rows last first.
 """
 import builtins
 
 from .dispatch import _any_static, _is_static
 from .iteration import python_int
 from .logical import check_truth_size
+from .try_bodies import check_uncaught_raise
 
 __all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
-           "convert_isinstance", "convert_max", "convert_min", "convert_any", "convert_all"]
+           "convert_isinstance", "convert_max", "convert_min", "convert_reversed", "convert_sum",
+           "convert_any", "convert_all"]
 
 
 def convert_print(*args, **kwargs):
@@ -52,12 +57,15 @@ def convert_assert(test, msg_fn=None):
 
 def convert_raise(exc):
     """`raise exc`; inside a branch of a tensor `if` (or a static loop body) it
-    becomes an op that raises the same type and message when that code runs."""
+    becomes an op that raises the same type and message when that code runs
+    (an error now if a converted `try` running it would catch it:
+    `try_bodies`)."""
     if isinstance(exc, type) and issubclass(exc, BaseException):
         exc = exc()
     from d2s.static.side_effects import append_raise
     if not append_raise(exc):
         raise exc
+    check_uncaught_raise(exc)
 
 
 def convert_len(value):
@@ -90,6 +98,27 @@ def convert_max(*args, **kwargs):
 
 def convert_min(*args, **kwargs):
     return _extreme(builtins.min, "min", lambda item, best: item < best, args, kwargs)
+
+
+def convert_reversed(seq):
+    """`reversed(seq)`: of a static Variable (a list appended in a tensor loop
+    is one), its rows last first, itself a Variable a converted `for` walks
+    (`reversed` would ask its length while the program is built)."""
+    if _is_static(seq) and seq.shape:
+        return seq[::-1]
+    return builtins.reversed(seq)
+
+
+def convert_sum(*args, **kwargs):
+    """`sum(items, start=0)`: of a static Variable (a list appended in a tensor
+    loop, carried as a tensor array, is one), `start` plus the sum of its
+    rows, in the dtype eager `0 + row + ...` gives; else the builtin (a
+    Python list of Variables adds them one by one, as eagerly)."""
+    if args and _is_static(args[0]) and args[0].shape and builtins.len(args) <= 2 \
+            and set(kwargs) <= {"start"}:
+        start = args[1] if builtins.len(args) == 2 else kwargs.get("start", 0)
+        return start + _row_sum(args[0])
+    return builtins.sum(*args, **kwargs)
 
 
 def convert_any(iterable):
@@ -161,7 +190,42 @@ def _one_element(item, name):
                          "ambiguous; only one-element tensors convert")
 
 
+def _row_sum(rows):
+    """The rows of `rows` added up, in the dtype of eager `0 + row` (the sum
+    op widens integers)."""
+    import numpy as np
+
+    from d2s.core import ops
+    from d2s.core.tensor import Tensor
+    total = ops.sum(rows, axis=0)
+    eager = (0 + Tensor(np.zeros(1, dtype=rows.dtype))).dtype
+    return total if total.dtype == eager else total.astype(eager)
+
+
+def _extreme_row(rows, name):
+    """`max(rows)` / `min(rows)` of a static Variable: eagerly its rows compared
+    with `>` / `<` (each must have one element for `bool()`), the first best
+    one; here the row at the first index where the reduced value occurs."""
+    from d2s.core import ops
+    first = rows.shape[0]
+    if first == 1:
+        return rows[0]       # eagerly the only row, compared with nothing
+    size = 1
+    for dim in rows.shape[1:]:
+        size = None if dim is None or size is None else size * dim
+    if size != 1:
+        raise ValueError(f"{name}() of a Variable whose rows have "
+                         f"{'many' if size is None else size} elements: eagerly bool() of "
+                         "comparing two rows is ambiguous; only one-element rows compare")
+    flat = ops.reshape(rows, [-1])
+    best = (ops.max if name == "max" else ops.min)(flat)
+    index = ops.argmax(ops.equal(flat, best).astype("int32"), axis=0)
+    return ops.gather(rows, index, axis=0)
+
+
 def _extreme(builtin, name, better, args, kwargs):
+    if builtins.len(args) == 1 and _is_static(args[0]) and args[0].shape and not kwargs:
+        return _extreme_row(args[0], name)
     if builtins.len(args) == 1 and not _is_static(args[0]):
         args = (list(args[0]),)   # an iterator: max/min consume every item anyway
         items = args[0]

@@ -14,6 +14,7 @@ from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
 from .lists import check_list_aliases, enter_trace, exit_trace, sharing, tracing_paths
 from .logical import check_truth_size, static_truth
+from .targets import writing_back
 from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
@@ -310,7 +311,8 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     final = _with_values(init, positions, list(outs))
     if targets:
         _check_one_sided_targets(state_names, targets, final)
-    set_state(final)
+    with writing_back(_changed(state_names, positions, init, final)):
+        set_state(final)
 
 
 def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns):
@@ -340,7 +342,16 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
                                    names=_labels(loop_vars, returns),
                                    optional=_optional(returns))
-    set_state(_with_values(init, positions, list(outs)))
+    final = _with_values(init, positions, list(outs))
+    with writing_back(_changed(state_names, positions, start, final)):
+        set_state(final)
+
+
+def _changed(state_names, positions, init, final):
+    """{name: (value, value before)} of the static outputs a construct
+    changed (`targets.writing_back`)."""
+    return {state_names[p]: (final[p], init[p]) for p in positions
+            if final[p] is not init[p] and _is_static(final[p])}
 
 
 def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn,

@@ -92,19 +92,14 @@ class sharing:
         return False
 
 
-def _pending(lst, values):
-    """`lst` as a pending array when it is a shared list and every value can be a
-    tensor (a number, an array, a tensor); else None (Python's own list)."""
+def _pending(lst, values, method):
+    """`lst` as a pending array when it is a shared list (every value must then
+    be one a tensor can hold: `_check_array_items`); else None (Python's own
+    list)."""
     stack = getattr(_shared, "stack", None)
     if not stack or type(lst) is not list or not any(id(lst) in ids for ids in stack):
         return None
-    import numbers
-
-    import numpy as np
-    from d2s.core.tensor import Tensor
-    if not all(_is_static(v) or isinstance(v, (Tensor, numbers.Number, np.ndarray))
-               for v in values):
-        return None
+    _check_array_items(lst, values, method)
     from d2s.static.tensor_array import PendingArray
     return PendingArray(lst)
 
@@ -119,9 +114,10 @@ def convert_list_append(lst, value, outer=None):
     from d2s.static.tensor_array import PendingArray, array_append, is_tensor_array
     if outer is not None:
         check_outer_list(lst, outer, "append")
-    pending = _pending(lst, (value,))
+    pending = _pending(lst, (value,), "append")
     lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
+        _check_array_items(lst, (value,), "append")
         return array_append(lst, value)
     lst.append(value)
     return lst
@@ -160,9 +156,10 @@ def _extended_array(lst, values):
     object, which the caller extends as Python does."""
     from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
     if type(lst) is list and isinstance(values, (list, tuple)):
-        pending = _pending(lst, values)
+        pending = _pending(lst, values, "extend")
         lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
+        _check_array_items(lst, values, "extend")
         return array_extend(lst, values)
     return None
 
@@ -173,7 +170,7 @@ def convert_list_concat(lst, values):
     values), else Python's `+` (a new list; a tensor adds)."""
     from d2s.static.tensor_array import PendingArray, array_extend, is_tensor_array
     if type(lst) is list and isinstance(values, (list, tuple)):
-        pending = _pending(lst, values)
+        pending = _pending(lst, values, "extend")
         lst = lst if pending is None else pending
     if isinstance(lst, PendingArray) or is_tensor_array(lst):
         return array_extend(lst, values)
@@ -193,6 +190,45 @@ def convert_reached_list_call(lst, method, value, label):
         return
     from .call import convert_call
     convert_call(getattr(lst, method))(value)
+
+
+def _check_array_items(array, values, method):
+    """A tensor array holds tensors (numbers, arrays): appending anything else
+    (a tuple, a dict, a string, None) to the list it stands for, or to a list
+    a tensor `if` shares with its other branch, is an error naming the list
+    (the append showed on every path, or numpy failed on a Variable)."""
+    import numbers
+
+    import numpy as np
+    from d2s.core.tensor import Tensor
+    for value in values:
+        if not (_is_static(value) or isinstance(value, (Tensor, numbers.Number, np.ndarray))):
+            from d2s.static import ControlFlowError
+            from d2s.static.ir import user_origin
+            origin = user_origin()
+            where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+            name = _user_name_of(array) or "the list"
+            hint = ("keep each part in a list of its own (`firsts.append(a)`, "
+                    "`seconds.append(b)`)" if isinstance(value, (tuple, list)) else
+                    "append tensors (or numbers) there, or change the list outside the "
+                    "construct")
+            raise ControlFlowError(
+                f"'{name}.{method}(...)' of a {type(value).__name__} inside an `if` or a loop "
+                f"on a tensor{where}: there the list is carried as a tensor array (one value "
+                f"per path and trip), whose items are tensors (or numbers); {hint}")
+
+
+def _user_name_of(value):
+    """The local name of the user's converted function that holds `value`."""
+    import os
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(package + os.sep):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return next((n for n, v in frame.f_locals.items() if v is value), None)
 
 
 def check_outer_list(lst, label, method):
@@ -225,7 +261,8 @@ def check_outer_list(lst, label, method):
     hint = _local_hint(label)
     if type(lst) in _CONTAINERS:
         kind, why = type(lst).__name__, "was not created inside it (others may hold it: a " \
-            "caller, a layer's cache)"
+            "caller, a layer's cache, or what it was handed to before the construct: " \
+            f"`self.x = {label}`, `d[k] = {label}`, `(…, {label})`, a call)"
     else:
         kind, why = "list", "is carried there as a tensor array (a program value no " \
             "in-place change reaches)"
@@ -235,7 +272,8 @@ def check_outer_list(lst, label, method):
         f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
         f"all of them. Change a list the code creates itself: `{hint} = []` (or `{hint} = "
         f"list(...)` of what a call returned) inside the construct, or before it with "
-        f"`{hint}.append(...)` inside it; return it, or use it after the construct")
+        f"`{hint}.append(...)` inside it; return it, or use or hand it out after the "
+        f"construct")
 
 
 def _local_hint(label):

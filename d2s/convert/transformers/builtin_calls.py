@@ -7,7 +7,9 @@
 before Python's `range` would reject them), `isinstance(...)` ->
 `_jst.convert_isinstance(...)` (a static Variable is a `d2s.Tensor` to user
 code), `max/min/any/all(...)` -> `_jst.convert_max/min/any/all(...)` (they
-would ask `bool()` of a Variable), and zero-argument `super()` ->
+would ask `bool()` of a Variable), `sum(...)` / `reversed(...)` ->
+`_jst.convert_sum/reversed(...)` (a list appended in a tensor loop is one
+Variable: its rows are added, or walked last first), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -27,6 +29,8 @@ _RENAMED = {
     "isinstance": "convert_isinstance",
     "max": "convert_max",
     "min": "convert_min",
+    "sum": "convert_sum",
+    "reversed": "convert_reversed",
     "any": "convert_any",
     "all": "convert_all",
 }

@@ -23,7 +23,7 @@ then, naming the list (`lists.check_outer_list`).
 import ast
 
 from .. import templates
-from ..analysis.fresh_lists import fresh_list_names
+from ..analysis.fresh_lists import list_names
 from ..traversal import StatementTransformer
 from .common import finish
 
@@ -36,7 +36,10 @@ class _ListAppend(StatementTransformer):
 
     def __init__(self):
         self.loops = 0
-        self.fresh = frozenset()   # fresh_list_names of the innermost def
+        # list_names of the innermost def: the names holding only lists it
+        # creates (`own`), and those of them it hands out nowhere before
+        # changing them (`fresh`)
+        self.own = self.fresh = frozenset()
 
     def visit_For(self, node):
         self.loops += 1
@@ -49,10 +52,11 @@ class _ListAppend(StatementTransformer):
     visit_While = visit_If = visit_For
 
     def visit_FunctionDef(self, node):
-        saved = self.loops, self.fresh
-        self.loops, self.fresh = 0, frozenset(fresh_list_names(node))
+        saved = self.loops, self.own, self.fresh
+        self.loops = 0
+        self.own, self.fresh = map(frozenset, list_names(node))
         self.generic_visit(node)
-        self.loops, self.fresh = saved
+        self.loops, self.own, self.fresh = saved
         return node
 
     def _outer(self, name):
@@ -106,7 +110,9 @@ class _ListAppend(StatementTransformer):
         wrapped in `_jst.new_container(...)` (the runtime then knows it was created
         inside the tensor construct being traced, if one is)."""
         if isinstance(target, ast.Name):
-            if target.id in self.fresh and _makes_list(value):
+            # an escaped list too: appending to it in a helper the trace
+            # calls is right when the trace created it
+            if target.id in self.own and _makes_list(value):
                 return finish(templates.replace_as_expression(
                     "_jst.new_container(value)", value=value), value)
             return value

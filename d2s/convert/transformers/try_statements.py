@@ -13,11 +13,19 @@ Python unbinds an `as` name when the handler ends, and a branch or loop
 closure that read it back as state failed ("cannot access free variable").
 The user's name is assigned from it and stays bound, as it does until the
 handler ends in Python.
+
+The body of a `try` with handlers runs inside `with _jst.try_body(lambda:
+(E, ...), "file, line N"):`, so that a raise a tensor construct turns into a
+run-time op (in a helper the body calls: `if x.sum() < 0: raise
+ValueError`) is refused while the program is built when the handlers would
+take it (runtime `try_bodies`); the handlers' types are evaluated only then,
+as Python does.
 """
 import ast
 
 from .. import templates
 from ..analysis import annos
+from ..origin import ORIGIN
 from ..traversal import StatementTransformer
 from .common import finish
 
@@ -27,6 +35,17 @@ class _Handlers(StatementTransformer):
         self.namer = namer
 
     def visit_ClassDef(self, node):
+        return node
+
+    def visit_Try(self, node):
+        self.generic_visit(node)
+        if node.handlers:
+            origin = getattr(node, ORIGIN, None)
+            where = f"{origin.filename}, line {origin.lineno}" if origin else "line ?"
+            types = ast.Tuple(elts=[h.type for h in node.handlers], ctx=ast.Load())
+            node.body = finish(templates.replace(
+                "with _jst.try_body(lambda: types, where):\n    body",
+                types=types, where=ast.Constant(where), body=node.body), node)
         return node
 
     def visit_ExceptHandler(self, node):

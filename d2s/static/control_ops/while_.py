@@ -358,7 +358,7 @@ def _lower_grad_xla(low, op, env):
     carried = [(low.as_tensor_array(value) if i in arrays else value,
                 low.false() if v.name in low.undefined and flag is None else flag)
                for i, ((value, flag), v) in enumerate(zip(carried, op.outputs))]
-    sums = [jnp.zeros_like(low.carried(low.read(env, v, op))) for v in op.inputs[n_ct:]]
+    sums = [_zero_cotangent(low, low.read(env, v, op)) for v in op.inputs[n_ct:]]
 
     def trip(state):
         k, carried, sums, status = state
@@ -376,7 +376,10 @@ def _lower_grad_xla(low, op, env):
             new.append((value, flag))
         for i, name in enumerate(a["free_grads"]):
             g, flag = low.flagged(child, name)
-            sums[i] = sums[i] + g if flag is None else jnp.where(flag, sums[i], sums[i] + g)
+            if isinstance(sums[i], low.TensorArray):  # a list the loop reads (`for o in outs`)
+                sums[i] = sums[i].plus(g, None if flag is None else ~flag)
+            else:
+                sums[i] = sums[i] + g if flag is None else jnp.where(flag, sums[i], sums[i] + g)
         return k - 1, new, sums, low.status
 
     state = (history.count - 1, carried, sums, low.status)
@@ -388,6 +391,13 @@ def _lower_grad_xla(low, op, env):
         env.set(v.name, low.checked(v, low.rows_if_known(v, g), op), flag)
     for v, g in zip(op.outputs[n_ct:], sums):
         env.set(v.name, low.checked(v, g, op))
+
+
+def _zero_cotangent(low, value):
+    """The start of the sum of a read-only value's cotangents over the trips."""
+    if isinstance(value, low.TensorArray):
+        return value.zeros()
+    return low.jnp.zeros_like(low.carried(value))
 
 
 def _array_cotangents(low, op, n_ct):

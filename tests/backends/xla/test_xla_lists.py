@@ -139,15 +139,20 @@ def test_the_max_over_a_list_lowers(strict, n):
     assert_same(_run(max_over_time, "xla", x0, w0, n), _run(max_over_time, "numpy", x0, w0, n))
 
 
-def test_the_max_over_an_empty_list_raises_numpys_error():
+def _same_error_on_both(fn, error):
+    """`fn` of an empty list raises `error` with the same message on both backends."""
     x0, w0 = _inputs()
     errors = []
     for backend in ("numpy", "xla"):
-        with pytest.raises(ValueError) as info:
-            to_static(max_over_time, backend=backend)(
+        with pytest.raises(error) as info:
+            to_static(fn, backend=backend)(
                 d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(0)))
         errors.append(str(info.value))
-    assert errors[0] == errors[1]
+    assert errors[1] == errors[0]
+
+
+def test_the_max_over_an_empty_list_raises_numpys_error():
+    _same_error_on_both(max_over_time, ValueError)
 
 
 # ---- a training step -------------------------------------------------------------------
@@ -274,14 +279,7 @@ def test_slices_and_softmax_of_an_empty_list_are_numpys(fn):
 def test_the_last_entry_of_an_empty_list_raises_numpys_index_error():
     """XLA clamps a run-time row index; the list's length is known: the run
     goes to numpy, which raises."""
-    x0, w0 = _inputs()
-    errors = []
-    for backend in ("numpy", "xla"):
-        with pytest.raises(IndexError) as info:
-            to_static(last_state, backend=backend)(
-                d2s.to_tensor(x0), d2s.to_tensor(w0), d2s.to_tensor(np.array(0)))
-        errors.append(str(info.value))
-    assert errors[1] == errors[0]
+    _same_error_on_both(last_state, IndexError)
 
 
 def most_active_step(x, w, n):
@@ -343,6 +341,45 @@ def read_in_either_branch(x, w, n):
 def test_a_list_read_several_times_has_numpys_gradients(strict, fn, n, sign):
     x0, w0 = _inputs()
     assert_same(_run(fn, "xla", sign * x0, w0, n), _run(fn, "numpy", sign * x0, w0, n))
+
+
+# ---- a list walked by a second loop, and max/min of a list ------------------------------
+def walked_by_a_for(x, w, n):
+    """`for h in hs`: a second tensor loop reading the list row by row (its
+    cotangent summed over that loop's trips as a tensor array)."""
+    acc = x * 0.0
+    for h in _states(x, w, n):
+        acc = acc * 0.5 + h
+    return acc
+
+
+def walked_in_reverse(x, w, n):
+    acc = x * 0.0
+    for h in reversed(_states(x, w, n)):             # outs[::-1]
+        acc = acc * 0.5 + h
+    return acc
+
+
+def _scores(x, w, n):
+    scores, i = [], 0
+    while i < n:
+        scores.append((d2s.tanh(d2s.matmul(x, w)) * (i - 1.5)).sum())
+        i += 1
+    return scores
+
+
+def best_and_worst(x, w, n):
+    scores = _scores(x, w, n)
+    return (max(scores) - min(scores)) * x     # the builtins pick rows of the list
+
+
+@pytest.mark.parametrize("n", [1, 5, 70])
+@pytest.mark.parametrize("fn", [walked_by_a_for, walked_in_reverse, best_and_worst])
+def test_a_list_read_row_by_row_lowers_with_numpys_values_and_gradients(strict, fn, n):
+    """Before: the gradient of `for h in hs` crashed while lowering (zeros_like
+    of a tensor array); max/min of a list fell back (a gather of it)."""
+    x0, w0 = _inputs()
+    assert_same(_run(fn, "xla", x0, w0, n), _run(fn, "numpy", x0, w0, n))
 
 
 # ---- a cross entropy over the steps of a loop ------------------------------------------
