@@ -314,6 +314,26 @@ def test_max_min_sum_of_a_tensor_fold_its_rows():
     assert_same_run(static, _max_of_a_tensor, lambda: (tensor([1.0, 3.0, 2.0, 3.0], grad=True),))
 
 
+def _builtins_over_a_python_loop(x, n):
+    outs = []
+    i = 0
+    while i < n:                      # a Python condition: a Python list
+        outs.append((x * (i - 1.0)) ** 2)
+        i += 1
+    acc = x * 0.0
+    for o in reversed(outs):
+        acc = acc * 0.5 + o
+    return max(outs), min(outs), sum(outs), acc
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_builtins_over_a_python_list_keep_python_semantics(n):
+    # the list is Python's: max/min compare tensors with bool(), no loop op built
+    static = to_static(_builtins_over_a_python_loop)
+    assert_same_run(static, _builtins_over_a_python_loop, lambda: (tensor([2.0], grad=True), n))
+    assert "while" not in program_ops(static, tensor([2.0]), n)
+
+
 def _max_of_wide_rows(x):
     outs = []
     i = 0

@@ -21,27 +21,46 @@ def is_value(x):
     return isinstance(x, _VALUE_TYPES)
 
 
-# (type, value, dtype asked) of a Python number -> (the number as that dtype
-# holds it, the dtype's name): every number next to a tensor in a trace is a
-# constant, and making the 0-d array to read them costs microseconds. Float
-# zeros are never keys (0.0 == -0.0, but their signs differ).
-_SCALAR_FILLS = {}
-_SCALAR_FILLS_MAX = 4096
+class NumberMemo:
+    """What `make(value, dtype)` gives for a Python number, remembered by
+    (type, value, dtype): every number next to a tensor in a trace is a
+    constant, and making its 0-d array costs microseconds. Float zeros are
+    never keys (0.0 == -0.0, but their signs differ); `make` returning None
+    says "do not remember" (the caller then makes it itself). Bounded: past
+    `LIMIT` entries it starts afresh."""
+    __slots__ = ("_found", "_make")
+    LIMIT = 4096
 
+    def __init__(self, make):
+        self._found = {}
+        self._make = make
 
-def _scalar_fill(value, dtype):
-    t = type(value)
-    if (t is float or t is int or t is bool) and (value or t is not float):
+    def get(self, value, dtype):
+        """The remembered result, or None for a value that is no Python number
+        (a float zero included) or that `make` declined."""
+        t = type(value)
+        if not ((t is float or t is int or t is bool) and (value or t is not float)):
+            return None
         key = (t, value, dtype)
-        found = _SCALAR_FILLS.get(key)
+        found = self._found.get(key)
         if found is None:
-            arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None
-                             else default_dtype_for(value))
-            if len(_SCALAR_FILLS) >= _SCALAR_FILLS_MAX:
-                _SCALAR_FILLS.clear()
-            found = _SCALAR_FILLS[key] = (arr.item(), dtype_name(arr.dtype))
+            found = self._make(value, dtype)
+            if found is None:
+                return None
+            if len(self._found) >= self.LIMIT:
+                self._found.clear()
+            self._found[key] = found
         return found
-    return None
+
+
+def _fill_of(value, dtype):
+    arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None
+                     else default_dtype_for(value))
+    return arr.item(), dtype_name(arr.dtype)
+
+
+# A Python number -> (the number as the dtype asked holds it, the dtype's name).
+_SCALAR_FILLS = NumberMemo(_fill_of)
 
 
 def constant(value, dtype=None):
@@ -49,7 +68,7 @@ def constant(value, dtype=None):
 
     A Python number made a constant without an explicit dtype is weakly typed
     in a program (see `is_weak`)."""
-    fill = _scalar_fill(value, dtype)  # a Python number: (value in its dtype, dtype name)
+    fill = _SCALAR_FILLS.get(value, dtype)  # a Python number: (value in its dtype, dtype name)
     if fill is None:
         arr = np.asarray(value, dtype=as_dtype(dtype) if dtype is not None
                          else default_dtype_for(value))

@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for, dtype_name, named_dtype
 from ..registry import Aval, register_op
-from ._base import lift, onnx_spec
+from ._base import NumberMemo, lift, onnx_spec
 from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
@@ -20,31 +20,28 @@ def _full_kernel(*dims, shape, fill_value, dtype):
     return out
 
 
-# (type, value, dtype) of a 0-d fill -> that array, read-only: the constants
-# a trace makes of Python numbers are 0-d, and an interpreted run (a
-# `to_static` function's first call) evaluates each on every loop trip. A
-# copy costs a fifth of making one. Float zeros are never keys (0.0 == -0.0,
-# but their signs differ), nor values that overflow the dtype (numpy warns
-# each time); other values as `_full_kernel` takes them.
-_SCALAR_FULLS = {}
-_SCALAR_FULLS_MAX = 4096
+def _read_only_scalar(fill_value, dtype):
+    """A 0-d fill as a read-only array to copy from, or None for a value that
+    overflows the dtype (numpy then warns on every call, as it should)."""
+    found = np.empty((), named_dtype(dtype))
+    with np.errstate(all="ignore"):
+        np.copyto(found, fill_value, casting="unsafe")
+    kind = found.dtype.kind
+    if kind not in "biu" and not (kind in "fc" and np.isfinite(found)):
+        return None
+    found.flags.writeable = False
+    return found
+
+
+# A 0-d fill of a Python number -> that array, read-only: an interpreted run (a
+# `to_static` function's first call) evaluates each constant of a trace on every
+# loop trip, and a copy costs a fifth of making one.
+_SCALAR_FULLS = NumberMemo(_read_only_scalar)
 
 
 def _scalar_full(fill_value, dtype):
-    t = type(fill_value)
-    if (t is float or t is int or t is bool) and (fill_value or t is not float):
-        key = (t, fill_value, dtype)
-        found = _SCALAR_FULLS.get(key)
-        if found is None:
-            found = np.empty((), named_dtype(dtype))
-            np.copyto(found, fill_value, casting="unsafe")
-            kind = found.dtype.kind
-            if kind not in "biu" and not (kind in "fc" and np.isfinite(found)):
-                return found  # (an overflow warns on every call, as numpy does)
-            found.flags.writeable = False
-            if len(_SCALAR_FULLS) >= _SCALAR_FULLS_MAX:
-                _SCALAR_FULLS.clear()
-            _SCALAR_FULLS[key] = found
+    found = _SCALAR_FULLS.get(fill_value, dtype)
+    if found is not None:
         return found.copy()
     out = np.empty((), named_dtype(dtype))
     np.copyto(out, fill_value, casting="unsafe")
