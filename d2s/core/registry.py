@@ -15,8 +15,11 @@ An `OpDef` holds, side by side:
 An op with `vjp=None` is not differentiable (comparisons, argmax, ...); an
 op whose gradient is needed but has no rule raises a loud error naming it.
 
-Backends that compile whole programs (XLA through JAX, later ONNX) read a
-per-backend *lowering* of each op, declared beside its kernel:
+Backends that compile whole programs (XLA through JAX) and exporters (ONNX)
+read a per-target *lowering* of each op. A target keeps its rules in its own
+package (`d2s/backends/xla/rules/`, `d2s/onnx/rules/`, one module per op
+family) and registers them with `register_lowering(target, op, rule)` when
+that package loads; older ops still declare theirs beside the kernel with
 `register_op(...).lowering(xla=rule)`. A rule is `rule(ns, *inputs, **attrs)`
 and returns the op's output(s) built from the backend's values; `ns` is a
 small namespace the backend passes in (for XLA: `ns.jnp`, `ns.lax`,
@@ -128,3 +131,47 @@ def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
     OPS[name] = op
     return op
 
+
+
+def register_lowering(target, op, rule):
+    """Declare how `target` ("xla", "onnx", or any registered backend) lowers
+    `op` (a registered op's name or its `OpDef`): a rule `rule(ns, *inputs,
+    **attrs)` or `NotLowerable(reason)`. Called by the target's own rules
+    package, so the core never names a backend library. Returns `rule`, so it
+    also serves as a decorator factory's result (see `lowers`)."""
+    opdef = OPS.get(op) if isinstance(op, str) else op
+    if opdef is None:
+        raise KeyError(f"register_lowering({target!r}, {op!r}): no op of that name is registered")
+    opdef.lowering(**{target: rule})
+    return rule
+
+
+def lowers(target, *ops):
+    """Decorator: `@lowers("xla", "sin", "cos")` registers the decorated rule
+    for each named op on `target`."""
+    def decorate(rule):
+        for op in ops:
+            register_lowering(target, op, rule)
+        return rule
+    return decorate
+
+
+def describe(op):
+    """Where every rule of `op` lives: `{"kernel": "module.qualname", "infer":
+    ..., "vjp": ..., "<target>": ...}` (a `NotLowerable` reads as
+    "not lowerable: reason"). Only targets whose rules package has loaded are
+    listed (a target registers its rules when it is imported)."""
+    opdef = OPS[op] if isinstance(op, str) else op
+
+    def where(fn):
+        if fn is None:
+            return None
+        if isinstance(fn, NotLowerable):
+            return f"not lowerable: {fn.reason}"
+        module = getattr(fn, "__module__", None) or type(fn).__module__
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+        return f"{module}.{name}"
+    found = {"kernel": where(opdef.kernel), "infer": where(opdef.infer), "vjp": where(opdef.vjp)}
+    for target, rule in sorted(opdef.lowerings.items()):
+        found[target] = where(rule)
+    return found

@@ -24,6 +24,7 @@ from ..static.passes import ProgramView, constant_folding, cse, dce, simplify
 from .control_flow import ControlFlowSupport, Env
 from .errors import ExportError, Unsupported
 from .graph import Graph, Names, RuleNamespace, Value
+from . import rules as _rules  # noqa: F401  (registers the rules kept in this target's package)
 
 # Rules use opset 18 forms (Reduce* take axes as an input, Split/Pad inputs, ...).
 MIN_OPSET = 18

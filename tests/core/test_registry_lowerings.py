@@ -4,9 +4,11 @@ is needed to check the declarations."""
 import pytest
 
 import d2s  # noqa: F401  (registers every op, tensor arrays included)
-from d2s.core.registry import OPS, NotLowerable, register_op
+import d2s.backends.xla.rules  # noqa: F401  (each target registers its own rules: no jax needed)
+import d2s.onnx.rules  # noqa: F401  (no onnx needed)
+from d2s.core.registry import OPS, NotLowerable, describe, register_lowering, register_op
 
-BACKENDS = ("xla",)
+BACKENDS = ("xla", "onnx")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -41,3 +43,22 @@ def test_a_lowering_must_be_a_rule_or_a_reason():
         assert op.lowerings["xla"].reason == "why not"
     finally:
         del OPS["_lowering_probe"]
+
+
+def test_rules_registered_by_a_target_package_are_described_where_they_live():
+    op = register_op("_placement_probe", lambda x: x, lambda x: x)
+    try:
+        def probe_rule(ns, x):
+            return x
+        register_lowering("xla", "_placement_probe", probe_rule)
+        register_lowering("onnx", op, NotLowerable("a probe"))
+        found = describe("_placement_probe")
+        assert found["xla"].endswith("probe_rule")
+        assert found["onnx"] == "not lowerable: a probe"
+        assert found["vjp"] is None and found["kernel"] is not None
+        with pytest.raises(KeyError, match="no op of that name"):
+            register_lowering("xla", "_no_such_op", probe_rule)
+        with pytest.raises(TypeError, match="callable or NotLowerable"):
+            register_lowering("xla", op, "jnp.exp")
+    finally:
+        del OPS["_placement_probe"]

@@ -15,11 +15,30 @@ of lowered programs, called through `stored_call`).
 """
 from __future__ import annotations
 
-from ._jax import jax  # noqa: F401  (ImportError with the install hint when missing)
-from .concrete import ConcreteRunner as concrete_runner
-from .concrete import StepRunner as step_runner
-from .errors import LoweringError, Unsupported
-from .program import XlaProgram
-from .runner import runner_for
+import importlib
+
+# Imported on first use (PEP 562), so that the rules package
+# (`d2s.backends.xla.rules`, which speaks only through the `ns` context) loads
+# without jax: the registry's coverage test reads it on a machine without the
+# extra. Any of these names imports jax, with the install hint when missing.
+_LAZY = {
+    "concrete_runner": (".concrete", "ConcreteRunner"),
+    "step_runner": (".concrete", "StepRunner"),
+    "LoweringError": (".errors", "LoweringError"),
+    "Unsupported": (".errors", "Unsupported"),
+    "XlaProgram": (".program", "XlaProgram"),
+    "runner_for": (".runner", "runner_for"),
+}
 
 __all__ = ["XlaProgram", "runner_for", "concrete_runner", "step_runner", "Unsupported", "LoweringError"]
+
+
+def __getattr__(name):
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    from . import _jax  # noqa: F401  (ImportError with the install hint when missing)
+    value = getattr(importlib.import_module(module, __name__), attr)
+    globals()[name] = value
+    return value

@@ -22,6 +22,7 @@ from .errors import LoweringError, RaisesOnNumpy, Unsupported
 from .ragged import lower_array_op
 from .sharding import constrain
 from .values import Env, TensorArray
+from . import rules as _rules  # noqa: F401  (registers the rules kept in this target's package)
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
 # reading one is lowered by `ragged`, or not at all.

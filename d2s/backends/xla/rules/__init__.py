@@ -1,0 +1,10 @@
+"""The xla target's per-op rules, one module per op family (mirroring
+`d2s/core/ops/`), registered with `d2s.core.registry.register_lowering("xla",
+op, rule)` when this package loads (the lowering imports it).
+
+A rule is `rule(ns, *inputs, **attrs)`: `ns` is the lowering context
+(`ns.jnp`, `ns.lax`, `ns.promote`, ...; `backends.xla.lowering`), so these
+modules never import jax themselves and load on a machine without it.
+Older ops still declare their xla rule beside the kernel in `core/ops`; new
+ops register here.
+"""

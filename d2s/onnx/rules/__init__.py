@@ -1,0 +1,9 @@
+"""The ONNX exporter's per-op rules, one module per op family (mirroring
+`d2s/core/ops/`), registered with `d2s.core.registry.register_lowering("onnx",
+op, rule)` when this package loads (the exporter imports it).
+
+A rule is `rule(ns, *inputs, **attrs)`: `ns` is the exporter's graph context
+(`ns.node`, `ns.cast`, `ns.scalar`, ...; `onnx.graph.RuleNamespace`), so these
+modules never import onnx themselves. Older ops still declare their ONNX rule
+beside the kernel in `core/ops`; new ops register here.
+"""
