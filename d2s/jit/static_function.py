@@ -11,7 +11,7 @@ from ..convert import api as convert_api
 from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
-from ..core.state import all_eager, layer_modes_version
+from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
@@ -83,6 +83,18 @@ class StaticFunction:
                     and name not in instance.__dict__:
                 instance.__dict__[name] = bound
         return bound
+
+    def __deepcopy__(self, memo):
+        """A new StaticFunction of the same function and options, with no
+        programs: programs capture the parameters of the layer they were
+        traced with, and the copy of a layer has its own (`memo` maps the
+        bound layer to its copy). The copy converts and builds on its first
+        call; the converted source is shared (cached per code object)."""
+        import copy
+        bound = None if self._bound_self is None else copy.deepcopy(self._bound_self, memo)
+        return StaticFunction(self._function, copy.deepcopy(self._input_spec, memo),
+                              self._full_graph, bound_self=bound,
+                              check_finite=self._check_finite, backend=self._backend)
 
     # ---- contract attributes ------------------------------------------------------------
     @property
@@ -199,6 +211,9 @@ class StaticFunction:
         modes = None
         if self._mode_layers:
             modes = tuple(_flag_of(ref()) for ref in self._mode_layers)
+        hooks = forward_hooks_version[0]
+        if hooks:  # forward hooks were set (or removed): the program ran them
+            modes = ("hooks", hooks) + (modes or ())
         self._mode_memo = (version, modes)
         return modes
 
