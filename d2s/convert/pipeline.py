@@ -7,7 +7,7 @@ import ast
 from .analysis import analyze_function
 from .naming import Namer
 from .transformers import (annotations, break_continue, builtin_calls, call_trees,
-                           conditional_expressions, for_loops, ifelse, list_append,
+                           conditional_expressions, for_loops, global_writes, ifelse, list_append,
                            logical_expressions, mangling,
                            raise_statements, return_statements, try_statements,
                            undefined_names, unsupported, while_loops)
@@ -135,6 +135,8 @@ PIPELINE = [
     # innermost-first, so their relative order does not matter: ifelse,
     # while_loops and for_loops, fused.
     _ControlFlow,
+    # After control flow: declares `global` in the closures it generated.
+    global_writes,
 ]
 
 
