@@ -9,7 +9,7 @@ from .naming import Namer
 from .transformers import (annotations, break_continue, builtin_calls, call_trees,
                            conditional_expressions, for_loops, global_writes, ifelse, list_append,
                            logical_expressions, mangling,
-                           raise_statements, return_statements, try_statements,
+                           raise_statements, return_statements, stop_gradient, try_statements,
                            undefined_names, unsupported, while_loops)
 from .transformers.common import user_functions
 from .traversal import walk
@@ -121,6 +121,9 @@ PIPELINE = [
     # before the analyses (the rewrite makes `lst` a loop variable); it
     # rewrites `lst.append(v)` statements alone, which builtin_calls keeps.
     list_append,
+    # Before the analyses: `x.stop_gradient = f` becomes an assignment to `x`
+    # (see stop_gradient), which they must see; its helper call is `_jst`'s.
+    stop_gradient,
     # builtin_calls, call_trees, logical_expressions, conditional_expressions,
     # fused; in that order at each node.  Builtins before call_trees, so
     # `print`/`len`/`range` become runtime helpers instead of being wrapped

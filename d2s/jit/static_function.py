@@ -149,6 +149,8 @@ class StaticFunction:
                 entry.last_used = next(CLOCK)
                 program = entry.program
                 tensors = args if positions is None else [args[i] for i in positions]
+                if getattr(program, "_d2s_unstop", None):
+                    _unstop(program, tensors)
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
                 try:
@@ -168,6 +170,8 @@ class StaticFunction:
             return self.dygraph_function(*args, **kwargs)
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
+        if getattr(concrete, "_d2s_unstop", None):
+            _unstop(concrete, tensors)
         if not kwargs:
             key = _fast_key(args, self._bound_self, self._modes_now())
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
@@ -278,6 +282,7 @@ class StaticFunction:
     def _trace(self, converted, signature):
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
                                          self._check_finite)
+        _note_unstopped_inputs(concrete)
         if isinstance(concrete, StepProgram):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
@@ -364,6 +369,21 @@ def _fast_key(args, bound_self, modes=None):
 def _flag_of(layer):
     """A watched Layer's `training` flag (None once it is gone)."""
     return None if layer is None else layer.__dict__.get("_training")
+
+
+def _note_unstopped_inputs(concrete):
+    """Positions of the inputs the traced code set `stop_gradient = False` on
+    (convert.runtime.gradients): each call sets it on the caller's tensors,
+    as the eager statement does, so their gradients are computed."""
+    from ..convert.runtime.gradients import UNSTOPPED_INPUTS
+    names = concrete.main_program.__dict__.get(UNSTOPPED_INPUTS)
+    concrete._d2s_unstop = tuple(i for i, v in enumerate(concrete.inputs)
+                                 if v.name in names) if names else ()
+
+
+def _unstop(concrete, tensors):
+    for i in concrete._d2s_unstop:
+        tensors[i].stop_gradient = False
 
 
 class _FallBack(Exception):
