@@ -117,13 +117,13 @@ PIPELINE = [
     # `break`s, so it must precede break_continue, which folds them).
     return_statements,
     break_continue,
+    # Before the analyses: `x.stop_gradient = f` becomes an assignment to `x`
+    # (see stop_gradient), which they must see; its helper call is `_jst`'s.
+    stop_gradient,
     # Before call_trees (which would wrap `lst.append` in convert_call) and
     # before the analyses (the rewrite makes `lst` a loop variable); it
     # rewrites `lst.append(v)` statements alone, which builtin_calls keeps.
     list_append,
-    # Before the analyses: `x.stop_gradient = f` becomes an assignment to `x`
-    # (see stop_gradient), which they must see; its helper call is `_jst`'s.
-    stop_gradient,
     # builtin_calls, call_trees, logical_expressions, conditional_expressions,
     # fused; in that order at each node.  Builtins before call_trees, so
     # `print`/`len`/`range` become runtime helpers instead of being wrapped

@@ -375,8 +375,8 @@ def _note_unstopped_inputs(concrete):
     """Positions of the inputs the traced code set `stop_gradient = False` on
     (convert.runtime.gradients): each call sets it on the caller's tensors,
     as the eager statement does, so their gradients are computed."""
-    from ..convert.runtime.gradients import UNSTOPPED_INPUTS
-    names = concrete.main_program.__dict__.get(UNSTOPPED_INPUTS)
+    # set by convert.runtime.gradients (UNSTOPPED_INPUTS) while tracing
+    names = concrete.main_program.__dict__.get("_d2s_unstopped_inputs")
     concrete._d2s_unstop = tuple(i for i, v in enumerate(concrete.inputs)
                                  if v.name in names) if names else ()
 

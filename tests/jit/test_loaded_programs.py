@@ -112,3 +112,15 @@ def test_loaded_model_fine_tunes_in_a_fresh_process(saved, backend):
                           capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     _compare(json.loads(proc.stdout.strip().splitlines()[-1]), want)
+
+
+def test_a_loaded_model_inside_converted_code_is_a_clear_error(saved):
+    path, _ = saved
+    loaded = d2s.jit.load(path)
+
+    @d2s.jit.to_static
+    def twice(x):
+        return loaded(x) * 2
+
+    with pytest.raises(TypeError, match="loaded with d2s.jit.load.*call it outside"):
+        twice(d2s.to_tensor(X))
