@@ -103,3 +103,20 @@ def _on_an_attribute(x, box):
 def test_stop_gradient_on_an_attribute_says_what_to_write():
     with pytest.raises(ControlFlowError, match=r"\.detach\(\)"):
         to_static(_on_an_attribute)(tensor([1.0], grad=True), _Holder())
+
+
+SHARED = d2s.to_tensor(np.array([2.0, 1.0], "float32"))
+
+
+def _marks_a_global(x):
+    SHARED.stop_gradient = False   # an eager tensor the function does not bind
+    return (x * SHARED).sum()
+
+
+def test_a_global_tensor_keeps_the_plain_attribute_write():
+    SHARED.stop_gradient = True
+    x = tensor([1.0, 3.0], grad=True)
+    loss = to_static(_marks_a_global)(x)
+    assert not SHARED.stop_gradient
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 1.0])

@@ -7,18 +7,30 @@ eagerly: `True` gives the value through a `detach` op, which the name is
 rebound to (later uses carry no gradient); `False` on an input of the
 traced function marks it so that each call makes the caller's tensor
 require a gradient, as the eager statement does. A target that is not a
-plain name (`self.h.stop_gradient = True`) cannot be rebound: the helper
-gets `False` for `rebind` and says what to write instead.
+local name (`self.h.stop_gradient = True`, a global tensor) is not rebound:
+the helper gets `False` for `rebind`, sets the flag of an eager Tensor, and
+for a static Variable with `True` says what to write instead.
 """
 import ast
 
 from .. import templates
+from ..analysis.activity import declared_nonlocals, scope_locals
 from ..traversal import StatementTransformer
 from .common import finish
 
 
 class _StopGradient(StatementTransformer):
+    def __init__(self):
+        self.rebindable = []  # per enclosing def: its locals and nonlocal names
+
     def visit_ClassDef(self, node):
+        return node
+
+    def visit_FunctionDef(self, node):
+        declared = declared_nonlocals(node)
+        self.rebindable.append(scope_locals(node) | declared)
+        self.generic_visit(node)
+        self.rebindable.pop()
         return node
 
     def visit_Assign(self, node):
@@ -27,7 +39,10 @@ class _StopGradient(StatementTransformer):
         target = node.targets[0]
         if not (isinstance(target, ast.Attribute) and target.attr == "stop_gradient"):
             return node
-        if isinstance(target.value, ast.Name):
+        # Only a name the function may bind is rebound: a global or closure
+        # tensor (an eager one) keeps the plain attribute write.
+        if isinstance(target.value, ast.Name) and self.rebindable \
+                and target.value.id in self.rebindable[-1]:
             new = templates.replace("name = _jst.set_stop_gradient(name, flag, True)",
                                     name=target.value.id, flag=node.value)
         else:
@@ -40,5 +55,4 @@ def transform(node, ctx):
     if not any(isinstance(n, ast.Attribute) and n.attr == "stop_gradient"
                and isinstance(n.ctx, ast.Store) for n in ctx.user_nodes):
         return node  # the usual function: no walk
-    _StopGradient().generic_visit(node)  # the def's statements (nested defs too)
-    return node
+    return _StopGradient().visit(node)
