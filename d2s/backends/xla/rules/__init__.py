@@ -8,3 +8,6 @@ modules never import jax themselves and load on a machine without it.
 Older ops still declare their xla rule beside the kernel in `core/ops`; new
 ops register here.
 """
+from . import math  # noqa: F401
+from . import scan  # noqa: F401
+from . import search  # noqa: F401
