@@ -19,4 +19,8 @@ from ._base import constant, lift
 from .math import *  # noqa: F401,F403
 from .scan import *  # noqa: F401,F403
 from .search import *  # noqa: F401,F403
+from .shaping import *  # noqa: F401,F403
+from .reduce_more import *  # noqa: F401,F403
+from .creation_more import *  # noqa: F401,F403
+from .linalg_more import *  # noqa: F401,F403
 # ---- end of issue 27 block ----

@@ -10,3 +10,4 @@ beside the kernel in `core/ops`; new ops register here.
 from . import math  # noqa: F401
 from . import scan  # noqa: F401
 from . import search  # noqa: F401
+from . import reduce_more  # noqa: F401
