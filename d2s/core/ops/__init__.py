@@ -23,4 +23,5 @@ from .shaping import *  # noqa: F401,F403
 from .reduce_more import *  # noqa: F401,F403
 from .creation_more import *  # noqa: F401,F403
 from .linalg_more import *  # noqa: F401,F403
+from .random_more import *  # noqa: F401,F403
 # ---- end of issue 27 block ----
