@@ -9,9 +9,40 @@ import numpy as np
 from ...core.ops._base import onnx_unary
 from ...core.registry import register_lowering
 
-for _op, _type in [("sin", "Sin"), ("cos", "Cos"), ("tan", "Tan"), ("asin", "Asin"),
-                   ("acos", "Acos"), ("atan", "Atan"), ("sinh", "Sinh"), ("cosh", "Cosh")]:
+for _op, _type in [("sin", "Sin"), ("cos", "Cos")]:
     register_lowering("onnx", _op, onnx_unary(_type))
+
+
+def _float32_only(op_type, float64=None):
+    """ONNX Runtime defines Tan, Asin, Acos, Atan, Sinh and Cosh for float32
+    only: float64 takes `float64(ns, x)`, an exact-enough form from ops it
+    has, or, where there is none, the export stops and says so."""
+    plain = onnx_unary(op_type)
+
+    def rule(ns, x):
+        if ns.outputs[0].dtype != np.float64:
+            return plain(ns, x)
+        if float64 is None:
+            raise ns.Unsupported(f"{op_type} of float64 (ONNX Runtime has it for float32 "
+                                 "only): cast to float32 before the op to export it")
+        return float64(ns, ns.cast(x, np.float64))
+    rule.__name__ = f"onnx_{op_type}"
+    return rule
+
+
+def _tan64(ns, x):
+    return ns.node("Div", ns.node("Sin", x), ns.node("Cos", x))
+
+
+def _cosh64(ns, x):
+    both = ns.node("Add", ns.node("Exp", x), ns.node("Exp", ns.node("Neg", x)))
+    return ns.node("Mul", both, ns.scalar(0.5, x.dtype))
+
+
+def _sinh64(ns, x):
+    # (expm1(x) - expm1(-x)) / 2: no cancellation near 0, unlike exp(x) - exp(-x)
+    diff = ns.node("Sub", _expm1(ns, x), _expm1(ns, ns.node("Neg", x)))
+    return ns.node("Mul", diff, ns.scalar(0.5, x.dtype))
 
 
 def _whole(op_type):
@@ -92,3 +123,8 @@ register_lowering("onnx", "log1p", _log1p)
 register_lowering("onnx", "expm1", _expm1)
 register_lowering("onnx", "log2", _log_base(2.0))
 register_lowering("onnx", "log10", _log_base(10.0))
+register_lowering("onnx", "tan", _float32_only("Tan", _tan64))
+register_lowering("onnx", "sinh", _float32_only("Sinh", _sinh64))
+register_lowering("onnx", "cosh", _float32_only("Cosh", _cosh64))
+for _op, _type in [("asin", "Asin"), ("acos", "Acos"), ("atan", "Atan")]:
+    register_lowering("onnx", _op, _float32_only(_type))
