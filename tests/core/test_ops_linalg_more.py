@@ -64,7 +64,7 @@ def test_linalg_op(case):
     (lambda a: d2s.einsum("ij->ij", a), ValueError, "do not fit"),
     (lambda a: d2s.einsum("bij->bz", a), ValueError, "names no operand dim"),
     (lambda a: d2s.matmul(d2s.to_tensor(f64(3, 4)), d2s.to_tensor(f64(4, 2)), transpose_x=True),
-     ValueError, "not aligned"),
+     ValueError, "matmul"),
 ])
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
