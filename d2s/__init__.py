@@ -18,12 +18,18 @@ from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadca
                        multinomial, one_hot, prod, put_along_axis, randint, randperm,
                        reciprocal, roll, round, rsqrt, scale, scatter, sin, sinh, slice, sort,
                        split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
-                       triu, trunc, unbind)
+                       triu, trunc, unbind, bincount, nonzero, add_n, var, inverse)
+from . import tensor  # noqa: E402  (d2s.tensor.top_p_sampling)
 from .core.ops.linalg_more import matmul_t as matmul  # noqa: E402,F811  (transpose_x/_y)
 from .core.dtype_names import (bfloat16, bool, complex64, complex128, dtype, finfo,  # noqa: E402
                                float16, float32, float64, get_default_dtype, iinfo, int8,
                                int16, int32, int64, is_tensor, set_default_dtype, uint8)
 from . import linalg  # noqa: E402  (d2s.linalg.norm)
+
+
+def tolist(x):
+    """The values of the eager Tensor `x` as nested Python lists."""
+    return x.tolist()
 # ---- end of issue 27 block ----
 from . import static
 

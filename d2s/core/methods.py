@@ -157,6 +157,18 @@ class TensorMethods:
     def take_along_axis(self, indices, axis, broadcast=True):
         return _F.take_along_axis(self, indices, axis, broadcast)
     def clone(self): return _F.clone(self)
+    def var(self, axis=None, unbiased=True, keepdim=False, name=None):
+        return _F.var(self, axis, unbiased, keepdim)
+    def nonzero(self, as_tuple=False): return _F.nonzero(self, as_tuple)
+    # one device (the host): placement methods are the identity
+    def cpu(self): return self
+    def cuda(self, device_id=None, blocking=True): return self
+    def contiguous(self): return self
+    def is_contiguous(self): return True
+    @property
+    def place(self):
+        """Where the values live: always the host CPU ("Place(cpu)")."""
+        return "Place(cpu)"
     def tolist(self):
         """The values as nested Python lists (an eager Tensor's; a static
         Variable has no values while its program is built)."""

@@ -76,3 +76,10 @@ def test_dtype_names_are_numpy_dtypes_every_op_accepts():
         b = d2s.to_tensor(np.array([1.5, 2.0], np.float32)).astype(d2s.bfloat16)
         assert b.dtype == d2s.bfloat16
         np.testing.assert_array_equal(b.astype("float32").numpy(), [1.5, 2.0])
+
+
+def test_host_placement_methods_are_identities():
+    x = d2s.to_tensor(np.arange(3))
+    assert x.cpu() is x and x.cuda() is x and x.contiguous() is x
+    assert x.is_contiguous() and x.place == "Place(cpu)"
+    assert d2s.tolist(x) == [0, 1, 2]

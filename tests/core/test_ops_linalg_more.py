@@ -45,6 +45,8 @@ CASES = [
      [f64(2, 3, 4), f64(2, 4, 5), f64(5)], lambda a, b, c: np.einsum("bij,bjk,k->bi", a, b, c)),
     ("einsum_attention", lambda q, k: d2s.einsum("bhqd,bhkd->bhqk", q, k),
      [f64(1, 2, 3, 4), f64(1, 2, 5, 4)], lambda q, k: np.einsum("bhqd,bhkd->bhqk", q, k)),
+    ("inverse", lambda x: d2s.inverse(x) * 1.0, [f64(2, 3, 3) + 3 * np.eye(3)], np.linalg.inv),
+    ("linalg_inv_int", lambda x: d2s.linalg.inv(x), [np.array([[2, 1], [1, 1]])], np.linalg.inv),
     ("einsum_list_operands", lambda a, b: d2s.einsum("ij,ij->i", [a, b]),
      [f64(2, 3), f64(2, 3)], lambda a, b: np.einsum("ij,ij->i", a, b)),
 ]
@@ -53,7 +55,16 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_linalg_op(case):
     name, fn, arrays, ref = case
-    check(fn, arrays, ref, unknown="first")
+    check(fn, arrays, ref, unknown="first", onnx="inv" not in name)
+
+
+def test_inverse_of_a_singular_matrix_raises_on_every_backend():
+    x = d2s.to_tensor(np.ones((2, 2)))
+    with pytest.raises(np.linalg.LinAlgError):
+        d2s.inverse(x)
+    for backend in ("numpy", "xla"):
+        with pytest.raises(np.linalg.LinAlgError):
+            d2s.jit.to_static(lambda t: d2s.inverse(t), backend=backend)(x)
 
 
 @pytest.mark.parametrize("call,error,match", [
@@ -63,6 +74,8 @@ def test_linalg_op(case):
     (lambda a: d2s.einsum("ij,jk->ik", a), ValueError, "names 2 operands"),
     (lambda a: d2s.einsum("ij->ij", a), ValueError, "do not fit"),
     (lambda a: d2s.einsum("bij->bz", a), ValueError, "names no operand dim"),
+    (lambda a: d2s.inverse(a[0, 0]), ValueError, "at least 2-D"),
+    (lambda a: d2s.inverse(d2s.to_tensor(f64(2, 3))), ValueError, "square"),
     (lambda a: d2s.matmul(d2s.to_tensor(f64(3, 4)), d2s.to_tensor(f64(4, 2)), transpose_x=True),
      ValueError, "matmul"),
 ])

@@ -62,3 +62,34 @@ def test_multinomial_with_and_without_replacement():
         d2s.multinomial(d2s.to_tensor(w), 4)
     with pytest.raises(ValueError, match="non-negative"):
         d2s.multinomial(d2s.to_tensor(np.array([0.5, -0.1])))
+
+
+def test_top_p_sampling_keeps_the_nucleus():
+    import d2s.tensor
+    probs = np.tile(np.array([[0.5, 0.1, 0.3, 0.1]]), (3000, 1))
+    scores, ids = _three_ways_pair(lambda x, p: d2s.tensor.top_p_sampling(x, p), probs,
+                                   np.full(3000, 0.7))
+    assert ids.shape == (3000, 1) and ids.dtype == np.int64
+    freq = np.bincount(ids[:, 0], minlength=4) / 3000
+    np.testing.assert_allclose(freq, [0.625, 0, 0.375, 0], atol=0.03)  # 0.5, 0.3 renormalized
+    np.testing.assert_array_equal(scores[:, 0], probs[0][ids[:, 0]])
+    d2s.seed(3)  # k=1 and a tiny p: only the most probable token
+    _, top = d2s.tensor.top_p_sampling(d2s.to_tensor(probs[:5]), d2s.to_tensor(np.full(5, 0.9)),
+                                       k=1)
+    assert top.numpy().ravel().tolist() == [0] * 5
+
+
+def _three_ways_pair(fn, *arrays):
+    outs = []
+    d2s.seed(7)
+    outs.append([o.numpy() for o in fn(*[d2s.to_tensor(a) for a in arrays])])
+    for backend in ("numpy", "xla"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", BackendFallbackWarning)
+            sf = d2s.jit.to_static(lambda *xs: fn(*xs), backend=backend)
+            d2s.seed(7)
+            outs.append([o.numpy() for o in sf(*[d2s.to_tensor(a) for a in arrays])])
+    for o in outs[1:]:
+        for a, b in zip(o, outs[0]):
+            np.testing.assert_array_equal(a, b)
+    return outs[0]

@@ -706,6 +706,12 @@ cases("prod",
         ref=lambda x: np.prod(x, 1), label="int32"),
       C(U(0, 3), attrs=dict(axes=(0,), keepdim=False), ref=lambda x: np.prod(x, 0),
         label="empty"))
+_spd = U(2, 3, 3) + 3 * np.eye(3)
+cases("inverse",
+      C(_spd, ref=np.linalg.inv, label="batch"),
+      C(np.array([[2, 1], [1, 1]]), ref=np.linalg.inv, label="int"),
+      C(np.zeros((2, 2)), ref=_raises, grad=False, raises=(np.linalg.LinAlgError, "Singular"),
+        label="singular"))
 # ---- end of issue 27 block ----
 
 

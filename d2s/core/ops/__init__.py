@@ -24,4 +24,5 @@ from .reduce_more import *  # noqa: F401,F403
 from .creation_more import *  # noqa: F401,F403
 from .linalg_more import *  # noqa: F401,F403
 from .random_more import *  # noqa: F401,F403
+from .counting import *  # noqa: F401,F403
 # ---- end of issue 27 block ----

@@ -7,7 +7,7 @@ import numpy as np
 
 from ._base import lift
 
-__all__ = ["matmul_t", "mm", "bmm", "einsum"]
+__all__ = ["matmul_t", "mm", "bmm", "einsum", "inverse"]
 
 
 def _swap_last(x):
@@ -161,3 +161,44 @@ def einsum(equation, *operands):
     if sacc != out:
         acc = transpose(acc, [sacc.index(c) for c in out])
     return acc
+
+
+# ---- inverse (a primitive) ---------------------------------------------------------------
+def _inverse_kernel(x):
+    return np.linalg.inv(x)
+
+
+def _inverse_infer(x):
+    from ..registry import Aval
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise ValueError(f"inverse: x must be at least 2-D, got {shape}")
+    a, b = shape[-2:]
+    if a is not None and b is not None and a != b:
+        raise ValueError(f"inverse: the last two dims of x {shape} must be square")
+    return Aval(shape, np.linalg.inv(np.eye(2, dtype=x.dtype)).dtype)
+
+
+def _inverse_vjp(g, out, x):
+    """d(X^-1) = -X^-1 dX X^-1, so the cotangent is -out^T g out^T."""
+    from ._base import cast_like
+    from .linalg import matmul
+    t = _swap_last(out)
+    return (cast_like(-matmul(matmul(t, g), t), x),)
+
+
+def _register_inverse():
+    from ..registry import register_op
+    register_op("inverse", _inverse_kernel, _inverse_infer, _inverse_vjp, checks=True)
+
+
+_register_inverse()
+
+
+def inverse(x, name=None):
+    """The inverse of each square matrix in the last two dims of `x` (a
+    singular one raises numpy's LinAlgError)."""
+    from ..dispatch import bind
+    x = lift(x)
+    _inverse_infer(x)  # the shape checks, eagerly too
+    return bind("inverse", x)

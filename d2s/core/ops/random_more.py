@@ -8,7 +8,7 @@ import numpy as np
 from ..dtypes import as_dtype
 from ._base import is_value, lift
 
-__all__ = ["randint", "randperm", "multinomial"]
+__all__ = ["randint", "randperm", "multinomial", "top_p_sampling"]
 
 
 def _int(v, opname, what):
@@ -87,3 +87,48 @@ def multinomial(x, num_samples=1, replacement=False, name=None):
     u = uniform(lead + [_dim(x, -1)], "float64", 0.0, 1.0)
     gumbel = neg(log(neg(log(u))))
     return topk(log(p) + gumbel, num_samples, axis=-1)[1]
+
+
+def top_p_sampling(x, ps, threshold=None, topp_seed=None, seed=-1, k=0, mode="truncated",
+                   return_top=False, name=None):
+    """Nucleus sampling (Paddle's `tensor.top_p_sampling`): per row of the
+    probabilities `x` (batch, vocab), keep the most probable tokens whose
+    cumulative probability before them is below `ps[row]` (the first always;
+    only the `k` first when k > 0; none under `threshold`), and draw one of
+    them in proportion to its probability. Returns (scores, ids), each
+    (batch, 1): the drawn tokens' probabilities and int64 indices. Draws come
+    from d2s's generator (`d2s.seed`); `topp_seed` and `seed` are not used."""
+    from .creation import arange
+    from .elementwise import (cast, greater_equal, less_than, logical_and, logical_or, minimum,
+                              where, zeros_like_)
+    from .manipulation import reshape, unsqueeze
+    from .random_ops import uniform
+    from .reduction import sum as _sum
+    from .scan import cumsum
+    from .search import _dim, argsort, take_along_axis
+    if mode != "truncated":
+        raise ValueError(f"top_p_sampling: mode={mode!r} is not supported (use 'truncated')")
+    if return_top:
+        raise ValueError("top_p_sampling: return_top=True is not supported")
+    x = lift(x)
+    if len(x.shape) != 2:
+        raise ValueError(f"top_p_sampling: x must be (batch, vocab), got {tuple(x.shape)}")
+    ps = reshape(cast(lift(ps), x.dtype), [-1, 1])
+    order = argsort(x, -1, descending=True)
+    p = take_along_axis(x, order, 1)
+    before = cumsum(p, -1) - p
+    keep = less_than(before, ps)
+    rank = unsqueeze(arange(_dim(x, 1)), 0)
+    if k and int(k) > 0:
+        keep = logical_and(keep, less_than(rank, int(k)))
+    if threshold is not None:
+        keep = logical_and(keep, greater_equal(p, reshape(cast(lift(threshold), x.dtype),
+                                                          [-1, 1])))
+    keep = logical_or(keep, rank == 0)  # the most probable token always stays
+    kept = cast(where(keep, p, zeros_like_(p)), "float64")
+    cdf = cumsum(kept, -1)
+    u = uniform([_dim(x, 0), 1], "float64", 0.0, 1.0) * cdf[:, -1:]
+    j = _sum(cast(cdf <= u, "int64"), -1, keepdim=True)
+    j = minimum(j, _dim(x, 1) - 1) if x.shape[1] is None else minimum(j, x.shape[1] - 1)
+    ids = take_along_axis(order, j, 1)
+    return take_along_axis(x, ids, 1), ids

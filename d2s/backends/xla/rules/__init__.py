@@ -12,3 +12,4 @@ from . import math  # noqa: F401
 from . import scan  # noqa: F401
 from . import search  # noqa: F401
 from . import reduce_more  # noqa: F401
+from . import linalg_more  # noqa: F401
