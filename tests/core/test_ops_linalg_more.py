@@ -47,6 +47,11 @@ CASES = [
      [f64(1, 2, 3, 4), f64(1, 2, 5, 4)], lambda q, k: np.einsum("bhqd,bhkd->bhqk", q, k)),
     ("inverse", lambda x: d2s.inverse(x) * 1.0, [f64(2, 3, 3) + 3 * np.eye(3)], np.linalg.inv),
     ("linalg_inv_int", lambda x: d2s.linalg.inv(x), [np.array([[2, 1], [1, 1]])], np.linalg.inv),
+    ("einsum_empty", lambda a, b, c: (d2s.einsum("ij,jk->ik", a, b),
+                                      d2s.einsum("ji,jk->ik", c, b)),
+     [np.zeros((2, 0)), np.zeros((0, 3)), np.zeros((0, 2))],
+     lambda a, b, c: (np.einsum("ij,jk->ik", a, b), np.einsum("ji,jk->ik", c, b)),
+     dict(grad=False)),
     ("einsum_list_operands", lambda a, b: d2s.einsum("ij,ij->i", [a, b]),
      [f64(2, 3), f64(2, 3)], lambda a, b: np.einsum("ij,ij->i", a, b)),
 ]
@@ -54,8 +59,9 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_linalg_op(case):
-    name, fn, arrays, ref = case
-    check(fn, arrays, ref, unknown="first", onnx="inv" not in name)
+    name, fn, arrays, ref, *options = case
+    check(fn, arrays, ref, unknown="first", onnx="inv" not in name,
+          **(options[0] if options else {}))
 
 
 def test_inverse_of_a_singular_matrix_raises_on_every_backend():

@@ -49,6 +49,13 @@ CASES = [
      lambda a, b, c: np.meshgrid(a, b, c, indexing="ij")),
     ("slice", lambda x: d2s.slice(x, [0, 2], [1, -3], [10, 3]), [f64(3, 4, 5)],
      lambda x: x[1:10, :, -3:3]),
+    ("bools", lambda m: (d2s.flip(m, 0), d2s.tile(m, [2, 1]), d2s.tril(m), d2s.roll(m, 1, 1),
+                         *d2s.split(m, 2, 1)), [R.random((2, 4)) > 0.5],
+     lambda m: (np.flip(m, 0), np.tile(m, [2, 1]), np.tril(m), np.roll(m, 1, 1),
+                *np.split(m, 2, 1))),
+    ("empty_rows", lambda x: (d2s.flip(x, 0), d2s.tile(x, [1, 2]), d2s.roll(x, 1, 0),
+                              *d2s.split(x, 3, 1)), [np.zeros((0, 3))],
+     lambda x: (x, np.tile(x, [1, 2]), x, *np.split(x, 3, 1)), dict(onnx=False)),
     ("strided_slice", lambda x: d2s.strided_slice(x, [1], [3], [0], [-2]), [f64(2, 5)],
      lambda x: x[:, 3:0:-2]),
 ]

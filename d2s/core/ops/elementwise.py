@@ -283,7 +283,15 @@ def _where_vjp(g, out, c, x, y):
 
 register_op("where", np.where, _where_infer, _where_vjp, elementwise=True).lowering(
     xla=lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)),
-    onnx=lambda ns, c, x, y: ns.node("Where", ns.cast(c, np.bool_), *ns.promote(x, y)))
+    onnx=lambda ns, c, x, y: _where_onnx(ns, ns.cast(c, np.bool_), *ns.promote(x, y)))
+
+
+def _where_onnx(ns, c, x, y):
+    """ONNX Runtime's Where takes no bool branches: for bools it is
+    (c and x) or (not c and y)."""
+    if x.dtype == np.bool_:
+        return ns.node("Or", ns.node("And", c, x), ns.node("And", ns.node("Not", c), y))
+    return ns.node("Where", c, x, y)
 
 
 def where(condition, x=None, y=None, name=None):

@@ -143,6 +143,23 @@ def einsum(equation, *operands):
     if not xs:
         raise ValueError("einsum: needs at least one operand")
     subs, out = _parse(equation, xs)
+    if any(d == 0 for x in xs for d in x.shape):
+        # a zero-size dim is either in the output (an empty result) or summed
+        # over (zeros): the result is zeros either way
+        from .creation import zeros
+        from .search import _dim
+        sizes = {}
+        for x, s in zip(xs, subs):  # a known dim other than 1 wins (1s broadcast)
+            for i, c in enumerate(s):
+                d = x.shape[i]
+                if c not in sizes or sizes[c] == 1 or sizes[c] is None and d is not None:
+                    sizes[c] = d
+        for x, s in zip(xs, subs):  # dims still unknown: read at run time
+            for i, c in enumerate(s):
+                if sizes[c] is None:
+                    sizes[c] = _dim(x, i)
+        dtype = np.result_type(*(np.dtype(x.dtype) for x in xs))
+        return zeros([sizes[c] for c in out], dtype)
     # sum away the letters only one operand has and the output lacks
     for i, (x, s) in enumerate(zip(xs, subs)):
         others = set(out).union(*(set(t) for j, t in enumerate(subs) if j != i))

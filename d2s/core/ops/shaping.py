@@ -138,8 +138,9 @@ def expand_as(x, y, name=None):
 
 def tile(x, repeat_times, name=None):
     """`x` repeated `repeat_times[i]` times along each dim (aligned to x's
-    trailing dims; x gains leading dims when the list is longer)."""
-    from .manipulation import expand, reshape, unsqueeze
+    trailing dims; x gains leading dims when the list is longer): copies
+    concatenated along each axis, so no dim (known or not) needs reading."""
+    from .manipulation import concat, unsqueeze
     x = lift(x)
     reps = [_int(r, "tile", "a repeat count") for r in _sizes(repeat_times, "tile")]
     if any(r < 0 for r in reps):
@@ -148,16 +149,12 @@ def tile(x, repeat_times, name=None):
     reps = [1] * (ndim - len(reps)) + reps
     for _ in range(ndim - len(x.shape)):
         x = unsqueeze(x, 0)
-    if all(r == 1 for r in reps):
-        return x
-    # (d0, d1, ...) -> (1, d0, 1, d1, ...) -> (r0, d0, r1, d1, ...) -> (r0*d0, r1*d1, ...)
-    dims = [_dim(x, i) for i in range(ndim)]
-    spread = unsqueeze(x, list(range(0, 2 * ndim, 2)))
-    target = []
-    for r, d in zip(reps, dims):
-        target += [r, -1]
-    out = expand(spread, target)
-    return reshape(out, [r * d for r, d in zip(reps, dims)])
+    for axis, r in enumerate(reps):
+        if r == 0:
+            x = _take(x, axis, 0, 0)  # empty along this axis
+        elif r > 1:
+            x = concat([x] * r, axis=axis)
+    return x
 
 
 # ---- flip / roll -----------------------------------------------------------------------------
