@@ -100,6 +100,10 @@ CASES = [
      lambda x, m: np.where(m, -1.5, x)),
     ("masked_fill_int", lambda x, m: x.masked_fill(m, 7), [ints(3, 2), R.random((3, 2)) > 0.5],
      lambda x, m: np.where(m, 7, x)),
+    ("masked_fill_keeps_dtype", lambda x, m, v: (d2s.masked_fill(x, m, 2.5),
+                                                 d2s.masked_fill(x, m, v)),
+     [ints(3, 2), R.random((3, 2)) > 0.5, np.float64(-1.5)],
+     lambda x, m, v: (np.where(m, 2, x), np.where(m, -1, x)), dict(grad=False)),
 ]
 
 

@@ -23,7 +23,8 @@ CASES = [
     ("split_num", lambda x: d2s.split(x, 3, axis=1), [f64(2, 6)], lambda x: np.split(x, 3, 1)),
     ("split_sections_minus1", lambda x: d2s.split(x, [1, -1, 2], axis=-1), [f64(2, 6)],
      lambda x: np.split(x, [1, 4], -1), dict(unknown="first")),
-    ("split_int", lambda x: x.split([2, 1]), [ints(3, 2)], lambda x: np.split(x, [2])),
+    ("split_int", lambda x: x.split([2, 1], axis=1), [ints(2, 3)],
+     lambda x: np.split(x, [2], 1), dict(unknown="first")),
     ("chunk", lambda x: d2s.chunk(x, 2, axis=0), [f64(4, 3)], lambda x: np.split(x, 2, 0)),
     ("unbind", lambda x: d2s.unbind(x, axis=1), [f64(2, 3, 2)],
      lambda x: [x[:, i] for i in range(3)], dict(unknown="first")),
@@ -65,6 +66,14 @@ CASES = [
 def test_shaping_op(case):
     name, fn, arrays, ref, *options = case
     check(fn, arrays, ref, **(options[0] if options else {}))
+
+
+def test_split_sections_need_the_dim_known():
+    prog = d2s.static.Program()
+    with d2s.static.program_guard(prog):
+        x = d2s.static.data("x", [2, None], "float64")
+        with pytest.raises(ValueError, match="need the size of axis 1 known"):
+            d2s.split(x, [1, 2], axis=1)
 
 
 def test_split_with_unknown_dim_reads_it_at_run_time():

@@ -249,9 +249,10 @@ def masked_fill(x, mask, value, name=None):
     """`x` with `value` where `mask` is true (x's dtype; mask broadcasts)."""
     from .elementwise import cast, where
     x = lift(x)
-    if is_value(value) and np.dtype(value.dtype) != np.dtype(x.dtype):
+    value = lift(value, like=x)
+    if np.dtype(value.dtype) != np.dtype(x.dtype):  # (an int x filled with 1.5 stays int)
         value = cast(value, x.dtype)
-    return where(mask, value, x) if is_value(value) else where(mask, lift(value, like=x), x)
+    return where(mask, value, x)
 
 
 def masked_select(x, mask, name=None):

@@ -62,6 +62,10 @@ def split(x, num_or_sections, axis=0, name=None):
             raise ValueError(f"split: only one section size may be -1, got {sizes}")
         if any(s < -1 for s in sizes):
             raise ValueError(f"split: section sizes must be >= 0 (or one -1), got {sizes}")
+        if n is None:
+            raise ValueError(f"split: sections {sizes} need the size of axis {axis} known while "
+                             f"building ({tuple(x.shape)}), to check that they cover it; "
+                             "split into a number of equal pieces instead")
         if -1 in sizes:
             if n is None:
                 raise ValueError("split: a -1 section needs the dim's size known while "
