@@ -36,6 +36,16 @@ def test_creation_op(case):
     check(fn, arrays, ref)
 
 
+@pytest.mark.parametrize("bad", [3, -1])
+def test_one_hot_out_of_range_raises_in_a_program_too(bad):
+    prog = d2s.static.Program()
+    with d2s.static.program_guard(prog):
+        i = d2s.static.data("i", [None], "int64")
+        out = d2s.one_hot(i, 3)
+    with pytest.raises(IndexError):
+        d2s.static.Executor().run(prog, feed={"i": np.array([0, bad])}, fetch_list=[out])
+
+
 def test_creation_values_and_dtypes():
     assert d2s.linspace(0, 1, 5).dtype == np.float32
     np.testing.assert_array_equal(d2s.linspace(0, 1, 0).numpy(), np.zeros(0, np.float32))

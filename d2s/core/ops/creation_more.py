@@ -77,9 +77,6 @@ def clone(x, name=None):
 def one_hot(x, num_classes, name=None):
     """float32 one-hot rows: `out[..., c] = (x[...] == c)` for integer `x`
     (values must be in [0, num_classes))."""
-    from .creation import arange
-    from .elementwise import cast, equal
-    from .manipulation import unsqueeze
     x = lift(x)
     if np.dtype(x.dtype).kind not in "iu":
         raise TypeError(f"one_hot: x must be an integer tensor, got {x.dtype}")
@@ -91,4 +88,9 @@ def one_hot(x, num_classes, name=None):
                                              x.numpy().max() >= num_classes):
         raise IndexError(f"one_hot: values must be in [0, {num_classes}), got "
                          f"[{x.numpy().min()}, {x.numpy().max()}]")
-    return cast(equal(unsqueeze(x, -1), arange(num_classes)), "float32")
+    # rows of the identity picked by gather: a value >= num_classes (and a
+    # negative one, sent past the end first) raises IndexError in a program too
+    from .elementwise import greater_equal, where
+    from .manipulation import gather
+    safe = where(greater_equal(x, 0), x, num_classes)
+    return gather(constant(np.eye(num_classes, dtype=np.float32), np.float32), safe, axis=0)
