@@ -80,7 +80,10 @@ def _along_axis_index(x, indices, axis):
         else:
             shape = [1] * ndim
             shape[i] = -1
-            index.append(reshape(arange(_dim(x, i)), shape))
+            d = x.shape[i]
+            # a known dim: the positions are a numpy constant (no ops to run)
+            index.append(np.arange(d).reshape(shape) if d is not None
+                         else reshape(arange(_dim(x, i)), shape))
     return tuple(index)
 
 
