@@ -220,6 +220,11 @@ def _triangle(x, diagonal, lower, opname):
     if len(x.shape) < 2:
         raise ValueError(f"{opname}: x must have at least 2 dims, got {tuple(x.shape)}")
     diagonal = _int(diagonal, opname, "diagonal")
+    m, n = x.shape[-2], x.shape[-1]
+    if m is not None and n is not None:  # known dims: the mask is a numpy constant
+        offset = np.arange(n)[None, :] - np.arange(m)[:, None]
+        keep = offset <= diagonal if lower else offset >= diagonal
+        return where(keep, x, zeros_like_(x))
     rows = unsqueeze(arange(_dim(x, -2)), 1)
     cols = unsqueeze(arange(_dim(x, -1)), 0)
     offset = cols - rows  # (M, N): j - i
