@@ -9,6 +9,7 @@ import weakref
 
 from ..convert import api as convert_api
 from ..convert import origin as convert_origin
+from ..convert import tracebacks as convert_tracebacks
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.state import all_eager, layer_modes_version
@@ -123,6 +124,13 @@ class StaticFunction:
 
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        try:
+            return self._call(*args, **kwargs)
+        except Exception as e:
+            # Where an error leaves d2s: the user's frames only (convert.tracebacks).
+            raise convert_tracebacks.for_user(e)  # D2S_FULL_TRACEBACK=1: all frames
+
+    def _call(self, *args, **kwargs):
         if not kwargs and self._fallback_reason is None and SWITCH["enabled"] and (
                 all_eager[0] or not state._tls.builders and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
