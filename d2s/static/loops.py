@@ -248,7 +248,10 @@ class _LoopBuilder:
                     f"{o.dtype.name} in the loop body; cast it so it keeps one dtype")
             if len(o.shape) != len(ph.shape):
                 raise ControlFlowError(f"loop variable {label} changes rank from "
-                                       f"{len(ph.shape)} to {len(o.shape)} in the loop body")
+                                       f"{len(ph.shape)} to {len(o.shape)} in the loop body; "
+                                       f"a loop on a tensor keeps each variable's rank: "
+                                       f"reshape the new value, or collect the steps in a "
+                                       f"list and d2s.stack it after the loop")
             merged = merge_dims(ph.shape, o.shape)
             if merged != ph.shape:
                 self.shapes[i] = merged
