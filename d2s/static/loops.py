@@ -112,6 +112,15 @@ class _LoopBuilder:
         self.python_results = {}  # optional leaf index -> the Python value the body sets
         self.still_undefined = {}  # leaf index -> the undefined value the body leaves
         self.undefined_by_body = set()  # leaf indices the body may leave undefined
+        # Whether the loop variables need no gradient: as eagerly, when no initial
+        # value and no value the body computes needs one (then `print` in the body
+        # shows stop_gradient=True, as eager code does). Assumed from the initial
+        # values; when the body makes one that needs a gradient (it reads a
+        # parameter, say), the loop's values are marked as needing one, without
+        # tracing again: the flags only inform what code and prints read (the
+        # backward follows the program's data flow), and a `print` in the body
+        # then shows the first trip's flags, as eager code prints them.
+        self.no_grad_vars = all(v.stop_gradient for v in self.init.values())
         self.n_blocks = len(self.program.blocks)
 
     def label(self, i):
@@ -156,6 +165,7 @@ class _LoopBuilder:
             ph.weak = getattr(self.init[i], "weak", False)
             ph.is_array = getattr(self.init[i], "is_array", False)
             ph.may_be_undefined = self.init[i].may_be_undefined or i in self.undefined_by_body
+            ph.stop_gradient = self.no_grad_vars
             self.placeholders[i] = ph
         args = unflatten(self.tree, [self.placeholders.get(i, x)
                                      for i, x in enumerate(self.leaves)])
@@ -215,6 +225,10 @@ class _LoopBuilder:
         anything (trace again)."""
         program, builder, parent = self.program, self.builder, self.parent
         retry = False
+        if self.no_grad_vars and not all(o.stop_gradient for o in self.outs.values()):
+            self.no_grad_vars = False
+            for ph in self.placeholders.values():
+                ph.stop_gradient = False
         for i, v in self.first_assigned.items():
             if isinstance(self.leaves[i], PendingArray):
                 # A list appended to in the body: carried as a tensor array.
@@ -267,7 +281,7 @@ class _LoopBuilder:
             v.weak = ph.weak and getattr(o, "weak", False)
             v.is_array = ph.is_array
             v.may_be_undefined = ph.may_be_undefined or o.may_be_undefined
-            v.stop_gradient = o.stop_gradient and all(init[i].stop_gradient for i in carried)
+            v.stop_gradient = self.no_grad_vars
         local = {id(p) for p in ph_list}
         free = external_reads([self.cond_block, self.body_block], local)
         free += [o for o in out_list if o.block is not self.body_block and id(o) not in local
