@@ -225,8 +225,8 @@ def print_persistent(results, fmt_time):
           "loads the executables):")
     for key, (first, second) in results.items():
         if key == "_backend_start":
-            print(f"  (before them, once per process: importing JAX and starting its CPU "
-                  f"client {fmt_time(first)} / {fmt_time(second)})")
+            print(f"  (before them, once per process: importing JAX and starting its CPU\n"
+                  f"   client {fmt_time(first)} / {fmt_time(second)})")
             continue
         mark = "met" if second <= FIRST_CALL_PERSISTENT_TARGET_S else "not yet"
         print(f"  {key:4s} first process {fmt_time(first):>9}   second process "
