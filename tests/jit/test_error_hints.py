@@ -36,7 +36,14 @@ def shapes_differ(x):
     return y
 
 
+def item_assignment(x):
+    y = x * 2.0
+    y[0] = 5.0
+    return y
+
+
 @pytest.mark.parametrize("fn, error, hint", [
+    (item_assignment, TypeError, r"not changed in place: build the new value.*d2s\.where"),
     (numpy_tanh, TypeError, r"use d2s\.tanh\(\.\.\.\) instead of np\.tanh\(\.\.\.\)"),
     (numpy_exp_of_sum, TypeError, r"use d2s\.exp\(\.\.\.\) instead of np\.exp\(\.\.\.\)"),
     (ranks_differ, ControlFlowError,
