@@ -182,6 +182,9 @@ def _fix_hint(exc, origin):
                     f"use d2s.{ours[0]}(...) instead of np.{ours[0]}(...)")
         return ("; numpy functions cannot compute with a tensor of a converted function: use "
                 "the d2s op of the same math (d2s.tanh, d2s.exp, ...) or the tensor's method")
+    if isinstance(exc, ValueError) and "is ambiguous; only one-element tensors" in str(exc):
+        return ("; a condition on a tensor needs one element: reduce it, e.g. (x > 0).all(), "
+                "(x > 0).any() or x.sum() > 0")
     if isinstance(exc, TypeError) and "does not support item assignment" in str(exc) \
             and ("'Variable'" in str(exc) or "'Tensor'" in str(exc)):
         return ("; a tensor is not changed in place: build the new value instead, e.g. "

@@ -224,7 +224,8 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
     if pred.size not in (1, None) or pred.dtype != np.bool_:
         raise ControlFlowError(
             f"cond: the predicate must be a bool tensor with one element, got "
-            f"{pred.dtype.name}{list(pred.shape)}")
+            f"{pred.dtype.name}{list(pred.shape)}; reduce it to one, e.g. (x > 0).all(), "
+            f"(x > 0).any() or x.sum() > 0")
     parent = program.current_block()
     true_block = program._create_block(parent)
     t_out, t_stop = trace_path(program, true_block, true_fn)

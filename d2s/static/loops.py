@@ -175,7 +175,8 @@ class _LoopBuilder:
             self.c = builder.to_var(c) if _is_value(c) else builder.to_var(constant(bool(c)))
         if self.c.dtype != np.bool_ or self.c.size not in (1, None):
             raise ControlFlowError(f"while: the loop condition must be a bool scalar, got "
-                                   f"{self.c.dtype.name}{list(self.c.shape)}")
+                                   f"{self.c.dtype.name}{list(self.c.shape)}; reduce it to one "
+                                   f"element, e.g. (x > 0).all(), (x > 0).any() or x.sum() > 0")
         self.body_block = program._create_block(self.loop_block)
         body_out, stop = trace_path(program, self.body_block, self.body_fn, *args)
         # A body that stops at a read of a name no path assigned raises there
@@ -210,14 +211,15 @@ class _LoopBuilder:
                 raise ControlFlowError(
                     f"loop variable {self.label(i)} holds a {type(x).__name__} that the "
                     "loop body changes; only tensors and numbers can be carried by a loop on "
-                    "a tensor")
+                    "a tensor: change it after the loop, or hold what changes in a tensor")
 
     def _python_result(self, i, value):
         """An optional value the body sets to a Python object (e.g. `return None`
         in the loop): the loop's result for it, as long as it is always the same."""
         if i in self.python_results and not _same_python(self.python_results[i], value):
             raise ControlFlowError(f"{self.label(i)} is {describe(self.python_results[i])} "
-                                   f"and {describe(value)} in one loop on a tensor")
+                                   f"and {describe(value)} in one loop on a tensor; give it one "
+                                   f"value on every trip, or make it a tensor")
         self.python_results[i] = value
 
     def widen(self):
@@ -309,18 +311,20 @@ def _as_value(x, label):
     if is_python_scalar(x) or isinstance(x, np.ndarray):
         return constant(x)
     raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in the loop "
-                           "body; only tensors and numbers can be carried by a loop on a tensor")
+                           "body; only tensors and numbers can be carried by a loop on a tensor: "
+                           "give it a tensor or number on every trip")
 
 
 def _body_output(builder, x, placeholder, label):
     if isinstance(x, Variable):
         check_visible(x, builder.program.current_block())
     if _is_undefined(x):
-        raise ControlFlowError(f"loop variable {label} is undefined after the loop body")
+        raise ControlFlowError(f"loop variable {label} is undefined after the loop body; "
+                               f"assign it on every path of the body (or before the loop)")
     if not _is_value(x):
         if not (is_python_scalar(x) or isinstance(x, np.ndarray)):
             raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in "
-                                   "the loop body")
+                                   "the loop body; give it a tensor or number on every trip")
         weak = is_python_scalar(x)
         x = builder.to_var(_promote_scalar(x, placeholder.dtype))
         x.weak = weak or getattr(x, "weak", False)  # a Python number stays weakly typed

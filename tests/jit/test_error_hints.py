@@ -42,7 +42,14 @@ def item_assignment(x):
     return y
 
 
+def while_on_many(x):
+    while x > 0:
+        x = x - 1.0
+    return x
+
+
 @pytest.mark.parametrize("fn, error, hint", [
+    (while_on_many, ValueError, r"ambiguous.*needs one element: reduce it, e\.g\. \(x > 0\)\.all"),
     (item_assignment, TypeError, r"not changed in place: build the new value.*d2s\.where"),
     (numpy_tanh, TypeError, r"use d2s\.tanh\(\.\.\.\) instead of np\.tanh\(\.\.\.\)"),
     (numpy_exp_of_sum, TypeError, r"use d2s\.exp\(\.\.\.\) instead of np\.exp\(\.\.\.\)"),
@@ -69,3 +76,12 @@ def test_a_loop_variable_changing_rank_says_how_to_keep_it():
     with pytest.raises(ControlFlowError,
                        match=r"changes rank from 1 to 2 in the loop body; .*d2s\.stack it after"):
         to_static(rank_grows_in_loop)(d2s.to_tensor(np.ones(3, "float32")))
+
+
+def test_a_static_cond_on_many_elements_says_how_to_reduce_it():
+    from d2s import static
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [3], "float32")
+        with pytest.raises(ControlFlowError, match=r"got bool\[3\]; reduce it to one, e\.g\."):
+            static.nn.cond(x > 0, lambda: x, lambda: -x)
