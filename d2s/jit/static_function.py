@@ -4,7 +4,6 @@ from __future__ import annotations
 import functools
 import threading
 import types
-import warnings
 import weakref
 
 from ..convert import api as convert_api
@@ -16,6 +15,7 @@ from ..core.state import all_eager, layer_modes_version
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
+from ..static.origins import warn_in_user_code
 from .concrete_program import ConcreteProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
@@ -265,7 +265,7 @@ class StaticFunction:
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True
             built = [s for s in evicted + self._cache.signatures() if s is not signature]
-            warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
+            warn_in_user_code(self._rebuild_warning(built + [signature]), UserWarning)
         return concrete, signature
 
     def _trace(self, converted, signature):
@@ -322,8 +322,8 @@ class StaticFunction:
 
     def _fall_back(self, error):
         self._fallback_reason = str(error)
-        warnings.warn(f"d2s.jit.to_static(full_graph=False): {self._function.__qualname__} "
-                      f"runs eagerly because it cannot be converted: {error}", stacklevel=5)
+        warn_in_user_code(f"d2s.jit.to_static(full_graph=False): {self._function.__qualname__} "
+                          f"runs eagerly because it cannot be converted: {error}", UserWarning)
         raise _FallBack()
 
     def __repr__(self):

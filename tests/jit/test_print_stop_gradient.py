@@ -4,6 +4,8 @@ included: a loop whose values need no gradient prints stop_gradient=True
 that reads a parameter still prints False after it."""
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ import d2s
 from d2s.jit import to_static
 
 BACKENDS = ["numpy", pytest.param("xla", marks=pytest.mark.skipif(
-    __import__("importlib").util.find_spec("jax") is None, reason="jax not installed"))]
+    importlib.util.find_spec("jax") is None, reason="jax not installed"))]
 
 
 def doubling(x):

@@ -34,7 +34,7 @@ def branchy(x):
     return y
 
 
-def _unread(graph, read=None):
+def _unread(graph):
     """Names of Constant outputs and initializers no node (at any depth) reads."""
     def reads(g, out):
         for node in g.node:
