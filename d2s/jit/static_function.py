@@ -4,17 +4,18 @@ from __future__ import annotations
 import functools
 import threading
 import types
-import warnings
 import weakref
 
 from ..convert import api as convert_api
 from ..convert import origin as convert_origin
+from ..convert import tracebacks as convert_tracebacks
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
+from ..static.origins import warn_in_user_code
 from .concrete_program import ConcreteProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
@@ -135,6 +136,13 @@ class StaticFunction:
 
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        try:
+            return self._call(*args, **kwargs)
+        except Exception as e:
+            # Where an error leaves d2s: the user's frames only (convert.tracebacks).
+            raise convert_tracebacks.for_user(e)  # D2S_FULL_TRACEBACK=1: all frames
+
+    def _call(self, *args, **kwargs):
         if not kwargs and self._fallback_reason is None and SWITCH["enabled"] and (
                 all_eager[0] or not state._tls.builders and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
@@ -276,7 +284,7 @@ class StaticFunction:
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True
             built = [s for s in evicted + self._cache.signatures() if s is not signature]
-            warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
+            warn_in_user_code(self._rebuild_warning(built + [signature]), UserWarning)
         return concrete, signature
 
     def _trace(self, converted, signature):
@@ -334,8 +342,8 @@ class StaticFunction:
 
     def _fall_back(self, error):
         self._fallback_reason = str(error)
-        warnings.warn(f"d2s.jit.to_static(full_graph=False): {self._function.__qualname__} "
-                      f"runs eagerly because it cannot be converted: {error}", stacklevel=5)
+        warn_in_user_code(f"d2s.jit.to_static(full_graph=False): {self._function.__qualname__} "
+                          f"runs eagerly because it cannot be converted: {error}", UserWarning)
         raise _FallBack()
 
     def __repr__(self):

@@ -224,7 +224,8 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
     if pred.size not in (1, None) or pred.dtype != np.bool_:
         raise ControlFlowError(
             f"cond: the predicate must be a bool tensor with one element, got "
-            f"{pred.dtype.name}{list(pred.shape)}")
+            f"{pred.dtype.name}{list(pred.shape)}; reduce it to one, e.g. (x > 0).all(), "
+            f"(x > 0).any() or x.sum() > 0")
     parent = program.current_block()
     true_block = program._create_block(parent)
     t_out, t_stop = trace_path(program, true_block, true_fn)
@@ -468,9 +469,12 @@ def _check_compatible(label, a, b, what="the two branches"):
     if a.dtype != b.dtype:
         raise ControlFlowError(f"{label} has dtype {a.dtype.name} and {b.dtype.name} in "
                                f"{what}; cast one so both agree")
+    fix = ("; after a tensor `if` a name has one shape, whichever path ran: make both give "
+           "the same shape (reshape, slice, pad or broadcast one of them)")
     if len(a.shape) != len(b.shape):
-        raise ControlFlowError(f"{label} has rank {len(a.shape)} and {len(b.shape)} in {what}")
+        raise ControlFlowError(f"{label} has rank {len(a.shape)} and {len(b.shape)} in "
+                               f"{what}{fix}")
     for i, (x, y) in enumerate(zip(a.shape, b.shape)):
         if x is not None and y is not None and x != y:
             raise ControlFlowError(f"{label} has shape {list(a.shape)} and {list(b.shape)} "
-                                   f"in {what} (dim {i} differs)")
+                                   f"in {what} (dim {i} differs){fix}")
