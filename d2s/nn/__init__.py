@@ -3,6 +3,12 @@
 from . import functional, initializer, utils
 from .layer import Layer, LayerList, Sequential
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
+from . import activation_layers, conv_layers, loss_layers
+from .activation_layers import *  # noqa: F401,F403
+from .conv_layers import *  # noqa: F401,F403
+from .loss_layers import *  # noqa: F401,F403
+from .param_attr import ParamAttr
 
 __all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "Sequential", "Linear", "ReLU",
            "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
+__all__ += activation_layers.__all__ + conv_layers.__all__ + loss_layers.__all__ + ["ParamAttr"]

@@ -7,3 +7,5 @@ A rule is `rule(ns, *inputs, **attrs)`: `ns` is the exporter's graph context
 modules never import onnx themselves. Older ops still declare their ONNX rule
 beside the kernel in `core/ops`; new ops register here.
 """
+
+from . import conv  # noqa: F401,E402  (convolution and pooling)

@@ -8,3 +8,5 @@ modules never import jax themselves and load on a machine without it.
 Older ops still declare their xla rule beside the kernel in `core/ops`; new
 ops register here.
 """
+
+from . import conv  # noqa: F401,E402  (convolution and pooling)

@@ -1,0 +1,38 @@
+"""ONNX rules of the convolution and pooling ops (`d2s/core/ops/conv.py`):
+`Conv`, `MaxPool`, `AveragePool`. Their gradient ops only appear in training
+programs, which an ONNX model (constant weights) does not hold."""
+from __future__ import annotations
+
+from ...core.registry import NotLowerable, lowers, register_lowering
+
+
+def _pads(padding):
+    t, b, l, r = padding
+    return [int(t), int(l), int(b), int(r)]  # ONNX: all begins, then all ends
+
+
+@lowers("onnx", "conv2d")
+def _conv2d(ns, x, w, stride, padding, dilation, groups):
+    x, w = ns.promote(x, w)
+    return ns.node("Conv", x, w, strides=list(stride), pads=_pads(padding),
+                   dilations=list(dilation), group=int(groups))
+
+
+@lowers("onnx", "max_pool2d")
+def _max_pool2d(ns, x, kernel, stride, padding, ceil_mode):
+    return ns.node("MaxPool", x, kernel_shape=list(kernel), strides=list(stride),
+                   pads=_pads(padding), ceil_mode=int(ceil_mode))
+
+
+@lowers("onnx", "avg_pool2d")
+def _avg_pool2d(ns, x, kernel, stride, padding, ceil_mode, exclusive):
+    return ns.node("AveragePool", x, kernel_shape=list(kernel), strides=list(stride),
+                   pads=_pads(padding), ceil_mode=int(ceil_mode),
+                   count_include_pad=0 if exclusive else 1)
+
+
+_GRAD = NotLowerable("a gradient op of training programs; an ONNX model holds the forward "
+                     "pass only (export the layer, not a training step)")
+for _op in ("conv2d_grad_input", "conv2d_grad_filter", "max_pool2d_grad", "max_pool2d_pick",
+            "avg_pool2d_grad"):
+    register_lowering("onnx", _op, _GRAD)
