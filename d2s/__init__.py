@@ -16,3 +16,8 @@ from . import jit, nn, optimizer
 # d2s.onnx.export; the onnx package itself is imported only when a model is exported
 from . import onnx  # noqa: E402
 from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
+
+# ---- nn / training API (issue 28, nn helper): ParamAttr, create_parameter,
+# regularizer, save/load, metric, io ------------------------------------------------------
+from .nn.param_attr import ParamAttr  # noqa: E402
+# ---- end of the nn / training API block ------------------------------------------------------

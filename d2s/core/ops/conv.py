@@ -36,7 +36,12 @@ def conv_out_size(size, k, stride, lo, hi, dilation=1, ceil_mode=False):
     span = size + lo + hi - (dilation * (k - 1) + 1)
     if span < 0:
         return 0
-    return (-(-span // stride) if ceil_mode else span // stride) + 1
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    # ceil mode's last window must start inside the input or its leading padding
+    # (as PyTorch and ONNX Runtime have it): never a window over padding alone
+    return out - 1 if (out - 1) * stride >= size + lo else out
 
 
 def conv_pads(padding, in_hw, kernel, stride, dilation, where, channel_last=False):
@@ -256,8 +261,10 @@ register_op("conv2d_grad_filter", _conv2d_grad_filter_kernel, _conv2d_grad_filte
 def conv2d(x, weight, stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1):
     """NCHW convolution (cross-correlation) with normalized attributes."""
     x, weight = lift(x), lift(weight)
-    return bind("conv2d", x, weight, stride=tuple(stride), padding=tuple(padding),
-                dilation=tuple(dilation), groups=int(groups))
+    attrs = dict(stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation),
+                 groups=int(groups))
+    _conv2d_infer(x, weight, **attrs)  # eager calls check their shapes too
+    return bind("conv2d", x, weight, **attrs)
 
 
 # ---- pooling --------------------------------------------------------------------------------
@@ -425,13 +432,19 @@ register_op("avg_pool2d_grad", _avg_pool_grad_kernel,
 
 
 def max_pool2d(x, kernel, stride, padding, ceil_mode=False):
-    return bind("max_pool2d", lift(x), kernel=tuple(kernel), stride=tuple(stride),
-                padding=tuple(padding), ceil_mode=bool(ceil_mode))
+    x = lift(x)
+    attrs = dict(kernel=tuple(kernel), stride=tuple(stride), padding=tuple(padding),
+                 ceil_mode=bool(ceil_mode))
+    _pool_infer(x, **attrs)
+    return bind("max_pool2d", x, **attrs)
 
 
 def avg_pool2d(x, kernel, stride, padding, ceil_mode=False, exclusive=True):
-    return bind("avg_pool2d", lift(x), kernel=tuple(kernel), stride=tuple(stride),
-                padding=tuple(padding), ceil_mode=bool(ceil_mode), exclusive=bool(exclusive))
+    x = lift(x)
+    attrs = dict(kernel=tuple(kernel), stride=tuple(stride), padding=tuple(padding),
+                 ceil_mode=bool(ceil_mode))
+    _pool_infer(x, **attrs)
+    return bind("avg_pool2d", x, exclusive=bool(exclusive), **attrs)
 
 
 def adaptive_bins(size, out):
