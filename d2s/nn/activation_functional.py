@@ -7,7 +7,7 @@ branch's input clamped first: a discarded inf would make the gradient NaN.
 """
 from __future__ import annotations
 
-from ..core.ops import (abs as _abs, clip, exp, log, minimum, relu as _relu, reshape,
+from ..core.ops import (abs as _abs, exp, log, minimum, reshape, softplus as _softplus,
                         sigmoid as _sigmoid, tanh as _tanh, where)
 from ..core.ops._base import lift
 
@@ -27,23 +27,29 @@ def swish(x, name=None):
     return silu(x)
 
 
+def _clamp(x, lo, hi):
+    """clip(x, lo, hi) whose gradient is 1 strictly inside (lo, hi) only (Paddle's and
+    PyTorch's rule for these activations; `clip`'s counts the bounds as inside)."""
+    return where(x <= lo, x * 0.0 + lo, where(x >= hi, x * 0.0 + hi, x))
+
+
 def relu6(x, name=None):
-    return clip(lift(x), 0.0, 6.0)
+    return _clamp(lift(x), 0.0, 6.0)
 
 
 def hardswish(x, name=None):
-    """`x * relu6(x + 3) / 6`."""
+    """`x * relu6(x + 3) / 6`: 0 up to -3, `x` from 3."""
     x = lift(x)
-    return x * clip(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)
+    return where(x <= -3.0, x * 0.0, where(x >= 3.0, x, x * (x + 3.0) * (1.0 / 6.0)))
 
 
 def hardsigmoid(x, slope=0.1666667, offset=0.5, name=None):
     """`clip(slope * x + offset, 0, 1)` (Paddle's default slope, not 1/6 exactly)."""
-    return clip(lift(x) * slope + offset, 0.0, 1.0)
+    return _clamp(lift(x) * slope + offset, 0.0, 1.0)
 
 
 def hardtanh(x, min=-1.0, max=1.0, name=None):
-    return clip(lift(x), min, max)
+    return _clamp(lift(x), min, max)
 
 
 def leaky_relu(x, negative_slope=0.01, name=None):
@@ -72,16 +78,11 @@ def selu(x, scale=1.0507009873554804934193349852946,
     return where(x > 0, x, _expm1_neg(x) * alpha) * scale
 
 
-def _softplus1(z):
-    """log(1 + exp(z)), stable for any z."""
-    return log(exp(-_abs(z)) + 1.0) + _relu(z)
-
-
 def softplus(x, beta=1.0, threshold=20.0, name=None):
     """`log(1 + exp(beta * x)) / beta`, and `x` itself where `beta * x > threshold`."""
     x = lift(x)
     z = x * beta
-    soft = _softplus1(z) if beta == 1 else _softplus1(z) * (1.0 / beta)
+    soft = _softplus(z) if beta == 1 else _softplus(z) * (1.0 / beta)
     return where(z > threshold, x, soft)
 
 
@@ -98,7 +99,7 @@ def mish(x, name=None):
 
 def log_sigmoid(x, name=None):
     """`-softplus(-x)`, stable."""
-    return -_softplus1(-lift(x))
+    return -_softplus(-lift(x))
 
 
 def tanhshrink(x, name=None):

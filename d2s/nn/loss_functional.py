@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..core.ops import (abs as _abs, arange, cast, cross_entropy as _fused_cross_entropy,
                         equal, exp, log, log_softmax, maximum, mean, not_equal,
-                        relu as _relu, reshape, squeeze, sum as _sum, unsqueeze, where)
+                        relu as _relu, reshape, softplus as _softplus, squeeze, sum as _sum, unsqueeze, where)
 from ..core.ops._base import lift
 from ..core.shapes import normalize_axis
 
@@ -159,7 +159,7 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean"
     `(1 - y) x + (1 + (pos_weight - 1) y) * log(1 + exp(-x))`."""
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     logit, label = lift(logit), lift(label)
-    softplus_neg = log(exp(-_abs(logit)) + 1.0) + _relu(-logit)  # log(1 + exp(-x))
+    softplus_neg = _softplus(-logit)  # log(1 + exp(-x))
     if pos_weight is None:
         loss = (1.0 - label) * logit + softplus_neg
     else:
@@ -256,7 +256,7 @@ def soft_margin_loss(input, label, reduction="mean", name=None):
     """`log(1 + exp(-label * input))`."""
     _check_reduction(reduction, "soft_margin_loss")
     z = -lift(label) * lift(input)
-    return _reduce(log(exp(-_abs(z)) + 1.0) + _relu(z), reduction)
+    return _reduce(_softplus(z), reduction)
 
 
 def log_loss(input, label, epsilon=1e-4, name=None):
