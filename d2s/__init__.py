@@ -20,4 +20,5 @@ from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
 # ---- nn / training API (issue 28, nn helper): ParamAttr, create_parameter,
 # regularizer, save/load, metric, io ------------------------------------------------------
 from .nn.param_attr import ParamAttr  # noqa: E402
+from . import regularizer  # noqa: E402
 # ---- end of the nn / training API block ------------------------------------------------------

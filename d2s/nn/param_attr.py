@@ -2,13 +2,12 @@
 the per-parameter training attributes the optimizers read.
 
 A parameter is a plain eager Tensor (fixed slots), so what its ParamAttr says
-about training (learning-rate scale, regularizer, clipping) is kept here,
-keyed by the Tensor's identity and dropped with it.
+about training (learning-rate scale, regularizer, clipping) is kept beside it
+(`d2s.core.param_attrs`, keyed by the Tensor's identity).
 """
 from __future__ import annotations
 
-import weakref
-
+from ..core.param_attrs import param_attr_of, remember as _remember
 from . import initializer as init
 
 __all__ = ["ParamAttr", "param_attr_of", "resolve_param_attr"]
@@ -37,22 +36,6 @@ class ParamAttr:
     def __repr__(self):
         return (f"ParamAttr(name={self.name!r}, learning_rate={self.learning_rate}, "
                 f"trainable={self.trainable})")
-
-
-_ATTRS = {}  # id(param) -> (weakref to param, ParamAttr)
-
-
-def _remember(param, attr):
-    key = id(param)
-    _ATTRS[key] = (weakref.ref(param, lambda _r, key=key: _ATTRS.pop(key, None)), attr)
-
-
-def param_attr_of(param):
-    """The ParamAttr `param` was made with, or None."""
-    entry = _ATTRS.get(id(param))
-    if entry is None or entry[0]() is not param:
-        return None
-    return entry[1]
 
 
 def resolve_param_attr(attr, default):

@@ -9,3 +9,4 @@ beside the kernel in `core/ops`; new ops register here.
 """
 
 from . import conv  # noqa: F401,E402  (convolution and pooling)
+from . import optim  # noqa: F401,E402  (Momentum, RMSProp, Adagrad, AdamW updates)

@@ -10,3 +10,4 @@ ops register here.
 """
 
 from . import conv  # noqa: F401,E402  (convolution and pooling)
+from . import optim  # noqa: F401,E402  (Momentum, RMSProp, Adagrad, AdamW updates)
