@@ -21,4 +21,8 @@ from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
 # regularizer, save/load, metric, io ------------------------------------------------------
 from .nn.param_attr import ParamAttr  # noqa: E402
 from . import regularizer  # noqa: E402
+from . import io, metric  # noqa: E402
+from .io import load, save  # noqa: E402
+from .io.data import batch  # noqa: E402
+from .nn.param_attr import create_parameter  # noqa: E402
 # ---- end of the nn / training API block ------------------------------------------------------

@@ -67,3 +67,24 @@ def apply_param_attr(param, attr):
         param.stop_gradient = True
     _remember(param, attr)
     return param
+
+
+def create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
+                     default_initializer=None):
+    """A trainable eager Tensor outside any layer (Paddle's `paddle.create_parameter`):
+    Xavier-uniform for weights and zeros for biases unless an initializer is given."""
+    from ..core.dtypes import as_dtype
+    from ..core.tensor import Tensor
+    from .layer import unique_name
+    default = default_initializer or (init.Constant(0.0) if is_bias else init.XavierUniform())
+    initializer, pattr = resolve_param_attr(attr, default)
+    if initializer is None:
+        raise ValueError("create_parameter: attr=False makes no parameter")
+    dtype = as_dtype(dtype)
+    shape = [int(d) for d in shape]
+    value = initializer(shape, dtype)
+    if not isinstance(value, Tensor):
+        value = Tensor(value, dtype=dtype)
+    param = Tensor._from_array(value._value.astype(dtype, copy=False), stop_gradient=False)
+    param.name = name or unique_name("create_parameter") + (".b_0" if is_bias else ".w_0")
+    return apply_param_attr(param, pattr)
