@@ -9,12 +9,13 @@ two products with constant averaging matrices (one `mean` when the output is
 """
 from __future__ import annotations
 
+from ..core.dispatch import bind
 from ..core.ops import constant, matmul, mean, reshape, squeeze, transpose, unsqueeze
 from ..core.ops._base import lift
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
 
-__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+__all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
 
 _TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
@@ -61,6 +62,80 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1, 1])
     return transpose(out, _TO_NHWC) if last else out
+
+
+def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
+                     groups=1, output_size=None, data_format="NCHW", name=None):
+    """Transposed 2-D convolution (the gradient of `conv2d` w.r.t. its input);
+    `weight` is (in_channels, out_channels / groups, kh, kw). The output is
+    `(in - 1) * stride - pad_before - pad_after + dilation * (k - 1) + 1 +
+    output_padding`; `output_size` picks `output_padding` instead."""
+    x, weight = lift(x), lift(weight)
+    where = "conv2d_transpose"
+    last = _channel_last(data_format, where)
+    _rank(x, 4, where, data_format)
+    if len(weight.shape) != 4:
+        raise ValueError(f"{where}: weight must be 4-D (in, out/groups, kh, kw), got "
+                         f"{list(weight.shape)}")
+    groups = int(groups)
+    stride, dilation = pair(stride, where, "stride"), pair(dilation, where, "dilation")
+    if last:
+        x = transpose(x, _TO_NCHW)
+    c, (h, w) = x.shape[1], x.shape[2:]
+    if c is not None and c != weight.shape[0]:
+        raise ValueError(f"{where}: the input has {c} channels, the weight "
+                         f"{list(weight.shape)} expects {weight.shape[0]}")
+    if weight.shape[0] % groups:
+        raise ValueError(f"{where}: groups={groups} does not divide in_channels "
+                         f"{weight.shape[0]}")
+    if h is None or w is None:
+        raise ValueError(f"{where}: needs the spatial dims known, got {list(x.shape)}")
+    keff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+    extra = [0, 0]
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        pads = []
+        for i, (k, s) in enumerate(zip(keff, stride)):
+            total = k - s
+            pads += [max(total, 0) // 2, max(total, 0) - max(total, 0) // 2]
+            extra[i] = max(-total, 0)
+        pads = tuple(pads)
+    else:
+        pads = conv_pads(padding, (None, None), tuple(weight.shape[2:]), stride, dilation, where,
+                         channel_last=last)
+    base = [(n - 1) * s + k - lo - hi for n, s, k, lo, hi in
+            zip((h, w), stride, keff, pads[0::2], pads[1::2])]
+    if output_size is not None:
+        size = [int(v) for v in ([output_size] * 2 if isinstance(output_size, int)
+                                 else output_size)][-2:]
+        extra = [o - b for o, b in zip(size, base)]
+    elif output_padding:
+        extra = ([int(output_padding)] * 2 if isinstance(output_padding, int)
+                 else [int(v) for v in output_padding][-2:])
+    for e, s in zip(extra, stride):
+        if not 0 <= e < s:
+            raise ValueError(f"{where}: output_padding {extra} must lie in [0, stride "
+                             f"{list(stride)}) (output_size {output_size})")
+    out = bind("conv2d_grad_input", x, weight,
+               input_hw=(base[0] + extra[0], base[1] + extra[1]), stride=stride,
+               padding=pads, dilation=dilation, groups=groups)
+    if bias is not None:
+        out = out + reshape(bias, [1, -1, 1, 1])
+    return transpose(out, _TO_NHWC) if last else out
+
+
+def conv1d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1, output_size=None, data_format="NCL", name=None):
+    x, weight = lift(x), lift(weight)
+    last = _channel_last(data_format, "conv1d_transpose", ("NCL", "NLC"))
+    _rank(x, 3, "conv1d_transpose", data_format)
+    x = unsqueeze(x, 1 if last else 2)
+    op = [0, output_padding] if isinstance(output_padding, int) else [0] + list(output_padding)
+    size = None if output_size is None else [1, output_size] if isinstance(
+        output_size, int) else [1] + list(output_size)
+    out = conv2d_transpose(x, unsqueeze(weight, 2), bias, _one(stride),
+                           _pads_1d(padding, "conv1d_transpose"), op, _one(dilation), groups,
+                           size, "NHWC" if last else "NCHW")
+    return squeeze(out, 1 if last else 2)
 
 
 def _pads_1d(padding, where):

@@ -11,7 +11,7 @@ from .layer import Layer
 from .layers import _attr
 from ..core.ops import flatten
 
-__all__ = ["Conv1D", "Conv2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
+__all__ = ["Conv1D", "Conv2D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
            "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "Flatten", "Identity"]
 
 
@@ -25,6 +25,8 @@ def _ints(v, n, where, name):
 class _ConvNd(Layer):
     _dims = 2
     _formats = ("NCHW", "NHWC")
+
+    _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
                  groups, padding_mode, weight_attr, bias_attr, data_format):
@@ -45,9 +47,10 @@ class _ConvNd(Layer):
         self._stride, self._padding, self._dilation = stride, padding, dilation
         self._groups, self._padding_mode, self._data_format = groups, padding_mode, data_format
         std = math.sqrt(2.0 / (math.prod(self._kernel_size) * in_channels))
-        self.weight = self.create_parameter(
-            [out_channels, in_channels // groups] + self._kernel_size, attr=_attr(weight_attr),
-            default_initializer=init.Normal(0.0, std))
+        shape = ([in_channels, out_channels // groups] if self._transposed
+                 else [out_channels, in_channels // groups])
+        self.weight = self.create_parameter(shape + self._kernel_size, attr=_attr(weight_attr),
+                                            default_initializer=init.Normal(0.0, std))
         self.bias = self.create_parameter([out_channels], attr=_attr(bias_attr), is_bias=True,
                                           default_initializer=init.Constant(0.0))
 
@@ -100,6 +103,44 @@ class Conv1D(_ConvNd):
         self._check_input(x)
         return CF.conv1d(x, self.weight, self.bias, self._stride, self._padding,
                          self._dilation, self._groups, self._data_format)
+
+
+class Conv2DTranspose(_ConvNd):
+    """Transposed 2-D convolution; weight (in_channels, out_channels / groups, kh, kw)."""
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, dilation=1, weight_attr=None, bias_attr=None,
+                 data_format="NCHW"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, "zeros", weight_attr, bias_attr, data_format)
+        self._output_padding = output_padding
+
+    def forward(self, x, output_size=None):
+        self._check_input(x)
+        return CF.conv2d_transpose(x, self.weight, self.bias, self._stride, self._padding,
+                                   self._output_padding, self._dilation, self._groups,
+                                   output_size, self._data_format)
+
+
+class Conv1DTranspose(_ConvNd):
+    """Transposed 1-D convolution; weight (in_channels, out_channels / groups, k)."""
+    _dims = 1
+    _formats = ("NCL", "NLC")
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, dilation=1, weight_attr=None, bias_attr=None,
+                 data_format="NCL"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, "zeros", weight_attr, bias_attr, data_format)
+        self._output_padding = output_padding
+
+    def forward(self, x, output_size=None):
+        self._check_input(x)
+        return CF.conv1d_transpose(x, self.weight, self.bias, self._stride, self._padding,
+                                   self._output_padding, self._groups, self._dilation,
+                                   output_size, self._data_format)
 
 
 class MaxPool2D(Layer):

@@ -283,3 +283,60 @@ def test_a_cnn_exports_to_onnx_and_runs_in_onnx_runtime(tmp_path):
         want = model(_t(x, False)).numpy()
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# (shape, out_channels, kernel, stride, padding, output_padding, dilation, groups)
+TRANSPOSE_CASES = [
+    ((2, 4, 4, 5), 6, 3, 2, 1, 1, 1, 2),
+    ((1, 3, 5, 4), 2, (2, 3), (1, 2), [1, 0], 0, (2, 1), 1),
+    ((2, 2, 3, 3), 4, 3, 3, 0, 2, 1, 2),
+]
+
+
+@pytest.mark.parametrize("case", TRANSPOSE_CASES)
+def test_conv2d_transpose_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    shape, o, k, stride, padding, out_pad, dilation, groups = case
+    kh, kw = (k, k) if isinstance(k, int) else k
+    x = RNG.standard_normal(shape)
+    w = RNG.standard_normal((shape[1], o // groups, kh, kw))
+    b = RNG.standard_normal(o)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ref = torch.nn.functional.conv_transpose2d(xt, wt, bt, stride, padding, out_pad, groups,
+                                               dilation)
+    g = RNG.standard_normal(tuple(ref.shape))
+    ref.backward(torch.tensor(g))
+    xd, wd, bd = _t(x), _t(w), _t(b)
+    out = F.conv2d_transpose(xd, wd, bd, stride, padding, out_pad, dilation, groups)
+    (out * _t(g, False)).sum().backward()
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for mine, theirs in ((xd, xt), (wd, wt), (bd, bt)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-10,
+                                   atol=1e-10)
+
+
+def test_conv_transpose_layers_xla_and_onnx(tmp_path, monkeypatch):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("jax")
+    monkeypatch.setenv("D2S_XLA_SYNC", "1")
+    from d2s.static import InputSpec
+    d2s.seed(4)
+    up = nn.Sequential(nn.Conv2DTranspose(3, 4, 3, stride=2, padding=1, output_padding=1),
+                       nn.ReLU(), nn.Conv2DTranspose(4, 2, 2, stride=2, groups=2))
+    assert up[0].weight.shape == (3, 4, 3, 3)
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    want = up(_t(x, False)).numpy()
+    assert want.shape == (2, 2, 16, 20)
+    got = to_static(up.forward, backend="xla")(_t(x, False)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    path = d2s.onnx.export(up, tmp_path / "up.onnx",
+                           input_spec=[InputSpec([None, 3, 4, 5], "float32")])
+    onnx.checker.check_model(str(path), full_check=True)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (res,) = sess.run(None, {sess.get_inputs()[0].name: x})
+    np.testing.assert_allclose(res, want, rtol=1e-5, atol=1e-6)
+    one = nn.Conv1DTranspose(2, 3, 3, stride=2)
+    assert one(_t(np.zeros((1, 2, 5), np.float32))).shape == (1, 3, 11)
+    assert nn.Conv2DTranspose(3, 4, 3, stride=2)(_t(x, False), output_size=[10, 12]).shape \
+        == (2, 4, 10, 12)
