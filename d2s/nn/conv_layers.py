@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from . import common_functional as OF
 from . import conv_functional as CF
 from . import initializer as init
 from .layer import Layer
@@ -12,7 +13,8 @@ from .layers import _attr
 from ..core.ops import flatten
 
 __all__ = ["Conv1D", "Conv2D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
-           "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "Flatten", "Identity"]
+           "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "Flatten", "Identity", "Pad1D", "Pad2D",
+           "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D"]
 
 
 def _ints(v, n, where, name):
@@ -238,3 +240,56 @@ class Identity(Layer):
 
     def forward(self, x):
         return x
+
+
+class _PadNd(Layer):
+    _n = 2
+    _formats = ("NCHW", "NHWC")
+
+    def __init__(self, padding, mode="constant", value=0.0, data_format=None, name=None):
+        super().__init__(name)
+        self._pad = [int(padding)] * (2 * self._n) if isinstance(padding, int) else list(padding)
+        if len(self._pad) != 2 * self._n:
+            raise ValueError(f"{type(self).__name__}: padding must be an int or "
+                             f"{2 * self._n} ints, got {padding!r}")
+        self._mode, self._value = mode, value
+        self._data_format = data_format or self._formats[0]
+
+    def forward(self, x):
+        return OF.pad(x, self._pad, self._mode, self._value, self._data_format)
+
+    def extra_repr(self):
+        return f"padding={self._pad}, mode={self._mode!r}"
+
+
+class Pad1D(_PadNd):
+    """Pad the last dim by [left, right]."""
+    _n = 1
+    _formats = ("NCL", "NLC")
+
+
+class Pad2D(_PadNd):
+    """Pad H and W by [left, right, top, bottom]."""
+
+
+class Upsample(Layer):
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=False,
+                 align_mode=0, data_format="NCHW", name=None):
+        super().__init__(name)
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.align_mode, self.data_format = (align_corners, align_mode,
+                                                                  data_format)
+
+    def forward(self, x):
+        return OF.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                              self.align_mode, self.data_format)
+
+
+class UpsamplingNearest2D(Upsample):
+    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
+        super().__init__(size, scale_factor, "nearest", False, 0, data_format, name)
+
+
+class UpsamplingBilinear2D(Upsample):
+    def __init__(self, size=None, scale_factor=None, data_format="NCHW", name=None):
+        super().__init__(size, scale_factor, "bilinear", True, 0, data_format, name)

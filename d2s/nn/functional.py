@@ -19,12 +19,14 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear"
 # ---- convolution / pooling, activations, losses: one module each ----------------------------
 from .activation_functional import *  # noqa: E402,F401,F403
 from .activation_functional import __all__ as _activation_names  # noqa: E402
+from .common_functional import *  # noqa: E402,F401,F403
+from .common_functional import __all__ as _common_names  # noqa: E402
 from .conv_functional import *  # noqa: E402,F401,F403
 from .conv_functional import __all__ as _conv_names  # noqa: E402
 from .loss_functional import *  # noqa: E402,F401,F403
 from .loss_functional import __all__ as _loss_names  # noqa: E402
 
-__all__ += _activation_names + _conv_names + _loss_names
+__all__ += _activation_names + _common_names + _conv_names + _loss_names
 
 
 def relu(x):
