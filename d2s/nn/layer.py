@@ -255,6 +255,36 @@ class Layer:
     load_dict = set_state_dict
     set_dict = set_state_dict
 
+    def astype(self, dtype=None):
+        """Cast every floating-point parameter (and the layer's default dtype for
+        parameters made later) to `dtype`; returns the layer."""
+        if dtype is None:
+            return self
+        dtype = as_dtype(dtype)
+        for layer in self.sublayers(include_self=True):
+            layer._dtype = dtype
+            for p in layer._parameters.values():
+                if p is not None and p._value.dtype.kind == "f" and p._value.dtype != dtype:
+                    p._value = p._value.astype(dtype)
+                    p.clear_grad()
+        state.tensor_attributes_version[0] += 1
+        return self
+
+    def to(self, device=None, dtype=None, blocking=None):
+        """Paddle's `to`: `dtype` casts as `astype`; d2s runs on the CPU, so a
+        device other than "cpu" is an error."""
+        if device is not None and str(device).split(":")[0].lower() not in ("cpu", "place(cpu)",
+                                                                            "cpuplace"):
+            raise ValueError(f"Layer.to: d2s runs on the CPU, got device {device!r}")
+        return self.astype(dtype)
+
+    def apply(self, fn):
+        """Call `fn(layer)` on every sublayer, then on this layer; returns the layer."""
+        for layer in self.children():
+            layer.apply(fn)
+        fn(self)
+        return self
+
     def clear_gradients(self, set_to_zero=True):
         """Drop every parameter's gradient (the next backward starts afresh; d2s
         leaves `.grad` None either way, which accumulates as zeros would)."""
