@@ -24,5 +24,5 @@ def test_apply_astype_to_clear_gradients_and_set_dict():
     with pytest.raises(ValueError, match="CPU"):
         model.to("gpu:0")
     other = nn.Sequential(nn.Conv2D(1, 2, 3), nn.Flatten(), nn.Linear(8, 2))
-    other.set_dict(model.state_dict())
+    other.astype("float64").set_dict(model.state_dict())
     np.testing.assert_allclose(other[2].weight.numpy(), before)
