@@ -25,4 +25,7 @@ from . import io, metric  # noqa: E402
 from .io import load, save  # noqa: E402
 from .io.data import batch  # noqa: E402
 from .nn.param_attr import create_parameter  # noqa: E402
+from . import device, incubate, utils  # noqa: E402
+from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
+                     set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------

@@ -26,7 +26,10 @@ from .conv_functional import __all__ as _conv_names  # noqa: E402
 from .loss_functional import *  # noqa: E402,F401,F403
 from .loss_functional import __all__ as _loss_names  # noqa: E402
 
-__all__ += _activation_names + _common_names + _conv_names + _loss_names
+from . import flash_attention  # noqa: E402,F401  (F.flash_attention.flash_attention)
+from .common_layers import bilinear  # noqa: E402,F401
+
+__all__ += ["bilinear"] + _activation_names + _common_names + _conv_names + _loss_names
 
 
 def relu(x):

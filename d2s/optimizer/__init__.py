@@ -2,7 +2,7 @@
 static `minimize()`, and inside converted training steps), `lr` schedulers and
 `regularizer`s."""
 from . import lr, regularizer
-from .optimizer import SGD, Adagrad, Adam, AdamW, Momentum, Optimizer, RMSProp
+from .optimizer import SGD, Adagrad, Adam, Adamax, AdamW, Momentum, Optimizer, RMSProp
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Momentum", "RMSProp", "Adagrad", "lr",
+__all__ = ["Optimizer", "SGD", "Adam", "Adamax", "AdamW", "Momentum", "RMSProp", "Adagrad", "lr",
            "regularizer"]

@@ -20,7 +20,8 @@ from ..core import effects
 __all__ = ["LRScheduler", "LinearWarmup", "CosineAnnealingDecay", "PiecewiseDecay",
            "LambdaDecay", "MultiplicativeDecay", "StepDecay", "MultiStepDecay",
            "ExponentialDecay", "NaturalExpDecay", "InverseTimeDecay", "NoamDecay",
-           "PolynomialDecay", "ReduceOnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR"]
+           "PolynomialDecay", "ReduceOnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "CyclicLR"]
 
 
 class LRScheduler:
@@ -407,3 +408,39 @@ class ReduceOnPlateau(LRScheduler):
                     self._notify()
         if self.best is None:
             self.best = current
+
+
+class CyclicLR(LRScheduler):
+    """Between `base_learning_rate` and `max_learning_rate` over cycles of
+    `step_size_up + step_size_down` steps: 'triangular', 'triangular2' (the
+    amplitude halves each cycle), 'exp_range' (scaled by `exp_gamma ** step`),
+    or a custom `scale_fn` of the cycle or of the step (`scale_mode`)."""
+
+    def __init__(self, base_learning_rate, max_learning_rate, step_size_up, step_size_down=None,
+                 mode="triangular", exp_gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 last_epoch=-1, verbose=False):
+        up = int(step_size_up)
+        down = up if step_size_down is None else int(step_size_down)
+        if up <= 0 or down < 0:
+            raise ValueError("CyclicLR: step_size_up must be positive, step_size_down >= 0")
+        self.max_lr, self.cycle_size = float(max_learning_rate), up + down
+        self.step_up_pct = up / self.cycle_size
+        if scale_fn is None:
+            if mode not in ("triangular", "triangular2", "exp_range"):
+                raise ValueError(f"CyclicLR: unknown mode {mode!r}")
+            scale_fn = {"triangular": lambda x: 1.0,
+                        "triangular2": lambda x: 1 / (2.0 ** (x - 1)),
+                        "exp_range": lambda x: exp_gamma ** x}[mode]
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        super().__init__(base_learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        it = self.last_epoch
+        cycle = 1 + it // self.cycle_size
+        pct = 1.0 + it / self.cycle_size - cycle
+        scale = pct / self.step_up_pct if pct <= self.step_up_pct else \
+            (1 - pct) / (1 - self.step_up_pct)
+        amplitude = (self.max_lr - self.base_lr) * scale
+        factor = self.scale_fn(cycle if self.scale_mode == "cycle" else it)
+        return self.base_lr + amplitude * factor

@@ -15,7 +15,7 @@ from ..core.registry import OPS
 from ..core.tensor import Tensor, to_tensor
 from ..core.param_attrs import param_attr_of
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Momentum", "RMSProp", "Adagrad"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "Momentum", "RMSProp", "Adagrad"]
 
 
 class Optimizer:
@@ -397,6 +397,24 @@ class AdamW(Adam):
     def _rate_scale(self, param):
         scale = super()._rate_scale(param)
         return scale if self._lr_ratio is None else scale * float(self._lr_ratio(param))
+
+
+class Adamax(Adam):
+    """Adamax (Adam with the infinity norm): `u = max(beta2 u + epsilon, |g|)`,
+    `param -= lr / (1 - beta1^t) * m / u`."""
+
+    _op = "adamax_update"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 parameters=None, weight_decay=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, weight_decay,
+                         grad_clip, name=name)
+
+    def _new_state(self, param):
+        m, u = _zeros_like_param(param, "moment"), _zeros_like_param(param, "inf_norm")
+        step = to_tensor(np.zeros((), np.int64))
+        step.name = f"{param.name or 'param'}_step"
+        return m, u, step
 
 
 class Momentum(Optimizer):

@@ -27,6 +27,7 @@ def _torch_opt(torch, kind, params):
         "adam": lambda: o.Adam(params, lr=0.05),
         "adamw": lambda: o.AdamW(params, lr=0.05, weight_decay=0.1),
         "adagrad": lambda: o.Adagrad(params, lr=0.1, eps=1e-6),
+        "adamax": lambda: o.Adamax(params, lr=0.05, eps=1e-30),
         "rmsprop": lambda: o.RMSprop(params, lr=0.01, alpha=0.9, eps=1e-12, momentum=0.5),
         "rmsprop_centered": lambda: o.RMSprop(params, lr=0.01, alpha=0.9, eps=1e-12,
                                               centered=True),
@@ -42,6 +43,7 @@ def _d2s_opt(kind, params):
         "adam": lambda: optimizer.Adam(0.05, parameters=params),
         "adamw": lambda: optimizer.AdamW(0.05, parameters=params, weight_decay=0.1),
         "adagrad": lambda: optimizer.Adagrad(0.1, epsilon=1e-6, parameters=params),
+        "adamax": lambda: optimizer.Adamax(0.05, epsilon=1e-30, parameters=params),
         "rmsprop": lambda: optimizer.RMSProp(0.01, rho=0.9, epsilon=1e-24, momentum=0.5,
                                              parameters=params),
         "rmsprop_centered": lambda: optimizer.RMSProp(0.01, rho=0.9, epsilon=1e-24,
@@ -54,7 +56,7 @@ def _loss_d2s(w, b, x):
 
 
 @pytest.mark.parametrize("kind", ["momentum", "nesterov", "momentum_l2", "adam", "adamw",
-                                  "adagrad", "rmsprop", "rmsprop_centered"])
+                                  "adagrad", "adamax", "rmsprop", "rmsprop_centered"])
 def test_ten_steps_match_torch(kind):
     torch = pytest.importorskip("torch")
     tw, tb = torch.tensor(W0, requires_grad=True), torch.tensor(B0, requires_grad=True)
@@ -152,6 +154,7 @@ def _optimizers(params):
                                              grad_clip=nn.ClipGradByValue(0.1)),
         "adagrad_l1": lambda: optimizer.Adagrad(0.05, parameters=params,
                                                 weight_decay=d2s.regularizer.L1Decay(1e-3)),
+        "adamax": lambda: optimizer.Adamax(0.01, parameters=params),
         "adam_l2": lambda: optimizer.Adam(sched.StepDecay(0.01, 2, 0.5), parameters=params,
                                           weight_decay=0.01),
     }
@@ -188,7 +191,7 @@ def _train(kind, static, steps=6):
 
 
 @pytest.mark.parametrize("kind", ["momentum_clip", "adamw_sched", "rmsprop", "adagrad_l1",
-                                  "adam_l2"])
+                                  "adamax", "adam_l2"])
 @pytest.mark.parametrize("backend", ["numpy", "xla"])
 def test_converted_step_equals_eager(kind, backend, monkeypatch):
     if backend == "xla":

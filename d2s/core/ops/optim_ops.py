@@ -154,3 +154,19 @@ def _adamw_kernel(param, grad, m, v, step, lr, beta1, beta2, epsilon, coeff):
 
 # AdamW: returns (param, m, v, step + 1)
 register_op("adamw_update", _adamw_kernel, _adam_infer, num_outputs=4)
+
+
+def _adamax_kernel(param, grad, m, u, step, lr, beta1, beta2, epsilon):
+    """Paddle's Adamax: `u = max(beta2 u + epsilon, |g|)`, `param -= lr / (1 - beta1^t) m / u`."""
+    dt = param.dtype
+    g = grad.astype(dt, copy=False)
+    t = np.add(step, 1)
+    m = beta1 * m + (1 - beta1) * g
+    u = np.maximum(beta2 * u + epsilon, np.abs(g))
+    rate = _rate(lr / (1 - beta1 ** t), dt)
+    return (np.subtract(param, rate * m / u, dtype=dt), m.astype(dt, copy=False),
+            u.astype(dt, copy=False), np.asarray(t, dtype=step.dtype))
+
+
+# Adamax: returns (param, m, u, step + 1)
+register_op("adamax_update", _adamax_kernel, _adam_infer, num_outputs=4)

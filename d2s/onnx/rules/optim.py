@@ -5,5 +5,6 @@ from ...core.registry import NotLowerable, register_lowering
 
 _UPDATES = NotLowerable("it updates a parameter in place; the weights of an ONNX model are "
                         "constants (export the forward, not a training step)")
-for _op in ("momentum_update", "rmsprop_update", "adagrad_update", "adamw_update"):
+for _op in ("momentum_update", "rmsprop_update", "adagrad_update", "adamw_update",
+            "adamax_update"):
     register_lowering("onnx", _op, _UPDATES)

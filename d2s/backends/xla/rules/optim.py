@@ -56,3 +56,15 @@ def _adamw(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon, coeff):
     v_hat = v / (1 - jnp.power(beta2, tf))
     new = decayed - lr * m_hat / (jnp.sqrt(v_hat) + epsilon)
     return new.astype(dt), m.astype(dt), v.astype(dt), t.astype(step.dtype)
+
+
+@lowers("xla", "adamax_update")
+def _adamax(ns, param, grad, m, u, step, lr, beta1, beta2, epsilon):
+    jnp = ns.jnp
+    dt = param.dtype
+    g = grad.astype(dt)
+    t = step + 1
+    m = beta1 * m + (1 - beta1) * g
+    u = jnp.maximum(beta2 * u + epsilon, jnp.abs(g))
+    rate = (lr / (1 - jnp.power(beta1, t.astype(np.float64)))).astype(dt)
+    return (param - rate * m / u).astype(dt), m.astype(dt), u.astype(dt), t.astype(step.dtype)
