@@ -8,7 +8,8 @@ from .activation_layers import *  # noqa: F401,F403
 from .conv_layers import *  # noqa: F401,F403
 from .loss_layers import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
-from . import rnn
+from . import rnn, transformer
+from .transformer import *  # noqa: F401,F403
 from .common_layers import Bilinear
 from .containers import LayerDict, ParameterList
 from .param_attr import ParamAttr
@@ -16,5 +17,5 @@ from .clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 
 __all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "Sequential", "Linear", "ReLU",
            "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
-__all__ += activation_layers.__all__ + conv_layers.__all__ + loss_layers.__all__ + rnn.__all__ + ["ParamAttr", "Bilinear", "LayerDict", "ParameterList", "ClipGradByGlobalNorm",
+__all__ += activation_layers.__all__ + conv_layers.__all__ + loss_layers.__all__ + rnn.__all__ + transformer.__all__ + ["ParamAttr", "Bilinear", "LayerDict", "ParameterList", "ClipGradByGlobalNorm",
                                                                               "ClipGradByNorm", "ClipGradByValue"]
