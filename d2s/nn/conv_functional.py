@@ -50,7 +50,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     if channels is not None and channels % groups:
         raise ValueError(f"conv2d: groups={groups} does not divide the input's {channels} "
                          "channels")
-    if weight.shape[0] % groups:
+    if weight.shape[0] is not None and weight.shape[0] % groups:
         raise ValueError(f"conv2d: groups={groups} does not divide out_channels "
                          f"{weight.shape[0]}")
     stride, dilation = pair(stride, "conv2d", "stride"), pair(dilation, "conv2d", "dilation")

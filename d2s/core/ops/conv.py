@@ -31,7 +31,7 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "conv_out_size", "conv_pads"]
 def conv_out_size(size, k, stride, lo, hi, dilation=1, ceil_mode=False):
     """Output length of a window of `k` taps (dilated) sliding over `size` padded
     by `lo` / `hi`; None when `size` is unknown."""
-    if size is None:
+    if size is None or k is None:
         return None
     span = size + lo + hi - (dilation * (k - 1) + 1)
     if span < 0:
@@ -161,9 +161,9 @@ def _conv2d_infer(x, w, stride, padding, dilation, groups):
         raise ValueError(f"conv2d: the weight must be 4-D (out, in/groups, kh, kw), got "
                          f"{list(w.shape)}")
     c, o = x.shape[1], w.shape[0]
-    if o % groups:
+    if o is not None and o % groups:
         raise ValueError(f"conv2d: out_channels {o} is not divisible by groups {groups}")
-    if c is not None and c != w.shape[1] * groups:
+    if c is not None and w.shape[1] is not None and c != w.shape[1] * groups:
         raise ValueError(f"conv2d: the input has {c} channels but the weight {list(w.shape)} "
                          f"with groups={groups} expects {w.shape[1] * groups}")
     oh, ow = _conv_geometry(x.shape, w.shape, stride, padding, dilation)
@@ -215,7 +215,8 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
 
 
 def _conv2d_grad_input_infer(g, w, input_hw, stride, padding, dilation, groups):
-    return Aval((g.shape[0], w.shape[1] * groups) + tuple(input_hw),
+    return Aval((g.shape[0], None if w.shape[1] is None else w.shape[1] * groups)
+                + tuple(input_hw),
                 np.result_type(np.dtype(g.dtype), np.dtype(w.dtype)))
 
 
