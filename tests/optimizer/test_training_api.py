@@ -329,3 +329,39 @@ def test_bad_arguments_are_clear_errors():
         optimizer.Adam(0.1, parameters=[{"params": [w]}])
     with pytest.raises(ValueError, match="boundaries"):
         sched.PiecewiseDecay([1, 2], [0.1])
+
+
+@pytest.mark.parametrize("kind", ["momentum_clip", "adamw_sched", "adagrad_l1"])
+def test_static_minimize_with_clipping_decay_and_rate_scales_matches_eager(kind):
+    """`minimize` in a static program appends the same clipping, decay and
+    per-parameter rates as eager `step()`."""
+    from d2s import static
+
+    def train(use_static):
+        d2s.seed(1)
+        model = Net()
+        opt = _optimizers(model.parameters())[kind]()
+        if use_static:
+            prog = static.Program()
+            with static.program_guard(prog):
+                x = static.data("x", [None, 2, 6, 6])
+                y = static.data("y", [None], "int64")
+                loss = F.cross_entropy(model(x), y)
+                opt.minimize(loss)
+            exe = static.Executor()
+        losses = []
+        for i in range(4):
+            xb, yb = DATA[i % len(DATA)]
+            if use_static:
+                losses.append(float(exe.run(prog, {"x": xb, "y": yb}, [loss])[0]))
+            else:
+                out = F.cross_entropy(model(d2s.to_tensor(xb)), d2s.to_tensor(yb))
+                out.backward()
+                opt.step()
+                opt.clear_grad()
+                losses.append(float(out))
+        return losses, [p.numpy().copy() for p in model.parameters()]
+    eager, static_run = train(False), train(True)
+    np.testing.assert_allclose(static_run[0], eager[0], rtol=1e-5)
+    for a, b in zip(static_run[1], eager[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
