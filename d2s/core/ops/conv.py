@@ -127,13 +127,15 @@ def _window(xp, di, dj, stride, oh, ow):
 
 
 def _im2col(xp, kernel, stride, dilation, oh, ow, groups):
-    """(G, C/G * kh * kw, N * oh * ow): one strided copy per kernel offset."""
+    """(N, G, C/G * kh * kw, oh * ow), batch-major: one strided copy per kernel
+    offset, and the products below need no transposed copies (their results
+    are NCHW as they come)."""
     n, c = xp.shape[:2]
     kh, kw = kernel
-    cols = np.empty((c, kh, kw, n, oh, ow), xp.dtype)
+    cols = np.empty((n, c, kh, kw, oh, ow), xp.dtype)
     for i, j, di, dj in _taps(kernel, dilation):
-        cols[:, i, j] = _window(xp, di, dj, stride, oh, ow).transpose(1, 0, 2, 3)
-    return cols.reshape(groups, (c // groups) * kh * kw, n * oh * ow)
+        cols[:, :, i, j] = _window(xp, di, dj, stride, oh, ow)
+    return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
 def _conv_geometry(x_shape, w_shape, stride, padding, dilation):
@@ -151,8 +153,7 @@ def _conv2d_kernel(x, w, stride, padding, dilation, groups):
     cols = _im2col(_pad(x.astype(dtype, copy=False), padding), w.shape[2:], stride, dilation,
                    oh, ow, groups)
     wg = w.astype(dtype, copy=False).reshape(groups, o // groups, -1)
-    out = np.matmul(wg, cols).reshape(o, n, oh, ow)
-    return np.ascontiguousarray(out.transpose(1, 0, 2, 3))
+    return np.matmul(wg, cols).reshape(n, o, oh, ow)  # (N, G, O/G, P): NCHW already
 
 
 def _conv2d_infer(x, w, stride, padding, dilation, groups):
@@ -203,14 +204,17 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     n, o, oh, ow = g.shape
     cg, kh, kw = w.shape[1:]
     c = cg * groups
-    gg = g.astype(dtype, copy=False).transpose(1, 0, 2, 3).reshape(groups, o // groups, -1)
-    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg * kh * kw)
-    dcols = np.matmul(wg.transpose(0, 2, 1), gg).reshape(c, kh, kw, n, oh, ow)
+    gg = g.astype(dtype, copy=False).reshape(n, groups, o // groups, oh * ow)
+    wt = w.astype(dtype, copy=False).reshape(groups, o // groups, cg * kh * kw)
+    dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     t, b, l, r = padding
     h, wd = input_hw
     gxp = np.zeros((n, c, h + t + b, wd + l + r), dtype)
     for i, j, di, dj in _taps((kh, kw), dilation):
-        _window(gxp, di, dj, stride, oh, ow)[...] += dcols[:, i, j].transpose(1, 0, 2, 3)
+        win = _window(gxp, di, dj, stride, oh, ow)
+        np.add(win, dcols[:, :, i, j], out=win)
+    if not (t or b or l or r):
+        return gxp
     return np.ascontiguousarray(gxp[:, :, t:t + h, l:l + wd])
 
 
@@ -237,8 +241,8 @@ def _conv2d_grad_filter_kernel(x, g, kernel_hw, stride, padding, dilation, group
     n, o, oh, ow = g.shape
     cols = _im2col(_pad(x.astype(dtype, copy=False), padding), kernel_hw, stride, dilation,
                    oh, ow, groups)
-    gg = g.astype(dtype, copy=False).transpose(1, 0, 2, 3).reshape(groups, o // groups, -1)
-    dw = np.matmul(gg, cols.transpose(0, 2, 1))
+    gg = g.astype(dtype, copy=False).reshape(n, groups, o // groups, oh * ow)
+    dw = np.add.reduce(np.matmul(gg, cols.transpose(0, 1, 3, 2)), axis=0)  # per sample, summed
     return dw.reshape((o, x.shape[1] // groups) + tuple(kernel_hw))
 
 
@@ -309,40 +313,44 @@ def _max_pool_kernel(x, kernel, stride, padding, ceil_mode):
 
 
 def _max_pool_vjp(g, out, x, kernel, stride, padding, ceil_mode):
-    return (bind("max_pool2d_grad", g, x, kernel=kernel, stride=stride, padding=padding,
+    return (bind("max_pool2d_grad", g, x, out, kernel=kernel, stride=stride, padding=padding,
                  ceil_mode=ceil_mode),)
 
 
 register_op("max_pool2d", _max_pool_kernel, _pool_infer, _max_pool_vjp, fresh=True)
 
 
-def _max_pool_grad_kernel(g, x, kernel, stride, padding, ceil_mode):
+def _max_pool_grad_kernel(g, x, best, kernel, stride, padding, ceil_mode):
     """The cotangent goes to the first maximum of each window (row-major), as
-    Paddle's and PyTorch's argmax masks do."""
+    Paddle's and PyTorch's argmax masks do; `best` is the forward's output."""
     n, c, oh, ow = g.shape
     ext = _pool_extents(x.shape, kernel, stride, padding, oh, ow)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad(x, ext, low)
-    best = _max_pool_kernel(x, kernel, stride, padding, ceil_mode)
     free = np.ones(best.shape, bool)
+    hit = np.empty(best.shape, bool)
     gxp = np.zeros(xp.shape, g.dtype)
     for _, _, di, dj in _taps(kernel, (1, 1)):
-        hit = _window(xp, di, dj, stride, oh, ow) == best
+        np.equal(_window(xp, di, dj, stride, oh, ow), best, out=hit)
         hit &= free
-        free &= ~hit
-        _window(gxp, di, dj, stride, oh, ow)[...] += np.where(hit, g, 0)
+        free ^= hit
+        win = _window(gxp, di, dj, stride, oh, ow)
+        np.add(win, g, out=win, where=hit)
     t, _, l, _ = ext
+    if ext == (0, 0, 0, 0):
+        return gxp
     return np.ascontiguousarray(gxp[:, :, t:t + x.shape[2], l:l + x.shape[3]])
 
 
-def _max_pool_grad_vjp(gg, out, g, x, kernel, stride, padding, ceil_mode):
+def _max_pool_grad_vjp(gg, out, g, x, best, kernel, stride, padding, ceil_mode):
     # linear in g: the windows' argmax picks gg's elements; nothing flows to x
     return bind("max_pool2d_pick", gg, x, kernel=kernel, stride=stride, padding=padding,
-                ceil_mode=ceil_mode), None
+                ceil_mode=ceil_mode), None, None
 
 
 register_op("max_pool2d_grad", _max_pool_grad_kernel,
-            lambda g, x, **_: Aval(tuple(x.shape), g.dtype), _max_pool_grad_vjp, fresh=True)
+            lambda g, x, best, **_: Aval(tuple(x.shape), g.dtype), _max_pool_grad_vjp,
+            fresh=True)
 
 
 def _max_pool_pick_kernel(v, x, kernel, stride, padding, ceil_mode):
@@ -363,8 +371,8 @@ def _max_pool_pick_kernel(v, x, kernel, stride, padding, ceil_mode):
 
 
 def _max_pool_pick_vjp(gp, out, v, x, kernel, stride, padding, ceil_mode):
-    return bind("max_pool2d_grad", gp, x, kernel=kernel, stride=stride, padding=padding,
-                ceil_mode=ceil_mode), None
+    attrs = dict(kernel=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode)
+    return bind("max_pool2d_grad", gp, x, bind("max_pool2d", x, **attrs), **attrs), None
 
 
 register_op("max_pool2d_pick", _max_pool_pick_kernel,

@@ -104,7 +104,7 @@ def _first_max_masks(ns, x, kernel, stride, padding, ceil_mode):
 
 
 @lowers("xla", "max_pool2d_grad")
-def _max_pool2d_grad(ns, g, x, kernel, stride, padding, ceil_mode):
+def _max_pool2d_grad(ns, g, x, best, kernel, stride, padding, ceil_mode):
     jnp = ns.jnp
     masks, pads, (oh, ow), padded = _first_max_masks(ns, x, kernel, stride, padding, ceil_mode)
     gxp = jnp.zeros(padded, g.dtype)
