@@ -111,7 +111,11 @@ def _pad(x, padding, value=0.0):
     t, b, l, r = padding
     if not (t or b or l or r):
         return x
-    return np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=value)
+    n, c, h, w = x.shape
+    out = np.full((n, c, h + t + b, w + l + r), value, x.dtype) if value else \
+        np.zeros((n, c, h + t + b, w + l + r), x.dtype)
+    out[:, :, t:t + h, l:l + w] = x
+    return out
 
 
 def _taps(kernel, dilation):
@@ -330,12 +334,17 @@ def _max_pool_grad_kernel(g, x, best, kernel, stride, padding, ceil_mode):
     free = np.ones(best.shape, bool)
     hit = np.empty(best.shape, bool)
     gxp = np.zeros(xp.shape, g.dtype)
+    # windows that do not overlap write each element once: a masked copy
+    disjoint = stride[0] >= kernel[0] and stride[1] >= kernel[1]
     for _, _, di, dj in _taps(kernel, (1, 1)):
         np.equal(_window(xp, di, dj, stride, oh, ow), best, out=hit)
         hit &= free
         free ^= hit
         win = _window(gxp, di, dj, stride, oh, ow)
-        np.add(win, g, out=win, where=hit)
+        if disjoint:
+            np.copyto(win, g, where=hit)
+        else:
+            np.add(win, g, out=win, where=hit)
     t, _, l, _ = ext
     if ext == (0, 0, 0, 0):
         return gxp
