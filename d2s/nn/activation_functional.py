@@ -7,7 +7,7 @@ branch's input clamped first: a discarded inf would make the gradient NaN.
 """
 from __future__ import annotations
 
-from ..core.ops import (abs as _abs, exp, log, minimum, reshape, softplus as _softplus,
+from ..core.ops import (abs as _abs, exp, minimum, reshape, softplus as _softplus,
                         sigmoid as _sigmoid, tanh as _tanh, where)
 from ..core.ops._base import lift
 

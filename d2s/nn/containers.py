@@ -1,64 +1,11 @@
-"""`LayerDict` and `ParameterList` (Paddle's containers; `Sequential` and
-`LayerList` live with `Layer`)."""
+"""`ParameterList` (Paddle's container of parameters; the layer containers live
+with `Layer`)."""
 from __future__ import annotations
-
-from collections import OrderedDict
 
 from ..core.tensor import Tensor
 from .layer import Layer
 
-__all__ = ["LayerDict", "ParameterList"]
-
-
-class LayerDict(Layer):
-    """Sublayers by name, in insertion order; registered as attributes are."""
-
-    def __init__(self, sublayers=None):
-        super().__init__()
-        if sublayers is not None:
-            self.update(sublayers)
-
-    def __getitem__(self, key):
-        return self._sub_layers[key]
-
-    def __setitem__(self, key, layer):
-        self.add_sublayer(key, layer)
-
-    def __delitem__(self, key):
-        delattr(self, key)
-
-    def __len__(self):
-        return len(self._sub_layers)
-
-    def __iter__(self):
-        return iter(self._sub_layers)
-
-    def __contains__(self, key):
-        return key in self._sub_layers
-
-    def keys(self):
-        return self._sub_layers.keys()
-
-    def values(self):
-        return self._sub_layers.values()
-
-    def items(self):
-        return self._sub_layers.items()
-
-    def clear(self):
-        for key in list(self._sub_layers):
-            delattr(self, key)
-
-    def pop(self, key):
-        layer = self._sub_layers[key]
-        delattr(self, key)
-        return layer
-
-    def update(self, sublayers):
-        items = sublayers.items() if isinstance(sublayers, (dict, OrderedDict, LayerDict)) \
-            else sublayers
-        for key, layer in items:
-            self.add_sublayer(key, layer)
+__all__ = ["ParameterList"]
 
 
 class ParameterList(Layer):

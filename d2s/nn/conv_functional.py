@@ -15,7 +15,8 @@ from ..core.ops._base import lift
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
 
-__all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+__all__ = ["conv1d", "conv2d", "conv1d_transpose", "conv2d_transpose", "max_pool1d",
+           "max_pool2d", "avg_pool1d", "avg_pool2d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
 
 _TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)

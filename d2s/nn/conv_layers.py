@@ -12,7 +12,8 @@ from .layer import Layer
 from .layers import _attr
 from ..core.ops import flatten
 
-__all__ = ["Conv1D", "Conv2D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
+__all__ = ["Conv1D", "Conv2D", "Conv1DTranspose", "Conv2DTranspose", "MaxPool1D", "MaxPool2D",
+           "AvgPool1D", "AvgPool2D",
            "AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "Flatten", "Identity", "Pad1D", "Pad2D",
            "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D"]
 

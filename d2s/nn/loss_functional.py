@@ -6,14 +6,16 @@ its gradient reuses the forward's softmax. Labels there must be valid class
 indices: the op raises on any other, the default `ignore_index=-100`
 included (Paddle documents a negative `ignore_index` as "ignore nothing";
 pass a non-negative one to skip labels). The general path skips labels
-equal to `ignore_index`; a label outside [0, C) there contributes nothing. Everything else is a composition of
-registered ops, differentiated by their rules.
+equal to `ignore_index`; a label outside [0, C) there contributes nothing.
+Everything else is a composition of registered ops, differentiated by their
+rules.
 """
 from __future__ import annotations
 
 from ..core.ops import (abs as _abs, arange, cast, cross_entropy as _fused_cross_entropy,
                         equal, exp, log, log_softmax, maximum, mean, not_equal,
-                        relu as _relu, reshape, softplus as _softplus, squeeze, sum as _sum, unsqueeze, where)
+                        relu as _relu, reshape, softplus as _softplus, squeeze, sum as _sum,
+                        unsqueeze, where)
 from ..core.ops._base import lift
 from ..core.shapes import normalize_axis
 

@@ -1,6 +1,7 @@
-"""`d2s.regularizer` (also `d2s.optimizer.regularizer`): weight decay added to a parameter's gradient before its
-update (Paddle's coupled decay). Given to an optimizer as `weight_decay=`, or
-to one parameter through `ParamAttr(regularizer=...)` (which then wins).
+"""`d2s.regularizer` (also `d2s.optimizer.regularizer`): weight decay added to a
+parameter's gradient before its update (Paddle's coupled decay). Given to an
+optimizer as `weight_decay=`, or to one parameter through
+`ParamAttr(regularizer=...)` (which then wins).
 
 Written with d2s ops, so the decay runs eagerly and as ops of a converted
 training step alike (the same kernels in the same order: bitwise equal)."""

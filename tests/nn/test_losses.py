@@ -154,7 +154,8 @@ def test_square_error_cost_and_loss_layers_match_their_functions():
     np.testing.assert_allclose(F.square_error_cost(x, y).numpy(), (LOGITS - Y) ** 2)
     pairs = [(nn.MSELoss("sum"), F.mse_loss(x, y, "sum")), (nn.L1Loss(), F.l1_loss(x, y)),
              (nn.SmoothL1Loss(delta=0.5), F.smooth_l1_loss(x, y, delta=0.5)),
-             (nn.BCEWithLogitsLoss(), F.binary_cross_entropy_with_logits(x, d2s.to_tensor(TARGET01))),
+             (nn.BCEWithLogitsLoss(),
+              F.binary_cross_entropy_with_logits(x, d2s.to_tensor(TARGET01))),
              (nn.KLDivLoss("batchmean"), F.kl_div(x, d2s.to_tensor(SOFT), "batchmean"))]
     for layer, want in pairs:
         second = d2s.to_tensor(TARGET01) if isinstance(layer, nn.BCEWithLogitsLoss) else (
