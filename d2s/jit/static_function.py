@@ -11,7 +11,7 @@ from ..convert import api as convert_api
 from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
-from ..core.state import all_eager, layer_modes_version
+from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
@@ -84,6 +84,18 @@ class StaticFunction:
                 instance.__dict__[name] = bound
         return bound
 
+    def __deepcopy__(self, memo):
+        """A new StaticFunction of the same function and options, with no
+        programs: programs capture the parameters of the layer they were
+        traced with, and the copy of a layer has its own (`memo` maps the
+        bound layer to its copy). The copy converts and builds on its first
+        call; the converted source is shared (cached per code object)."""
+        import copy
+        bound = None if self._bound_self is None else copy.deepcopy(self._bound_self, memo)
+        return StaticFunction(self._function, copy.deepcopy(self._input_spec, memo),
+                              self._full_graph, bound_self=bound,
+                              check_finite=self._check_finite, backend=self._backend)
+
     # ---- contract attributes ------------------------------------------------------------
     @property
     def dygraph_function(self):
@@ -137,6 +149,8 @@ class StaticFunction:
                 entry.last_used = next(CLOCK)
                 program = entry.program
                 tensors = args if positions is None else [args[i] for i in positions]
+                if getattr(program, "_d2s_unstop", None):
+                    _unstop(program, tensors)
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
                 try:
@@ -156,6 +170,8 @@ class StaticFunction:
             return self.dygraph_function(*args, **kwargs)
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
+        if getattr(concrete, "_d2s_unstop", None):
+            _unstop(concrete, tensors)
         if not kwargs:
             key = _fast_key(args, self._bound_self, self._modes_now())
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
@@ -199,6 +215,9 @@ class StaticFunction:
         modes = None
         if self._mode_layers:
             modes = tuple(_flag_of(ref()) for ref in self._mode_layers)
+        hooks = forward_hooks_version[0]
+        if hooks:  # forward hooks were set (or removed): the program ran them
+            modes = ("hooks", hooks) + (modes or ())
         self._mode_memo = (version, modes)
         return modes
 
@@ -263,6 +282,7 @@ class StaticFunction:
     def _trace(self, converted, signature):
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
                                          self._check_finite)
+        _note_unstopped_inputs(concrete)
         if isinstance(concrete, StepProgram):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
@@ -349,6 +369,21 @@ def _fast_key(args, bound_self, modes=None):
 def _flag_of(layer):
     """A watched Layer's `training` flag (None once it is gone)."""
     return None if layer is None else layer.__dict__.get("_training")
+
+
+def _note_unstopped_inputs(concrete):
+    """Positions of the inputs the traced code set `stop_gradient = False` on
+    (convert.runtime.gradients): each call sets it on the caller's tensors,
+    as the eager statement does, so their gradients are computed."""
+    # set by convert.runtime.gradients (UNSTOPPED_INPUTS) while tracing
+    names = concrete.main_program.__dict__.get("_d2s_unstopped_inputs")
+    concrete._d2s_unstop = tuple(i for i, v in enumerate(concrete.inputs)
+                                 if v.name in names) if names else ()
+
+
+def _unstop(concrete, tensors):
+    for i in concrete._d2s_unstop:
+        tensors[i].stop_gradient = False
 
 
 class _FallBack(Exception):
