@@ -38,3 +38,16 @@ from . import jit, nn, optimizer
 # d2s.onnx.export; the onnx package itself is imported only when a model is exported
 from . import onnx  # noqa: E402
 from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
+
+# ---- nn / training API (issue 28, nn helper): ParamAttr, create_parameter,
+# regularizer, save/load, metric, io ------------------------------------------------------
+from .nn.param_attr import ParamAttr  # noqa: E402
+from . import regularizer  # noqa: E402
+from . import io, metric  # noqa: E402
+from .io import load, save  # noqa: E402
+from .io.data import batch  # noqa: E402
+from .nn.param_attr import create_parameter  # noqa: E402
+from . import device, incubate, utils  # noqa: E402
+from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
+                     set_device, set_flags)
+# ---- end of the nn / training API block ------------------------------------------------------

@@ -6,3 +6,21 @@ from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, 
 
 __all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "LayerDict", "Sequential", "Linear", "ReLU",
            "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
+
+# ---- issue 28 (nn helper): convolution / pooling, activations, losses, recurrent and
+# attention layers, containers, ParamAttr, gradient clipping --------------------------------
+from . import (activation_layers, clip, common_layers, containers, conv_layers,  # noqa: E402
+               loss_layers, param_attr, rnn, transformer)
+from .activation_layers import *  # noqa: E402,F401,F403
+from .clip import *  # noqa: E402,F401,F403
+from .common_layers import Bilinear  # noqa: E402
+from .containers import *  # noqa: E402,F401,F403
+from .conv_layers import *  # noqa: E402,F401,F403
+from .loss_layers import *  # noqa: E402,F401,F403
+from .param_attr import ParamAttr  # noqa: E402
+from .rnn import *  # noqa: E402,F401,F403
+from .transformer import *  # noqa: E402,F401,F403
+
+__all__ += (activation_layers.__all__ + clip.__all__ + containers.__all__ + conv_layers.__all__
+            + loss_layers.__all__ + rnn.__all__ + transformer.__all__ + ["Bilinear", "ParamAttr"])
+# ---- end of the issue 28 block ---------------------------------------------------------------

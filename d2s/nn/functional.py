@@ -8,13 +8,28 @@ ops' registered vjp rules. No numpy here.
 from __future__ import annotations
 
 from ..core.dispatch import bind
-from ..core.ops import (cross_entropy as _cross_entropy, gather, gelu as _gelu,
+from ..core.ops import (gather, gelu as _gelu,
                         log_softmax as _log_softmax, matmul, mean, relu as _relu,
                         sigmoid as _sigmoid, softmax as _softmax, sqrt, tanh as _tanh)
 from ..core.ops._base import lift
 
-__all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "cross_entropy",
-           "mse_loss", "linear", "dropout", "layer_norm", "embedding"]
+__all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "dropout",
+           "layer_norm", "embedding"]
+
+# ---- convolution / pooling, activations, losses: one module each ----------------------------
+from .activation_functional import *  # noqa: E402,F401,F403
+from .activation_functional import __all__ as _activation_names  # noqa: E402
+from .common_functional import *  # noqa: E402,F401,F403
+from .common_functional import __all__ as _common_names  # noqa: E402
+from .conv_functional import *  # noqa: E402,F401,F403
+from .conv_functional import __all__ as _conv_names  # noqa: E402
+from .loss_functional import *  # noqa: E402,F401,F403
+from .loss_functional import __all__ as _loss_names  # noqa: E402
+
+from . import flash_attention  # noqa: E402,F401  (F.flash_attention.flash_attention)
+from .common_layers import bilinear  # noqa: E402,F401
+
+__all__ += ["bilinear"] + _activation_names + _common_names + _conv_names + _loss_names
 
 
 def relu(x):
@@ -40,24 +55,6 @@ def softmax(x, axis=-1):
 
 def log_softmax(x, axis=-1):
     return _log_softmax(x, axis=axis)
-
-
-def cross_entropy(logits, label):
-    """Mean softmax cross-entropy of `(N, C)` logits and int64 labels of shape `(N,)`."""
-    return _cross_entropy(logits, label)
-
-
-def mse_loss(input, label, reduction="mean"):
-    """Squared error `(input - label) ** 2`, reduced by "mean", "sum" or "none"."""
-    diff = lift(input) - label
-    sq = diff * diff
-    if reduction == "mean":
-        return mean(sq)
-    if reduction == "sum":
-        return sq.sum()
-    if reduction == "none":
-        return sq
-    raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 def linear(x, weight, bias=None):

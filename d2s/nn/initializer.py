@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..core.state import eager_guard
-from ..core.ops import full, normal, uniform
+from ..core.ops import clip, full, normal, uniform
 
 __all__ = ["Initializer", "Constant", "Uniform", "Normal", "XavierUniform", "KaimingUniform",
            "eager_guard"]  # eager_guard re-exported from d2s.core.state
@@ -86,3 +86,85 @@ class KaimingUniform(Initializer):
         fi = self.fan_in if self.fan_in is not None else compute_fans(shape)[0]
         a = math.sqrt(6.0 / ((1.0 + self.negative_slope ** 2) * fi))
         return uniform(shape, dtype=dtype, min=-a, max=a)
+
+
+# ---- more of Paddle's initializers ------------------------------------------------------------
+class TruncatedNormal(Initializer):
+    """Normal(mean, std) restricted to [mean + a * std, mean + b * std] (Paddle's
+    default: two standard deviations); draws outside are drawn again."""
+
+    def __init__(self, mean=0.0, std=1.0, a=-2.0, b=2.0):
+        self.mean, self.std, self.a, self.b = mean, std, a, b
+
+    def _draw(self, shape, dtype):
+        from ..core.ops import logical_and, where
+        lo, hi = self.mean + self.a * self.std, self.mean + self.b * self.std
+        out = normal(shape, mean=self.mean, std=self.std, dtype=dtype)
+        for _ in range(64):  # each round keeps >= 95% of what it redraws
+            inside = logical_and(out >= lo, out <= hi)
+            if bool(inside.numpy().all()):
+                return out
+            out = where(inside, out, normal(shape, mean=self.mean, std=self.std, dtype=dtype))
+        return clip(out, lo, hi)
+
+
+class XavierNormal(Initializer):
+    """Normal(0, gain * sqrt(2 / (fan_in + fan_out)))."""
+
+    def __init__(self, fan_in=None, fan_out=None, gain=1.0):
+        self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
+
+    def _draw(self, shape, dtype):
+        fi, fo = compute_fans(shape)
+        fi = self.fan_in if self.fan_in is not None else fi
+        fo = self.fan_out if self.fan_out is not None else fo
+        return normal(shape, mean=0.0, std=self.gain * math.sqrt(2.0 / (fi + fo)), dtype=dtype)
+
+
+def calculate_gain(nonlinearity, param=None):
+    """Paddle's / PyTorch's recommended gains."""
+    if nonlinearity in ("sigmoid", "linear", "conv1d", "conv2d", "conv3d", "conv1d_transpose",
+                        "conv2d_transpose", "conv3d_transpose"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
+
+
+class KaimingNormal(Initializer):
+    """Normal(0, gain / sqrt(fan_in)) with the ReLU-family gain."""
+
+    def __init__(self, fan_in=None, negative_slope=0.0, nonlinearity="relu"):
+        self.fan_in, self.negative_slope, self.nonlinearity = fan_in, negative_slope, nonlinearity
+
+    def _draw(self, shape, dtype):
+        fi = self.fan_in if self.fan_in is not None else compute_fans(shape)[0]
+        gain = calculate_gain(self.nonlinearity, self.negative_slope)
+        return normal(shape, mean=0.0, std=gain / math.sqrt(fi), dtype=dtype)
+
+
+class Assign(Initializer):
+    """The given values (a list, array or Tensor) of exactly the parameter's shape."""
+
+    def __init__(self, value, name=None):
+        self.value = value
+
+    def _draw(self, shape, dtype):
+        import numpy as np
+        from ..core.tensor import Tensor
+        v = self.value._value if isinstance(self.value, Tensor) else self.value
+        arr = np.asarray(v, dtype=dtype)
+        if list(arr.shape) != list(shape):
+            raise ValueError(f"initializer.Assign: value of shape {list(arr.shape)} does not "
+                             f"match the parameter's shape {list(shape)}")
+        return Tensor(arr.copy())
+
+
+__all__ += ["TruncatedNormal", "XavierNormal", "KaimingNormal", "Assign", "calculate_gain"]

@@ -100,7 +100,8 @@ class Layer:
         if isinstance(value, Layer):
             params.pop(name, None)
             subs[name] = value
-        elif isinstance(value, Tensor) and (not value.stop_gradient or name in params):
+        elif isinstance(value, Tensor) and (not value.stop_gradient or name in params
+                                            or _made_by_param_attr(value)):
             subs.pop(name, None)
             params[name] = value
         elif value is None and (name in params or name in subs):
@@ -136,12 +137,24 @@ class Layer:
         return parameter
 
     def create_parameter(self, shape, dtype=None, initializer=None, is_bias=False, name=None,
-                         default_initializer=None):
+                         default_initializer=None, attr=None):
         """A new trainable eager Tensor named `<layer>.w_<k>` (or `.b_<k>`).
 
         The default initializer is Xavier-uniform for weights and zeros for
-        biases. The parameter is registered once it is assigned to an attribute.
+        biases. `attr` (Paddle's `ParamAttr`, an initializer, a name, or False
+        for "no parameter": None is returned) names the initializer, name and
+        training attributes. The parameter is registered once it is assigned
+        to an attribute.
         """
+        from .param_attr import apply_param_attr, resolve_param_attr
+        if attr is not None:
+            initializer, pattr = resolve_param_attr(attr, initializer or default_initializer)
+            if initializer is None and pattr is None:
+                return None
+            param = self.create_parameter(shape, dtype, initializer, is_bias,
+                                          name if pattr is None or pattr.name is None
+                                          else pattr.name)
+            return apply_param_attr(param, pattr)
         initializer = initializer or default_initializer
         if initializer is None:
             initializer = init.Constant(0.0) if is_bias else init.XavierUniform()
@@ -305,6 +318,48 @@ class Layer:
         return missing, unexpected
 
     load_dict = set_state_dict
+    set_dict = set_state_dict
+
+    def astype(self, dtype=None):
+        """Cast every floating-point parameter (and the layer's default dtype for
+        parameters made later) to `dtype`; returns the layer."""
+        if dtype is None:
+            return self
+        dtype = as_dtype(dtype)
+        for layer in self.sublayers(include_self=True):
+            layer._dtype = dtype
+            for p in layer._parameters.values():
+                if p is not None and p._value.dtype.kind == "f" and p._value.dtype != dtype:
+                    p._value = p._value.astype(dtype)
+                    p.clear_grad()
+        state.tensor_attributes_version[0] += 1
+        return self
+
+    def to(self, device=None, dtype=None, blocking=None):
+        """Paddle's `to`: `dtype` casts as `astype`; d2s runs on the CPU, so a
+        device other than "cpu" is an error."""
+        if device is not None and str(device).split(":")[0].lower() not in ("cpu", "place(cpu)",
+                                                                            "cpuplace"):
+            raise ValueError(f"Layer.to: d2s runs on the CPU, got device {device!r}")
+        return self.astype(dtype)
+
+    def apply(self, fn):
+        """Call `fn(layer)` on every sublayer, then on this layer; returns the layer."""
+        for layer in self.children():
+            layer.apply(fn)
+        fn(self)
+        return self
+
+    def clear_gradients(self, set_to_zero=True):
+        """Drop every parameter's gradient (the next backward starts afresh; d2s
+        leaves `.grad` None either way, which accumulates as zeros would)."""
+        params = self.parameters()
+        ov = effects.overlay()
+        if ov is not None:  # inside a traced step: part of its program
+            ov.activate("layer.clear_gradients()")
+            ov.track_all(params)
+        for p in params:
+            p.clear_grad()
 
     # ---- printing ----------------------------------------------------------------
     def extra_repr(self):
@@ -317,6 +372,11 @@ class Layer:
         if not lines:
             return head + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _made_by_param_attr(value):
+    from .param_attr import param_attr_of
+    return param_attr_of(value) is not None
 
 
 def _checked_value(key, value, param):

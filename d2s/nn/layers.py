@@ -8,6 +8,12 @@ from .layer import Layer
 __all__ = ["Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
 
 
+def _attr(attr):
+    """A layer's `weight_attr` / `bias_attr` as `create_parameter`'s `attr` (True: the
+    default, as None)."""
+    return None if attr is True else attr
+
+
 def _param_init(attr, default):
     """`attr` is None/True (use `default`), False (no parameter) or an Initializer."""
     if attr is False:
@@ -27,10 +33,10 @@ class Linear(Layer):
         super().__init__(name)
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = self.create_parameter(
-            [in_features, out_features], initializer=_param_init(weight_attr, init.XavierUniform()))
-        binit = _param_init(bias_attr, init.Constant(0.0))
-        self.bias = (self.create_parameter([out_features], initializer=binit, is_bias=True)
-                     if binit is not None else None)
+            [in_features, out_features], attr=_attr(weight_attr),
+            default_initializer=init.XavierUniform())
+        self.bias = self.create_parameter([out_features], attr=_attr(bias_attr), is_bias=True,
+                                          default_initializer=init.Constant(0.0))
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
@@ -75,12 +81,10 @@ class LayerNorm(Layer):
             normalized_shape = [normalized_shape]
         self.normalized_shape = [int(d) for d in normalized_shape]
         self.epsilon = epsilon
-        winit = _param_init(weight_attr, init.Constant(1.0))
-        binit = _param_init(bias_attr, init.Constant(0.0))
-        self.weight = (self.create_parameter(self.normalized_shape, initializer=winit)
-                       if winit is not None else None)
-        self.bias = (self.create_parameter(self.normalized_shape, initializer=binit,
-                                           is_bias=True) if binit is not None else None)
+        self.weight = self.create_parameter(self.normalized_shape, attr=_attr(weight_attr),
+                                            default_initializer=init.Constant(1.0))
+        self.bias = self.create_parameter(self.normalized_shape, attr=_attr(bias_attr),
+                                          is_bias=True, default_initializer=init.Constant(0.0))
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.epsilon)
@@ -96,8 +100,8 @@ class Embedding(Layer):
         super().__init__(name)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.weight = self.create_parameter(
-            [num_embeddings, embedding_dim],
-            initializer=_param_init(weight_attr, init.XavierUniform()))
+            [num_embeddings, embedding_dim], attr=_attr(weight_attr),
+            default_initializer=init.XavierUniform())
 
     def forward(self, x):
         return F.embedding(x, self.weight)

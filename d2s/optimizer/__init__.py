@@ -1,4 +1,8 @@
-"""`d2s.optimizer`: SGD and Adam, for eager `step()` and static `minimize()`."""
-from .optimizer import SGD, Adam, Optimizer
+"""`d2s.optimizer`: SGD, Momentum, Adam, AdamW, RMSProp, Adagrad (eager `step()`,
+static `minimize()`, and inside converted training steps), `lr` schedulers and
+`regularizer`s."""
+from . import lr, regularizer
+from .optimizer import SGD, Adagrad, Adam, Adamax, AdamW, Momentum, Optimizer, RMSProp
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "Adamax", "AdamW", "Momentum", "RMSProp", "Adagrad", "lr",
+           "regularizer"]

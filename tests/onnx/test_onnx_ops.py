@@ -18,6 +18,7 @@ from onnx_helpers import assert_same, run_model
 import d2s
 import d2s.distributed
 import d2s.nn.functional as F
+from d2s.core.dispatch import bind
 from d2s import static
 from d2s.core.registry import OPS, NotLowerable
 from d2s.onnx.exporter import export_program
@@ -169,6 +170,19 @@ CASES = [
     ("log_softmax", F.log_softmax, [f64(3, 4) * 10]),
     ("cross_entropy", F.cross_entropy, [f32(4, 3), ints(4, low=0, high=3)]),
     ("gelu", F.gelu, [f32(5)]),
+    ("softplus", F.softplus, [f32(7) * 10]),
+    ("conv2d", lambda x, w: F.conv2d(x, w, stride=2, padding=[1, 0, 2, 1], dilation=(1, 2),
+                                     groups=2), [f32(2, 4, 7, 8), f32(6, 2, 3, 2)]),
+    ("conv2d_depthwise_bias", lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=3),
+     [f32(1, 3, 5, 5), f32(3, 1, 3, 3), f32(3)]),
+    ("conv2d_transpose", lambda x, w: bind("conv2d_grad_input", x, w, input_hw=(14, 15),
+                                           stride=(2, 2), padding=(1, 1, 1, 1),
+                                           dilation=(1, 1), groups=1),
+     [f32(1, 4, 7, 8), f32(4, 3, 3, 3)]),
+    ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), [f32(2, 3, 8, 7)]),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1), [f32(2, 3, 8, 7)]),
+    ("avg_pool2d_with_padding", lambda x: F.avg_pool2d(x, 2, 2, [1, 0], exclusive=False),
+     [f32(1, 2, 5, 6)]),
     ("sum", lambda x: x.sum(axis=1), [f32(2, 3, 4)]),
     ("sum_int32", lambda x: x.sum(), [ints(2, 3, dtype=np.int32)]),
     ("sum_bools_keepdim", lambda x: d2s.sum(x, axis=0, keepdim=True), [bools(3, 2)]),
@@ -229,7 +243,8 @@ def _eager(fn, arrays):
 
 # With unknown dims, squeeze() cannot see the size-1 dims: the program (numpy
 # backend too) keeps them, unlike eager. The rule is checked with known dims.
-_KNOWN_DIMS_ONLY = {"squeeze_all"}
+# ConvTranspose's output_padding is an attribute: the input's spatial dims must be known.
+_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose"}
 _RTOL = {"erf_float64": 1e-6}
 
 

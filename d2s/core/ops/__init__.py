@@ -10,8 +10,8 @@ from .indexing import getitem
 from .linalg import matmul
 from .manipulation import (concat, detach, expand, flatten, gather, reshape, squeeze, stack,
                            transpose, unsqueeze)
-from .nn_ops import cross_entropy, gelu, log_softmax, softmax
-from . import debug_ops, dist_ops, optim_ops  # noqa: F401  (register side-effect, reshard, update ops)
+from .nn_ops import cross_entropy, gelu, log_softmax, softmax, softplus
+from . import conv, debug_ops, dist_ops, optim_ops  # noqa: F401  (register conv/pool, side-effect, reshard, update ops)
 from .random_ops import normal, rand, randn, uniform
 from .reduction import argmax, max, mean, min, norm, sum
 from ._base import constant, lift

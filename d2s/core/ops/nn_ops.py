@@ -208,3 +208,23 @@ def gelu(x, approximate=False):
     if approximate:
         return 0.5 * x * (1.0 + tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
     return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+
+# ---- softplus: log(1 + exp(x)) without overflow or cancellation ----------------------------
+def _softplus_kernel(x):
+    return np.logaddexp(np.zeros((), x.dtype), x)
+
+
+def _softplus_vjp(g, out, x):
+    from .elementwise import sigmoid
+    return (g * sigmoid(x),)
+
+
+register_op("softplus", _softplus_kernel, same_infer, _softplus_vjp).lowering(
+    xla=lambda ns, x: ns.jnp.logaddexp(ns.jnp.zeros((), x.dtype), x),
+    onnx=lambda ns, x: ns.node("Softplus", x))
+
+
+def softplus(x):
+    """`log(1 + exp(x))` (beta 1, no threshold: `d2s.nn.functional.softplus` adds them)."""
+    return bind("softplus", lift(x))

@@ -80,3 +80,93 @@ def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
 # Adam with bias correction; returns (param, m, v, step + 1).
 register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4).lowering(
     xla=_adam_xla, onnx=_UPDATES_WEIGHTS)
+
+
+# ---- Momentum, RMSProp, Adagrad, AdamW (Paddle's update rules) ---------------------------------
+# Computed in the parameter's dtype (the rate cast to it first), as Paddle's kernels do.
+def _rate(lr, dt):
+    return np.asarray(lr, dtype=dt)
+
+
+def _momentum_kernel(param, grad, velocity, lr, mu, use_nesterov):
+    dt = param.dtype
+    lr = _rate(lr, dt)
+    v = mu * velocity + grad.astype(dt, copy=False)
+    step = (grad + mu * v) * lr if use_nesterov else v * lr
+    return np.subtract(param, step, dtype=dt), v.astype(dt, copy=False)
+
+
+# velocity = mu * velocity + grad; param -= lr * velocity (Nesterov: lr * (grad + mu * velocity))
+register_op("momentum_update", _momentum_kernel,
+            lambda p, g, v, lr, **_: (Aval(tuple(p.shape), p.dtype),) * 2, num_outputs=2)
+
+
+def _rmsprop_kernel(param, grad, mean_square, mean_grad, moment, lr, rho, epsilon, momentum,
+                    centered):
+    dt = param.dtype
+    lr = _rate(lr, dt)
+    g = grad.astype(dt, copy=False)
+    ms = rho * mean_square + (1 - rho) * g * g
+    if centered:
+        mg = rho * mean_grad + (1 - rho) * g
+        denom = np.sqrt(ms - mg * mg + epsilon)
+    else:
+        mg = mean_grad
+        denom = np.sqrt(ms + epsilon)
+    mom = momentum * moment + lr * g / denom
+    return (np.subtract(param, mom, dtype=dt), ms.astype(dt, copy=False),
+            np.array(mg, dtype=dt), mom.astype(dt, copy=False))
+
+
+# Paddle's RMSProp: epsilon inside the square root; returns (param, mean_square, mean_grad, moment)
+register_op("rmsprop_update", _rmsprop_kernel,
+            lambda p, g, ms, mg, mom, lr, **_: (Aval(tuple(p.shape), p.dtype),) * 4,
+            num_outputs=4)
+
+
+def _adagrad_kernel(param, grad, moment, lr, epsilon):
+    dt = param.dtype
+    lr = _rate(lr, dt)
+    g = grad.astype(dt, copy=False)
+    m = moment + g * g
+    return np.subtract(param, lr * g / (np.sqrt(m) + epsilon), dtype=dt), m.astype(dt, copy=False)
+
+
+# moment += grad ** 2; param -= lr * grad / (sqrt(moment) + epsilon)
+register_op("adagrad_update", _adagrad_kernel,
+            lambda p, g, m, lr, **_: (Aval(tuple(p.shape), p.dtype),) * 2, num_outputs=2)
+
+
+def _adamw_kernel(param, grad, m, v, step, lr, beta1, beta2, epsilon, coeff):
+    """Decoupled weight decay `param *= 1 - lr * coeff`, then Adam's update (its
+    arithmetic and dtypes, as `adam_update`)."""
+    dt = param.dtype
+    decayed = param - (lr * coeff) * param   # float64, as Adam's update is
+    t = np.add(step, 1)
+    m = beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad * grad
+    m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    new = decayed - lr * m_hat / (np.sqrt(v_hat) + epsilon)
+    return (new.astype(dt, copy=False), m.astype(dt, copy=False), v.astype(dt, copy=False),
+            np.asarray(t, dtype=step.dtype))
+
+
+# AdamW: returns (param, m, v, step + 1)
+register_op("adamw_update", _adamw_kernel, _adam_infer, num_outputs=4)
+
+
+def _adamax_kernel(param, grad, m, u, step, lr, beta1, beta2, epsilon):
+    """Paddle's Adamax: `u = max(beta2 u + epsilon, |g|)`, `param -= lr / (1 - beta1^t) m / u`."""
+    dt = param.dtype
+    g = grad.astype(dt, copy=False)
+    t = np.add(step, 1)
+    m = beta1 * m + (1 - beta1) * g
+    u = np.maximum(beta2 * u + epsilon, np.abs(g))
+    rate = _rate(lr / (1 - beta1 ** t), dt)
+    return (np.subtract(param, rate * m / u, dtype=dt), m.astype(dt, copy=False),
+            u.astype(dt, copy=False), np.asarray(t, dtype=step.dtype))
+
+
+# Adamax: returns (param, m, u, step + 1)
+register_op("adamax_update", _adamax_kernel, _adam_infer, num_outputs=4)

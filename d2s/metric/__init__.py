@@ -1,0 +1,122 @@
+"""`d2s.metric`: `accuracy` (Paddle's function, written with d2s ops so that it
+runs eagerly and inside converted functions alike) and the stateful metrics
+`Accuracy` and `Auc` (host-side numpy, updated between steps)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.ops import arange, cast, equal, reshape, sum as _sum, unsqueeze
+from ..core.ops._base import lift
+
+__all__ = ["accuracy"]
+
+
+def accuracy(input, label, k=1, correct=None, total=None, name=None):
+    """Fraction of rows of `input` (N, C scores) whose `label` (N or N x 1 ints)
+    is among the `k` highest scores: a float32 0-d tensor. A label tied with
+    other scores counts as ranked above them."""
+    input, label = lift(input), lift(label)
+    if len(input.shape) != 2:
+        raise ValueError(f"accuracy: input must be (N, C) scores, got {list(input.shape)}")
+    if len(label.shape) == 2:
+        label = reshape(label, [-1])
+    if len(label.shape) != 1 or label.dtype.kind not in "iu":
+        raise ValueError(f"accuracy: label must be (N,) or (N, 1) integers, got "
+                         f"{label.dtype}{list(label.shape)}")
+    n_classes = input.shape[1]
+    onehot = cast(equal(unsqueeze(label, 1),
+                        reshape(arange(0, n_classes, dtype=label.dtype), [1, n_classes])),
+                  input.dtype)
+    own = _sum(input * onehot, axis=1, keepdim=True)
+    above = _sum(cast(input > own, "int64"), axis=1)
+    hits = cast(above < int(k), "float32")
+    n = cast(_sum(cast(hits >= 0, "float32")), "float32")
+    return _sum(hits) / n
+
+
+class Metric:
+    """Paddle's metric protocol: `update(...)` per batch, `accumulate()` for the
+    result so far, `reset()`; `name()`."""
+
+    def __init__(self, name=None):
+        self._name = name or type(self).__name__.lower()
+
+    def name(self):
+        return self._name
+
+    def compute(self, *args):
+        return args
+
+
+def _np(x):
+    return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+
+class Accuracy(Metric):
+    """Top-k accuracies over all batches seen (`topk` a tuple of k)."""
+
+    def __init__(self, topk=(1,), name=None):
+        super().__init__(name or "acc")
+        self.topk = tuple(topk)
+        self.reset()
+
+    def compute(self, pred, label):
+        """(N, len(topk)) hits of each sample."""
+        pred, label = _np(pred), _np(label).reshape(-1)
+        order = np.argsort(-pred, axis=-1, kind="stable")
+        return np.stack([(order[:, :k] == label[:, None]).any(1) for k in self.topk], 1)
+
+    def update(self, correct):
+        correct = _np(correct)
+        self.total += correct.sum(0)
+        self.count += correct.shape[0]
+        return (correct.sum(0) / max(correct.shape[0], 1)).tolist()
+
+    def accumulate(self):
+        res = (self.total / max(self.count, 1)).tolist()
+        return res[0] if len(self.topk) == 1 else res
+
+    def reset(self):
+        self.total = np.zeros(len(self.topk))
+        self.count = 0
+
+
+class Auc(Metric):
+    """Area under the ROC curve (or precision-recall, `curve="PR"`) from
+    histograms of the positive-class scores over `num_thresholds + 1` bins."""
+
+    def __init__(self, curve="ROC", num_thresholds=4095, name=None):
+        super().__init__(name or "auc")
+        if curve not in ("ROC", "PR"):
+            raise ValueError(f"Auc: curve must be 'ROC' or 'PR', got {curve!r}")
+        self.curve, self.num_thresholds = curve, int(num_thresholds)
+        self.reset()
+
+    def update(self, preds, labels):
+        """`preds` (N, 2) class probabilities (column 1: positive), or (N,) scores;
+        `labels` (N,) or (N, 1) in {0, 1}."""
+        preds, labels = _np(preds), _np(labels).reshape(-1)
+        score = preds[:, -1] if preds.ndim == 2 else preds.reshape(-1)
+        bins = np.clip((score * self.num_thresholds).astype(np.int64), 0, self.num_thresholds)
+        pos = labels.astype(bool)
+        np.add.at(self._pos, bins[pos], 1)
+        np.add.at(self._neg, bins[~pos], 1)
+
+    def accumulate(self):
+        # sweep thresholds from high to low: cumulative true / false positives
+        tp = np.concatenate([[0.0], np.cumsum(self._pos[::-1])])
+        fp = np.concatenate([[0.0], np.cumsum(self._neg[::-1])])
+        if tp[-1] == 0 or fp[-1] == 0:
+            return 0.0
+        if self.curve == "ROC":
+            return float(np.sum((fp[1:] - fp[:-1]) * (tp[1:] + tp[:-1]) / 2) / (tp[-1] * fp[-1]))
+        precision = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 1.0)
+        recall = tp / tp[-1]
+        return float(np.sum((recall[1:] - recall[:-1]) * (precision[1:] + precision[:-1]) / 2))
+
+    def reset(self):
+        self._pos = np.zeros(self.num_thresholds + 1)
+        self._neg = np.zeros(self.num_thresholds + 1)
+
+
+__all__ += ["Metric", "Accuracy", "Auc"]

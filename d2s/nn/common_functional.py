@@ -1,0 +1,231 @@
+"""Other functions of `d2s.nn.functional`: one-hot and label smoothing, padding,
+resizing, cosine similarity, sequence masks, scaled dot-product attention.
+
+All are compositions of registered ops. Padding and resizing work along one
+axis at a time with constant index or weight arrays built from the (known)
+input size: a gather picks the rows a padding mode reads, and a resize is a
+product with an interpolation matrix (separable, so exact for bilinear).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.ops import (arange, cast, constant, equal, gather, matmul, maximum, softmax, sqrt,
+                        sum as _sum, transpose, unsqueeze, where)
+from ..core.ops._base import lift
+
+__all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
+           "sequence_mask", "scaled_dot_product_attention"]
+
+
+def one_hot(x, num_classes, name=None):
+    """float32 one-hot vectors of the int ids `x` along a new last axis."""
+    x = lift(x)
+    classes = arange(0, int(num_classes), dtype=x.dtype)
+    return cast(equal(unsqueeze(x, -1), classes), "float32")
+
+
+def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
+    """`(1 - epsilon) * label + epsilon * prior` (uniform prior by default)."""
+    label = lift(label)
+    prior = 1.0 / label.shape[-1] if prior_dist is None else lift(prior_dist)
+    return label * (1.0 - epsilon) + prior * epsilon
+
+
+def cosine_similarity(x1, x2, axis=1, eps=1e-8):
+    """`sum(x1 * x2) / sqrt(max(|x1|^2 |x2|^2, eps^2))` along `axis`."""
+    x1, x2 = lift(x1), lift(x2)
+    w12 = _sum(x1 * x2, axis=axis)
+    w1, w2 = _sum(x1 * x1, axis=axis), _sum(x2 * x2, axis=axis)
+    return w12 / sqrt(maximum(w1 * w2, eps * eps))
+
+
+def sequence_mask(x, maxlen=None, dtype="int64", name=None):
+    """mask[..., j] = j < x[...]; `maxlen` defaults to max(x) (eager tensors only)."""
+    x = lift(x)
+    if maxlen is None:
+        try:
+            maxlen = int(np.max(x.numpy()))
+        except Exception:
+            raise ValueError("sequence_mask: inside a converted function pass maxlen "
+                             "(the mask's width must be known)") from None
+    return cast(arange(0, int(maxlen), dtype=x.dtype) < unsqueeze(x, -1), dtype)
+
+
+# ---- padding ----------------------------------------------------------------------------------
+def _pad_index(n, lo, hi, mode, where_):
+    idx = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        if lo >= n or hi >= n:
+            raise ValueError(f"{where_}: reflect padding ({lo}, {hi}) must be smaller than "
+                             f"the dim {n}")
+        idx = np.abs(idx)
+        idx = np.where(idx >= n, 2 * (n - 1) - idx, idx)
+    elif mode == "circular":
+        idx = np.mod(idx, n)
+    else:  # replicate, and constant (whose padded rows are then masked)
+        idx = np.clip(idx, 0, n - 1)
+    return idx
+
+
+def _pad_axis(x, axis, lo, hi, mode, value, where_):
+    if lo == 0 and hi == 0:
+        return x
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError(f"{where_}: padding needs the padded dims known, got shape "
+                         f"{list(x.shape)}")
+    if lo < 0 or hi < 0:
+        raise ValueError(f"{where_}: negative padding ({lo}, {hi}) is not supported")
+    out = gather(x, constant(_pad_index(n, lo, hi, mode, where_).astype(np.int64)), axis=axis)
+    if mode == "constant":
+        shape = [1] * len(x.shape)
+        shape[axis] = n + lo + hi
+        inside = np.zeros(shape, bool)
+        inside.reshape(-1)[lo:lo + n] = True
+        out = where(constant(inside), out, cast(constant(value), x.dtype))
+    return out
+
+
+_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_axis=True,
+        name=None):
+    """Paddle's `pad`: `pad` of twice the rank (constant mode) pads every dim from
+    the first; otherwise `[left, right, top, bottom, front, back]` pad the
+    spatial dims of `data_format` from the last one."""
+    x = lift(x)
+    if mode not in _MODES:
+        raise ValueError(f"pad: mode must be one of {list(_MODES)}, got {mode!r}")
+    if hasattr(pad, "numpy"):
+        pad = pad.numpy().tolist()
+    pad = [int(p) for p in pad]
+    rank = len(x.shape)
+    if len(pad) % 2:
+        raise ValueError(f"pad: needs pairs of paddings, got {pad}")
+    if len(pad) == 2 * rank and mode == "constant":
+        for axis in range(rank):
+            x = _pad_axis(x, axis, pad[2 * axis], pad[2 * axis + 1], mode, value, "pad")
+        return x
+    channel_last = data_format[-1] == "C" and data_format not in ("NC",)
+    spatial = list(range(1, rank - 1)) if channel_last else list(range(2, rank))
+    if len(pad) > 2 * len(spatial):
+        raise ValueError(f"pad: {len(pad)} paddings for the {len(spatial)} spatial dims of a "
+                         f"{data_format} input of shape {list(x.shape)}")
+    for i in range(len(pad) // 2):  # the last spatial dim first
+        x = _pad_axis(x, spatial[-1 - i], pad[2 * i], pad[2 * i + 1], mode, value, "pad")
+    return x
+
+
+# ---- resizing ---------------------------------------------------------------------------------
+def _resize_matrix(n_in, n_out, mode, align_corners, align_mode, ratio, dtype):
+    """(n_out, n_in) weights of one axis."""
+    m = np.zeros((n_out, n_in), dtype)
+    i = np.arange(n_out)
+    if mode == "nearest":
+        if align_corners:
+            r = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+            src = np.floor(i * r + 0.5).astype(np.int64)
+        else:
+            src = np.floor(i * ratio).astype(np.int64)
+        m[i, np.minimum(src, n_in - 1)] = 1.0
+        return m
+    if align_corners:
+        src = i * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    elif align_mode == 0:
+        src = np.maximum((i + 0.5) * ratio - 0.5, 0.0)
+    else:
+        src = i * ratio
+    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    frac = src - lo
+    np.add.at(m, (i, lo), 1.0 - frac)
+    np.add.at(m, (i, hi), frac)
+    return m
+
+
+_RESIZE_MODES = {"nearest": "nearest", "bilinear": "linear", "linear": "linear"}
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
+                align_mode=0, data_format="NCHW", name=None):
+    """Resize the spatial dims (3-D NCW / 4-D NCHW inputs, or channel-last) by
+    `size` or `scale_factor`, 'nearest' or '(bi)linear', with Paddle's
+    `align_corners` / `align_mode` sampling."""
+    x = lift(x)
+    if mode not in _RESIZE_MODES:
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
+                                  "linear, bilinear)")
+    if mode == "nearest" and align_corners:
+        raise ValueError("interpolate: align_corners applies to linear modes only")
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise ValueError(f"interpolate: expects a 3-D or 4-D input, got {list(x.shape)}")
+    channel_last = data_format in ("NWC", "NHWC")
+    axes = list(range(1, rank - 1)) if channel_last else list(range(2, rank))
+    sizes = [x.shape[a] for a in axes]
+    if None in sizes:
+        raise ValueError(f"interpolate: needs the spatial dims known, got {list(x.shape)}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if size is not None:
+        size = [int(size)] * len(axes) if isinstance(size, int) else [int(s) for s in size]
+        ratios = [n / o for n, o in zip(sizes, size)]
+    else:
+        scales = ([float(scale_factor)] * len(axes) if isinstance(scale_factor, (int, float))
+                  else [float(s) for s in scale_factor])
+        size = [int(math.floor(n * s)) for n, s in zip(sizes, scales)]
+        ratios = [1.0 / s for s in scales]
+    if len(size) != len(axes):
+        raise ValueError(f"interpolate: {len(size)} sizes for {len(axes)} spatial dims")
+    kind = _RESIZE_MODES[mode]
+    out = x
+    for axis, n_in, n_out, ratio in zip(axes, sizes, size, ratios):
+        if n_in == n_out and (kind == "nearest" or not align_corners) and ratio == 1.0:
+            continue
+        mat = constant(_resize_matrix(n_in, n_out, kind, align_corners, align_mode, ratio,
+                                      np.dtype(x.dtype)))
+        # the axis last, a product with the matrix, the axis back
+        perm = [a for a in range(rank) if a != axis] + [axis]
+        back = list(np.argsort(perm))
+        out = transpose(matmul(transpose(out, perm), transpose(mat, [1, 0])), back)
+    return out
+
+
+def upsample(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
+             align_mode=0, data_format="NCHW", name=None):
+    return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format)
+
+
+# ---- attention --------------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, training=True, name=None):
+    """Paddle's layout: (batch, seq_len, num_heads, head_dim). `attn_mask`: bool
+    (True keeps) or additive float, broadcast to (batch, heads, L, S)."""
+    from .functional import dropout
+    q, k, v = lift(query), lift(key), lift(value)
+    if len(q.shape) != 4:
+        raise ValueError(f"scaled_dot_product_attention: expects (batch, seq, heads, dim) "
+                         f"inputs, got {list(q.shape)}")
+    qh, kh, vh = (transpose(t, [0, 2, 1, 3]) for t in (q, k, v))
+    scores = matmul(qh, transpose(kh, [0, 1, 3, 2])) * (1.0 / math.sqrt(q.shape[-1]))
+    if is_causal:
+        L, S = q.shape[1], k.shape[1]
+        if L is None or S is None:
+            raise ValueError("scaled_dot_product_attention: is_causal needs the sequence "
+                             "lengths known")
+        keep = np.tril(np.ones((L, S), bool))
+        scores = where(constant(keep), scores, cast(constant(-np.inf), scores.dtype))
+    if attn_mask is not None:
+        mask = lift(attn_mask)
+        if mask.dtype == np.bool_:
+            scores = where(mask, scores, cast(constant(-np.inf), scores.dtype))
+        else:
+            scores = scores + mask
+    probs = softmax(scores, -1)
+    if dropout_p:
+        probs = dropout(probs, dropout_p, training=training)
+    return transpose(matmul(probs, vh), [0, 2, 1, 3])
