@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from ..bytecode_cache import compile_module
+from ..core.attr_schema import is_safe_name
 from ..core.ops.indexing import index_source
 from ..core.registry import OPS
 from .control_ops import control_op, kept_names, restored_var, saved_var
@@ -49,21 +50,29 @@ _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
               "less_equal": "<=", "greater_than": ">", "greater_equal": ">=", "equal": "==",
               "not_equal": "!="}
 _SIMPLE = (type(None), bool, int, str)
-_WORD = re.compile(r"\W")
+_WORD = re.compile(r"[^0-9A-Za-z_]")  # ASCII: what is left is always part of an identifier
 _KERNEL_NAMES = {}  # op type -> the global its kernel is bound to
+# Builtins the generated code calls: never a variable's identifier.
+_RESERVED = frozenset({"int", "float", "bool", "len", "range", "reversed", "tuple", "list",
+                       "print", "isinstance", "type"})
 
 
 def _literal(v):
-    """Python source for a simple attribute value, or None."""
-    if isinstance(v, _SIMPLE):
+    """Python source for a simple attribute value, or None (then the value is
+    a global of the generated function). Only `repr` of exact builtin types is
+    ever written: numbers, bools, None, strings (their repr is a literal
+    whatever they hold), tuples and lists of those; nothing else from a
+    program, nor from a loaded file, becomes source text."""
+    t = type(v)
+    if t in _SIMPLE:
         return repr(v)
-    if isinstance(v, float):
+    if t is float:
         return repr(v) if np.isfinite(v) else None
-    if isinstance(v, (tuple, list)):
+    if t is tuple or t is list:
         parts = [_literal(x) for x in v]
         if any(p is None for p in parts):
             return None
-        if isinstance(v, tuple):
+        if t is tuple:
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
         return "[" + ", ".join(parts) + "]"
     return None
@@ -102,9 +111,13 @@ class _Emitter:
         found = self.names.get(name)
         if found is not None:
             return found
+        # Any name becomes an ASCII identifier (names of a loaded file included):
+        # never a keyword, a dunder, or a builtin the generated code calls.
         base = name if name.isascii() and name.isidentifier() else _WORD.sub("_", name)
-        if not base or base[0].isdigit() or keyword.iskeyword(base):
+        if not base or base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED \
+                or base.startswith("__"):
             base = "v_" + base
+        base = base[:64]
         cand, k = base, 1
         while cand in self.taken:
             cand, k = f"{base}_{k}", k + 1
@@ -133,7 +146,11 @@ class _Emitter:
     def kernel(self, op_type):
         key = _KERNEL_NAMES.get(op_type)
         if key is None:
-            key = _KERNEL_NAMES[op_type] = "k_" + _WORD.sub("_", op_type)
+            safe = _WORD.sub("_", op_type)[:64]
+            # an op type that is no identifier gets a numbered global: two such
+            # types never share one (a user op "a.b" next to "a_b")
+            key = _KERNEL_NAMES[op_type] = "k_" + safe if safe == op_type else \
+                f"k_{safe}_{len(_KERNEL_NAMES)}"
         if key not in self.globals:
             self.globals[key] = OPS[op_type].kernel
             self.taken.add(key)
@@ -166,10 +183,19 @@ class _Emitter:
                 raise NotCompilable(f"op {op.type!r}")
 
     def attrs_source(self, op):
-        parts = []
+        """Keyword arguments passing `op`'s attributes: `name=literal` where the
+        name is a plain identifier (the loader admits no other), and every
+        other attribute through one `**dict` global: no attribute name or value
+        is spliced into the source as text."""
+        parts, rest = [], {}
         for k, v in op.attrs.items():
+            if not is_safe_name(k):
+                rest[k] = v
+                continue
             lit = _literal(v)
             parts.append(f"{k}={lit if lit is not None else self.global_value('a', v)}")
+        if rest:
+            parts.append(f"**{self.global_value('a', rest)}")
         return parts
 
     def op_kernel(self, op, indent):
@@ -263,7 +289,9 @@ class CompiledFunction:
             # Constants are shared across calls: hand out copies.
             outs.append(f"{ident}.copy()" if n in view.consts else ident)
         em.emit(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})", 1)
-        fname = re.sub(r"\W", "_", name)
+        fname = _WORD.sub("_", name)[:64]
+        if not fname or fname[0].isdigit() or keyword.iskeyword(fname):
+            fname = "program_" + fname
         header = f"def {fname}({', '.join(params)}):"
         self.source = "\n".join([header] + em.lines) + "\n"
         self.filename = f"<d2s compiled {name} #{next(_counter)}>"

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
+from ...core.attr_schema import VALUE
 from ...core.registry import Lowerable
 
 
@@ -69,6 +70,9 @@ class ControlOpDef(Lowerable):
     # its other attrs: plain values (numbers, text, an exception type), saved
     # as tagged JSON like a core op's
     values: tuple = ()
+    # the type of each of `values` (`core.attr_schema` specs), checked when a
+    # saved program is loaded; one not named here must be a plain VALUE
+    value_types: dict = field(default_factory=dict)
     saves: Optional[SavedScope] = None
     # attr naming the saved variable it reads (its forward op's `saves.var`)
     restores: Optional[str] = None
@@ -88,6 +92,33 @@ class ControlOpDef(Lowerable):
         """Every attribute the op may carry: the whole of its layout."""
         return (self.blocks + self.scope_blocks + self.results + self.binds + self.values
                 + ((self.restores,) if self.restores else ()) + self.runtime_attrs)
+
+    def attr_problem(self, attrs, n_blocks):
+        """What is wrong with the attributes of a loaded op of this type (None:
+        nothing): every name is part of its layout (run-time ones are never in
+        a file), block indices name a block other than block 0, name lists
+        hold names, values have their declared types."""
+        saved = set(self.attrs) - set(self.runtime_attrs)
+        for k, v in attrs.items():
+            if k not in saved:
+                return (f"unknown attribute {str(k)[:80]!r} (this op takes: "
+                        f"{', '.join(sorted(saved))})")
+        for k in self.blocks + self.scope_blocks:
+            v = attrs.get(k)
+            if not (type(v) is int and 0 < v < n_blocks):
+                return f"{self.name}.{k} names no block ({str(v)[:80]})"
+        for k in self.results + self.binds:
+            v = attrs.get(k)
+            names = [v] if type(v) is str and k in self.results else v  # a single result
+            if not (type(names) is list and all(n is None or type(n) is str for n in names)):
+                return f"{self.name}.{k} must list variable names, got {str(v)[:80]}"
+        if self.restores and type(attrs.get(self.restores)) is not str:
+            return f"{self.name}.{self.restores} must name a variable"
+        for k in self.values:
+            problem = self.value_types.get(k, VALUE)(attrs.get(k))
+            if problem:
+                return f"{self.name}.{k}: {problem}"
+        return None
 
     def __repr__(self):
         return f"ControlOpDef({self.name!r})"

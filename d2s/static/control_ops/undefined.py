@@ -17,6 +17,7 @@ import numpy as np
 from ...core.dtypes import is_floating
 from ...core.registry import OPS
 from ..scope import UndefinedValue
+from ...core.attr_schema import TEXT
 from .registry import ControlOpDef, register_control_op
 
 
@@ -59,7 +60,7 @@ def makes_undefined_floats(ops):
 
 
 UNDEFINED = register_control_op(ControlOpDef(
-    "undefined", _interpret, _emit, values=("name",), undefined_outputs=_undefined_outputs,
+    "undefined", _interpret, _emit, values=("name",), value_types={"name": TEXT}, undefined_outputs=_undefined_outputs,
 )).lowering(xla=_lower_xla, onnx=_lower_onnx)
 
 
