@@ -251,6 +251,28 @@ def op_schema(opdef):
     return schema
 
 
+def arity_problem(opdef, n_inputs, attrs):
+    """What is wrong with calling `opdef`'s kernel on `n_inputs` arrays and
+    `attrs` (None: nothing): a ufunc takes exactly `nin` inputs (an extra one
+    would be its `out`, an array written in place), another kernel's
+    signature must bind them, never an input as its `out`."""
+    kernel = opdef.kernel
+    if isinstance(kernel, np.ufunc):
+        if n_inputs != kernel.nin:
+            return f"takes {kernel.nin} inputs, got {n_inputs}"
+        return None
+    try:
+        sig = inspect.signature(kernel)
+    except (TypeError, ValueError):
+        return None
+    extra = {"out": None} if "out" in sig.parameters and "out" not in attrs else {}
+    try:
+        sig.bind(*([None] * n_inputs), **attrs, **extra)
+    except TypeError as e:
+        return f"cannot take {n_inputs} inputs and attributes {sorted(attrs)}: {e}"
+    return None
+
+
 def check_attrs(schema, attrs):
     """What is wrong with `attrs` under `schema` (None: nothing): the first
     unknown name or ill-typed value."""
@@ -261,7 +283,10 @@ def check_attrs(schema, attrs):
         if spec is None:
             known = ", ".join(sorted(schema)) or "none"
             return f"unknown attribute {k!r} (this op takes: {known})"
-        problem = spec(v)
+        try:
+            problem = spec(v)
+        except Exception as e:  # a spec that could not read the value: refused too
+            problem = f"malformed value ({type(e).__name__}: {str(e)[:80]})"
         if problem:
             return f"attribute {k!r}: {problem}"
     return None

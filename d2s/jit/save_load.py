@@ -24,7 +24,7 @@ from .concrete_program import ConcreteProgram, OutputStructure
 from ..core.attr_schema import VALUE
 from .npz_reader import max_bytes, read_arrays
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, MAX_TREE_DEPTH, AttrEncoder,
-                            ProgramFormatError, decode_attr, program_from_json,
+                            ProgramFormatError, check_reads, decode_attr, program_from_json,
                             program_to_json)
 from .static_function import StaticFunction
 from .train_step import StepProgram
@@ -202,6 +202,11 @@ def load(path):
         program.captured[v.name] = t
         program._captured_ids[id(t)] = v
         params.append(t)
+    for v in inputs:
+        if not v.is_data:
+            raise ProgramFormatError(f"{json_path}: input '{v.name[:80]}' is not a data variable")
+    check_reads(program, [v.name for v in inputs] + list(program.captured),
+                [v.name for v in outputs])
     out_tree = _decode_tree(doc.get("out_tree"))
     consts = []
     for c in _list(doc, "out_consts", json_path):

@@ -14,12 +14,14 @@ stored variables are refused too. Every refusal is a `ProgramFormatError`
 """
 from __future__ import annotations
 
+import itertools
 import math
+import re
 
 import numpy as np
 
-from ..core.attr_schema import (MAX_DEPTH, MAX_RANK, VALUE, check_attrs, is_safe_name,
-                                max_elements, op_schema)
+from ..core.attr_schema import (MAX_DEPTH, MAX_RANK, arity_problem, check_attrs,
+                                is_safe_name, max_elements, op_schema)
 from ..core.registry import OPS
 from ..static.control_ops import block_ref_attrs, control_op
 from ..static.control_ops.raise_ import RAISABLE, raisable
@@ -220,12 +222,28 @@ def program_from_json(blocks_json, arrays):
         block = program.blocks[i]
         for vj in _field(bj, "vars", list, f"block {i}"):
             _var_from_json(program, block, vj, f"block {i}")
+    _continue_names(program)
     _check_block_refs(blocks_json)
     for i, bj in enumerate(blocks_json):
         block = program.blocks[i]
         for k, oj in enumerate(_field(bj, "ops", list, f"block {i}")):
             _op_from_json(program, block, oj, arrays, f"block {i}, op #{k}")
     return program
+
+
+def _continue_names(program):
+    """New variables (a gradient built on the loaded program) are named
+    `prefix_N` with N past every number ending a stored name: none collides."""
+    last = -1
+    for block in program.blocks:
+        for name in block.vars:
+            found = _NUMBERED.search(name)
+            if found:
+                last = max(last, int(found.group(1)))
+    program._names = itertools.count(last + 1)
+
+
+_NUMBERED = re.compile(r"_([0-9]{1,30})\Z")
 
 
 def _check_block_refs(blocks_json):
@@ -346,7 +364,8 @@ def _op_from_json(program, block, oj, arrays, where):
                                      f"identifier")
         attrs[k] = decode_attr(v, arrays, f"{where} ({op_type}.{k})")
     if op_type in OPS:
-        problem = check_attrs(op_schema(OPS[op_type]), attrs)
+        problem = check_attrs(op_schema(OPS[op_type]), attrs) or \
+            arity_problem(OPS[op_type], len(ins), attrs)
         if problem:
             raise ProgramFormatError(f"{where}: {op_type}: {problem}")
         _check_shape_rule(OPS[op_type], ins, outs, attrs, where)
@@ -367,6 +386,50 @@ def _op_from_json(program, block, oj, arrays, where):
             problem = f"{op_type}: malformed ({type(e).__name__}: {e})"
         if problem:
             raise ProgramFormatError(f"{where}: {problem}")
+
+
+def check_reads(program, available, outputs=()):
+    """Every value an op reads is written before it, in program order: by an
+    earlier op of its block or of an enclosing one before the op that runs
+    that block, by that op's bound names (a loop's variables), or it is in
+    `available` (inputs and weights). A file whose op reads a value written
+    only later (or never) is refused: run, it would fail in a way that
+    depends on the executor. `outputs` must be written too."""
+    defined = set()
+    _reads_in(program, 0, frozenset(available), defined)
+    for name in outputs:
+        if name not in defined and name not in available:
+            raise ProgramFormatError(f"output {_short(name)} is written by no op")
+
+
+def _reads_in(program, idx, outer, defined):
+    """Walk block `idx` with `outer` names visible; adds what it defines to `defined`."""
+    block = program.blocks[idx]
+    for k, op in enumerate(block.ops):
+        for v in op.inputs:
+            if v.name not in outer and v.name not in defined:
+                raise ProgramFormatError(f"block {idx}, op #{k}: {op.type} reads "
+                                         f"{_short(v.name)} before any op writes it")
+        decl = control_op(op.type)
+        if decl is not None and not decl.restores:  # (a gradient reads a saved scope)
+            bound = set()
+            for key in decl.binds:
+                bound.update(n for n in op.attrs.get(key) or () if n is not None)
+            inner = outer | defined | bound
+            made = set()
+            for key in decl.blocks:
+                if decl.shared_scope:  # each block sees what the ones before it wrote
+                    _reads_in(program, op.attrs[key], inner | made, made)
+                else:  # alternatives (branches): each sees only what is outside
+                    _reads_in(program, op.attrs[key], inner, made)
+            for key in decl.results:
+                value = op.attrs.get(key)
+                for n in [value] if isinstance(value, str) else value or ():
+                    if n is not None and n not in inner and n not in made:
+                        raise ProgramFormatError(
+                            f"block {idx}, op #{k}: {op.type}.{key} names {_short(n)}, which "
+                            f"none of its blocks writes")
+        defined.update(v.name for v in op.outputs)
 
 
 def _check_name(n, where):

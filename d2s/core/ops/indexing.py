@@ -240,7 +240,8 @@ def _spec_problem(spec):
     if type(spec) is not tuple or len(spec) > 64:
         return f"expected a tuple of at most 64 index items, got {spec!r}"[:200]
     for item in spec:
-        if type(item) is not tuple or not item or item[0] not in _ITEM_ARITY \
+        if type(item) is not tuple or not item or type(item[0]) is not str \
+                or item[0] not in _ITEM_ARITY \
                 or len(item) != _ITEM_ARITY[item[0]]:
             return f"malformed index item {item!r}"[:200]
         if item[0] in ("int", "tensor") and not _plain_int(item[1]):

@@ -62,6 +62,10 @@ class ControlOpDef(Lowerable):
     # attrs holding the index of a block that only declares names (while's
     # placeholders): kept with the op, never run or printed as a body
     scope_blocks: tuple = ()
+    # its blocks run one after another in one scope (a loop's condition, then
+    # its body), each seeing what the ones before wrote; else they are
+    # alternatives (a branch each), each seeing only what is outside the op
+    shared_scope: bool = False
     # attrs naming what its blocks hand back: a list (None where that path
     # sets nothing) or a single name
     results: tuple = ()
@@ -115,7 +119,10 @@ class ControlOpDef(Lowerable):
         if self.restores and type(attrs.get(self.restores)) is not str:
             return f"{self.name}.{self.restores} must name a variable"
         for k in self.values:
-            problem = self.value_types.get(k, VALUE)(attrs.get(k))
+            try:
+                problem = self.value_types.get(k, VALUE)(attrs.get(k))
+            except Exception as e:  # a spec that could not read the value: refused too
+                problem = f"malformed value ({type(e).__name__}: {str(e)[:80]})"
             if problem:
                 return f"{self.name}.{k}: {problem}"
         return None

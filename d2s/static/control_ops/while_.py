@@ -524,7 +524,7 @@ def _joined(ns, buf, rows, shape):
 
 WHILE = register_control_op(ControlOpDef(
     "while", _interpret, _emit, _vjp,
-    blocks=("cond_block", "body_block"), scope_blocks=("loop_scope",),
+    blocks=("cond_block", "body_block"), scope_blocks=("loop_scope",), shared_scope=True,
     results=("body_outs", "cond_out"), binds=("loop_vars",), values=("num_loop_vars",),
     value_types={"num_loop_vars": int_range(0, 1 << 20)},
     saves=SavedScope("save_steps", "save_steps_keep"),
