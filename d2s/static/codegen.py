@@ -131,6 +131,12 @@ class _Emitter:
         self.taken.add(name)
         return name
 
+    def constant(self, value):
+        """Source for `value` in generated code: its literal when it is a simple
+        value of an exact builtin type (`_literal`), else a global holding it."""
+        lit = _literal(value)
+        return lit if lit is not None else self.global_value("c", value)
+
     def scalar_const(self, name):
         """A 0-d constant as a numpy scalar (cheaper next to another scalar)."""
         name = self.view.rename.get(name, name)

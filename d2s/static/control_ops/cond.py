@@ -110,7 +110,7 @@ def _emit(em, op, indent):
             em.emit("else:", indent, op)
         em.block(a[f"{key}_block"], indent + 1)
         for v, name, label in zip(op.outputs, a[f"{key}_outs"], _labels(op)):
-            src = em.ident(name) if name is not None else f"_Undefined({label!r})"
+            src = em.ident(name) if name is not None else f"_Undefined({em.constant(label)})"
             em.emit(f"{em.ident(v.name)} = {src}", indent + 1, op)
         if a.get("save_scope"):
             names = em.kept(op, [a[f"{key}_block"]])

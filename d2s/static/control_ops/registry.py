@@ -11,7 +11,9 @@ run time — and, side by side, every interpretation of it:
   (`static.executor`) runs it; `run_block(block_idx, scope)` runs a
   sub-block in `scope` (a child of the op's scope, or a saved one);
 * `emit(em, op, indent)`: the compiled executor (`static.codegen`) writes
-  its Python; `em` is the code generator (idents, lines, sub-blocks);
+  its Python; `em` is the code generator (idents, lines, sub-blocks). Names
+  go through `em.ident`, values through `em.constant`: nothing an op holds
+  (a loaded file's text included) is written into the source as it is;
 * `vjp(op, out_cts, req, differentiate)`: static backward builds its
   gradient op; `differentiate` is `backward.backward_block`;
 * `check(op)`: its shape rule, checked when a saved program is loaded

@@ -32,7 +32,8 @@ def _interpret(op, scope, run_block):
 
 
 def _emit(em, op, indent):
-    em.emit(f"{em.ident(op.outputs[0].name)} = _Undefined({op.attrs['name']!r})", indent, op)
+    em.emit(f"{em.ident(op.outputs[0].name)} = _Undefined({em.constant(op.attrs['name'])})",
+            indent, op)
 
 
 def _undefined_outputs(op, labels):
