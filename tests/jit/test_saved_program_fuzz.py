@@ -8,7 +8,8 @@ mutant is loaded and, when it loads, called twice (interpreted, then
 compiled). Every mutant must end in one of:
 
 * `ProgramFormatError` from `jit.load` (the loader raises nothing else);
-* a run: both calls return the same values, or both raise the same error, an
+* a run: both calls return the same values (the saved model's values when
+  the mutant only renames variables, consistently, to hostile text), or both raise the same error, an
   ordinary `Exception` a hand-written program could raise (`RUN_ERRORS`: a
   mutant is a different program, it may divide by zero or index out of
   range), or the call is still looping after `LOOP_S` (a mutated loop
@@ -20,7 +21,7 @@ exception outside `Exception` (`SystemExit`, `KeyboardInterrupt`), never a
 mutants run in this process).
 
 Deterministic: `D2S_FUZZ_SEED` (default 0) seeds it and
-`D2S_FUZZ_EXAMPLES` (default 3000; 1000 on the interpreter) sets how many
+`D2S_FUZZ_EXAMPLES` (default 2500; 1000 on the interpreter) sets how many
 mutants in all; a failure names the seed, the mutant's index, what was
 mutated and where its files were kept. Mutants run on the numpy backend
 (a never-ending loop is stopped by a signal, which cannot interrupt an XLA
@@ -30,6 +31,7 @@ call); the unmutated files run on both backends in
 import copy as copy_module
 import functools
 import io
+import itertools
 import json
 import os
 import pathlib
@@ -54,7 +56,7 @@ from saved_program_models import save_all
 # both calls interpret: a third as many there.
 EXAMPLES = int(os.environ.get("D2S_FUZZ_EXAMPLES",
                               "1000" if os.environ.get("D2S_EXECUTOR") == "interpreter"
-                              else "3000"))
+                              else "2500"))
 SEED = int(os.environ.get("D2S_FUZZ_SEED", "0"))
 LOOP_S = 0.25
 RUN_ERRORS = (ValueError, TypeError, IndexError, KeyError, ArithmeticError, AssertionError,
@@ -89,11 +91,25 @@ def _paths(node, prefix=(), out=None):
     return out
 
 
+RENAMED = "renamed everywhere"
+
+
+def _replace_strings(node, old, new):
+    items = node.items() if isinstance(node, dict) else \
+        enumerate(node) if isinstance(node, list) else ()
+    for k, v in list(items):
+        if v == old and isinstance(v, str):
+            node[k] = new
+        else:
+            _replace_strings(v, old, new)
+
+
 class Mutator:
     def __init__(self, rng, canary, doc):
         self.rng = rng
         self.payloads = _payloads(canary)
         self.paths = _paths(doc)
+        self.fresh = itertools.count()
         names = [v["name"] for b in doc["blocks"] for v in b["vars"]]
         self.names = names
         self.op_types = sorted(OPS) + sorted(CONTROL_OPS)
@@ -151,6 +167,14 @@ class Mutator:
         return out
 
 
+
+    def rename_everywhere(self, doc):
+        """Rename one variable consistently (every string equal to its name):
+        the same program under a hostile name, which must run as before."""
+        old = self.rng.choice(self.names)
+        new = self.rng.choice(self.payloads) + str(next(self.fresh))  # no two alike
+        _replace_strings(doc, old, new)
+        return f"{RENAMED} {old!r} -> {new!r}"
 
     def mutate(self, doc):
         """Apply one mutation in place; returns what it did."""
@@ -320,6 +344,16 @@ def _outcome(path, inputs):
     return "ran", "values"
 
 
+def _same_values(path, inputs, ref, kind, detail):
+    """A renamed program loads and gives the saved model's values."""
+    if kind != "ran" or detail != "values":
+        return "FAIL", f"the renamed program did not run ({kind}: {detail})"
+    out = d2s.jit.load(path)(*inputs).numpy()
+    if not np.allclose(out, ref, rtol=1e-5, atol=1e-6):
+        return "FAIL", "the renamed program gives other values"
+    return "renamed", "values"
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     return save_all(str(tmp_path_factory.mktemp("fuzz_models")))
@@ -367,8 +401,13 @@ def test_mutated_saved_programs_fail_cleanly_or_run(models, workdir, tmp_path):
             text, npz, inputs, _ = originals[name]
             doc = json.loads(text)  # a fresh copy
             what = []
-            for _ in range(rng.choice([1, 1, 1, 2, 3])):
-                what.append(mutators[name].mutate(doc))
+            if rng.random() < 0.1:  # the same program under hostile names
+                for _ in range(rng.choice([1, 2, 3])):
+                    what.append(mutators[name].rename_everywhere(doc))
+            else:
+                for _ in range(rng.choice([1, 1, 1, 2, 3])):
+                    what.append(mutators[name].mutate(doc))
+            same_program = all(w.startswith(RENAMED) for w in what)
             try:
                 text = json.dumps(doc)
             except (ValueError, RecursionError):  # a cycle or depth json cannot write
@@ -376,12 +415,12 @@ def test_mutated_saved_programs_fail_cleanly_or_run(models, workdir, tmp_path):
             while '"@DEEP@"' in text:
                 depth = rng.choice([5, 40, 3000, 200_000])
                 text = text.replace('"@DEEP@"', "[" * depth + "0" + "]" * depth, 1)
-            if rng.random() < 0.08:  # raw text: cut or change a character
+            if not same_program and rng.random() < 0.08:  # raw text: cut or change
                 at = rng.randrange(len(text))
                 text = text[:at] if rng.random() < 0.5 else \
                     text[:at] + rng.choice("[]{}\",:0a\\") + text[at + 1:]
                 what.append(f"text at {at}")
-            if rng.random() < 0.12:
+            if not same_program and rng.random() < 0.12:
                 npz, change = mutate_npz(rng, npz)
                 what.append(change)
             with open(path + ".json", "w") as f:
@@ -389,6 +428,8 @@ def test_mutated_saved_programs_fail_cleanly_or_run(models, workdir, tmp_path):
             with open(path + ".npz", "wb") as f:
                 f.write(npz)
             kind, detail = _outcome(path, inputs)
+            if same_program:
+                kind, detail = _same_values(path, inputs, originals[name][3], kind, detail)
             counts[kind] = counts.get(kind, 0) + 1
             if kind == "FAIL" or canary.exists():
                 kept = str(tmp_path / f"mutant_{index}")  # its files, to reproduce it
