@@ -96,6 +96,7 @@ class _Emitter:
         self.globals = {"_Undefined": UndefinedValue}
         self.names = {}      # name (after renaming) -> its Python identifier
         self._ident_of = {}  # name as asked -> its Python identifier (see ident)
+        self._bound = {}     # ("kernel", op type) / ("scalar", name) -> its global
         self.taken = set(self.globals)
 
     # ---- names -------------------------------------------------------------------
@@ -112,23 +113,28 @@ class _Emitter:
         if found is not None:
             return found
         # Any name becomes an ASCII identifier (names of a loaded file included):
-        # never a keyword, a dunder, or a builtin the generated code calls.
+        # never a keyword or a builtin the generated code calls.
         base = name if name.isascii() and name.isidentifier() else _WORD.sub("_", name)
+        # (Helpers of the generated code are globals named `_...`: no variable is.)
         if not base or base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED \
-                or base.startswith("__"):
-            base = "v_" + base
-        base = base[:64]
+                or base[0] == "_":
+            base = "v" + base if base[:1] == "_" else "v_" + base
+        cand = self.names[name] = self._fresh(base[:64])
+        return cand
+
+    def _fresh(self, base):
+        """`base`, or `base_1`, `base_2`, ...: the first no variable or global has.
+        Variables and globals never share a name, whichever came first: a
+        local of that name would hide the global."""
         cand, k = base, 1
         while cand in self.taken:
             cand, k = f"{base}_{k}", k + 1
         self.taken.add(cand)
-        self.names[name] = cand
         return cand
 
     def global_value(self, prefix, value):
-        name = f"{prefix}{len(self.globals)}"
+        name = self._fresh(f"{prefix}{len(self.globals)}")
         self.globals[name] = value
-        self.taken.add(name)
         return name
 
     def constant(self, value):
@@ -143,10 +149,10 @@ class _Emitter:
         value = self.view.consts.get(name)
         if value is None or value.ndim:
             return None
-        ident = self.ident(name) + "_s"
-        if ident not in self.globals:
+        ident = self._bound.get(("scalar", name))
+        if ident is None:
+            ident = self._bound[("scalar", name)] = self._fresh(self.ident(name) + "_s")
             self.globals[ident] = value[()]
-            self.taken.add(ident)
         return ident
 
     def kernel(self, op_type):
@@ -157,10 +163,11 @@ class _Emitter:
             # types never share one (a user op "a.b" next to "a_b")
             key = _KERNEL_NAMES[op_type] = "k_" + safe if safe == op_type else \
                 f"k_{safe}_{len(_KERNEL_NAMES)}"
-        if key not in self.globals:
-            self.globals[key] = OPS[op_type].kernel
-            self.taken.add(key)
-        return key
+        bound = self._bound.get(("kernel", op_type))
+        if bound is None:
+            bound = self._bound[("kernel", op_type)] = self._fresh(key)
+            self.globals[bound] = OPS[op_type].kernel
+        return bound
 
     # ---- emission --------------------------------------------------------------------
     def emit(self, text, indent, op=None):
@@ -275,9 +282,7 @@ class _Emitter:
                   indent, op)
 
     def temp(self, prefix):
-        name = f"_{prefix}{next(_counter)}"
-        self.taken.add(name)
-        return name
+        return self._fresh(f"_{prefix}{next(_counter)}")
 
 
 class CompiledFunction:

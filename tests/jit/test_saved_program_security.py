@@ -319,3 +319,35 @@ def test_valid_files_still_load_and_run_on_both_backends(models):
             finally:
                 d2s.jit.set_backend("numpy")
             np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+_GENERATED_LOOKING = ["k_tanh", "k_matmul", "a0", "a1", "a2", "e0", "e1", "c0", "x_s",
+                      "_Undefined", "_zeros_like", "int", "reversed", "True", "None",
+                      "__builtins__", "program", "v_x"]
+
+
+def _rename(node, mapping):
+    items = node.items() if isinstance(node, dict) else \
+        enumerate(node) if isinstance(node, list) else ()
+    for k, v in list(items):
+        if isinstance(v, str) and v in mapping:
+            node[k] = mapping[v]
+        else:
+            _rename(v, mapping)
+
+
+@pytest.mark.parametrize("name", ["mlp", "control", "raising"])
+def test_variable_names_never_hide_what_the_generated_code_uses(copy, name):
+    """Variables renamed to names the generated code could use itself (a
+    kernel's, a constant's, a helper's, a builtin's): same values, same errors,
+    interpreted and compiled."""
+    path, doc, inputs, ref = copy(name)
+    names = [v["name"] for b in doc["blocks"] for v in b["vars"]]
+    _rename(doc, dict(zip(names, _GENERATED_LOOKING)))
+    _write(path, doc)
+    model = d2s.jit.load(path)
+    for _ in range(2):
+        np.testing.assert_allclose(model(*inputs).numpy(), ref, rtol=1e-5, atol=1e-6)
+    if name == "raising":
+        with pytest.raises(ValueError, match="too big"):
+            model(inputs[0] + 100.0)
