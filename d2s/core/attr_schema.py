@@ -18,6 +18,7 @@ variable may not promise more elements than `D2S_LOAD_MAX_ELEMENTS`.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
 import os
@@ -251,6 +252,14 @@ def op_schema(opdef):
     return schema
 
 
+@functools.lru_cache(maxsize=1024)
+def _signature(kernel):
+    try:
+        return inspect.signature(kernel)
+    except (TypeError, ValueError):
+        return None
+
+
 def arity_problem(opdef, n_inputs, attrs):
     """What is wrong with calling `opdef`'s kernel on `n_inputs` arrays and
     `attrs` (None: nothing): a ufunc takes exactly `nin` inputs (an extra one
@@ -261,9 +270,8 @@ def arity_problem(opdef, n_inputs, attrs):
         if n_inputs != kernel.nin:
             return f"takes {kernel.nin} inputs, got {n_inputs}"
         return None
-    try:
-        sig = inspect.signature(kernel)
-    except (TypeError, ValueError):
+    sig = _signature(kernel)
+    if sig is None:
         return None
     extra = {"out": None} if "out" in sig.parameters and "out" not in attrs else {}
     try:
