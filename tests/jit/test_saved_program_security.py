@@ -311,14 +311,16 @@ def test_a_json_over_the_byte_cap_is_refused(copy, monkeypatch):
 
 
 def test_valid_files_still_load_and_run_on_both_backends(models):
-    for name, (path, inputs, ref) in models.items():
-        for backend in ("numpy", "xla"):
-            d2s.jit.set_backend(backend)
-            try:
+    previous = d2s.jit.get_backend()
+    try:
+        for name, (path, inputs, ref) in models.items():
+            for backend in ("numpy", "xla"):
+                d2s.jit.set_backend(backend)
                 out = d2s.jit.load(path)(*inputs).numpy()
-            finally:
-                d2s.jit.set_backend("numpy")
-            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6, err_msg=name)
+                np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6,
+                                           err_msg=f"{name} on {backend}")
+    finally:
+        d2s.jit.set_backend(previous)
 
 
 _GENERATED_LOOKING = ["k_tanh", "k_matmul", "a0", "a1", "a2", "e0", "e1", "c0", "x_s",
