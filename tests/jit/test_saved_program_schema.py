@@ -98,3 +98,34 @@ def _check_user_op(path, name, which, x):
             d2s.jit.load(path)
     else:  # derived: any plain value, as the kernel takes it
         np.testing.assert_array_equal(d2s.jit.load(path)(x).numpy(), x * 100)
+
+
+def _registry_cases():
+    """The per-op cases of tests/core/test_registry_ops.py (every op, with the
+    attributes its callers pass)."""
+    import importlib.util
+    import pathlib
+    import sys
+    file = pathlib.Path(__file__).parents[1] / "core" / "test_registry_ops.py"
+    spec = importlib.util.spec_from_file_location("_registry_op_cases", file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module.CASES
+
+
+def test_every_op_schema_accepts_the_attributes_its_cases_use():
+    """A schema that refused what tracing writes would make saved programs
+    unloadable: each op's registry cases pass its schema and arity check."""
+    refused, checked = [], 0
+    for name, cases in _registry_cases().items():
+        for case in cases:
+            checked += bool(case.attrs)
+            problem = S.check_attrs(S.op_schema(OPS[name]), case.attrs) or \
+                S.arity_problem(OPS[name], len(case.inputs), case.attrs)
+            if problem:
+                refused.append(f"{name} [{case.label}]: {problem}")
+    assert refused == [] and checked > 50
