@@ -38,10 +38,11 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 def max_elements():
     """Elements one array or variable of a loaded program may have
     (`D2S_LOAD_MAX_ELEMENTS`, default 2**28)."""
-    return _env_int("D2S_LOAD_MAX_ELEMENTS", _DEFAULT_MAX_ELEMENTS)
+    return env_int("D2S_LOAD_MAX_ELEMENTS", _DEFAULT_MAX_ELEMENTS)
 
 
-def _env_int(name, default):
+def env_int(name, default):
+    """A positive integer limit from the environment (`default` when unset)."""
     raw = os.environ.get(name)
     if not raw:
         return default

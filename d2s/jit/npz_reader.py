@@ -17,7 +17,7 @@ import zipfile
 
 import numpy as np
 
-from ..core.attr_schema import _env_int, max_elements
+from ..core.attr_schema import env_int, max_elements
 from .serialization import ProgramFormatError
 
 _DEFAULT_MAX_BYTES = 1 << 32
@@ -27,7 +27,7 @@ MAX_MEMBERS = 1 << 16
 def max_bytes():
     """Bytes a loaded program's files may hold in all, uncompressed
     (`D2S_LOAD_MAX_BYTES`, default 4 GiB): the `.json` and the `.npz` members."""
-    return _env_int("D2S_LOAD_MAX_BYTES", _DEFAULT_MAX_BYTES)
+    return env_int("D2S_LOAD_MAX_BYTES", _DEFAULT_MAX_BYTES)
 
 
 def read_arrays(path):
