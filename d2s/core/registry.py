@@ -12,6 +12,10 @@ An `OpDef` holds, side by side:
   primal (None where there is none). For multi-output ops `g` and `out` are
   tuples, and `g[k]` is None when nothing used output k (the rule skips it).
 
+and, optionally, `attrs`: the attributes it takes and their types (see
+`core.attr_schema`; by default derived from the kernel's keyword
+parameters). A loaded program's attributes are checked against it.
+
 An op with `vjp=None` is not differentiable (comparisons, argmax, ...); an
 op whose gradient is needed but has no rule raises a loud error naming it.
 
@@ -89,6 +93,10 @@ class OpDef(Lowerable):
     draws: bool = False
     # backend name -> lowering rule, or NotLowerable(reason) (see module doc)
     lowerings: dict = field(default_factory=dict)
+    # The attributes it takes, `{name: spec}` (`core.attr_schema`), checked on
+    # every attribute of a loaded program; None: derived from the kernel's
+    # keyword parameters (`attr_schema.op_schema`).
+    attrs: Optional[dict] = None
 
     def __post_init__(self):
         ufunc = isinstance(self.kernel, np.ufunc)
@@ -123,11 +131,11 @@ OPS: dict[str, OpDef] = {}
 
 def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
                 writes_out=False, fresh=False, checks=False, elementwise=False,
-                draws=False) -> OpDef:
+                draws=False, attrs=None) -> OpDef:
     if name in OPS:
         raise ValueError(f"op {name!r} is already registered")
     op = OpDef(name, kernel, infer, vjp, num_outputs, stateful or draws, writes_out=writes_out,
-               fresh=fresh, checks=checks, elementwise=elementwise, draws=draws)
+               fresh=fresh, checks=checks, elementwise=elementwise, draws=draws, attrs=attrs)
     OPS[name] = op
     return op
 

@@ -5,13 +5,14 @@ inputs, outputs and weights map onto it) and `<path>.npz` (weights and
 constant arrays). `load` rebuilds the program with no access to the
 original Python source and returns a `TranslatedLayer`: callable like the
 original, with trainable parameters (gradients flow into them, so a loaded
-model can be fine-tuned). Nothing is ever unpickled.
+model can be fine-tuned). Nothing is ever unpickled, and nothing read becomes
+code: the files are validated as hostile input (`serialization`,
+`npz_reader`), every refusal a `ProgramFormatError`.
 """
 from __future__ import annotations
 
 import json
 import os
-import zipfile
 
 import numpy as np
 
@@ -21,8 +22,11 @@ from ..static.input_spec import InputSpec
 from ..static.ir import Variable
 from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram, OutputStructure
-from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
-                            decode_attr, program_from_json, program_to_json)
+from ..core.attr_schema import VALUE
+from .npz_reader import max_bytes, read_arrays
+from .serialization import (FORMAT_NAME, FORMAT_VERSION, MAX_TREE_DEPTH, AttrEncoder,
+                            ProgramFormatError, check_reads, decode_attr, program_from_json,
+                            program_to_json)
 from .static_function import StaticFunction
 from .train_step import StepProgram
 
@@ -78,16 +82,20 @@ def _encode_tree(tree):
     return {"t": tree[0].__name__, "c": [_encode_tree(c) for c in tree[1]]}
 
 
-def _decode_tree(obj, where="out_tree"):
+def _decode_tree(obj, where="out_tree", depth=0):
     if obj is None:
         return None
+    if depth > MAX_TREE_DEPTH:
+        raise ProgramFormatError(f"{where}: output structure nested deeper than "
+                                 f"{MAX_TREE_DEPTH}")
     if not isinstance(obj, dict) or obj.get("t") not in ("tuple", "list", "dict") \
-            or not isinstance(obj.get("c"), list):
+            or not isinstance(obj.get("c"), list) or not set(obj) <= {"t", "c", "k"}:
         raise ProgramFormatError(f"{where}: malformed output structure")
-    children = tuple(_decode_tree(c, where) for c in obj["c"])
+    children = tuple(_decode_tree(c, where, depth + 1) for c in obj["c"])
     if obj["t"] == "dict":
         keys = obj.get("k")
-        if not isinstance(keys, list) or len(keys) != len(children):
+        if not isinstance(keys, list) or len(keys) != len(children) or not all(
+                k is None or isinstance(k, (str, int, float, bool)) for k in keys):
             raise ProgramFormatError(f"{where}: malformed dict keys")
         return (dict, tuple(keys), children)
     return (tuple if obj["t"] == "tuple" else list, children)
@@ -125,61 +133,89 @@ def save(layer_or_fn, path, input_spec=None):
     np.savez(path + ".npz", **encoder.arrays)
 
 
-def _read_arrays(path):
+_DOC_KEYS = frozenset({"format", "version", "blocks", "inputs", "outputs", "out_tree",
+                       "out_consts", "out_positions", "params"})
+_PARAM_KEYS = frozenset({"var", "key", "name", "trainable"})
+
+
+def _read_json(json_path):
+    """The program document: bounded in size, and deep nesting is an error, not
+    a RecursionError."""
+    size = os.path.getsize(json_path)
+    if size > max_bytes():
+        raise ProgramFormatError(f"{json_path}: {size} bytes, more than D2S_LOAD_MAX_BYTES="
+                                 f"{max_bytes()}")
+    with open(json_path, "rb") as f:
+        raw = f.read(size + 1)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as e:
-        raise ProgramFormatError(f"{path}: not a valid weights file ({e})") from None
-    except ValueError as e:  # object arrays need pickle: refused
-        raise ProgramFormatError(f"{path}: refused to load ({e})") from None
+        return json.loads(raw)
+    except RecursionError:
+        raise ProgramFormatError(f"{json_path}: nested too deeply to be a d2s program") \
+            from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, an int too long
+        raise ProgramFormatError(f"{json_path}: not valid JSON (truncated or corrupt?): "
+                                 f"{str(e)[:200]}") from None
 
 
 def load(path):
-    """Rebuild a saved program; returns a callable `TranslatedLayer`."""
+    """Rebuild a saved program; returns a callable `TranslatedLayer`. A file that
+    is not what `save` writes raises `ProgramFormatError` (a ValueError)."""
     json_path, npz_path = path + ".json", path + ".npz"
-    try:
-        with open(json_path) as f:
-            doc = json.load(f)
-    except json.JSONDecodeError as e:
-        raise ProgramFormatError(f"{json_path}: not valid JSON (truncated or corrupt?): {e}") \
-            from None
+    doc = _read_json(json_path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise ProgramFormatError(f"{json_path}: not a d2s program file")
     if doc.get("version") != FORMAT_VERSION:
         raise ProgramFormatError(f"{json_path}: format version {doc.get('version')!r} is not "
                                  f"supported (this d2s reads version {FORMAT_VERSION})")
-    arrays = _read_arrays(npz_path)
+    unknown = [k for k in doc if k not in _DOC_KEYS]
+    if unknown:
+        raise ProgramFormatError(f"{json_path}: unknown field {unknown[0][:80]!r}")
+    arrays = read_arrays(npz_path)
     program = program_from_json(doc.get("blocks"), arrays)
     gb = program.global_block()
 
     def var(name, what):
         if not isinstance(name, str) or name not in gb.vars:
-            raise ProgramFormatError(f"{json_path}: {what} {name!r} is not a program variable")
+            raise ProgramFormatError(f"{json_path}: {what} {str(name)[:80]!r} is not a "
+                                     "program variable")
         return gb.vars[name]
 
     inputs = [var(n, "input") for n in _list(doc, "inputs", json_path)]
     outputs = [var(n, "output") for n in _list(doc, "outputs", json_path)]
     params = []
     for p in _list(doc, "params", json_path):
-        v = var(p.get("var") if isinstance(p, dict) else None, "parameter")
-        key = p.get("key")
-        if key not in arrays:
-            raise ProgramFormatError(f"{npz_path}: weights {key!r} for '{v.name}' are missing")
+        if not isinstance(p, dict) or not set(p) <= _PARAM_KEYS:
+            raise ProgramFormatError(f"{json_path}: malformed parameter record")
+        v = var(p.get("var"), "parameter")
+        key, name, trainable = p.get("key"), p.get("name"), p.get("trainable", False)
+        if not isinstance(key, str) or key not in arrays:
+            raise ProgramFormatError(f"{npz_path}: weights {str(key)[:80]!r} for '{v.name}' "
+                                     "are missing")
+        if not (name is None or isinstance(name, str)) or type(trainable) is not bool:
+            raise ProgramFormatError(f"{json_path}: parameter '{v.name}': malformed name or "
+                                     "trainable flag")
         value = arrays[key]
         if value.dtype != v.dtype or tuple(value.shape) != v.shape:
             raise ProgramFormatError(
                 f"{npz_path}: weights for '{v.name}' are {value.dtype.name}{list(value.shape)}, "
                 f"the program expects {v.dtype.name}{list(v.shape)}")
-        t = Tensor(value.copy(), stop_gradient=not p.get("trainable", False),
-                   name=p.get("name") or v.name)
+        t = Tensor(value.copy(), stop_gradient=not trainable, name=name or v.name)
         program.captured[v.name] = t
         program._captured_ids[id(t)] = v
         params.append(t)
+    for v in inputs:
+        if not v.is_data:
+            raise ProgramFormatError(f"{json_path}: input '{v.name[:80]}' is not a data variable")
+    check_reads(program, [v.name for v in inputs] + list(program.captured),
+                [v.name for v in outputs])
     out_tree = _decode_tree(doc.get("out_tree"))
-    consts = [decode_attr(c, arrays, "out_consts") for c in _list(doc, "out_consts", json_path)]
+    consts = []
+    for c in _list(doc, "out_consts", json_path):
+        c = decode_attr(c, arrays, "out_consts")
+        problem = VALUE(c)
+        if problem:
+            raise ProgramFormatError(f"{json_path}: out_consts: {problem}")
+        consts.append(c)
     positions = doc.get("out_positions")
     if positions is None:  # written before None could be a returned value
         positions = [i for i, c in enumerate(consts) if c is None]

@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from ..bytecode_cache import compile_module
+from ..core.attr_schema import is_safe_name
 from ..core.ops.indexing import index_source
 from ..core.registry import OPS
 from .control_ops import control_op, kept_names, restored_var, saved_var
@@ -49,21 +50,29 @@ _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
               "less_equal": "<=", "greater_than": ">", "greater_equal": ">=", "equal": "==",
               "not_equal": "!="}
 _SIMPLE = (type(None), bool, int, str)
-_WORD = re.compile(r"\W")
+_WORD = re.compile(r"[^0-9A-Za-z_]")  # ASCII: what is left is always part of an identifier
 _KERNEL_NAMES = {}  # op type -> the global its kernel is bound to
+# Builtins the generated code calls: never a variable's identifier.
+_RESERVED = frozenset({"int", "float", "bool", "len", "range", "reversed", "tuple", "list",
+                       "print", "isinstance", "type"})
 
 
 def _literal(v):
-    """Python source for a simple attribute value, or None."""
-    if isinstance(v, _SIMPLE):
+    """Python source for a simple attribute value, or None (then the value is
+    a global of the generated function). Only `repr` of exact builtin types is
+    ever written: numbers, bools, None, strings (their repr is a literal
+    whatever they hold), tuples and lists of those; nothing else from a
+    program, nor from a loaded file, becomes source text."""
+    t = type(v)
+    if t in _SIMPLE:
         return repr(v)
-    if isinstance(v, float):
+    if t is float:
         return repr(v) if np.isfinite(v) else None
-    if isinstance(v, (tuple, list)):
+    if t is tuple or t is list:
         parts = [_literal(x) for x in v]
         if any(p is None for p in parts):
             return None
-        if isinstance(v, tuple):
+        if t is tuple:
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
         return "[" + ", ".join(parts) + "]"
     return None
@@ -87,6 +96,7 @@ class _Emitter:
         self.globals = {"_Undefined": UndefinedValue}
         self.names = {}      # name (after renaming) -> its Python identifier
         self._ident_of = {}  # name as asked -> its Python identifier (see ident)
+        self._bound = {}     # ("kernel", op type) / ("scalar", name) -> its global
         self.taken = set(self.globals)
 
     # ---- names -------------------------------------------------------------------
@@ -102,21 +112,36 @@ class _Emitter:
         found = self.names.get(name)
         if found is not None:
             return found
+        # Any name becomes an ASCII identifier (names of a loaded file included):
+        # never a keyword or a builtin the generated code calls.
         base = name if name.isascii() and name.isidentifier() else _WORD.sub("_", name)
-        if not base or base[0].isdigit() or keyword.iskeyword(base):
-            base = "v_" + base
+        # (Helpers of the generated code are globals named `_...`: no variable is.)
+        if not base or base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED \
+                or base[0] == "_":
+            base = "v" + base if base[:1] == "_" else "v_" + base
+        cand = self.names[name] = self._fresh(base[:64])
+        return cand
+
+    def _fresh(self, base):
+        """`base`, or `base_1`, `base_2`, ...: the first no variable or global has.
+        Variables and globals never share a name, whichever came first: a
+        local of that name would hide the global."""
         cand, k = base, 1
         while cand in self.taken:
             cand, k = f"{base}_{k}", k + 1
         self.taken.add(cand)
-        self.names[name] = cand
         return cand
 
     def global_value(self, prefix, value):
-        name = f"{prefix}{len(self.globals)}"
+        name = self._fresh(f"{prefix}{len(self.globals)}")
         self.globals[name] = value
-        self.taken.add(name)
         return name
+
+    def constant(self, value):
+        """Source for `value` in generated code: its literal when it is a simple
+        value of an exact builtin type (`_literal`), else a global holding it."""
+        lit = _literal(value)
+        return lit if lit is not None else self.global_value("c", value)
 
     def scalar_const(self, name):
         """A 0-d constant as a numpy scalar (cheaper next to another scalar)."""
@@ -124,20 +149,25 @@ class _Emitter:
         value = self.view.consts.get(name)
         if value is None or value.ndim:
             return None
-        ident = self.ident(name) + "_s"
-        if ident not in self.globals:
+        ident = self._bound.get(("scalar", name))
+        if ident is None:
+            ident = self._bound[("scalar", name)] = self._fresh(self.ident(name) + "_s")
             self.globals[ident] = value[()]
-            self.taken.add(ident)
         return ident
 
     def kernel(self, op_type):
         key = _KERNEL_NAMES.get(op_type)
         if key is None:
-            key = _KERNEL_NAMES[op_type] = "k_" + _WORD.sub("_", op_type)
-        if key not in self.globals:
-            self.globals[key] = OPS[op_type].kernel
-            self.taken.add(key)
-        return key
+            safe = _WORD.sub("_", op_type)[:64]
+            # an op type that is no identifier gets a numbered global: two such
+            # types never share one (a user op "a.b" next to "a_b")
+            key = _KERNEL_NAMES[op_type] = "k_" + safe if safe == op_type else \
+                f"k_{safe}_{len(_KERNEL_NAMES)}"
+        bound = self._bound.get(("kernel", op_type))
+        if bound is None:
+            bound = self._bound[("kernel", op_type)] = self._fresh(key)
+            self.globals[bound] = OPS[op_type].kernel
+        return bound
 
     # ---- emission --------------------------------------------------------------------
     def emit(self, text, indent, op=None):
@@ -166,10 +196,19 @@ class _Emitter:
                 raise NotCompilable(f"op {op.type!r}")
 
     def attrs_source(self, op):
-        parts = []
+        """Keyword arguments passing `op`'s attributes: `name=literal` where the
+        name is a plain identifier (the loader admits no other), and every
+        other attribute through one `**dict` global: no attribute name or value
+        is spliced into the source as text."""
+        parts, rest = [], {}
         for k, v in op.attrs.items():
+            if not is_safe_name(k):
+                rest[k] = v
+                continue
             lit = _literal(v)
             parts.append(f"{k}={lit if lit is not None else self.global_value('a', v)}")
+        if rest:
+            parts.append(f"**{self.global_value('a', rest)}")
         return parts
 
     def op_kernel(self, op, indent):
@@ -243,9 +282,7 @@ class _Emitter:
                   indent, op)
 
     def temp(self, prefix):
-        name = f"_{prefix}{next(_counter)}"
-        self.taken.add(name)
-        return name
+        return self._fresh(f"_{prefix}{next(_counter)}")
 
 
 class CompiledFunction:
@@ -263,7 +300,9 @@ class CompiledFunction:
             # Constants are shared across calls: hand out copies.
             outs.append(f"{ident}.copy()" if n in view.consts else ident)
         em.emit(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})", 1)
-        fname = re.sub(r"\W", "_", name)
+        fname = _WORD.sub("_", name)[:64]
+        if not fname or fname[0].isdigit() or keyword.iskeyword(fname):
+            fname = "program_" + fname
         header = f"def {fname}({', '.join(params)}):"
         self.source = "\n".join([header] + em.lines) + "\n"
         self.filename = f"<d2s compiled {name} #{next(_counter)}>"

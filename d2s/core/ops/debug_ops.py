@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 
+from ..attr_schema import TEXT, Spec, optional, sequence_of
 from ..registry import NotLowerable, register_op
 from ..tensor import format_tensor
 
@@ -33,15 +34,34 @@ def _assert_error(message):
 # text, same order), and a failed assert raises the same error after the run.
 
 
+def _print_infer(*values, parts, sep, end):
+    for part in parts:
+        if part[0] == "value" and part[1] >= len(values):
+            raise IndexError(f"print: part {part!r} names value {part[1]} of {len(values)}")
+    return ()
+
+
+def _part_ok(p):
+    """("text", str) or ("value", index, stop_gradient), as `side_effects` writes them."""
+    return type(p) is tuple and (
+        len(p) == 2 and p[0] == "text" and TEXT(p[1]) is None
+        or len(p) == 3 and p[0] == "value" and type(p[1]) is int and 0 <= p[1] < 1 << 16
+        and type(p[2]) is bool)
+
+
+_PART = Spec(lambda p: None if _part_ok(p) else f"malformed print part {p!r}"[:200],
+             "a print part")
+
 # Print Python text and tensor values (formatted as eager Tensors print).
-register_op("print", _print_kernel, lambda *values, **attrs: (), num_outputs=0,
-            stateful=True).lowering(
+register_op("print", _print_kernel, _print_infer, num_outputs=0, stateful=True,
+            attrs={"parts": sequence_of(_PART, kinds=(tuple,)), "sep": TEXT,
+                   "end": TEXT}).lowering(
     xla=lambda ns, *values, parts, sep, end: ns.host_effect(
         functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values),
     onnx=NotLowerable("it prints at run time; an ONNX model has no output stream"))
 # Raise AssertionError(message) unless every element of `cond` is true.
 register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
-            stateful=True).lowering(
+            stateful=True, attrs={"message": optional(TEXT)}).lowering(
     xla=lambda ns, cond, message: ns.check(
         ns.jnp.all(cond), functools.partial(_assert_error, message)),
     onnx=NotLowerable("it raises AssertionError at run time; ONNX has no exceptions"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dispatch import all_eager, bind, run_eager
+from ..attr_schema import Spec
 from ..registry import OPS, Aval, register_op
 from ..tensor import Tensor
 from ..shapes import broadcast_shapes
@@ -90,13 +91,13 @@ def index_source(spec, tensor_ref):
     def bound(b):
         if b is None:
             return ""
-        return f"int({tensor_ref(b[1])[0]})" if isinstance(b, tuple) else repr(b)
+        return f"int({tensor_ref(b[1])[0]})" if isinstance(b, tuple) else repr(int(b))
 
     parts = []
     for item in spec:
         kind = item[0]
         if kind == "int":
-            parts.append(repr(item[1]))
+            parts.append(repr(int(item[1])))  # only numbers are written as text
         elif kind == "none":
             parts.append("None")
         elif kind == "ellipsis":
@@ -208,7 +209,59 @@ def _getitem_kernel(x, *tensors, spec):
 
 
 def _getitem_infer(x, *tensors, spec):
+    _check_tensor_count(spec, tensors)
     return Aval(getitem_shape(x.shape, spec, tensors), x.dtype)
+
+
+def _getitem_grad_infer(g, x, *tensors, spec):
+    _check_tensor_count(spec, tensors)
+    return Aval(tuple(x.shape), g.dtype)
+
+
+def _tensor_refs(spec):
+    """The tensor indices a spec refers to, in order (items, then slice bounds)."""
+    for item in spec:
+        if item[0] == "tensor":
+            yield item[1]
+        elif item[0] == "slice":
+            yield from (b[1] for b in item[1:] if isinstance(b, tuple))
+
+
+def _check_tensor_count(spec, tensors):
+    if len(tensors) != sum(1 for _ in _tensor_refs(spec)):
+        raise IndexError(f"the index refers to {sum(1 for _ in _tensor_refs(spec))} tensors, "
+                         f"{len(tensors)} are given")
+
+
+def _spec_problem(spec):
+    """What is wrong with `spec` as `encode_index` writes it (a loaded
+    program's `spec` attribute), or None: tuples of a known kind whose
+    numbers are ints, tensors referred to as 0, 1, 2, ... in order."""
+    if type(spec) is not tuple or len(spec) > 64:
+        return f"expected a tuple of at most 64 index items, got {spec!r}"[:200]
+    for item in spec:
+        if type(item) is not tuple or not item or type(item[0]) is not str \
+                or item[0] not in _ITEM_ARITY \
+                or len(item) != _ITEM_ARITY[item[0]]:
+            return f"malformed index item {item!r}"[:200]
+        if item[0] in ("int", "tensor") and not _plain_int(item[1]):
+            return f"malformed index item {item!r}"[:200]
+        if item[0] == "slice" and not all(
+                b is None or _plain_int(b) or type(b) is tuple and len(b) == 2
+                and b[0] == "t" and _plain_int(b[1]) for b in item[1:]):
+            return f"malformed slice {item!r}"[:200]
+    refs = list(_tensor_refs(spec))
+    if refs != list(range(len(refs))):
+        return f"tensor references {refs} are not 0, 1, 2, ... in order"
+    return None
+
+
+def _plain_int(v):
+    return type(v) is int and abs(v) < (1 << 63)
+
+
+_ITEM_ARITY = {"int": 2, "none": 1, "ellipsis": 1, "tensor": 2, "slice": 4}
+INDEX_SPEC = Spec(_spec_problem, "an index spec")
 
 
 def _has_array_index(spec, tensors):
@@ -478,14 +531,15 @@ def _place(ns, out, layout, n_index):
 register_op("getitem", _getitem_kernel, _getitem_infer,
             vjp=lambda g, out, x, *tensors, spec: (
                 bind("getitem_grad", g, x, *tensors, spec=spec),) + (None,) * len(tensors),
-            checks=lambda op: len(op.inputs) > 1).lowering(  # tensor indices: out of range?
+            checks=lambda op: len(op.inputs) > 1,  # tensor indices: out of range?
+            attrs={"spec": INDEX_SPEC}).lowering(
     xla=_getitem_xla, onnx=lambda ns, x, *tensors, spec: onnx_index(ns, x, spec, tensors))
 # Scatter a getitem cotangent into zeros shaped like `x`.
-register_op("getitem_grad", _getitem_grad_kernel,
-            lambda g, x, *tensors, spec: Aval(tuple(x.shape), g.dtype),
+register_op("getitem_grad", _getitem_grad_kernel, _getitem_grad_infer,
             # linear in g: its transpose is the indexing itself (second-order gradients)
             vjp=lambda gg, out, g, x, *tensors, spec: (
-                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors)).lowering(
+                bind("getitem", gg, *tensors, spec=spec), None) + (None,) * len(tensors),
+            attrs={"spec": INDEX_SPEC}).lowering(
     xla=_getitem_grad_xla,
     onnx=lambda ns, g, x, *tensors, spec: onnx_scatter_add(
         ns, g, x, lambda ids: onnx_index(ns, ids, spec, tensors)))

@@ -23,6 +23,7 @@ from ...core.ops import zeros_like
 from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
 from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backward, resolve,
                         saved_var_for)
+from ...core.attr_schema import TEXT, optional, sequence_of
 from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
 
 _BRANCHES = ("true", "false")
@@ -109,7 +110,7 @@ def _emit(em, op, indent):
             em.emit("else:", indent, op)
         em.block(a[f"{key}_block"], indent + 1)
         for v, name, label in zip(op.outputs, a[f"{key}_outs"], _labels(op)):
-            src = em.ident(name) if name is not None else f"_Undefined({label!r})"
+            src = em.ident(name) if name is not None else f"_Undefined({em.constant(label)})"
             em.emit(f"{em.ident(v.name)} = {src}", indent + 1, op)
         if a.get("save_scope"):
             names = em.kept(op, [a[f"{key}_block"]])
@@ -384,7 +385,8 @@ def _lower_onnx(ex, op, graph, env):
 COND = register_control_op(ControlOpDef(
     "cond", _interpret, _emit, _vjp,
     blocks=("true_block", "false_block"), results=("true_outs", "false_outs"),
-    values=("labels",), saves=SavedScope("save_scope", "save_scope_keep"),
+    values=("labels",), value_types={"labels": optional(sequence_of(TEXT, kinds=(list,)))},
+    saves=SavedScope("save_scope", "save_scope_keep"),
     check=_check, undefined_outputs=_undefined_outputs,
 )).lowering(xla=_lower_xla, onnx=_lower_onnx)
 

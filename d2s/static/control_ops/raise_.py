@@ -2,14 +2,49 @@
 
 `raise() {exception, args}` raises `exception(*args)` when its block runs
 (outside sub-blocks Python raises at once, while tracing: see
-`static.side_effects`). Its attributes are plain values (a saved exception
-type is rebuilt by name, builtin types only: `jit.serialization`).
+`static.side_effects`). Its attributes are plain values; a saved exception
+type is rebuilt by name (`raisable`): ordinary builtin errors only
+(`RAISABLE`), any other type a program was traced with raises as
+`RuntimeError` once loaded, and a file naming a builtin outside the list
+(`SystemExit`, `KeyboardInterrupt`, `StopIteration`, ...) is refused.
 """
 from __future__ import annotations
 
+import builtins
+
+from ...core.attr_schema import VALUE, Spec, sequence_of
 from ...core.registry import NotLowerable
 from ..scope import relocate
 from .registry import ControlOpDef, register_control_op
+
+
+# What a loaded `raise` op may raise: errors a program can report. Never what
+# is no error (SystemExit ends the process, KeyboardInterrupt fakes a Ctrl-C,
+# GeneratorExit / StopIteration end an enclosing generator or loop), nor
+# environment errors (OSError and its family) a model has no reason to raise.
+RAISABLE = frozenset({
+    Exception, ArithmeticError, AssertionError, AttributeError, FloatingPointError,
+    IndexError, KeyError, LookupError, NameError, NotImplementedError, OverflowError,
+    RuntimeError, TypeError, UnboundLocalError, UnicodeError, ValueError,
+    ZeroDivisionError})
+
+
+def raisable(name):
+    """The exception type a saved `raise` op names: an allowed builtin error,
+    `RuntimeError` for a name Python does not define (the user's own class),
+    None for any other builtin (refused by the loader)."""
+    found = getattr(builtins, name, None)
+    if found is None:
+        return RuntimeError
+    return found if isinstance(found, type) and found in RAISABLE else None
+
+
+def _exception_problem(v):
+    if isinstance(v, type) and v in RAISABLE:
+        return None
+    shown = v.__name__ if isinstance(v, type) else repr(v)[:80]
+    return (f"a loaded program may raise only "
+            f"{', '.join(sorted(t.__name__ for t in RAISABLE))}; got {shown}")
 
 
 def append_raise(block, exc, origin=None):
@@ -37,6 +72,8 @@ def _lower_xla(low, op, env):
 
 RAISE = register_control_op(ControlOpDef(
     "raise", _interpret, _emit, values=("exception", "args"), always_kept=True,
+    value_types={"exception": Spec(_exception_problem, "an allowed exception type"),
+                 "args": sequence_of(VALUE, max_len=64, kinds=(tuple,))},
 )).lowering(
     xla=_lower_xla,
     onnx=NotLowerable("it raises an exception at run time; ONNX has no exceptions"))

@@ -11,7 +11,9 @@ run time — and, side by side, every interpretation of it:
   (`static.executor`) runs it; `run_block(block_idx, scope)` runs a
   sub-block in `scope` (a child of the op's scope, or a saved one);
 * `emit(em, op, indent)`: the compiled executor (`static.codegen`) writes
-  its Python; `em` is the code generator (idents, lines, sub-blocks);
+  its Python; `em` is the code generator (idents, lines, sub-blocks). Names
+  go through `em.ident`, values through `em.constant`: nothing an op holds
+  (a loaded file's text included) is written into the source as it is;
 * `vjp(op, out_cts, req, differentiate)`: static backward builds its
   gradient op; `differentiate` is `backward.backward_block`;
 * `check(op)`: its shape rule, checked when a saved program is loaded
@@ -34,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
+from ...core.attr_schema import VALUE
 from ...core.registry import Lowerable
 
 
@@ -61,6 +64,10 @@ class ControlOpDef(Lowerable):
     # attrs holding the index of a block that only declares names (while's
     # placeholders): kept with the op, never run or printed as a body
     scope_blocks: tuple = ()
+    # its blocks run one after another in one scope (a loop's condition, then
+    # its body), each seeing what the ones before wrote; else they are
+    # alternatives (a branch each), each seeing only what is outside the op
+    shared_scope: bool = False
     # attrs naming what its blocks hand back: a list (None where that path
     # sets nothing) or a single name
     results: tuple = ()
@@ -69,6 +76,9 @@ class ControlOpDef(Lowerable):
     # its other attrs: plain values (numbers, text, an exception type), saved
     # as tagged JSON like a core op's
     values: tuple = ()
+    # the type of each of `values` (`core.attr_schema` specs), checked when a
+    # saved program is loaded; one not named here must be a plain VALUE
+    value_types: dict = field(default_factory=dict)
     saves: Optional[SavedScope] = None
     # attr naming the saved variable it reads (its forward op's `saves.var`)
     restores: Optional[str] = None
@@ -88,6 +98,36 @@ class ControlOpDef(Lowerable):
         """Every attribute the op may carry: the whole of its layout."""
         return (self.blocks + self.scope_blocks + self.results + self.binds + self.values
                 + ((self.restores,) if self.restores else ()) + self.runtime_attrs)
+
+    def attr_problem(self, attrs, n_blocks):
+        """What is wrong with the attributes of a loaded op of this type (None:
+        nothing): every name is part of its layout (run-time ones are never in
+        a file), block indices name a block other than block 0, name lists
+        hold names, values have their declared types."""
+        saved = set(self.attrs) - set(self.runtime_attrs)
+        for k, v in attrs.items():
+            if k not in saved:
+                return (f"unknown attribute {str(k)[:80]!r} (this op takes: "
+                        f"{', '.join(sorted(saved))})")
+        for k in self.blocks + self.scope_blocks:
+            v = attrs.get(k)
+            if not (type(v) is int and 0 < v < n_blocks):
+                return f"{self.name}.{k} names no block ({str(v)[:80]})"
+        for k in self.results + self.binds:
+            v = attrs.get(k)
+            names = [v] if type(v) is str and k in self.results else v  # a single result
+            if not (type(names) is list and all(n is None or type(n) is str for n in names)):
+                return f"{self.name}.{k} must list variable names, got {str(v)[:80]}"
+        if self.restores and type(attrs.get(self.restores)) is not str:
+            return f"{self.name}.{self.restores} must name a variable"
+        for k in self.values:
+            try:
+                problem = self.value_types.get(k, VALUE)(attrs.get(k))
+            except Exception as e:  # a spec that could not read the value: refused too
+                problem = f"malformed value ({type(e).__name__}: {str(e)[:80]})"
+            if problem:
+                return f"{self.name}.{k}: {problem}"
+        return None
 
     def __repr__(self):
         return f"ControlOpDef({self.name!r})"

@@ -17,6 +17,7 @@ import numpy as np
 from ...core.dtypes import is_floating
 from ...core.registry import OPS
 from ..scope import UndefinedValue
+from ...core.attr_schema import DTYPE, TEXT
 from .registry import ControlOpDef, register_control_op
 
 
@@ -31,7 +32,8 @@ def _interpret(op, scope, run_block):
 
 
 def _emit(em, op, indent):
-    em.emit(f"{em.ident(op.outputs[0].name)} = _Undefined({op.attrs['name']!r})", indent, op)
+    em.emit(f"{em.ident(op.outputs[0].name)} = _Undefined({em.constant(op.attrs['name'])})",
+            indent, op)
 
 
 def _undefined_outputs(op, labels):
@@ -59,7 +61,7 @@ def makes_undefined_floats(ops):
 
 
 UNDEFINED = register_control_op(ControlOpDef(
-    "undefined", _interpret, _emit, values=("name",), undefined_outputs=_undefined_outputs,
+    "undefined", _interpret, _emit, values=("name",), value_types={"name": TEXT}, undefined_outputs=_undefined_outputs,
 )).lowering(xla=_lower_xla, onnx=_lower_onnx)
 
 
@@ -85,7 +87,7 @@ def _interpret_cast(op, scope, run_block):
 def _emit_cast(em, op, indent):
     x, out = em.ident(op.inputs[0].name), em.ident(op.outputs[0].name)
     em.emit(f"{out} = {x} if type({x}) is _Undefined else "
-            f"{em.kernel('cast')}({x}, dtype={op.attrs['dtype']!r})", indent, op)
+            f"{em.kernel('cast')}({x}, dtype={em.constant(op.attrs['dtype'])})", indent, op)
 
 
 def _cast_undefined_outputs(op, labels):
@@ -115,6 +117,7 @@ def _lower_cast_onnx(ex, op, graph, env):
 
 
 CAST_IF_DEFINED = register_control_op(ControlOpDef(
-    "cast_if_defined", _interpret_cast, _emit_cast, values=("dtype",), check=_check_cast,
+    "cast_if_defined", _interpret_cast, _emit_cast, values=("dtype",),
+    value_types={"dtype": DTYPE}, check=_check_cast,
     undefined_outputs=_cast_undefined_outputs,
 )).lowering(xla=_lower_cast_xla, onnx=_lower_cast_onnx)

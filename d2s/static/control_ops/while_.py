@@ -25,6 +25,7 @@ from ...core.ops import add, zeros_like
 from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
 from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backward, resolve,
                         saved_var_for)
+from ...core.attr_schema import int_range
 from .registry import (ControlOpDef, SavedScope, block_results, register_control_op,
                        sub_block_ids, type_mismatch)
 
@@ -523,8 +524,9 @@ def _joined(ns, buf, rows, shape):
 
 WHILE = register_control_op(ControlOpDef(
     "while", _interpret, _emit, _vjp,
-    blocks=("cond_block", "body_block"), scope_blocks=("loop_scope",),
+    blocks=("cond_block", "body_block"), scope_blocks=("loop_scope",), shared_scope=True,
     results=("body_outs", "cond_out"), binds=("loop_vars",), values=("num_loop_vars",),
+    value_types={"num_loop_vars": int_range(0, 1 << 20)},
     saves=SavedScope("save_steps", "save_steps_keep"),
     check=_check, undefined_outputs=_undefined_outputs,
 )).lowering(xla=_lower_xla, onnx=_lower_onnx)
