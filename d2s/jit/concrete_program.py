@@ -32,6 +32,7 @@ from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..convert import layer_writes
 from ..gc_pause import gc_paused
+from .outliving import Watch, function_roots
 from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
 from .taped import TapedRuns
 
@@ -86,7 +87,9 @@ class ConcreteProgram(TapedRuns):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
         overlay = program._builder.overlay = StateOverlay(program)
-        effects, failed = None, True
+        effects, failed, writes = None, True, None
+        # what the trace may write that outlives the call (jit.outliving)
+        watch = Watch(_roots(converted_fn, signature, bound_self))
         # Traced with gradients on: the caller's grad mode decides at run time
         # whether outputs join the tape; only no_grad() inside detaches.
         try:
@@ -115,6 +118,11 @@ class ConcreteProgram(TapedRuns):
                 if bound_self is not None:
                     args = (bound_self,) + tuple(args)
                 result = converted_fn(*args, **kwargs)
+                writes = watch.collect(program)
+                if writes and overlay.active:
+                    writes = _step_writes(overlay, writes)
+                if writes:  # their values come back after the function's result
+                    result = (result, tuple(writes.variables))
                 out_leaves, out_tree = flatten(result)
                 outputs, positions, constants = [], [], list(out_leaves)
                 for pos, leaf in enumerate(out_leaves):
@@ -130,6 +138,8 @@ class ConcreteProgram(TapedRuns):
         finally:
             overlay.restore(failed)
             program._builder.overlay = None
+            if failed:
+                watch.rollback()
         kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
         prune_program(program, kept)
         n_forward = len(program.global_block().ops)
@@ -140,7 +150,10 @@ class ConcreteProgram(TapedRuns):
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
             return StepProgram(*args, effects=effects, check_finite=check_finite)
-        concrete = cls(*args)
+        if writes:
+            concrete = EffectProgram(*args, writes=writes)
+        else:
+            concrete = cls(*args)
         concrete.modes_read = overlay.modes_read()
         return concrete
 
@@ -376,3 +389,61 @@ def _tensor_free(value):
     leaves, _ = flatten(value)
     return not any(isinstance(x, (Tensor, np.ndarray, InputSpec))
                    for x in leaves)
+
+
+def _roots(converted_fn, signature, bound_self):
+    """(label, object) of what the caller still holds after the call: the
+    bound Layer, the arguments, the closure cells and the globals the
+    function names (jit.outliving walks them)."""
+    roots = []
+    if bound_self is not None:
+        roots.append(("self", bound_self))
+    for i, a in enumerate(signature.args):
+        roots.append((f"argument {i}", a))
+    for k, v in signature.kwargs.items():
+        roots.append((f"argument '{k}'", v))
+    roots.extend(function_roots(converted_fn))
+    return roots
+
+
+def _step_writes(overlay, writes):
+    """In a training step, a parameter or buffer updated in place joins the
+    step's value writes (committed with the parameters, jit.train_step);
+    other writes that outlive the call are not supported there."""
+    from .outliving import Effects
+    for e in writes.effects:
+        if e.kind != "assign":
+            from ..static.control_flow import ControlFlowError
+            raise ControlFlowError(
+                f"{e.label}: a training step (it calls backward(), an optimizer's step() or "
+                "clear_grad()) sets it to a traced value; only a Layer's parameters and "
+                "buffers (register_buffer) are written back by a step: register it as a "
+                "buffer, or return the value and store it after the call")
+    for e in writes.effects:
+        overlay.assign(e.container, writes.variables[e.template.index])
+    return Effects([], [])
+
+
+class _NoFastCalls(dict):
+    """A program with writes to replay has no per-call shortcut: every call goes
+    through `EffectProgram.__call__`."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+class EffectProgram(ConcreteProgram):
+    """A program whose trace wrote traced values into objects that outlive the
+    call (jit.outliving): its result is `(the function's result, the written
+    values)`; each call returns the first and, after the whole run
+    succeeded, performs the writes with the second."""
+
+    def __init__(self, *args, writes):
+        super().__init__(*args)
+        self.writes = writes
+        self.fast_calls = _NoFastCalls()
+
+    def __call__(self, tensors, backend="numpy"):
+        result, values = super().__call__(tensors, backend)
+        self.writes.replay(values)
+        return result
