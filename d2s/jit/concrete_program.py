@@ -119,6 +119,8 @@ class ConcreteProgram(TapedRuns):
                     args = (bound_self,) + tuple(args)
                 result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program)
+                if not overlay.active:  # buffers updated in place (F.batch_norm)
+                    writes.add_assigns(overlay.value_assigns(), program)
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
                 if writes:  # their values come back after the function's result

@@ -134,6 +134,17 @@ class Effects:
             else:
                 e.container[e.key] = value
 
+    def add_assigns(self, assigns, program):
+        """Also write each (eager Tensor, Variable) of `assigns` in place."""
+        gb = program.global_block()
+        for tensor, var in assigns:
+            label = f"tensor '{tensor.name}'" if tensor.name else \
+                f"a {tensor.dtype.name}{list(tensor.shape)} tensor"
+            Watch._check_visible(var, label, gb)
+            slot = _Slot(len(self.variables))
+            self.variables.append(var)
+            self.effects.append(Effect("assign", tensor, None, slot, None, label))
+
     def labels(self):
         return [e.label for e in self.effects]
 

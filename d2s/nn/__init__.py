@@ -2,7 +2,9 @@
 (gradient clipping)."""
 from . import functional, initializer, utils
 from .layer import Layer, LayerList, Sequential
+from .norm import BatchNorm, BatchNorm1D, BatchNorm2D
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
 
 __all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "Sequential", "Linear", "ReLU",
-           "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
+           "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout", "BatchNorm",
+           "BatchNorm1D", "BatchNorm2D"]
