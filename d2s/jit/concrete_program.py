@@ -438,14 +438,45 @@ class EffectProgram(ConcreteProgram):
     """A program whose trace wrote traced values into objects that outlive the
     call (jit.outliving): its result is `(the function's result, the written
     values)`; each call returns the first and, after the whole run
-    succeeded, performs the writes with the second."""
+    succeeded, performs the writes with the second.
+
+    A write that replaced a Python value (`self.count += 1` under a tensor
+    `if`, with `count` an int) leaves a Tensor where the trace read the int:
+    the program holds only while those entries are what the trace found
+    (`Effects.hold`); otherwise the function is traced again for the state
+    now (`_retrace`, set by StaticFunction) and the programs of this
+    signature are kept side by side, each with its own condition."""
+
+    MAX_VARIANTS = 8
 
     def __init__(self, *args, writes):
         super().__init__(*args)
         self.writes = writes
         self.fast_calls = _NoFastCalls()
+        self._variants = [self]
+        self._retrace = None
 
     def __call__(self, tensors, backend="numpy"):
-        result, values = super().__call__(tensors, backend)
-        self.writes.replay(values)
+        program = self if self.writes.hold() else self._variant(tensors)
+        if not isinstance(program, EffectProgram):
+            return program(tensors, backend)
+        result, values = ConcreteProgram.__call__(program, tensors, backend)
+        program.writes.replay(values)
         return result
+
+    def _variant(self, tensors):
+        with self._lock:
+            for v in self._variants:
+                if not isinstance(v, EffectProgram) or v.writes.hold():
+                    return v
+            if self._retrace is None or len(self._variants) >= self.MAX_VARIANTS:
+                from ..static.control_flow import ControlFlowError
+                labels = [g[3] for v in self._variants for g in v.writes.guards]
+                raise ControlFlowError(
+                    f"{', '.join(dict.fromkeys(labels))}: the program of this call was "
+                    "built for the value these held before it wrote a tensor there, and "
+                    "they keep changing: give them a tensor value before the first call "
+                    "(e.g. self.count = d2s.zeros([1]))")
+            variant = self._retrace(tensors)
+            self._variants.append(variant)
+            return variant

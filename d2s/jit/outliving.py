@@ -112,9 +112,21 @@ class Effects:
     """The writes one program performs after each run; `variables` are the
     program outputs they read (in order, each once)."""
 
-    def __init__(self, effects, variables):
+    def __init__(self, effects, variables, guards=()):
         self.effects = effects
         self.variables = variables
+        # (dict, key, value before the trace, label): entries written whose old
+        # Python value (or absence) the trace may have read
+        self.guards = list(guards)
+
+    def hold(self):
+        """The entries the program wrote still hold what its trace found."""
+        for d, key, before, _ in self.guards:
+            now = d.get(key, _MISSING)
+            if now is not before and not (type(now) is type(before) and isinstance(
+                    before, (int, float, str, bool)) and now == before):
+                return False
+        return True
 
     def __bool__(self):
         return bool(self.effects)
@@ -284,6 +296,7 @@ class Watch:
         """The trace succeeded: put back every entry holding a Variable and
         return the writes to replay (`Effects`)."""
         slots, effects = {}, []
+        self.guards = []
         gb = program.global_block()
         restore = []
         for container, copy, label, owner in list(self.before.values()):
@@ -293,7 +306,7 @@ class Watch:
                     effects.extend(found)
                     restore.append((container, copy, None))
             else:
-                found = self._dict_effects(container, copy, label, owner, slots, gb)
+                found = self._dict_effects(container, copy, label, owner, slots, program)
                 if found:
                     effects.extend(found)
                     restore.append((container, copy, [e.key for e in found]))
@@ -309,7 +322,7 @@ class Watch:
         if restore:
             state.tensor_attributes_version[0] += 1
         ordered = sorted(slots.values(), key=lambda s: s[0].index)
-        return Effects(effects, [v for _, v in ordered])
+        return Effects(effects, [v for _, v in ordered], self.guards)
 
     def _list_effects(self, lst, copy, label, slots, gb):
         if not any(isinstance(v, (Variable, list, tuple, dict)) and has_variable(v)
@@ -334,7 +347,8 @@ class Watch:
             "new list inside the function and return it (assign it after the call), or "
             "only append to or set items of the caller's list")
 
-    def _dict_effects(self, d, copy, label, owner, slots, gb):
+    def _dict_effects(self, d, copy, label, owner, slots, program):
+        gb = program.global_block()
         found = []
         layer = owner if owner is not None and _is_layer(owner) else None
         if layer is None:  # a Layer's `_parameters` / `_buffers` dict: its layer
@@ -352,24 +366,32 @@ class Watch:
                 continue
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
             self._check_visible(value, where, gb)
-            if (isinstance(value, Variable) and isinstance(before, Tensor)
-                    and _registered(layer, d, key, before, registered)
-                    and tuple(value.shape) == tuple(before.shape)
-                    and value.dtype == before.dtype):
+            is_attr = owner is not None and d is getattr(owner, "__dict__", None)
+            in_place = isinstance(before, Tensor) and (
+                _registered(layer, d, key, before, registered)
+                # read by reference (a dict item, a plain object's attribute): the
+                # program reads that Tensor on every run, so it is the one to update
+                or (layer is None and id(before) in program._captured_ids))
+            if in_place:
+                if not (isinstance(value, Variable) and tuple(value.shape) == tuple(before.shape)
+                        and value.dtype == before.dtype):
+                    what = (f"a {value.dtype.name}{list(value.shape)} value"
+                            if isinstance(value, Variable) else f"a {type(value).__name__}")
+                    raise ControlFlowError(
+                        f"{where}: the {before.dtype.name}{list(before.shape)} tensor the "
+                        f"program reads there is set to {what} in a to_static call"
+                        f"{_origin_of(value, gb)}; a program updates it in place after each "
+                        "run and needs its shape and dtype: keep them, or pass the value as "
+                        "an argument and return the new one")
                 found.append(Effect("assign", before, key, _template(value, slots), None,
                                     where))
                 continue
-            if (isinstance(value, Variable) and isinstance(before, Tensor)
-                    and _registered(layer, d, key, before, registered)):
-                raise ControlFlowError(
-                    f"{where}: the {before.dtype.name}{list(before.shape)} parameter or "
-                    f"buffer is set to a {value.dtype.name}{list(value.shape)} value in a "
-                    f"to_static call{_origin_of(value, gb)}; a program updates it in place "
-                    "and needs its shape and dtype: keep them (or register a new buffer "
-                    "before the first call)")
+            if not isinstance(before, Tensor):
+                # the trace may have read this Python value (or its absence): the
+                # program holds only while the entry still is what it was
+                self.guards.append((d, key, before, where))
             found.append(Effect("set", d, key, _template(value, slots),
-                                owner if d is getattr(owner, "__dict__", None) else None,
-                                where))
+                                owner if is_attr else None, where))
         return found
 
     @staticmethod

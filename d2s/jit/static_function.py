@@ -16,6 +16,7 @@ from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
 from .concrete_program import ConcreteProgram
+from .concrete_program import EffectProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
@@ -263,7 +264,7 @@ class StaticFunction:
     def _trace(self, converted, signature):
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
                                          self._check_finite)
-        if isinstance(concrete, StepProgram):
+        if isinstance(concrete, (StepProgram, EffectProgram)):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
                 it = iter(tensors)
