@@ -32,7 +32,7 @@ from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..convert import layer_writes
 from ..gc_pause import gc_paused
-from .outliving import Watch, function_roots
+from .outliving import Watch, function_roots, swap_in, swap_out
 from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
 from .taped import TapedRuns
 
@@ -87,9 +87,7 @@ class ConcreteProgram(TapedRuns):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
         overlay = program._builder.overlay = StateOverlay(program)
-        effects, failed, writes = None, True, None
-        # what the trace may write that outlives the call (jit.outliving)
-        watch = Watch(_roots(converted_fn, signature, bound_self))
+        effects, failed, writes, watch, swapped = None, True, None, None, []
         # Traced with gradients on: the caller's grad mode decides at run time
         # whether outputs join the tape; only no_grad() inside detaches.
         try:
@@ -111,12 +109,17 @@ class ConcreteProgram(TapedRuns):
                 args, kwargs = unflatten(signature.tree, leaves)
                 # Arguments holding no tensor are passed as they are (a list the
                 # function appends to is the caller's list, as in Python).
-                args = tuple(orig if _tensor_free(orig) else new
-                             for orig, new in zip(signature.args, args))
-                kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
-                          for k, v in kwargs.items()}
+                # A caller's list or dict holding tensors is passed itself, its
+                # tensors standing in for their inputs while the trace runs
+                # (jit.outliving.swap_in), so that writes into it reach it.
+                args = tuple(orig if _tensor_free(orig) else
+                             swap_in(orig, new, swapped) for orig, new in zip(signature.args, args))
+                kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else
+                          swap_in(signature.kwargs[k], v, swapped) for k, v in kwargs.items()}
                 if bound_self is not None:
                     args = (bound_self,) + tuple(args)
+                # what the trace may write that outlives the call (jit.outliving)
+                watch = Watch(_roots(converted_fn, signature, bound_self))
                 result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program)
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
@@ -140,15 +143,19 @@ class ConcreteProgram(TapedRuns):
         finally:
             overlay.restore(failed)
             program._builder.overlay = None
-            if failed:
+            if failed and watch is not None:
                 watch.rollback()
+            swap_out(swapped)
         kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
         prune_program(program, kept)
         n_forward = len(program.global_block().ops)
         layers = [x for x in (bound_self,) + tuple(signature.args)
                   if hasattr(x, "named_sublayers")]
+        captured = CapturedTensors.from_layers(program, layers)
+        if writes:
+            captured.add_paths(writes.read_paths)
         args = (program, inputs, outputs, OutputStructure(out_tree, constants, positions),
-                n_forward, CapturedTensors.from_layers(program, layers))
+                n_forward, captured)
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
             return StepProgram(*args, effects=effects, check_finite=check_finite)
@@ -400,8 +407,12 @@ def _roots(converted_fn, signature, bound_self):
     roots = []
     if bound_self is not None:
         roots.append(("self", bound_self))
+    code = getattr(converted_fn, "__code__", None)
+    names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+    if bound_self is not None:
+        names = names[1:]
     for i, a in enumerate(signature.args):
-        roots.append((f"argument {i}", a))
+        roots.append((f"argument '{names[i]}'" if i < len(names) else f"argument {i}", a))
     for k, v in signature.kwargs.items():
         roots.append((f"argument '{k}'", v))
     roots.extend(function_roots(converted_fn))

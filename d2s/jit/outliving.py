@@ -46,7 +46,7 @@ from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
 
-__all__ = ["Watch", "Effects"]
+__all__ = ["Watch", "Effects", "swap_in", "swap_out"]
 
 _MAX_DEPTH = 8
 _MAX_NODES = 20000
@@ -112,9 +112,11 @@ class Effects:
     """The writes one program performs after each run; `variables` are the
     program outputs they read (in order, each once)."""
 
-    def __init__(self, effects, variables, guards=()):
+    def __init__(self, effects, variables, guards=(), read_paths=()):
         self.effects = effects
         self.variables = variables
+        # (dict, key, captured Tensor, label): read by path from now on
+        self.read_paths = list(read_paths)
         # (dict, key, value before the trace, label): entries written whose old
         # Python value (or absence) the trace may have read
         self.guards = list(guards)
@@ -123,7 +125,13 @@ class Effects:
         """The entries the program wrote still hold what its trace found."""
         for d, key, before, _ in self.guards:
             now = d.get(key, _MISSING)
-            if now is not before and not (type(now) is type(before) and isinstance(
+            if now is before:
+                continue
+            if isinstance(before, Tensor):
+                if not (isinstance(now, Tensor) and now.shape == before.shape
+                        and now.dtype == before.dtype):
+                    return False
+            elif not (type(now) is type(before) and isinstance(
                     before, (int, float, str, bool)) and now == before):
                 return False
         return True
@@ -133,6 +141,7 @@ class Effects:
 
     def replay(self, values):
         """Perform every write with `values` (eager Tensors, one per variable)."""
+        replaced = False
         for e in self.effects:
             if e.kind == "assign":
                 new = values[e.template.index]
@@ -141,10 +150,14 @@ class Effects:
             value = _rebuild(e.template, values)
             if e.kind == "extend":
                 e.container.extend(value)
-            elif e.owner is not None:
+                continue
+            replaced = True
+            if e.owner is not None:
                 setattr(e.owner, e.key, value)
             else:
                 e.container[e.key] = value
+        if replaced:  # programs reading these entries by path look again
+            state.tensor_attributes_version[0] += 1
 
     def add_assigns(self, assigns, program):
         """Also write each (eager Tensor, Variable) of `assigns` in place."""
@@ -296,7 +309,7 @@ class Watch:
         """The trace succeeded: put back every entry holding a Variable and
         return the writes to replay (`Effects`)."""
         slots, effects = {}, []
-        self.guards = []
+        self.guards, self.read_paths = [], []
         gb = program.global_block()
         restore = []
         for container, copy, label, owner in list(self.before.values()):
@@ -322,7 +335,7 @@ class Watch:
         if restore:
             state.tensor_attributes_version[0] += 1
         ordered = sorted(slots.values(), key=lambda s: s[0].index)
-        return Effects(effects, [v for _, v in ordered], self.guards)
+        return Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
 
     def _list_effects(self, lst, copy, label, slots, gb):
         if not any(isinstance(v, (Variable, list, tuple, dict)) and has_variable(v)
@@ -333,16 +346,17 @@ class Watch:
             new = lst[n:]
             self._check_visible(new, f"{label} (items appended)", gb)
             return [Effect("extend", lst, None, _template(new, slots), None, label)]
-        if len(lst) == n:
+        if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
             found = []
             for i, (a, b) in enumerate(zip(lst, copy)):
-                if a is not b and has_variable(a):
+                if a is not b:
                     self._check_visible(a, f"{label}[{i}]", gb)
                     found.append(Effect("set", lst, i, _template(a, slots), None,
                                         f"{label}[{i}]"))
             return found
         raise ControlFlowError(
-            f"{label}: a list that outlives the call lost items and got traced values in "
+            f"{label}: a list that outlives the call lost or moved items and got traced "
+            f"values in "
             f"one to_static call{_origin_of(lst, gb)}; a run cannot replay that. Build the "
             "new list inside the function and return it (assign it after the call), or "
             "only append to or set items of the caller's list")
@@ -367,29 +381,31 @@ class Watch:
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
             self._check_visible(value, where, gb)
             is_attr = owner is not None and d is getattr(owner, "__dict__", None)
-            in_place = isinstance(before, Tensor) and (
-                _registered(layer, d, key, before, registered)
-                # read by reference (a dict item, a plain object's attribute): the
-                # program reads that Tensor on every run, so it is the one to update
-                or (layer is None and id(before) in program._captured_ids))
-            if in_place:
+            if isinstance(before, Tensor) and _registered(layer, d, key, before, registered):
                 if not (isinstance(value, Variable) and tuple(value.shape) == tuple(before.shape)
                         and value.dtype == before.dtype):
                     what = (f"a {value.dtype.name}{list(value.shape)} value"
                             if isinstance(value, Variable) else f"a {type(value).__name__}")
                     raise ControlFlowError(
-                        f"{where}: the {before.dtype.name}{list(before.shape)} tensor the "
-                        f"program reads there is set to {what} in a to_static call"
-                        f"{_origin_of(value, gb)}; a program updates it in place after each "
-                        "run and needs its shape and dtype: keep them, or pass the value as "
-                        "an argument and return the new one")
+                        f"{where}: the {before.dtype.name}{list(before.shape)} parameter or "
+                        f"buffer is set to {what} in a to_static call{_origin_of(value, gb)}; "
+                        "a program updates it in place after each run and needs its shape "
+                        "and dtype: keep them (or register another buffer before the first "
+                        "call)")
                 found.append(Effect("assign", before, key, _template(value, slots), None,
                                     where))
                 continue
-            if not isinstance(before, Tensor):
+            if isinstance(before, Variable):
+                pass  # an input of the program (see swap_in): the signature checks it
+            elif not isinstance(before, Tensor):
                 # the trace may have read this Python value (or its absence): the
                 # program holds only while the entry still is what it was
                 self.guards.append((d, key, before, where))
+            elif layer is None and id(before) in program._captured_ids:
+                # read by reference (a dict item, a plain object's attribute): from
+                # now on by path, and for a tensor of that shape and dtype only
+                self.guards.append((d, key, before, where))
+                self.read_paths.append((d, key, before, where))
             found.append(Effect("set", d, key, _template(value, slots),
                                 owner if is_attr else None, where))
         return found
@@ -403,6 +419,42 @@ class Watch:
                     f"of a to_static call{_origin_of(var, gb)}, and the object outlives the "
                     "call: the program cannot write it back. Assign it to a local name in "
                     "the branch or loop and write the object after it")
+
+
+def swap_in(orig, new, undo):
+    """Return `orig` (an argument: a list or dict holding tensors) with each
+    tensor replaced in place, at any depth of lists and dicts, by the trace's
+    value standing for it in `new` (the argument as the trace rebuilt it);
+    `undo` records (container, key, tensor, value put there) for `swap_out`.
+    Anything else (a tuple, another type) gives `new`, as before."""
+    if isinstance(orig, list) and isinstance(new, list) and len(orig) == len(new):
+        keys = range(len(orig))
+    elif isinstance(orig, dict) and isinstance(new, dict) and orig.keys() == new.keys():
+        keys = list(orig)
+    else:
+        return new
+    for key in keys:
+        o, n = orig[key], new[key]
+        if o is n:
+            continue
+        if isinstance(o, (list, dict)):
+            if swap_in(o, n, undo) is o:
+                continue
+        undo.append((orig, key, o, n))
+        orig[key] = n
+    return orig
+
+
+def swap_out(undo):
+    """Put back what `swap_in` replaced, where the entry still holds the value
+    it put there (the trace's own writes were put back before: `collect`)."""
+    for container, key, original, placed in reversed(undo):
+        try:
+            if container[key] is placed:
+                container[key] = original
+        except (IndexError, KeyError):
+            pass
+    undo.clear()
 
 
 def _registered(layer, d, key, before, registered):
