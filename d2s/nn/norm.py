@@ -55,8 +55,13 @@ def _assign(tensor, value):
     overlay = effects.overlay()
     if overlay is not None:
         overlay.assign(tensor, value)
-    else:
+    elif isinstance(value, Tensor):
         tensor._value = value._value
+    else:
+        raise RuntimeError(
+            "batch_norm in training mode inside a static program built by hand "
+            "(program_guard): its running statistics cannot be updated there; convert the "
+            "function with to_static, or pass training=False (or use_global_stats=True)")
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,

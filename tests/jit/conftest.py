@@ -1,4 +1,6 @@
 """Fixtures shared by the jit tests."""
+import os
+
 import pytest
 
 from d2s.static.executor import executor_mode, set_executor_mode
@@ -13,12 +15,19 @@ def each_executor(request):
     set_executor_mode(previous)
 
 
+# Tests that check where a warning points: the walk's wrapper would be that frame.
+_NO_WALK = ("test_program_cache.py",)
+
+
 @pytest.fixture(autouse=True)
-def no_variables_left_behind(monkeypatch):
+def no_variables_left_behind(request, monkeypatch):
     """After every converted call an eager caller makes in these tests, no
     static Variable is left in the layer (and its sublayers), the arguments or
     the globals and closure cells the function names (DESIGN §4; the walk is
     tests/jit/no_variables_left.py). Found ones fail the test at teardown."""
+    if request.node.path.name in _NO_WALK or os.environ.get("D2S_TEST_NO_WALK"):
+        yield
+        return
     from d2s.core import state
     from d2s.jit.outliving import function_roots
     from d2s.jit.static_function import StaticFunction
