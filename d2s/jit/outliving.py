@@ -209,29 +209,53 @@ def _rebuild(template, values):
     return template
 
 
-def function_roots(fn):
-    """(label, value) of the closure cells and the globals `fn`'s code names."""
-    roots = []
-    fn = getattr(fn, "__func__", fn)
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return roots
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            roots.append((f"closure variable '{name}'", cell.cell_contents))
-        except ValueError:  # an empty cell
-            pass
-    names, stack = set(), [code]
-    while stack:
-        c = stack.pop()
-        names.update(c.co_names)
-        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    g = getattr(fn, "__globals__", {})
-    for name in sorted(names):
-        if name in g and not name.startswith("__"):
-            value = g[name]
-            if isinstance(value, (list, dict)) or _walkable_object(value):
-                roots.append((f"global '{name}'", value))
+def function_roots(fn, depth=3):
+    """(label, value) of the closure cells and the globals `fn`'s code names,
+    and those of the Python functions it names (a helper writing a global
+    dict), `depth` calls deep."""
+    roots, seen_fns, seen_roots = [], set(), set()
+
+    def add(label, value):
+        if id(value) not in seen_roots:
+            seen_roots.add(id(value))
+            roots.append((label, value))
+
+    def visit(fn, level):
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        if code is None or id(fn) in seen_fns:
+            return
+        seen_fns.add(id(fn))
+        called = []
+        for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(value, types.FunctionType):
+                called.append(value)
+            else:
+                add(f"closure variable '{name}'", value)
+        names, stack = set(), [code]
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        g = getattr(fn, "__globals__", {})
+        for name in sorted(names):
+            if name in g and not name.startswith("__"):
+                value = g[name]
+                if isinstance(value, types.FunctionType):
+                    called.append(value)
+                elif isinstance(value, (list, dict)) or _walkable_object(value):
+                    add(f"global '{name}'", value)
+        if level < depth:
+            for f in called:
+                module = getattr(f, "__module__", "") or ""
+                if not (module == "d2s" or module.startswith("d2s.")):
+                    visit(f, level + 1)
+
+    visit(fn, 0)
     return roots
 
 

@@ -343,3 +343,31 @@ def test_a_training_step_updates_buffers_with_the_parameters(backend):
         _same(models[0].fc.weight, models[1].fc.weight, f"weight {i}", exact)
         _same(models[0].norm.steps, models[1].norm.steps, "steps", True)
         assert_no_variables_left(("model", models[0]))
+
+
+# ---- writes made by a called helper -------------------------------------------------------
+
+_HELPER_CACHE = {}
+
+
+def _remember(key, value):
+    _HELPER_CACHE[key] = value
+
+
+def _calls_a_helper(x):
+    y = x + 1.0
+    _remember("y", y)
+    return y * 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_global_written_by_a_called_helper_is_written_back(backend):
+    static = to_static(_calls_a_helper, backend=_backend(backend))
+    for value in ([1.0], [5.0]):
+        _HELPER_CACHE.clear()
+        _calls_a_helper(t(value))
+        want = _HELPER_CACHE["y"]
+        _HELPER_CACHE.clear()
+        static(t(value))
+        _same(_HELPER_CACHE["y"], want, "cache", True)
+        assert_no_variables_left(("cache", _HELPER_CACHE))
