@@ -158,6 +158,10 @@ class ConcreteProgram(TapedRuns):
                 n_forward, captured)
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
+            if writes:
+                from .effect_step import EffectStep
+                return EffectStep(*args, effects=effects, check_finite=check_finite,
+                                  writes=writes)
             return StepProgram(*args, effects=effects, check_finite=check_finite)
         if writes:
             concrete = EffectProgram(*args, writes=writes)
@@ -421,20 +425,14 @@ def _roots(converted_fn, signature, bound_self):
 
 def _step_writes(overlay, writes):
     """In a training step, a parameter or buffer updated in place joins the
-    step's value writes (committed with the parameters, jit.train_step);
-    other writes that outlive the call are not supported there."""
+    step's value writes (committed with the parameters, jit.train_step); the
+    other writes stay writes to replay after each step (`EffectStep`)."""
     from .outliving import Effects
     for e in writes.effects:
-        if e.kind != "assign":
-            from ..static.control_flow import ControlFlowError
-            raise ControlFlowError(
-                f"{e.label}: a training step (it calls backward(), an optimizer's step() or "
-                "clear_grad()) sets it to a traced value; only a Layer's parameters and "
-                "buffers (register_buffer) are written back by a step: register it as a "
-                "buffer, or return the value and store it after the call")
-    for e in writes.effects:
-        overlay.assign(e.container, writes.variables[e.template.index])
-    return Effects([], [])
+        if e.kind == "assign":
+            overlay.assign(e.container, writes.variables[e.template.index])
+    rest = [e for e in writes.effects if e.kind != "assign"]
+    return Effects(rest, writes.variables if rest else [], writes.guards, writes.read_paths)
 
 
 class _NoFastCalls(dict):

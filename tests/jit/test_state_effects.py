@@ -371,3 +371,43 @@ def test_a_global_written_by_a_called_helper_is_written_back(backend):
         static(t(value))
         _same(_HELPER_CACHE["y"], want, "cache", True)
         assert_no_variables_left(("cache", _HELPER_CACHE))
+
+
+_LOSSES = []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_training_step_appends_its_loss_and_keeps_it_on_the_model(backend):
+    np.random.seed(3)
+    models = [_Outer(), _Outer()]
+    models[1].set_state_dict(models[0].state_dict())
+    opts = [d2s.optimizer.SGD(0.1, parameters=m.parameters()) for m in models]
+
+    def make_step(model, opt):
+        def step(x):
+            loss = model(x)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            _LOSSES.append(loss * 1.0)
+            model.last_loss = loss
+            return loss
+        return step
+
+    static = to_static(make_step(models[0], opts[0]), backend=_backend(backend))
+    eager = make_step(models[1], opts[1])
+    exact = backend == "numpy"
+    _LOSSES.clear()
+    xs = [t(np.random.randn(4, 3)) for _ in range(4)]
+    for x in xs:
+        static(x)
+    got = list(_LOSSES)
+    _LOSSES.clear()
+    for x in xs:
+        eager(x)
+    assert len(got) == len(_LOSSES) == 4
+    for a, b in zip(got, _LOSSES):
+        _same(a, b, "losses", exact)
+    _same(models[0].last_loss, models[1].last_loss, "last_loss", exact)
+    _same(models[0].norm._mean, models[1].norm._mean, "mean", exact)
+    assert_no_variables_left(("model", models[0]), ("losses", _LOSSES))
