@@ -39,6 +39,7 @@ the line that computed the value, and what to write instead.
 """
 from __future__ import annotations
 
+import copy
 import types
 
 from ..core import state
@@ -77,13 +78,31 @@ def _walkable_object(obj):
 def has_variable(value, depth=0):
     if isinstance(value, Variable):
         return True
-    if depth > _MAX_DEPTH:
+    if depth > _MAX_DEPTH or isinstance(value, _LEAVES):
         return False
     if isinstance(value, (list, tuple)):
         return any(has_variable(v, depth + 1) for v in value)
     if isinstance(value, dict):
         return any(has_variable(v, depth + 1) for v in value.values())
+    if _plain_object(value):
+        return any(has_variable(v, depth + 1) for v in vars(value).values())
     return False
+
+
+def _plain_object(value):
+    """A user's object (not a Layer) whose attributes a new value may carry:
+    rebuilt per run as a shallow copy (`_ObjectTemplate`)."""
+    return not _is_layer(value) and _walkable_object(value) and not isinstance(value, _LEAVES)
+
+
+class _ObjectTemplate:
+    """A plain object made by the trace holding traced values: each run stores
+    a shallow copy of it with its attributes rebuilt."""
+    __slots__ = ("obj", "attrs")
+
+    def __init__(self, obj, attrs):
+        self.obj = obj
+        self.attrs = attrs
 
 
 class _Slot:
@@ -192,6 +211,9 @@ def _template(value, slots, depth=0):
         return type(value)(*[_template(v, slots, depth + 1) for v in value])
     if type(value) is dict:
         return {k: _template(v, slots, depth + 1) for k, v in value.items()}
+    if _plain_object(value) and has_variable(value, depth):
+        return _ObjectTemplate(value, {k: _template(v, slots, depth + 1)
+                                       for k, v in vars(value).items()})
     return value
 
 
@@ -206,6 +228,10 @@ def _rebuild(template, values):
         return type(template)(*[_rebuild(v, values) for v in template])
     if type(template) is dict:
         return {k: _rebuild(v, values) for k, v in template.items()}
+    if type(template) is _ObjectTemplate:
+        new = copy.copy(template.obj)
+        vars(new).update({k: _rebuild(v, values) for k, v in template.attrs.items()})
+        return new
     return template
 
 
@@ -294,7 +320,6 @@ class Watch:
                 container, obj = value.__dict__, value
                 if id(container) in seen:
                     continue
-                label = label if not _is_layer(value) else f"{label} ({type(value).__name__})"
             else:
                 continue
             if id(container) in seen:
@@ -362,8 +387,7 @@ class Watch:
         return Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
 
     def _list_effects(self, lst, copy, label, slots, gb):
-        if not any(isinstance(v, (Variable, list, tuple, dict)) and has_variable(v)
-                   for v in lst):
+        if not any(has_variable(v) for v in lst):
             return []
         n = len(copy)
         if len(lst) >= n and all(a is b for a, b in zip(lst, copy)):
@@ -504,11 +528,16 @@ def _dict_changed(d, copy):
 def _variables(value, depth=0):
     if isinstance(value, Variable):
         yield value
-    elif depth <= _MAX_DEPTH and isinstance(value, (list, tuple)):
+    elif depth > _MAX_DEPTH or isinstance(value, _LEAVES):
+        return
+    elif isinstance(value, (list, tuple)):
         for v in value:
             yield from _variables(v, depth + 1)
-    elif depth <= _MAX_DEPTH and isinstance(value, dict):
+    elif isinstance(value, dict):
         for v in value.values():
+            yield from _variables(v, depth + 1)
+    elif _plain_object(value):
+        for v in vars(value).values():
             yield from _variables(v, depth + 1)
 
 

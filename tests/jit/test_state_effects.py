@@ -411,3 +411,29 @@ def test_a_training_step_appends_its_loss_and_keeps_it_on_the_model(backend):
     _same(models[0].last_loss, models[1].last_loss, "last_loss", exact)
     _same(models[0].norm._mean, models[1].norm._mean, "mean", exact)
     assert_no_variables_left(("model", models[0]), ("losses", _LOSSES))
+
+
+class _State:
+    def __init__(self, h, step):
+        self.h = h
+        self.step = step
+
+
+class _KeepsAnObject(nn.Layer):
+    def forward(self, x):
+        self.state = _State(x * 2.0, "step")
+        return x
+
+
+def test_a_new_plain_object_holding_traced_values_is_rebuilt_per_run():
+    layer, eager = _KeepsAnObject(), _KeepsAnObject()
+    to_static(layer)
+    states = []
+    for value in ([1.0], [3.0]):
+        layer(t(value)), eager(t(value))
+        assert type(layer.state) is _State and layer.state.step == "step"
+        _same(layer.state.h, eager.state.h, "h", True)
+        states.append(layer.state)
+        assert_no_variables_left(("layer", layer))
+    assert states[0] is not states[1]
+    _same(states[0].h, [2.0], "first", True)
