@@ -238,21 +238,18 @@ def _rebuild(template, values):
 def function_roots(fn, depth=3):
     """(label, value) of the closure cells and the globals `fn`'s code names,
     and those of the Python functions it names (a helper writing a global
-    dict), `depth` calls deep."""
+    dict), `depth` calls deep; not those of a `not_to_static` helper, which
+    runs as plain Python while tracing."""
     roots, seen_fns, seen_roots = [], set(), set()
-
-    def add(label, value):
-        if id(value) not in seen_roots:
-            seen_roots.add(id(value))
-            roots.append((label, value))
-
-    def visit(fn, level):
+    pending = [(fn, 0)]
+    while pending:  # (a loop, not a recursive closure: no reference cycle per trace)
+        fn, level = pending.pop()
         fn = getattr(fn, "__func__", fn)
         code = getattr(fn, "__code__", None)
         if code is None or id(fn) in seen_fns:
-            return
+            continue
         seen_fns.add(id(fn))
-        called = []
+        found, called = [], []
         for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:
                 value = cell.cell_contents
@@ -261,7 +258,7 @@ def function_roots(fn, depth=3):
             if isinstance(value, types.FunctionType):
                 called.append(value)
             else:
-                add(f"closure variable '{name}'", value)
+                found.append((f"closure variable '{name}'", value))
         names, stack = set(), [code]
         while stack:
             c = stack.pop()
@@ -274,14 +271,17 @@ def function_roots(fn, depth=3):
                 if isinstance(value, types.FunctionType):
                     called.append(value)
                 elif isinstance(value, (list, dict)) or _walkable_object(value):
-                    add(f"global '{name}'", value)
+                    found.append((f"global '{name}'", value))
+        for label, value in found:
+            if id(value) not in seen_roots:
+                seen_roots.add(id(value))
+                roots.append((label, value))
         if level < depth:
             for f in called:
                 module = getattr(f, "__module__", "") or ""
-                if not (module == "d2s" or module.startswith("d2s.")):
-                    visit(f, level + 1)
-
-    visit(fn, 0)
+                if not (module == "d2s" or module.startswith("d2s.")
+                        or getattr(f, "_d2s_not_to_static", False)):
+                    pending.append((f, level + 1))
     return roots
 
 
@@ -429,17 +429,10 @@ class Watch:
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
             self._check_visible(value, where, gb)
             is_attr = owner is not None and d is getattr(owner, "__dict__", None)
-            if isinstance(before, Tensor) and _registered(layer, d, key, before, registered):
-                if not (isinstance(value, Variable) and tuple(value.shape) == tuple(before.shape)
-                        and value.dtype == before.dtype):
-                    what = (f"a {value.dtype.name}{list(value.shape)} value"
-                            if isinstance(value, Variable) else f"a {type(value).__name__}")
-                    raise ControlFlowError(
-                        f"{where}: the {before.dtype.name}{list(before.shape)} parameter or "
-                        f"buffer is set to {what} in a to_static call{_origin_of(value, gb)}; "
-                        "a program updates it in place after each run and needs its shape "
-                        "and dtype: keep them (or register another buffer before the first "
-                        "call)")
+            if (isinstance(before, Tensor) and _registered(layer, d, key, before, registered)
+                    and isinstance(value, Variable) and value.dtype == before.dtype
+                    and tuple(value.shape) == tuple(before.shape)):
+                # a parameter or buffer given a value of its own shape and dtype
                 found.append(Effect("assign", before, key, _template(value, slots), None,
                                     where))
                 continue
@@ -449,11 +442,13 @@ class Watch:
                 # the trace may have read this Python value (or its absence): the
                 # program holds only while the entry still is what it was
                 self.guards.append((d, key, before, where))
-            elif layer is None and id(before) in program._captured_ids:
-                # read by reference (a dict item, a plain object's attribute): from
-                # now on by path, and for a tensor of that shape and dtype only
+            elif id(before) in program._captured_ids:
+                # the program reads it: for a tensor of that shape and dtype only,
+                # and (a dict item, a plain object's attribute) by path from now on
+                # (a Layer's tensor attributes are read by path already)
                 self.guards.append((d, key, before, where))
-                self.read_paths.append((d, key, before, where))
+                if layer is None:
+                    self.read_paths.append((d, key, before, where))
             found.append(Effect("set", d, key, _template(value, slots),
                                 owner if is_attr else None, where))
         return found
