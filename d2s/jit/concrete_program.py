@@ -450,9 +450,11 @@ class EffectProgram(ConcreteProgram):
     succeeded, performs the writes with the second.
 
     A write that replaced a Python value (`self.count += 1` under a tensor
-    `if`, with `count` an int) leaves a Tensor where the trace read the int:
+    `if`, with `count` an int) leaves a Tensor where the trace read the int,
+    and one that replaced a tensor the program reads may change its shape:
     the program holds only while those entries are what the trace found
-    (`Effects.hold`); otherwise the function is traced again for the state
+    (the same Python value, a tensor of the same shape and dtype:
+    `Effects.hold`); otherwise the function is traced again for the state
     now (`_retrace`, set by StaticFunction) and the programs of this
     signature are kept side by side, each with its own condition."""
 
