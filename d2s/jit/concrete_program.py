@@ -32,6 +32,7 @@ from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..convert import layer_writes
 from ..gc_pause import gc_paused
+from .outliving import Watch, function_roots, swap_in, swap_out
 from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
 from .taped import TapedRuns
 
@@ -86,7 +87,7 @@ class ConcreteProgram(TapedRuns):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
         overlay = program._builder.overlay = StateOverlay(program)
-        effects, failed = None, True
+        effects, failed, writes, watch, swapped = None, True, None, None, []
         # Traced with gradients on: the caller's grad mode decides at run time
         # whether outputs join the tape; only no_grad() inside detaches.
         try:
@@ -108,13 +109,25 @@ class ConcreteProgram(TapedRuns):
                 args, kwargs = unflatten(signature.tree, leaves)
                 # Arguments holding no tensor are passed as they are (a list the
                 # function appends to is the caller's list, as in Python).
-                args = tuple(orig if _tensor_free(orig) else new
-                             for orig, new in zip(signature.args, args))
-                kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else v
-                          for k, v in kwargs.items()}
+                # A caller's list or dict holding tensors is passed itself, its
+                # tensors standing in for their inputs while the trace runs
+                # (jit.outliving.swap_in), so that writes into it reach it.
+                args = tuple(orig if _tensor_free(orig) else
+                             swap_in(orig, new, swapped) for orig, new in zip(signature.args, args))
+                kwargs = {k: signature.kwargs[k] if _tensor_free(signature.kwargs[k]) else
+                          swap_in(signature.kwargs[k], v, swapped) for k, v in kwargs.items()}
                 if bound_self is not None:
                     args = (bound_self,) + tuple(args)
+                # what the trace may write that outlives the call (jit.outliving)
+                watch = Watch(_roots(converted_fn, signature, bound_self))
                 result = converted_fn(*args, **kwargs)
+                writes = watch.collect(program)
+                if not overlay.active:  # buffers updated in place (F.batch_norm)
+                    writes.add_assigns(overlay.value_assigns(), program)
+                if writes and overlay.active:
+                    writes = _step_writes(overlay, writes)
+                if writes:  # their values come back after the function's result
+                    result = (result, tuple(writes.variables))
                 out_leaves, out_tree = flatten(result)
                 outputs, positions, constants = [], [], list(out_leaves)
                 for pos, leaf in enumerate(out_leaves):
@@ -130,17 +143,30 @@ class ConcreteProgram(TapedRuns):
         finally:
             overlay.restore(failed)
             program._builder.overlay = None
+            if failed and watch is not None:
+                watch.rollback()
+            swap_out(swapped)
         kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
         prune_program(program, kept)
         n_forward = len(program.global_block().ops)
         layers = [x for x in (bound_self,) + tuple(signature.args)
                   if hasattr(x, "named_sublayers")]
+        captured = CapturedTensors.from_layers(program, layers)
+        if writes:
+            captured.add_paths(writes.read_paths)
         args = (program, inputs, outputs, OutputStructure(out_tree, constants, positions),
-                n_forward, CapturedTensors.from_layers(program, layers))
+                n_forward, captured)
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
+            if writes:
+                from .effect_step import EffectStep
+                return EffectStep(*args, effects=effects, check_finite=check_finite,
+                                  writes=writes)
             return StepProgram(*args, effects=effects, check_finite=check_finite)
-        concrete = cls(*args)
+        if writes:
+            concrete = EffectProgram(*args, writes=writes)
+        else:
+            concrete = cls(*args)
         concrete.modes_read = overlay.modes_read()
         return concrete
 
@@ -376,3 +402,92 @@ def _tensor_free(value):
     leaves, _ = flatten(value)
     return not any(isinstance(x, (Tensor, np.ndarray, InputSpec))
                    for x in leaves)
+
+
+def _roots(converted_fn, signature, bound_self):
+    """(label, object) of what the caller still holds after the call: the
+    bound Layer, the arguments, the closure cells and the globals the
+    function names (jit.outliving walks them)."""
+    roots = []
+    if bound_self is not None:
+        roots.append(("self", bound_self))
+    code = getattr(converted_fn, "__code__", None)
+    names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+    if bound_self is not None:
+        names = names[1:]
+    for i, a in enumerate(signature.args):
+        roots.append((f"argument '{names[i]}'" if i < len(names) else f"argument {i}", a))
+    for k, v in signature.kwargs.items():
+        roots.append((f"argument '{k}'", v))
+    roots.extend(function_roots(converted_fn))
+    return roots
+
+
+def _step_writes(overlay, writes):
+    """In a training step, a parameter or buffer updated in place joins the
+    step's value writes (committed with the parameters, jit.train_step); the
+    other writes stay writes to replay after each step (`EffectStep`)."""
+    from .outliving import Effects
+    for e in writes.effects:
+        if e.kind == "assign":
+            overlay.assign(e.container, writes.variables[e.template.index])
+    rest = [e for e in writes.effects if e.kind != "assign"]
+    return Effects(rest, writes.variables if rest else [], writes.guards, writes.read_paths)
+
+
+class _NoFastCalls(dict):
+    """A program with writes to replay has no per-call shortcut: every call goes
+    through `EffectProgram.__call__`."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+class EffectProgram(ConcreteProgram):
+    """A program whose trace wrote traced values into objects that outlive the
+    call (jit.outliving): its result is `(the function's result, the written
+    values)`; each call returns the first and, after the whole run
+    succeeded, performs the writes with the second.
+
+    A write that replaced a Python value (`self.count += 1` under a tensor
+    `if`, with `count` an int) leaves a Tensor where the trace read the int,
+    and one that replaced a tensor the program reads may change its shape:
+    the program holds only while those entries are what the trace found
+    (the same Python value, a tensor of the same shape and dtype:
+    `Effects.hold`); otherwise the function is traced again for the state
+    now (`_retrace`, set by StaticFunction) and the programs of this
+    signature are kept side by side, each with its own condition."""
+
+    MAX_VARIANTS = 8
+
+    def __init__(self, *args, writes):
+        super().__init__(*args)
+        self.writes = writes
+        self.fast_calls = _NoFastCalls()
+        self._variants = [self]
+        self._retrace = None
+
+    def __call__(self, tensors, backend="numpy"):
+        program = self if self.writes.hold() else self._variant(tensors)
+        if not isinstance(program, EffectProgram):
+            return program(tensors, backend)
+        result, values = ConcreteProgram.__call__(program, tensors, backend)
+        program.writes.replay(values)
+        return result
+
+    def _variant(self, tensors):
+        with self._lock:
+            for v in self._variants:
+                if not isinstance(v, EffectProgram) or v.writes.hold():
+                    return v
+            if self._retrace is None or len(self._variants) >= self.MAX_VARIANTS:
+                from ..static.control_flow import ControlFlowError
+                labels = [g[3] for v in self._variants for g in v.writes.guards]
+                raise ControlFlowError(
+                    f"{', '.join(dict.fromkeys(labels))}: the program of this call was "
+                    "built for the value these held before it wrote a tensor there, and "
+                    "they keep changing: give them a tensor value before the first call "
+                    "(e.g. self.count = d2s.zeros([1]))")
+            variant = self._retrace(tensors)
+            self._variants.append(variant)
+            return variant

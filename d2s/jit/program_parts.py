@@ -138,16 +138,29 @@ class CapturedTensors:
             version = state.tensor_attributes_version[0]
             for attrs, attr, i, layer in self.paths:
                 if attrs.get(attr) is not self.tensors[i]:
-                    self._rebind(layer, attr, i)
+                    self._rebind(layer, attr, i, attrs)
             self.version = version
 
-    def _rebind(self, layer, attr, i):
-        new, old = layer.__dict__.get(attr), self.tensors[i]
+    def add_paths(self, entries):
+        """Also read by path: (dict, key, the captured Tensor found there, label)
+        per item of a dict (or a plain object's attribute) that a program's
+        writes replace after each run (jit.outliving)."""
+        index = {id(t): i for i, t in enumerate(self.tensors)}
+        pathed = {i for _, _, i, _ in self.paths}
+        for d, key, tensor, label in entries:
+            i = index.get(id(tensor))
+            if i is not None and i not in pathed:
+                pathed.add(i)
+                self.paths.append((d, key, i, label))
+
+    def _rebind(self, layer, attr, i, attrs=None):
+        new, old = (layer.__dict__ if attrs is None else attrs).get(attr), self.tensors[i]
         if not isinstance(new, Tensor) or new.shape != old.shape or new.dtype != old.dtype:
             what = (f"a {new.dtype.name}{list(new.shape)} tensor" if isinstance(new, Tensor)
                     else f"a {type(new).__name__}")
+            where = layer if isinstance(layer, str) else f"{type(layer).__name__}.{attr}"
             raise ValueError(
-                f"{type(layer).__name__}.{attr} was replaced by {what} after conversion; "
+                f"{where} was replaced by {what} after conversion; "
                 f"the program was built for a {old.dtype.name}{list(old.shape)} tensor "
                 "and reads the attribute on every run: assign a tensor of that shape "
                 "and dtype")

@@ -70,6 +70,13 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
             "(it calls backward(), an optimizer's step() or clear_grad(), and its program "
             "writes parameters, gradients and optimizer state): save the model, not the "
             f"step, e.g. {caller}(model, path, input_spec=[...])")
+    writes = getattr(concrete, "writes", None)
+    if writes:
+        raise TypeError(
+            f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
+            f"({', '.join(writes.labels())}), as a layer in training mode updating its "
+            "running statistics does; a saved program only computes: call layer.eval() "
+            "before saving (buffers are saved with the parameters)")
     concrete.captured_tensors()  # layer attributes replaced since the last run
     return concrete
 

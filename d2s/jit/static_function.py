@@ -17,6 +17,7 @@ from ..static import backend as backend_state
 from ..static.backend import get_backend
 from ..static.origins import warn_in_user_code
 from .concrete_program import ConcreteProgram
+from .concrete_program import EffectProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
@@ -291,7 +292,7 @@ class StaticFunction:
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
                                          self._check_finite)
         _note_unstopped_inputs(concrete)
-        if isinstance(concrete, StepProgram):
+        if isinstance(concrete, (StepProgram, EffectProgram)):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
                 it = iter(tensors)

@@ -2,10 +2,12 @@
 (gradient clipping)."""
 from . import functional, initializer, utils
 from .layer import Layer, LayerDict, LayerList, Sequential
+from .norm import BatchNorm, BatchNorm1D, BatchNorm2D
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
 
-__all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "LayerDict", "Sequential", "Linear", "ReLU",
-           "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout"]
+__all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "LayerDict", "Sequential",
+           "Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout",
+           "BatchNorm", "BatchNorm1D", "BatchNorm2D"]
 
 # ---- issue 28 (nn helper): convolution / pooling, activations, losses, recurrent and
 # attention layers, containers, ParamAttr, gradient clipping --------------------------------

@@ -14,7 +14,7 @@ from ..core.ops import (gather, gelu as _gelu,
 from ..core.ops._base import lift
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "dropout",
-           "layer_norm", "embedding"]
+           "layer_norm", "embedding", "batch_norm"]
 
 # ---- convolution / pooling, activations, losses: one module each ----------------------------
 from .activation_functional import *  # noqa: E402,F401,F403
@@ -101,3 +101,12 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-5):
 def embedding(x, weight):
     """Rows of `weight` (num_embeddings, dim) picked by the integer ids `x` (any shape)."""
     return gather(weight, x, axis=0)
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.9, epsilon=1e-05, data_format="NCHW", use_global_stats=None,
+               name=None):
+    """Batch normalization (see d2s.nn.norm): PaddlePaddle's `F.batch_norm`."""
+    from .norm import batch_norm as _batch_norm  # (norm builds on this module's layers)
+    return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum,
+                       epsilon, data_format, use_global_stats, name)

@@ -11,6 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..core import effects, state
+from ..core.dispatch import Symbolic
 from ..core.dtypes import as_dtype
 from ..core.tensor import Tensor
 from . import initializer as init
@@ -57,13 +58,21 @@ class Layer:
 
     Assigning a Layer to an attribute registers it as a sublayer; assigning
     a Tensor with `stop_gradient=False` (e.g. from `create_parameter`)
-    registers it as a parameter. `training` (see `train()` / `eval()`)
-    propagates to every sublayer.
+    registers it as a parameter; `register_buffer` registers state that is
+    no parameter (running statistics, counters). `training` (see `train()` /
+    `eval()`) propagates to every sublayer.
+
+    A registered parameter or buffer set in a converted `forward` (`self._mean
+    = ...`) is updated in place after each run (jit.outliving): while the
+    program is traced the attribute holds the traced value and stays
+    registered.
     """
 
     def __init__(self, name_scope=None, dtype="float32"):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_sub_layers", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistable_buffer_names", set())
         self.training = True
         self._dtype = as_dtype(dtype)
         self._full_name = unique_name(name_scope or _snake(type(self).__name__))
@@ -97,6 +106,19 @@ class Layer:
         subs = self._sub_layers
         if isinstance(value, Tensor) or isinstance(self.__dict__.get(name), Tensor):
             state.tensor_attributes_version[0] += 1  # captured by path (d2s.jit)
+        buffers = self.__dict__.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, (Tensor, Symbolic)):
+                raise TypeError(f"{type(self).__name__}.{name} is a buffer: assign a Tensor "
+                                f"or None, not a {type(value).__name__}")
+            buffers[name] = value
+            object.__setattr__(self, name, value)
+            return
+        if isinstance(value, Symbolic) and name in params:
+            # a traced value while to_static builds: still the parameter's slot
+            params[name] = value
+            object.__setattr__(self, name, value)
+            return
         if isinstance(value, Layer):
             params.pop(name, None)
             subs[name] = value
@@ -116,6 +138,10 @@ class Layer:
             state.tensor_attributes_version[0] += 1
         self._parameters.pop(name, None)
         self._sub_layers.pop(name, None)
+        buffers = self.__dict__.get("_buffers")
+        if buffers is not None and name in buffers:
+            del buffers[name]
+            self._non_persistable_buffer_names.discard(name)
         object.__delattr__(self, name)
 
     def add_sublayer(self, name, sublayer):
@@ -135,6 +161,33 @@ class Layer:
         state.tensor_attributes_version[0] += 1
         object.__setattr__(self, name, parameter)
         return parameter
+
+    def register_buffer(self, name, tensor, persistable=True):
+        """Register `tensor` (a Tensor or None) as the buffer `name`: state of the
+        layer that is no parameter (running statistics, counters). Persistable
+        buffers are in `state_dict()` (and so saved and loaded); every buffer
+        is in `named_buffers()`. Assigning the attribute later keeps it a buffer."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise ValueError(f"register_buffer: the name must be a non-empty string without "
+                             f"'.', got {name!r}")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
+                            f"{type(tensor).__name__}")
+        if "_buffers" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before "
+                               f"registering buffer {name!r}")
+        if name in self._parameters or name in self._sub_layers or (
+                name in self.__dict__ and name not in self._buffers):
+            raise KeyError(f"register_buffer: {type(self).__name__} already has an "
+                           f"attribute {name!r}")
+        self._buffers[name] = tensor
+        if persistable:
+            self._non_persistable_buffer_names.discard(name)
+        else:
+            self._non_persistable_buffer_names.add(name)
+        state.tensor_attributes_version[0] += 1
+        object.__setattr__(self, name, tensor)
+        return tensor
 
     def create_parameter(self, shape, dtype=None, initializer=None, is_bias=False, name=None,
                          default_initializer=None, attr=None):
@@ -285,10 +338,36 @@ class Layer:
     def parameters(self, include_sublayers=True):
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
+    def named_buffers(self, prefix="", include_sublayers=True):
+        """(dotted name, buffer) for every buffer (persistable or not), own first,
+        then each sublayer's; a buffer shared by several layers appears once."""
+        for name, b, _ in self._named_buffers(prefix, include_sublayers):
+            yield name, b
+
+    def _named_buffers(self, prefix="", include_sublayers=True):
+        seen = set()
+        layers = (self.named_sublayers(prefix, include_self=True) if include_sublayers
+                  else [(prefix, self)])
+        for pre, layer in layers:
+            held = layer.__dict__.get("_buffers") or {}
+            for name, b in held.items():
+                if b is None or id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield ((f"{pre}.{name}" if pre else name), b,
+                       name not in layer._non_persistable_buffer_names)
+
+    def buffers(self, include_sublayers=True):
+        return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
+
     # ---- state ------------------------------------------------------------------
     def state_dict(self):
-        """Ordered {dotted name: parameter Tensor}."""
-        return OrderedDict(self.named_parameters())
+        """Ordered {dotted name: Tensor}: the parameters, then the persistable buffers."""
+        out = OrderedDict(self.named_parameters())
+        for name, b, persistable in self._named_buffers():
+            if persistable:
+                out[name] = b
+        return out
 
     def set_state_dict(self, state_dict, strict=True):
         """Load values (arrays, Tensors or nested lists) into the parameters.

@@ -147,6 +147,11 @@ class StateOverlay:
         if slot is not None:
             slot.versions.append(value)
 
+    def value_assigns(self):
+        """(Tensor, Variable) per Tensor given a new value by `assign` (in a
+        forward program: a buffer updated in place, jit.outliving)."""
+        return [(t, v) for t, v in self._values.values()]
+
     def _constant(self, value, dtype):
         with state.building(self.builder), self.program._block_guard(
                 self.program.global_block()):

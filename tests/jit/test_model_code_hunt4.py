@@ -17,9 +17,9 @@ Found by this file (each failed before its fix):
 * a Layer attribute a tensor `if` or loop writes (`self.count += 1`,
   `self.last = h`): after the call the layer kept the build-time Variable, so
   eager code (`layer.count + 1` built another Variable) and the next call read
-  it. It is carried inside the trace as before; after it the attribute is an
-  UndefinedVar whose use is a NameError naming it, the file and the line (a
-  failed trace puts the old value back).
+  it. It is carried inside the trace as before; after each run the write is
+  replayed with the run's value (issue 25, jit.outliving; a failed trace puts
+  the old value back).
 * a helper raising under a tensor `if` (`if x.sum() < 0: raise ValueError`),
   called inside the caller's `try: ... except ValueError:`: eagerly the
   `except` took it; the program raised it at run time, past the `except`.
@@ -396,16 +396,18 @@ def test_a_layer_attribute_a_tensor_construct_wrote_is_no_build_time_variable_af
         make, name, value):
     # The layer kept the build-time Variable (cond_5: int64[]): eager code
     # after the call (`layer.count + 1` built another Variable), and the
-    # next call of the same program, read it instead of the path taken.
+    # next call of the same program, read it instead of the path taken. The
+    # write is now replayed after each run (issue 25, jit.outliving): the
+    # attribute holds what the eager call leaves, call after call.
     layer, eager = make(), make()
     static = to_static(layer)
-    for _ in range(2):
+    for _ in range(3):
         assert_same(static(tensor([value])), eager(tensor([value])))
-        with pytest.raises(NameError, match=rf"(?s)'self\.{name}'.*layer {make.__name__} got it "
-                                            rf"from a tensor `if` or loop of a to_static call "
-                                            rf"\(.*test_model_code_hunt4\.py, line \d+\).*"
-                                            rf"return it from the function"):
-            getattr(layer, name) + 1
+        got, want = getattr(layer, name), getattr(eager, name)
+        np.testing.assert_array_equal(np.asarray(got.numpy() if hasattr(got, "numpy") else got),
+                                      np.asarray(want.numpy() if hasattr(want, "numpy")
+                                                 else want))
+        assert type(got + 1) is type(want + 1) or hasattr(got, "numpy")
 
 
 def test_a_failed_trace_leaves_the_layer_attribute_as_it_was():

@@ -13,9 +13,12 @@ the program's build-time Variable: right for the rest of the trace, but
 eager code after the call, and the next call of the same program, would read
 that Variable (arithmetic on it silently builds more Variables), never the
 value of the path taken. While a program is traced (`layer_writes`) such
-writes are remembered; when the trace ends the attribute holds an
-UndefinedVar saying so, whose use is an error naming it (a failed trace puts
-the value from before back).
+writes are remembered. A layer the caller can reach (the converted method's
+`self`, an argument, a global, and their sublayers) has such writes turned
+into writes the program replays after each run (jit.outliving) before this
+looks; on any other layer the attribute then holds an UndefinedVar saying
+so, whose use is an error naming it (a failed trace puts the value from
+before back).
 """
 import threading
 

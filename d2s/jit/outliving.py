@@ -1,0 +1,561 @@
+"""State that outlives the call: a traced value written into a user's object.
+
+A converted function may store a traced value where the caller still reaches
+it after the call (DESIGN §4): a Layer attribute or buffer
+(`self._mean = ...`), an item of a list or dict held by `self`, an argument
+or a global (`cache[k] = x`, `self.hist.append(h)`), an attribute of a plain
+object. Done as traced, the write would leave the trace's static Variable in
+that object: eager code after the call, and every later call of the same
+program, would read a build-time value (arithmetic on it silently builds
+more Variables). So a trace is bracketed by a `Watch`:
+
+- before it, the mutable containers reachable from the roots (the bound
+  Layer and its sublayers, the arguments, the closure cells, the globals the
+  function names) are recorded shallowly: a list's items, a dict's items,
+  an object's `__dict__` (a dict like any other);
+- after it, every entry that now holds a Variable is put back as it was and
+  becomes an `Effect`; its Variables become outputs of the program, and each
+  successful run performs the same write with that run's eager Tensors
+  (`replay`). A run that raises performs none: the replay comes after the
+  whole run. Entries the trace changed to plain Python values stay as the
+  trace left them (Python side effects happen once per trace, §4);
+- a trace that fails puts back every entry it changed (`rollback`).
+
+A diff and not interception because these writes are ordinary Python stores
+into builtin lists and dicts, made by the user's code or by code it calls
+(a sublayer, a helper function): nothing can hook them, but all of them end
+in a reachable container.
+
+How a write replays. A list that only grew (`append`, `extend`) replays as
+an `extend` of the new items, so a history grows call after call as
+eagerly; an item set replays as the same item set. A registered parameter or
+buffer of a Layer given a value of its own shape and dtype is updated in
+place (its `_value`), as PaddlePaddle's BatchNorm updates its statistics:
+programs that captured it read the new value, an xla program keeps it on
+the device, and a training step's guard still holds. Anything else (a list
+that shrank and gained traced items, a value computed inside a branch or
+loop body) cannot be replayed and is a `ControlFlowError` naming the target,
+the line that computed the value, and what to write instead.
+"""
+from __future__ import annotations
+
+import copy
+import types
+
+from ..core import state
+from ..core.tensor import Tensor
+from ..static.control_flow import ControlFlowError
+from ..static.ir import Variable
+
+__all__ = ["Watch", "Effects", "swap_in", "swap_out"]
+
+_MAX_DEPTH = 8
+_MAX_NODES = 20000
+# Types never walked into: values, not containers of user state.
+_LEAVES = (Tensor, Variable, str, bytes, int, float, complex, bool, type(None), type,
+           types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+           types.MethodType, types.CodeType, property, staticmethod, classmethod)
+
+
+def _is_layer(obj):
+    return hasattr(type(obj), "named_sublayers") and isinstance(
+        getattr(obj, "__dict__", None), dict) and "_parameters" in obj.__dict__
+
+
+def _walkable_object(obj):
+    """A plain object (or Layer) whose `__dict__` holds user state: not d2s's
+    own machinery (optimizers, StaticFunctions, programs: tracked elsewhere)."""
+    if _is_layer(obj):
+        return True
+    d = getattr(obj, "__dict__", None)
+    if not isinstance(d, dict):
+        return False
+    module = type(obj).__module__ or ""
+    return not (module == "d2s" or module.startswith("d2s.") or module == "builtins"
+                or module.startswith("numpy") or module.startswith("jax"))
+
+
+def has_variable(value, depth=0):
+    if isinstance(value, Variable):
+        return True
+    if depth > _MAX_DEPTH or isinstance(value, _LEAVES):
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(has_variable(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(has_variable(v, depth + 1) for v in value.values())
+    if _plain_object(value):
+        return any(has_variable(v, depth + 1) for v in vars(value).values())
+    return False
+
+
+def _plain_object(value):
+    """A user's object (not a Layer) whose attributes a new value may carry:
+    rebuilt per run as a shallow copy (`_ObjectTemplate`)."""
+    return not _is_layer(value) and _walkable_object(value) and not isinstance(value, _LEAVES)
+
+
+class _ObjectTemplate:
+    """A plain object made by the trace holding traced values: each run stores
+    a shallow copy of it with its attributes rebuilt."""
+    __slots__ = ("obj", "attrs")
+
+    def __init__(self, obj, attrs):
+        self.obj = obj
+        self.attrs = attrs
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+class Effect:
+    """One write a run performs: `kind` "set" (container[key] = value; an
+    object's attribute when `owner` is set), "extend" (list.extend(value)) or
+    "assign" (an eager Tensor's value, in place: `container` is the Tensor)."""
+    __slots__ = ("kind", "container", "key", "template", "owner", "label")
+
+    def __init__(self, kind, container, key, template, owner, label):
+        self.kind = kind
+        self.container = container
+        self.key = key
+        self.template = template
+        self.owner = owner
+        self.label = label
+
+
+class Effects:
+    """The writes one program performs after each run; `variables` are the
+    program outputs they read (in order, each once)."""
+
+    def __init__(self, effects, variables, guards=(), read_paths=()):
+        self.effects = effects
+        self.variables = variables
+        # (dict, key, captured Tensor, label): read by path from now on
+        self.read_paths = list(read_paths)
+        # (dict, key, value before the trace, label): entries written whose old
+        # Python value (or absence) the trace may have read
+        self.guards = list(guards)
+
+    def hold(self):
+        """The entries the program wrote still hold what its trace found."""
+        for d, key, before, _ in self.guards:
+            now = d.get(key, _MISSING)
+            if now is before:
+                continue
+            if isinstance(before, Tensor):
+                if not (isinstance(now, Tensor) and now.shape == before.shape
+                        and now.dtype == before.dtype):
+                    return False
+            elif not (type(now) is type(before) and isinstance(
+                    before, (int, float, str, bool)) and now == before):
+                return False
+        return True
+
+    def __bool__(self):
+        return bool(self.effects)
+
+    def replay(self, values):
+        """Perform every write with `values` (eager Tensors, one per variable)."""
+        replaced = False
+        for e in self.effects:
+            if e.kind == "assign":
+                new = values[e.template.index]
+                e.container._value = new._value
+                continue
+            value = _rebuild(e.template, values)
+            if e.kind == "extend":
+                e.container.extend(value)
+                continue
+            replaced = True
+            if e.owner is not None:
+                setattr(e.owner, e.key, value)
+            else:
+                e.container[e.key] = value
+        if replaced:  # programs reading these entries by path look again
+            state.tensor_attributes_version[0] += 1
+
+    def add_assigns(self, assigns, program):
+        """Also write each (eager Tensor, Variable) of `assigns` in place."""
+        gb = program.global_block()
+        for tensor, var in assigns:
+            label = f"tensor '{tensor.name}'" if tensor.name else \
+                f"a {tensor.dtype.name}{list(tensor.shape)} tensor"
+            Watch._check_visible(var, label, gb)
+            slot = _Slot(len(self.variables))
+            self.variables.append(var)
+            self.effects.append(Effect("assign", tensor, None, slot, None, label))
+
+    def labels(self):
+        return [e.label for e in self.effects]
+
+
+def _template(value, slots, depth=0):
+    """`value` with each Variable replaced by its `_Slot` (new containers are
+    rebuilt per run, as eager code builds them per call)."""
+    if isinstance(value, Variable):
+        slot = slots.get(id(value))
+        if slot is None:
+            slot = slots[id(value)] = (_Slot(len(slots)), value)
+        return slot[0]
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(value, list):
+        return [_template(v, slots, depth + 1) for v in value]
+    if type(value) is tuple:
+        return tuple(_template(v, slots, depth + 1) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
+        return type(value)(*[_template(v, slots, depth + 1) for v in value])
+    if type(value) is dict:
+        return {k: _template(v, slots, depth + 1) for k, v in value.items()}
+    if _plain_object(value) and has_variable(value, depth):
+        return _ObjectTemplate(value, {k: _template(v, slots, depth + 1)
+                                       for k, v in vars(value).items()})
+    return value
+
+
+def _rebuild(template, values):
+    if type(template) is _Slot:
+        return values[template.index]
+    if isinstance(template, list):
+        return [_rebuild(v, values) for v in template]
+    if type(template) is tuple:
+        return tuple(_rebuild(v, values) for v in template)
+    if isinstance(template, tuple) and hasattr(template, "_fields"):
+        return type(template)(*[_rebuild(v, values) for v in template])
+    if type(template) is dict:
+        return {k: _rebuild(v, values) for k, v in template.items()}
+    if type(template) is _ObjectTemplate:
+        new = copy.copy(template.obj)
+        vars(new).update({k: _rebuild(v, values) for k, v in template.attrs.items()})
+        return new
+    return template
+
+
+def function_roots(fn, depth=3):
+    """(label, value) of the closure cells and the globals `fn`'s code names,
+    and those of the Python functions it names (a helper writing a global
+    dict), `depth` calls deep; not those of a `not_to_static` helper, which
+    runs as plain Python while tracing."""
+    roots, seen_fns, seen_roots = [], set(), set()
+    pending = [(fn, 0)]
+    while pending:  # (a loop, not a recursive closure: no reference cycle per trace)
+        fn, level = pending.pop()
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        if code is None or id(fn) in seen_fns:
+            continue
+        seen_fns.add(id(fn))
+        found, called = [], []
+        for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(value, types.FunctionType):
+                called.append(value)
+            else:
+                found.append((f"closure variable '{name}'", value))
+        names, stack = set(), [code]
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        g = getattr(fn, "__globals__", {})
+        for name in sorted(names):
+            if name in g and not name.startswith("__"):
+                value = g[name]
+                if isinstance(value, types.FunctionType):
+                    called.append(value)
+                elif isinstance(value, (list, dict)) or _walkable_object(value):
+                    found.append((f"global '{name}'", value))
+        for label, value in found:
+            if id(value) not in seen_roots:
+                seen_roots.add(id(value))
+                roots.append((label, value))
+        if level < depth:
+            for f in called:
+                module = getattr(f, "__module__", "") or ""
+                if not (module == "d2s" or module.startswith("d2s.")
+                        or getattr(f, "_d2s_not_to_static", False)):
+                    pending.append((f, level + 1))
+    return roots
+
+
+class Watch:
+    """The containers reachable from `roots` ((label, value) pairs) as they
+    were before a trace (see module doc)."""
+
+    def __init__(self, roots):
+        self.roots = [(label, v) for label, v in roots if v is not None]
+        # id -> (container, shallow copy, label, owning object or None)
+        self.before = {}
+        self._walk(self.before, record=True)
+        # id(a Layer's `_parameters` / `_buffers` dict) -> the Layer
+        self._registry_owner = {}
+        for _, _, _, obj in self.before.values():
+            if obj is not None and _is_layer(obj):
+                for reg in ("_parameters", "_buffers"):
+                    held = obj.__dict__.get(reg)
+                    if isinstance(held, dict):
+                        self._registry_owner[id(held)] = obj
+
+    def _walk(self, seen, record):
+        count = 0
+        stack = [(value, label, 0, None) for label, value in reversed(self.roots)]
+        while stack and count < _MAX_NODES:
+            value, label, depth, owner = stack.pop()
+            if isinstance(value, _LEAVES) or depth > _MAX_DEPTH:
+                continue
+            if isinstance(value, tuple):
+                for i, v in enumerate(value):
+                    stack.append((v, f"{label}[{i}]", depth + 1, None))
+                continue
+            if isinstance(value, (list, dict)):
+                container, obj = value, owner
+            elif _walkable_object(value):
+                container, obj = value.__dict__, value
+                if id(container) in seen:
+                    continue
+            else:
+                continue
+            if id(container) in seen:
+                continue
+            count += 1
+            if record:
+                copy = list(container) if isinstance(container, list) else dict(container)
+                seen[id(container)] = (container, copy, label, obj)
+            else:
+                seen[id(container)] = (container, None, label, obj)
+            items = enumerate(container) if isinstance(container, list) else list(
+                container.items())
+            for key, v in items:
+                if obj is not None:
+                    child = f"{label}.{key}"
+                else:
+                    child = f"{label}[{key!r}]"
+                stack.append((v, child, depth + 1, None))
+
+    # ---- after the trace ---------------------------------------------------------------
+    def rollback(self):
+        """The trace failed: every recorded container as it was."""
+        touched_layers = False
+        for container, copy, _, owner in self.before.values():
+            if isinstance(container, list):
+                if len(container) != len(copy) or any(a is not b for a, b in zip(container, copy)):
+                    container[:] = copy
+            elif _dict_changed(container, copy):
+                container.clear()
+                container.update(copy)
+                touched_layers = touched_layers or owner is not None
+        if touched_layers:
+            state.tensor_attributes_version[0] += 1
+
+    def collect(self, program):
+        """The trace succeeded: put back every entry holding a Variable and
+        return the writes to replay (`Effects`)."""
+        slots, effects = {}, []
+        self.guards, self.read_paths = [], []
+        gb = program.global_block()
+        restore = []
+        for container, copy, label, owner in list(self.before.values()):
+            if isinstance(container, list):
+                found = self._list_effects(container, copy, label, slots, gb)
+                if found:
+                    effects.extend(found)
+                    restore.append((container, copy, None))
+            else:
+                found = self._dict_effects(container, copy, label, owner, slots, program)
+                if found:
+                    effects.extend(found)
+                    restore.append((container, copy, [e.key for e in found]))
+        for container, copy, keys in restore:
+            if keys is None:
+                container[:] = copy
+            else:
+                for key in keys:
+                    if key in copy:
+                        container[key] = copy[key]
+                    else:
+                        container.pop(key, None)
+        if restore:
+            state.tensor_attributes_version[0] += 1
+        ordered = sorted(slots.values(), key=lambda s: s[0].index)
+        return Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
+
+    def _list_effects(self, lst, copy, label, slots, gb):
+        if not any(has_variable(v) for v in lst):
+            return []
+        n = len(copy)
+        if len(lst) >= n and all(a is b for a, b in zip(lst, copy)):
+            new = lst[n:]
+            self._check_visible(new, f"{label} (items appended)", gb)
+            return [Effect("extend", lst, None, _template(new, slots), None, label)]
+        if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
+            found = []
+            for i, (a, b) in enumerate(zip(lst, copy)):
+                if a is not b:
+                    self._check_visible(a, f"{label}[{i}]", gb)
+                    found.append(Effect("set", lst, i, _template(a, slots), None,
+                                        f"{label}[{i}]"))
+            return found
+        raise ControlFlowError(
+            f"{label}: a list that outlives the call lost or moved items and got traced "
+            f"values in "
+            f"one to_static call{_origin_of(lst, gb)}; a run cannot replay that. Build the "
+            "new list inside the function and return it (assign it after the call), or "
+            "only append to or set items of the caller's list")
+
+    def _dict_effects(self, d, copy, label, owner, slots, program):
+        gb = program.global_block()
+        found = []
+        layer = owner if owner is not None and _is_layer(owner) else None
+        if layer is None:  # a Layer's `_parameters` / `_buffers` dict: its layer
+            layer = self._registry_owner.get(id(d))
+        registered = {}
+        if layer is not None:  # as registered before the trace
+            for reg in ("_parameters", "_buffers"):
+                held = layer.__dict__.get(reg)
+                if isinstance(held, dict):
+                    entry = self.before.get(id(held))
+                    registered.update(entry[1] if entry is not None else held)
+        for key, value in list(d.items()):
+            before = copy.get(key, _MISSING)
+            if value is before or not has_variable(value):
+                continue
+            where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
+            self._check_visible(value, where, gb)
+            is_attr = owner is not None and d is getattr(owner, "__dict__", None)
+            if (isinstance(before, Tensor) and _registered(layer, d, key, before, registered)
+                    and isinstance(value, Variable) and value.dtype == before.dtype
+                    and tuple(value.shape) == tuple(before.shape)):
+                # a parameter or buffer given a value of its own shape and dtype
+                found.append(Effect("assign", before, key, _template(value, slots), None,
+                                    where))
+                continue
+            if isinstance(before, Variable):
+                pass  # an input of the program (see swap_in): the signature checks it
+            elif not isinstance(before, Tensor):
+                # the trace may have read this Python value (or its absence): the
+                # program holds only while the entry still is what it was
+                self.guards.append((d, key, before, where))
+            elif id(before) in program._captured_ids:
+                # the program reads it: for a tensor of that shape and dtype only,
+                # and (a dict item, a plain object's attribute) by path from now on
+                # (a Layer's tensor attributes are read by path already)
+                self.guards.append((d, key, before, where))
+                if layer is None:
+                    self.read_paths.append((d, key, before, where))
+            found.append(Effect("set", d, key, _template(value, slots),
+                                owner if is_attr else None, where))
+        return found
+
+    @staticmethod
+    def _check_visible(value, where, gb):
+        for var in _variables(value):
+            if var.block is not gb:
+                raise ControlFlowError(
+                    f"{where} is set to '{var.name}', a value of a tensor `if` or loop body "
+                    f"of a to_static call{_origin_of(var, gb)}, and the object outlives the "
+                    "call: the program cannot write it back. Assign it to a local name in "
+                    "the branch or loop and write the object after it")
+
+
+def swap_in(orig, new, undo):
+    """Return `orig` (an argument: a list or dict holding tensors) with each
+    tensor replaced in place, at any depth of lists and dicts, by the trace's
+    value standing for it in `new` (the argument as the trace rebuilt it);
+    `undo` records (container, key, tensor, value put there) for `swap_out`.
+    Anything else (a tuple, another type) gives `new`, as before."""
+    if isinstance(orig, list) and isinstance(new, list) and len(orig) == len(new):
+        keys = range(len(orig))
+    elif isinstance(orig, dict) and isinstance(new, dict) and orig.keys() == new.keys():
+        keys = list(orig)
+    else:
+        return new
+    for key in keys:
+        o, n = orig[key], new[key]
+        if o is n:
+            continue
+        if isinstance(o, (list, dict)):
+            if swap_in(o, n, undo) is o:
+                continue
+        undo.append((orig, key, o, n))
+        orig[key] = n
+    return orig
+
+
+def swap_out(undo):
+    """Put back what `swap_in` replaced, where the entry still holds the value
+    it put there (the trace's own writes were put back before: `collect`)."""
+    for container, key, original, placed in reversed(undo):
+        try:
+            if container[key] is placed:
+                container[key] = original
+        except (IndexError, KeyError):
+            pass
+    undo.clear()
+
+
+def _registered(layer, d, key, before, registered):
+    """`before` is a Layer's registered parameter or buffer under `key`, seen
+    in the Layer's `__dict__` or in its `_parameters` / `_buffers` dict."""
+    if layer is None:
+        return False
+    if d is layer.__dict__ or d is layer.__dict__.get("_parameters") \
+            or d is layer.__dict__.get("_buffers"):
+        return registered.get(key) is before
+    return False
+
+
+def _dict_changed(d, copy):
+    if len(d) != len(copy):
+        return True
+    for k, v in d.items():
+        if copy.get(k, _MISSING) is not v:
+            return True
+    return False
+
+
+def _variables(value, depth=0):
+    if isinstance(value, Variable):
+        yield value
+    elif depth > _MAX_DEPTH or isinstance(value, _LEAVES):
+        return
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _variables(v, depth + 1)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _variables(v, depth + 1)
+    elif _plain_object(value):
+        for v in vars(value).values():
+            yield from _variables(v, depth + 1)
+
+
+def _origin_of(value, gb):
+    """`, computed at <file>, line N` for the op that made a Variable of `value`."""
+    for var in _variables(value):
+        block = var.block
+        for op in reversed(block.ops):
+            if any(var.name in names for names in _op_output_names(op)):
+                origin = op.origin
+                if origin:
+                    return f" (computed at {origin[0]}, line {origin[1]})"
+                return ""
+    return ""
+
+
+def _op_output_names(op):
+    outs = op.outputs
+    if isinstance(outs, dict):
+        for v in outs.values():
+            yield [getattr(x, "name", x) for x in (v if isinstance(v, (list, tuple)) else [v])]
+    else:
+        yield [getattr(x, "name", x) for x in outs]
+
+
+_MISSING = object()
