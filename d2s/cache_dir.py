@@ -148,6 +148,13 @@ def _check(info, where, *, own):
             raise _Unsafe(f"{where} is writable by other users")
 
 
+def _is_link(name, dir_fd):
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
 def _open_folder(name, create=True):
     """A descriptor of `cache_root()/name`, reached and checked as the module
     doc says (created when missing and `create`), and its path; None when
@@ -197,7 +204,8 @@ def _open_folder(name, create=True):
                     pass
                 child = os.open(part, _O_DIR, dir_fd=fd)
             except OSError as exc:
-                if exc.errno == errno.ELOOP:    # a symbolic link swapped in since realpath
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(part, fd):
+                    # (swapped in since realpath, or a link as a cache folder)
                     raise _Unsafe(f"{walked} is a symbolic link") from None
                 raise
             os.close(fd)

@@ -1,0 +1,93 @@
+"""A warning when a module global that a traced function read has changed.
+
+A program is traced once per signature: every Python value the converted
+function reads while tracing, module globals included, is frozen into the
+program (`SCALE = 2` read as `x * SCALE` is a constant 2 in it). Rebinding
+`SCALE = 20` later does not retrace: the program keeps computing with 2.
+Keying programs by every global's value would cost each call a lookup per
+global name for a rare case, so d2s documents this behaviour and, as a cheap
+guard, watches the globals the function's own code names whose values are
+plain data (numbers, text, bytes, None, tuples of those, numpy scalars and
+arrays): a call finding one rebound (identity compared: a global array
+changed in place is not seen; globals read by the functions it calls are
+not watched) warns once per function and name, saying what to do instead.
+"""
+import types
+import warnings
+
+import numpy as np
+
+__all__ = ["watch"]
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndarray)
+
+
+def _plain(value):
+    if isinstance(value, tuple):
+        return all(_plain(v) for v in value)
+    return isinstance(value, _PLAIN)
+
+
+def _names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+class GlobalWatch:
+    """The plain globals `fn` read, as they were when its program was traced."""
+    __slots__ = ("fn", "namespace", "watched")
+
+    def __init__(self, fn, namespace, watched):
+        self.fn = fn
+        self.namespace = namespace
+        self.watched = watched   # [(name, value as traced)]
+
+    def check(self):
+        """Warn (once per name) for each watched global rebound since the trace.
+        Returns whether any is still watched."""
+        get = self.namespace.get
+        for name, value in self.watched:
+            if get(name, _MISSING) is not value:
+                self._changed(name, value)
+        return bool(self.watched)
+
+    def _changed(self, name, value):
+        self.watched = [(n, v) for n, v in self.watched if n != name]
+        now = self.namespace.get(name, _MISSING)
+        code = self.fn.__code__
+        shown = "deleted" if now is _MISSING else _short(now)
+        warnings.warn(
+            f"d2s: the global {name!r} read by {self.fn.__qualname__} "
+            f"({code.co_filename}, line {code.co_firstlineno}) was {_short(value)} when its "
+            f"program was traced and is {shown} now; the program keeps the traced value "
+            f"(globals are frozen at the trace). Pass it as an argument (a tensor, so one "
+            f"program serves every value) or keep it constant.", RuntimeWarning, stacklevel=4)
+
+
+_MISSING = object()
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def watch(fn):
+    """A GlobalWatch of `fn`'s plain globals as they are now, or None when it
+    reads none (nothing to check at each call)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    namespace = getattr(fn, "__globals__", None)
+    if code is None or not isinstance(namespace, dict):
+        return None
+    watched = []
+    for name in sorted(_names(code)):
+        if name.startswith("__") or name not in namespace:
+            continue
+        value = namespace[name]
+        if _plain(value):
+            watched.append((name, value))
+    return GlobalWatch(fn, namespace, watched) if watched else None
