@@ -166,7 +166,7 @@ def _open_folder(name, create=True):
     if not _SECURE:   # pragma: no cover - no descriptor-relative opens (Windows)
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
-            return os.open(path, os.O_RDONLY), path
+            return None, path   # (no descriptor: the callers use the path)
         except OSError as exc:
             report_unusable(path, exc.strerror or str(exc))
             return None
@@ -183,6 +183,7 @@ def _open_folder(name, create=True):
                     break
                 above = os.path.dirname(above)
         n_root = len(parts) - 1     # parts[n_root - 1]: the root; parts[n_root]: the subfolder
+        # (missing folders on the way are created 0o700, as `makedirs` would, but private)
         fd = os.open("/", _O_DIR)
     except OSError as exc:
         report_unusable(path, exc.strerror or str(exc))
@@ -196,7 +197,7 @@ def _open_folder(name, create=True):
             try:
                 child = os.open(part, _O_DIR, dir_fd=fd)
             except FileNotFoundError:
-                if not (create and i >= n_root - 1):
+                if not create:
                     raise
                 try:
                     os.mkdir(part, 0o700, dir_fd=fd)
@@ -237,7 +238,8 @@ def subfolder(name):
     if opened is None:
         return None
     fd, path = opened
-    os.close(fd)
+    if fd is not None:
+        os.close(fd)
     return path
 
 
@@ -263,7 +265,13 @@ def read_entry(folder, name):
     opened = _open_folder(folder)
     if opened is None:
         return None
-    dfd, _ = opened
+    dfd, path = opened
+    if dfd is None:   # pragma: no cover - Windows: by path, without the checks
+        try:
+            with open(os.path.join(path, name), "rb") as f:
+                return f.read()
+        except OSError:
+            return None
     try:
         fd = os.open(name, _O_FILE, dir_fd=dfd)
     except OSError as exc:
@@ -303,6 +311,9 @@ def write_entry(folder, name, data):
     if opened is None:
         return
     dfd, path = opened
+    if dfd is None:   # pragma: no cover - Windows: by path, without the checks
+        _write_by_path(path, name, data)
+        return
     if path in _unusable:
         os.close(dfd)
         return
@@ -324,6 +335,26 @@ def write_entry(folder, name, data):
             except OSError:
                 pass
         os.close(dfd)
+
+
+def _write_by_path(folder, name, data):  # pragma: no cover - Windows
+    if folder in _unusable:
+        return
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=_TMP_PREFIX)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(folder, name))
+        tmp = None
+    except (OSError, ValueError) as exc:
+        report_unusable(folder, getattr(exc, "strerror", None) or str(exc))
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def write_atomic(path, data):
@@ -414,8 +445,8 @@ def evict(folder):
     JAX writes `xla/`); returns the bytes it holds, or None."""
     limit = max_bytes()
     opened = _open_folder(folder, create=False)
-    if opened is None or limit is None:
-        if opened is not None:
+    if opened is None or limit is None or opened[0] is None:
+        if opened is not None and opened[0] is not None:
             os.close(opened[0])
         return None
     dfd, path = opened

@@ -130,6 +130,8 @@ def matches(fn, node):
         return False
     if alone is None:
         return False
+    if _same(fn.__code__, alone, fn.__qualname__, getattr(alone, "co_qualname", None)):
+        return True   # the usual case: compiled in its place, the same bytecode
     demangle = _demangler(fn.__qualname__)
     (mine, names) = _shape(fn.__code__, demangle, fn.__qualname__)
     (theirs, their_names) = _shape(alone, demangle, getattr(alone, "co_qualname", node.name))
@@ -139,6 +141,27 @@ def matches(fn, node):
     for sub in _nested(fn.__code__):
         free |= set(sub.co_freevars)
     return names <= their_names and their_names - names <= free | {"super"}
+
+
+def _same(mine, theirs, qualname, their_qualname):
+    """Whether two code objects hold the same bytecode, names and constants
+    (nested qualified names compared below `qualname` / `their_qualname`)."""
+    if (mine.co_code != theirs.co_code or mine.co_names != theirs.co_names
+            or mine.co_varnames != theirs.co_varnames
+            or mine.co_freevars != theirs.co_freevars
+            or len(mine.co_consts) != len(theirs.co_consts) or their_qualname is None):
+        return False
+    for a, b in zip(mine.co_consts, theirs.co_consts):
+        if isinstance(a, types.CodeType):
+            if not (isinstance(b, types.CodeType) and _same(a, b, qualname, their_qualname)):
+                return False
+        elif isinstance(a, str) and isinstance(b, str) and a.startswith(qualname + "."):
+            if a[len(qualname):] != b[len(their_qualname):] or \
+                    not b.startswith(their_qualname + "."):
+                return False
+        elif type(a) is not type(b) or _token(a) != _token(b):
+            return False
+    return True
 
 
 def _nested(code):
