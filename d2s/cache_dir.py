@@ -120,22 +120,44 @@ class _Unsafe(Exception):
     pass
 
 
+_homes = {}      # uid -> its home folder, resolved
+_real_roots = {}  # cache root -> its resolved path (dropped when a link is met on the way)
+
+
 def _home():
-    try:
-        import pwd
-        home = pwd.getpwuid(_uid()).pw_dir
-    except (ImportError, KeyError):
-        home = os.path.expanduser("~")
-    return os.path.realpath(home) if home else "/"
+    uid = _uid()
+    home = _homes.get(uid)
+    if home is None:
+        try:
+            import pwd
+            home = pwd.getpwuid(uid).pw_dir
+        except (ImportError, KeyError):
+            home = os.path.expanduser("~")
+        home = _homes[uid] = os.path.realpath(home) if home else "/"
+    return home
 
 
-def _check(info, where, *, own):
+def _skipped_ancestors(real_root):
+    """The system's folders above the user's home, when the root is inside it:
+    not checked (see the module doc)."""
+    home = _home()
+    skip = set()
+    if real_root.startswith(home.rstrip(os.sep) + os.sep):
+        above = os.path.dirname(home)
+        while True:
+            skip.add(above)
+            if above == os.path.dirname(above):
+                break
+            above = os.path.dirname(above)
+    return skip
+
+
+def _check(info, where, uid, *, own):
     """Raise `_Unsafe` unless the folder `info` (an fstat) may be used. `own`:
     part of the cache (the user's alone); else an ancestor (the user's or
     root's; writable by others only when sticky: then each entry in it is
     its owner's, and the next folder on the way is checked as the user's or
     root's)."""
-    uid = _uid()
     if not stat.S_ISDIR(info.st_mode):
         raise _Unsafe(f"{where} is not a folder")
     if own:
@@ -171,17 +193,11 @@ def _open_folder(name, create=True):
             report_unusable(path, exc.strerror or str(exc))
             return None
     try:
-        real_root = os.path.realpath(root)
+        real_root = _real_roots.get(root)
+        if real_root is None:
+            real_root = _real_roots[root] = os.path.realpath(root)
         parts = [p for p in real_root.split(os.sep) if p] + [name]
-        home = _home()
-        skip = set()   # the system's folders above the user's home: not checked
-        if real_root.startswith(home.rstrip(os.sep) + os.sep):
-            above = os.path.dirname(home)
-            while True:
-                skip.add(above)
-                if above == os.path.dirname(above):
-                    break
-                above = os.path.dirname(above)
+        skip = _skipped_ancestors(real_root)
         n_root = len(parts) - 1     # parts[n_root - 1]: the root; parts[n_root]: the subfolder
         # (missing folders on the way are created 0o700, as `makedirs` would, but private)
         fd = os.open("/", _O_DIR)
@@ -189,9 +205,10 @@ def _open_folder(name, create=True):
         report_unusable(path, exc.strerror or str(exc))
         return None
     walked = ""
+    uid = _uid()
     try:
         if os.sep not in skip:
-            _check(os.fstat(fd), os.sep, own=False)
+            _check(os.fstat(fd), os.sep, uid, own=False)
         for i, part in enumerate(parts):
             walked += os.sep + part
             try:
@@ -213,7 +230,7 @@ def _open_folder(name, create=True):
             fd = child
             info = os.fstat(fd)
             if walked not in skip:
-                _check(info, walked, own=i >= n_root - 1)
+                _check(info, walked, uid, own=i >= n_root - 1)
         return fd, path
     except FileNotFoundError:
         os.close(fd)
@@ -223,6 +240,7 @@ def _open_folder(name, create=True):
         return None
     except _Unsafe as unsafe:
         os.close(fd)
+        _real_roots.pop(root, None)   # resolved afresh next time
         _refuse(root, str(unsafe))
         return None
     except OSError as exc:

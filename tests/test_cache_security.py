@@ -11,6 +11,7 @@ bounded, least recently used first. Other users are played by `os.chown`
 Whether a cache entry was used is observed by counting compiles and
 conversions, never by timing.
 """
+import ast
 import json
 import os
 import random
@@ -24,9 +25,9 @@ import numpy as np
 import pytest
 
 from d2s import bytecode_cache, cache_dir
-from d2s.convert import api, disk_cache
+from d2s.convert import api, disk_cache, source_match
 from d2s.convert.errors import SourceMismatchError
-from d2s.convert.source import function_source
+from d2s.convert.source import function_source, parse_function
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -412,9 +413,35 @@ def test_the_source_check_accepts_methods_closures_and_private_names(converts, t
             return count
         return bump
 
+    scaled = lambda v: v * offset   # noqa: E731
+    for fn in (K.method, counter(), scaled):   # (this file predates the process: compared here)
+        assert source_match.matches(fn, parse_function(fn).node), fn
     assert api.convert_function(K.method)[0](K(), 1.0) == [42.0, True]
     assert api.convert_function(counter())[0](3) == 3
-    assert api.convert_function(lambda v: v * offset)[0](2) == 20
+    assert api.convert_function(scaled)[0](2) == 20
+    # and a different body, in the same place, does not match
+    other = parse_function(K.method).node
+    other.body[1].body[0].value.left.right = ast.Attribute(
+        value=ast.Name("self", ast.Load()), attr="_K__other", ctx=ast.Load())
+    ast.fix_missing_locations(other)
+    assert not source_match.matches(K.method, other)
+
+
+def test_a_file_older_than_the_process_is_not_compared(tmp_path, monkeypatch, converts):
+    """One `stat` instead of a compile: modules imported from a file unchanged
+    since the process started were built from its text."""
+    monkeypatch.setenv(cache_dir.ENV_VAR, "")
+    compared = []
+    real = source_match.matches
+    monkeypatch.setattr(source_match, "matches", lambda *a: compared.append(1) or real(*a))
+    path = tmp_path / "old_mod.py"
+    path.write_text(USER_MODULE)
+    assert api.convert_function(_load(path))[0](1.0) == 3.0
+    assert compared == [1]                                  # written after the start
+    os.utime(path, (source_match._STARTED - 60, source_match._STARTED - 60))
+    api._by_code.clear()
+    assert api.convert_function(_load(path))[0](1.0) == 3.0
+    assert compared == [1]
 
 
 # ---- the xla-lowered cache and JAX's xla/ folder -------------------------------------------

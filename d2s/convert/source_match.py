@@ -14,11 +14,15 @@ variables, and a method in a class of the same name (private names,
 (how names are loaded, calls, jumps, line numbers), so the same text
 compiled in its class or closure matches.
 
+A file not written since the process started holds the text every module
+imported from it was built from: then nothing is compared (one `stat`).
 The conversion cache keys on `cache_dir.code_digest(fn.__code__)`: an entry
 is used only by the code it was verified against.
 """
 import ast
 import dis
+import os
+import time
 import types
 
 from .errors import SourceMismatchError
@@ -93,6 +97,23 @@ def _shape(code, demangle, qualname):
     return (own, tuple(sub for sub, _ in nested)), names
 
 
+def _global_names(code):
+    names = set(code.co_names)
+    for sub in _nested(code):
+        names |= set(sub.co_names)
+    return names
+
+
+def _looks_imported(fn, name):
+    value = fn.__globals__.get(name)
+    if isinstance(value, types.ModuleType):
+        return name.isidentifier()
+    module = getattr(value, "__module__", None)
+    return (isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType))
+            and module is not None and module != fn.__globals__.get("__name__")
+            and name.isidentifier())
+
+
 def _class_name(qualname):
     parts = qualname.split(".")
     return parts[-2] if len(parts) > 1 and parts[-2] != "<locals>" else None
@@ -107,14 +128,16 @@ def _compiled_alone(fn, node):
     cls = _class_name(fn.__qualname__)
     text = "def __d2s_outer():\n" + "".join(f"    {n} = None\n" for n in free) + \
         ("    class C:\n        pass\n" if cls else "    pass\n")
+    imported = sorted(n for n in _global_names(code) if _looks_imported(fn, n))
+    if imported:   # (the compiler calls methods of imported names differently)
+        text = "".join(f"import {n}\n" for n in imported) + text
     tree = ast.parse(text)
-    outer = tree.body[0]
+    outer = tree.body[-1]
     if cls:
         outer.body[-1].name = cls
         outer.body[-1].body = [node]
     else:
         outer.body[-1] = node
-    ast.fix_missing_locations(tree)
     compiled = compile(tree, code.co_filename, "exec", dont_inherit=True,
                        flags=code.co_flags & _FUTURE_FLAGS)
     found = [c for c in _nested(compiled) if c.co_name == node.name]
@@ -171,10 +194,38 @@ def _nested(code):
             yield from _nested(const)
 
 
+def _process_start():
+    """When this process started (seconds since the epoch), or when d2s was
+    imported where the system does not say."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])               # field 22: start time, in clock ticks after boot
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration, AttributeError):
+        return time.time()
+
+
+_STARTED = _process_start()
+
+
+def _unchanged_in_this_process(filename):
+    """Whether `filename` was last written before this process started (a
+    second of slack): then every module this process imported from it was
+    built from the text it holds now."""
+    try:
+        return os.stat(filename).st_mtime < _STARTED - 1.0
+    except OSError:
+        return False
+
+
 def check(fn, parsed):
     """Raise SourceMismatchError unless `parsed` (a ParsedFunction) is the text
-    `fn` was built from."""
-    if matches(fn, parsed.node):
+    `fn` was built from. A file not written since this process started needs
+    no comparison (the usual case: it costs one `stat`)."""
+    if _unchanged_in_this_process(fn.__code__.co_filename) or matches(fn, parsed.node):
         return
     line = fn.__code__.co_firstlineno
     raise SourceMismatchError(
