@@ -195,16 +195,16 @@ def _nested(code):
 
 
 def _process_start():
-    """When this process started (seconds since the epoch), or when d2s was
-    imported where the system does not say."""
+    """When this process started (seconds since the epoch, to a clock tick,
+    never later than it did), or when d2s was imported where the system
+    does not say."""
     try:
         with open("/proc/self/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
         ticks = int(fields[19])               # field 22: start time, in clock ticks after boot
-        with open("/proc/stat", "rb") as f:
-            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime"))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration, AttributeError):
+        since = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+        return time.time() - since - 0.02     # (the two clocks read apart)
+    except (OSError, ValueError, IndexError, AttributeError):
         return time.time()
 
 
@@ -212,11 +212,11 @@ _STARTED = _process_start()
 
 
 def _unchanged_in_this_process(filename):
-    """Whether `filename` was last written before this process started (a
-    second of slack): then every module this process imported from it was
-    built from the text it holds now."""
+    """Whether `filename` was last written before this process started: then
+    every module this process imported from it was built from the text it
+    holds now."""
     try:
-        return os.stat(filename).st_mtime < _STARTED - 1.0
+        return os.stat(filename).st_mtime < _STARTED
     except OSError:
         return False
 
