@@ -623,3 +623,40 @@ def test_entries_are_private(cache):
     bytecode_cache.compile_module(TEXT, "<a>")
     assert stat.S_IMODE(os.stat(bytecode_cache.entry_path(TEXT)).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(cache / "bytecode").st_mode) == 0o700
+
+
+# ---- globals frozen at the trace: warned once ------------------------------------------------
+
+GLOBALS_MODULE = textwrap.dedent("""\
+    import d2s
+
+    SCALE = 2.0
+    SHIFT = (1.0, 0.5)
+
+
+    def f(x):
+        return x * SCALE + SHIFT[0]
+    """)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_a_traced_global_rebound_later_warns_once(tmp_path, monkeypatch, backend):
+    if backend == "xla":
+        pytest.importorskip("jax")
+    import d2s
+    monkeypatch.setenv(cache_dir.ENV_VAR, "")
+    (tmp_path / "globals_mod.py").write_text(GLOBALS_MODULE)
+    namespace = {"__name__": "globals_mod"}
+    exec(compile(GLOBALS_MODULE, str(tmp_path / "globals_mod.py"), "exec"), namespace)
+    f = d2s.jit.to_static(namespace["f"], backend=backend)
+    x = d2s.to_tensor(np.array([1.0, 2.0], "float32"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # unchanged globals: no warning
+        for _ in range(3):
+            np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
+    namespace["SCALE"] = 20.0
+    with pytest.warns(RuntimeWarning, match=r"global 'SCALE' read by f .*traced") as record:
+        for _ in range(3):   # the documented behaviour: the traced value is kept
+            np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
+    assert len(_d2s_warnings(record)) == 1
+    assert "globals_mod.py" in str(record[0].message)
