@@ -8,16 +8,20 @@ Keying programs by every global's value would cost each call a lookup per
 global name for a rare case, so d2s documents this behaviour and, as a cheap
 guard, watches the globals the function's own code names whose values are
 plain data (numbers, text, bytes, None, tuples of those, numpy scalars and
-arrays): a call finding one rebound (identity compared: a global array
-changed in place is not seen; globals read by the functions it calls are
-not watched) warns once per function and name, saying what to do instead.
+arrays), at the first call after the trace and then at every
+`CHECK_EVERY`-th call (a counter per call; the lookups are spread out): a
+check finding one rebound (identity compared: a global array changed in
+place is not seen; globals read by the functions it calls are not watched)
+warns once per function and name, saying what to do instead.
 """
 import types
 import warnings
 
 import numpy as np
 
-__all__ = ["watch"]
+__all__ = ["watch", "CHECK_EVERY"]
+
+CHECK_EVERY = 32
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndarray)
 
@@ -38,21 +42,23 @@ def _names(code):
 
 class GlobalWatch:
     """The plain globals `fn` read, as they were when its program was traced."""
-    __slots__ = ("fn", "namespace", "watched")
+    __slots__ = ("fn", "namespace", "watched", "countdown")
 
     def __init__(self, fn, namespace, watched):
         self.fn = fn
         self.namespace = namespace
         self.watched = watched   # [(name, value as traced)]
+        self.countdown = 1       # calls until the next check (the caller counts down)
 
     def check(self):
         """Warn (once per name) for each watched global rebound since the trace.
-        Returns whether any is still watched."""
+        Returns this watch while any global is still watched, else None."""
+        self.countdown = CHECK_EVERY
         get = self.namespace.get
         for name, value in self.watched:
             if get(name, _MISSING) is not value:
                 self._changed(name, value)
-        return bool(self.watched)
+        return self if self.watched else None
 
     def _changed(self, name, value):
         self.watched = [(n, v) for n, v in self.watched if n != name]

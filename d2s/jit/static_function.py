@@ -135,8 +135,11 @@ class StaticFunction:
             modes = memo[1] if memo[0] == layer_modes_version[0] else self._modes_now()
             hit = self._cache.fast.get(_fast_key(args, self._bound_self, modes))
             if hit is not None:
-                if self._globals is not None and not self._globals.check():
-                    self._globals = None
+                watch = self._globals
+                if watch is not None:
+                    watch.countdown -= 1
+                    if watch.countdown <= 0:
+                        self._globals = watch.check()
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
                 program = entry.program
@@ -158,8 +161,8 @@ class StaticFunction:
             concrete, signature = self._concrete_for(args, kwargs)
         except _FallBack:
             return self.dygraph_function(*args, **kwargs)
-        if self._globals is not None and not self._globals.check():
-            self._globals = None
+        if self._globals is not None:
+            self._globals = self._globals.check()
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
         if not kwargs:
