@@ -467,6 +467,21 @@ def test_user_registered_ops_and_their_rules_are_in_the_xla_key():
         OPS.pop(name, None)
 
 
+def test_an_xla_lowered_entry_under_another_name_or_from_a_link_is_not_read(cache, tmp_path):
+    pytest.importorskip("jax")
+    from d2s.backends.xla import lowered_cache
+    folder = cache_dir.subfolder(lowered_cache.SUBFOLDER)
+    a, b = os.path.join(folder, "a" * 64 + ".bin"), os.path.join(folder, "b" * 64 + ".bin")
+    lowered_cache._store(a, b"module bytes", {"layout": []}, b"executable", "env")
+    assert lowered_cache._load(a, "a" * 64) == (b"module bytes", {"layout": []},
+                                                b"executable", "env")
+    os.replace(a, b)                          # a valid entry, planted under another key
+    assert lowered_cache._load(b, "b" * 64) is None
+    os.symlink(b, a)
+    with pytest.warns(RuntimeWarning, match="symbolic link"):
+        assert lowered_cache._load(a, "a" * 64) is None
+
+
 XLA_CHILD = textwrap.dedent("""\
     import json, sys
     import numpy as np

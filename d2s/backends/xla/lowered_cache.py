@@ -22,7 +22,8 @@ everything the lowering depends on:
 * every d2s source file, by size and modification time (the rules live
   across `core`, `static` and this package: an edited d2s never reads
   another's lowering), JAX's and jaxlib's versions, the JAX options a
-  lowering reads, and Python's;
+  lowering reads, and Python's (with its optimisation level: `python -O`
+  drops d2s's own asserts);
 * for each op of the program defined outside d2s (`register_op` by its
   user), the content of its kernel, shape rule, gradient rule and lowering
   rules (`cache_dir.function_digest`): an edited op or rule is lowered again.
@@ -100,7 +101,8 @@ def _sources_fingerprint():
     Python's."""
     import jaxlib
     digest = hashlib.sha256(f"jax {jax.__version__} jaxlib {jaxlib.__version__} "
-                            f"{sys.implementation.name} {platform.python_version()}\n".encode())
+                            f"{sys.implementation.name} {platform.python_version()} "
+                            f"optimize {sys.flags.optimize}\n".encode())
     for folder, subfolders, files in os.walk(_D2S_DIR):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
