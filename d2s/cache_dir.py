@@ -39,7 +39,11 @@ Every folder is bounded: when its entries pass `$D2S_CACHE_MAX_MB`
 bound), the least recently used are removed, oldest first, until it holds
 three quarters of that.  "Used" is the entry's modification time, which a
 read refreshes (`read_entry`); files another process removed meanwhile are
-skipped.  A write that fails (full or read-only disk) turns writing off for
+skipped.  A process does not list the folder at its first write when the
+size recorded by a recent listing of a large folder (the `.size` file)
+leaves room: several
+processes writing at once may pass the bound for a while, until the next
+listing.  A write that fails (full or read-only disk) turns writing off for
 the folder with one warning.  Standard library only, so any layer may use it.
 """
 import errno
@@ -397,7 +401,10 @@ def max_bytes():
 
 def _account(dfd, path, added):
     """Add `added` bytes to what `path` holds; evict when past the bound.
-    The folder is listed once per process, then when the count passes it."""
+    A process learns what the folder holds from the size its last listing
+    recorded (`_MARKER`, when younger than `_MARKER_AGE`: listing a large
+    folder costs a first call tens of ms), else by listing it; then it
+    counts its own writes, and lists it again when they pass the bound."""
     limit = max_bytes()
     if limit is None:
         return
@@ -407,7 +414,50 @@ def _account(dfd, path, added):
             _sizes[path] = known + added
             if known + added <= limit:
                 return
-    _sizes[path] = _evict_fd(dfd, limit)
+    if known is None:
+        recorded = _read_marker(dfd)
+        if recorded is not None and recorded + added <= limit:
+            _sizes[path] = recorded + added
+            return
+    total, count = _evict_fd(dfd, limit)
+    _sizes[path] = total
+    if count >= _MARKED_FROM:
+        _write_marker(dfd, total)
+
+
+_MARKED_FROM = 256     # entries from which a listing is worth recording
+_MARKER = ".size"      # the bytes the folder held at its last listing
+_MARKER_AGE = 600      # seconds a recorded size is trusted
+
+
+def _read_marker(dfd):
+    try:
+        fd = os.open(_MARKER, _O_FILE, dir_fd=dfd)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not _entry_ok(info) or time.time() - info.st_mtime > _MARKER_AGE:
+            return None
+        return int(os.read(fd, 32).decode("ascii"))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write_marker(dfd, total):
+    try:
+        fd = os.open(_MARKER, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
+                     0o600, dir_fd=dfd)
+    except OSError:
+        return
+    try:
+        os.write(fd, str(total).encode("ascii"))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _entry_groups(dfd):
@@ -424,8 +474,8 @@ def _entry_groups(dfd):
             if not stat.S_ISREG(info.st_mode):
                 continue
             name = item.name
-            if name.startswith(_TMP_PREFIX):
-                if now - info.st_mtime > _STALE_TMP_SECONDS:
+            if name.startswith("."):   # temporary files, the size marker
+                if name.startswith(_TMP_PREFIX) and now - info.st_mtime > _STALE_TMP_SECONDS:
                     _unlink(dfd, name)
                 continue
             key = name[:-6] if name.endswith(("-cache", "-atime")) else name
@@ -446,8 +496,9 @@ def _unlink(dfd, name):
 def _evict_fd(dfd, limit):
     groups = _entry_groups(dfd)
     total = sum(g[0] for g in groups.values())
+    count = len(groups)
     if total <= limit:
-        return total
+        return total, count
     target = limit * 3 // 4
     for size, _, names in sorted(groups.values(), key=lambda g: g[1]):
         if total <= target:
@@ -455,7 +506,8 @@ def _evict_fd(dfd, limit):
         for name in sorted(names, key=lambda n: n.endswith("-atime")):
             _unlink(dfd, name)
         total -= size
-    return total
+        count -= 1
+    return total, count
 
 
 def evict(folder):
@@ -469,8 +521,10 @@ def evict(folder):
         return None
     dfd, path = opened
     try:
-        total = _evict_fd(dfd, limit)
+        total, count = _evict_fd(dfd, limit)
         _sizes[path] = total
+        if count >= _MARKED_FROM:
+            _write_marker(dfd, total)
         return total
     except OSError:
         return None

@@ -611,7 +611,28 @@ def test_eviction_survives_entries_removed_by_another_process(cache, monkeypatch
     monkeypatch.setattr(cache_dir, "_entry_groups", racing)
     monkeypatch.setenv(cache_dir.MAX_MB_VAR, str(1 / 2**20))
     assert cache_dir.evict("bytecode") == 0
-    assert not os.listdir(folder)
+    assert not [n for n in os.listdir(folder) if not n.startswith(".")]
+
+
+def test_a_large_folders_recorded_size_spares_the_next_process_a_listing(cache, monkeypatch):
+    monkeypatch.setattr(cache_dir, "_MARKED_FROM", 3)
+    folder = cache_dir.subfolder("convert")
+    for i in range(3):                                          # left by earlier processes
+        with open(os.path.join(folder, f"e{i}"), "wb") as f:
+            f.write(b"x" * 100)
+    cache_dir.write_entry("convert", "e3", b"x" * 100)
+    assert (cache / "convert" / ".size").read_text() == "400"   # listed at the first write
+    listings = []
+    real = cache_dir._entry_groups
+    monkeypatch.setattr(cache_dir, "_entry_groups", lambda dfd: listings.append(1) or real(dfd))
+    monkeypatch.setattr(cache_dir, "_sizes", {})                # another process
+    cache_dir.write_entry("convert", "e9", b"x" * 100)
+    assert listings == []
+    monkeypatch.setenv(cache_dir.MAX_MB_VAR, str(450 / 2**20))  # past the bound: listed
+    cache_dir.write_entry("convert", "e10", b"x" * 100)
+    assert listings == [1]
+    assert sum(p.stat().st_size for p in (cache / "convert").iterdir()
+               if not p.name.startswith(".")) <= 450
 
 
 def test_the_bound_is_read_from_the_environment(monkeypatch):
