@@ -691,6 +691,14 @@ def test_a_traced_global_rebound_later_warns_once(tmp_path, monkeypatch, backend
         warnings.simplefilter("error")          # unchanged globals: no warning
         for _ in range(3):
             np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
+    traced = namespace["SCALE"], namespace["SHIFT"]
+    namespace["SCALE"] = float("2.0")                 # the same value, rebound: no warning
+    namespace["SHIFT"] = tuple([1.0, 0.5])
+    assert namespace["SCALE"] is not traced[0] and namespace["SHIFT"] is not traced[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2 * global_watch.CHECK_EVERY + 1):
+            np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
     namespace["SCALE"] = 20.0
     with pytest.warns(RuntimeWarning, match=r"global 'SCALE' read by f .*traced") as record:
         # (checked every CHECK_EVERY calls) the documented behaviour: the traced value is kept

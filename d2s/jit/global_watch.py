@@ -10,8 +10,8 @@ guard, watches the globals the function's own code names whose values are
 plain data (numbers, text, bytes, None, tuples of those, numpy scalars and
 arrays), at the first call after the trace and then at every
 `CHECK_EVERY`-th call (a counter per call; the lookups are spread out): a
-check finding one rebound (identity compared: a global array changed in
-place is not seen; globals read by the functions it calls are not watched)
+check finding one rebound to other data (identity compared first, then
+values: a global array changed in place is not seen; globals read by the functions it calls are not watched)
 warns once per function and name, saying what to do instead.
 """
 import types
@@ -61,8 +61,11 @@ class GlobalWatch:
         return self if self.watched else None
 
     def _changed(self, name, value):
-        self.watched = [(n, v) for n, v in self.watched if n != name]
         now = self.namespace.get(name, _MISSING)
+        if now is not _MISSING and _equal(now, value):   # rebound to the same value
+            self.watched = [(n, now if n == name else v) for n, v in self.watched]
+            return
+        self.watched = [(n, v) for n, v in self.watched if n != name]
         code = self.fn.__code__
         shown = "deleted" if now is _MISSING else _short(now)
         warnings.warn(
@@ -74,6 +77,20 @@ class GlobalWatch:
 
 
 _MISSING = object()
+
+
+def _equal(a, b):
+    """Whether two plain values are the same data (type, shape and content)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b) or (a != a and b != b)   # (NaN as traced: the same)
+    except (TypeError, ValueError):
+        return False
 
 
 def _short(value):
