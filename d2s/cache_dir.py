@@ -402,8 +402,9 @@ def max_bytes():
 def _account(dfd, path, added):
     """Add `added` bytes to what `path` holds; evict when past the bound.
     A process learns what the folder holds from the size its last listing
-    recorded (`_MARKER`, when younger than `_MARKER_AGE`: listing a large
-    folder costs a first call tens of ms), else by listing it; then it
+    recorded (`_MARKER`, when younger than `_MARKER_AGE`: a large folder's
+    listing, a `stat` per entry, would weigh on every first call), else by
+    listing it; then it
     counts its own writes, and lists it again when they pass the bound."""
     limit = max_bytes()
     if limit is None:
