@@ -597,6 +597,34 @@ def test_each_folder_stays_under_its_bound_least_recently_used_first(cache, monk
     assert bytecode_cache.entry_name(texts[-1]) in kept        # the newest
 
 
+WRITER = textwrap.dedent("""\
+    import sys
+    from d2s import bytecode_cache
+    seed = int(sys.argv[1])
+    for i in range(60):
+        text = f"def outer(a):\\n    return [a * {i % 20}.0, '{'z' * 900}', {seed}]\\n"
+        namespace = {}
+        exec(bytecode_cache.compile_module(text, "<w>"), namespace)
+        assert namespace["outer"](2.0)[0] == 2.0 * (i % 20), i
+    print("ok")
+    """)
+
+
+def test_concurrent_processes_writing_and_evicting_never_fail(cache, monkeypatch):
+    monkeypatch.setenv(cache_dir.MAX_MB_VAR, str(20_000 / 2**20))
+    env = dict(os.environ, D2S_CACHE_DIR=str(cache), PYTHONPATH=ROOT,
+               PYTHONWARNINGS="error::RuntimeWarning")
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(seed % 2)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for seed in range(4)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and out.strip() == "ok", err
+    cache_dir.evict("bytecode")
+    held = [p.stat().st_size for p in (cache / "bytecode").iterdir() if not p.name.startswith(".")]
+    assert 0 < sum(held) <= 20_000
+
+
 def test_eviction_survives_entries_removed_by_another_process(cache, monkeypatch):
     folder = cache / "bytecode"
     for i in range(5):
