@@ -29,6 +29,7 @@ others (`D2S_CACHE_MAX_MB`). A folder the user configured is JAX's own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 
 from ... import cache_dir as _cache_dir
@@ -96,6 +97,7 @@ def _cache_enabled():
 _CHECKSUM = 32   # bytes of `cache_dir.digest` after each entry
 
 
+@functools.lru_cache(maxsize=None)
 def _checked_store():
     """A JAX compilation-cache store on `cache_dir`'s checked entries (see the
     module doc), or None where JAX's cache interface is not the expected one."""
@@ -129,15 +131,10 @@ def _checked_store():
     return _CheckedStore
 
 
-_installed = []   # [True] once JAX's cache was set up by d2s or found set up
-
-
 def _install(where):
-    """Give JAX d2s's checked store for its persistent cache, once per process,
-    unless JAX opened its cache already (or the user configured one)."""
-    if _installed:
-        return
-    _installed.append(True)
+    """Give JAX d2s's checked store for its persistent cache, unless JAX has
+    opened its cache already (once per process, or again after JAX's
+    `reset_cache`)."""
     try:
         from jax._src import compilation_cache as cc
         store = _checked_store()
