@@ -2,6 +2,7 @@
 
     python benchmarks/compare_modes.py                      # full run (7 rounds)
     python benchmarks/compare_modes.py --quick --workloads W1,W5 --png ''
+    python benchmarks/compare_modes.py --wide --targets     # every column, the goals
 
 Each workload (benchmarks/workloads.py) is written once as d2s code and run
 (a) eagerly (`d2s.jit.enable_to_static(False)`), (b) through `to_static`,
@@ -17,6 +18,12 @@ of kernels it ran (counted once per workload), for d2s eager and for eager
 PyTorch doing the same math.
 Results go to a JSON file and, when matplotlib imports, a PNG bar chart.
 Exit status 1 when a workload fails or disagrees between modes.
+
+The printed report fits 100 columns: one row per workload with the times of
+eager d2s, to_static and numpy (and to_static on xla) and the main ratios.
+`--wide` prints every column (torch, jax, ONNX Runtime, spreads, first calls)
+and the per-op table; `--targets` lists the project's speed goals, met or
+not yet (they are goals to work towards, never asserted).
 """
 import os
 import sys
@@ -41,6 +48,7 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
+import textwrap  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
@@ -110,39 +118,48 @@ COLUMNS = []
 # ---- progress bar ---------------------------------------------------------------------------
 
 class Progress:
-    """One plain-text bar on stderr (a line per workload when stderr is not a tty)."""
+    """One plain-text bar on stderr whose total, the number of workloads, is
+    known before it starts; within a workload it advances by that workload's
+    own steps (known once its columns are built), so the bar never goes back
+    and the denominator never changes. Without a tty: one line per workload."""
 
-    def __init__(self, total, width=28, stream=sys.stderr):
-        self.total, self.done, self.width, self.stream = max(total, 1), 0, width, stream
+    def __init__(self, n_workloads, width=28, stream=sys.stderr):
+        self.total, self.width, self.stream = max(n_workloads, 1), width, stream
+        self.index, self.steps, self.done = -1, 1, 0
         self.tty = stream.isatty()
         self.t0 = time.perf_counter()
         self.prefix = ""
 
-    def start(self, prefix):
-        self.prefix = prefix
+    def start(self, prefix, steps=1):
+        """Begin the next workload; `steps`: ticks it expects (see `expect`)."""
+        self.index += 1
+        self.prefix, self.steps, self.done = prefix, max(steps, 1), 0
         if not self.tty:
-            self.stream.write(f"[{self.done:4d}/{self.total}] {prefix}\n")
+            self.stream.write(f"[{self.index + 1}/{self.total}] {prefix} "
+                              f"({time.perf_counter() - self.t0:.1f} s)\n")
             self.stream.flush()
         else:
             self.tick("", n=0)
 
-    def add_total(self, n):
-        self.total += n
+    def expect(self, steps):
+        """The current workload's step count, once its columns are known."""
+        self.steps = max(steps, 1)
 
     def tick(self, label="", n=1):
-        self.done = min(self.total, self.done + n)
+        self.done = min(self.steps, self.done + n)
         if not self.tty:
             return
-        filled = int(self.width * self.done / self.total)
+        frac = (self.index + self.done / self.steps) / self.total
+        filled = int(self.width * frac)
         bar = "#" * filled + "." * (self.width - filled)
-        msg = f"\r[{bar}] {self.done:4d}/{self.total} {time.perf_counter() - self.t0:5.1f}s " \
+        msg = f"\r[{bar}] {self.index + 1}/{self.total} {time.perf_counter() - self.t0:5.1f}s " \
               f"{self.prefix} {label}"
-        self.stream.write(msg[:110].ljust(110))
+        self.stream.write(msg[:99].ljust(99))
         self.stream.flush()
 
     def close(self):
         if self.tty:
-            self.stream.write("\r" + " " * 110 + "\r")
+            self.stream.write("\r" + " " * 99 + "\r")
             self.stream.flush()
 
 
@@ -248,8 +265,7 @@ def run_workload(key, seed, cfg, libs, progress, columns=()):
             extra_errors[onnx_runtime.COLUMN] = f"{type(e).__name__}: {e}".splitlines()[0]
     if extra_errors:
         entry["other_errors"] = extra_errors
-    # The bar assumed two columns per library; correct it for what was built.
-    progress.add_total((len(extra) - 2 * len(libs)) * (1 + cfg["rounds"]))
+    progress.expect(2 + (len(D2S_MODES) + len(columns) + len(extra)) * (1 + cfg["rounds"]))
 
     cold, fresh = first_calls(wl, cfg["fresh_repeats"])
     entry["first_call_cold_s"] = cold
@@ -263,7 +279,7 @@ def run_workload(key, seed, cfg, libs, progress, columns=()):
     if failed:
         entry.setdefault("other_errors", {}).update(failed)
         extra = {m: fn for m, fn in extra.items() if m not in failed}
-        progress.add_total(-len(failed) * (1 + cfg["rounds"]))
+        progress.expect(progress.steps - len(failed) * (1 + cfg["rounds"]))
     entry["equal"] = all(ok for ok, _ in (eq["eager"], eq["numpy"]))
     entry["max_abs_diff"] = {m: d for m, (_, d) in eq.items()}
     entry["others_equal"] = {m: ok for m, (ok, _) in eq.items() if m in extra}
@@ -338,7 +354,23 @@ def table(entries, mode_names):
             cells += column.cells(e)
         cells.append("yes" if e["equal"] else "NO")
         rows.append(cells)
-    width = [max(len(r[i]) for r in [head] + rows if len(r) > i and len(r) == len(head))
+    return _grid(head, rows)
+
+
+WIDTH = 100   # the default report fits a terminal of this many columns
+
+
+def say(text="", indent="  "):
+    """Print `text` wrapped to WIDTH (continuation lines indented)."""
+    for para in text.split("\n"):
+        print(textwrap.fill(para, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+              if para else "")
+
+
+def _grid(head, rows):
+    """Columns: the first left-aligned, the others right-aligned; rows that are
+    not full (an error) are written as key + text."""
+    width = [max(len(r[i]) for r in [head] + rows if len(r) == len(head))
              for i in range(len(head))]
     lines = []
     for r in [head] + rows:
@@ -348,6 +380,47 @@ def table(entries, mode_names):
         lines.append("  ".join(c.ljust(width[0]) if i == 0 else c.rjust(width[i])
                                for i, c in enumerate(r)))
     lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def compact_table(entries):
+    """The default table (fits WIDTH): per workload, the median time per call
+    of eager d2s, to_static and numpy (and to_static on xla when measured),
+    the main ratios, the first call and whether the modes agree."""
+    xla = any(xla_columns.NAME in e.get("modes", {}) for e in entries)
+    head = ["workload", "eager d2s", "to_static", "numpy"] + (["xla"] if xla else []) + \
+           ["eager/st", "np/st"] + (["np/xla"] if xla else []) + ["1st call", "equal"]
+    rows = []
+    for e in entries:
+        if "error" in e:
+            rows.append([e["key"], f"ERROR: {e['error']}"[:WIDTH - 8]])
+            continue
+        modes = ["eager", "static", "numpy"] + ([xla_columns.NAME] if xla else [])
+        cells = [e["key"]] + [fmt_time(e["modes"][m]["median_s"]) if m in e["modes"] else "-"
+                              for m in modes]
+        r = e["ratios"]
+        cells += [f"{r['eager/static']:.2f}x", f"{r['numpy/static']:.2f}x"]
+        if xla:
+            cells.append(f"{r['np/xla']:.2f}x" if "np/xla" in r else "-")
+        cells += [fmt_time(e["first_call_s"]), "yes" if e["equal"] else "NO"]
+        rows.append(cells)
+    return _grid(head, rows)
+
+
+def legend(entries, wide):
+    """What the rows and the ratio columns are, a line each."""
+    lines = ["workloads:"]
+    lines += [f"  {e['key']:4s} {e.get('title', '')}" for e in entries]
+    lines.append("ratios: a time over to_static's time (eager/st 2.00x: to_static is twice as "
+                 "fast as eager d2s; np/st below 1: hand-written numpy is faster)")
+    if any(xla_columns.NAME in e.get("modes", {}) for e in entries):
+        lines.append("xla: the same to_static function on the xla backend; np/xla: numpy time "
+                     "over its time")
+    lines.append("1st call: a fresh to_static function's first call (convert, trace, build, "
+                 "run)")
+    if not wide:
+        lines.append("more: --wide (every column: torch, jax, ONNX Runtime, spreads; eager cost "
+                     "per op), --targets (the project's speed goals)")
     return "\n".join(lines)
 
 
@@ -371,22 +444,25 @@ def targets(entries, cache_hit):
     ok = [e for e in entries if "error" not in e and e["key"] != "ADD"
           and e["key"] not in REFERENCE_ROWS]
 
-    def verdict(name, items):
+    def verdict(name, items, why=""):
         met = [k for k, v, good in items if good]
         missed = [f"{k} ({v})" for k, v, good in items if not good]
-        out.append({"target": name, "met": not missed and bool(items),
+        out.append({"target": name, "why": why, "met": not missed and bool(items),
                     "met_on": met, "missed_on": missed})
 
     verdict("numpy/static >= 1.0 (W4 >= 0.95)",
             [(e["key"], f"{e['ratios']['numpy/static']:.2f}",
-              e["ratios"]["numpy/static"] >= NUMPY_RATIO_TARGET.get(e["key"], 1.0)) for e in ok])
+              e["ratios"]["numpy/static"] >= NUMPY_RATIO_TARGET.get(e["key"], 1.0)) for e in ok],
+            "a converted function runs as fast as the same model written by hand in numpy")
     special = ", ".join(f"{k} >= {v:g}" for k, v in EAGER_RATIO_TARGET_FOR.items())
     verdict(f"eager/static >= {EAGER_RATIO_TARGET:g} on {','.join(EAGER_RATIO_WORKLOADS)} "
             f"({special})",
             [(e["key"], f"{e['ratios']['eager/static']:.2f}",
               e["ratios"]["eager/static"] >= EAGER_RATIO_TARGET_FOR.get(e["key"],
                                                                        EAGER_RATIO_TARGET))
-             for e in ok if e["key"] in EAGER_RATIO_WORKLOADS])
+             for e in ok if e["key"] in EAGER_RATIO_WORKLOADS],
+            "converting pays: where eager's per-op cost dominates (loops, small ops), "
+            "to_static is several times faster")
     def first(e, key):
         run = e["modes"]["static"]["median_s"]
         return f"{fmt_time(e[key])}, of which a cached call takes {fmt_time(run)}"
@@ -394,33 +470,42 @@ def targets(entries, cache_hit):
     if per_op:
         verdict("eager d2s per op <= eager torch per op",
                 [(e["key"], f"{e['per_op_s']['eager'] / e['per_op_s'][PER_OP_TORCH_MODE]:.2f}",
-                  e["per_op_s"]["eager"] <= e["per_op_s"][PER_OP_TORCH_MODE]) for e in per_op])
+                  e["per_op_s"]["eager"] <= e["per_op_s"][PER_OP_TORCH_MODE]) for e in per_op],
+                "d2s's eager mode costs no more per op than eager PyTorch doing the same math")
     verdict(f"first call of a fresh StaticFunction <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
             [(e["key"], first(e, "first_call_s"), e["first_call_s"] <= FIRST_CALL_TARGET_S)
-             for e in entries if "error" not in e])
+             for e in entries if "error" not in e],
+            "the first call of a converted function (trace, build, run) is not a wait")
     verdict(f"cold first call (incl. source conversion) <= {FIRST_CALL_TARGET_S * 1e3:g} ms",
             [(e["key"], first(e, "first_call_cold_s"),
               e["first_call_cold_s"] <= FIRST_CALL_TARGET_S)
-             for e in entries if "error" not in e])
+             for e in entries if "error" not in e],
+            "the same, with the function's source converted first (its first call in a process)")
     if cache_hit is not None:
         verdict(f"cache-hit overhead <= {CACHE_HIT_TARGET_S * 1e6:g} µs",
                 [("ADD", fmt_time(cache_hit["overhead_s"]),
-                  cache_hit["overhead_s"] <= CACHE_HIT_TARGET_S)])
+                  cache_hit["overhead_s"] <= CACHE_HIT_TARGET_S)],
+                "calling a converted function adds little to running its program")
     for column in COLUMNS:
         column.targets(ok, verdict)
     return out
 
 
 def print_targets(results):
-    print("\ntargets (not asserted):")
+    say("\ntargets: the project's speed goals, measured and never asserted (\"not yet\" is "
+        "work to do, not a failed run)")
     for t in results:
-        status = "met" if t["met"] else "NOT met"
-        line = f"  [{status:>7}] {t['target']}"
+        status = "met" if t["met"] else "not yet" if t["met_on"] or t["missed_on"] else "n/a"
+        say(f"  [{status:7s}] {t['target']}", indent="            ")
+        if t.get("why"):
+            say(f"            {t['why']}", indent="            ")
+        on = []
         if t["met_on"]:
-            line += f"; met on {', '.join(t['met_on'])}"
+            on.append(f"met on {', '.join(t['met_on'])}")
         if t["missed_on"]:
-            line += f"; missed on {', '.join(t['missed_on'])}"
-        print(line)
+            on.append(f"not yet on {', '.join(t['missed_on'])}")
+        if on:
+            say(f"            {'; '.join(on)}", indent="            ")
 
 
 def chart(entries, mode_names, path):
@@ -434,7 +519,7 @@ def chart(entries, mode_names, path):
     ok = [e for e in entries if "error" not in e]
     if not ok:
         return False
-    fig, (ax, rel) = plt.subplots(2, 1, figsize=(max(8, 1.3 * len(ok)), 8.5), sharex=True)
+    fig, (ax, rel) = plt.subplots(2, 1, figsize=(max(8, 1.3 * len(ok)) + 2, 9), sharex=True)
     width = 0.8 / len(mode_names)
     for i, m in enumerate(mode_names):
         xs, ys, lo, hi, ratio = [], [], [], [], []
@@ -448,20 +533,31 @@ def chart(entries, mode_names, path):
                 ratio.append(s["median_s"] / e["modes"]["static"]["median_s"])
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=LABELS.get(m, m))
         rel.bar(xs, ratio, width, label=LABELS.get(m, m))
+    labels = [e["key"] + "\n" + textwrap.fill(e.get("title", ""), 18) for e in ok]
     for a in (ax, rel):
         a.set_xticks(range(len(ok)))
-        a.set_xticklabels([e["key"] for e in ok])
         a.set_yscale("log")
+        a.grid(axis="y", which="major", alpha=0.3)
+    rel.set_xticklabels(labels, fontsize=7.5)
     ax.set_ylabel("µs per call (median; whiskers: min-max)")
     ax.set_title("time per call (lower is better)")
     rel.axhline(1.0, color="k", lw=0.8)
-    from matplotlib.ticker import FormatStrFormatter
+    # Labels only on a few round values (1-2-5 steps) inside the data's range:
+    # a log axis labelling its minor ticks writes them on top of each other.
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+    lo, hi = rel.get_ylim()
+    for steps in ((1, 2, 5), (1, 5), (1,)):
+        shown = [m * 10.0 ** k for k in range(-4, 5) for m in steps if lo <= m * 10.0 ** k <= hi]
+        if len(shown) <= 9:
+            break
+    rel.yaxis.set_major_locator(FixedLocator(shown))
     rel.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-    rel.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    rel.yaxis.set_minor_formatter(NullFormatter())
     rel.set_ylabel("time / to_static time")
-    rel.set_title("relative to to_static (> 1: slower than to_static)")
-    ax.legend(fontsize=8)
-    fig.suptitle("d2s compare_modes: eager d2s vs to_static vs hand-written numpy")
+    rel.set_title("relative to to_static (above 1: slower than to_static; below 1: faster)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.suptitle("d2s compare_modes: eager d2s vs to_static vs hand-written numpy"
+                 " (and peers)")
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -499,7 +595,9 @@ def meta(cfg, libs):
 # ---- main ---------------------------------------------------------------------------------
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="\n\n".join(__doc__.split("\n\n")[i] for i in (0, 1, 3)),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
                         help="1 round, few calls (CI smoke run; the numbers are rough)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per mode (default 7)")
@@ -507,7 +605,9 @@ def main(argv=None):
                         help="seconds per round (default 0.15)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help=f"comma-separated subset of {','.join(WORKLOADS)}")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "compare_modes.json"))
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "compare_modes.json"),
+                        help="where to write every figure as JSON; '' for none "
+                             "(default: benchmarks/results/compare_modes.json)")
     parser.add_argument("--png", default=os.path.join(HERE, "results", "compare_modes.png"),
                         help="bar chart path; '' for none")
     parser.add_argument("--no-others", action="store_true",
@@ -520,7 +620,13 @@ def main(argv=None):
     parser.add_argument("--xla-persistent", action="store_true",
                         help="also time the xla first call of two fresh processes sharing "
                              "a D2S_CACHE_DIR")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the workloads' data and weights (default 0)")
+    parser.add_argument("--wide", action="store_true",
+                        help="print every column (torch, jax, ONNX Runtime, spreads, first "
+                             "calls) and the eager cost per op; wider than 100 columns")
+    parser.add_argument("--targets", action="store_true",
+                        help="list the project's speed goals, each met or not yet")
     args = parser.parse_args(argv)
     try:                        # never fail on a terminal that cannot show µ or ±
         sys.stdout.reconfigure(errors="replace")
@@ -556,21 +662,17 @@ def main(argv=None):
     with d2s_mode(True, True):
         d2s.jit.to_static(lambda_free_warmup)(d2s.ones([2]))
 
-    per_workload = 2 + len(D2S_MODES) * (1 + cfg["rounds"])
-    per_workload += 2 * len(libs) * (1 + cfg["rounds"])
-    per_workload += len(COLUMNS) * (1 + cfg["rounds"])
-    progress = Progress(per_workload * len(keys))
+    progress = Progress(len(keys))
     entries = []
     for key in keys:
         seed = args.seed + list(WORKLOADS).index(key)
-        done_before = progress.done
         try:
             entries.append(run_workload(key, seed, cfg, libs, progress, COLUMNS))
         except Exception as e:                              # noqa: BLE001 - report, go on
             tb = traceback.format_exc()
             entries.append({"key": key, "error": f"{type(e).__name__}: {e}".splitlines()[0],
                             "traceback": tb})
-            progress.tick("failed", n=done_before + per_workload - progress.done)
+            progress.tick("failed", n=progress.steps)
     progress.close()
     wall = time.perf_counter() - t_start
 
@@ -580,10 +682,18 @@ def main(argv=None):
             if m not in mode_names:
                 mode_names.append(m)
     table_entries = [e for e in entries if e["key"] != "ADD" or "error" in e]
-    print(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
-          f"~{cfg['target_s'] * 1e3:g} ms per mode; median per call ±half the min-max spread")
-    print(table(table_entries, mode_names))
-    per_op = per_op_table(entries)
+    if args.wide:
+        print(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
+              f"~{cfg['target_s'] * 1e3:g} ms per mode; median per call ±half the min-max "
+              f"spread")
+        print(table(table_entries, mode_names))
+    else:
+        say(f"d2s compare_modes: {len(keys)} workloads, {cfg['rounds']} round(s) of "
+            f"~{cfg['target_s'] * 1e3:g} ms per mode; median time per call")
+        print(compact_table(table_entries))
+    print()
+    say(legend(table_entries, args.wide), indent="    ")
+    per_op = per_op_table(entries) if args.wide else None
     if per_op:
         print("\neager cost per op (time per call / kernels run per call; torch: the same math):")
         print(per_op)
@@ -595,24 +705,25 @@ def main(argv=None):
         cache_hit = {"static_s": st, "numpy_s": npy, "overhead_s": st - npy,
                      "eager_s": add["modes"]["eager"]["median_s"],
                      "first_call_s": add["first_call_s"], "equal": add["equal"]}
-        print(f"\ncache hit of a one-add function ([16] float32): to_static {fmt_time(st)} "
-              f"- numpy add {fmt_time(npy)} = overhead {fmt_time(st - npy)} per call "
-              f"(eager d2s {fmt_time(cache_hit['eager_s'])}; first call "
-              f"{fmt_time(add['first_call_s'])})")
+        say(f"\ncache hit of a one-add function ([16] float32): to_static {fmt_time(st)} "
+            f"- numpy add {fmt_time(npy)} = overhead {fmt_time(st - npy)} per call "
+            f"(eager d2s {fmt_time(cache_hit['eager_s'])}; first call "
+            f"{fmt_time(add['first_call_s'])})")
     for e in entries:
         if "error" in e:
             print(f"\n{e['key']} failed:\n{e['traceback']}")
         elif not e["equal"]:
-            print(f"\n{e['key']}: modes disagree; max |difference| vs to_static: "
-                  f"{e['max_abs_diff']}")
+            say(f"\n{e['key']}: modes disagree; max |difference| vs to_static: "
+                f"{e['max_abs_diff']}")
         if e.get("other_errors"):
-            print(f"{e['key']}: skipped columns: {e['other_errors']}")
+            say(f"{e['key']}: skipped columns: {e['other_errors']}")
         for m, ok in (e.get("others_equal") or {}).items():
             if not ok:
-                print(f"{e['key']}: {m} result differs from numpy "
-                      f"(max |diff| {e['max_abs_diff'][m]:.3g})")
+                say(f"{e['key']}: {m} result differs from numpy "
+                    f"(max |diff| {e['max_abs_diff'][m]:.3g})")
     tg = targets(entries, cache_hit)
-    print_targets(tg)
+    if args.targets:
+        print_targets(tg)
     persistent = None
     if args.xla_persistent and COLUMNS:
         measured = [e["key"] for e in entries if "error" not in e]

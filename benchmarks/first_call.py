@@ -208,7 +208,9 @@ def main(argv=None):
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="cpu: the process's CPU time (default; steady on a shared "
                              "machine); wall: elapsed time")
-    parser.add_argument("--json", default=os.path.join(HERE, "results", "first_call.json"))
+    parser.add_argument("--json", default=os.path.join(HERE, "results", "first_call.json"),
+                        help="where to write the figures as JSON; '' for none "
+                             "(default: benchmarks/results/first_call.json)")
     parser.add_argument("--png", default=os.path.join(HERE, "results", "first_call.png"),
                         help="chart path; '' for none")
     parser.add_argument("--child", metavar="MODULE", help=argparse.SUPPRESS)

@@ -104,8 +104,10 @@ def measure(fns, rounds, calls=20):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--no-xla", action="store_true")
+    ap.add_argument("--rounds", type=int, default=30,
+                    help="timed rounds per mode; the minimum and median are printed (default 30)")
+    ap.add_argument("--no-xla", action="store_true",
+                    help="skip the xla modes (default: on when jax imports)")
     args = ap.parse_args(argv)
     wl = workloads.w6(np.random.default_rng(0))
     xla = not args.no_xla and "jax" in available()

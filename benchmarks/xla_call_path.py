@@ -135,8 +135,10 @@ def measure(modes, rounds, calls):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--workloads", default=DEFAULT)
-    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--workloads", default=DEFAULT,
+                    help=f"comma-separated workloads of benchmarks/workloads.py "
+                         f"(default {DEFAULT})")
+    ap.add_argument("--rounds", type=int, default=100, help="timed rounds per mode (default 100)")
     ap.add_argument("--calls", type=int, default=10, help="calls per round")
     args = ap.parse_args(argv)
     d2s.jit.set_backend("xla")

@@ -67,15 +67,22 @@ def first_call(program, feed, fetch):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--workloads", default="W1,W2,W3,W3b,W5")
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--seed", type=int, default=0)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", default="W1,W2,W3,W3b,W5",
+                    help="comma-separated workloads of benchmarks/workloads.py "
+                         "(default W1,W2,W3,W3b,W5)")
+    ap.add_argument("--rounds", type=int, default=7, help="timed rounds per mode (default 7)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the workloads' data and weights (default 0)")
     args = ap.parse_args()
     print(f"{'workload':9} {'hand np µs':>10} {'numpy µs':>10} {'xla µs':>10} "
           f"{'jax.jit µs':>10} {'hand/xla':>8} {'numpy/xla':>9} {'xla/jax':>7} "
           f"{'1st cold ms':>12} {'1st warm-jax ms':>16}")
-    for key in args.workloads.split(","):
+    keys = args.workloads.split(",")
+    for n, key in enumerate(keys, 1):
+        # each workload compiles and times for a while: say which one (stderr)
+        print(f"[{n}/{len(keys)}] {key}: compiling and timing ...", file=sys.stderr, flush=True)
         wl = WORKLOADS[key](np.random.default_rng(args.seed))
         program, feed, fetch = program_of(wl)
         cold = first_call(program, feed, fetch)

@@ -9,6 +9,28 @@ from .core.ops import (abs, add, arange, argmax, cast, clip, concat, detach, div
                        relu, remainder, reshape, shape, sigmoid, sqrt, squeeze, stack,
                        subtract, sum, tanh, transpose, unsqueeze, where, zeros, zeros_like,
                        erf, sign, neg, normal, uniform)
+# ---- issue 27: tensor-level ops (math, search, scan, shaping, ...) and dtypes ----
+from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadcast_to,  # noqa: E402
+                       ceil, chunk, clone, cos, cosh, cumprod, cumsum, einsum, empty,
+                       empty_like, expand_as, expm1, eye, flip, floor, gather_nd, increment,
+                       index_sample, index_select, isfinite, isinf, isnan, linspace, log10,
+                       log1p, log2, logsumexp, masked_fill, masked_select, meshgrid, mm,
+                       multinomial, one_hot, prod, put_along_axis, randint, randperm,
+                       reciprocal, roll, round, rsqrt, scale, scatter, sin, sinh, slice, sort,
+                       split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
+                       triu, trunc, unbind, bincount, nonzero, add_n, var, inverse)
+from . import tensor  # noqa: E402  (d2s.tensor.top_p_sampling)
+from .core.ops.linalg_more import matmul_t as matmul  # noqa: E402,F811  (transpose_x/_y)
+from .core.dtype_names import (bfloat16, bool, complex64, complex128, dtype, finfo,  # noqa: E402
+                               float16, float32, float64, get_default_dtype, iinfo, int8,
+                               int16, int32, int64, is_tensor, set_default_dtype, uint8)
+from . import linalg  # noqa: E402  (d2s.linalg.norm)
+
+
+def tolist(x):
+    """The values of the eager Tensor `x` as nested Python lists."""
+    return x.tolist()
+# ---- end of issue 27 block ----
 from . import static
 
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 """Train with d2s, deploy with ONNX Runtime: the models of `train.py`, exported to ONNX.
 
-    python examples/deploy_onnx.py                 # train one epoch, export, serve
-    python examples/deploy_onnx.py --out /tmp/m    # keep the .onnx files there
+    python examples/deploy_onnx.py                 # train, export to ./d2s_onnx, serve
+    python examples/deploy_onnx.py --out /tmp/m    # write the .onnx files there
 
 The MLP and the variable-length RNN (a `for` over `len(x)`: one `Loop` in
 the ONNX model) are trained as in `train.py`, exported with
@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -45,10 +44,16 @@ def _rounded(a):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="folder for the .onnx files")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=1,
+                        help="training epochs before the export (default 1)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the data and the initial weights (default 0)")
+    parser.add_argument("--out", default="d2s_onnx",
+                        help="folder for the .onnx files and their test inputs, created if "
+                             "missing (default ./d2s_onnx)")
     parser.add_argument("--serve", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -60,7 +65,9 @@ def main(argv=None):
 
     d2s.seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    out = args.out or tempfile.mkdtemp(prefix="d2s_onnx_")
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    print(f"the .onnx files will be written to {out}")
     mlp, _, x = train_mlp(args.epochs, rng)
     rnn, _, data = train_rnn(args.epochs, rng)
     # input_spec comes from the decorators: [None, 2] and [None, 4] (any batch, any length)

@@ -121,11 +121,17 @@ def train_numpy(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=("xla", "numpy"), required=True)
-    p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--opt", choices=("sgd", "adam"), default="sgd")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mode", choices=("xla", "numpy"), required=True,
+                   help="xla: one program split over a device mesh (auto-parallel); numpy: "
+                        "one replica per process, gradients averaged over MPI")
+    p.add_argument("--steps", type=int, default=10, help="training steps (default 10)")
+    p.add_argument("--batch", type=int, default=64,
+                   help="the whole batch, split over the devices or processes (default 64)")
+    p.add_argument("--opt", choices=("sgd", "adam"), default="sgd",
+                   help="optimizer (default sgd)")
     p.add_argument("--devices", type=int, default=None,
                    help="xla, one process: simulated CPU devices")
     p.add_argument("--mp", type=int, default=1, help="xla: size of the tensor-parallel dim")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -27,6 +26,8 @@ import numpy as np
 import d2s
 import d2s.nn.functional as F
 from d2s.jit import InputSpec, to_static
+
+DEFAULT_OUT = "d2s_models"  # under the current folder
 
 
 class MLP(d2s.nn.Layer):
@@ -75,9 +76,15 @@ def sequences(n, rng):
 
 
 def progress(prefix, done, total, loss, width=24):
+    """A bar redrawn in place on a terminal; into a file or pipe, a line at
+    each sixth of the epoch (so a log is not one endless line)."""
     filled = int(width * done / total)
     bar = "#" * filled + "." * (width - filled)
-    sys.stdout.write(f"\r{prefix} [{bar}] {done:4d}/{total} loss {loss:.4f}")
+    line = f"{prefix} [{bar}] {done:4d}/{total} loss {loss:.4f}"
+    if sys.stdout.isatty():
+        sys.stdout.write("\r" + line)
+    elif done == total or done % max(1, total // 6) == 0:
+        sys.stdout.write(line + ("" if done == total else "\n"))
     sys.stdout.flush()
 
 
@@ -136,18 +143,27 @@ def train_rnn(epochs, rng):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=["eager", "static"], default="static")
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="folder for the saved models")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=["eager", "static"], default="static",
+                        help="eager: run the Python code as written; static: convert the "
+                             "training step to one program (default static)")
+    parser.add_argument("--epochs", type=int, default=4,
+                        help="passes over each model's training data (default 4)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the data and the initial weights (default 0)")
+    parser.add_argument("--out", default=DEFAULT_OUT,
+                        help=f"folder for the saved models, created if missing (default "
+                             f"./{DEFAULT_OUT})")
     args = parser.parse_args(argv)
 
     d2s.jit.enable_to_static(args.mode == "static")   # the one switch
     d2s.seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    out = args.out or tempfile.mkdtemp(prefix="d2s_models_")
-    print(f"mode: {args.mode}")
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    print(f"mode: {args.mode}; models will be saved to {out}")
 
     t0 = time.perf_counter()
     mlp, mlp_acc, x = train_mlp(args.epochs, rng)

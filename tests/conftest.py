@@ -1,6 +1,6 @@
 """Suite-wide setup: conversions are cached in a temporary folder, never the
 user's; programs are compiled on their first call; the fuzz tests' program
-counts in the run summary.
+counts in the run summary (when a test failed, or asked for with -v or -rA).
 
 Set before any test runs (subprocesses inherit it); tests of the cache
 itself point `D2S_CACHE_DIR` at folders of their own.
@@ -26,9 +26,16 @@ def pytest_unconfigure(config):
     shutil.rmtree(_CACHE, ignore_errors=True)
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
+    """The fuzz tests' program counts and seed: shown when a test failed (the
+    seed replays the run), with -v, or with a -rA / -rP summary; a passing run
+    stays quiet."""
     counts = fuzz_stats.counts()
-    if not counts:
+    failed = terminalreporter.stats.get("failed") or terminalreporter.stats.get("error")
+    # (pyproject's addopts has -q: verbosity -1; -v makes it 0)
+    asked = (config.getoption("verbose") >= 0
+             or set(config.getoption("reportchars") or "") & set("AP"))
+    if not counts or not (failed or asked):
         return
     terminalreporter.section("generated programs")
     for generator, n in sorted(counts.items()):

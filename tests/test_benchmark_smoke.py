@@ -12,7 +12,7 @@ def test_compare_modes_quick(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run(
         [sys.executable, SCRIPT, "--quick", "--workloads", "W1,W2,W5", "--json", str(out),
-         "--png", ""],
+         "--png", "", "--targets"],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
@@ -30,6 +30,12 @@ def test_compare_modes_quick(tmp_path):
     w2 = data["workloads"]["W2"]
     assert w2["eager_ops"] == 1 + 5 * w2["info"]["trips"] + 2
     assert "workload" in proc.stdout and "targets" in proc.stdout   # the table was printed
+    # the report fits a 100-column terminal; each target says what it is for
+    assert max(map(len, proc.stdout.splitlines())) <= 100, proc.stdout
+    assert all(t["why"] for t in data["targets"]), data["targets"]
+    # the progress total (the workloads) is known from the start
+    assert [ln.split("]")[0] for ln in proc.stderr.splitlines() if ln.startswith("[")] == \
+        ["[1/3", "[2/3", "[3/3"]
 
 
 def test_step_floor_times_every_mode():

@@ -46,6 +46,8 @@ def is_convertible(fn):
 
 
 def _is_user_code(fn):
+    if getattr(fn, "_d2s_convert_as_user_code", False):
+        return True  # library code that calls user layers (nn.Sequential.forward)
     module = getattr(fn, "__module__", None) or ""
     top = module.split(".")[0]
     if top == "d2s" and ".tests" not in module:

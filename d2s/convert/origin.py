@@ -10,6 +10,8 @@ then rewritten to name the user's file and line.
 """
 import ast
 import linecache
+import re
+import sys
 import threading
 from collections import namedtuple
 
@@ -164,6 +166,32 @@ def format_origin(origin):
     return text
 
 
+_NUMPY_CALL = re.compile(r"\b(?:np|numpy)\.(\w+)\s*\(")
+
+
+def _fix_hint(exc, origin):
+    """What to write instead, for errors whose fix the line shows: a numpy
+    function given a traced tensor (numpy has no value to compute with) is
+    the d2s op of the same name."""
+    if isinstance(exc, TypeError) and "does not support ufuncs" in str(exc):
+        names = _NUMPY_CALL.findall(origin.source_line or "")
+        d2s = sys.modules.get("d2s")  # (imported: converted code is running)
+        ours = [n for n in names if callable(getattr(d2s, n, None))]
+        if ours:
+            return (f"; numpy functions cannot compute with a tensor of a converted function: "
+                    f"use d2s.{ours[0]}(...) instead of np.{ours[0]}(...)")
+        return ("; numpy functions cannot compute with a tensor of a converted function: use "
+                "the d2s op of the same math (d2s.tanh, d2s.exp, ...) or the tensor's method")
+    if isinstance(exc, ValueError) and "is ambiguous; only one-element tensors" in str(exc):
+        return ("; a condition on a tensor needs one element: reduce it, e.g. (x > 0).all(), "
+                "(x > 0).any() or x.sum() > 0")
+    if isinstance(exc, TypeError) and "does not support item assignment" in str(exc) \
+            and ("'Variable'" in str(exc) or "'Tensor'" in str(exc)):
+        return ("; a tensor is not changed in place: build the new value instead, e.g. "
+                "y = d2s.where(mask, value, y) or y = d2s.concat([new_rows, y[k:]])")
+    return ""
+
+
 def rewrite_exception(exc, tb=None):
     """Return an exception of the same type whose message names the user's line.
 
@@ -178,7 +206,7 @@ def rewrite_exception(exc, tb=None):
     origin = user_location(tb)
     if origin is None:
         return exc
-    location = format_origin(origin)
+    location = _fix_hint(exc, origin) + format_origin(origin)
     new_exc = None
     if len(exc.args) <= 1 and not isinstance(exc, (KeyError, SyntaxError, OSError)):
         message = str(exc.args[0]) if exc.args else ""

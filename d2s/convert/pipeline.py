@@ -7,9 +7,9 @@ import ast
 from .analysis import analyze_function
 from .naming import Namer
 from .transformers import (annotations, break_continue, builtin_calls, call_trees,
-                           conditional_expressions, for_loops, ifelse, list_append,
+                           conditional_expressions, for_loops, global_writes, ifelse, list_append,
                            logical_expressions, mangling,
-                           raise_statements, return_statements, try_statements,
+                           raise_statements, return_statements, stop_gradient, try_statements,
                            undefined_names, unsupported, while_loops)
 from .transformers.common import user_functions
 from .traversal import walk
@@ -117,6 +117,9 @@ PIPELINE = [
     # `break`s, so it must precede break_continue, which folds them).
     return_statements,
     break_continue,
+    # Before the analyses: `x.stop_gradient = f` becomes an assignment to `x`
+    # (see stop_gradient), which they must see; its helper call is `_jst`'s.
+    stop_gradient,
     # Before call_trees (which would wrap `lst.append` in convert_call) and
     # before the analyses (the rewrite makes `lst` a loop variable); it
     # rewrites `lst.append(v)` statements alone, which builtin_calls keeps.
@@ -135,6 +138,8 @@ PIPELINE = [
     # innermost-first, so their relative order does not matter: ifelse,
     # while_loops and for_loops, fused.
     _ControlFlow,
+    # After control flow: declares `global` in the closures it generated.
+    global_writes,
 ]
 
 

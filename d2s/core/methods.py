@@ -100,6 +100,80 @@ class TensorMethods:
     def expand(self, shape): return _F.expand(self, shape)
     def detach(self): return _F.detach(self)
 
+    # ---- issue 27: tensor-level methods (forward to the d2s functions) ------
+    def matmul(self, o, transpose_x=False, transpose_y=False, name=None):
+        if transpose_x or transpose_y:
+            return _F.matmul_t(self, o, transpose_x, transpose_y)
+        return _F.matmul(self, o)
+    def pow(self, y, name=None): return _F.pow(self, y)
+    def add(self, y, name=None): return _F.add(self, y)
+    def subtract(self, y, name=None): return _F.subtract(self, y)
+    def multiply(self, y, name=None): return _F.multiply(self, y)
+    def divide(self, y, name=None): return _F.divide(self, y)
+    def sin(self, name=None): return _F.sin(self)
+    def cos(self, name=None): return _F.cos(self)
+    def tan(self, name=None): return _F.tan(self)
+    def floor(self, name=None): return _F.floor(self)
+    def ceil(self, name=None): return _F.ceil(self)
+    def round(self, name=None): return _F.round(self)
+    def rsqrt(self, name=None): return _F.rsqrt(self)
+    def square(self, name=None): return _F.square(self)
+    def log1p(self, name=None): return _F.log1p(self)
+    def erf(self, name=None): return _F.erf(self)
+    def sign(self, name=None): return _F.sign(self)
+    def scale(self, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+        return _F.scale(self, scale, bias, bias_after_scale, act)
+    def isnan(self, name=None): return _F.isnan(self)
+    def isinf(self, name=None): return _F.isinf(self)
+    def isfinite(self, name=None): return _F.isfinite(self)
+    def prod(self, axis=None, keepdim=False, dtype=None, name=None):
+        return _F.prod(self, axis, keepdim, dtype)
+    def all(self, axis=None, keepdim=False, name=None): return _F.all(self, axis, keepdim)
+    def any(self, axis=None, keepdim=False, name=None): return _F.any(self, axis, keepdim)
+    def logsumexp(self, axis=None, keepdim=False, name=None):
+        return _F.logsumexp(self, axis, keepdim)
+    def cumsum(self, axis=None, dtype=None, name=None): return _F.cumsum(self, axis, dtype)
+    def cumprod(self, dim=None, dtype=None, name=None): return _F.cumprod(self, dim, dtype)
+    def topk(self, k, axis=None, largest=True, sorted=True, name=None):
+        return _F.topk(self, k, axis, largest, sorted)
+    def sort(self, axis=-1, descending=False, stable=False, name=None):
+        return _F.sort(self, axis, descending)
+    def argsort(self, axis=-1, descending=False, stable=False, name=None):
+        return _F.argsort(self, axis, descending)
+    def split(self, num_or_sections, axis=0, name=None):
+        return _F.split(self, num_or_sections, axis)
+    def chunk(self, chunks, axis=0, name=None): return _F.chunk(self, chunks, axis)
+    def unbind(self, axis=0): return _F.unbind(self, axis)
+    def tile(self, repeat_times, name=None): return _F.tile(self, repeat_times)
+    def broadcast_to(self, shape, name=None): return _F.broadcast_to(self, shape)
+    def expand_as(self, y, name=None): return _F.expand_as(self, y)
+    def flip(self, axis, name=None): return _F.flip(self, axis)
+    def roll(self, shifts, axis=None, name=None): return _F.roll(self, shifts, axis)
+    def tril(self, diagonal=0, name=None): return _F.tril(self, diagonal)
+    def triu(self, diagonal=0, name=None): return _F.triu(self, diagonal)
+    def gather(self, index, axis=0, name=None): return _F.gather(self, index, axis)
+    def index_select(self, index, axis=0, name=None): return _F.index_select(self, index, axis)
+    def masked_fill(self, mask, value, name=None): return _F.masked_fill(self, mask, value)
+    def take_along_axis(self, indices, axis, broadcast=True):
+        return _F.take_along_axis(self, indices, axis, broadcast)
+    def clone(self): return _F.clone(self)
+    def var(self, axis=None, unbiased=True, keepdim=False, name=None):
+        return _F.var(self, axis, unbiased, keepdim)
+    def nonzero(self, as_tuple=False): return _F.nonzero(self, as_tuple)
+    # one device (the host): placement methods are the identity
+    def cpu(self): return self
+    def cuda(self, device_id=None, blocking=True): return self
+    def contiguous(self): return self
+    def is_contiguous(self): return True
+    @property
+    def place(self):
+        """Where the values live: always the host CPU ("Place(cpu)")."""
+        return "Place(cpu)"
+    def tolist(self):
+        """The values as nested Python lists (an eager Tensor's; a static
+        Variable has no values while its program is built)."""
+        return self.__array__().tolist()
+
     # ---- placements (d2s.distributed): metadata kept beside the value ------
     @property
     def process_mesh(self):

@@ -49,6 +49,11 @@ tensor_attributes_version = [0]
 # after it changed (jit.static_function, `_mode_flags`).
 layer_modes_version = [0]
 
+# Bumped (with layer_modes_version) whenever a forward hook is registered or
+# removed (nn.Layer.register_forward_pre_hook / _post_hook): programs traced
+# with other hooks are not reused (it is part of a `to_static` key once set).
+forward_hooks_version = [0]
+
 
 def enable_static():
     """Switch the process to static mode: ops build into the default program."""

@@ -205,10 +205,36 @@ def to_tensor(data, dtype=None, stop_gradient=True):
     `.base`); nothing else changes."""
     if isinstance(data, Tensor):
         data = data._value
+    elif _holds_traced(data):
+        return _traced_to_tensor(data, dtype, stop_gradient)
     dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(data)
     t = _object_new(Tensor)
     t._adopt(_input_array(data, dtype), stop_gradient, None)
     return t
+
+
+def _holds_traced(data):
+    """A program's value (a traced Variable), or a list/tuple holding one."""
+    from .dispatch import Symbolic
+    if isinstance(data, Symbolic):
+        return True
+    return isinstance(data, (list, tuple)) and any(_holds_traced(d) for d in data)
+
+
+def _traced_to_tensor(data, dtype, stop_gradient):
+    """`to_tensor` of a traced value in converted code: a copy in the program,
+    as eager `to_tensor` of a Tensor is a copy (no gradient path to the
+    original; `dtype` casts; a list of values is stacked)."""
+    from . import ops
+    if isinstance(data, (list, tuple)):
+        value = ops.stack([_traced_to_tensor(d, None, True) if _holds_traced(d)
+                           else to_tensor(d) for d in data])
+    else:
+        value = ops.detach(data)
+    if dtype is not None and as_dtype(dtype) != np.dtype(value.dtype):
+        value = ops.cast(value, as_dtype(dtype).name)
+    value.stop_gradient = stop_gradient
+    return value
 
 
 def _input_array(data, dtype):

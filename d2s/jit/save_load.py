@@ -18,6 +18,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
+from ..static.ir import Variable
 from ..static import backend as backend_state
 from .concrete_program import ConcreteProgram, OutputStructure
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, AttrEncoder, ProgramFormatError,
@@ -218,6 +219,13 @@ class TranslatedLayer:
         if len(args) != len(inputs):
             raise TypeError(f"the loaded program takes {len(inputs)} inputs "
                             f"({', '.join(v.name for v in inputs)}), got {len(args)}")
+        if any(isinstance(a, Variable) for a in args):
+            raise TypeError(
+                "a model loaded with d2s.jit.load was called with a static Variable (inside "
+                "code being converted by to_static, or in static mode): a loaded program "
+                "runs on eager Tensors only; call it outside the converted function (it is "
+                "already a compiled program: calling, differentiating and fine-tuning it "
+                "eagerly run that program)")
         tensors = []
         for var, a in zip(inputs, args):
             arr = check_feed(var, a)  # ValueError naming the input on a mismatch

@@ -10,6 +10,7 @@ shape rules that disagree with the stored variables all raise
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 
 import numpy as np
@@ -191,7 +192,21 @@ def program_from_json(blocks_json, arrays):
         block = program.blocks[i]
         for k, oj in enumerate(_field(bj, "ops", list, f"block {i}")):
             _op_from_json(program, block, oj, arrays, f"block {i}, op #{k}")
+    program._names = itertools.count(_first_free_number(program))
     return program
+
+
+def _first_free_number(program):
+    """Past every `<prefix>_<n>` name the saved program holds: the ops added
+    to it after loading (its backward, for a call that needs gradients) take
+    fresh names from the program's counter, which must not give one of them."""
+    top = -1
+    for block in program.blocks:
+        for name in block.vars:
+            tail = name.rpartition("_")[2]
+            if tail.isdigit():
+                top = max(top, int(tail))
+    return top + 1
 
 
 def _field(obj, key, kind, where):

@@ -4,17 +4,18 @@ from __future__ import annotations
 import functools
 import threading
 import types
-import warnings
 import weakref
 
 from ..convert import api as convert_api
 from ..convert import origin as convert_origin
+from ..convert import tracebacks as convert_tracebacks
 from ..convert.errors import D2SConversionError
 from ..core import state
-from ..core.state import all_eager, layer_modes_version
+from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
+from ..static.origins import warn_in_user_code
 from . import global_watch
 from .concrete_program import ConcreteProgram
 from .train_step import RunEagerly, StepProgram
@@ -86,6 +87,18 @@ class StaticFunction:
                 instance.__dict__[name] = bound
         return bound
 
+    def __deepcopy__(self, memo):
+        """A new StaticFunction of the same function and options, with no
+        programs: programs capture the parameters of the layer they were
+        traced with, and the copy of a layer has its own (`memo` maps the
+        bound layer to its copy). The copy converts and builds on its first
+        call; the converted source is shared (cached per code object)."""
+        import copy
+        bound = None if self._bound_self is None else copy.deepcopy(self._bound_self, memo)
+        return StaticFunction(self._function, copy.deepcopy(self._input_spec, memo),
+                              self._full_graph, bound_self=bound,
+                              check_finite=self._check_finite, backend=self._backend)
+
     # ---- contract attributes ------------------------------------------------------------
     @property
     def dygraph_function(self):
@@ -125,6 +138,13 @@ class StaticFunction:
 
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        try:
+            return self._call(*args, **kwargs)
+        except Exception as e:
+            # Where an error leaves d2s: the user's frames only (convert.tracebacks).
+            raise convert_tracebacks.for_user(e)  # D2S_FULL_TRACEBACK=1: all frames
+
+    def _call(self, *args, **kwargs):
         if not kwargs and self._fallback_reason is None and SWITCH["enabled"] and (
                 all_eager[0] or not state._tls.builders and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
@@ -144,6 +164,8 @@ class StaticFunction:
                 entry.last_used = next(CLOCK)
                 program = entry.program
                 tensors = args if positions is None else [args[i] for i in positions]
+                if getattr(program, "_d2s_unstop", None):
+                    _unstop(program, tensors)
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
                 try:
@@ -165,6 +187,8 @@ class StaticFunction:
             self._globals = self._globals.check()
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
+        if getattr(concrete, "_d2s_unstop", None):
+            _unstop(concrete, tensors)
         if not kwargs:
             key = _fast_key(args, self._bound_self, self._modes_now())
             positions = [i for i, a in enumerate(args) if type(a) is Tensor]
@@ -208,6 +232,9 @@ class StaticFunction:
         modes = None
         if self._mode_layers:
             modes = tuple(_flag_of(ref()) for ref in self._mode_layers)
+        hooks = forward_hooks_version[0]
+        if hooks:  # forward hooks were set (or removed): the program ran them
+            modes = ("hooks", hooks) + (modes or ())
         self._mode_memo = (version, modes)
         return modes
 
@@ -268,12 +295,13 @@ class StaticFunction:
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True
             built = [s for s in evicted + self._cache.signatures() if s is not signature]
-            warnings.warn(self._rebuild_warning(built + [signature]), stacklevel=4)
+            warn_in_user_code(self._rebuild_warning(built + [signature]), UserWarning)
         return concrete, signature
 
     def _trace(self, converted, signature):
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
                                          self._check_finite)
+        _note_unstopped_inputs(concrete)
         if isinstance(concrete, StepProgram):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
@@ -325,8 +353,8 @@ class StaticFunction:
 
     def _fall_back(self, error):
         self._fallback_reason = str(error)
-        warnings.warn(f"d2s.jit.to_static(full_graph=False): {self._function.__qualname__} "
-                      f"runs eagerly because it cannot be converted: {error}", stacklevel=5)
+        warn_in_user_code(f"d2s.jit.to_static(full_graph=False): {self._function.__qualname__} "
+                          f"runs eagerly because it cannot be converted: {error}", UserWarning)
         raise _FallBack()
 
     def __repr__(self):
@@ -360,6 +388,21 @@ def _fast_key(args, bound_self, modes=None):
 def _flag_of(layer):
     """A watched Layer's `training` flag (None once it is gone)."""
     return None if layer is None else layer.__dict__.get("_training")
+
+
+def _note_unstopped_inputs(concrete):
+    """Positions of the inputs the traced code set `stop_gradient = False` on
+    (convert.runtime.gradients): each call sets it on the caller's tensors,
+    as the eager statement does, so their gradients are computed."""
+    # set by convert.runtime.gradients (UNSTOPPED_INPUTS) while tracing
+    names = concrete.main_program.__dict__.get("_d2s_unstopped_inputs")
+    concrete._d2s_unstop = tuple(i for i, v in enumerate(concrete.inputs)
+                                 if v.name in names) if names else ()
+
+
+def _unstop(concrete, tensors):
+    for i in concrete._d2s_unstop:
+        tensors[i].stop_gradient = False
 
 
 class _FallBack(Exception):

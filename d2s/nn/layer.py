@@ -15,7 +15,7 @@ from ..core.dtypes import as_dtype
 from ..core.tensor import Tensor
 from . import initializer as init
 
-__all__ = ["Layer", "Sequential", "LayerList", "unique_name"]
+__all__ = ["Layer", "Sequential", "LayerList", "LayerDict", "HookRemoveHelper", "unique_name"]
 
 _name_lock = threading.Lock()
 _name_counters = {}
@@ -30,6 +30,26 @@ def unique_name(prefix):
 
 def _snake(name):
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+_hook_ids = itertools.count()
+
+
+class HookRemoveHelper:
+    """The handle a hook registration returns: `remove()` unregisters it."""
+
+    def __init__(self, hooks, key):
+        self._hooks, self._key = hooks, key
+
+    def remove(self):
+        if self._hooks.pop(self._key, None) is not None:
+            _hooks_changed()
+
+
+def _hooks_changed():
+    """Programs traced with other hooks must not be reused (see core.state)."""
+    state.forward_hooks_version[0] += 1
+    state.layer_modes_version[0] += 1
 
 
 class Layer:
@@ -151,7 +171,52 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *inputs, **kwargs):
-        return self.forward(*inputs, **kwargs)
+        return self._call_forward(self.forward, inputs, kwargs)
+
+    def _call_forward(self, forward, inputs, kwargs, wrap=None):
+        """`forward(*inputs, **kwargs)` between the forward hooks, PaddlePaddle's
+        way: each pre-hook(layer, inputs) may return new inputs (a non-tuple
+        is the one input); each post-hook(layer, inputs, outputs) may return
+        new outputs. Converted code calls a layer through this with its
+        converted forward, and `wrap` converts each hook (see
+        convert.runtime.call): hooks run inside the program too."""
+        pre = self.__dict__.get("_forward_pre_hooks")
+        post = self.__dict__.get("_forward_post_hooks")
+        if not pre and not post:
+            return forward(*inputs, **kwargs)
+        for hook in list(pre.values()) if pre else ():
+            new = (wrap(hook) if wrap else hook)(self, inputs)
+            if new is not None:
+                inputs = new if isinstance(new, tuple) else (new,)
+        outputs = forward(*inputs, **kwargs)
+        for hook in list(post.values()) if post else ():
+            new = (wrap(hook) if wrap else hook)(self, inputs, outputs)
+            if new is not None:
+                outputs = new
+        return outputs
+
+    def register_forward_pre_hook(self, hook):
+        """`hook(layer, inputs)` runs before each forward; a value it returns
+        replaces the inputs. Returns a handle whose `remove()` unregisters it."""
+        return self._add_hook("_forward_pre_hooks", hook)
+
+    def register_forward_post_hook(self, hook):
+        """`hook(layer, inputs, outputs)` runs after each forward; a value it
+        returns replaces the outputs. Returns a handle with `remove()`."""
+        return self._add_hook("_forward_post_hooks", hook)
+
+    def _add_hook(self, kind, hook):
+        if not callable(hook):
+            raise TypeError(f"{kind[1:-1].replace('_', ' ')}: expected a callable, got "
+                            f"{type(hook).__name__}")
+        hooks = self.__dict__.get(kind)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, kind, hooks)
+        key = next(_hook_ids)
+        hooks[key] = hook
+        _hooks_changed()
+        return HookRemoveHelper(hooks, key)
 
     def train(self):
         for layer in self.sublayers(include_self=True):
@@ -304,6 +369,10 @@ class Sequential(Layer):
             x = layer(x)
         return x
 
+    # Converted like user code when called from converted code: each sublayer
+    # call then runs the sublayer's converted forward (a tensor `if` in it works).
+    forward._d2s_convert_as_user_code = True
+
 
 class LayerList(Layer):
     """A list of sublayers, registered as "0", "1", ..."""
@@ -355,3 +424,60 @@ class LayerList(Layer):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("LayerList has no forward(); iterate over its layers")
+
+
+class LayerDict(Layer):
+    """An ordered dict of sublayers (PaddlePaddle's `LayerDict`): keys are the
+    sublayers' names; `update` takes a dict, a LayerDict or (key, layer) pairs."""
+
+    def __init__(self, sublayers=None):
+        super().__init__()
+        if sublayers is not None:
+            self.update(sublayers)
+
+    def __getitem__(self, key):
+        return self._sub_layers[key]
+
+    def __setitem__(self, key, layer):
+        self.add_sublayer(key, layer)
+
+    def __delitem__(self, key):
+        self.__delattr__(key)
+
+    def __len__(self):
+        return len(self._sub_layers)
+
+    def __iter__(self):
+        return iter(list(self._sub_layers))
+
+    def __contains__(self, key):
+        return key in self._sub_layers
+
+    def clear(self):
+        for key in list(self._sub_layers):
+            self.__delattr__(key)
+
+    def pop(self, key):
+        layer = self._sub_layers[key]
+        self.__delattr__(key)
+        return layer
+
+    def keys(self):
+        return list(self._sub_layers.keys())
+
+    def items(self):
+        return list(self._sub_layers.items())
+
+    def values(self):
+        return list(self._sub_layers.values())
+
+    def update(self, sublayers):
+        items = sublayers.items() if isinstance(sublayers, (dict, LayerDict)) else sublayers
+        for pair in items:
+            if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+                raise TypeError("LayerDict.update: expected a dict, a LayerDict or "
+                                f"(key, layer) pairs, got an item {pair!r}")
+            self.add_sublayer(pair[0], pair[1])
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("LayerDict has no forward(); call its layers by key")

@@ -24,6 +24,7 @@ from ..static.passes import ProgramView, constant_folding, cse, dce, simplify
 from .control_flow import ControlFlowSupport, Env
 from .errors import ExportError, Unsupported
 from .graph import Graph, Names, RuleNamespace, Value
+from .prune import drop_unused_constants
 from . import rules as _rules  # noqa: F401  (registers the rules kept in this target's package)
 
 # Rules use opset 18 forms (Reduce* take axes as an input, Split/Pad inputs, ...).
@@ -167,6 +168,7 @@ def export_program(program, ops, inputs, outputs, opset_version=None):
         out = Value(exporter.names.fresh(f"output_{i}"), v.dtype, v.shape)
         results.append(graph.add_node("Identity", [value], [out])[0])
     proto = graph.to_proto("d2s", results, dim_names=lambda i, d: f"output_{i}_dim{d}")
+    drop_unused_constants(proto)  # else ONNX Runtime warns about each one, every session
     model = helper.make_model_gen_version(
         proto, producer_name="d2s", opset_imports=[helper.make_opsetid("", opset)])
     try:

@@ -24,7 +24,7 @@ from .control_ops import sub_block_ids
 from .control_ops.cond import append_cond
 from .control_ops.undefined import append_cast_if_defined
 from .ir import Variable
-from .pytree import flatten, unflatten
+from .pytree import flatten, rebuild, unflatten
 from .side_effects import abandon_block, unbound_read
 from .tensor_array import PendingArray, array_init
 
@@ -224,7 +224,8 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
     if pred.size not in (1, None) or pred.dtype != np.bool_:
         raise ControlFlowError(
             f"cond: the predicate must be a bool tensor with one element, got "
-            f"{pred.dtype.name}{list(pred.shape)}")
+            f"{pred.dtype.name}{list(pred.shape)}; reduce it to one, e.g. (x > 0).all(), "
+            f"(x > 0).any() or x.sum() > 0")
     parent = program.current_block()
     true_block = program._create_block(parent)
     t_out, t_stop = trace_path(program, true_block, true_fn)
@@ -398,7 +399,7 @@ def _expand_undefined(a, b):
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) \
             and type(a) is type(b):
         pairs = [_expand_undefined(x, y) for x, y in zip(a, b)]
-        return type(a)(p[0] for p in pairs), type(b)(p[1] for p in pairs)
+        return rebuild(type(a), [p[0] for p in pairs]), rebuild(type(b), [p[1] for p in pairs])
     if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         pairs = {k: _expand_undefined(a[k], b[k]) for k in a}
         return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
@@ -409,7 +410,7 @@ def _like(structure, undefined):
     if isinstance(structure, dict):
         return {k: _like(v, undefined) for k, v in structure.items()}
     if isinstance(structure, (tuple, list)):
-        return type(structure)(_like(v, undefined) for v in structure)
+        return rebuild(type(structure), [_like(v, undefined) for v in structure])
     return undefined
 
 
@@ -468,9 +469,12 @@ def _check_compatible(label, a, b, what="the two branches"):
     if a.dtype != b.dtype:
         raise ControlFlowError(f"{label} has dtype {a.dtype.name} and {b.dtype.name} in "
                                f"{what}; cast one so both agree")
+    fix = ("; after a tensor `if` a name has one shape, whichever path ran: make both give "
+           "the same shape (reshape, slice, pad or broadcast one of them)")
     if len(a.shape) != len(b.shape):
-        raise ControlFlowError(f"{label} has rank {len(a.shape)} and {len(b.shape)} in {what}")
+        raise ControlFlowError(f"{label} has rank {len(a.shape)} and {len(b.shape)} in "
+                               f"{what}{fix}")
     for i, (x, y) in enumerate(zip(a.shape, b.shape)):
         if x is not None and y is not None and x != y:
             raise ControlFlowError(f"{label} has shape {list(a.shape)} and {list(b.shape)} "
-                                   f"in {what} (dim {i} differs)")
+                                   f"in {what} (dim {i} differs){fix}")

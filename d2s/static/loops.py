@@ -112,6 +112,15 @@ class _LoopBuilder:
         self.python_results = {}  # optional leaf index -> the Python value the body sets
         self.still_undefined = {}  # leaf index -> the undefined value the body leaves
         self.undefined_by_body = set()  # leaf indices the body may leave undefined
+        # Whether the loop variables need no gradient: as eagerly, when no initial
+        # value and no value the body computes needs one (then `print` in the body
+        # shows stop_gradient=True, as eager code does). Assumed from the initial
+        # values; when the body makes one that needs a gradient (it reads a
+        # parameter, say), the loop's values are marked as needing one, without
+        # tracing again: the flags only inform what code and prints read (the
+        # backward follows the program's data flow), and a `print` in the body
+        # then shows the first trip's flags, as eager code prints them.
+        self.no_grad_vars = all(v.stop_gradient for v in self.init.values())
         self.n_blocks = len(self.program.blocks)
 
     def label(self, i):
@@ -156,6 +165,7 @@ class _LoopBuilder:
             ph.weak = getattr(self.init[i], "weak", False)
             ph.is_array = getattr(self.init[i], "is_array", False)
             ph.may_be_undefined = self.init[i].may_be_undefined or i in self.undefined_by_body
+            ph.stop_gradient = self.no_grad_vars
             self.placeholders[i] = ph
         args = unflatten(self.tree, [self.placeholders.get(i, x)
                                      for i, x in enumerate(self.leaves)])
@@ -165,7 +175,8 @@ class _LoopBuilder:
             self.c = builder.to_var(c) if _is_value(c) else builder.to_var(constant(bool(c)))
         if self.c.dtype != np.bool_ or self.c.size not in (1, None):
             raise ControlFlowError(f"while: the loop condition must be a bool scalar, got "
-                                   f"{self.c.dtype.name}{list(self.c.shape)}")
+                                   f"{self.c.dtype.name}{list(self.c.shape)}; reduce it to one "
+                                   f"element, e.g. (x > 0).all(), (x > 0).any() or x.sum() > 0")
         self.body_block = program._create_block(self.loop_block)
         body_out, stop = trace_path(program, self.body_block, self.body_fn, *args)
         # A body that stops at a read of a name no path assigned raises there
@@ -200,14 +211,15 @@ class _LoopBuilder:
                 raise ControlFlowError(
                     f"loop variable {self.label(i)} holds a {type(x).__name__} that the "
                     "loop body changes; only tensors and numbers can be carried by a loop on "
-                    "a tensor")
+                    "a tensor: change it after the loop, or hold what changes in a tensor")
 
     def _python_result(self, i, value):
         """An optional value the body sets to a Python object (e.g. `return None`
         in the loop): the loop's result for it, as long as it is always the same."""
         if i in self.python_results and not _same_python(self.python_results[i], value):
             raise ControlFlowError(f"{self.label(i)} is {describe(self.python_results[i])} "
-                                   f"and {describe(value)} in one loop on a tensor")
+                                   f"and {describe(value)} in one loop on a tensor; give it one "
+                                   f"value on every trip, or make it a tensor")
         self.python_results[i] = value
 
     def widen(self):
@@ -215,6 +227,10 @@ class _LoopBuilder:
         anything (trace again)."""
         program, builder, parent = self.program, self.builder, self.parent
         retry = False
+        if self.no_grad_vars and not all(o.stop_gradient for o in self.outs.values()):
+            self.no_grad_vars = False
+            for ph in self.placeholders.values():
+                ph.stop_gradient = False
         for i, v in self.first_assigned.items():
             if isinstance(self.leaves[i], PendingArray):
                 # A list appended to in the body: carried as a tensor array.
@@ -248,7 +264,10 @@ class _LoopBuilder:
                     f"{o.dtype.name} in the loop body; cast it so it keeps one dtype")
             if len(o.shape) != len(ph.shape):
                 raise ControlFlowError(f"loop variable {label} changes rank from "
-                                       f"{len(ph.shape)} to {len(o.shape)} in the loop body")
+                                       f"{len(ph.shape)} to {len(o.shape)} in the loop body; "
+                                       f"a loop on a tensor keeps each variable's rank: "
+                                       f"reshape the new value, or collect the steps in a "
+                                       f"list and d2s.stack it after the loop")
             merged = merge_dims(ph.shape, o.shape)
             if merged != ph.shape:
                 self.shapes[i] = merged
@@ -264,7 +283,7 @@ class _LoopBuilder:
             v.weak = ph.weak and getattr(o, "weak", False)
             v.is_array = ph.is_array
             v.may_be_undefined = ph.may_be_undefined or o.may_be_undefined
-            v.stop_gradient = o.stop_gradient and all(init[i].stop_gradient for i in carried)
+            v.stop_gradient = self.no_grad_vars
         local = {id(p) for p in ph_list}
         free = external_reads([self.cond_block, self.body_block], local)
         free += [o for o in out_list if o.block is not self.body_block and id(o) not in local
@@ -292,18 +311,20 @@ def _as_value(x, label):
     if is_python_scalar(x) or isinstance(x, np.ndarray):
         return constant(x)
     raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in the loop "
-                           "body; only tensors and numbers can be carried by a loop on a tensor")
+                           "body; only tensors and numbers can be carried by a loop on a tensor: "
+                           "give it a tensor or number on every trip")
 
 
 def _body_output(builder, x, placeholder, label):
     if isinstance(x, Variable):
         check_visible(x, builder.program.current_block())
     if _is_undefined(x):
-        raise ControlFlowError(f"loop variable {label} is undefined after the loop body")
+        raise ControlFlowError(f"loop variable {label} is undefined after the loop body; "
+                               f"assign it on every path of the body (or before the loop)")
     if not _is_value(x):
         if not (is_python_scalar(x) or isinstance(x, np.ndarray)):
             raise ControlFlowError(f"loop variable {label} becomes a {type(x).__name__} in "
-                                   "the loop body")
+                                   "the loop body; give it a tensor or number on every trip")
         weak = is_python_scalar(x)
         x = builder.to_var(_promote_scalar(x, placeholder.dtype))
         x.weak = weak or getattr(x, "weak", False)  # a Python number stays weakly typed

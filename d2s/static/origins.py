@@ -12,6 +12,7 @@ import bisect
 import linecache
 import os
 import sys
+import warnings
 
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,6 +74,28 @@ def user_origin():
             return resolved(fn, _lineno(f))
         f = f.f_back
     return None
+
+
+def warn_in_user_code(message, category):
+    """`warnings.warn` attributed to the user's line: the innermost frame
+    outside d2s (and outside Python's own frozen modules), mapped back from
+    converted code. A fixed `stacklevel` cannot do this: the depth of d2s's
+    frames differs per path (a first call, a backward, a training step), and
+    counting past the outermost frame names `sys:1`."""
+    f = sys._getframe(1)
+    while f is not None and (_in_d2s(f.f_code.co_filename)
+                             or f.f_code.co_filename.startswith("<frozen")):
+        f = f.f_back
+    if f is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    filename, lineno = f.f_code.co_filename, _lineno(f)
+    mapped = resolved(filename, lineno)
+    g = f.f_globals
+    warnings.warn_explicit(message, category, mapped[0], mapped[1],
+                           module=g.get("__name__"),
+                           registry=g.setdefault("__warningregistry__", {}),
+                           module_globals=g if mapped[0] == filename else None)
 
 
 class PendingOrigin:

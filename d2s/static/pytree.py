@@ -34,4 +34,19 @@ def _build(d, it):
         return next(it)
     if d[0] is dict:
         return {k: _build(s, it) for k, s in zip(d[1], d[2])}
-    return d[0]([_build(s, it) for s in d[1]])
+    return rebuild(d[0], [_build(s, it) for s in d[1]])
+
+
+def rebuild(kind, items):
+    """A tuple or list of type `kind` holding `items`: a namedtuple (or any
+    tuple subclass whose constructor takes the items one by one) comes back
+    as the same type, as converted code must return what the eager code
+    returns."""
+    if kind is tuple or kind is list:
+        return kind(items)
+    if hasattr(kind, "_make"):
+        return kind._make(items)  # a namedtuple
+    try:
+        return kind(items)
+    except TypeError:
+        return kind(*items)

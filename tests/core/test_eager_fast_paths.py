@@ -53,9 +53,8 @@ def _same(a, b):
 
 
 def _binary_cases():
-    for name in BINARY:
-        for dt in DTYPES:
-            yield pytest.param(name, dt, id=f"{name}-{dt}")
+    # a list, not a generator: pytest 10 takes only collections in parametrize
+    return [pytest.param(name, dt, id=f"{name}-{dt}") for name in BINARY for dt in DTYPES]
 
 
 @pytest.mark.parametrize("name,dtype", _binary_cases())

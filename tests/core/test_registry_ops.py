@@ -629,6 +629,92 @@ cases("assert",
         label="fail_0d_float"))
 
 
+# ---- issue 27: tensor-level primitives (d2s/core/ops/math.py, scan.py, search.py,
+# reduce_more.py); their composites are tested in tests/core/test_ops_<family>.py --------
+def _off_whole(*shape, lo=-3, hi=3):
+    """Floats whose fractional part is in [0.1, 0.4] or [0.6, 0.9]: floor, ceil,
+    trunc and round are flat (zero gradient) around each."""
+    whole = _rng.integers(lo, hi, size=shape)
+    frac = _rng.uniform(0.1, 0.4, size=shape) + 0.5 * _rng.integers(0, 2, size=shape)
+    return whole + frac
+
+
+for _name, _np, _x in [("sin", np.sin, U(3, 4, lo=-3, hi=3)), ("cos", np.cos, U(3, 4, lo=-3, hi=3)),
+                       ("tan", np.tan, U(3, 4)), ("asin", np.arcsin, U(3, 4, lo=-0.9, hi=0.9)),
+                       ("acos", np.arccos, U(3, 4, lo=-0.9, hi=0.9)),
+                       ("atan", np.arctan, U(3, 4, lo=-3, hi=3)), ("sinh", np.sinh, U(3, 4)),
+                       ("cosh", np.cosh, U(3, 4)), ("rsqrt", lambda x: 1 / np.sqrt(x), P(3, 4)),
+                       ("log1p", np.log1p, np.concatenate([U(8, lo=-0.5, hi=2), [1e-12, -1e-9]])),
+                       ("expm1", np.expm1, np.concatenate([U(8, lo=-2, hi=2), [1e-12, -1e-9]])),
+                       ("log2", np.log2, P(3, 4)), ("log10", np.log10, P(3, 4))]:
+    cases(_name, C(_x, ref=_np, label="f64"), C(_x.reshape(-1)[0], ref=_np, label="0d"),
+          C(I(5, lo=1, hi=3) if _name in ("rsqrt", "log2", "log10") else I(5, lo=0, hi=1),
+            ref=_np, label="int"),
+          C(_x.astype(np.float32), ref=lambda x, _np=_np: _np(x).astype(np.float32),
+            label="f32", grad=False))
+
+
+def _round_ref(x):
+    return np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x))
+
+
+for _name, _np in [("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
+                   ("round", _round_ref)]:
+    cases(_name, C(_off_whole(3, 4), ref=_np, label="f64"),
+          C(I(5), ref=lambda x: x, label="int"),
+          C(U(0, 3), ref=_np, label="empty"))
+CASES["round"].append(C(np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999999999999994]),
+                        ref=lambda x: np.array([-3.0, -2, -1, 1, 2, 3, 0]), label="halves",
+                        grad=False))
+cases("cumsum",
+      C(U(3, 4), attrs=dict(axis=1, reverse=False), ref=lambda x: np.cumsum(x, 1), label="axis1"),
+      C(U(3, 4), attrs=dict(axis=0, reverse=True),
+        ref=lambda x: np.flip(np.cumsum(np.flip(x, 0), 0), 0), label="reverse"),
+      C(I(2, 3).astype(np.int32), attrs=dict(axis=1, reverse=False),
+        ref=lambda x: np.cumsum(x, 1), label="int32"),
+      C(B(4), attrs=dict(axis=0, reverse=False), ref=lambda x: np.cumsum(x), label="bool"),
+      C(U(0, 3), attrs=dict(axis=0, reverse=False), ref=lambda x: np.cumsum(x, 0), label="empty"))
+cases("cumprod",
+      C(A(3, 4, gap=0.5), attrs=dict(axis=1, reverse=False), ref=lambda x: np.cumprod(x, 1),
+        label="axis1"),
+      C(A(3, 4, gap=0.5), attrs=dict(axis=0, reverse=True),
+        ref=lambda x: np.flip(np.cumprod(np.flip(x, 0), 0), 0), label="reverse"),
+      C(I(2, 3), attrs=dict(axis=1, reverse=False), ref=lambda x: np.cumprod(x, 1), label="int"))
+
+
+def _stable_descending(x, axis):
+    return np.argsort(-x, axis=axis, kind="stable")
+
+
+cases("argsort",
+      C(U(3, 4), attrs=dict(axis=1, descending=False),
+        ref=lambda x: np.argsort(x, 1, kind="stable"), label="asc"),
+      C(I(3, 6, lo=0, hi=3), attrs=dict(axis=1, descending=False),
+        ref=lambda x: np.argsort(x, 1, kind="stable"), label="ties_asc"),
+      C(I(3, 6, lo=0, hi=3), attrs=dict(axis=1, descending=True),
+        ref=lambda x: _stable_descending(x, 1), label="ties_desc"),
+      C(U(4, 3), attrs=dict(axis=0, descending=True), ref=lambda x: _stable_descending(x, 0),
+        label="axis0_desc"),
+      C(U(0, 3), attrs=dict(axis=0, descending=False),
+        ref=lambda x: np.zeros((0, 3), np.int64), label="empty"))
+cases("prod",
+      C(A(2, 3, 4, gap=0.5), attrs=dict(axes=(1,), keepdim=False), ref=lambda x: np.prod(x, 1),
+        label="axis1"),
+      C(A(2, 3, gap=0.5), attrs=dict(axes=(0, 1), keepdim=True),
+        ref=lambda x: np.prod(x, keepdims=True), label="all_keep"),
+      C(I(2, 3).astype(np.int32), attrs=dict(axes=(1,), keepdim=False),
+        ref=lambda x: np.prod(x, 1), label="int32"),
+      C(U(0, 3), attrs=dict(axes=(0,), keepdim=False), ref=lambda x: np.prod(x, 0),
+        label="empty"))
+_spd = U(2, 3, 3) + 3 * np.eye(3)
+cases("inverse",
+      C(_spd, ref=np.linalg.inv, label="batch"),
+      C(np.array([[2, 1], [1, 1]]), ref=np.linalg.inv, label="int"),
+      C(np.zeros((2, 2)), ref=_raises, grad=False, raises=(np.linalg.LinAlgError, "Singular"),
+        label="singular"))
+# ---- end of issue 27 block ----
+
+
 # ---- the harness ---------------------------------------------------------------------------
 def _as_tuple(x):
     if x is None:  # ops without outputs (print, assert)

@@ -145,8 +145,8 @@ def test_full_graph_false_falls_back_with_one_warning():
 
 
 def test_full_graph_true_raises_the_conversion_error():
-    from d2s.convert.errors import UnsupportedSyntaxError
-    with pytest.raises(UnsupportedSyntaxError, match="global"):
+    from d2s.static import ControlFlowError
+    with pytest.raises(ControlFlowError, match="global _calls"):
         to_static(_uses_global_in_branch)(d2s.to_tensor([1.0]))
 
 

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import d2s
+import d2s.backends.xla.rules  # noqa: F401  (each target registers its own ops' rules)
+import d2s.onnx.rules  # noqa: F401
 from d2s.core.registry import OPS, NotLowerable
 from d2s.jit.serialization import AttrEncoder, program_from_json, program_to_json
 from d2s.static import Executor, control_ops

@@ -176,7 +176,7 @@ class ConcreteRunner:
         with self._lock:
             part = getattr(self, attr) if attr else self._backwards.get(key)
             if part is None:
-                part = Lowered(build, stacklevel=7)
+                part = Lowered(build)
                 if attr:
                     setattr(self, attr, part)
                 else:
@@ -240,8 +240,7 @@ class StepRunner:
         # returned, is not fetched: it is the value written back.)
         outputs = [v.name for v in step.outputs if v.name not in writes]
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes, donate=True, defined=outputs),
-                             stacklevel=7)
+                                                writes=writes, donate=True, defined=outputs))
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]

@@ -8,10 +8,10 @@ that grows) — runs on the numpy backend from then on, after one
 from __future__ import annotations
 
 import threading
-import warnings
 
 from ...static.backend import BackendFallbackWarning
 from ...static.executor import check_fed
+from ...static.origins import warn_in_user_code
 from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
 
@@ -22,10 +22,9 @@ class Lowered:
     after one warning; from then on every call takes the numpy fallback.
     (`xla` is None exactly when it fell back.)"""
 
-    def __init__(self, build, stacklevel=5):
+    def __init__(self, build):
         self.xla = None
         self.reason = None
-        self._stacklevel = stacklevel
         try:
             self.xla = build()
         except Unsupported as e:
@@ -34,7 +33,7 @@ class Lowered:
     def fall_back(self, e):
         self.xla = None
         self.reason = fallback_message(e)
-        warnings.warn(self.reason, BackendFallbackWarning, stacklevel=self._stacklevel)
+        warn_in_user_code(self.reason, BackendFallbackWarning)
 
     def call(self, use, numpy_fallback):
         """`use(xla_program)`, or `numpy_fallback()` when the program does not
@@ -62,7 +61,7 @@ class Runner(Lowered):
     def __init__(self, program, feed_names, fetch_names):
         check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
         self.fetch_names = list(fetch_names)
-        super().__init__(lambda: XlaProgram(program, feed_names, fetch_names), stacklevel=6)
+        super().__init__(lambda: XlaProgram(program, feed_names, fetch_names))
 
     def run(self, feeds, numpy_fallback, feed_attrs=None):
         """Fetched arrays. `feed_attrs`: per feed its placements (a DistAttr) or

@@ -7,9 +7,11 @@ from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinst
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
                         convert_reversed, convert_shape, convert_sum)
 from .call import convert_call
+from .casts import convert_bool, convert_float, convert_int
 from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifelse,
                            convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
+from .gradients import set_stop_gradient
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
                     convert_list_extend_call, convert_reached_list_call, checked_method,
@@ -22,7 +24,7 @@ from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
     "check_caught", "checked_method", "comprehension_test", "new_container",
-    "convert_all", "convert_any", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_reached_list_call",
@@ -31,5 +33,5 @@ __all__ = [
     "convert_raise", "convert_range", "convert_reversed", "convert_shape", "convert_sum",
     "convert_while_loop", "convert_zip",
     "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
-    "return_value", "store_attr", "store_item", "try_body",
+    "return_value", "set_stop_gradient", "store_attr", "store_item", "try_body",
 ]

@@ -86,6 +86,8 @@ def _convert_special_callable(f):
     forward = getattr(f, "forward", None)
     if forward is not None and hasattr(f, "training"):
         converted = convert_call(forward)
+        if getattr(f, "_forward_pre_hooks", None) or getattr(f, "_forward_post_hooks", None):
+            return functools.partial(_hooked_call, f, converted)
         return f if converted is forward else converted
     call = getattr(type(f), "__call__", None)
     if isinstance(call, types.FunctionType):
@@ -93,3 +95,9 @@ def _convert_special_callable(f):
         if converted is not call:
             return types.MethodType(converted, f)
     return f
+
+
+def _hooked_call(layer, forward, *inputs, **kwargs):
+    """A Layer with forward hooks, called from converted code: its hooks
+    (converted too) around its converted forward, as `Layer.__call__` runs them."""
+    return layer._call_forward(forward, inputs, kwargs, wrap=convert_call)

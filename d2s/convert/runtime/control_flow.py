@@ -244,6 +244,16 @@ def _check_carried(uncarried, construct):
     if uncarried:
         from d2s.static import ControlFlowError
         label, line = uncarried[0]
+        if label.startswith("global "):
+            from d2s.static.ir import user_origin
+            origin = user_origin()
+            where = f'"{origin[0]}", line {line}' if origin else f"line {line}"
+            raise ControlFlowError(
+                f"{label} is assigned ({where}) inside {construct} on a tensor: both "
+                "paths are traced while the program is built, so the module global cannot "
+                "get the run's value; assign a local name inside (d2s.where chooses "
+                "between tensors) and assign the global after the construct, or return "
+                "the value")
         raise ControlFlowError(
             f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
             "an attribute or subscript target only when its container is a name the "

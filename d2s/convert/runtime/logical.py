@@ -126,13 +126,19 @@ def _truth(value):
 
 def _static_select(lhs, rhs_fn, lhs_when, label):
     """`cond(truth(lhs), ...)` giving `lhs` on the path where its truth is
-    `lhs_when`, and the lazily traced right side on the other."""
+    `lhs_when`, and the lazily traced right side on the other.
+
+    A one-element right side takes the left side's shape (`tok != eos and
+    step < n` with `tok` of shape [1] and a 0-d `step`): eager Python gives
+    either operand, and a test of `if`/`while` only needs its one element;
+    other shapes that differ are an error saying how to write the test."""
     pred = static_truth(lhs)
     as_bool = str(lhs.dtype) == "bool"
 
     def rhs():
         value = rhs_fn()
-        return (_truth(value) if as_bool else value,)
+        value = _truth(value) if as_bool else value
+        return (_like_left(lhs, value, label),)
 
     def keep():
         return (lhs,)
@@ -140,6 +146,38 @@ def _static_select(lhs, rhs_fn, lhs_when, label):
     true_fn, false_fn = (keep, rhs) if lhs_when else (rhs, keep)
     out = _static_nn().cond(pred, true_fn, false_fn, names=[label])
     return out[0] if isinstance(out, (list, tuple)) else out
+
+
+def _like_left(lhs, value, label):
+    """`value` reshaped to the left side's shape when it holds one element
+    and only the shapes differ; unchanged when they agree (or it is a
+    Python value, or a dim is known only at run time at the same rank)."""
+    shape = getattr(value, "shape", None)
+    if shape is None or tuple(shape) == tuple(lhs.shape):
+        return value
+    shape, left = tuple(shape), tuple(lhs.shape)
+    known = all(type(d) is int for d in shape)
+    if known and _numel(shape) == 1 and all(type(d) is int for d in left):
+        from d2s.core import ops
+        return ops.reshape(value, list(left))
+    if len(shape) == len(left) and not (known and all(type(d) is int for d in left)):
+        return value  # same rank, a dim known only at run time: the cond checks it
+    from d2s.static import ControlFlowError
+    shown = [d if type(d) is int else None for d in shape]
+    op = "and" if "and" in label else "or"
+    raise ControlFlowError(
+        f"`{op}` of a one-element tensor of shape {list(left)} and a tensor of shape "
+        f"{shown}: a converted `{op}` gives one of its operands, and here they may differ "
+        f"in shape. Reduce the right side to one element (`a > 0 {op} (b > 0).all()`, "
+        f"or `.any()`), or combine same-shaped tensors elementwise with "
+        f"`{'&' if op == 'and' else '|'}`")
+
+
+def _numel(shape):
+    size = 1
+    for d in shape:
+        size *= d
+    return size
 
 
 def _static_logical_and(lhs, rhs_fn):

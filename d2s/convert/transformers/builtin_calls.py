@@ -9,7 +9,9 @@ before Python's `range` would reject them), `isinstance(...)` ->
 code), `max/min/any/all(...)` -> `_jst.convert_max/min/any/all(...)` (they
 would ask `bool()` of a Variable), `sum(...)` / `reversed(...)` ->
 `_jst.convert_sum/reversed(...)` (a list appended in a tensor loop is one
-Variable: its rows are added, or walked last first), and zero-argument `super()` ->
+Variable: its rows are added, or walked last first), `bool/int/float(...)` ->
+`_jst.convert_bool/int/float(...)` (casts of a static Variable, which has
+no Python value while the program is built), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -33,6 +35,9 @@ _RENAMED = {
     "reversed": "convert_reversed",
     "any": "convert_any",
     "all": "convert_all",
+    "bool": "convert_bool",
+    "int": "convert_int",
+    "float": "convert_float",
 }
 
 

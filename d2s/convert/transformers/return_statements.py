@@ -42,7 +42,19 @@ def _may_complete(stmts):
             return False
         if isinstance(stmt, (ast.With, ast.AsyncWith)) and not _may_complete(stmt.body):
             return False
+        if isinstance(stmt, ast.Try) and not _try_may_complete(stmt):
+            return False
     return True
+
+
+def _try_may_complete(stmt):
+    """A `try` ends normally only if its `finally` does, and its body (then
+    its `else`) or one of its handlers does: `try: ... return a ... finally:
+    cleanup()` with every path returning never reaches the code after it."""
+    if not _may_complete(stmt.finalbody):
+        return False
+    return _may_complete(stmt.body + stmt.orelse) or any(
+        _may_complete(handler.body) for handler in stmt.handlers)
 
 
 def _return_lines(fn):

@@ -15,3 +15,14 @@ from . import debug_ops, dist_ops, optim_ops  # noqa: F401  (register side-effec
 from .random_ops import normal, rand, randn, uniform
 from .reduction import argmax, max, mean, min, norm, sum
 from ._base import constant, lift
+# ---- tensor-level op families of issue 27 (math, scan, search, shaping, ...) ----
+from .math import *  # noqa: F401,F403
+from .scan import *  # noqa: F401,F403
+from .search import *  # noqa: F401,F403
+from .shaping import *  # noqa: F401,F403
+from .reduce_more import *  # noqa: F401,F403
+from .creation_more import *  # noqa: F401,F403
+from .linalg_more import *  # noqa: F401,F403
+from .random_more import *  # noqa: F401,F403
+from .counting import *  # noqa: F401,F403
+# ---- end of issue 27 block ----

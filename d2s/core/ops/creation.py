@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for, dtype_name, named_dtype
 from ..registry import Aval, register_op
-from ._base import NumberMemo, lift, onnx_spec
+from ._base import NumberMemo, is_value, lift, onnx_spec
 from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
@@ -111,10 +111,28 @@ register_op("full_like", _full_like_kernel,
 
 def full(shape, fill_value, dtype=None):
     """`shape`: an int, a list of ints and integer scalar tensors (dims known at
-    run time), or a 1-D integer tensor."""
+    run time), or a 1-D integer tensor. `fill_value` may be a one-element
+    tensor (a traced value in a program): as in PaddlePaddle, its value is
+    read, with no gradient path, and the dtype defaults to its own."""
+    if is_value(fill_value):
+        return _full_of_tensor(shape, fill_value, dtype)
     dtype = as_dtype(dtype) if dtype is not None else default_dtype_for(fill_value)
     spec, dims = split_shape(shape, "full")
     return bind("full", *dims, shape=spec, fill_value=fill_value, dtype=dtype_name(dtype))
+
+
+def _full_of_tensor(shape, fill, dtype):
+    from .elementwise import cast
+    from .manipulation import detach, expand, reshape
+    dims = tuple(fill.shape)
+    if dims and None not in dims and int(np.prod(dims)) != 1:
+        raise ValueError(f"full: the fill value must be a one-element tensor, got one of "
+                         f"shape {list(dims)}")
+    value = detach(reshape(fill, []) if dims else fill)
+    if dtype is not None and as_dtype(dtype) != np.dtype(fill.dtype):
+        value = cast(value, as_dtype(dtype).name)
+    return expand(value, shape if isinstance(shape, (list, tuple)) or is_value(shape)
+                  else [shape])
 
 
 def zeros(shape, dtype="float32"):

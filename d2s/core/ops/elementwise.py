@@ -283,11 +283,27 @@ def _where_vjp(g, out, c, x, y):
 
 register_op("where", np.where, _where_infer, _where_vjp, elementwise=True).lowering(
     xla=lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)),
-    onnx=lambda ns, c, x, y: ns.node("Where", ns.cast(c, np.bool_), *ns.promote(x, y)))
+    onnx=lambda ns, c, x, y: _where_onnx(ns, ns.cast(c, np.bool_), *ns.promote(x, y)))
 
 
-def where(condition, x, y):
-    """Elementwise select: `x` where `condition` is true, else `y`."""
+def _where_onnx(ns, c, x, y):
+    """ONNX Runtime's Where takes no bool branches: for bools it is
+    (c and x) or (not c and y)."""
+    if x.dtype == np.bool_:
+        return ns.node("Or", ns.node("And", c, x), ns.node("And", ns.node("Not", c), y))
+    return ns.node("Where", c, x, y)
+
+
+def where(condition, x=None, y=None, name=None):
+    """Elementwise select: `x` where `condition` is true, else `y`. With
+    neither x nor y: the coordinates of the true elements (`nonzero(condition,
+    as_tuple=True)`, Paddle's one-argument form)."""
+    if x is None and y is None:
+        from .counting import nonzero
+        return nonzero(condition, as_tuple=True)
+    if x is None or y is None:
+        raise TypeError("where: give both x and y, or neither (the coordinates of the "
+                        "true elements)")
     x, y = lift_pair(x, y)
     return bind("where", lift(condition), x, y)
 

@@ -7,3 +7,8 @@ A rule is `rule(ns, *inputs, **attrs)`: `ns` is the exporter's graph context
 modules never import onnx themselves. Older ops still declare their ONNX rule
 beside the kernel in `core/ops`; new ops register here.
 """
+from . import math  # noqa: F401
+from . import scan  # noqa: F401
+from . import search  # noqa: F401
+from . import reduce_more  # noqa: F401
+from . import linalg_more  # noqa: F401

@@ -8,3 +8,8 @@ modules never import jax themselves and load on a machine without it.
 Older ops still declare their xla rule beside the kernel in `core/ops`; new
 ops register here.
 """
+from . import math  # noqa: F401
+from . import scan  # noqa: F401
+from . import search  # noqa: F401
+from . import reduce_more  # noqa: F401
+from . import linalg_more  # noqa: F401

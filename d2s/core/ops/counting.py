@@ -1,0 +1,106 @@
+"""bincount, nonzero, add_n, var: compositions of existing ops. bincount's and
+nonzero's result lengths depend on the data (numpy runs them; a compiling
+backend runs such a program on numpy, after its warning)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import is_value, lift
+
+__all__ = ["bincount", "nonzero", "add_n", "var"]
+
+
+def bincount(x, weights=None, minlength=0, name=None):
+    """Counts of each value 0..max(x) in the 1-D non-negative int tensor `x`
+    (at least `minlength` of them); with `weights`, the sums of the weights
+    instead (in the weights' dtype)."""
+    from .creation import arange, full
+    from .elementwise import cast, equal, maximum, where, zeros_like_
+    from .manipulation import unsqueeze
+    from .reduction import max as _max, sum as _sum
+    x = lift(x)
+    if np.dtype(x.dtype).kind not in "iu":
+        raise TypeError(f"bincount: x must be an integer tensor, got {x.dtype}")
+    if len(x.shape) != 1:
+        raise ValueError(f"bincount: x must be 1-D, got shape {tuple(x.shape)}")
+    minlength = int(minlength)
+    if minlength < 0:
+        raise ValueError(f"bincount: minlength must be >= 0, got {minlength}")
+    from ..tensor import Tensor
+    if isinstance(x, Tensor) and x.size and x.numpy().min() < 0:
+        raise ValueError("bincount: x must hold non-negative values")
+    if weights is not None:
+        weights = lift(weights)
+        if tuple(weights.shape) != tuple(x.shape) and None not in tuple(weights.shape) + tuple(
+                x.shape):
+            raise ValueError(f"bincount: weights {tuple(weights.shape)} must be shaped like x "
+                             f"{tuple(x.shape)}")
+    if x.shape[0] == 0:
+        dtype = "int64" if weights is None else weights.dtype
+        return full([minlength], 0, dtype)
+    n = maximum(_max(x) + 1, minlength)
+    hits = equal(unsqueeze(x, -1), unsqueeze(arange(n), 0))  # (len(x), n)
+    if weights is None:
+        return _sum(cast(hits, "int64"), axis=0)
+    w = unsqueeze(weights, -1)
+    return _sum(where(hits, w, zeros_like_(w)), axis=0)
+
+
+def nonzero(x, as_tuple=False):
+    """Coordinates of the nonzero (true) elements of `x`: an int64 tensor of
+    shape (count, ndim), or with `as_tuple` one (count,) tensor per dim."""
+    from ..dispatch import bind
+    from .creation import arange
+    from .elementwise import not_equal
+    from .indexing import getitem
+    from .manipulation import reshape, stack
+    from .search import _dim
+    x = lift(x)
+    mask = not_equal(x, 0) if np.dtype(x.dtype) != np.bool_ else x
+    ndim = len(x.shape)
+    if ndim == 0:
+        mask = reshape(mask, [1])
+        ndim = 1
+    dims = [_dim(mask, i) for i in range(ndim)]
+    coords = []
+    for i in range(ndim):
+        shape = [1] * ndim
+        shape[i] = -1
+        grid = reshape(arange(dims[i]), shape)
+        if ndim > 1:
+            grid = bind("broadcast_like", grid, mask)
+        coords.append(getitem(grid, mask))
+    if as_tuple:
+        return tuple(coords)
+    return stack(coords, axis=1)
+
+
+def add_n(inputs, name=None):
+    """The elementwise sum of a list of tensors (or one tensor)."""
+    if is_value(inputs):
+        return inputs
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: needs at least one tensor")
+    out = lift(inputs[0])
+    for t in inputs[1:]:
+        out = out + t
+    return out
+
+
+def var(x, axis=None, unbiased=True, keepdim=False, name=None):
+    """Variance over `axis` (all elements by default); `unbiased` divides by
+    n - 1."""
+    from .elementwise import cast
+    from .reduction import _axes, _count, mean, sum as _sum
+    x = lift(x)
+    if np.dtype(x.dtype).kind not in "fc":
+        x = cast(x, "float32")
+    d = x - mean(x, axis, keepdim=True)
+    axes = _axes(x, axis, "var")
+    n = _count(x, axes)
+    if unbiased:
+        n = n - 1
+    if not isinstance(n, int):
+        n = cast(n, x.dtype)
+    return _sum(d * d, axis, keepdim) / n

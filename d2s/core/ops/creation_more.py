@@ -1,0 +1,96 @@
+"""More creation ops, each a constant or a composition of existing ops:
+linspace, eye, empty, empty_like, assign, one_hot, clone."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import bind
+from ..dtypes import DEFAULT_FLOAT, as_dtype
+from ._base import constant, is_value, lift
+
+__all__ = ["linspace", "eye", "empty", "empty_like", "assign", "one_hot", "clone"]
+
+
+def _number(v, opname, what):
+    if is_value(v):
+        from ..tensor import Tensor
+        if isinstance(v, Tensor) and v.size == 1:
+            return v.item()
+        raise TypeError(f"{opname}: {what} must be known while building (a number or an "
+                        "eager tensor), got a tensor computed in the program")
+    return v
+
+
+def linspace(start, stop, num, dtype=None, name=None):
+    """`num` evenly spaced numbers from `start` to `stop` inclusive (a
+    constant: numpy's linspace, float32 unless `dtype`)."""
+    start, stop = _number(start, "linspace", "start"), _number(stop, "linspace", "stop")
+    num = _number(num, "linspace", "num")
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 0:
+        raise ValueError(f"linspace: num must be a non-negative int, got {num!r}")
+    dtype = DEFAULT_FLOAT if dtype is None else as_dtype(dtype)
+    return constant(np.linspace(start, stop, int(num)).astype(dtype), dtype)
+
+
+def eye(num_rows, num_columns=None, dtype=None, name=None):
+    """The identity matrix (ones on the diagonal), float32 unless `dtype`."""
+    rows = int(_number(num_rows, "eye", "num_rows"))
+    cols = rows if num_columns is None else int(_number(num_columns, "eye", "num_columns"))
+    if rows < 0 or cols < 0:
+        raise ValueError(f"eye: sizes must be >= 0, got {rows} x {cols}")
+    dtype = DEFAULT_FLOAT if dtype is None else as_dtype(dtype)
+    return constant(np.eye(rows, cols, dtype=dtype), dtype)
+
+
+def empty(shape, dtype=None, name=None):
+    """A tensor of `shape` (its values unspecified: zeros here)."""
+    from .creation import zeros
+    return zeros(shape, DEFAULT_FLOAT if dtype is None else dtype)
+
+
+def empty_like(x, dtype=None, name=None):
+    """A tensor shaped like `x` (its values unspecified: zeros here)."""
+    from .creation import zeros_like
+    return zeros_like(x, dtype)
+
+
+def assign(x, output=None):
+    """A copy of `x` (a tensor, array, list or number), differentiable."""
+    if is_value(x):
+        out = bind("reshape_like", x, x)  # the identity, with a gradient and every lowering
+    else:
+        arr = np.asarray(x)
+        if arr.dtype == np.float64 and not isinstance(x, np.ndarray):
+            arr = arr.astype(DEFAULT_FLOAT)
+        out = constant(arr, arr.dtype)
+    if output is not None:
+        raise NotImplementedError("assign: writing into output= is an in-place update, not "
+                                  "supported yet; write `output = d2s.assign(x)` instead")
+    return out
+
+
+def clone(x, name=None):
+    """A copy of `x` that keeps its gradient path."""
+    return bind("reshape_like", lift(x), lift(x))
+
+
+def one_hot(x, num_classes, name=None):
+    """float32 one-hot rows: `out[..., c] = (x[...] == c)` for integer `x`
+    (values must be in [0, num_classes))."""
+    x = lift(x)
+    if np.dtype(x.dtype).kind not in "iu":
+        raise TypeError(f"one_hot: x must be an integer tensor, got {x.dtype}")
+    num_classes = int(_number(num_classes, "one_hot", "num_classes"))
+    if num_classes <= 0:
+        raise ValueError(f"one_hot: num_classes must be positive, got {num_classes}")
+    from ..tensor import Tensor
+    if isinstance(x, Tensor) and x.size and (x.numpy().min() < 0 or
+                                             x.numpy().max() >= num_classes):
+        raise IndexError(f"one_hot: values must be in [0, {num_classes}), got "
+                         f"[{x.numpy().min()}, {x.numpy().max()}]")
+    # rows of the identity picked by gather: a value >= num_classes (and a
+    # negative one, sent past the end first) raises IndexError in a program too
+    from .elementwise import greater_equal, where
+    from .manipulation import gather
+    safe = where(greater_equal(x, 0), x, num_classes)
+    return gather(constant(np.eye(num_classes, dtype=np.float32), np.float32), safe, axis=0)

@@ -1,0 +1,5 @@
+"""`d2s.linalg`: Paddle's linear-algebra namespace (the ops live in d2s.core.ops)."""
+from .core.ops import norm  # noqa: F401
+from .core.ops import bmm, einsum, inverse, mm  # noqa: F401
+inv = inverse
+from .core.ops.linalg_more import matmul_t as matmul  # noqa: F401

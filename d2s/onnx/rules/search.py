@@ -1,0 +1,20 @@
+"""ONNX rule of `argsort` (`d2s/core/ops/search.py`): a full-length TopK, whose
+ties come lower index first, as the kernel's stable sort (both ways)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.registry import register_lowering
+
+
+def _argsort(ns, x, axis, descending):
+    if x.dtype == np.bool_:  # TopK takes numbers
+        x = ns.cast(x, np.int32)
+    k = ns.shape_vector([ns.dim(x, axis)])
+    value = type(x)  # the exporter's Value class (this module never imports onnx)
+    values = value(ns.graph.names.fresh("sorted"), x.dtype, x.shape)
+    indices = value(ns.graph.names.fresh("order"), np.dtype(np.int64), x.shape)
+    ns.graph.add_node("TopK", [x, k], [values, indices],
+                      dict(axis=axis, largest=int(descending), sorted=1))
+    return indices
+register_lowering("onnx", "argsort", _argsort)

@@ -1,0 +1,3 @@
+"""`d2s.tensor`: Paddle's `paddle.tensor` namespace for the names model code
+reaches through it (the ops live in d2s.core.ops)."""
+from .core.ops import top_p_sampling  # noqa: F401
