@@ -734,3 +734,20 @@ def test_a_traced_global_rebound_later_warns_once(tmp_path, monkeypatch, backend
             np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
     assert len(_d2s_warnings(record)) == 1
     assert "globals_mod.py" in str(record[0].message)
+
+
+def test_globals_the_function_assigns_are_not_watched():
+    from d2s.jit import global_watch
+    namespace = {"__name__": "writes_mod"}
+    exec(textwrap.dedent("""\
+        MODE = "train"
+        STEPS = 0
+
+        def f(x):
+            global STEPS
+            if MODE == "train":
+                STEPS += 1
+            return x
+        """), namespace)
+    watch = global_watch.watch(namespace["f"])
+    assert [name for name, _ in watch.watched] == ["MODE"]

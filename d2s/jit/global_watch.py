@@ -12,8 +12,10 @@ arrays), at the first call after the trace and then at every
 `CHECK_EVERY`-th call (a counter per call; the lookups are spread out): a
 check finding one rebound to other data (identity compared first, then
 values: a global array changed in place is not seen; globals read by the functions it calls are not watched)
-warns once per function and name, saying what to do instead.
+warns once per function and name, saying what to do instead. Globals the
+function itself assigns (`global` statements) are not watched.
 """
+import dis
 import types
 import warnings
 
@@ -33,11 +35,17 @@ def _plain(value):
 
 
 def _names(code):
+    """(names `code` and its nested code read or write as globals or
+    attributes, the globals they assign or delete)."""
     names = set(code.co_names)
+    written = {ins.argval for ins in dis.get_instructions(code)
+               if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
+            inner, inner_written = _names(const)
+            names |= inner
+            written |= inner_written
+    return names, written
 
 
 class GlobalWatch:
@@ -107,7 +115,8 @@ def watch(fn):
     if code is None or not isinstance(namespace, dict):
         return None
     watched = []
-    for name in sorted(_names(code)):
+    names, written = _names(code)
+    for name in sorted(names - written):   # (a global it assigns is its own business)
         if name.startswith("__") or name not in namespace:
             continue
         value = namespace[name]
