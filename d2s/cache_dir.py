@@ -112,9 +112,10 @@ def report_unusable(path, reason):
                f"Set {ENV_VAR} to a writable folder, or to '' to turn caching off.")
 
 
-def _refuse(path, reason):
-    """Warn once per reason that the folder at `path` is not safe to use."""
-    _warn_once(("unsafe", reason),
+def _refuse(path, reason, kind=None):
+    """Warn once per reason (or `kind` of reason) that the folder at `path`
+    is not safe to use."""
+    _warn_once(("unsafe", kind or reason),
                f"d2s: not using the cache folder {path}: {reason}; a folder others can "
                f"write lets them plant code that d2s runs. Going on without the cache; "
                f"set {ENV_VAR} to a private folder (or to '' to turn caching off).")
@@ -300,13 +301,14 @@ def read_entry(folder, name):
         os.close(dfd)
         if exc.errno == errno.ELOOP:
             _refuse(os.path.join(cache_root() or "", folder),
-                    f"its entry {name} is a symbolic link")
+                    f"its entry {name} is a symbolic link", kind=("link", folder))
         return None
     try:
         info = os.fstat(fd)
         if not _entry_ok(info):
             _refuse(os.path.join(cache_root() or "", folder),
-                    f"its entry {name} is not a private file of this user's")
+                    f"its entry {name} is not a private file of this user's",
+                    kind=("foreign", folder))
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read()
