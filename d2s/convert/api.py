@@ -12,7 +12,7 @@ import types
 import weakref
 
 from ..gc_pause import gc_paused
-from . import disk_cache, origin
+from . import disk_cache, origin, source_match
 from .loader import load_function, load_source
 from .pipeline import convert_tree
 from .source import function_source, parse_function
@@ -88,6 +88,7 @@ def _convert_code(fn):
     if loaded is not None:
         return loaded
     parsed = parse_function(fn, source)
+    source_match.check(fn, parsed)   # the text on disk is the one `fn` was built from
     if parsed.source != source:   # the text was found another way: its own entry
         loaded = _load_stored(fn, parsed.source, runtime)
         if loaded is not None:

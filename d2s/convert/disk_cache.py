@@ -16,7 +16,18 @@ text depends on:
 * the converter's fingerprint: a hash of d2s's own `convert` sources (and
   astor's version), so an edited or upgraded d2s never reads a conversion
   made by another, even at the same version number;
-* the Python implementation and version (the AST differs between them).
+* the Python implementation and version (the AST differs between them)
+  and the optimisation level (`python -O`);
+* the content of the function's code object (`cache_dir.code_digest`):
+  an entry is written only after the text was checked to be the one that
+  code was built from (`source_match.check`, by the caller), so a hit never
+  stands for text edited since the function was defined.
+
+Each entry holds a checksum (`cache_dir.digest` of its name and its other
+fields, serialized canonically) verified on read: a flipped bit anywhere in
+what the entry says is never converted code.  Entries are read and written
+through `cache_dir.read_entry`/`write_entry` (the folder's and the entry's
+ownership checks).
 
 The line map is stored relative to the function's text (and checked
 against it when read back).  Entries are written to a temporary file and renamed into place,
@@ -38,7 +49,7 @@ from .origin import Origin
 
 __all__ = ["FORMAT", "converter_fingerprint", "entry_key", "load", "store", "entry_path"]
 
-FORMAT = 1
+FORMAT = 2
 _SUBFOLDER = "convert"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -68,7 +79,7 @@ def entry_key(fn, source):
     """The hex key of `fn`'s entry, converted from `source` (a FunctionSource)."""
     code = fn.__code__
     parts = [f"d2s conversion {FORMAT}", converter_fingerprint(), python_version(),
-             source.filename, str(source.start), fn.__name__, fn.__qualname__,
+             f"optimize {sys.flags.optimize}", cache_dir.code_digest(code), source.filename, str(source.start), fn.__name__, fn.__qualname__,
              " ".join(code.co_freevars)]
     if source.is_lambda:
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
@@ -112,9 +123,16 @@ def _origins_from(fn, source, relative):
             for line, block_line in relative}
 
 
+def _checksum(name, entry):
+    # ("function" names the module for people reading the file: not used)
+    fields = {k: v for k, v in entry.items() if k not in ("checksum", "function")}
+    return cache_dir.digest(name, json.dumps(fields, sort_keys=True).encode("utf-8"))
+
+
 def _well_formed(entry, key):
     return (isinstance(entry, dict) and entry.get("format") == FORMAT
             and entry.get("key") == key
+            and entry.get("checksum") == _checksum(key + ".json", entry)
             and entry.get("fingerprint") == converter_fingerprint()
             and entry.get("python") == python_version()
             and isinstance(entry.get("module"), str) and isinstance(entry.get("code"), str)
@@ -123,15 +141,17 @@ def _well_formed(entry, key):
 
 def load(fn, source):
     """The ConvertedSource stored for `fn` converted from `source`, or None."""
-    path = entry_path(fn, source)
-    if path is None:
+    if cache_dir.cache_root() is None:
+        return None
+    key = entry_key(fn, source)
+    data = cache_dir.read_entry(_SUBFOLDER, key + ".json")
+    if data is None:
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            entry = json.load(f)
-    except (OSError, ValueError):
-        return None          # absent, unreadable or corrupt: convert (and rewrite)
-    if not _well_formed(entry, os.path.basename(path)[:-len(".json")]):
+        entry = json.loads(data.decode("utf-8"))
+    except ValueError:       # (UnicodeDecodeError too) corrupt: convert (and rewrite)
+        return None
+    if not _well_formed(entry, key):
         return None
     try:
         relative = [(int(line), int(block_line)) for line, block_line in entry["origins"]]
@@ -145,17 +165,18 @@ def load(fn, source):
 
 def store(fn, source, converted):
     """Write `converted` as the entry of `fn` converted from `source` (best effort)."""
-    path = entry_path(fn, source)
-    if path is None:
+    if cache_dir.cache_root() is None:
         return
     relative = _relative_origins(fn, source, converted.origins)
     if relative is None:
         return
-    entry = {"format": FORMAT, "key": os.path.basename(path)[:-len(".json")],
+    key = entry_key(fn, source)
+    entry = {"format": FORMAT, "key": key,
              "fingerprint": converter_fingerprint(), "python": python_version(),
              "function": f"{fn.__module__}.{fn.__qualname__}",
              "module": converted.module, "code": converted.code,
-             "origins": sorted(relative.items())}
+             "origins": [list(item) for item in sorted(relative.items())]}
+    entry["checksum"] = _checksum(key + ".json", entry)
     # json.dumps: the C encoder; `json.dump` takes the pure-Python one, whose
     # closures are reference cycles left for the collector
-    cache_dir.write_atomic(path, json.dumps(entry).encode("utf-8"))
+    cache_dir.write_entry(_SUBFOLDER, key + ".json", json.dumps(entry).encode("utf-8"))

@@ -27,3 +27,7 @@ class UnsupportedSyntaxError(D2SConversionError):
         if source_line:
             msg += f"\n    {source_line.strip()}"
         super().__init__(msg)
+
+
+class SourceMismatchError(SourceUnavailableError):
+    """The function's source on disk no longer is the text its code was built from."""

@@ -16,6 +16,7 @@ from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
 from ..static.origins import warn_in_user_code
+from . import global_watch
 from .concrete_program import ConcreteProgram
 from .concrete_program import EffectProgram
 from .train_step import RunEagerly, StepProgram
@@ -60,6 +61,7 @@ class StaticFunction:
         # their flags), read again only after some Layer's flag was set.
         self._mode_layers = []
         self._mode_memo = (-1, None)
+        self._globals = None  # global_watch.GlobalWatch after a trace (None: nothing to watch)
         functools.update_wrapper(self, function)
 
     # ---- descriptor: `@to_static` on a method -------------------------------------
@@ -154,6 +156,11 @@ class StaticFunction:
             modes = memo[1] if memo[0] == layer_modes_version[0] else self._modes_now()
             hit = self._cache.fast.get(_fast_key(args, self._bound_self, modes))
             if hit is not None:
+                watch = self._globals
+                if watch is not None:
+                    watch.countdown -= 1
+                    if watch.countdown <= 0:
+                        self._globals = watch.check()
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
                 program = entry.program
@@ -177,6 +184,8 @@ class StaticFunction:
             concrete, signature = self._concrete_for(args, kwargs)
         except _FallBack:
             return self.dygraph_function(*args, **kwargs)
+        if self._globals is not None:
+            self._globals = self._globals.check()
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
         if getattr(concrete, "_d2s_unstop", None):
@@ -281,6 +290,8 @@ class StaticFunction:
                 raise
             raise new from None
         signature = self._keyed_by_modes(concrete, signature)
+        if self._globals is None and not self._cache.builds:
+            self._globals = global_watch.watch(self._function)  # as this trace read them
         evicted = self._cache.add(signature, concrete)
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True

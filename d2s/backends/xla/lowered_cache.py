@@ -22,7 +22,11 @@ everything the lowering depends on:
 * every d2s source file, by size and modification time (the rules live
   across `core`, `static` and this package: an edited d2s never reads
   another's lowering), JAX's and jaxlib's versions, the JAX options a
-  lowering reads, and Python's.
+  lowering reads, and Python's (with its optimisation level: `python -O`
+  drops d2s's own asserts);
+* for each op of the program defined outside d2s (`register_op` by its
+  user), the content of its kernel, shape rule, gradient rule and lowering
+  rules (`cache_dir.function_digest`): an edited op or rule is lowered again.
 
 Both processes run the same module: one jitted call of the stored module
 (`stored_call`), whose arguments are the program's (parameters stay
@@ -53,8 +57,12 @@ and line, made by the trace itself) other than kernels' checks (a
 many), and modules calling LAPACK (see `stored_call`).
 
 Entries are written to a temporary file and renamed into place; one that
-does not parse, whose checksum or recorded key differ, or that does not
-fit the program, is ignored (and rewritten). The folder rules are
+does not parse, whose checksum (`cache_dir.digest` over its name, its
+header's fields but the compiler environment, and its bytes) or recorded
+key differ, or that does not fit the program, is ignored (and rewritten).
+(A changed environment only compiles the module again.)  They are read and
+written through `cache_dir.read_entry`/`write_entry`: the folder and each
+entry are checked at every use. The folder rules are
 `d2s.cache_dir`'s, as for converted source (the disk cache of `convert`,
 which the backends may not import, uses the same helpers).
 """
@@ -79,7 +87,7 @@ from . import persistent, result_tree, stored_call, stored_executable
 
 __all__ = ["FORMAT", "SUBFOLDER", "program_key", "lower_and_compile"]
 
-FORMAT = 3
+FORMAT = 4
 SUBFOLDER = "xla-lowered"
 _MAGIC = b"d2s-xla-lowered\n"
 _D2S_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -93,7 +101,8 @@ def _sources_fingerprint():
     Python's."""
     import jaxlib
     digest = hashlib.sha256(f"jax {jax.__version__} jaxlib {jaxlib.__version__} "
-                            f"{sys.implementation.name} {platform.python_version()}\n".encode())
+                            f"{sys.implementation.name} {platform.python_version()} "
+                            f"optimize {sys.flags.optimize}\n".encode())
     for folder, subfolders, files in os.walk(_D2S_DIR):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(".py")):
@@ -102,6 +111,33 @@ def _sources_fingerprint():
             digest.update(f"{os.path.relpath(path, _D2S_DIR)} {info.st_size} "
                           f"{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()
+
+
+def _user_ops_token(ops):
+    """What the key says of the ops named `ops` that were registered outside
+    d2s: the content of each of their rules (d2s's own: `_sources_fingerprint`)."""
+    from ...core.registry import OPS, NotLowerable
+    parts = []
+    for name in sorted(ops):
+        opdef = OPS.get(name)
+        if opdef is None:
+            continue
+        rules = [("kernel", opdef.kernel), ("infer", opdef.infer), ("vjp", opdef.vjp)]
+        rules += sorted(opdef.lowerings.items(), key=lambda item: item[0])
+        if all(_is_d2s(rule) for _, rule in rules):
+            continue
+        parts.append(f"op {name}: " + " ".join(
+            f"{what}=" + ("-" if rule is None else f"not lowerable {rule.reason!r}"
+                          if isinstance(rule, NotLowerable) else _cache_dir.function_digest(rule))
+            for what, rule in rules))
+    return parts
+
+
+def _is_d2s(rule):
+    code = getattr(rule, "__code__", None)
+    if code is None:   # None, NotLowerable, a numpy ufunc: named by what d2s declares
+        return not callable(rule) or isinstance(rule, np.ufunc)
+    return os.path.abspath(code.co_filename).startswith(_D2S_DIR + os.sep)
 
 
 class _Opaque(Exception):
@@ -174,6 +210,8 @@ def program_key(xla_program, specs, given_labels=None):
                                            for s in leaves))
     try:
         parts.append(f"given labels {_token(given_labels)}")
+        parts.extend(_user_ops_token({op.type for ops in xla_program.blocks.values()
+                                      for op in ops}))
         for idx in sorted(xla_program.blocks):
             block = program.blocks[idx]
             parts.append(f"block {idx}")
@@ -195,15 +233,17 @@ def program_key(xla_program, specs, given_labels=None):
 # d2s's metadata, the module's length, the executable's environment or null), then
 # the module's serialization, then the executable's (when one was stored).
 
+def _checksum(name, entry, blob):
+    fields = {k: v for k, v in entry.items() if k not in ("checksum", "env")}
+    return _cache_dir.digest(name, json.dumps(fields, sort_keys=True).encode(), b"\0", blob)
+
+
 def _load(path, key):
     """(bytecode, metadata, executable bytes, their environment) stored at
     `path`, or None (absent or not usable)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    if not data.startswith(_MAGIC):
+    name = os.path.basename(path)
+    data = _cache_dir.read_entry(SUBFOLDER, name)
+    if data is None or not data.startswith(_MAGIC):
         return None
     header, sep, blob = data[len(_MAGIC):].partition(b"\n")
     try:
@@ -211,7 +251,7 @@ def _load(path, key):
     except ValueError:
         return None
     if not (sep and isinstance(entry, dict) and entry.get("format") == FORMAT
-            and entry.get("key") == key and entry.get("sha256") == hashlib.sha256(blob).hexdigest()
+            and entry.get("key") == key and entry.get("checksum") == _checksum(name, entry, blob)
             and isinstance(entry.get("module"), int) and 0 < entry["module"] <= len(blob)):
         return None
     n = entry["module"]
@@ -220,12 +260,13 @@ def _load(path, key):
 
 def _store(path, bytecode, meta, executable=None, env=None):
     """Write the entry at `path` (best effort: a failure warns once, see cache_dir)."""
-    key = os.path.basename(path)[:-len(".bin")]
+    name = os.path.basename(path)
     blob = bytecode + (executable or b"")
-    header = json.dumps({"format": FORMAT, "key": key, "sha256": hashlib.sha256(blob).hexdigest(),
-                         "meta": meta, "module": len(bytecode),
-                         "env": env if executable else None})
-    _cache_dir.write_atomic(path, _MAGIC + header.encode() + b"\n" + blob)
+    entry = {"format": FORMAT, "key": name[:-len(".bin")], "meta": meta, "module": len(bytecode),
+             "env": env if executable else None}
+    entry = json.loads(json.dumps(entry))   # summed as its reader will see it
+    entry["checksum"] = _checksum(name, entry, blob)
+    _cache_dir.write_entry(SUBFOLDER, name, _MAGIC + json.dumps(entry).encode() + b"\n" + blob)
 
 
 def _read_meta(meta, n_fetches, keep, n_args):

@@ -16,10 +16,20 @@ cached compile, and keeps using that folder: a process whose d2s cache
 folder changes later (or whose user set `jax_compilation_cache_dir`
 first) shares that one folder with JAX. Entries are keyed by the compiled
 module and options, so sharing a folder never serves another program.
+
+Where d2s is the first to open JAX's cache in a process (the user set no
+folder of their own), JAX is given d2s's store (`_CheckedStore`) in place
+of its own files: each entry is read and written through
+`d2s.cache_dir.read_entry`/`write_entry`, so the folder and the entry are
+checked at every use as for d2s's other caches, the entry carries a
+checksum of its name and bytes that a read verifies (a damaged entry is
+compiled again, never deserialized), and the folder is bounded like the
+others (`D2S_CACHE_MAX_MB`). A folder the user configured is JAX's own.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 
 from ... import cache_dir as _cache_dir
@@ -77,6 +87,68 @@ def watching_cache_hits():
         _watch.hits = outer
 
 
+def _cache_enabled():
+    try:
+        return bool(_jax_config.enable_compilation_cache.value)
+    except AttributeError:  # pragma: no cover - other JAX versions
+        return False
+
+
+_CHECKSUM = 32   # bytes of `cache_dir.digest` after each entry
+
+
+@functools.lru_cache(maxsize=None)
+def _checked_store():
+    """A JAX compilation-cache store on `cache_dir`'s checked entries (see the
+    module doc), or None where JAX's cache interface is not the expected one."""
+    try:
+        from jax._src.compilation_cache_interface import CacheInterface
+    except ImportError:  # pragma: no cover - other JAX versions
+        return None
+
+    class _CheckedStore(CacheInterface):
+        def __init__(self, path):
+            import pathlib
+            self._path = pathlib.Path(path)
+
+        def get(self, key):
+            name = f"{key}-cache"
+            data = _cache_dir.read_entry(SUBFOLDER, name)
+            if data is None or len(data) < _CHECKSUM:
+                return None
+            value = data[:-_CHECKSUM]
+            if bytes.fromhex(_cache_dir.digest(name, value)) != data[-_CHECKSUM:]:
+                return None   # damaged: compiled again (and rewritten)
+            return value
+
+        def put(self, key, value):
+            name = f"{key}-cache"
+            _cache_dir.write_entry(SUBFOLDER, name,
+                                   value + bytes.fromhex(_cache_dir.digest(name, value)))
+
+        def clear(self):
+            pass
+    return _CheckedStore
+
+
+def _install(where):
+    """Give JAX d2s's checked store for its persistent cache, unless JAX has
+    opened its cache already (once per process, or again after JAX's
+    `reset_cache`)."""
+    try:
+        from jax._src import compilation_cache as cc
+        store = _checked_store()
+        if store is None:
+            return
+        with cc._cache_initialized_mutex:
+            if cc._cache_initialized or cc._cache is not None:
+                return
+            cc._cache = store(where)
+            cc._cache_initialized = True
+    except (ImportError, AttributeError):  # pragma: no cover - other JAX versions
+        return
+
+
 def compile(lowered, cacheable=True):
     """`lowered.compile()`, through the persistent cache when it is on. An
     executable not `cacheable` is kept out of JAX's cache where d2s opened
@@ -91,6 +163,8 @@ def compile(lowered, cacheable=True):
         with _STATES[1](float("inf")):  # no compile is that slow: never written
             return lowered.compile()
     directory, min_time, min_size = _STATES
+    if directory.value is None and _cache_enabled():
+        _install(where)
     with contextlib.ExitStack() as scope:
         scope.enter_context(directory(where))
         scope.enter_context(min_time(0))
