@@ -12,6 +12,7 @@ from ..convert import origin as convert_origin
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.state import all_eager, layer_modes_version
+from ..core.state_lock import STATE as _STATE
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
@@ -140,9 +141,14 @@ class StaticFunction:
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
                 try:
+                    # (one consistent parameter state per call: d2s.core.state_lock)
+                    if type(program) is StepProgram:
+                        if fast is not None:
+                            return _STATE.write(fast, tensors)
+                        return _STATE.write(program, tensors, backend)
                     if fast is not None:
-                        return fast(tensors)
-                    return program(tensors, backend)
+                        return _STATE.read(fast, tensors)
+                    return _STATE.read(program, tensors, backend)
                 except RunEagerly:
                     return self.dygraph_function(*args, **kwargs)
         if not to_static_enabled() or self._fallback_reason is not None:
@@ -164,7 +170,9 @@ class StaticFunction:
                 self._cache.remember_fast(key, signature.key,
                                           None if len(positions) == len(args) else positions)
         try:
-            return concrete(tensors, self.backend)
+            if type(concrete) is StepProgram:
+                return _STATE.write(concrete, tensors, self.backend)
+            return _STATE.read(concrete, tensors, self.backend)
         except RunEagerly:
             return self.dygraph_function(*args, **kwargs)
 
