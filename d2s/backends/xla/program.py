@@ -33,6 +33,7 @@ from ...gc_pause import gc_paused
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
 from ._jax import call_x64, jax, jnp, x64
+from .cache_warnings import folded_cache_warnings
 from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
@@ -473,7 +474,8 @@ class XlaProgram:
                 lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=None if run_layout
                                                is None else getattr(a, "sharding", None)),
                 given.values))
-        with x64():
+        # (JAX's warnings about its cache in d2s's folder: d2s's one warning)
+        with folded_cache_warnings(persistent.SUBFOLDER), x64():
             if self.has_draws:  # the values drawn on the host: the last arguments
                 found = []
                 jax.eval_shape(functools.partial(fn, _sites=ErrorSites(), _discover=found),
