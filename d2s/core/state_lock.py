@@ -12,7 +12,9 @@ without the lock, and keep their result only when the epoch was even
 before and is unchanged after; otherwise (a step ran meanwhile, whatever
 it did to the reader: a torn read, an error from a donated buffer) they run
 again holding the lock. A read therefore costs two loads and a compare
-when no step runs beside it, and never waits on another reader.
+when no step runs beside it, and never waits on another reader (the
+per-call path of a converted function inlines that check: `epoch`, then
+`locked`).
 """
 from __future__ import annotations
 
@@ -52,7 +54,12 @@ class StateLock:
             else:
                 if self.epoch[0] == epoch:
                     return out
-        with self._lock:  # (a step ran beside it: once more, alone)
+        return self.locked(fn, *args)
+
+    def locked(self, fn, *args):
+        """`fn(*args)` with no step running: a read that a step ran beside,
+        once more (callers inlining `read`'s check come here)."""
+        with self._lock:
             return fn(*args)
 
 

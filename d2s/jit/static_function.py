@@ -22,6 +22,8 @@ from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
 from .switch import SWITCH, log_code, to_static_enabled
 
+_EPOCH = _STATE.epoch  # (read inline by the per-call path: d2s.core.state_lock)
+
 # A function that has built more programs than this (or that evicts one) gets
 # one warning naming the argument that keeps changing.
 WARN_AFTER_PROGRAMS = 10
@@ -146,9 +148,18 @@ class StaticFunction:
                         if fast is not None:
                             return _STATE.write(fast, tensors)
                         return _STATE.write(program, tensors, backend)
-                    if fast is not None:
-                        return _STATE.read(fast, tensors)
-                    return _STATE.read(program, tensors, backend)
+                    if fast is None:
+                        return _STATE.read(program, tensors, backend)
+                    epoch = _EPOCH[0]  # (`_STATE.read(fast, tensors)` inline)
+                    try:
+                        out = fast(tensors)
+                    except Exception:
+                        if _EPOCH[0] == epoch:
+                            raise
+                        return _STATE.locked(fast, tensors)
+                    if _EPOCH[0] == epoch and not epoch & 1:
+                        return out
+                    return _STATE.locked(fast, tensors)
                 except RunEagerly:
                     return self.dygraph_function(*args, **kwargs)
         if not to_static_enabled() or self._fallback_reason is not None:
