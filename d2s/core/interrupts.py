@@ -54,7 +54,8 @@ def defer():
     previous = _getsignal(_SIGINT)
     if not callable(previous) or previous is _record:  # ignored, the OS default, not Python's
         return None
-    _setsignal(_SIGINT, _record)
+    _pending.clear()  # (one a window left behind when Ctrl-C cut its `resume` short)
+    _setsignal(_SIGINT, _record)  # from here on no KeyboardInterrupt until `resume`
     _depth[0] = 1
     return previous
 

@@ -33,15 +33,19 @@ class StateLock:
 
     def write(self, fn, *args):
         with self._lock:
-            self._depth += 1
-            if self._depth == 1:
-                self.epoch[0] += 1
-            try:
+            outer = not self._depth
+            try:  # (the counts are kept right even when Ctrl-C lands between them)
+                self._depth += 1
+                if outer:
+                    self.epoch[0] += 1
                 return fn(*args)
             finally:
-                if self._depth == 1:
-                    self.epoch[0] += 1
-                self._depth -= 1
+                if outer:
+                    self._depth = 0
+                    if self.epoch[0] & 1:
+                        self.epoch[0] += 1
+                else:
+                    self._depth -= 1
 
     def read(self, fn, *args):
         epoch = self.epoch[0]
