@@ -151,13 +151,15 @@ class StaticFunction:
                     if fast is None:
                         return _STATE.read(program, tensors, backend)
                     epoch = _EPOCH[0]  # (`_STATE.read(fast, tensors)` inline)
+                    if epoch & 1:  # a step under way: after it
+                        return _STATE.locked(fast, tensors)
                     try:
                         out = fast(tensors)
                     except Exception:
                         if _EPOCH[0] == epoch:
                             raise
                         return _STATE.locked(fast, tensors)
-                    if _EPOCH[0] == epoch and not epoch & 1:
+                    if _EPOCH[0] == epoch:
                         return out
                     return _STATE.locked(fast, tensors)
                 except RunEagerly:
