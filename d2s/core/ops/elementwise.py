@@ -151,13 +151,22 @@ def _pow_vjp(g, out, x, y):
 _xla_power = promoted("power")
 
 
+def _numpy_takes_sqrt(x, y):
+    """Whether numpy computes `x ** y` for a single exponent 0.5 as sqrt: NaN
+    at -inf and -0.0 at -0.0, where pow gives inf and 0.0. It does when its
+    loop sees the exponent broadcast (a 0-d exponent, or one element against
+    a larger or differently shaped base), not when both are the same single
+    element (the shapes numpy 2 gives each result for, tested against it)."""
+    if np.size(y) != 1:
+        return False
+    return np.ndim(y) == 0 or np.size(x) > 1 or (np.ndim(x) >= 1 and np.shape(x) != np.shape(y))
+
+
 def _pow_xla(ns, x, y):
     """An integer to a negative integer power raises ValueError on numpy; XLA
     computes a wrapped value: such a call runs again on numpy, which raises."""
     out = _xla_power(ns, x, y)
-    if np.dtype(out.dtype).kind == "f" and np.size(y) == 1 and np.size(x) > 1:
-        # numpy computes a float power by an exponent it broadcasts that is 0.5
-        # as sqrt: NaN at -inf and -0.0 at -0.0, where pow gives inf and 0.0
+    if np.dtype(out.dtype).kind == "f" and _numpy_takes_sqrt(x, y):
         is_half = np.asarray(y) == 0.5 if isinstance(y, (np.ndarray, np.generic, float)) \
             else None
         if is_half is None:

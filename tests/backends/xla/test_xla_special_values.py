@@ -66,3 +66,13 @@ def test_pow_of_two_arrays_at_minus_inf_and_minus_zero_equals_numpy():
     expected, got = _both(_elementwise, x, y)
     assert np.array_equal(got, expected, equal_nan=True), (expected, got)
     assert (np.signbit(got) == np.signbit(expected)).all()
+
+
+@pytest.mark.parametrize("x_shape, y_shape", [((), ()), ((1,), ()), ((1,), (1,)), ((1, 1), (1,)),
+                                              ((3,), (1,)), ((1,), (1, 1)), ((), (1,))])
+def test_pow_by_one_half_of_any_single_element_shapes_equals_numpy(x_shape, y_shape):
+    x = np.full(x_shape, -np.inf, "float32")
+    y = np.full(y_shape, 0.5, "float32")
+    expected, got = _both(_elementwise, x, y)
+    assert got.shape == expected.shape
+    assert np.array_equal(got, expected, equal_nan=True), (expected, got)
