@@ -10,9 +10,6 @@ try:
 except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     raise ImportError('the xla backend needs JAX: pip install "d2s[xla]"') from e
 
-# The runtime started now, while the caller holds Ctrl-C back (see `d2s.backends.xla`).
-jax.devices()
-
 _enable_x64 = getattr(jax, "enable_x64", None)
 if _enable_x64 is None:  # pragma: no cover - JAX before 0.5
     from jax.experimental import enable_x64 as _enable_x64
