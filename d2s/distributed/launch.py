@@ -11,8 +11,13 @@ Starts N ranks of `script.py` on this host and watches them:
   also form one MPI world (`DataParallel`); `--mpi off` starts them
   directly.
 * A rank that fails stops the run: the launcher ends every other rank
-  (each rank's process group, so nothing is orphaned) and exits with the
-  failing rank's exit code, after printing that rank's error. A run past
+  (each rank's process group, so nothing is orphaned), names the rank that
+  failed first with its exit code or the signal that ended it, prints the
+  ranks' errors (that rank's first) and exits with that rank's exit code
+  (128 + the signal's number for a signal). Which rank came first is read
+  from when each rank wrote its failure (the worker's report), so a rank
+  that failed only because another one had (a collective left waiting) is
+  not the one blamed. A run past
   `--timeout` seconds is stopped the same way (exit code 124). Ending the
   launcher (Ctrl-C, SIGTERM) ends the ranks; on Linux so does its death by
   SIGKILL (each rank, or mpiexec, is told to die with its parent).
@@ -20,6 +25,7 @@ Starts N ranks of `script.py` on this host and watches them:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import signal
@@ -54,6 +60,8 @@ def parse_args(argv):
         p.error(f"--nproc_per_node must be >= 1, got {args.nproc_per_node}")
     if args.devices_per_proc is not None and args.devices_per_proc < 1:
         p.error(f"--devices_per_proc must be >= 1, got {args.devices_per_proc}")
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+        p.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if not os.path.isfile(args.script):
         p.error(f"no script at {args.script!r}")
     return args
@@ -100,21 +108,44 @@ class Ranks:
         rank_cmd = [sys.executable, "-m", "d2s.distributed.worker", args.script,
                     *args.script_args]
         mpiexec = _use_mpi(args.mpi)
+        self.under_mpi = bool(mpiexec)
         if mpiexec:  # one process manager for all ranks: one MPI world
             env.pop("D2S_RANK", None)
             self.procs = [_start([mpiexec, "-n", str(self.n), *rank_cmd], env)]
         else:
             self.procs = [_start(rank_cmd, dict(env, D2S_RANK=str(r))) for r in range(self.n)]
+        self.failures = {}  # rank (None: mpiexec itself) -> (when, exit code or -signal)
 
     def poll(self):
-        """(exit code of the first failure or None, True when all ended well)."""
+        """(True once a rank failed, True when all ended well). Failures are
+        recorded with their time: a rank's own report (written by the worker
+        before it exits) counts from when it was written, a process that
+        ended otherwise (a signal) from when it was seen."""
         codes = [p.poll() for p in self.procs]
-        for code in codes:
+        now = time.time()
+        for name in os.listdir(self.workdir):
+            if name.startswith("rank") and name.endswith(".code"):
+                rank = int(name[4:-5])
+                if rank not in self.failures:
+                    path = os.path.join(self.workdir, name)
+                    with open(path) as f:
+                        self.failures[rank] = (os.stat(path).st_mtime, int(f.read()))
+        for i, code in enumerate(codes):
             if code not in (None, 0):
-                return code, False
-        if self.errors():
-            return 1, False
-        return None, all(c == 0 for c in codes)
+                rank = None if self.under_mpi else i
+                if rank not in self.failures:
+                    self.failures[rank] = (now, code)
+        if self.failures:
+            return True, False
+        return False, all(c == 0 for c in codes)
+
+    def first_failure(self):
+        """(rank or None, exit code or -signal) of the failure that came first:
+        the ranks' own failures before mpiexec's, which only echoes one."""
+        ranked = {r: f for r, f in self.failures.items() if r is not None}
+        rank, (_, code) = min((ranked or self.failures).items(),
+                              key=lambda item: (item[1][0], item[0] if item[0] is not None else -1))
+        return rank, code
 
     def errors(self):
         """(rank, error text) of the ranks that reported a failure."""
@@ -164,12 +195,15 @@ def launch(args):
             failed, done = ranks.poll()
             if done:
                 return 0
-            if failed is not None:
+            if failed:
                 time.sleep(0.2)  # let the failing rank finish writing its error
+                ranks.poll()  # (a failure that came first but was seen late)
+                rank, code = ranks.first_failure()
                 ranks.stop()
-                _report(ranks.errors(), f"a rank failed (exit code {failed}); the other "
-                                        "ranks were stopped")
-                return failed
+                who = "mpiexec" if rank is None else f"rank {rank}"
+                _report(ranks.errors(), f"{who} failed first ({_describe(code)}); the other "
+                                        "ranks were stopped", first=rank)
+                return 128 - code if code < 0 else code
             if deadline is not None and time.monotonic() > deadline:
                 ranks.stop()
                 _report(ranks.errors(), f"timed out after {args.timeout:g} s; every rank "
@@ -187,10 +221,23 @@ def launch(args):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _report(errors, summary):
+def _describe(code):
+    """A process's exit status in words: its exit code, or the signal that ended it."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"killed by signal {name}"
+    return f"exit code {code}"
+
+
+def _report(errors, summary, first=None):
+    """The summary, then each rank's error, the first failure's first."""
     lines = [f"d2s.distributed.launch: {summary}"]
-    for rank, text in errors:
-        lines.append(f"---- rank {rank} failed:\n{text.rstrip()}")
+    for rank, text in sorted(errors, key=lambda e: e[0] != first):
+        lines.append(f"---- rank {rank} failed{' (first)' if rank == first else ''}:\n"
+                     f"{text.rstrip()}")
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 

@@ -16,15 +16,19 @@ import traceback
 from . import env
 
 
-def _report(rank, text):
+def _report(rank, text, code):
+    """`text` on stderr and, for the launcher, in `rank<r>.err`, with the exit
+    code the rank is about to exit with in `rank<r>.code` (written first: its
+    time says which rank failed first)."""
     where = os.environ.get("D2S_LAUNCH_DIR")
     sys.stderr.write(text)
     sys.stderr.flush()
     if where:
-        path = os.path.join(where, f"rank{rank}.err")
-        with open(path + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(path + ".tmp", path)  # the launcher never reads half a report
+        for suffix, content in ((".code", str(code)), (".err", text)):
+            path = os.path.join(where, f"rank{rank}{suffix}")
+            with open(path + ".tmp", "w") as f:
+                f.write(content)
+            os.replace(path + ".tmp", path)  # the launcher never reads half a report
 
 
 def main():
@@ -37,10 +41,11 @@ def main():
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
-            _report(rank, f"SystemExit: {e.code}\n")
+            # (Python's rule: an integer is the exit code, anything else exits with 1)
+            _report(rank, f"SystemExit: {e.code}\n", e.code if isinstance(e.code, int) else 1)
         raise
     except BaseException:
-        _report(rank, traceback.format_exc())
+        _report(rank, traceback.format_exc(), 1)
         sys.stdout.flush()
         os._exit(1)  # no atexit hooks: a runtime waiting on the others must not hang here
 

@@ -12,6 +12,7 @@ from ..convert import tracebacks as convert_tracebacks
 from ..convert.errors import D2SConversionError
 from ..core import state
 from ..core.state import all_eager, forward_hooks_version, layer_modes_version
+from ..core.state_lock import STATE as _STATE
 from ..core.tensor import Tensor
 from ..static import backend as backend_state
 from ..static.backend import get_backend
@@ -23,6 +24,11 @@ from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
 from .switch import SWITCH, log_code, to_static_enabled
+
+_EPOCH = _STATE.epoch  # (read inline by the per-call path: d2s.core.state_lock)
+# Programs that write state after their run (a training step, replayed effects):
+# they take the state lock as writers, and are never run twice for one call.
+_WRITERS = (StepProgram, EffectProgram)
 
 # A function that has built more programs than this (or that evicts one) gets
 # one warning naming the argument that keeps changing.
@@ -170,9 +176,27 @@ class StaticFunction:
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
                 try:
-                    if fast is not None:
-                        return fast(tensors)
-                    return program(tensors, backend)
+                    # (one consistent parameter state per call: d2s.core.state_lock)
+                    if type(program) is StepProgram:
+                        if fast is not None:
+                            return _STATE.write(fast, tensors)
+                        return _STATE.write(program, tensors, backend)
+                    if fast is None:
+                        if isinstance(program, _WRITERS):  # writes state after its run
+                            return _STATE.write(program, tensors, backend)
+                        return _STATE.read(program, tensors, backend)
+                    epoch = _EPOCH[0]  # (`_STATE.read(fast, tensors)` inline)
+                    if epoch & 1:  # a step under way: after it
+                        return _STATE.locked(fast, tensors)
+                    try:
+                        out = fast(tensors)
+                    except Exception:
+                        if _EPOCH[0] == epoch:
+                            raise
+                        return _STATE.locked(fast, tensors)
+                    if _EPOCH[0] == epoch:
+                        return out
+                    return _STATE.locked(fast, tensors)
                 except RunEagerly:
                     return self.dygraph_function(*args, **kwargs)
         if not to_static_enabled() or self._fallback_reason is not None:
@@ -198,7 +222,9 @@ class StaticFunction:
                 self._cache.remember_fast(key, signature.key,
                                           None if len(positions) == len(args) else positions)
         try:
-            return concrete(tensors, self.backend)
+            if isinstance(concrete, _WRITERS):
+                return _STATE.write(concrete, tensors, self.backend)
+            return _STATE.read(concrete, tensors, self.backend)
         except RunEagerly:
             return self.dygraph_function(*args, **kwargs)
 

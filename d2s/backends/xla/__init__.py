@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 
+from ...core.interrupts import deferred
+
 # Imported on first use (PEP 562), so that the rules package
 # (`d2s.backends.xla.rules`, which speaks only through the `ns` context) loads
 # without jax: the registry's coverage test reads it on a machine without the
@@ -38,7 +40,11 @@ def __getattr__(name):
         module, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    from . import _jax  # noqa: F401  (ImportError with the install hint when missing)
-    value = getattr(importlib.import_module(module, __name__), attr)
+    # Ctrl-C held back while JAX and its C extensions load and its runtime
+    # starts: an interrupt in the middle can leave them half made, and the
+    # interpreter crashing on the way out (see `d2s.core.interrupts`).
+    with deferred():
+        from . import _jax  # noqa: F401  (ImportError with the install hint when missing)
+        value = getattr(importlib.import_module(module, __name__), attr)
     globals()[name] = value
     return value

@@ -182,8 +182,10 @@ class DeviceParams:
         host view (else XLA would have to copy: a live view pins the buffer);
         any other goes in as its host array, which JAX copies. Returns what
         `restore` needs should the call fail. While the run is in flight a
-        released Tensor holds no array: another thread reading a parameter
-        that a step is replacing races, as two eager steps would."""
+        released Tensor holds no array: the caller holds Ctrl-C back until
+        the new values are written (`XlaProgram._run`, `_fast_step`), and a
+        converted function called from another thread meanwhile runs again
+        once the step is done (`d2s.core.state_lock`)."""
         released = []
         for i in positions:
             tensor, device = self.tensors[i], args[i]

@@ -27,11 +27,13 @@ import numpy as np
 
 from ...core import dist_attr
 from ...core import random as d2s_random
+from ...core.interrupts import defer as defer_interrupts, resume as resume_interrupts
 from ...core.registry import OPS
 from ...gc_pause import gc_paused
 from ...static.passes import ProgramView, dce
 from ...static.scope import UndefinedValue
 from ._jax import call_x64, jax, jnp, x64
+from .cache_warnings import folded_cache_warnings
 from .errors import ErrorSites
 from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
@@ -211,30 +213,44 @@ class XlaProgram:
         """`run` with the call's host draws made (`drawn`, the last arguments)."""
         while True:
             exe = self.executable(feeds, given, layout)
-            params = fixed if fixed is not None else self.params.device_values(
-                tensors, None if layout is None else layout.params)
-            if exe.donates:
-                outs = self._call_donating(exe, args, params, drawn)
+            if exe.donates:  # Ctrl-C held back from the donation to the write-back
+                token = defer_interrupts()
+                try:
+                    out = self._try(exe, feeds, args, tensors, fixed, layout, drawn)
+                finally:
+                    resume_interrupts(token)
             else:
-                outs = exe.call(args + params + drawn)
-            if exe.effects:
-                jax.effects_barrier()  # printed before we return
-            fetched, written, code, need, kept = exe.read(outs)
-            if need > self.room:
-                # Rows were dropped (and anything computed from them, errors
-                # included, is void): run again with room for them all.
-                with self._lock:
-                    self.room = max(self.room, 1 << (int(need) - 1).bit_length())
-                continue
-            if code:
-                if exe.donates:  # the old values, in the buffers donated to the run
-                    self.params.write(self.written_at, written)
-                raise exe.sites.error(code)
-            for i, op in self.defined:
-                if type(fetched[i]) is UndefinedValue:
-                    raise fetched[i].error(op)  # (nothing donated: see `donated_for`)
-            self.params.write(self.written_at, written)
-            return fetched, kept, params
+                out = self._try(exe, feeds, args, tensors, fixed, layout, drawn)
+            if out is not None:
+                return out
+
+    def _try(self, exe, feeds, args, tensors, fixed, layout, drawn):
+        """One run of `exe`: (outputs, kept, parameters), or None when it must
+        run again with more room."""
+        params = fixed if fixed is not None else self.params.device_values(
+            tensors, None if layout is None else layout.params)
+        if exe.donates:
+            outs = self._call_donating(exe, args, params, drawn)
+        else:
+            outs = exe.call(args + params + drawn)
+        if exe.effects:
+            jax.effects_barrier()  # printed before we return
+        fetched, written, code, need, kept = exe.read(outs)
+        if need > self.room:
+            # Rows were dropped (and anything computed from them, errors
+            # included, is void): run again with room for them all.
+            with self._lock:
+                self.room = max(self.room, 1 << (int(need) - 1).bit_length())
+            return None
+        if code:
+            if exe.donates:  # the old values, in the buffers donated to the run
+                self.params.write(self.written_at, written)
+            raise exe.sites.error(code)
+        for i, op in self.defined:
+            if type(fetched[i]) is UndefinedValue:
+                raise fetched[i].error(op)  # (nothing donated: see `donated_for`)
+        self.params.write(self.written_at, written)
+        return fetched, kept, params
 
     def _call_donating(self, exe, args, params, drawn=()):
         """`exe.call` donating the written parameters' device arrays: each one
@@ -316,7 +332,7 @@ class XlaProgram:
         if exe.checked:  # the error code comes last (see `run`)
             selects = bool(self.donated)  # a failed run returns the old values (`_compile`)
 
-            def step(feeds, tensors):
+            def checked_step(feeds, tensors):
                 *outs, code = call(feeds, tensors)
                 if selects:  # (written first, the code read last: measured cheaper)
                     write(written_at, outs[n_fetched:])
@@ -330,12 +346,23 @@ class XlaProgram:
                 if code:
                     raise exe.sites.error(code)
                 return fetched
-            return step
+            return _held_back(checked_step) if exe.donates else checked_step
 
         def step(feeds, tensors):
             outs = call(feeds, tensors)
             write(written_at, outs[n_fetched:])
             return list(map(array, outs[:n_fetched]))
+        if exe.donates:
+            token_of, resume = defer_interrupts, resume_interrupts
+
+            def step(feeds, tensors):  # (`_held_back(step)` inline: a frame less)
+                token = token_of()
+                try:
+                    outs = call(feeds, tensors)
+                    write(written_at, outs[n_fetched:])
+                finally:
+                    resume(token)
+                return list(map(array, outs[:n_fetched]))
         return step
 
     def layout(self, feeds, feed_attrs=None, tensors=None):
@@ -447,7 +474,8 @@ class XlaProgram:
                 lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=None if run_layout
                                                is None else getattr(a, "sharding", None)),
                 given.values))
-        with x64():
+        # (JAX's warnings about its cache in d2s's folder: d2s's one warning)
+        with folded_cache_warnings(persistent.SUBFOLDER), x64():
             if self.has_draws:  # the values drawn on the host: the last arguments
                 found = []
                 jax.eval_shape(functools.partial(fn, _sites=ErrorSites(), _discover=found),
@@ -520,6 +548,19 @@ def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
         if label is not None:
             next(shardings)
     return attrs
+
+
+def _held_back(step):
+    """`step` with Ctrl-C held back from the donation to the write-back: an
+    interrupt after XLA took the old buffers and before the new ones are
+    written back would lose both (see `d2s.core.interrupts`)."""
+    def held_back(feeds, tensors):
+        token = defer_interrupts()
+        try:
+            return step(feeds, tensors)
+        finally:
+            resume_interrupts(token)
+    return held_back
 
 
 def _producer(block, name):
