@@ -97,7 +97,7 @@ def test_lstm_lm_keeps_its_own_state_attribute(backend):
         close(model.hidden[1].numpy(), eager.hidden[1].numpy(), backend, f"step {step} c")
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
     "nn.RNN unrolls its time loop in Python and needs the step count at build time: "
     "d2s/nn/rnn.py:178 raises for a None time dim"))
 def test_lstm_lm_with_unknown_chunk_length():

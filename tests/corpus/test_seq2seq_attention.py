@@ -116,7 +116,7 @@ def test_seq2seq_teacher_forcing_trains_like_eager(backend):
     train_and_compare(Seq2Seq, BATCHES, backend, SPEC, opt="adam", lr=0.02)
 
 
-XLA_EMPTY_LIST_GAP = pytest.mark.xfail(strict=True, reason=(
+XLA_EMPTY_LIST_GAP = pytest.mark.xfail(strict=True, raises=TypeError, reason=(
     "xla: a list that starts empty and is appended to in a tensor while, its items "
     "with a None dim (the batch): array_init makes the empty array with that dim 0 "
     "(d2s/static/tensor_array.py:115) and the xla loop carries that row shape as its "

@@ -38,7 +38,7 @@ def xent(logits, ids, y):
     return F.cross_entropy(logits, y)
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
     "conv2d's vjp needs the input's spatial dims at build time "
     "(d2s/core/ops/conv.py:188 _spatial, called from _conv2d_vjp): Conv1D over a "
     "[None, None] sequence cannot be differentiated in a program"))
@@ -61,7 +61,7 @@ def test_textcnn_trains_like_eager_with_padded_length(backend):
 
 @pytest.mark.parametrize("spec", [
     pytest.param([InputSpec([None, 7], "int64")], id="padded"),
-    pytest.param(SPEC, id="any-length", marks=pytest.mark.xfail(strict=True, reason=(
+    pytest.param(SPEC, id="any-length", marks=pytest.mark.xfail(strict=True, raises=ValueError, reason=(
         "a loaded program builds its backward on call (trainable parameters) and "
         "conv2d's vjp needs known spatial dims: d2s/core/ops/conv.py:188")))])
 def test_textcnn_save_load_infer(tmp_path, spec):
