@@ -19,7 +19,7 @@ import numpy as np
 from ...static.control_ops import kept_names, restored_var, saved_var
 from ...static.scope import relocate
 from ._jax import jax, jnp, lax, strong
-from .errors import LoweringError, Unsupported
+from .errors import EmptyRowShape, LoweringError, Unsupported
 from .values import Env, History, TensorArray
 
 
@@ -28,7 +28,7 @@ class ControlFlowSupport:
 
     jax, jnp, lax = jax, jnp, lax
     Env, History, TensorArray = Env, History, TensorArray
-    Unsupported = Unsupported
+    Unsupported, EmptyRowShape = Unsupported, EmptyRowShape
     relocate = staticmethod(relocate)
 
     @staticmethod

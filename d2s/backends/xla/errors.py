@@ -28,6 +28,18 @@ class Unsupported(Exception):
         self.op = op
 
 
+class EmptyRowShape(Unsupported):
+    """An append to a loop-carried tensor array that started empty with
+    placeholder row dims (`array_init` makes unknown dims 0): the loop
+    rebuilds the empty array with the appended row's shape and traces its
+    body again. Met anywhere else, it is an ordinary `Unsupported`."""
+
+    def __init__(self, row_shape):
+        super().__init__(f"an empty list's items have shape {tuple(row_shape)}, unknown "
+                         "when the list was made")
+        self.row_shape = tuple(row_shape)
+
+
 class LoweringError(RuntimeError):
     """A lowering rule produced a value of another dtype/shape than the
     program's Variable: a bug in the rule (or in the op's shape rule)."""

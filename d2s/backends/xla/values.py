@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jax import jax, jnp
-from .errors import Unsupported
+from .errors import EmptyRowShape, Unsupported
 
 
 class Env:
@@ -108,6 +108,9 @@ class TensorArray:
         needed, and the whole run is repeated with more room."""
         self._along_rows("appending to")
         row = jnp.asarray(value).astype(self.buf.dtype)[None]
+        if (self.base == 0 and row.shape[1:] != self.buf.shape[1:]
+                and 0 in self.buf.shape[1:]):
+            raise EmptyRowShape(row.shape[1:])   # the loop re-makes it (while_._settle)
         start = (jnp.minimum(self.length, self.capacity - 1),) + (0,) * (self.buf.ndim - 1)
         buf = jax.lax.dynamic_update_slice(self.buf, row, start)
         out = TensorArray(buf, self.length + 1, self.base)

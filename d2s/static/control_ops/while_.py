@@ -322,8 +322,13 @@ def _settle(low, op, body, values, flags, born_undefined, variables):
     run goes to numpy. A value the body reshapes otherwise (e.g.
     `x = concat([x, y])`) cannot lower."""
     leaves = low.jax.tree_util.tree_leaves
-    for _ in range(3):
-        step, out = low.trace(body, values, flags, low.status)
+    for _ in range(3 + len(values)):
+        try:
+            step, out = low.trace(body, values, flags, low.status)
+        except low.EmptyRowShape as e:
+            if not _reshape_empty_array(low, values, variables, e.row_shape):
+                raise
+            continue
         changed = False
         for i, (before, after) in enumerate(zip(values, out[0])):
             b, f = leaves(before), leaves(after)
@@ -345,6 +350,21 @@ def _settle(low, op, body, values, flags, born_undefined, variables):
         if not changed:
             return step, out[4]
     raise low.Unsupported("loop variable shapes did not settle", op)  # pragma: no cover
+
+
+def _reshape_empty_array(low, values, variables, row):
+    """An array carry that starts empty and whose placeholder row dims
+    (`array_init`: unknown dims are 0) can hold rows of shape `row` is
+    re-made with that row shape. False when no carry can."""
+    for i, (value, var) in enumerate(zip(values, variables)):
+        if not (isinstance(value, low.TensorArray) and value.base == 0
+                and tuple(value.buf.shape[1:]) != tuple(row) and len(var.shape) == len(row) + 1):
+            continue
+        if all(d is None or d == r for d, r in zip(var.shape[1:], row)):
+            values[i] = low.TensorArray.from_array(low.jnp.zeros((0,) + tuple(row),
+                                                                 value.buf.dtype), low.room)
+            return True
+    return False
 
 
 def _lower_grad_xla(low, op, env):
@@ -389,9 +409,21 @@ def _lower_grad_xla(low, op, env):
     _, carried, sums, low.status = low.lax.while_loop(
         lambda s: (s[0] >= 0) & (s[3][0] == 0), step, state)
     for v, (g, flag) in zip(op.outputs, carried):
+        g = _empty_start_cotangent(low, v, g)
         env.set(v.name, low.checked(v, low.rows_if_known(v, g), op), flag)
     for v, g in zip(op.outputs[n_ct:], sums):
         env.set(v.name, low.checked(v, g, op))
+
+
+def _empty_start_cotangent(low, var, g):
+    """The cotangent of an array that started empty with placeholder row dims
+    of 0 (`array_init`), whose rows the forward loop re-made with their real
+    shape (`_reshape_empty_array`): any value of the program's shape has no
+    elements, so it is that empty value."""
+    if not (isinstance(g, low.TensorArray) and 0 in tuple(var.shape[1:])
+            and tuple(g.buf.shape[1:]) != tuple(var.shape[1:])):
+        return g
+    return low.jnp.zeros((0,) + tuple(0 if d is None else d for d in var.shape[1:]), g.dtype)
 
 
 def _zero_cotangent(low, value):
