@@ -70,7 +70,7 @@ def batch(b, s, n_masked):
     return ids, segments, attn, positions, RNG.integers(0, V, n_masked), RNG.integers(0, 2, b)
 
 
-BATCHES = [batch(2, 6, 3), batch(3, 5, 4), batch(2, 7, 2)]
+BATCHES = [batch(2, 6, 3), batch(3, 5, 4), batch(2, 6, 3)]
 SPEC = [InputSpec([None, None], "int64"), InputSpec([None, None], "int64"),
         InputSpec([None, None], "int64"), InputSpec([None], "int64"),
         InputSpec([None], "int64"), InputSpec([None], "int64")]

@@ -116,16 +116,7 @@ def test_seq2seq_teacher_forcing_trains_like_eager(backend):
     train_and_compare(Seq2Seq, BATCHES, backend, SPEC, opt="adam", lr=0.02)
 
 
-XLA_EMPTY_LIST_GAP = pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "xla: a list that starts empty and is appended to in a tensor while, its items "
-    "with a None dim (the batch): array_init makes the empty array with that dim 0 "
-    "(d2s/static/tensor_array.py:115) and the xla loop carries that row shape as its "
-    "buffer (d2s/backends/xla/values.py:79), so the first append fails in "
-    "dynamic_update_slice (update (1, 3) vs operand (64, 0)); numpy grows the array"))
-
-
-@pytest.mark.parametrize("backend", [BACKENDS[0], pytest.param(
-    "xla", marks=[BACKENDS[1].marks[0], XLA_EMPTY_LIST_GAP])])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_seq2seq_greedy_decoding_with_early_stop(backend):
     eager, model = twins(Seq2Seq)
     dec = d2s.jit.to_static(model.greedy, input_spec=[InputSpec([None, 4], "int64")],
