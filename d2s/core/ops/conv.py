@@ -182,18 +182,33 @@ def _conv_attrs(stride, padding, dilation, groups):
     return dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
 
 
-def _spatial(t, where):
+def _spatial(t, where, stride=None):
+    """The input's spatial dims for its gradient op. With `stride` 1 along a dim
+    unknown when the program is built, the gradient op derives it from the
+    cotangent's size (`input_size`): there every input row is read by some
+    window, so the output size fixes it. A larger stride may leave rows no
+    window reads, so that dim must be known."""
     hw = tuple(t.shape[2:])
-    if None in hw:
-        raise ValueError(f"{where}: the gradient needs the spatial dims known, got {hw}")
+    if None in hw and (stride is None or any(n is None and s != 1
+                                             for n, s in zip(hw, stride))):
+        raise ValueError(f"{where}: the gradient needs the spatial dims of an input with "
+                         f"stride {list(stride or ())} known, got {hw}: give them in the "
+                         "input_spec")
     return hw
+
+
+def input_size(size, n_out, k, s, d, lo, hi):
+    """An input dim for its gradient: `size`, or where it was unknown when the
+    program was built (stride 1, see `_spatial`), the one whose windows make
+    `n_out` outputs."""
+    return size if size is not None else (n_out - 1) * s + d * (k - 1) + 1 - lo - hi
 
 
 def _conv2d_vjp(g, out, x, w, stride, padding, dilation, groups):
     attrs = _conv_attrs(stride, padding, dilation, groups)
     gx = gw = None
     if not grad_discarded(x):
-        gx = bind("conv2d_grad_input", g, w, input_hw=_spatial(x, "conv2d"), **attrs)
+        gx = bind("conv2d_grad_input", g, w, input_hw=_spatial(x, "conv2d", stride), **attrs)
     if not grad_discarded(w):
         gw = bind("conv2d_grad_filter", x, g, kernel_hw=tuple(w.shape[2:]), **attrs)
     return gx, gw
@@ -212,7 +227,8 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     wt = w.astype(dtype, copy=False).reshape(groups, o // groups, cg * kh * kw)
     dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     t, b, l, r = padding
-    h, wd = input_hw
+    h, wd = (input_size(n, m, k, s, d, lo, hi) for n, m, k, s, d, lo, hi in
+             zip(input_hw, (oh, ow), (kh, kw), stride, dilation, (t, l), (b, r)))
     gxp = np.zeros((n, c, h + t + b, wd + l + r), dtype)
     for i, j, di, dj in _taps((kh, kw), dilation):
         win = _window(gxp, di, dj, stride, oh, ow)

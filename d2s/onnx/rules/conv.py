@@ -45,7 +45,8 @@ def _conv2d_transpose(ns, g, w, input_hw, stride, padding, dilation, groups):
     extra = []
     for size, n_in, k, s, d, lo, hi in zip(input_hw, spatial, w.shape[2:], stride, dilation,
                                            (t, l), (b, r)):
-        extra.append(int(size - ((n_in - 1) * s + d * (k - 1) + 1 - lo - hi)))
+        extra.append(0 if size is None  # unknown when built: every row is read (stride 1)
+                     else int(size - ((n_in - 1) * s + d * (k - 1) + 1 - lo - hi)))
     return ns.node("ConvTranspose", g, w, strides=list(stride), pads=_pads(padding),
                    dilations=list(dilation), group=int(groups), output_padding=extra)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.ops.conv import _pool_extents, _pool_geometry, _taps, avg_pool_counts
+from ....core.ops.conv import _pool_extents, _pool_geometry, _taps, avg_pool_counts, input_size
 from ....core.registry import lowers
 
 _NCHW = ("NCHW", "OIHW", "NCHW")
@@ -39,8 +39,10 @@ def _conv2d_grad_input(ns, g, w, input_hw, stride, padding, dilation, groups):
     wt = w.reshape(groups, og, cg, kh, kw).transpose(0, 2, 1, 3, 4)
     wt = wt.reshape(groups * cg, og, kh, kw)[:, :, ::-1, ::-1]
     pads = []
-    for size, k, s, d, lo, n_out in zip(input_hw, (kh, kw), stride, dilation,
-                                        (padding[0], padding[2]), g.shape[2:]):
+    for size, k, s, d, lo, hi, n_out in zip(input_hw, (kh, kw), stride, dilation,
+                                            (padding[0], padding[2]), (padding[1], padding[3]),
+                                            g.shape[2:]):
+        size = input_size(size, n_out, k, s, d, lo, hi)  # None: unknown when built (stride 1)
         span = d * (k - 1)
         pads.append((span - lo, size - 1 - (n_out - 1) * s + lo))
     return ns.lax.conv_general_dilated(
