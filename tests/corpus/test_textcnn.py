@@ -38,10 +38,6 @@ def xent(logits, ids, y):
     return F.cross_entropy(logits, y)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "conv2d's vjp needs the input's spatial dims at build time "
-    "(d2s/core/ops/conv.py:188 _spatial, called from _conv2d_vjp): Conv1D over a "
-    "[None, None] sequence cannot be differentiated in a program"))
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_textcnn_trains_like_eager_for_every_length(backend):
     _, _, fwd = train_and_compare(TextCNN, BATCHES, backend, SPEC, loss=xent, opt="adam")
@@ -61,9 +57,7 @@ def test_textcnn_trains_like_eager_with_padded_length(backend):
 
 @pytest.mark.parametrize("spec", [
     pytest.param([InputSpec([None, 7], "int64")], id="padded"),
-    pytest.param(SPEC, id="any-length", marks=pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-        "a loaded program builds its backward on call (trainable parameters) and "
-        "conv2d's vjp needs known spatial dims: d2s/core/ops/conv.py:188")))])
+    pytest.param(SPEC, id="any-length")])
 def test_textcnn_save_load_infer(tmp_path, spec):
     model, _, _ = train_and_compare(TextCNN, FIXED[:1], "numpy", [InputSpec([None, 7], "int64")],
                                     loss=xent)
