@@ -13,7 +13,8 @@ import d2s.nn.functional as F
 from d2s.static import InputSpec
 from d2s.static.control_flow import ControlFlowError
 
-from harness import BACKENDS, infer_and_compare, save_load_infer, t, train_and_compare, twins
+from harness import (BACKENDS, as_numpy, close_tree, infer_and_compare, save_load_infer, t,
+                     train_and_compare, twins)
 
 V, D, NH, LAYERS, MAX_POS = 12, 8, 2, 2, 16
 HD = D // NH
@@ -167,3 +168,72 @@ def test_callee_updating_a_dict_inside_a_tensor_while():
 
     x = t(np.ones((2, 1)))
     np.testing.assert_array_equal(d2s.jit.to_static(grow)(x).numpy(), grow(x).numpy())
+
+
+# ---- the same per-layer cache update, written the other ways ported code writes it ----
+def _block(h, cache):
+    k = d2s.concat([cache["k"], h], axis=1)
+    return k.sum(axis=1, keepdim=True), {"k": k}
+
+
+def cache_by_index(x):
+    """`caches[i]["k"] = ...` in a Python `for` over the layers."""
+    caches = [{"k": d2s.zeros([2, 1])} for _ in range(LAYERS)]
+    step = d2s.zeros([], "int64")
+    while step < 3:
+        for i in range(LAYERS):
+            caches[i]["k"] = d2s.concat([caches[i]["k"], x], axis=1)
+        step += 1
+    return caches[-1]["k"]
+
+
+def cache_rebuilt(x):
+    """Each layer returns its new cache; the list is rebuilt (PaddleNLP's style)."""
+    caches = [{"k": d2s.zeros([2, 1])} for _ in range(LAYERS)]
+    step = d2s.zeros([], "int64")
+    h = x
+    while step < 3:
+        new_caches = []
+        for i in range(LAYERS):
+            h, c = _block(h, caches[i])
+            new_caches.append(c)
+        caches = new_caches
+        step += 1
+    return caches[-1]["k"], h
+
+
+def cache_item_assigned(x):
+    """`h, caches[i] = layer(h, caches[i])`."""
+    caches = [{"k": d2s.zeros([2, 1])} for _ in range(LAYERS)]
+    step = d2s.zeros([], "int64")
+    h = x
+    while step < 3:
+        for i in range(LAYERS):
+            h, caches[i] = _block(h, caches[i])
+        step += 1
+    return caches[-1]["k"], h
+
+
+_KEY_CHANGES = ("the target's key `i` is a Python for variable inside the tensor while, so "
+                "the syntactic carry analysis refuses it: d2s/convert/runtime/control_flow.py:257 "
+                "('is written inside a `while` loop on a tensor ... keys are constants or names "
+                "the construct does not change'), though the inner for is unrolled")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [
+    pytest.param(cache_by_index, marks=pytest.mark.xfail(
+        strict=True, raises=ControlFlowError, reason=_KEY_CHANGES)),
+    pytest.param(cache_rebuilt, marks=pytest.mark.xfail(
+        strict=True, raises=ControlFlowError, reason=(
+            "a list of dicts rebuilt in the body (`new = []; new.append(c); caches = new`): "
+            "the loop builder sees 'caches' as a PendingArray before the body and a list "
+            "of 2 dicts after it (d2s/static/loops.py:150, 'it must keep one structure'; "
+            "the message also leaks the internal PendingArray name)"))),
+    pytest.param(cache_item_assigned, marks=pytest.mark.xfail(
+        strict=True, raises=ControlFlowError, reason=_KEY_CHANGES)),
+])
+def test_kv_cache_update_styles_inside_a_tensor_while(fn, backend):
+    x = t(np.ones((2, 1)))
+    expected = as_numpy(fn(x))
+    close_tree(as_numpy(d2s.jit.to_static(fn, backend=backend)(x)), expected, backend, "cache")
