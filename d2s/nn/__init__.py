@@ -3,11 +3,13 @@
 from . import functional, initializer, utils
 from .layer import Layer, LayerDict, LayerList, Sequential
 from .norm import BatchNorm, BatchNorm1D, BatchNorm2D
+from .group_norm import GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
 
 __all__ = ["functional", "initializer", "utils", "Layer", "LayerList", "LayerDict", "Sequential",
            "Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "LayerNorm", "Embedding", "Dropout",
-           "BatchNorm", "BatchNorm1D", "BatchNorm2D"]
+           "BatchNorm", "BatchNorm1D", "BatchNorm2D", "GroupNorm", "InstanceNorm1D",
+           "InstanceNorm2D", "InstanceNorm3D"]
 
 # ---- issue 28 (nn helper): convolution / pooling, activations, losses, recurrent and
 # attention layers, containers, ParamAttr, gradient clipping --------------------------------

@@ -14,7 +14,7 @@ from ..core.ops import (gather, gelu as _gelu,
 from ..core.ops._base import lift
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "dropout",
-           "layer_norm", "embedding", "batch_norm"]
+           "layer_norm", "embedding", "batch_norm", "group_norm", "instance_norm"]
 
 # ---- convolution / pooling, activations, losses: one module each ----------------------------
 from .activation_functional import *  # noqa: E402,F401,F403
@@ -26,6 +26,7 @@ from .conv_functional import __all__ as _conv_names  # noqa: E402
 from .loss_functional import *  # noqa: E402,F401,F403
 from .loss_functional import __all__ as _loss_names  # noqa: E402
 
+from .group_norm import group_norm, instance_norm  # noqa: E402,F401
 from . import flash_attention  # noqa: E402,F401  (F.flash_attention.flash_attention)
 from .common_layers import bilinear  # noqa: E402,F401
 
