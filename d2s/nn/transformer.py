@@ -112,13 +112,16 @@ def _activation(name):
     return fn
 
 
-class TransformerEncoderLayer(Layer):
-    """Self-attention and a feed-forward block, each with a residual and a
-    LayerNorm (after, or before with `normalize_before`)."""
+class _TransformerLayer(Layer):
+    """What the encoder and decoder layers share: the configuration (kept to
+    clone the layer), self-attention (and cross-attention for the decoder), the
+    feed-forward block, and one LayerNorm and dropout per residual block
+    (`norm{k}`, `dropout{k}`, PaddlePaddle's names), each block's LayerNorm
+    applied before it (`normalize_before`) or after its residual sum."""
 
-    def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1, activation="relu",
-                 attn_dropout=None, act_dropout=None, normalize_before=False, weight_attr=None,
-                 bias_attr=None, layer_norm_eps=1e-5):
+    def __init__(self, d_model, nhead, dim_feedforward, dropout, activation, attn_dropout,
+                 act_dropout, normalize_before, weight_attr, bias_attr, layer_norm_eps,
+                 cross_attention):
         super().__init__()
         self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward,
                             dropout=dropout, activation=activation, attn_dropout=attn_dropout,
@@ -130,33 +133,52 @@ class TransformerEncoderLayer(Layer):
         self.normalize_before = normalize_before
         self.self_attn = MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=weight_attr,
                                             bias_attr=bias_attr)
+        if cross_attention:
+            self.cross_attn = MultiHeadAttention(d_model, nhead, attn_dropout,
+                                                 weight_attr=weight_attr, bias_attr=bias_attr)
         self.linear1 = Linear(d_model, dim_feedforward, weight_attr, bias_attr)
         self.dropout = Dropout(act_dropout)
         self.linear2 = Linear(dim_feedforward, d_model, weight_attr, bias_attr)
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        blocks = 3 if cross_attention else 2
+        for k in range(1, blocks + 1):
+            setattr(self, f"norm{k}", LayerNorm(d_model, layer_norm_eps))
+        for k in range(1, blocks + 1):
+            setattr(self, f"dropout{k}", Dropout(dropout))
         self.activation = _activation(activation)
 
+    def _pre(self, x, k):
+        """The input of residual block `k`: normalized first with `normalize_before`."""
+        return getattr(self, f"norm{k}")(x) if self.normalize_before else x
+
+    def _post(self, residual, y, k):
+        """The output of residual block `k`: the residual sum, normalized after it
+        unless `normalize_before`."""
+        out = residual + getattr(self, f"dropout{k}")(y)
+        return out if self.normalize_before else getattr(self, f"norm{k}")(out)
+
+    def _feed_forward(self, x, k):
+        y = self.linear2(self.dropout(self.activation(self.linear1(self._pre(x, k)))))
+        return self._post(x, y, k)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention and a feed-forward block, each with a residual and a
+    LayerNorm (after, or before with `normalize_before`)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1, activation="relu",
+                 attn_dropout=None, act_dropout=None, normalize_before=False, weight_attr=None,
+                 bias_attr=None, layer_norm_eps=1e-5):
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, attn_dropout,
+                         act_dropout, normalize_before, weight_attr, bias_attr, layer_norm_eps,
+                         cross_attention=False)
+
     def forward(self, src, src_mask=None, cache=None):
-        residual = src
-        if self.normalize_before:
-            src = self.norm1(src)
+        y = self._pre(src, 1)
         if cache is None:
-            src = self.self_attn(src, src, src, src_mask)
+            y = self.self_attn(y, y, y, src_mask)
         else:
-            src, cache = self.self_attn(src, src, src, src_mask, cache)
-        src = residual + self.dropout1(src)
-        if not self.normalize_before:
-            src = self.norm1(src)
-        residual = src
-        if self.normalize_before:
-            src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
-        if not self.normalize_before:
-            src = self.norm2(src)
+            y, cache = self.self_attn(y, y, y, src_mask, cache)
+        src = self._feed_forward(self._post(src, y, 1), 2)
         return src if cache is None else (src, cache)
 
     def gen_cache(self, src):
@@ -191,65 +213,30 @@ class TransformerEncoder(Layer):
         return [layer.gen_cache(src) for layer in self.layers]
 
 
-class TransformerDecoderLayer(Layer):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, cross-attention over the encoder's `memory`, and a
     feed-forward block, each with a residual and a LayerNorm."""
 
     def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1, activation="relu",
                  attn_dropout=None, act_dropout=None, normalize_before=False, weight_attr=None,
                  bias_attr=None, layer_norm_eps=1e-5):
-        super().__init__()
-        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward,
-                            dropout=dropout, activation=activation, attn_dropout=attn_dropout,
-                            act_dropout=act_dropout, normalize_before=normalize_before,
-                            weight_attr=weight_attr, bias_attr=bias_attr,
-                            layer_norm_eps=layer_norm_eps)
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        self.self_attn = MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=weight_attr,
-                                            bias_attr=bias_attr)
-        self.cross_attn = MultiHeadAttention(d_model, nhead, attn_dropout,
-                                             weight_attr=weight_attr, bias_attr=bias_attr)
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attr, bias_attr)
-        self.dropout = Dropout(act_dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attr, bias_attr)
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, attn_dropout,
+                         act_dropout, normalize_before, weight_attr, bias_attr, layer_norm_eps,
+                         cross_attention=True)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm1(tgt)
+        y = self._pre(tgt, 1)
         if cache is None:
-            tgt = self.self_attn(tgt, tgt, tgt, tgt_mask)
+            y = self.self_attn(y, y, y, tgt_mask)
         else:
-            tgt, incremental = self.self_attn(tgt, tgt, tgt, tgt_mask, cache[0])
-        tgt = residual + self.dropout1(tgt)
-        if not self.normalize_before:
-            tgt = self.norm1(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm2(tgt)
+            y, incremental = self.self_attn(y, y, y, tgt_mask, cache[0])
+        tgt = self._post(tgt, y, 1)
+        y = self._pre(tgt, 2)
         if cache is None:
-            tgt = self.cross_attn(tgt, memory, memory, memory_mask)
+            y = self.cross_attn(y, memory, memory, memory_mask)
         else:
-            tgt, static = self.cross_attn(tgt, memory, memory, memory_mask, cache[1])
-        tgt = residual + self.dropout2(tgt)
-        if not self.normalize_before:
-            tgt = self.norm2(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm3(tgt)
-        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
-        tgt = residual + self.dropout3(tgt)
-        if not self.normalize_before:
-            tgt = self.norm3(tgt)
+            y, static = self.cross_attn(y, memory, memory, memory_mask, cache[1])
+        tgt = self._feed_forward(self._post(tgt, y, 2), 3)
         return tgt if cache is None else (tgt, (incremental, static))
 
     def gen_cache(self, memory):
