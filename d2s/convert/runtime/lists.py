@@ -13,7 +13,8 @@ from .dispatch import _is_static
 
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
            "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
-           "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method"]
+           "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method",
+           "convert_list_pop"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
 # .depth: how many tensor `if` branches / loop bodies are being traced now
@@ -65,6 +66,23 @@ def checked_method(obj, method, label):
     around it converts a user's method)."""
     check_outer_list(obj, label, method)
     return getattr(obj, method)
+
+
+def convert_list_pop(lst, label, *args):
+    """`x = lst.pop(*args)` as `lst, x = convert_list_pop(lst, "lst", *args)`:
+    (the list, the item popped). A list (any object) pops in place, checked as
+    `checked_method` checks it; a tensor array (a list a tensor loop filled,
+    after the loop) is a program value no call changes, so the shorter array
+    comes back for the name to be rebound (`tensor_array.array_pop`)."""
+    from d2s.static.tensor_array import array_pop, is_tensor_array
+    if is_tensor_array(lst):
+        check_outer_list(lst, label, "pop")
+        return array_pop(lst, *args)
+    pop = checked_method(lst, "pop", label)
+    if type(lst) in _CONTAINERS:
+        return lst, pop(*args)
+    from .call import convert_call
+    return lst, convert_call(pop)(*args)
 
 
 def _created_in_innermost_trace(lst):
@@ -265,15 +283,18 @@ def check_outer_list(lst, label, method):
             f"`self.x = {label}`, `d[k] = {label}`, `(…, {label})`, a call)"
     else:
         kind, why = "list", "is carried there as a tensor array (a program value no " \
-            "in-place change reaches)"
+            "in-place change reaches), while others may hold the list the name had: a " \
+            f"parameter's, one reached through an object or a call (`{hint} = self.cache`), " \
+            f"or one handed out before the construct (`self.x = {hint}`, `d[k] = {hint}`, " \
+            f"`(…, {hint})`, a call, a closure)"
     raise ControlFlowError(
         f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
         f"function or in one calling it): the program traces that code once for every path "
         f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
-        f"all of them. Change a list the code creates itself: `{hint} = []` (or `{hint} = "
-        f"list(...)` of what a call returned) inside the construct, or before it with "
-        f"`{hint}.append(...)` inside it; return it, or use or hand it out after the "
-        f"construct")
+        f"all of them. Change a list only this code holds: create it inside the construct, "
+        f"or make `{hint} = []` (or `{hint} = list(...)` of another list) the last binding "
+        f"of '{hint}' before the construct and hand it out nowhere before the construct; "
+        f"return it, or use, rebind or hand it out after the construct")
 
 
 def _local_hint(label):

@@ -23,7 +23,7 @@ then, naming the list (`lists.check_outer_list`).
 import ast
 
 from .. import templates
-from ..analysis.fresh_lists import list_names
+from ..analysis.fresh_lists import new_list_or_no_list, list_names
 from ..traversal import StatementTransformer
 from .common import finish
 
@@ -71,6 +71,12 @@ class _ListAppend(StatementTransformer):
 
     def visit_Expr(self, node):
         call = node.value
+        owner = _popped_name(call)
+        if owner is not None and not self.loops:
+            # `a.pop()` -> `a = _jst.convert_list_pop(a, "a")[0]`
+            return finish(ast.Assign(
+                targets=[ast.Name(owner, ast.Store())],
+                value=ast.Subscript(_pop_call(owner, call), ast.Constant(0), ast.Load())), node)
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr in _METHOD_HELPERS and len(call.args) == 1
                 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
@@ -92,8 +98,25 @@ class _ListAppend(StatementTransformer):
                 label=ast.Constant(ast.unparse(owner))), node)
         return node
 
+    def visit_Return(self, node):
+        owner = _popped_name(node.value)
+        if owner is not None and not self.loops:
+            # `return a.pop()` -> `return _jst.convert_list_pop(a, "a")[1]`
+            node.value = finish(ast.Subscript(_pop_call(owner, node.value), ast.Constant(1),
+                                              ast.Load()), node.value)
+        return node
+
     def visit_Assign(self, node):
         value = node.value
+        owner = _popped_name(value)
+        if (owner is not None and not self.loops and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id != owner):
+            # `x = a.pop(i)` -> `a, x = _jst.convert_list_pop(a, "a", i)`: a list
+            # a tensor loop filled is a tensor array after it, popped by
+            # rebinding its name to the shorter array
+            return finish(ast.Assign(
+                targets=[ast.Tuple([ast.Name(owner, ast.Store()), node.targets[0]], ast.Store())],
+                value=_pop_call(owner, value)), node)
         if (self.loops and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
                 and isinstance(value.left, ast.Name) and value.left.id == node.targets[0].id
@@ -134,6 +157,24 @@ class _ListAppend(StatementTransformer):
         return node
 
 
+def _popped_name(call):
+    """`a` when `call` is `a.pop()` or `a.pop(i)` (`a` a user's name), else None."""
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "pop" and isinstance(call.func.value, ast.Name)
+            and len(call.args) <= 1 and not call.keywords
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+            and call.func.value.id != "_jst" and not call.func.value.id.startswith("__")):
+        return call.func.value.id
+    return None
+
+
+def _pop_call(owner, call):
+    """`_jst.convert_list_pop(owner, "owner", *call.args)`."""
+    return ast.Call(
+        func=ast.Attribute(ast.Name("_jst", ast.Load()), "convert_list_pop", ast.Load()),
+        args=[ast.Name(owner, ast.Load()), ast.Constant(owner)] + list(call.args), keywords=[])
+
+
 def _makes_list(value):
     """Whether `value` (bound to a fresh name) visibly makes a list (a dict, a
     set): a display, a comprehension, `list(...)`, `sorted(...)`, `x.copy()`, `[x] * n`,
@@ -144,7 +185,9 @@ def _makes_list(value):
                           ast.SetComp)):
         return True
     if isinstance(value, ast.Call):
-        return True      # fresh_list_names accepts only the calls making lists
+        # an own name may also be rebound after its changes (`outs =
+        # d2s.stack(outs)`): only the calls making lists mark it
+        return new_list_or_no_list(value)
     if isinstance(value, ast.BinOp):
         return isinstance(value.left, (ast.List, ast.ListComp)) or isinstance(
             value.right, (ast.List, ast.ListComp))
