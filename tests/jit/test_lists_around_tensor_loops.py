@@ -1,7 +1,8 @@
 """A list a tensor loop fills keeps Python list semantics after the loop
 (DESIGN.md §4): its name may be rebound (`outs = d2s.stack(outs)`, `res =
 res[::-1]`, `res = d2s.concat(res)`) and it may be popped (`a.pop()`,
-`a.pop(i)`), with the loop's trip count a tensor (the list's length is
+`a.pop(i)`) after the loop, in it and under a tensor `if` (so may a list the
+function made of tensors), with the loop's trip count a tensor (the list's length is
 known only when the program runs). Each case: eager vs `to_static` on the
 numpy and xla backends (xla with fallbacks made errors), values and
 gradients.
@@ -111,8 +112,76 @@ def popped_in_return(x, w, n):
     return a.pop()
 
 
+def popped_in_the_loop(x, w, n):
+    a = []
+    for i in range(n):
+        a.append(d2s.matmul(x, w) * (i + 1.0))
+        a.append(x)
+        a.pop()
+    return d2s.stack(a).sum(0)
+
+
+def popped_under_a_tensor_if(x, w, n):
+    a = []
+    for i in range(n):
+        a.append(d2s.matmul(x, w) * (i + 1.0))
+    if x.sum() > 0:
+        last = a.pop()
+    else:
+        last = a.pop(0)
+    return last * 2.0 + d2s.stack(a).sum(0)
+
+
+def popped_under_the_other_side(x, w, n):
+    a = []
+    for i in range(n):
+        a.append(d2s.matmul(x, w) * (i + 1.0))
+    if x.sum() < 0:
+        last = a.pop()
+    else:
+        last = a.pop(0)
+    return last * 2.0 + d2s.stack(a).sum(0)
+
+
+def own_list_popped_under_a_tensor_if(x, w, n):
+    a = [x, d2s.matmul(x, w), x * 3.0]
+    if w.sum() > 0:
+        a.pop(0)
+    if w.sum() < 0:
+        b = a.pop()
+    else:
+        b = x
+    return d2s.stack(a).sum(0) + b + len(a)
+
+
+def own_list_popped_in_a_tensor_loop(x, w, n):
+    a = [x * (k + 1.0) for k in range(6)]
+    b = w.sum() * x
+    for i in range(n):
+        item = a.pop()
+        b = b + item * d2s.matmul(x, w)
+    return b + d2s.stack(a).sum(0)
+
+
+def _pop_in_an_expression(x, n):
+    a = [x * (k + 1.0) for k in range(6)]
+    b = x
+    for i in range(n):
+        b = b + a.pop() * 2.0
+    return b
+
+
+def test_a_pop_inside_an_expression_in_a_tensor_loop_says_to_write_it_on_its_own():
+    x = d2s.to_tensor(np.ones((2,), "float32"))
+    with pytest.raises(ControlFlowError, match=r"'a\.pop\(\.\.\.\)' inside an expression.*"
+                                               r"`item = a\.pop\(\.\.\.\)` on a line of its own"):
+        to_static(_pop_in_an_expression)(x, d2s.to_tensor(3))
+
+
 CASES = [rebound_by_stack, rebound_reversed, rebound_by_concat, rebound_in_a_while, popped_last,
-         popped_first, popped_second_to_last, popped_and_dropped, popped_in_return]
+         popped_first, popped_second_to_last, popped_and_dropped, popped_in_return,
+         popped_in_the_loop, popped_under_a_tensor_if, popped_under_the_other_side,
+         own_list_popped_under_a_tensor_if, own_list_popped_in_a_tensor_loop]
 
 
 POPS_IN_THE_MIDDLE = (popped_second_to_last, popped_and_dropped)
@@ -221,3 +290,29 @@ def test_fresh_lists_ignore_a_rebinding_after_the_changes():
                 renewed = stack(renewed)
     """)).body[0]
     assert fresh_list_names(fn) == {"after", "renewed"}
+
+
+def _pop_after_the_loop_in_an_expression(x, n):
+    a = []
+    for i in range(n):
+        a.append(x * i)
+    return a.pop() * 2.0
+
+
+def _sort_after_the_loop(x, n):
+    a = []
+    for i in range(n):
+        a.append(x * i)
+    a.reverse()
+    return a[0]
+
+
+@pytest.mark.parametrize("fn, fix", [
+    (_pop_after_the_loop_in_an_expression, r"`item = a\.pop\(\.\.\.\)` on a line of its own"),
+    (_sort_after_the_loop, r"build a new list from it instead"),
+])
+def test_changing_a_tensor_array_in_place_in_an_expression_says_what_to_write(fn, fix):
+    x = d2s.to_tensor(np.ones((2,), "float32"))
+    with pytest.raises(ControlFlowError, match=r"(?s)the list 'a' was filled by a loop on a tensor.*"
+                                               + fix):
+        to_static(fn)(x, d2s.to_tensor(3))
