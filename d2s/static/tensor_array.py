@@ -114,3 +114,31 @@ def array_init(pending, element):
         return _mark(stack([cast(lift(x), element.dtype) for x in pending.items]))
     shape = (0,) + tuple(0 if d is None else d for d in element.shape[1:])
     return _mark(bind("full", shape=shape, fill_value=0, dtype=np.dtype(element.dtype).name))
+
+
+def array_pop(arr, index=-1):
+    """`arr.pop(index)` of a tensor array: (the shorter array, the row taken).
+
+    A tensor array is a program value, never changed in place, so the caller
+    rebinds the list's name to the shorter array (`lists.convert_list_pop`).
+    `index` is a Python int (the row to take must be known when the program
+    is built; its length need not be: `-1` is the last row at run time). The
+    first and last rows leave a slice, which every backend runs; another row
+    leaves the two parts around it joined."""
+    import operator
+    from ..core.ops import concat, getitem
+    try:
+        index = operator.index(index)
+    except TypeError:
+        raise TypeError(
+            f"pop(i) of a list carried as a tensor array needs a Python int index, "
+            f"got {type(index).__name__}: read the row with `lst[i]` and build the "
+            f"shorter list with `d2s.concat([lst[:i], lst[i + 1:]])`") from None
+    value = getitem(arr, index)
+    if index == -1:
+        rest = getitem(arr, slice(None, -1))
+    elif index == 0:
+        rest = getitem(arr, slice(1, None))
+    else:   # on xla, a concat of two parts of unknown length runs on numpy
+        rest = concat([getitem(arr, slice(None, index)), getitem(arr, slice(index + 1, None))])
+    return _mark(rest), value

@@ -289,6 +289,7 @@ def test_fresh_list_names_are_lists_the_function_creates():
                 pass
             both = []
             both = param
+            both.append(1)
             packed, *tail = [], []
             global g
             g = []

@@ -553,7 +553,9 @@ _CHANGED_CASES = [(_pop_under_tensor_if, "outs", "pop", "list"),
                   (_set_add_under_tensor_if, "seen", "add", "set")]
 
 
-@pytest.mark.parametrize("fn, name, method, kind", _CHANGED_CASES)
+# A list the function made, popped under a tensor `if`, is carried as a tensor
+# array now (tests/jit/test_lists_around_tensor_loops.py): no error.
+@pytest.mark.parametrize("fn, name, method, kind", _CHANGED_CASES[1:])
 def test_a_container_changed_in_place_under_a_tensor_construct_is_an_error(fn, name, method,
                                                                           kind):
     x = tensor([1.0, 2.0])

@@ -26,7 +26,7 @@ list (or no list); only when there are such names are the expressions walked
 """
 import ast
 
-__all__ = ["fresh_list_names", "list_names"]
+__all__ = ["fresh_list_names", "list_names", "new_list_or_no_list"]
 
 # Calls that always return a new list.
 _NEW_LIST_CALLS = frozenset(("list", "sorted", "dict", "set"))
@@ -77,7 +77,8 @@ def list_names(fn):
     scan.watch = own
     scan.expressions()
     own -= scan.other            # `:=` targets
-    return own, {name for name in own if not scan.escapes_before_change(name)}
+    return own, {name for name in own if not scan.escapes_before_change(name)
+                 and not scan.rebound_before_change(name)}
 
 
 class _Scan:
@@ -93,6 +94,10 @@ class _Scan:
         self.nested = []         # (def / class / lambda, (serial, loops))
         self.watch = frozenset()
         self.escapes, self.changes = {}, {}   # name -> [(serial, loops)]
+        # name -> [(serial, loops)]: `name = value` with a value that may be
+        # a list made elsewhere (`outs = d2s.stack(outs)`, `res = res[::-1]`,
+        # `c = self.cache`)
+        self.rebinds = {}
 
     # ---- statements -------------------------------------------------------------
 
@@ -111,7 +116,7 @@ class _Scan:
         root = self.roots.append
         if t is ast.Assign:
             for target in node.targets:
-                _bind(target, node.value, self.fresh, self.other)
+                _bind(target, node.value, self.fresh, self.other, self.rebound(here))
                 self.assigned(target, node.value, here)
         elif t is ast.Expr or t is ast.Return:
             if node.value is not None:
@@ -140,7 +145,7 @@ class _Scan:
             root((node.value, _READ, here))
         elif t is ast.AnnAssign:
             if node.value is not None:
-                _bind(node.target, node.value, self.fresh, self.other)
+                _bind(node.target, node.value, self.fresh, self.other, self.rebound(here))
                 self.assigned(node.target, node.value, here)
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             self.other.add(node.name)
@@ -195,6 +200,11 @@ class _Scan:
                 if case.guard is not None:
                     root((case.guard, _READ, here))
                 self.statements(case.body, None)
+
+    def rebound(self, here):
+        """The callback `_bind` gives a name bound to what may be another
+        list, at statement `here`."""
+        return lambda name: self.rebinds.setdefault(name, []).append(here)
 
     def assigned(self, target, value, here):
         """Register `value`'s use when bound to `target`."""
@@ -338,7 +348,18 @@ class _Scan:
         """Whether an escape of `name` may run before one of its changes in
         place: earlier in the source, or both in a loop that does not bind
         `name` anew (directly in its body) before the change."""
-        escapes, changes = self.escapes.get(name), self.changes.get(name)
+        return self._before_change(self.escapes.get(name), name)
+
+    def rebound_before_change(self, name):
+        """Whether `name` may hold a list made elsewhere when it is changed
+        in place: a binding of another value (`outs = self.cache`) that may
+        run before a change, as an escape may. A rebinding that only follows
+        the changes (`outs = d2s.stack(outs)` after the loop filling `outs`)
+        reads the function's own list and leaves it fresh where it is changed."""
+        return self._before_change(self.rebinds.get(name), name)
+
+    def _before_change(self, escapes, name):
+        changes = self.changes.get(name)
         if not (escapes and changes):
             return False
         for e_serial, e_loops in escapes:
@@ -370,21 +391,27 @@ def _closure_reads(scope):
     return (loads - own) | shared
 
 
-def _bind(target, value, fresh, other):
+def _bind(target, value, fresh, other, rebound):
+    """A name bound to a new list (or no list) is `fresh`; one bound to what
+    may be another list is `rebound(name)` (`fresh` only where no such
+    binding may precede a change); a name an unpacking binds is `other`."""
     if isinstance(target, ast.Name):
-        (fresh if _new_list_or_no_list(value) else other).add(target.id)
+        if new_list_or_no_list(value):
+            fresh.add(target.id)
+        else:
+            rebound(target.id)
     elif (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
           and len(target.elts) == len(value.elts)
           and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)):
         for t, v in zip(target.elts, value.elts):
-            _bind(t, v, fresh, other)
+            _bind(t, v, fresh, other, rebound)
     else:
         for node in ast.walk(target):
             if isinstance(node, ast.Name):
                 other.add(node.id)
 
 
-def _new_list_or_no_list(value):
+def new_list_or_no_list(value):
     """Whether `value` evaluates to a new list, or to something no list is
     (a constant, a tuple, arithmetic)."""
     if isinstance(value, (ast.List, ast.ListComp, ast.Constant, ast.Tuple, ast.Dict, ast.Set,
@@ -394,7 +421,7 @@ def _new_list_or_no_list(value):
     if isinstance(value, ast.BinOp):
         return True    # `a + b`, `[x] * n`: a new object whatever the operands
     if isinstance(value, ast.IfExp):
-        return _new_list_or_no_list(value.body) and _new_list_or_no_list(value.orelse)
+        return new_list_or_no_list(value.body) and new_list_or_no_list(value.orelse)
     if isinstance(value, ast.Call):
         func = value.func
         if isinstance(func, ast.Name) and func.id in _NEW_LIST_CALLS:

@@ -13,7 +13,8 @@ from .dispatch import _is_static
 
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
            "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
-           "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method"]
+           "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method",
+           "convert_list_pop"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
 # .depth: how many tensor `if` branches / loop bodies are being traced now
@@ -58,13 +59,72 @@ def new_container(value):
     return value
 
 
-def checked_method(obj, method, label):
+def checked_method(obj, method, label, own=False):
     """`obj.method` for a call that changes a list, dict or set in place
     (`outs.pop()`, `d.update(...)`, `seen.add(k)`): checked as an append is
     (`check_outer_list`); any other object's method as it is (the call
-    around it converts a user's method)."""
-    check_outer_list(obj, label, method)
+    around it converts a user's method). `own`: a `pop` of the function's
+    own list inside an expression, which only a statement of its own
+    (`item = outs.pop()`) carries as a tensor array."""
+    check_outer_list(obj, label, method, own)
+    from d2s.static.tensor_array import PendingArray, is_tensor_array
+    if isinstance(obj, PendingArray) or is_tensor_array(obj):
+        from d2s.static import ControlFlowError
+        from d2s.static.ir import user_origin
+        origin = user_origin()
+        where = f" ({origin[0]}, line {origin[1]})" if origin else ""
+        fix = (f"write `item = {label}.pop(...)` on a line of its own (the name is then "
+               f"rebound to the shorter array) and use `item` in the expression"
+               if method == "pop" else
+               f"build a new list from it instead (`{label} = ...`), e.g. with slices and "
+               f"`d2s.concat`")
+        raise ControlFlowError(
+            f"'{label}.{method}(...)'{where}: the list '{label}' was filled by a loop on a "
+            f"tensor and is carried as a tensor array, a program value no call changes in "
+            f"place; {fix}")
     return getattr(obj, method)
+
+
+def convert_list_pop(lst, label, outer, *args):
+    """`x = lst.pop(*args)` as `lst, x = convert_list_pop(lst, "lst", outer,
+    *args)`: (the list, the item popped). A list (any object) pops in place,
+    checked as `checked_method` checks it; a tensor array (a list a tensor
+    loop filled, after the loop or in its body) is a program value no call
+    changes, so the shorter array comes back for the name to be rebound
+    (`tensor_array.array_pop`). `outer`: the name may hold a list the
+    function did not create (`check_outer_list`)."""
+    from d2s.static.tensor_array import PendingArray, array_pop, is_tensor_array
+    if not outer and type(lst) is list:
+        # the function's own list, shared by the branches of a tensor `if`:
+        # popped as a tensor array, the list left as the other branch sees it
+        lst = _pending(lst, lst, "pop") or lst
+    if isinstance(lst, PendingArray):
+        # a list not yet carried as an array (a tensor `if`'s shared list, the
+        # first trace of a loop body): its items are known, so are the rest
+        return _pending_pop(lst, label, *args)
+    if is_tensor_array(lst):
+        if outer:
+            check_outer_list(lst, label, "pop")
+        return array_pop(lst, *args)
+    pop = checked_method(lst, "pop", label)
+    if type(lst) in _CONTAINERS:
+        return lst, pop(*args)
+    from .call import convert_call
+    return lst, convert_call(pop)(*args)
+
+
+def _pending_pop(pending, label, index=-1):
+    """`pending.pop(index)` as (the array of the other items, the item): the
+    items are Python values, so no read of an array of run-time length."""
+    from d2s.core.ops import lift, stack
+    from d2s.static.tensor_array import _mark, array_init
+    items = [lift(x) for x in pending.items]
+    if not items:
+        raise IndexError(f"pop from empty list '{label}'")
+    value = items.pop(index)
+    if items:
+        return _mark(stack(items)), value
+    return array_init(type(pending)([]), stack([value])), value
 
 
 def _created_in_innermost_trace(lst):
@@ -231,7 +291,7 @@ def _user_name_of(value):
     return next((n for n, v in frame.f_locals.items() if v is value), None)
 
 
-def check_outer_list(lst, label, method):
+def check_outer_list(lst, label, method, own=False):
     """Raise when a list that may be seen through another reference (reached
     through an object or a dict, a parameter, a name from outside the
     function) is changed in place while a tensor `if` branch or loop body is
@@ -259,21 +319,31 @@ def check_outer_list(lst, label, method):
     origin = user_origin()
     where = f" ({origin[0]}, line {origin[1]})" if origin else ""
     hint = _local_hint(label)
+    if own:
+        raise ControlFlowError(
+            f"'{label}.{method}(...)' inside an expression, inside an `if` or a loop on a "
+            f"tensor{where}: there the function's own list '{label}' is carried as a tensor "
+            f"array, which only a statement of its own pops (the name is rebound to the "
+            f"shorter array). Write `item = {label}.{method}(...)` on a line of its own and "
+            f"use `item` in the expression")
     if type(lst) in _CONTAINERS:
         kind, why = type(lst).__name__, "was not created inside it (others may hold it: a " \
             "caller, a layer's cache, or what it was handed to before the construct: " \
             f"`self.x = {label}`, `d[k] = {label}`, `(…, {label})`, a call)"
     else:
         kind, why = "list", "is carried there as a tensor array (a program value no " \
-            "in-place change reaches)"
+            "in-place change reaches), while others may hold the list the name had: a " \
+            f"parameter's, one reached through an object or a call (`{hint} = self.cache`), " \
+            f"or one handed out before the construct (`self.x = {hint}`, `d[k] = {hint}`, " \
+            f"`(…, {hint})`, a call, a closure)"
     raise ControlFlowError(
         f"'{label}.{method}(...)' inside an `if` or a loop on a tensor{where} (in this "
         f"function or in one calling it): the program traces that code once for every path "
         f"and trip, and the {kind} '{label}' {why}, so changing it in place would show on "
-        f"all of them. Change a list the code creates itself: `{hint} = []` (or `{hint} = "
-        f"list(...)` of what a call returned) inside the construct, or before it with "
-        f"`{hint}.append(...)` inside it; return it, or use or hand it out after the "
-        f"construct")
+        f"all of them. Change a list only this code holds: create it inside the construct, "
+        f"or make `{hint} = []` (or `{hint} = list(...)` of another list) the last binding "
+        f"of '{hint}' before the construct and hand it out nowhere before the construct; "
+        f"return it, or use, rebind or hand it out after the construct")
 
 
 def _local_hint(label):

@@ -67,13 +67,24 @@ def appended_lists(node, outs):
     names = set()
     for part in node.body + node.orelse:
         for n in walk(part):
-            if (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-                    and isinstance(n.value.func, ast.Attribute)
-                    and n.value.func.attr in _LIST_HELPERS
-                    and isinstance(n.value.func.value, ast.Name)
-                    and n.value.func.value.id == "_jst"):
+            if not isinstance(n, ast.Assign):
+                continue
+            if _is_helper_call(n.value, _LIST_HELPERS):
                 names.update(t.id for t in n.targets if isinstance(t, ast.Name))
+            elif _is_helper_call(n.value, ("convert_list_pop",)) or (
+                    isinstance(n.value, ast.Subscript)
+                    and _is_helper_call(n.value.value, ("convert_list_pop",))):
+                # `a, x = _jst.convert_list_pop(a, ...)` / `a = ...(a, ...)[0]`
+                popped = n.value if isinstance(n.value, ast.Call) else n.value.value
+                if isinstance(popped.args[0], ast.Name):
+                    names.add(popped.args[0].id)
     return [n for n in outs if n in names]
+
+
+def _is_helper_call(value, helpers):
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr in helpers and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == "_jst")
 
 
 def transform(node, ctx):

@@ -4,8 +4,12 @@
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
 `obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
 an error under a tensor `if` or loop (never an append shown on every path);
-`x.pop(...)` (and the other methods changing a list, dict or set in place)
--> `_jst.checked_method(x, "pop", "x")(...)`, likewise.
+`y = x.pop(i)` / `x.pop(i)` / `return x.pop(i)` (a statement of its own) ->
+`x, y = _jst.convert_list_pop(x, "x", outer, i)`: a list a tensor loop filled
+(or a tensor `if` shares) is a tensor array there, popped by rebinding its
+name to the shorter array; any other `x.pop(...)` (and the other methods
+changing a list, dict or set in place) -> `_jst.checked_method(x, "pop",
+"x")(...)`, an error under a tensor `if` or loop likewise.
 
 Rewritten inside loops and `if` statements. The assignment makes `lst` a
 loop variable or branch output for the analyses, so a loop or `if` on a
@@ -23,7 +27,7 @@ then, naming the list (`lists.check_outer_list`).
 import ast
 
 from .. import templates
-from ..analysis.fresh_lists import list_names
+from ..analysis.fresh_lists import new_list_or_no_list, list_names
 from ..traversal import StatementTransformer
 from .common import finish
 
@@ -40,6 +44,7 @@ class _ListAppend(StatementTransformer):
         # creates (`own`), and those of them it hands out nowhere before
         # changing them (`fresh`)
         self.own = self.fresh = frozenset()
+        self.fresh_of = {}   # id(def) -> its fresh names (for _MutatorCalls)
 
     def visit_For(self, node):
         self.loops += 1
@@ -55,6 +60,7 @@ class _ListAppend(StatementTransformer):
         saved = self.loops, self.own, self.fresh
         self.loops = 0
         self.own, self.fresh = map(frozenset, list_names(node))
+        self.fresh_of[id(node)] = self.fresh
         self.generic_visit(node)
         self.loops, self.own, self.fresh = saved
         return node
@@ -69,8 +75,22 @@ class _ListAppend(StatementTransformer):
     def visit_ClassDef(self, node):
         return node
 
+    def _pop_call(self, owner, call):
+        """`_jst.convert_list_pop(owner, "owner", outer, *call.args)`; `outer`:
+        whether `owner` may hold a list the function did not create."""
+        return ast.Call(
+            func=ast.Attribute(ast.Name("_jst", ast.Load()), "convert_list_pop", ast.Load()),
+            args=[ast.Name(owner, ast.Load()), ast.Constant(owner),
+                  ast.Constant(owner not in self.fresh)] + list(call.args), keywords=[])
+
     def visit_Expr(self, node):
         call = node.value
+        owner = _popped_name(call)
+        if owner is not None:
+            # `a.pop()` -> `a = _jst.convert_list_pop(a, "a", outer)[0]`
+            return finish(ast.Assign(
+                targets=[ast.Name(owner, ast.Store())],
+                value=ast.Subscript(self._pop_call(owner, call), ast.Constant(0), ast.Load())), node)
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr in _METHOD_HELPERS and len(call.args) == 1
                 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
@@ -92,8 +112,26 @@ class _ListAppend(StatementTransformer):
                 label=ast.Constant(ast.unparse(owner))), node)
         return node
 
+    def visit_Return(self, node):
+        owner = _popped_name(node.value)
+        if owner is not None:
+            # `return a.pop()` -> `return _jst.convert_list_pop(a, "a", outer)[1]`
+            node.value = finish(ast.Subscript(self._pop_call(owner, node.value), ast.Constant(1),
+                                              ast.Load()), node.value)
+        return node
+
     def visit_Assign(self, node):
         value = node.value
+        owner = _popped_name(value)
+        if (owner is not None and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id != owner):
+            # `x = a.pop(i)` -> `a, x = _jst.convert_list_pop(a, "a", outer, i)`:
+            # a list a tensor loop filled is a tensor array after it (and a
+            # pending one in it), popped by rebinding its name to the shorter
+            # array
+            return finish(ast.Assign(
+                targets=[ast.Tuple([ast.Name(owner, ast.Store()), node.targets[0]], ast.Store())],
+                value=self._pop_call(owner, value)), node)
         if (self.loops and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
                 and isinstance(value.left, ast.Name) and value.left.id == node.targets[0].id
@@ -134,6 +172,17 @@ class _ListAppend(StatementTransformer):
         return node
 
 
+def _popped_name(call):
+    """`a` when `call` is `a.pop()` or `a.pop(i)` (`a` a user's name), else None."""
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "pop" and isinstance(call.func.value, ast.Name)
+            and len(call.args) <= 1 and not call.keywords
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+            and call.func.value.id != "_jst" and not call.func.value.id.startswith("__")):
+        return call.func.value.id
+    return None
+
+
 def _makes_list(value):
     """Whether `value` (bound to a fresh name) visibly makes a list (a dict, a
     set): a display, a comprehension, `list(...)`, `sorted(...)`, `x.copy()`, `[x] * n`,
@@ -144,7 +193,9 @@ def _makes_list(value):
                           ast.SetComp)):
         return True
     if isinstance(value, ast.Call):
-        return True      # fresh_list_names accepts only the calls making lists
+        # an own name may also be rebound after its changes (`outs =
+        # d2s.stack(outs)`): only the calls making lists mark it
+        return new_list_or_no_list(value)
     if isinstance(value, ast.BinOp):
         return isinstance(value.left, (ast.List, ast.ListComp)) or isinstance(
             value.right, (ast.List, ast.ListComp))
@@ -165,7 +216,17 @@ class _MutatorCalls(ast.NodeTransformer):
     change on all of them: the runtime raises, naming it. Any other object's
     method is returned as it is (call_trees converts the call)."""
 
+    def __init__(self, fresh_of):
+        self.fresh_of = fresh_of   # id(def) -> its fresh names, before rewriting
+        self.fresh = frozenset()
+
     def visit_ClassDef(self, node):
+        return node
+
+    def visit_FunctionDef(self, node):
+        saved, self.fresh = self.fresh, self.fresh_of.get(id(node), frozenset())
+        self.generic_visit(node)
+        self.fresh = saved
         return node
 
     def visit_Call(self, node):
@@ -179,14 +240,21 @@ class _MutatorCalls(ast.NodeTransformer):
                 "_jst.checked_method(owner, method, label)", owner=func.value,
                 method=ast.Constant(func.attr), label=ast.Constant(ast.unparse(func.value))),
                 func)
+            if (func.attr == "pop" and isinstance(func.value, ast.Name)
+                    and func.value.id in self.fresh):
+                # the function's own list, popped inside an expression (a
+                # statement of its own is `convert_list_pop`'s): the error
+                # says to write it so
+                node.func.keywords.append(ast.keyword(arg="own", value=ast.Constant(True)))
         return node
 
 
 def transform(node, ctx):
-    node = _ListAppend().visit(node)
+    appends = _ListAppend()
+    node = appends.visit(node)
     # One scan of the user's nodes instead of a transformer's walk of the tree
     # when, as in most functions, no such method is called.
     if any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _MUTATORS
            for n in ctx.user_nodes):
-        node = _MutatorCalls().visit(node)
+        node = _MutatorCalls(appends.fresh_of).visit(node)
     return node
