@@ -133,7 +133,8 @@ def run(families, rounds):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="timing rounds per op and mode; the median is reported (default 5)")
     ap.add_argument("--families", default="", help="comma-separated families (default: all)")
     ap.add_argument("--json", default="", help="write the results here")
     args = ap.parse_args(argv)
