@@ -16,13 +16,21 @@ from . import state
 
 
 class GradNode:
-    __slots__ = ("op", "inputs", "attrs", "out_values", "__weakref__")
+    # `versions`: each input's `_version` when recorded; None while no in-place
+    # write ever happened in this process (then every version was 0).
+    __slots__ = ("op", "inputs", "attrs", "out_values", "versions", "__weakref__")
 
     def __init__(self, op, inputs, attrs, out_values):
         self.op = op
         self.inputs = inputs
         self.attrs = attrs
         self.out_values = out_values
+        self.versions = tuple(x._version for x in inputs) if inplace_seen[0] else None
+
+
+# Set once the first in-place write happens (core.inplace): until then no
+# node needs to remember its inputs' versions (all are 0).
+inplace_seen = [False]
 
 
 def record(op, inputs, attrs, outs, values):
@@ -100,6 +108,8 @@ def _apply_node(node, node_cts, cts):
     op = node.op
     if op.vjp is None:
         return
+    if inplace_seen[0]:
+        _check_versions(node)
     outs = [Tensor._from_array(v) for v in node.out_values]
     if op.num_outputs == 1:
         g = node_cts[0] if node_cts[0] is not None else \
@@ -119,6 +129,20 @@ def _apply_node(node, node_cts, cts):
             slot = cts.setdefault(id(x._node), [None] * x._node.op.num_outputs)
             prev = slot[x._out_index]
             slot[x._out_index] = g if prev is None else prev + g
+
+
+def _check_versions(node):
+    """An input written in place after this node was recorded: its gradient
+    would read the new values (and follow the new history): PyTorch's error."""
+    expected = node.versions or (0,) * len(node.inputs)
+    for i, (x, version) in enumerate(zip(node.inputs, expected)):
+        if x._version != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: input {i} of {node.op.name} (shape "
+                f"{list(x.shape)}, {x.dtype}) is at version {x._version}; expected version "
+                f"{version} instead. Write the in-place update on a copy (`y = x.clone()`) "
+                "or use the out-of-place op")
 
 
 def _accumulate_leaf(leaf, g):

@@ -22,6 +22,7 @@ def new_tensor(value, stop_gradient=True):
     t._node = None
     t._out_index = 0
     t.name = None
+    t._version = 0
     return t
 
 
@@ -33,8 +34,9 @@ class Tensor(TensorMethods):
 
     # Every slot is filled by `__init__` and by `new_tensor` (the eager hot path);
     # a slot added here is added to both (tests/core check that both fill all).
+    # `_version` counts in-place writes (core.inplace): the tape checks it.
     __slots__ = ("_value", "stop_gradient", "_grad", "_node", "_out_index", "name",
-                 "__weakref__")
+                 "_version", "__weakref__")
     _name_counter = [0]
 
     def __init__(self, data, dtype=None, stop_gradient=True, name=None):
@@ -51,6 +53,7 @@ class Tensor(TensorMethods):
         self._node = None
         self._out_index = 0
         self.name = name
+        self._version = 0
         if state._tls.builders:  # made while a program is being built
             effects.note_new_tensor(self)
 
@@ -167,6 +170,22 @@ class Tensor(TensorMethods):
 
     def detach(self):
         return Tensor._from_array(self._value)
+
+    # ---- in-place writes (rebind the value; core.inplace) --------------------
+    def __setitem__(self, index, value):
+        from . import inplace
+        inplace.setitem(self, index, value)
+
+    def set_value(self, value):
+        """Replace the values (same shape; cast to this dtype), as Paddle's
+        `set_value`: no gradient flows through it; the version is bumped."""
+        from . import inplace
+        inplace.set_value(self, value)
+
+    @property
+    def inplace_version(self):
+        """How many in-place writes this Tensor has had (Paddle's name)."""
+        return self._version
 
     @property
     def is_leaf(self):

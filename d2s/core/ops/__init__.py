@@ -25,4 +25,5 @@ from .creation_more import *  # noqa: F401,F403
 from .linalg_more import *  # noqa: F401,F403
 from .random_more import *  # noqa: F401,F403
 from .counting import *  # noqa: F401,F403
+from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----

@@ -1,0 +1,119 @@
+"""In-place writes on eager Tensors: `x[i] = v`, `set_value`, `add_`, ...
+
+d2s never writes into a Tensor's array (others may hold it): an in-place
+write computes the new value with the functional op (`set_item`, `add`, ...)
+and rebinds the Tensor to it, as PyTorch's in-place ops on a non-leaf:
+
+* the op's tape node takes a *snapshot* of the Tensor as it was (its value
+  and its history) as input, and the Tensor takes the node as its history,
+  so gradients reach the old history and the written value;
+* the Tensor's `_version` goes up: a tape node that recorded it as an input
+  at an older version raises at backward (its rule would read the new values),
+  PyTorch's "modified by an inplace operation";
+* a leaf that requires grad refuses, unless gradients are off (`no_grad`).
+
+While `to_static` traces a step, a write to an eager Tensor (a buffer,
+`self.cache[i] = v`) goes through the trace's state overlay: the program's
+run writes the new value back (jit.outliving), as for batch-norm statistics.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import autograd, effects, state
+from .tensor import Tensor, new_tensor
+
+
+def _ops():
+    from . import ops
+    return ops
+
+
+def _holds_symbolic(value):
+    from .dispatch import Symbolic
+    if isinstance(value, Symbolic):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_holds_symbolic(v) for v in value)
+    if isinstance(value, slice):
+        return any(_holds_symbolic(v) for v in (value.start, value.stop, value.step))
+    return False
+
+
+def apply(t, compute, what, keep_shape=True):
+    """Rebind `t` to `compute(t_before)` (a d2s value) as an in-place write
+    called `what` (for messages). Returns `t`."""
+    if state._tls.builders:
+        ov = effects.overlay()
+        if ov is None:
+            raise RuntimeError(
+                f"{what}: an in-place write to an eager Tensor while a static program is "
+                "built by hand (program_guard) cannot be part of it; write the functional "
+                "form (`x = d2s.set_item(x, index, value)`, `x = x.add(y)`) instead")
+        new = compute(ov.read(t))
+        new = _conform(new, t, what, keep_shape)
+        ov.assign(t, new)
+        return t
+    grad_on = state._tls.grad_enabled
+    if grad_on and t._node is None and not t.stop_gradient:
+        raise RuntimeError(
+            f"{what}: a leaf Variable that requires grad is being used in an in-place "
+            "operation (it would lose the values its gradient is taken at); write it under "
+            "`with d2s.no_grad():`, or on a copy (`y = x.clone()`)")
+    autograd.inplace_seen[0] = True
+    if not grad_on:
+        new = compute(t)
+        new = _conform(new, t, what, keep_shape)
+        t._value = new._value
+        t._version += 1
+        return t
+    before = new_tensor(t._value, t.stop_gradient)
+    before._node, before._out_index = t._node, t._out_index
+    new = _conform(compute(before), t, what, keep_shape)
+    if _holds_symbolic(new):
+        raise TypeError(f"{what}: an eager Tensor cannot hold a value of a program being built")
+    t._value = new._value
+    t._node, t._out_index = new._node, new._out_index
+    t.stop_gradient = new.stop_gradient and t.stop_gradient if new._node is None \
+        else new.stop_gradient
+    t._version += 1
+    return t
+
+
+def _conform(new, t, what, keep_shape):
+    """In-place results keep the Tensor's dtype (and shape, unless the op is a
+    reshape)."""
+    ops = _ops()
+    if np.dtype(new.dtype) != np.dtype(t.dtype):
+        new = ops.cast(new, np.dtype(t.dtype).name)
+    if keep_shape and tuple(new.shape) != tuple(t.shape):
+        raise ValueError(f"{what}: the result has shape {list(new.shape)}, but an in-place "
+                         f"write must keep the tensor's shape {list(t.shape)} (broadcasting "
+                         "may not grow it); use the out-of-place op")
+    return new
+
+
+def setitem(t, index, value):
+    """`t[index] = value` on an eager Tensor."""
+    ops = _ops()
+    return apply(t, lambda x: ops.set_item(x, index, value), "x[index] = value")
+
+
+def set_value(t, value):
+    """Paddle's `set_value`: new values of the same shape, no gradient path."""
+    if state._tls.builders and effects.overlay() is not None:
+        return apply(t, lambda x: _set_value_traced(x, value), "set_value")
+    array = value._value if isinstance(value, Tensor) else np.asarray(value)
+    if tuple(array.shape) != tuple(t.shape):
+        raise ValueError(f"set_value: a value of shape {list(array.shape)} for a tensor of "
+                         f"shape {list(t.shape)}")
+    t._value = np.array(array, dtype=t.dtype, copy=True)
+    t._version += 1
+    autograd.inplace_seen[0] = True
+    return t
+
+
+def _set_value_traced(x, value):
+    ops = _ops()
+    v = ops.lift(value, like=x)
+    return ops.detach(ops.broadcast_to(v, tuple(x.shape)))
