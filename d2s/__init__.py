@@ -18,7 +18,8 @@ from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadca
                        multinomial, one_hot, prod, put_along_axis, randint, randperm,
                        reciprocal, roll, round, rsqrt, scale, scatter, sin, sinh, slice, sort,
                        split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
-                       triu, trunc, unbind, bincount, nonzero, add_n, var, inverse)
+                       triu, trunc, unbind, bincount, nonzero, add_n, var, inverse,
+                       set_item)
 from . import tensor  # noqa: E402  (d2s.tensor.top_p_sampling)
 from .core.ops.linalg_more import matmul_t as matmul  # noqa: E402,F811  (transpose_x/_y)
 from .core.dtype_names import (bfloat16, bool, complex64, complex128, dtype, finfo,  # noqa: E402

@@ -7,7 +7,8 @@ import ast
 from .analysis import analyze_function
 from .naming import Namer
 from .transformers import (annotations, break_continue, builtin_calls, call_trees,
-                           conditional_expressions, for_loops, global_writes, ifelse, list_append,
+                           conditional_expressions, for_loops, global_writes, ifelse,
+                           item_assignment, list_append,
                            logical_expressions, mangling,
                            raise_statements, return_statements, stop_gradient, try_statements,
                            undefined_names, unsupported, while_loops)
@@ -120,6 +121,9 @@ PIPELINE = [
     # Before the analyses: `x.stop_gradient = f` becomes an assignment to `x`
     # (see stop_gradient), which they must see; its helper call is `_jst`'s.
     stop_gradient,
+    # Before the analyses: `x[i] = v` becomes an assignment to `x` (see
+    # item_assignment), so tensor constructs carry `x` as a name.
+    item_assignment,
     # Before call_trees (which would wrap `lst.append` in convert_call) and
     # before the analyses (the rewrite makes `lst` a loop variable); it
     # rewrites `lst.append(v)` statements alone, which builtin_calls keeps.

@@ -71,6 +71,16 @@ class TensorMethods:
 
     def __getitem__(self, index): return _F.getitem(self, index)
 
+    def __setitem__(self, index, value):
+        # The eager Tensor overrides this (it rebinds its value, core.inplace).
+        # Converted code rewrites `x[i] = v` on a local name into a rebinding
+        # (convert.transformers.item_assignment); what reaches here is a
+        # program's value held elsewhere (an attribute, a list element).
+        raise TypeError(
+            "a value of a program cannot be changed in place where it is held (an attribute "
+            "or container element): rebind a local name, `y = d2s.set_item(y, index, value)`, "
+            "or assign the whole attribute, `self.buf = d2s.set_item(self.buf, index, value)`")
+
     # ---- methods -----------------------------------------------------------
     def sum(self, axis=None, keepdim=False): return _F.sum(self, axis, keepdim)
     def mean(self, axis=None, keepdim=False): return _F.mean(self, axis, keepdim)

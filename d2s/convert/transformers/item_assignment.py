@@ -1,0 +1,126 @@
+"""`x[i] = v` -> `x = _jst.set_item(x, i, v)` (and `x[i] += v` likewise).
+
+Why: a value of a program is immutable; item assignment on it is the
+functional `set_item` op, whose result the name is rebound to. Written as
+an assignment to `x`, the analyses that follow see `x` written, so a tensor
+`if`/`while` carries `x` like any other name (also with a tensor loop
+counter as the index). For anything else (lists, dicts, eager Tensors) the
+helper does the plain subscript assignment and returns the same object, so
+Python's aliasing holds. Only names the function may bind are rewritten: a
+global or closure container keeps the statement (eager Tensors write through
+the trace's state overlay; see core.inplace), as do attribute roots
+(`self.buf[i] = v`), for the same reason. A nested target `x[i][j] = v`
+becomes `x = set_item(x, i, set_item(x[i], j, v))`.
+"""
+import ast
+import copy
+
+from .. import templates
+from ..analysis.activity import declared_nonlocals, scope_locals
+from ..traversal import StatementTransformer
+from .common import finish
+
+
+def _index_expr(node):
+    """A subscript's index as an expression: `a:b` is `_jst.make_slice(a, b, None)`
+    (the builtin, whatever the user's module binds `slice` to)."""
+    if isinstance(node, ast.Slice):
+        parts = [p if p is not None else ast.Constant(value=None)
+                 for p in (node.lower, node.upper, node.step)]
+        return templates.replace_as_expression("_jst.make_slice(a, b, c)", a=parts[0],
+                                               b=parts[1], c=parts[2])
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple(elts=[_index_expr(e) for e in node.elts], ctx=ast.Load())
+    return node
+
+
+_CONTAINER_NODES = (ast.List, ast.Dict, ast.ListComp, ast.DictComp, ast.Set, ast.SetComp)
+
+
+def _python_containers(fn):
+    """Names the function binds to a list/dict literal or `list(...)`/`dict(...)`:
+    their subscript writes stay statements, which the analyses carry through
+    tensor constructs as composite targets (`acc[0] += x`, analysis.targets)."""
+    found = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
+                and isinstance(n.targets[0], ast.Name):
+            v = n.value
+            if isinstance(v, _CONTAINER_NODES) or isinstance(v, ast.Call) and isinstance(
+                    v.func, ast.Name) and v.func.id in ("list", "dict"):
+                found.add(n.targets[0].id)
+    return found
+
+
+def _root(target):
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target
+
+
+def _load(node):
+    node = copy.deepcopy(node)
+    for n in ast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = ast.Load()
+    return node
+
+
+def _rebuilt(target, value):
+    """The expression of the new root value for `target = value`."""
+    container = _load(target.value)
+    new = templates.replace_as_expression("_jst.set_item(container, index, value)",
+                                          container=container,
+                                          index=_index_expr(_load(target.slice)),
+                                          value=value)
+    if isinstance(target.value, ast.Subscript):
+        return _rebuilt(target.value, new)
+    return new
+
+
+class _ItemAssignment(StatementTransformer):
+    def __init__(self):
+        self.rebindable = []
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.rebindable.append((scope_locals(node) | declared_nonlocals(node))
+                               - _python_containers(node))
+        self.generic_visit(node)
+        self.rebindable.pop()
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _rewritable(self, target):
+        if not isinstance(target, ast.Subscript):
+            return False
+        root = _root(target)
+        return isinstance(root, ast.Name) and bool(self.rebindable) \
+            and root.id in self.rebindable[-1]
+
+    def visit_Assign(self, node):
+        if len(node.targets) != 1 or not self._rewritable(node.targets[0]):
+            return node
+        target = node.targets[0]
+        new = templates.replace("name = value", name=_root(target).id,
+                                value=_rebuilt(target, node.value))
+        return finish(new, node)
+
+    def visit_AugAssign(self, node):
+        if not self._rewritable(node.target):
+            return node
+        target = node.target
+        combined = ast.BinOp(left=_load(target), op=node.op, right=node.value)
+        new = templates.replace("name = value", name=_root(target).id,
+                                value=_rebuilt(target, combined))
+        return finish(new, node)
+
+
+def transform(node, ctx):
+    if not any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+               for n in ctx.user_nodes):
+        return node  # the usual function: no walk
+    return _ItemAssignment().visit(node)
