@@ -52,7 +52,7 @@ def _toposort(root_node):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for x in node.inputs:
+        for x in (_inputs_as_recorded(node, check=False) if inplace_seen[0] else node.inputs):
             if x._node is not None and id(x._node) not in seen:
                 stack.append((x._node, False))
     return order  # inputs before consumers
@@ -108,19 +108,18 @@ def _apply_node(node, node_cts, cts):
     op = node.op
     if op.vjp is None:
         return
-    if inplace_seen[0]:
-        _check_versions(node)
+    inputs = _inputs_as_recorded(node) if inplace_seen[0] else node.inputs
     outs = [Tensor._from_array(v) for v in node.out_values]
     if op.num_outputs == 1:
         g = node_cts[0] if node_cts[0] is not None else \
             Tensor._from_array(np.zeros_like(node.out_values[0]))
-        grads = op.vjp(g, outs[0], *node.inputs, **node.attrs)
+        grads = op.vjp(g, outs[0], *inputs, **node.attrs)
     else:  # multi-output rules get None for outputs nothing used (see registry)
-        grads = op.vjp(tuple(node_cts), tuple(outs), *node.inputs, **node.attrs)
-    if len(grads) != len(node.inputs):
+        grads = op.vjp(tuple(node_cts), tuple(outs), *inputs, **node.attrs)
+    if len(grads) != len(inputs):
         raise RuntimeError(f"vjp of {op.name} returned {len(grads)} grads for "
-                           f"{len(node.inputs)} inputs")
-    for x, g in zip(node.inputs, grads):
+                           f"{len(inputs)} inputs")
+    for x, g in zip(inputs, grads):
         if g is None or x.stop_gradient:
             continue
         if x._node is None:
@@ -131,18 +130,46 @@ def _apply_node(node, node_cts, cts):
             slot[x._out_index] = g if prev is None else prev + g
 
 
-def _check_versions(node):
-    """An input written in place after this node was recorded: its gradient
-    would read the new values (and follow the new history): PyTorch's error."""
+# Ops whose gradient rule reads no input's values (at most its shape): an
+# input written in place after them still differentiates correctly through
+# its value as recorded (`Tensor._past`), as PyTorch's ops that save nothing.
+VALUE_FREE = frozenset((
+    "getitem", "add", "subtract", "neg", "reshape", "transpose", "unsqueeze", "squeeze",
+    "flatten", "expand", "broadcast_to", "concat", "stack", "sum", "mean", "cast",
+    "set_item", "detach", "clone", "assign", "sum_to_like", "scale"))
+
+
+def _needs_value(op, i, inputs):
+    if op.name in VALUE_FREE:
+        return False
+    if op.name == "multiply" and len(inputs) == 2:  # x * c reads c only
+        return not inputs[1 - i].stop_gradient
+    return True
+
+
+def _inputs_as_recorded(node, check=True):
+    """The node's inputs as they were when it was recorded. An input written in
+    place since (its `_version` moved on) is replaced by its snapshot of that
+    version (its value and history then); an op whose rule reads that input's
+    values raises PyTorch's error instead, as a wrong gradient is the
+    alternative."""
     expected = node.versions or (0,) * len(node.inputs)
+    inputs = node.inputs
     for i, (x, version) in enumerate(zip(node.inputs, expected)):
-        if x._version != version:
+        if x._version == version:
+            continue
+        past = x._past.get(version) if x._past else None
+        past = past() if past is not None else None
+        if check and _needs_value(node.op, i, node.inputs):
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified "
                 f"by an inplace operation: input {i} of {node.op.name} (shape "
                 f"{list(x.shape)}, {x.dtype}) is at version {x._version}; expected version "
                 f"{version} instead. Write the in-place update on a copy (`y = x.clone()`) "
                 "or use the out-of-place op")
+        if past is not None:  # (none: written under no_grad, its history unchanged)
+            inputs = inputs[:i] + (past,) + inputs[i + 1:]
+    return inputs
 
 
 def _accumulate_leaf(leaf, g):

@@ -8,8 +8,10 @@ and rebinds the Tensor to it, as PyTorch's in-place ops on a non-leaf:
   and its history) as input, and the Tensor takes the node as its history,
   so gradients reach the old history and the written value;
 * the Tensor's `_version` goes up: a tape node that recorded it as an input
-  at an older version raises at backward (its rule would read the new values),
-  PyTorch's "modified by an inplace operation";
+  at an older version differentiates through the snapshot of that version
+  when its rule reads no values of that input (`y = x[0]`, `x + c`); one
+  whose rule reads them raises at backward PyTorch's "modified by an inplace
+  operation" (autograd.VALUE_FREE);
 * a leaf that requires grad refuses, unless gradients are off (`no_grad`).
 
 While `to_static` traces a step, a write to an eager Tensor (a buffer,
@@ -17,6 +19,8 @@ While `to_static` traces a step, a write to an eager Tensor (a buffer,
 run writes the new value back (jit.outliving), as for batch-norm statistics.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -69,6 +73,11 @@ def apply(t, compute, what, keep_shape=True):
         return t
     before = new_tensor(t._value, t.stop_gradient)
     before._node, before._out_index = t._node, t._out_index
+    if t._past is None:
+        t._past = {}
+    # nodes that recorded t at this version differentiate through `before`;
+    # the new node holds it (weakly here: no history is kept alive by t)
+    t._past[t._version] = weakref.ref(before)
     new = _conform(compute(before), t, what, keep_shape)
     if _holds_symbolic(new):
         raise TypeError(f"{what}: an eager Tensor cannot hold a value of a program being built")

@@ -23,6 +23,7 @@ def new_tensor(value, stop_gradient=True):
     t._out_index = 0
     t.name = None
     t._version = 0
+    t._past = None
     return t
 
 
@@ -34,9 +35,10 @@ class Tensor(TensorMethods):
 
     # Every slot is filled by `__init__` and by `new_tensor` (the eager hot path);
     # a slot added here is added to both (tests/core check that both fill all).
-    # `_version` counts in-place writes (core.inplace): the tape checks it.
+    # `_version` counts in-place writes (core.inplace): the tape checks it;
+    # `_past`: None, or {version: weakref to the snapshot of that version}.
     __slots__ = ("_value", "stop_gradient", "_grad", "_node", "_out_index", "name",
-                 "_version", "__weakref__")
+                 "_version", "_past", "__weakref__")
     _name_counter = [0]
 
     def __init__(self, data, dtype=None, stop_gradient=True, name=None):
@@ -54,6 +56,7 @@ class Tensor(TensorMethods):
         self._out_index = 0
         self.name = name
         self._version = 0
+        self._past = None
         if state._tls.builders:  # made while a program is being built
             effects.note_new_tensor(self)
 

@@ -58,6 +58,10 @@ def _vjp(g, out, x, v, *tensors, spec):
     gv = None
     if np.issubdtype(np.dtype(v.dtype), np.inexact):
         picked = bind("getitem", g, *tensors, spec=spec)
+        extra = len(v.shape) - len(picked.shape)
+        if extra > 0:  # v's leading size-1 dims, which numpy dropped
+            from .manipulation import unsqueeze
+            picked = unsqueeze(picked, list(range(extra)))
         gv = unbroadcast(cast_like(picked, v), v)
     return (gx, gv) + (None,) * len(tensors)
 
