@@ -20,6 +20,9 @@ from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadca
                        split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
                        triu, trunc, unbind, bincount, nonzero, add_n, var, inverse,
                        set_item)
+from .core.inplace import (add_, clip_, divide_, exp_, fill_, flatten_,  # noqa: E402
+                           multiply_, reshape_, scale_, sqrt_, squeeze_, subtract_, tanh_,
+                           unsqueeze_, zero_)
 from . import tensor  # noqa: E402  (d2s.tensor.top_p_sampling)
 from .core.ops.linalg_more import matmul_t as matmul  # noqa: E402,F811  (transpose_x/_y)
 from .core.dtype_names import (bfloat16, bool, complex64, complex128, dtype, finfo,  # noqa: E402

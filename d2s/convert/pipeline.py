@@ -8,7 +8,7 @@ from .analysis import analyze_function
 from .naming import Namer
 from .transformers import (annotations, break_continue, builtin_calls, call_trees,
                            conditional_expressions, for_loops, global_writes, ifelse,
-                           item_assignment, list_append,
+                           inplace_methods, item_assignment, list_append,
                            logical_expressions, mangling,
                            raise_statements, return_statements, stop_gradient, try_statements,
                            undefined_names, unsupported, while_loops)
@@ -124,6 +124,8 @@ PIPELINE = [
     # Before the analyses: `x[i] = v` becomes an assignment to `x` (see
     # item_assignment), so tensor constructs carry `x` as a name.
     item_assignment,
+    # Likewise `x.add_(y)` becomes `x = x.add_(y)` (see inplace_methods).
+    inplace_methods,
     # Before call_trees (which would wrap `lst.append` in convert_call) and
     # before the analyses (the rewrite makes `lst` a loop variable); it
     # rewrites `lst.append(v)` statements alone, which builtin_calls keeps.

@@ -83,8 +83,7 @@ def apply(t, compute, what, keep_shape=True):
         raise TypeError(f"{what}: an eager Tensor cannot hold a value of a program being built")
     t._value = new._value
     t._node, t._out_index = new._node, new._out_index
-    t.stop_gradient = new.stop_gradient and t.stop_gradient if new._node is None \
-        else new.stop_gradient
+    t.stop_gradient = new.stop_gradient  # (no node: nothing reaches any history)
     t._version += 1
     return t
 
@@ -126,3 +125,82 @@ def _set_value_traced(x, value):
     ops = _ops()
     v = ops.lift(value, like=x)
     return ops.detach(ops.broadcast_to(v, tuple(x.shape)))
+
+
+def method(x, what, compute, keep_shape=True):
+    """An in-place method (`x.add_(y)`): on an eager Tensor the write (returns
+    x); on a program's value the functional result, which converted code
+    rebinds the name to (convert.transformers.inplace_methods)."""
+    if type(x) is Tensor:
+        return apply(x, compute, what, keep_shape)
+    return compute(x)
+
+
+# ---- Paddle's in-place functions (d2s.reshape_(x, shape), ...) ----------------------
+def reshape_(x, shape, name=None):
+    """In-place `reshape`: x keeps its identity, takes the new shape."""
+    return method(x, "reshape_", lambda v: _ops().reshape(v, shape), keep_shape=False)
+
+
+def unsqueeze_(x, axis, name=None):
+    return method(x, "unsqueeze_", lambda v: _ops().unsqueeze(v, axis), keep_shape=False)
+
+
+def squeeze_(x, axis=None, name=None):
+    return method(x, "squeeze_", lambda v: _ops().squeeze(v, axis), keep_shape=False)
+
+
+def flatten_(x, start_axis=0, stop_axis=-1, name=None):
+    return method(x, "flatten_", lambda v: _ops().flatten(v, start_axis, stop_axis),
+                  keep_shape=False)
+
+
+def scale_(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    return method(x, "scale_", lambda v: _ops().scale(v, scale, bias, bias_after_scale, act))
+
+
+def clip_(x, min=None, max=None, name=None):
+    return method(x, "clip_", lambda v: _ops().clip(v, min, max))
+
+
+def add_(x, y, name=None):
+    return method(x, "add_", lambda v: _ops().add(v, y))
+
+
+def subtract_(x, y, name=None):
+    return method(x, "subtract_", lambda v: _ops().subtract(v, y))
+
+
+def multiply_(x, y, name=None):
+    return method(x, "multiply_", lambda v: _ops().multiply(v, y))
+
+
+def divide_(x, y, name=None):
+    return method(x, "divide_", lambda v: _ops().divide(v, y))
+
+
+def zero_(x):
+    return method(x, "zero_", lambda v: _ops().zeros_like(v))
+
+
+def fill_(x, value):
+    return method(x, "fill_", lambda v: _ops().full_like(v, value))
+
+
+def exp_(x, name=None):
+    return method(x, "exp_", lambda v: _ops().exp(v))
+
+
+def sqrt_(x, name=None):
+    return method(x, "sqrt_", lambda v: _ops().sqrt(v))
+
+
+def tanh_(x, name=None):
+    return method(x, "tanh_", lambda v: _ops().tanh(v))
+
+
+# The method names converted code rebinds the receiver for (`x.add_(y)` ->
+# `x = x.add_(y)`), and the functions `d2s.<name>(x, ...)` likewise.
+INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "clip_", "add_",
+                 "subtract_", "multiply_", "divide_", "zero_", "fill_", "exp_", "sqrt_",
+                 "tanh_")

@@ -81,6 +81,25 @@ class TensorMethods:
             "or container element): rebind a local name, `y = d2s.set_item(y, index, value)`, "
             "or assign the whole attribute, `self.buf = d2s.set_item(self.buf, index, value)`")
 
+    # ---- in-place methods (core.inplace: eager rebinding, functional in programs) ----
+    def add_(self, y, name=None): return _inplace().add_(self, y)
+    def subtract_(self, y, name=None): return _inplace().subtract_(self, y)
+    def multiply_(self, y, name=None): return _inplace().multiply_(self, y)
+    def divide_(self, y, name=None): return _inplace().divide_(self, y)
+    def scale_(self, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+        return _inplace().scale_(self, scale, bias, bias_after_scale, act)
+    def clip_(self, min=None, max=None, name=None): return _inplace().clip_(self, min, max)
+    def zero_(self): return _inplace().zero_(self)
+    def fill_(self, value): return _inplace().fill_(self, value)
+    def exp_(self, name=None): return _inplace().exp_(self)
+    def sqrt_(self, name=None): return _inplace().sqrt_(self)
+    def tanh_(self, name=None): return _inplace().tanh_(self)
+    def reshape_(self, shape, name=None): return _inplace().reshape_(self, shape)
+    def unsqueeze_(self, axis, name=None): return _inplace().unsqueeze_(self, axis)
+    def squeeze_(self, axis=None, name=None): return _inplace().squeeze_(self, axis)
+    def flatten_(self, start_axis=0, stop_axis=-1, name=None):
+        return _inplace().flatten_(self, start_axis, stop_axis)
+
     # ---- methods -----------------------------------------------------------
     def sum(self, axis=None, keepdim=False): return _F.sum(self, axis, keepdim)
     def mean(self, axis=None, keepdim=False): return _F.mean(self, axis, keepdim)
@@ -197,6 +216,11 @@ class TensorMethods:
         when unsharded."""
         attr = dist_attr.get(self)
         return None if attr is None else list(attr.placements)
+
+
+def _inplace():
+    from . import inplace  # (imports the Tensor class, defined after this module)
+    return inplace
 
 
 def _as_arrays(value):
