@@ -20,6 +20,8 @@ from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadca
                        split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
                        triu, trunc, unbind, bincount, nonzero, add_n, var, inverse,
                        set_item)
+from .autograd import grad  # noqa: E402  (paddle.grad)
+from . import autograd  # noqa: E402,F811
 from .core.inplace import (add_, clip_, divide_, exp_, fill_, flatten_,  # noqa: E402
                            multiply_, reshape_, scale_, sqrt_, squeeze_, subtract_, tanh_,
                            unsqueeze_, zero_)

@@ -31,6 +31,8 @@ class GradNode:
 # Set once the first in-place write happens (core.inplace): until then no
 # node needs to remember its inputs' versions (all are 0).
 inplace_seen = [False]
+# Set once a hook is registered (core.grad_api): until then no walk looks for hooks.
+hooks_seen = [False]
 
 
 def record(op, inputs, attrs, outs, values):
@@ -72,7 +74,9 @@ def backward(tensor, grad=None):
         _accumulate_leaf(tensor, grad)
         return
     outer = getattr(_queued, "callbacks", None)
+    outer_leaves = getattr(_queued, "leaves", None)
     _queued.callbacks = []
+    _queued.leaves = {} if hooks_seen[0] else None
     try:
         with state.no_grad():
             cts = {id(tensor._node): [None] * tensor._node.op.num_outputs}
@@ -81,10 +85,19 @@ def backward(tensor, grad=None):
                 node_cts = cts.pop(id(node), None)
                 if node_cts is None:
                     continue
+                if hooks_seen[0]:
+                    from .grad_api import _run_hooks
+                    node_cts = _run_hooks(node, node_cts)
                 _apply_node(node, node_cts, cts)
         callbacks = _queued.callbacks
+        leaves = _queued.leaves
     finally:
         _queued.callbacks = outer
+        _queued.leaves = outer_leaves
+    if leaves:
+        from .grad_api import _leaf_hooked
+        for leaf, g in leaves.values():
+            _add_to_leaf(leaf, _leaf_hooked(leaf, g))
     for fn in callbacks:
         fn()
 
@@ -173,6 +186,22 @@ def _inputs_as_recorded(node, check=True):
 
 
 def _accumulate_leaf(leaf, g):
+    if hooks_seen[0]:
+        # a leaf's hooks see its whole gradient of this walk, once (as PyTorch's)
+        pending = getattr(_queued, "leaves", None)
+        if pending is not None:
+            from .grad_api import has_leaf_hooks
+            if has_leaf_hooks(leaf):
+                prev = pending.get(id(leaf))
+                pending[id(leaf)] = (leaf, g if prev is None else prev[1] + g)
+                return
+        else:
+            from .grad_api import _leaf_hooked
+            g = _leaf_hooked(leaf, g)
+    _add_to_leaf(leaf, g)
+
+
+def _add_to_leaf(leaf, g):
     value = g._value
     if value.dtype != leaf.dtype:
         value = value.astype(leaf.dtype)

@@ -185,6 +185,13 @@ class Tensor(TensorMethods):
         from . import inplace
         inplace.set_value(self, value)
 
+    def register_hook(self, hook):
+        """`hook(grad)` runs when this tensor's gradient is computed (by
+        `backward` or `d2s.grad`); a returned Tensor replaces the gradient.
+        Returns a handle whose `remove()` takes the hook away."""
+        from .grad_api import register_hook
+        return register_hook(self, hook)
+
     @property
     def inplace_version(self):
         """How many in-place writes this Tensor has had (Paddle's name)."""
