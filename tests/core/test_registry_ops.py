@@ -439,6 +439,24 @@ cases("getitem_grad",
       getitem_grad_case(_x345, _arr, "int_array_dups"),
       getitem_grad_case(_x345, B(3, 4), "bool_mask", none=()))
 
+
+
+def set_item_case(x, index, v, label, **kw):
+    spec, tensors = encode_index(index)
+    arrays = [t.numpy() for t in tensors]
+
+    def ref(x, v, *ts):
+        out = x.copy()
+        out[_np_index(index)] = v
+        return out
+    return C(x, v, *arrays, attrs=dict(spec=spec), ref=ref, label=label, **kw)
+
+
+cases("set_item",
+      set_item_case(_x345, (1, slice(None, None, -1)), U(5), "int_slice_bcast"),
+      set_item_case(_x345, (None, Ellipsis, 2), U(1, 3, 4), "none_ellipsis"),
+      set_item_case(_x345, (slice(None), np.array([3, 0])), U(3, 2, 5), "int_array"))
+
 # -- linalg -------------------------------------------------------------------------------------
 cases("matmul",
       C(U(3, 4), U(4, 5), ref=np.matmul, label="2d_2d"),
