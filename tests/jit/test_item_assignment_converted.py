@@ -201,3 +201,22 @@ def test_a_program_value_held_in_an_attribute_says_what_to_write():
         return h.y
     with pytest.raises(TypeError, match=r"self\.buf = d2s\.set_item"):
         to_static(f)(T(X))
+
+
+def runtime_index(x, i):
+    y = x * 1.0
+    y[i] = 0.0  # LOC:runtime-index
+    return y
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_out_of_range_index_known_at_run_time_raises_on_every_backend(backend):
+    if backend == "xla":
+        pytest.importorskip("jax")
+    f = to_static(runtime_index, backend=backend)
+    want = X.copy()
+    want[1] = 0.0
+    np.testing.assert_allclose(f(T(X), T(1, np.int64)).numpy(), want)
+    with pytest.raises(IndexError, match="out of bounds") as info:
+        f(T(X), T(7, np.int64))  # XLA would drop the write: the call reruns on numpy
+    assert f"line {_line_of('runtime-index')}" in str(info.value)
