@@ -20,6 +20,7 @@ run writes the new value back (jit.outliving), as for batch-norm statistics.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
@@ -127,12 +128,35 @@ def _set_value_traced(x, value):
     return ops.detach(ops.broadcast_to(v, tuple(x.shape)))
 
 
+# Set by converted code's `_jst.inplace_call` around an in-place call, which
+# rebinds the receiver's name to the result (convert.transformers.inplace_methods).
+_rebinding = threading.local()
+
+
+class rebinding:
+    """While converted code calls an in-place method whose result it rebinds."""
+
+    def __enter__(self):
+        self.outer = getattr(_rebinding, "on", False)
+        _rebinding.on = True
+
+    def __exit__(self, *exc):
+        _rebinding.on = self.outer
+        return False
+
+
 def method(x, what, compute, keep_shape=True):
     """An in-place method (`x.add_(y)`): on an eager Tensor the write (returns
     x); on a program's value the functional result, which converted code
-    rebinds the name to (convert.transformers.inplace_methods)."""
+    rebinds the name to. Elsewhere (code that is not converted, a hand-built
+    program) nothing would rebind it: a clear error, never a silent no-op."""
     if type(x) is Tensor:
         return apply(x, compute, what, keep_shape)
+    if not getattr(_rebinding, "on", False):
+        raise TypeError(
+            f"{what}: a value of a program cannot be changed in place outside converted code "
+            f"(here nothing rebinds it); write the functional form, e.g. "
+            f"`x = x.{what.rstrip('_')}(...)`, or convert the function with to_static")
     return compute(x)
 
 

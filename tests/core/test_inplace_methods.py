@@ -99,3 +99,13 @@ def test_inplace_that_would_grow_the_tensor_is_an_error():
 def test_converter_knows_every_inplace_name_of_the_core():
     from d2s.convert.transformers import inplace_methods
     assert tuple(inplace_methods.INPLACE_NAMES) == tuple(inplace.INPLACE_NAMES)
+
+
+def test_inplace_method_on_a_program_value_outside_converted_code_is_an_error():
+    from d2s import static
+    with static.program_guard(static.Program()):
+        x = static.data("x", [2, 3], "float64")
+        with pytest.raises(TypeError, match=r"cannot be changed in place outside converted"):
+            x.add_(1.0)
+        with pytest.raises(TypeError, match=r"cannot be changed in place"):
+            x[0] = 1.0

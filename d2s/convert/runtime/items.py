@@ -17,3 +17,12 @@ def set_item(container, index, value):
 def make_slice(start, stop, step):
     """`a:b:c` of a rewritten subscript target."""
     return slice(start, stop, step)
+
+
+def inplace_call(fn, *args, **kwargs):
+    """`x.add_(y)` / `d2s.reshape_(x, s)` in converted code, whose result the
+    receiver's name is rebound to: on a program's value the functional result
+    (core.inplace), on an eager Tensor the write itself (it returns x)."""
+    from d2s.core.inplace import rebinding
+    with rebinding():
+        return fn(*args, **kwargs)

@@ -1,10 +1,13 @@
-"""`x.add_(y)` -> `x = x.add_(y)`; `d2s.reshape_(x, s)` -> `x = d2s.reshape_(x, s)`.
+"""`x.add_(y)` -> `x = _jst.inplace_call(x.add_, y)`; `d2s.reshape_(x, s)` likewise
+rebinds `x`.
 
 Why: on a program's value an in-place method is functional (core.inplace),
 so converted code rebinds the receiver's name to its result, as for item
 assignment (transformers.item_assignment); on an eager Tensor the method
 returns the Tensor itself, so the rebinding changes nothing. `y = x.add_(1)`
-rebinds both. Only names the function may bind are rewritten.
+rebinds both. Only names the function may bind are rewritten. The helper
+marks the call as rebound: an in-place method on a program's value anywhere
+else raises (nothing would rebind it).
 """
 import ast
 
@@ -19,6 +22,14 @@ INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "cl
                  "subtract_", "multiply_", "divide_", "zero_", "fill_", "exp_", "sqrt_",
                  "tanh_")
 _NAMES = frozenset(INPLACE_NAMES)
+
+
+def _marked(call):
+    """`f(args)` -> `_jst.inplace_call(f, args)`."""
+    new = templates.replace_as_expression("_jst.inplace_call(fn)", fn=call.func)
+    new.args.extend(call.args)
+    new.keywords.extend(call.keywords)
+    return new
 
 
 class _InplaceMethods(StatementTransformer):
@@ -53,13 +64,14 @@ class _InplaceMethods(StatementTransformer):
         name = self._receiver(node.value)
         if name is None:
             return node
-        return finish(templates.replace("name = call", name=name, call=node.value), node)
+        return finish(templates.replace("name = call", name=name, call=_marked(node.value)),
+                      node)
 
     def visit_Assign(self, node):
         name = self._receiver(node.value)
         if name is None or len(node.targets) != 1:
             return node
-        new = templates.replace("name = call", name=name, call=node.value)
+        new = templates.replace("name = call", name=name, call=_marked(node.value))
         new += [ast.Assign(targets=node.targets, value=ast.Name(id=name, ctx=ast.Load()))]
         return finish(new, node)
 
