@@ -174,6 +174,16 @@ class Tensor(TensorMethods):
     def detach(self):
         return Tensor._from_array(self._value)
 
+    def gradient(self):
+        """Paddle's `Tensor.gradient()`: the gradient as a numpy array, or None."""
+        grad = self.grad
+        return None if grad is None else grad.numpy()
+
+    def clear_gradient(self, set_to_zero=True):
+        """Paddle's name for `clear_grad` (`set_to_zero` is accepted; the
+        gradient is dropped either way, as `clear_grad` does)."""
+        self.clear_grad()
+
     # ---- in-place writes (rebind the value; core.inplace) --------------------
     def __setitem__(self, index, value):
         from . import inplace

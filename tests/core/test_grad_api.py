@@ -131,3 +131,12 @@ def test_register_hook_on_leaf_and_non_leaf():
     a.clear_grad()
     (a * 1.0).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), np.ones(3))
+
+
+def test_gradient_and_clear_gradient():
+    a = d2s.to_tensor(np.array([1.0, 2.0]), stop_gradient=False)
+    assert a.gradient() is None
+    (a * a).sum().backward()
+    np.testing.assert_allclose(a.gradient(), [2.0, 4.0])
+    a.clear_gradient()
+    assert a.gradient() is None
