@@ -5,10 +5,13 @@ the Tensor (version bumps, PyTorch's leaf and "modified by an inplace
 operation" errors)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import d2s
+from d2s.static.backend import BackendFallbackWarning
 from tests.core.ops_check import check
 
 rng = np.random.default_rng(0)
@@ -48,15 +51,24 @@ def test_set_item_matches_numpy_with_gradients_and_every_backend(name, index, vs
     check(fn, [X, v, *idx], _ref(index, vshape))
 
 
-def test_bool_mask_index_on_numpy_eager_and_static():
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+@pytest.mark.parametrize("mask, value", [
+    (X > 0, 0.0),                                  # x[x > 0] = 0
+    (X[:, 0] > 0, np.arange(4.0)),                 # one row value for each true row
+])
+def test_bool_mask_index_eager_and_static(mask, value, backend):
+    if backend == "xla":
+        pytest.importorskip("jax")
     x = d2s.to_tensor(X)
-    mask = X > 0
-    got = d2s.set_item(x, d2s.to_tensor(mask), 0.0)
     want = X.copy()
-    want[mask] = 0.0
+    want[mask] = value
+    got = d2s.set_item(x, d2s.to_tensor(mask), d2s.to_tensor(value))
     np.testing.assert_array_equal(got.numpy(), want)
-    sf = d2s.jit.to_static(lambda x, m: d2s.set_item(x, m, 0.0))
-    np.testing.assert_array_equal(sf(x, d2s.to_tensor(mask)).numpy(), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallbackWarning)  # a `where` on xla
+        sf = d2s.jit.to_static(lambda x, m, v: d2s.set_item(x, m, v), backend=backend)
+        np.testing.assert_array_equal(sf(x, d2s.to_tensor(mask), d2s.to_tensor(value)).numpy(),
+                                      want)
 
 
 def test_eager_setitem_rebinds_and_gradients_flow_to_old_x_and_v():

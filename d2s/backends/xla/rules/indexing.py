@@ -7,8 +7,24 @@ from ....core.ops.indexing import lowered_index
 from ....core.registry import register_lowering
 
 
+def _masked(ns, x, v, mask):
+    """`x[mask] = v` with one value per selected row (v broadcasts to the dims
+    after the mask's): a `where`, whose shape does not depend on the mask."""
+    m = mask.ndim
+    v = ns.jnp.asarray(v).astype(x.dtype)
+    while v.ndim > x.ndim - m and v.shape[0] == 1:
+        v = v.reshape(v.shape[1:])
+    if v.ndim > x.ndim - m:
+        raise ns.Unsupported("`x[mask] = v` with one value per true element of the mask: "
+                             "their count depends on the mask's values")
+    return ns.jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - m)), v, x)
+
+
 def _xla(ns, x, v, *tensors, spec):
     shape = getattr(x, "shape", None)
+    if len(spec) == 1 and spec[0][0] == "tensor" and np.dtype(tensors[0].dtype) == np.bool_ \
+            and shape is not None:
+        return _masked(ns, x, v, tensors[0])
     index = lowered_index(ns, shape, spec, tensors)
     if shape is not None:
         for it in spec:  # run-time integer indices: XLA would drop an out-of-range write
