@@ -28,8 +28,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         found = gradients(outs, _as_list(inputs), grad_outputs)
         for k, g in enumerate(found):
             if g is None and not allow_unused:
-                raise RuntimeError(f"grad: input {k} is not used to compute the outputs; "
-                                   "pass allow_unused=True to get None for it")
+                raise RuntimeError(
+                    f"grad: input {k} is not used to compute the outputs; pass "
+                    "allow_unused=True to get None for it. (In converted code a gradient "
+                    "whose path runs through the gradient of a tensor `if`/`while` is not "
+                    "differentiated again yet: compute that second derivative eagerly)")
         return list(found)
     return _eager_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                        allow_unused, no_grad_vars)

@@ -140,3 +140,39 @@ def test_gradient_and_clear_gradient():
     np.testing.assert_allclose(a.gradient(), [2.0, 4.0])
     a.clear_gradient()
     assert a.gradient() is None
+
+
+def second_derivative(x):
+    y = d2s.tanh(x * 3.0).sum()
+    g, = d2s.grad(y, x, create_graph=True)
+    h, = d2s.grad(g.sum(), x)
+    return h
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_second_derivative_in_converted_code_equals_eager(backend):
+    if backend == "xla":
+        pytest.importorskip("jax")
+    xv = X0[0]
+    want = second_derivative(d2s.to_tensor(xv, stop_gradient=False)).numpy()
+    fd = _fd(lambda v: float(np.sum(3.0 / np.cosh(3.0 * v) ** 2)), xv)
+    np.testing.assert_allclose(want, fd, rtol=1e-5, atol=1e-6)
+    got = d2s.jit.to_static(second_derivative, backend=backend)(
+        d2s.to_tensor(xv, stop_gradient=False)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def second_derivative_through_if(x):
+    if (x * x).sum() > 1.0:
+        y = d2s.tanh(x * 3.0).sum()
+    else:
+        y = (x ** 3).sum()
+    g, = d2s.grad(y, x, create_graph=True)
+    h, = d2s.grad(g.sum(), x)
+    return h
+
+
+def test_second_derivative_through_a_converted_tensor_if_is_a_clear_error():
+    with pytest.raises(RuntimeError, match=r"tensor `if`/`while` is not differentiated again"):
+        d2s.jit.to_static(second_derivative_through_if)(d2s.to_tensor(X0[0],
+                                                                       stop_gradient=False))
