@@ -190,7 +190,7 @@ def test_bad_item_assignment_names_the_users_line(fn, args, error, match, tag):
     assert os.path.basename(_THIS_FILE) in text and f"line {_line_of(tag)}" in text, text
 
 
-def test_a_program_value_held_in_an_attribute_says_what_to_write():
+def test_an_attribute_of_a_plain_object_is_rebound_too():
     class Holder:
         pass
 
@@ -199,7 +199,15 @@ def test_a_program_value_held_in_an_attribute_says_what_to_write():
         h.y = x * 1.0
         h.y[0] = 0.0
         return h.y
-    with pytest.raises(TypeError, match=r"self\.buf = d2s\.set_item"):
+    np.testing.assert_allclose(to_static(f)(T(X)).numpy(), f(T(X)).numpy())
+
+
+def test_a_program_value_held_in_a_container_says_what_to_write():
+    def f(x):
+        d = {"y": x * 1.0}
+        d["y"][0] = 0.0
+        return d["y"]
+    with pytest.raises(TypeError, match=r"y = d2s\.set_item\(y, index, value\)"):
         to_static(f)(T(X))
 
 
@@ -220,3 +228,29 @@ def test_out_of_range_index_known_at_run_time_raises_on_every_backend(backend):
     with pytest.raises(IndexError, match="out of bounds") as info:
         f(T(X), T(7, np.int64))  # XLA would drop the write: the call reruns on numpy
     assert f"line {_line_of('runtime-index')}" in str(info.value)
+
+
+class _BranchCache(d2s.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", d2s.to_tensor(np.zeros((3, 2))))
+        self.pair = [0.0, 0.0]
+
+    def forward(self, x, i):
+        self.pair = [x * 0.0, x * 0.0]
+        if x.sum() > 0:
+            self.buf[i] = x
+            self.pair[0] = x * 2.0
+        else:
+            self.pair[1] = x * 3.0
+        return self.buf.sum() + self.pair[0].sum() + self.pair[1].sum()
+
+
+def test_attribute_item_assignment_inside_a_tensor_if_matches_eager():
+    eager, static = _BranchCache(), _BranchCache()
+    fn = to_static(static.forward)
+    for k, i in enumerate([0, 2, 1, 2]):
+        x = T([k - 1.5, 1.0 * k])
+        want = eager(x, T(i, np.int64)).numpy()
+        np.testing.assert_allclose(fn(x, T(i, np.int64)).numpy(), want)
+        np.testing.assert_allclose(static.buf.numpy(), eager.buf.numpy())

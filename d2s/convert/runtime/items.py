@@ -6,12 +6,31 @@ anything else the plain subscript assignment, returning the same object
 from .dispatch import _is_static
 
 
-def set_item(container, index, value):
-    if _is_static(container):
+def set_item(container, index, value, held=False):
+    """`held`: the container is an attribute (`self.buf[i] = v`), which the
+    caller assigns the result to: while a program is built, an eager Tensor
+    there (a buffer) gets the functional result too, so that the attribute
+    write is what the program records (state write-back, jit.outliving),
+    also inside a tensor `if`/`while`."""
+    if _is_static(container) or held and _building() and _is_eager_tensor(container):
         from d2s.core.ops import set_item as functional
         return functional(container, index, value)
+    if held and _building() and type(container) in (list, dict):
+        # a copy, as for a tensor: each branch of a tensor `if` starts from the
+        # attribute's value before it (the construct carries the attribute)
+        container = type(container)(container)
     container[index] = value
     return container
+
+
+def _building():
+    from d2s.core import state
+    return bool(state._tls.builders)
+
+
+def _is_eager_tensor(value):
+    from d2s.core.tensor import Tensor
+    return type(value) is Tensor
 
 
 def make_slice(start, stop, step):

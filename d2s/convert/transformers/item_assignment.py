@@ -8,9 +8,11 @@ counter as the index). For anything else (lists, dicts, eager Tensors) the
 helper does the plain subscript assignment and returns the same object, so
 Python's aliasing holds. Only names the function may bind are rewritten: a
 global or closure container keeps the statement (eager Tensors write through
-the trace's state overlay; see core.inplace), as do attribute roots
-(`self.buf[i] = v`), for the same reason. A nested target `x[i][j] = v`
-becomes `x = set_item(x, i, set_item(x[i], j, v))`.
+the trace's state overlay; see core.inplace). An attribute root
+(`self.buf[i] = v`) becomes `self.buf = _jst.set_item(self.buf, i, v, True)`:
+the attribute write is what the state write-back machinery records
+(jit.outliving), also inside a tensor `if`/`while`. A nested target
+`x[i][j] = v` becomes `x = set_item(x, i, set_item(x[i], j, v))`.
 """
 import ast
 import copy
@@ -58,6 +60,19 @@ def _root(target):
     return target
 
 
+def _is_self_attribute(node):
+    """`self.buf` (a name's attribute, one level): written back as an
+    attribute (`self.buf = set_item(self.buf, i, v)`), which the analyses
+    carry through tensor constructs and the state write-back records."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+
+
+def _store(node):
+    node = _load(node)
+    node.ctx = ast.Store()
+    return node
+
+
 def _load(node):
     node = copy.deepcopy(node)
     for n in ast.walk(node):
@@ -66,15 +81,15 @@ def _load(node):
     return node
 
 
-def _rebuilt(target, value):
+def _rebuilt(target, value, held):
     """The expression of the new root value for `target = value`."""
     container = _load(target.value)
-    new = templates.replace_as_expression("_jst.set_item(container, index, value)",
+    new = templates.replace_as_expression("_jst.set_item(container, index, value, held)",
                                           container=container,
                                           index=_index_expr(_load(target.slice)),
-                                          value=value)
+                                          value=value, held=ast.Constant(value=held))
     if isinstance(target.value, ast.Subscript):
-        return _rebuilt(target.value, new)
+        return _rebuilt(target.value, new, held)
     return new
 
 
@@ -98,25 +113,27 @@ class _ItemAssignment(StatementTransformer):
         if not isinstance(target, ast.Subscript):
             return False
         root = _root(target)
+        if _is_self_attribute(root):
+            return True
         return isinstance(root, ast.Name) and bool(self.rebindable) \
             and root.id in self.rebindable[-1]
+
+    def _rewrite(self, target, value, node):
+        root = _root(target)
+        held = not isinstance(root, ast.Name)
+        new = [ast.Assign(targets=[_store(root)], value=_rebuilt(target, value, held))]
+        return finish(new, node)
 
     def visit_Assign(self, node):
         if len(node.targets) != 1 or not self._rewritable(node.targets[0]):
             return node
-        target = node.targets[0]
-        new = templates.replace("name = value", name=_root(target).id,
-                                value=_rebuilt(target, node.value))
-        return finish(new, node)
+        return self._rewrite(node.targets[0], node.value, node)
 
     def visit_AugAssign(self, node):
         if not self._rewritable(node.target):
             return node
-        target = node.target
-        combined = ast.BinOp(left=_load(target), op=node.op, right=node.value)
-        new = templates.replace("name = value", name=_root(target).id,
-                                value=_rebuilt(target, combined))
-        return finish(new, node)
+        combined = ast.BinOp(left=_load(node.target), op=node.op, right=node.value)
+        return self._rewrite(node.target, combined, node)
 
 
 def transform(node, ctx):
