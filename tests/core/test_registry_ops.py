@@ -733,6 +733,278 @@ cases("inverse",
 # ---- end of issue 27 block ----
 
 
+# ---- nn ops (conv/pool, optimizers, softplus) ----
+# References written from each op's meaning with plain loops over output
+# positions (never d2s's im2col kernels). Padding is (top, bottom, left, right).
+def _out_len(size, k, s, lo, hi, d=1, ceil=False):
+    span = size + lo + hi - (d * (k - 1) + 1)
+    n = (-(-span // s) if ceil else span // s) + 1
+    # ceil mode: a last window starting in the trailing padding is dropped
+    return n - 1 if ceil and (n - 1) * s >= size + lo else n
+
+
+def _conv_ref(x, w, stride, padding, dilation, groups):
+    t, b, l, r = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
+    (sh, sw), (dh, dw) = stride, dilation
+    o, cg, kh, kw = w.shape
+    oh = _out_len(x.shape[2], kh, sh, t, b, dh)
+    ow = _out_len(x.shape[3], kw, sw, l, r, dw)
+    out = np.zeros((x.shape[0], o, oh, ow))
+    for oc in range(o):
+        cs = slice(oc // (o // groups) * cg, (oc // (o // groups) + 1) * cg)
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, cs, i * sh:i * sh + dh * (kh - 1) + 1:dh,
+                           j * sw:j * sw + dw * (kw - 1) + 1:dw]
+                out[:, oc, i, j] = np.sum(patch * w[oc], axis=(1, 2, 3))
+    return out
+
+
+def _conv_grad_input_ref(g, w, input_hw, stride, padding, dilation, groups):
+    """The adjoint of `_conv_ref` in x: each output position scatters g * w back."""
+    t, b, l, r = padding
+    (sh, sw), (dh, dw) = stride, dilation
+    o, cg, kh, kw = w.shape
+    n, _, oh, ow = g.shape
+    gxp = np.zeros((n, cg * groups, input_hw[0] + t + b, input_hw[1] + l + r))
+    for oc in range(o):
+        cs = slice(oc // (o // groups) * cg, (oc // (o // groups) + 1) * cg)
+        for i in range(oh):
+            for j in range(ow):
+                contrib = g[:, oc, i, j, None, None, None] * w[oc]
+                gxp[:, cs, i * sh:i * sh + dh * (kh - 1) + 1:dh,
+                    j * sw:j * sw + dw * (kw - 1) + 1:dw] += contrib
+    return gxp[:, :, t:t + input_hw[0], l:l + input_hw[1]]
+
+
+def _conv_grad_filter_ref(x, g, kernel_hw, stride, padding, dilation, groups):
+    """The adjoint of `_conv_ref` in w: sum over samples and positions of g * patch."""
+    t, b, l, r = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
+    (sh, sw), (dh, dw) = stride, dilation
+    (kh, kw), o = kernel_hw, g.shape[1]
+    cg = x.shape[1] // groups
+    dw_ = np.zeros((o, cg, kh, kw))
+    for oc in range(o):
+        cs = slice(oc // (o // groups) * cg, (oc // (o // groups) + 1) * cg)
+        for i in range(g.shape[2]):
+            for j in range(g.shape[3]):
+                patch = xp[:, cs, i * sh:i * sh + dh * (kh - 1) + 1:dh,
+                           j * sw:j * sw + dw * (kw - 1) + 1:dw]
+                dw_[oc] += np.einsum("n,nchw->chw", g[:, oc, i, j], patch)
+    return dw_
+
+
+def _pool_windows(hw, kernel, stride, padding, ceil_mode):
+    """[(i, j, rows, cols)]: each output position's window clipped to the input,
+    and its unclipped extent inside the padded input (avg's non-exclusive count)."""
+    t, b, l, r = padding
+    oh = _out_len(hw[0], kernel[0], stride[0], t, b, ceil=ceil_mode)
+    ow = _out_len(hw[1], kernel[1], stride[1], l, r, ceil=ceil_mode)
+    out = []
+    for i in range(oh):
+        r0 = i * stride[0] - t
+        for j in range(ow):
+            c0 = j * stride[1] - l
+            rows = range(max(r0, 0), min(r0 + kernel[0], hw[0]))
+            cols = range(max(c0, 0), min(c0 + kernel[1], hw[1]))
+            padded = ((min(r0 + kernel[0], hw[0] + b) - r0) * (min(c0 + kernel[1], hw[1] + r) - c0))
+            out.append((i, j, rows, cols, padded))
+    return out, (oh, ow)
+
+
+def _first_argmax(win):
+    """(row, col) of the first maximum in row-major order."""
+    return np.unravel_index(np.argmax(win), win.shape)
+
+
+def _max_pool_ref(x, kernel, stride, padding, ceil_mode):
+    wins, (oh, ow) = _pool_windows(x.shape[2:], kernel, stride, padding, ceil_mode)
+    out = np.zeros(x.shape[:2] + (oh, ow), x.dtype)
+    for i, j, rows, cols, _ in wins:
+        out[:, :, i, j] = x[:, :, rows.start:rows.stop, cols.start:cols.stop].max(axis=(2, 3))
+    return out
+
+
+def _max_pool_route(x, v_or_g, kernel, stride, padding, ceil_mode, pick):
+    """pick: v read at each window's first maximum of x; else g routed there (adjoint)."""
+    wins, (oh, ow) = _pool_windows(x.shape[2:], kernel, stride, padding, ceil_mode)
+    out = np.zeros(x.shape[:2] + (oh, ow)) if pick else np.zeros(x.shape)
+    for i, j, rows, cols, _ in wins:
+        for n in range(x.shape[0]):
+            for c in range(x.shape[1]):
+                a, bb = _first_argmax(x[n, c, rows.start:rows.stop, cols.start:cols.stop])
+                at = (n, c, rows.start + a, cols.start + bb)
+                if pick:
+                    out[n, c, i, j] = v_or_g[at]
+                else:
+                    out[at] += v_or_g[n, c, i, j]
+    return out
+
+
+def _avg_pool_ref(x, kernel, stride, padding, ceil_mode, exclusive):
+    wins, (oh, ow) = _pool_windows(x.shape[2:], kernel, stride, padding, ceil_mode)
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i, j, rows, cols, padded in wins:
+        s = x[:, :, rows.start:rows.stop, cols.start:cols.stop]
+        out[:, :, i, j] = s.sum(axis=(2, 3)) / (s.shape[2] * s.shape[3] if exclusive else padded)
+    return out
+
+
+def _avg_pool_grad_ref(g, input_hw, kernel, stride, padding, ceil_mode, exclusive):
+    wins, _ = _pool_windows(input_hw, kernel, stride, padding, ceil_mode)
+    gx = np.zeros(g.shape[:2] + tuple(input_hw))
+    for i, j, rows, cols, padded in wins:
+        cnt = len(rows) * len(cols) if exclusive else padded
+        share = (g[:, :, i, j] / cnt)[:, :, None, None]
+        gx[:, :, rows.start:rows.stop, cols.start:cols.stop] += share
+    return gx
+
+
+def _conv_attrs_(stride=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1):
+    return dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+
+_CONV = [("plain", (2, 3, 5, 5), (4, 3, 3, 3), _conv_attrs_(padding=(1, 1, 1, 1))),
+         ("stride_dil_groups", (2, 4, 7, 6), (4, 2, 2, 3),
+          _conv_attrs_(stride=(2, 1), padding=(0, 1, 2, 0), dilation=(2, 1), groups=2))]
+cases("conv2d", *[C(U(*xs), U(*ws), attrs=a, label=lb, ref=lambda x, w, a=a: _conv_ref(x, w, **a))
+                  for lb, xs, ws, a in _CONV])
+cases("conv2d_grad_input", *[
+    C(U(*_conv_ref(np.zeros(xs), np.zeros(ws), **a).shape), U(*ws),
+      attrs=dict(a, input_hw=xs[2:]), label=lb,
+      ref=lambda g, w, a=a, hw=xs[2:]: _conv_grad_input_ref(g, w, hw, **a))
+    for lb, xs, ws, a in _CONV])
+cases("conv2d_grad_filter", *[
+    C(U(*xs), U(*_conv_ref(np.zeros(xs), np.zeros(ws), **a).shape),
+      attrs=dict(a, kernel_hw=ws[2:]), label=lb,
+      ref=lambda x, g, a=a, k=ws[2:]: _conv_grad_filter_ref(x, g, k, **a))
+    for lb, xs, ws, a in _CONV])
+
+# (label, x shape, attrs): overlapping windows with padding; disjoint windows in ceil mode
+# (the last row/column of windows overhangs the input)
+_POOL = [("overlap_pad", (2, 3, 5, 5), dict(kernel=(3, 3), stride=(2, 1), padding=(1, 1, 0, 1),
+                                            ceil_mode=False)),
+         ("ceil", (2, 2, 5, 7), dict(kernel=(2, 3), stride=(2, 3), padding=(0, 0, 1, 0),
+                                     ceil_mode=True))]
+_ties_x = np.zeros((1, 2, 3, 3)) + np.array([[1., 5, 5], [5, 0, 2], [3, 5, 1]])
+_POOL_TIES = ("ties", _ties_x, dict(kernel=(2, 2), stride=(1, 1), padding=(0, 0, 0, 0),
+                                    ceil_mode=False))
+# Random floats: every window's maximum is unique and far (vs eps) from the
+# runner-up, so max_pool2d is smooth there and the gradient check applies; the
+# tied input has no derivative at its ties (forward only).
+cases("max_pool2d", *[C(U(*xs), attrs=a, label=lb,
+                        ref=lambda x, a=a: _max_pool_ref(x, **a)) for lb, xs, a in _POOL],
+      C(_POOL_TIES[1], attrs=_POOL_TIES[2], label="ties", grad=False,
+        ref=lambda x: _max_pool_ref(x, **_POOL_TIES[2])))
+_POOL_MP = [(lb, U(*xs), a) for lb, xs, a in _POOL] + [_POOL_TIES]
+
+
+def _mp_grad_case(lb, x, a):
+    best = _max_pool_ref(x, **a)
+    # wrt g only: the kernel compares x with `best` (an input), so it is not even
+    # continuous in x or best; its vjp gives them no gradient (None).
+    return C(U(*best.shape), x, best, attrs=a, label=lb, wrt=(0,),
+             ref=lambda g, x, best, a=a: _max_pool_route(x, g, pick=False, **a))
+
+
+def _mp_pick_case(lb, x, a):
+    # wrt v only, as above: x only selects positions
+    return C(U(*x.shape), x, attrs=a, label=lb, wrt=(0,),
+             ref=lambda v, x, a=a: _max_pool_route(x, v, pick=True, **a))
+
+
+cases("max_pool2d_grad", *[_mp_grad_case(*c) for c in _POOL_MP])
+cases("max_pool2d_pick", *[_mp_pick_case(*c) for c in _POOL_MP])
+_POOL_AVG = [(lb + ("_excl" if ex else "_incl"), xs, dict(a, exclusive=ex))
+             for lb, xs, a in _POOL for ex in (True, False)]
+cases("avg_pool2d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _avg_pool_ref(x, **a))
+                      for lb, xs, a in _POOL_AVG])
+cases("avg_pool2d_grad", *[
+    C(U(*_avg_pool_ref(np.zeros(xs), **a).shape), attrs=dict(a, input_hw=xs[2:]), label=lb,
+      ref=lambda g, a=a, hw=xs[2:]: _avg_pool_grad_ref(g, hw, **a))
+    for lb, xs, a in _POOL_AVG])
+
+
+# Optimizer updates, from PaddlePaddle's documented rules (d2s's comments in
+# optim_ops.py name the same variants). They have no vjp: forward checks only.
+def _momentum_ref(p, g, v, lr, mu, nesterov):
+    v = mu * v + g
+    return (p - lr * (g + mu * v) if nesterov else p - lr * v), v
+
+
+def _rmsprop_ref(p, g, ms, mg, mom, lr, rho, eps, momentum, centered):
+    # Paddle's RMSProp: epsilon inside the square root (not Hinton's sqrt(ms) + eps)
+    ms = rho * ms + (1 - rho) * g ** 2
+    if centered:
+        mg = rho * mg + (1 - rho) * g
+        mom = momentum * mom + lr * g / np.sqrt(ms - mg ** 2 + eps)
+    else:
+        mom = momentum * mom + lr * g / np.sqrt(ms + eps)
+    return p - mom, ms, mg, mom
+
+
+def _adagrad_ref(p, g, acc, lr, eps):
+    acc = acc + g ** 2
+    return p - lr * g / (np.sqrt(acc) + eps), acc
+
+
+def _adamw_ref(p, g, m, v, step, lr, b1, b2, eps, coeff):
+    # Paddle's AdamW (= Loshchilov & Hutter as PyTorch has it): the decay
+    # p * (1 - lr * coeff) comes first, from the old parameter, then Adam's step.
+    new, m, v, t = _adam_ref(p * (1 - lr * coeff), g, m, v, step, lr, b1, b2, eps)
+    return new, m, v, t
+
+
+def _adamax_ref(p, g, m, u, step, lr, b1, b2, eps):
+    # Paddle's Adamax: epsilon is added inside the max (Kingma & Ba divide by u alone)
+    t = step + 1
+    m = b1 * m + (1 - b1) * g
+    u = np.maximum(b2 * u + eps, np.abs(g))
+    return p - lr / (1 - b1 ** t) * m / u, m, u, np.asarray(t, step.dtype)
+
+
+for _nest in (False, True):
+    CASES.setdefault("momentum_update", []).append(
+        C(U(3, 4), U(3, 4), U(3, 4), np.float64(0.1), attrs=dict(mu=0.9, use_nesterov=_nest),
+          ref=lambda p, g, v, lr, n=_nest: _momentum_ref(p, g, v, 0.1, 0.9, n),
+          label="nesterov" if _nest else "plain"))
+for _cen in (False, True):
+    CASES.setdefault("rmsprop_update", []).append(
+        C(U(3, 4), U(3, 4), P(3, 4), U(3, 4, lo=-0.1, hi=0.1), U(3, 4), np.float64(0.01),
+          attrs=dict(rho=0.95, epsilon=1e-6, momentum=0.5, centered=_cen),
+          ref=lambda p, g, ms, mg, mom, lr, c=_cen: _rmsprop_ref(p, g, ms, mg, mom, 0.01, 0.95,
+                                                                 1e-6, 0.5, c),
+          label="centered" if _cen else "plain"))
+cases("adagrad_update",
+      C(U(3, 4), U(3, 4), P(3, 4), np.float64(0.1), attrs=dict(epsilon=1e-6),
+        ref=lambda p, g, acc, lr: _adagrad_ref(p, g, acc, 0.1, 1e-6), label="f64"))
+cases("adamw_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(s), np.float64(0.01),
+      attrs=dict(_adam_attrs, coeff=0.1), label=lb,
+      ref=lambda p, g, m, v, st, lr: _adamw_ref(p, g, m, v, st, 0.01, 0.9, 0.999, 1e-8, 0.1))
+    for lb, s in (("first", 0), ("later", 7))])
+cases("adamax_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(s), np.float64(0.01), attrs=_adam_attrs,
+      label=lb, ref=lambda p, g, m, u, st, lr: _adamax_ref(p, g, m, u, st, 0.01, 0.9, 0.999,
+                                                           1e-8))
+    for lb, s in (("first", 0), ("later", 7))])
+
+
+def _softplus_ref(x):
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow at large |x|
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+cases("softplus",
+      C(U(3, 4, lo=-4, hi=4), ref=_softplus_ref, label="f64"),
+      C(np.array([-800.0, -40.0, 0.0, 40.0, 800.0]), ref=_softplus_ref, label="extremes"),
+      C(U(3).astype(np.float32), ref=lambda x: _softplus_ref(x).astype(np.float32), grad=False,
+        label="f32"))
+# ---- end of nn ops block ----
+
+
 # ---- the harness ---------------------------------------------------------------------------
 def _as_tuple(x):
     if x is None:  # ops without outputs (print, assert)
