@@ -39,10 +39,12 @@ def test_sigint_during_the_first_xla_call_never_crashes(tmp_path):
         time.sleep(rng.uniform(0.0, 0.8))  # somewhere in JAX's import, start or first compile
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=120)
-        outcomes.append(child.returncode)
+        # never a crash: a KeyboardInterrupt (exit 1, or Python's re-raised SIGINT)
         assert child.returncode in (0, 1, -signal.SIGINT), (child.returncode, err[-2000:])
-        if child.returncode == 0:
-            assert "result 4.5" in out  # finished (the signal came after the call)
-        else:
-            assert err.rstrip().endswith("KeyboardInterrupt"), err[-2000:]
-    assert any(rc != 0 for rc in outcomes)  # some interrupts did land in the call
+        finished = "result 4.5" in out
+        outcomes.append(finished)
+        if not finished:  # interrupted in the call: the traceback ends with it
+            assert err.rstrip().endswith("KeyboardInterrupt"), (child.returncode, err[-2000:])
+        # (finished, then the signal came while the interpreter exited: Python
+        # ends quietly by the default SIGINT action then, after its work was done)
+    assert not all(outcomes)  # some interrupts did land in the call
