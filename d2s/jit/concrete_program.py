@@ -170,6 +170,11 @@ class ConcreteProgram(TapedRuns):
         concrete.modes_read = overlay.modes_read()
         return concrete
 
+    def result_outputs(self):
+        """The output Variables of the function's result and their positions
+        among its leaves (`EffectProgram` leaves its written values out)."""
+        return self.outputs, self.output_structure.positions
+
     def captured_tensors(self):
         """The eager tensors the program reads now, `main_program.captured`
         updated first for layer attributes replaced since (see CapturedTensors)."""
@@ -443,6 +448,13 @@ class _NoFastCalls(dict):
         pass
 
 
+def _count_leaves(tree):
+    """How many leaves a `static.pytree` tree definition holds."""
+    if tree is None:
+        return 1
+    return sum(_count_leaves(sub) for sub in tree[-1])
+
+
 class EffectProgram(ConcreteProgram):
     """A program whose trace wrote traced values into objects that outlive the
     call (jit.outliving): its result is `(the function's result, the written
@@ -459,6 +471,15 @@ class EffectProgram(ConcreteProgram):
     signature are kept side by side, each with its own condition."""
 
     MAX_VARIANTS = 8
+
+    def result_outputs(self):
+        """The output Variables of the function's own result, without the
+        written values, and their positions among that result's leaves: what
+        an exported model computes (it cannot write back, as `torch.onnx`
+        leaves out buffers a forward mutates)."""
+        n = _count_leaves(self.output_structure.tree[1][0])
+        kept = [(v, p) for v, p in zip(self.outputs, self.output_structure.positions) if p < n]
+        return [v for v, _ in kept], [p for _, p in kept]
 
     def __init__(self, *args, writes):
         super().__init__(*args)

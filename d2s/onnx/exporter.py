@@ -135,10 +135,12 @@ def check_opset(opset_version):
 
 def program_to_model(concrete, opset_version=None):
     """The ONNX model of a `ConcreteProgram` (its forward ops; Python values
-    it returns are not part of the model)."""
+    it returns are not part of the model, nor are the values a forward writes
+    into objects that outlive the call: a model cannot write back)."""
     program = concrete.main_program
+    outputs, _ = concrete.result_outputs()
     return export_program(program, program.global_block().ops[:concrete._n_forward],
-                          concrete.inputs, concrete.outputs, opset_version)
+                          concrete.inputs, outputs, opset_version)
 
 
 def export_program(program, ops, inputs, outputs, opset_version=None):

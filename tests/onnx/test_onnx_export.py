@@ -161,7 +161,7 @@ def test_the_examples_models_export(tmp_path):
         path = d2s.onnx.export(model, tmp_path / f"{type(model).__name__}.onnx")
         assert_same(run_model(path, [x])[0], model(d2s.to_tensor(x)), type(model).__name__)
     # demo's Sequential, converted as an instance: to_static(layer, input_spec)
-    seq = to_static(demo.make_model(), input_spec=[InputSpec([None, 32])])
+    seq = to_static(demo.make_mlp(), input_spec=[InputSpec([None, 32])])
     x = rng.standard_normal((4, 32)).astype(np.float32)
     path = d2s.onnx.export(seq, tmp_path / "demo.onnx")
     assert_same(run_model(path, [x])[0], seq(d2s.to_tensor(x)), "demo model")

@@ -150,6 +150,11 @@ CASES = [
     ("getitem_int_tensor", lambda x, i: x[i], [f32(4, 3), np.int64(-2)]),
     ("getitem_tensor_bounds", lambda x, i, j: x[i:j], [f32(6), np.int64(1), np.int64(4)]),
     ("getitem_array", lambda x, i: x[i], [f32(4, 3), ints(2, 3, low=-4, high=4)]),
+    # item assignment: a functional set_item (ScatterND over the flattened tensor)
+    ("set_item_slice", lambda x, v: d2s.set_item(x, (1, slice(None, None, -1)), v),
+     [f32(3, 4), f32(4)]),
+    ("set_item_tensor_index", lambda x, i, v: d2s.set_item(x, i, v),
+     [f32(4, 3), np.int64(-2), f64(3)]),
     ("getitem_mask", lambda x, m: x[m], [f32(6), bools(6)]),
     ("getitem_mask_2d", lambda x, m: x[m], [f32(3, 4), bools(3, 4)]),
     ("getitem_mask_axis1", lambda x, m: x[:, m], [f32(3, 4), bools(4)]),
