@@ -42,9 +42,11 @@ def record(op, inputs, attrs, outs, values):
         t._out_index = i
 
 
-def _toposort(root_node):
+def toposort(roots):
+    """The tape nodes `roots` depend on, each after the nodes of its inputs
+    (as recorded, where a value was written in place since)."""
     order, seen = [], set()
-    stack = [(root_node, False)]
+    stack = [(n, False) for n in roots]
     while stack:
         node, done = stack.pop()
         if done:
@@ -81,7 +83,7 @@ def backward(tensor, grad=None):
         with state.no_grad():
             cts = {id(tensor._node): [None] * tensor._node.op.num_outputs}
             cts[id(tensor._node)][tensor._out_index] = grad
-            for node in reversed(_toposort(tensor._node)):
+            for node in reversed(toposort([tensor._node])):
                 node_cts = cts.pop(id(node), None)
                 if node_cts is None:
                     continue
@@ -117,12 +119,15 @@ def queue_callback(fn):
         callbacks.append(fn)
 
 
-def _apply_node(node, node_cts, cts):
+def node_vjp(node, node_cts, outs):
+    """`(inputs, cotangents)` of a tape node: its op's vjp rule applied to
+    the cotangents of its outputs (`node_cts`; a missing one of a
+    single-output op is zeros) and to `outs`, Tensors of the node's output
+    values (plain ones, or ones carrying the node's history when the
+    backward itself is differentiated: `d2s.grad(create_graph=True)`).
+    The inputs are those recorded, where one was written in place since."""
     op = node.op
-    if op.vjp is None:
-        return
     inputs = _inputs_as_recorded(node) if inplace_seen[0] else node.inputs
-    outs = [Tensor._from_array(v) for v in node.out_values]
     if op.num_outputs == 1:
         g = node_cts[0] if node_cts[0] is not None else \
             Tensor._from_array(np.zeros_like(node.out_values[0]))
@@ -132,6 +137,13 @@ def _apply_node(node, node_cts, cts):
     if len(grads) != len(inputs):
         raise RuntimeError(f"vjp of {op.name} returned {len(grads)} grads for "
                            f"{len(inputs)} inputs")
+    return inputs, grads
+
+
+def _apply_node(node, node_cts, cts):
+    if node.op.vjp is None:
+        return
+    inputs, grads = node_vjp(node, node_cts, [Tensor._from_array(v) for v in node.out_values])
     for x, g in zip(inputs, grads):
         if g is None or x.stop_gradient:
             continue

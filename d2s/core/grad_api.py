@@ -24,26 +24,6 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def _toposort(roots):
-    order, seen = [], set()
-    stack = [(n, False) for n in roots]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        inputs = autograd._inputs_as_recorded(node, check=False) \
-            if autograd.inplace_seen[0] else node.inputs
-        for x in inputs:
-            if x._node is not None and id(x._node) not in seen:
-                stack.append((x._node, False))
-    return order
-
-
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False, no_grad_vars=None):
     """d(sum of outputs * grad_outputs)/d(input) for each input, as a list of
@@ -81,7 +61,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         slot[out._out_index] = g if slot[out._out_index] is None else slot[out._out_index] + g
         roots.append(out._node)
     with state.enable_grad() if create_graph else state.no_grad():
-        for node in reversed(_toposort(roots)):
+        for node in reversed(autograd.toposort(roots)):
             node_cts = cts.pop(id(node), None)
             if node_cts is None:
                 continue
@@ -105,10 +85,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _propagate(node, node_cts, cts, create_graph, blocked, wanted_leaves, add):
-    op = node.op
-    if op.vjp is None:
+    if node.op.vjp is None:
         return
-    inputs = autograd._inputs_as_recorded(node) if autograd.inplace_seen[0] else node.inputs
     if create_graph:  # the outputs a rule reads carry their history
         outs = []
         for i, v in enumerate(node.out_values):
@@ -117,12 +95,7 @@ def _propagate(node, node_cts, cts, create_graph, blocked, wanted_leaves, add):
             outs.append(t)
     else:
         outs = [new_tensor(v) for v in node.out_values]
-    if op.num_outputs == 1:
-        g = node_cts[0] if node_cts[0] is not None else new_tensor(np.zeros_like(
-            node.out_values[0]))
-        grads = op.vjp(g, outs[0], *inputs, **node.attrs)
-    else:
-        grads = op.vjp(tuple(node_cts), tuple(outs), *inputs, **node.attrs)
+    inputs, grads = autograd.node_vjp(node, node_cts, outs)
     for x, g in zip(inputs, grads):
         if g is None or x.stop_gradient or id(x) in blocked:
             continue
