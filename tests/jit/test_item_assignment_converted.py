@@ -254,3 +254,21 @@ def test_attribute_item_assignment_inside_a_tensor_if_matches_eager():
         want = eager(x, T(i, np.int64)).numpy()
         np.testing.assert_allclose(fn(x, T(i, np.int64)).numpy(), want)
         np.testing.assert_allclose(static.buf.numpy(), eager.buf.numpy())
+
+
+def test_a_tensor_item_assignment_builds_set_item_ops_and_python_values_stay_python():
+    """The converted write is a program op where the value is traced (inside
+    the tensor `while` too), and plain Python where it is not: a Python
+    container written in the same function stays a Python container."""
+    x, n = T(X), T(2, np.int64)
+    program = to_static(rows_in_tensor_while).get_concrete_program(x, n).main_program
+    ops = [op.type for op in program.all_ops()]
+    assert "set_item" in ops and "while" in ops
+    python_program = to_static(python_containers).get_concrete_program(T(X)).main_program
+    assert "set_item" not in {op.type for op in python_program.all_ops()}
+
+    def write_into(xs, i, v):
+        xs[i] = v
+        return xs
+
+    assert to_static(write_into)([1, 2, 3], 1, 9) == [1, 9, 3]  # no tensor: Python's list

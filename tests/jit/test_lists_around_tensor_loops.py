@@ -234,6 +234,22 @@ def test_one_program_serves_every_length():
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_the_loop_is_a_program_op_for_a_tensor_count_and_python_for_an_int(fn):
+    """A tensor trip count builds control-flow ops (a `while`, or the `cond`
+    of a pop under a tensor `if`); a Python int unrolls the loop over a Python
+    list, whose rebinding and pops are Python's own (same numbers as eagerly)."""
+    x0, w0 = _inputs()
+    x, w = d2s.to_tensor(x0), d2s.to_tensor(w0)
+    static = to_static(fn)
+    ops = {op.type for op in static.get_concrete_program(
+        x, w, d2s.to_tensor(np.array(3))).main_program.all_ops()}
+    assert ops & {"while", "cond"}, sorted(ops)
+    unrolled = {op.type for op in static.get_concrete_program(x, w, 3).main_program.all_ops()}
+    assert not unrolled & {"while"} and not any(t.startswith("array_") for t in unrolled)
+    np.testing.assert_allclose(static(x, w, 3).numpy(), fn(x, w, 3).numpy(), rtol=1e-6)
+
+
 def _pop_at(x, n, i):
     a = []
     for k in range(n):
