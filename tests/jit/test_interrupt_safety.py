@@ -100,6 +100,14 @@ def test_random_interrupts_leave_old_or_new_values_and_the_next_step_runs(backen
                 snap = (_values(state), _grads(model), k)
                 step(*batches[k % 3])
                 k += 1
+                if timer.finished.is_set() and not timer.is_alive():
+                    # sent, and not seen once its sender ended: seen in one CI
+                    # run of many (a signal Python never ran its handler for);
+                    # send again rather than loop forever: what is tested is
+                    # the state an interrupt leaves, checked below
+                    time.sleep(0.05)
+                    _thread.interrupt_main()
+                    time.sleep(1.0)
         except BaseException as e:  # noqa: B902 - the type is what is tested
             assert type(e) is KeyboardInterrupt, repr(e)
         timer.join()
