@@ -247,7 +247,8 @@ def test_the_loop_is_a_program_op_for_a_tensor_count_and_python_for_an_int(fn):
     assert ops & {"while", "cond"}, sorted(ops)
     unrolled = {op.type for op in static.get_concrete_program(x, w, 3).main_program.all_ops()}
     assert not unrolled & {"while"} and not any(t.startswith("array_") for t in unrolled)
-    np.testing.assert_allclose(static(x, w, 3).numpy(), fn(x, w, 3).numpy(), rtol=1e-6)
+    # rtol 1e-5: under D2S_BACKEND=xla the program's matmuls and sums are XLA's.
+    np.testing.assert_allclose(static(x, w, 3).numpy(), fn(x, w, 3).numpy(), rtol=1e-5)
 
 
 def _pop_at(x, n, i):
