@@ -41,6 +41,12 @@ from . import static
 
 __version__ = "0.1.0"
 from . import jit, nn, optimizer
+# Paddle's static deployment pair lives beside the saved-program format in jit
+# (above static, which may not import it): exported under its Paddle names here.
+from .jit.inference_model import load_inference_model, save_inference_model  # noqa: E402
+static.save_inference_model, static.load_inference_model = save_inference_model, \
+    load_inference_model
+del load_inference_model, save_inference_model
 # d2s.onnx.export; the onnx package itself is imported only when a model is exported
 from . import onnx  # noqa: E402
 from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
