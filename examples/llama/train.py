@@ -184,6 +184,34 @@ def plot(losses, path, entropy):
     print(f"loss curve written to {path}")
 
 
+def quant_report(trainer, max_windows=16):
+    """Held-out perplexity of the inference program in fp32 and after the
+    weight-only pass (int8 per channel, int4 in groups of 32), with the
+    bytes of the weights each program reads."""
+    from d2s.quantization import captured_bytes, weight_only
+    windows = data_mod.eval_windows(trainer.held_tokens, trainer.seq_len, max_windows)
+    ids, targets = d2s.to_tensor(windows[:, :-1]), windows[:, 1:]
+    model = trainer.model
+    model.eval()
+    base = None
+    for label, bits, group in [("fp32", None, None), ("int8", 8, -1), ("int4/g32", 4, 32)]:
+        def forward(x):
+            return model(x)
+        fn = d2s.jit.to_static(forward)
+        if bits is not None:
+            weight_only(fn, bits=bits, group_size=group)
+        with d2s.no_grad():
+            logits = fn(ids).numpy().astype(np.float64)
+        z = logits - logits.max(-1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        ppl = math.exp(-np.take_along_axis(logp, targets[..., None], -1).mean())
+        size = captured_bytes(fn.get_concrete_program(ids).main_program)["total"]
+        base = base or size
+        print(f"  {label:9s} held-out perplexity {ppl:8.4f}   weights read {size / 1024:8.1f} KiB "
+              f"({size / base:.0%} of fp32)")
+    model.train()
+
+
 def config_from_args(args):
     return LlamaConfig(vocab_size=data_mod.VOCAB_SIZE, hidden_size=args.d_model,
                        intermediate_size=args.ffn, num_hidden_layers=args.layers,
@@ -215,6 +243,8 @@ def parser():
     p.add_argument("--save", default=None, help="write a checkpoint here at the end")
     p.add_argument("--resume", default=None, help="continue from this checkpoint")
     p.add_argument("--plot", default=None, help="write the loss curve PNG here")
+    p.add_argument("--quant-report", action="store_true",
+                   help="held-out perplexity and Linear weight bytes: fp32, int8, int4")
     return p
 
 
@@ -240,6 +270,8 @@ def main(argv=None):
     held = trainer.held_out_loss()
     print(f"held-out loss {held:.4f} nats (perplexity {math.exp(held):.2f}); "
           f"unigram entropy {entropy:.4f}")
+    if args.quant_report:
+        quant_report(trainer)
     if args.plot:
         plot(trainer.losses, args.plot, entropy)
     if args.save:
