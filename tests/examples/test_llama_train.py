@@ -3,6 +3,8 @@ converted whole step (bitwise on numpy, to float tolerance on xla), its loss
 falls, a checkpoint resumes the run exactly, and a checkpoint of another
 config is refused naming the differing keys."""
 import pathlib
+import re
+import subprocess
 import sys
 
 import numpy as np
@@ -94,13 +96,24 @@ def test_config_checks_head_sizes():
         LlamaConfig(hidden_size=30, num_attention_heads=4)
 
 
-def test_script_trains_plots_and_resumes(tmp_path):
+def test_script_trains_plots_reports_and_resumes(tmp_path, capsys):
     from examples.llama import train
     args = ["--steps", "2", "--d-model", "16", "--ffn", "24", "--layers", "1", "--seq-len", "8",
             "--batch", "2", "--warmup", "1", "--save", str(tmp_path / "a.npz")]
     pytest.importorskip("matplotlib")
-    tr = train.main(args + ["--plot", str(tmp_path / "loss.png")])
+    tr = train.main(args + ["--plot", str(tmp_path / "loss.png"), "--quant-report"])
     assert (tmp_path / "loss.png").stat().st_size > 1000 and len(tr.losses) == 2
+    report = capsys.readouterr().out
+    assert re.search(r"int8 +held-out perplexity +\d+\.\d+ +weights read .*\(\d+% of fp32\)",
+                     report)
     tr2 = train.main([a if a != "2" else "3" for a in args[:2]] + args[2:]
                      + ["--resume", str(tmp_path / "a.npz")])
     assert tr2.losses[:2] == tr.losses and len(tr2.losses) == 3
+
+
+def test_scripts_answer_help_as_scripts():
+    for script, option in (("train.py", "--resume"), ("export_onnx.py", "--new-tokens")):
+        proc = subprocess.run([sys.executable, str(ROOT / "examples" / "llama" / script),
+                               "--help"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "usage:" in proc.stdout and option in proc.stdout
