@@ -126,6 +126,20 @@ def test_quantized_generation_equals_the_dequantized_model(trained, backend, mon
     assert ops.count("while") == 1 and ops.count("weight_dequantize") == 8   # 7 per layer + lm_head
 
 
+def test_saved_quantized_layer_loads_without_source(trained, tmp_path):
+    """jit.save keeps the int4 weights as uint8 arrays; jit.load runs them."""
+    import copy
+    from d2s.static import InputSpec
+    layer = weight_only(copy.deepcopy(trained.model), bits=4, group_size=8)
+    windows = _windows(trained, 2)
+    with d2s.no_grad():
+        want = layer(windows).numpy()
+    d2s.jit.save(layer, str(tmp_path / "q"), input_spec=[InputSpec([None, None], "int64")])
+    arrays = np.load(tmp_path / "q.npz")
+    assert sum(arrays[k].dtype == np.uint8 for k in arrays.files) == 8
+    np.testing.assert_array_equal(d2s.jit.load(str(tmp_path / "q"))(windows).numpy(), want)
+
+
 def test_layer_and_onnx_export(trained, tmp_path):
     ort = pytest.importorskip("onnxruntime")
     from d2s.static import InputSpec

@@ -69,8 +69,12 @@ def _bool_spec(v):
     return None if isinstance(v, (bool, np.bool_)) else "must be a bool"
 
 
+def _bits_spec(v):
+    return None if not isinstance(v, bool) and v in (4, 8) else "must be 4 or 8"
+
+
 register_op("weight_dequantize", _kernel, _infer, None, fresh=True,
-            attrs={"bits": _int_spec(4, 8), "k": _int_spec(1, 1 << 31),
+            attrs={"bits": _bits_spec, "k": _int_spec(1, 1 << 31),
                    "transpose": _bool_spec})
 
 
