@@ -45,17 +45,6 @@ def unigram_entropy(tokens):
     return float(-(p * np.log(p)).sum())
 
 
-def batches(tokens, batch_size, seq_len, rng):
-    """Endless random windows of seq_len + 1 bytes, int64 [batch, seq_len+1]
-    (inputs and next-token targets in one array)."""
-    hi = len(tokens) - seq_len - 1
-    if hi <= 0:
-        raise ValueError(f"data: {len(tokens)} tokens are too few for seq_len {seq_len}")
-    while True:
-        starts = rng.integers(0, hi, size=batch_size)
-        yield np.stack([tokens[s:s + seq_len + 1] for s in starts]).astype(np.int64)
-
-
 def eval_windows(tokens, seq_len, max_windows=None):
     """Consecutive non-overlapping windows of seq_len + 1 bytes for a
     deterministic held-out loss."""
