@@ -60,6 +60,7 @@ from .io import load, save  # noqa: E402
 from .io.data import batch  # noqa: E402
 from .nn.param_attr import create_parameter  # noqa: E402
 from . import device, incubate, utils  # noqa: E402
+from . import quantization  # noqa: E402  (d2s.quantization.weight_only)
 from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------

@@ -733,6 +733,25 @@ cases("inverse",
 # ---- end of issue 27 block ----
 
 
+def _dequant_ref(bits, k, transpose=False):
+    def ref(q, scale):
+        if bits == 4:
+            lo, hi = (q & 15).astype(np.int64) - 8, (q >> 4).astype(np.int64) - 8
+            q = np.stack([lo, hi], axis=1).reshape(-1, q.shape[1])
+        w = (q.astype(scale.dtype) * np.repeat(scale, q.shape[0] // scale.shape[0], 0))[:k]
+        return w.T if transpose else w
+    return ref
+
+
+cases("weight_dequantize",
+      C(I(6, 3, lo=-127, hi=128).astype(np.int8), P(2, 3).astype(np.float32),
+        attrs=dict(bits=8, k=5, transpose=False), ref=_dequant_ref(8, 5), label="int8",
+        grad=False, none=()),
+      C(I(4, 3, lo=0, hi=256).astype(np.uint8), P(2, 3),
+        attrs=dict(bits=4, k=7, transpose=True), ref=_dequant_ref(4, 7, True),
+        label="int4_transposed", grad=False, none=()))
+
+
 # ---- nn ops (conv/pool, optimizers, softplus) ----
 # References written from each op's meaning with plain loops over output
 # positions (never d2s's im2col kernels). Padding is (top, bottom, left, right).

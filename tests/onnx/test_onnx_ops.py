@@ -20,6 +20,7 @@ import d2s.distributed
 import d2s.nn.functional as F
 from d2s.core.dispatch import bind
 from d2s import static
+from d2s.core.ops.quant import weight_dequantize
 from d2s.core.registry import OPS, NotLowerable
 from d2s.onnx.exporter import export_program
 from d2s.static.control_ops import CONTROL_OPS
@@ -227,6 +228,12 @@ CASES = [
     ("prod", lambda x: d2s.prod(x, axis=1), [f32(2, 3)]),
     ("prod_int32", lambda x: d2s.prod(x), [ints(2, 3, dtype=np.int32)]),
     # ---- end of issue 27 block ----
+    # weight-only quantization (d2s.quantization): int8, packed int4, transposed
+    ("weight_dequantize_int8", lambda q, s: weight_dequantize(q, s, bits=8, k=5),
+     [ints(6, 3, low=-127, high=128, dtype=np.int8), np.abs(f32(2, 3)) + 0.1]),
+    ("weight_dequantize_int4_t", lambda q, s: weight_dequantize(q, s, bits=4, k=7,
+                                                                transpose=True),
+     [ints(4, 3, low=0, high=256, dtype=np.uint8), np.abs(f32(2, 3)) + 0.1]),
 ]
 
 
@@ -249,7 +256,9 @@ def _eager(fn, arrays):
 # With unknown dims, squeeze() cannot see the size-1 dims: the program (numpy
 # backend too) keeps them, unlike eager. The rule is checked with known dims.
 # ConvTranspose's output_padding is an attribute: the input's spatial dims must be known.
-_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose"}
+_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose",
+                    # a quantized weight is a captured parameter: its dims are always known
+                    "weight_dequantize_int8", "weight_dequantize_int4_t"}
 _RTOL = {"erf_float64": 1e-6}
 
 

@@ -16,3 +16,4 @@ from . import linalg_more  # noqa: F401
 from . import conv  # noqa: F401  (convolution and pooling)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)
 from . import indexing  # noqa: F401  (set_item)
+from . import quant  # noqa: F401  (weight_dequantize)
