@@ -16,3 +16,4 @@ from . import linalg_more  # noqa: F401
 from . import conv  # noqa: F401  (convolution and pooling)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)
 from . import indexing  # noqa: F401  (set_item)
+from . import conv3d  # noqa: F401  (3-D convolution and pooling)
