@@ -33,7 +33,10 @@ from .common_layers import bilinear  # noqa: E402,F401
 from .conv3d_functional import (avg_pool3d, conv3d, conv3d_transpose,  # noqa: E402,F401
                                 max_pool3d)
 
-__all__ += ["conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d"]
+from .sequence_functional import gather_tree, temporal_shift  # noqa: E402,F401
+
+__all__ += ["conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d", "gather_tree",
+            "temporal_shift"]
 __all__ += ["bilinear"] + _activation_names + _common_names + _conv_names + _loss_names
 
 
