@@ -992,6 +992,207 @@ cases("adamax_update", *[
     for lb, s in (("first", 0), ("later", 7))])
 
 
+# -- 3-D convolution and pooling (d2s/core/ops/conv3d.py): loop-based references ----------------
+def _c3_pad(x, padding, value=0.0):
+    return np.pad(x, [(0, 0), (0, 0)] + [(padding[2 * i], padding[2 * i + 1]) for i in range(3)],
+                  constant_values=value)
+
+
+def _c3_windows(spatial, kernel, stride, padding, dilation):
+    out = [(spatial[i] + padding[2 * i] + padding[2 * i + 1] - dilation[i] * (kernel[i] - 1) - 1)
+           // stride[i] + 1 for i in range(3)]
+    for idx in np.ndindex(*out):
+        yield idx, tuple(slice(o * s, o * s + d * (k - 1) + 1, d)
+                         for o, s, d, k in zip(idx, stride, dilation, kernel))
+
+
+def _conv3d_ref(x, w, stride, padding, dilation, groups):
+    xp = _c3_pad(x, padding)
+    o, cg = w.shape[:2]
+    og = o // groups
+    wins = list(_c3_windows(x.shape[2:], w.shape[2:], stride, padding, dilation))
+    out_shape = tuple(np.max([idx for idx, _ in wins], axis=0) + 1)
+    out = np.zeros((x.shape[0], o) + out_shape)
+    for oc in range(o):
+        gi = oc // og
+        for idx, sl in wins:
+            win = xp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl]
+            out[(slice(None), oc) + idx] = np.einsum("ncdhw,cdhw->n", win, w[oc])
+    return out
+
+
+def _conv3d_grad_input_ref(g, w, input_dhw, stride, padding, dilation, groups):
+    o, cg = w.shape[:2]
+    og = o // groups
+    gxp = _c3_pad(np.zeros((g.shape[0], cg * groups) + tuple(input_dhw)), padding)
+    for oc in range(o):
+        gi = oc // og
+        for idx, sl in _c3_windows(input_dhw, w.shape[2:], stride, padding, dilation):
+            gxp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl] += (
+                g[(slice(None), oc) + idx][:, None, None, None, None] * w[oc])
+    return gxp[(slice(None), slice(None)) + tuple(
+        slice(padding[2 * i], padding[2 * i] + input_dhw[i]) for i in range(3))]
+
+
+def _conv3d_grad_filter_ref(x, g, kernel_dhw, stride, padding, dilation, groups):
+    xp = _c3_pad(x, padding)
+    o = g.shape[1]
+    cg = x.shape[1] // groups
+    og = o // groups
+    gw = np.zeros((o, cg) + tuple(kernel_dhw))
+    for oc in range(o):
+        gi = oc // og
+        for idx, sl in _c3_windows(x.shape[2:], kernel_dhw, stride, padding, dilation):
+            win = xp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl]
+            gw[oc] += np.einsum("n,ncdhw->cdhw", g[(slice(None), oc) + idx], win)
+    return gw
+
+
+_CONV3 = [("plain", (2, 2, 3, 4, 3), (3, 2, 2, 2, 2),
+           dict(stride=(1, 1, 1), padding=(1, 0, 0, 1, 1, 1), dilation=(1, 1, 1), groups=1)),
+          ("stride_dil_groups", (1, 4, 5, 4, 5), (4, 2, 2, 2, 2),
+           dict(stride=(2, 1, 2), padding=(0, 1, 1, 0, 0, 0), dilation=(1, 2, 1), groups=2))]
+cases("conv3d", *[C(U(*xs), U(*ws), attrs=a, label=lb,
+                    ref=lambda x, w, a=a: _conv3d_ref(x, w, **a)) for lb, xs, ws, a in _CONV3])
+cases("conv3d_grad_input", *[
+    C(U(*_conv3d_ref(np.zeros(xs), np.zeros(ws), **a).shape), U(*ws),
+      attrs=dict(a, input_dhw=xs[2:]), label=lb,
+      ref=lambda g, w, a=a, s=xs[2:]: _conv3d_grad_input_ref(g, w, s, **a))
+    for lb, xs, ws, a in _CONV3])
+cases("conv3d_grad_filter", *[
+    C(U(*xs), U(*_conv3d_ref(np.zeros(xs), np.zeros(ws), **a).shape),
+      attrs=dict(a, kernel_dhw=ws[2:]), label=lb,
+      ref=lambda x, g, a=a, k=ws[2:]: _conv3d_grad_filter_ref(x, g, k, **a))
+    for lb, xs, ws, a in _CONV3])
+
+
+def _pool3d_windows(spatial, kernel, stride, padding, ceil_mode):
+    """(output index, clipped window slices, unclipped extent inside the padded input)."""
+    outs = []
+    for n, k, s, lo, hi in zip(spatial, kernel, stride, padding[0::2], padding[1::2]):
+        span = n + lo + hi - k
+        m = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (m - 1) * s >= n + lo:
+            m -= 1
+        outs.append(m)
+    for idx in np.ndindex(*outs):
+        sls, padded = [], 1
+        for i, (o, k, s, lo, hi) in enumerate(zip(idx, kernel, stride, padding[0::2],
+                                                 padding[1::2])):
+            start = o * s - lo
+            sls.append(slice(max(start, 0), min(start + k, spatial[i])))
+            padded *= min(start + k, spatial[i] + hi) - start
+        yield idx, tuple(sls), padded, tuple(outs)
+
+
+def _max_pool3d_ref(x, kernel, stride, padding, ceil_mode):
+    wins = list(_pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode))
+    out = np.zeros(x.shape[:2] + wins[0][3], x.dtype)
+    for idx, sl, _, _ in wins:
+        out[(slice(None), slice(None)) + idx] = x[(slice(None), slice(None)) + sl].max(
+            axis=(2, 3, 4))
+    return out
+
+
+def _max_pool3d_grad_ref(g, x, kernel, stride, padding, ceil_mode):
+    gx = np.zeros(x.shape)
+    for idx, sl, _, _ in _pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode):
+        for n in range(x.shape[0]):
+            for c in range(x.shape[1]):
+                win = x[(n, c) + sl]
+                at = np.unravel_index(np.argmax(win), win.shape)  # the first maximum
+                gx[(n, c) + tuple(s.start + a for s, a in zip(sl, at))] += g[(n, c) + idx]
+    return gx
+
+
+def _avg_pool3d_ref(x, kernel, stride, padding, ceil_mode, exclusive):
+    wins = list(_pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode))
+    out = np.zeros(x.shape[:2] + wins[0][3])
+    for idx, sl, padded, _ in wins:
+        s = x[(slice(None), slice(None)) + sl]
+        out[(slice(None), slice(None)) + idx] = s.sum(axis=(2, 3, 4)) / (
+            np.prod(s.shape[2:]) if exclusive else padded)
+    return out
+
+
+def _avg_pool3d_grad_ref(g, input_dhw, kernel, stride, padding, ceil_mode, exclusive):
+    gx = np.zeros(g.shape[:2] + tuple(input_dhw))
+    for idx, sl, padded, _ in _pool3d_windows(input_dhw, kernel, stride, padding, ceil_mode):
+        cnt = np.prod([s.stop - s.start for s in sl]) if exclusive else padded
+        gx[(slice(None), slice(None)) + sl] += (g[(slice(None), slice(None)) + idx] / cnt)[
+            :, :, None, None, None]
+    return gx
+
+
+_POOL3 = [("overlap_pad", (2, 2, 4, 5, 4), dict(kernel=(3, 2, 3), stride=(2, 1, 1),
+                                                padding=(1, 1, 0, 1, 1, 0), ceil_mode=False)),
+          ("ceil", (1, 2, 5, 4, 5), dict(kernel=(2, 2, 3), stride=(2, 2, 3),
+                                         padding=(0, 0, 1, 0, 0, 0), ceil_mode=True))]
+cases("max_pool3d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _max_pool3d_ref(x, **a))
+                      for lb, xs, a in _POOL3])
+_POOL3_MP = [(lb, U(*xs), a) for lb, xs, a in _POOL3]
+# forward only: the op has no vjp (no second derivatives through max pooling in 3-D)
+cases("max_pool3d_grad", *[
+    C(U(*_max_pool3d_ref(x, **a).shape), x, _max_pool3d_ref(x, **a), attrs=a, label=lb,
+      ref=lambda g, x, best, a=a: _max_pool3d_grad_ref(g, x, **a)) for lb, x, a in _POOL3_MP])
+_POOL3_AVG = [(lb + ("_excl" if ex else "_incl"), xs, dict(a, exclusive=ex))
+              for lb, xs, a in _POOL3 for ex in (True, False)]
+cases("avg_pool3d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _avg_pool3d_ref(x, **a))
+                      for lb, xs, a in _POOL3_AVG])
+cases("avg_pool3d_grad", *[
+    C(U(*_avg_pool3d_ref(np.zeros(xs), **a).shape), attrs=dict(a, input_dhw=xs[2:]), label=lb,
+      ref=lambda g, a=a, s=xs[2:]: _avg_pool3d_grad_ref(g, s, **a))
+    for lb, xs, a in _POOL3_AVG])
+
+
+# -- Adadelta and Lamb updates (d2s/core/ops/optim_more.py), Paddle's documented rules ---------
+def _adadelta_ref(p, g, eg, edx, lr, rho, eps):
+    eg = rho * eg + (1 - rho) * g ** 2
+    u = -np.sqrt((edx + eps) / (eg + eps)) * g
+    edx = rho * edx + (1 - rho) * u ** 2
+    return p + lr * u, eg, edx
+
+
+def _lamb_ref(p, g, m, v, step, lr, b1, b2, eps, wd, adapt):
+    t = step + 1
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    r = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * p
+    ratio = 1.0
+    if adapt and np.linalg.norm(p) > 0 and np.linalg.norm(r) > 0:
+        ratio = np.linalg.norm(p) / np.linalg.norm(r)
+    return p - lr * ratio * r, m, v, np.asarray(t, step.dtype)
+
+
+cases("adadelta_update",
+      C(U(3, 4), U(3, 4), P(3, 4), P(3, 4), np.float64(0.5), attrs=dict(rho=0.9, epsilon=1e-6),
+        ref=lambda p, g, eg, edx, lr: _adadelta_ref(p, g, eg, edx, 0.5, 0.9, 1e-6),
+        label="f64"))
+cases("lamb_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(s), np.float64(0.01),
+      attrs=dict(_adam_attrs, weight_decay=wd, adapt=ad), label=lb,
+      ref=lambda p, g, m, v, st, lr, wd=wd, ad=ad: _lamb_ref(p, g, m, v, st, 0.01, 0.9, 0.999,
+                                                              1e-8, wd, ad))
+    for lb, s, wd, ad in (("first_decay", 0, 0.1, True), ("later_no_adapt", 7, 0.0, False))])
+
+
+# -- gather_tree (d2s/core/ops/beam_ops.py): the backtrace, one beam at a time ------------------
+def _gather_tree_ref(ids, parents):
+    out = np.zeros_like(ids)
+    steps, batch, beam = ids.shape
+    for b in range(batch):
+        for k in range(beam):
+            p = k
+            for t in range(steps - 1, -1, -1):
+                out[t, b, k] = ids[t, b, p]
+                p = parents[t, b, p]
+    return out
+
+
+cases("gather_tree",
+      C(I(4, 2, 3, lo=0, hi=20), I(4, 2, 3, lo=0, hi=3), ref=_gather_tree_ref, label="i64"))
+
+
 def _softplus_ref(x):
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow at large |x|
     return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
