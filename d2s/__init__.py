@@ -52,6 +52,8 @@ from . import regularizer  # noqa: E402
 from . import io, metric  # noqa: E402
 from . import amp  # noqa: E402
 from . import vision  # noqa: E402
+from .jit.inference_model import load_inference_model as _load_inference_model  # noqa: E402
+static.load_inference_model = _load_inference_model  # (static may not import jit)
 from .io import load, save  # noqa: E402
 from .io.data import batch  # noqa: E402
 from .nn.param_attr import create_parameter  # noqa: E402
