@@ -182,6 +182,7 @@ def _train_step(net, opt, scaler, x, y):
     return loss
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered")  # the inf step, on purpose
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_converted_amp_step_equals_eager(backend):
     """The whole step (auto_cast forward, scaled backward, gated Adam update,
@@ -245,3 +246,22 @@ def test_decorate_o2_keeps_norm_layers_float32():
     assert net[1].weight.dtype == np.float32
     with pytest.raises(NotImplementedError, match="master_weight"):
         d2s.amp.decorate(net, level="O2", master_weight=True)
+
+
+def test_converted_function_called_inside_and_outside_auto_cast():
+    """The program traced inside an auto_cast block casts; the one traced
+    outside does not: each call gets the program of its own policy."""
+    d2s.seed(8)
+    lin = nn.Linear(4, 3, bias_attr=False)
+    fn = to_static(lin.forward)
+    x = t(np.random.default_rng(3).standard_normal((2, 4)))
+    plain = fn(x)
+    with d2s.amp.auto_cast():
+        low = fn(x)
+        low_again = fn(x)
+    after = fn(x)
+    assert plain.dtype == np.float32 and after.dtype == np.float32
+    assert low.dtype == np.float16 and low_again.dtype == np.float16
+    np.testing.assert_array_equal(after.numpy(), plain.numpy())
+    want = (x.numpy().astype(np.float16) @ lin.weight.numpy().astype(np.float16))
+    np.testing.assert_array_equal(low.numpy(), want)
