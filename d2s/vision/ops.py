@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ops import (cast, concat, exp, maximum, minimum, reshape, sigmoid, transpose,
-                        unsqueeze, where)
+from ..core.dispatch import bind
+from ..core.ops import (abs, cast, concat, exp, maximum, minimum, ones_like, reshape, sigmoid,
+                        softplus, sum, take_along_axis, transpose, unsqueeze, where)
 from ..core.ops._base import constant, lift
 
-__all__ = ["yolo_box"]
+__all__ = ["yolo_box", "yolo_loss"]
 
 
 def yolo_box(x, img_size, anchors, class_num, conf_thresh, downsample_ratio, clip_bbox=True,
@@ -79,3 +80,56 @@ def yolo_box(x, img_size, anchors, class_num, conf_thresh, downsample_ratio, cli
     boxes = concat([unsqueeze(t, -1) for t in (x1, y1, x2, y2)], axis=-1)
     scores = sigmoid(v[..., 5:]) * unsqueeze(conf, -1)   # [N, an, H, W, class_num]
     return boxes, reshape(scores, [-1, an * h * w, int(class_num)])
+
+
+def _sce(logit, target):
+    """Sigmoid cross-entropy with a soft target: softplus(x) - t x (stable)."""
+    return softplus(logit) - target * logit
+
+
+def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thresh,
+              downsample_ratio, gt_score=None, use_label_smooth=True, name=None, scale_x_y=1.0):
+    """YOLOv3's loss per image ([N]), Paddle's rule: for every ground-truth box
+    matched to an anchor of `anchor_mask`, sigmoid cross-entropy on the
+    center offsets and L1 on the log size ratios (weighted by `(2 - w h) *
+    gt_score`) and sigmoid cross-entropy on the classes (`gt_score`-weighted,
+    smoothed targets with `use_label_smooth`); objectness cross-entropy
+    against 1 (weighted by the score) where a box is assigned, 0 elsewhere,
+    and no loss where a prediction overlaps some box above `ignore_thresh`.
+    The assignment is the `yolo_loss_targets` op; the loss is built from
+    differentiable ops on `x`. `gt_box` holds normalized (center x, center
+    y, width, height) rows; an all-zero size marks padding."""
+    x, gt_box, gt_label = lift(x), lift(gt_box), lift(gt_label)
+    anchors, anchor_mask = [int(a) for a in anchors], [int(m) for m in anchor_mask]
+    if len(anchors) % 2 or not anchor_mask or max(anchor_mask) >= len(anchors) // 2:
+        raise ValueError(f"yolo_loss: anchors must be (w, h) pairs and anchor_mask index "
+                         f"them, got {anchors} and {anchor_mask}")
+    class_num = int(class_num)
+    mask_num, per = len(anchor_mask), 5 + class_num
+    if len(x.shape) != 4 or (x.shape[1] is not None and x.shape[1] != mask_num * per):
+        raise ValueError(f"yolo_loss: x must be [N, {mask_num * per}, H, W] for "
+                         f"{mask_num} anchors and class_num={class_num}, got {list(x.shape)}")
+    h, w = x.shape[2:]
+    if h is None or w is None:
+        raise ValueError(f"yolo_loss: the grid size (H, W) must be known, got {list(x.shape)}")
+    if gt_score is None:
+        gt_score = ones_like(gt_box[:, :, 0])
+    gt_score = cast(lift(gt_score), np.dtype(x.dtype))
+    cell, valid, tbox, weight, tclass, objness = bind(
+        "yolo_loss_targets", x, gt_box, gt_label, gt_score, anchors=tuple(anchors),
+        anchor_mask=tuple(anchor_mask), class_num=class_num, ignore_thresh=float(ignore_thresh),
+        downsample_ratio=int(downsample_ratio), use_label_smooth=bool(use_label_smooth),
+        scale_x_y=float(scale_x_y))
+    preds = reshape(transpose(reshape(x, [-1, mask_num, per, h * w]), [0, 1, 3, 2]),
+                    [-1, mask_num * h * w, per])                        # [N, M*H*W, per]
+    index = unsqueeze(cell, -1) + constant(np.zeros(per, np.int64))      # [N, B, per]
+    picked = take_along_axis(preds, index, axis=1)                      # each box's prediction
+    box = (_sce(picked[..., 0], tbox[..., 0]) + _sce(picked[..., 1], tbox[..., 1])
+           + abs(picked[..., 2] - tbox[..., 2]) + abs(picked[..., 3] - tbox[..., 3]))
+    cls = sum(_sce(picked[..., 5:], tclass), axis=-1) * gt_score
+    per_box = (box * weight + cls) * valid                               # [N, B]
+    obj = preds[..., 4]                                                  # [N, M*H*W]
+    zero = obj * 0.0
+    obj_loss = (where(objness > 0.0, _sce(obj, 1.0) * objness, zero)
+                + where(objness == 0.0, _sce(obj, 0.0), zero))
+    return sum(per_box, axis=1) + sum(obj_loss, axis=1)

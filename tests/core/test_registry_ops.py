@@ -1193,6 +1193,67 @@ cases("gather_tree",
       C(I(4, 2, 3, lo=0, hi=20), I(4, 2, 3, lo=0, hi=3), ref=_gather_tree_ref, label="i64"))
 
 
+# -- yolo_loss_targets (d2s/core/ops/yolo_ops.py): Paddle's YOLOv3 assignment, box by box ------
+def _yolo_iou(a, b):
+    iw = np.clip(min(a[0] + a[2] / 2, b[0] + b[2] / 2) - max(a[0] - a[2] / 2, b[0] - b[2] / 2),
+                 0, 1)
+    ih = np.clip(min(a[1] + a[3] / 2, b[1] + b[3] / 2) - max(a[1] - a[3] / 2, b[1] - b[3] / 2),
+                 0, 1)
+    return iw * ih / (a[2] * a[3] + b[2] * b[3] - iw * ih)
+
+
+def _yolo_targets_ref(x, gt, label, score, anchors, anchor_mask, class_num, ignore_thresh,
+                      downsample_ratio, use_label_smooth, scale_x_y):
+    n, _, h, w = x.shape
+    b, per, size = gt.shape[1], 5 + class_num, downsample_ratio * h
+    v = x.reshape(n, len(anchor_mask), per, h, w)
+    sig = lambda t: 1 / (1 + np.exp(-t))  # noqa: E731
+    sw = min(1.0 / class_num, 1.0 / 40)
+    pos, neg = (1 - sw, sw) if use_label_smooth else (1.0, 0.0)
+    cell, valid = np.zeros((n, b), np.int64), np.zeros((n, b))
+    tbox, weight = np.zeros((n, b, 4)), np.zeros((n, b))
+    tclass, obj = np.full((n, b, class_num), neg), np.zeros((n, len(anchor_mask) * h * w))
+    for i in range(n):
+        for k, m in enumerate(anchor_mask):
+            for r in range(h):
+                for c in range(w):
+                    t = v[i, k, :, r, c]
+                    box = ((c + sig(t[0]) * scale_x_y - 0.5 * (scale_x_y - 1)) / w,
+                           (r + sig(t[1]) * scale_x_y - 0.5 * (scale_x_y - 1)) / h,
+                           np.exp(t[2]) * anchors[2 * m] / size,
+                           np.exp(t[3]) * anchors[2 * m + 1] / size)
+                    if max(_yolo_iou(box, g) for g in gt[i]) > ignore_thresh:
+                        obj[i, (k * h + r) * w + c] = -1
+        for j, g in enumerate(gt[i]):
+            if g[2] + g[3] == 0:
+                continue
+            best = int(np.argmax([_yolo_iou((0, 0, g[2], g[3]),
+                                            (0, 0, anchors[2 * a] / size,
+                                             anchors[2 * a + 1] / size))
+                                  for a in range(len(anchors) // 2)]))
+            if best not in anchor_mask:
+                continue
+            k = anchor_mask.index(best)
+            gi, gj = int(g[0] * w), int(g[1] * h)
+            cell[i, j], valid[i, j] = (k * h + gj) * w + gi, 1.0
+            tbox[i, j] = (g[0] * w - gi, g[1] * h - gj, np.log(g[2] * size / anchors[2 * best]),
+                          np.log(g[3] * size / anchors[2 * best + 1]))
+            weight[i, j] = (2 - g[2] * g[3]) * score[i, j]
+            tclass[i, j, label[i, j]] = pos
+            obj[i, cell[i, j]] = score[i, j]
+    return cell, valid, tbox, weight, tclass, obj
+
+
+_YOLO_ATTRS = dict(anchors=(10, 13, 16, 30, 33, 23, 30, 61), anchor_mask=(0, 1, 2), class_num=2,
+                   ignore_thresh=0.4, downsample_ratio=8, use_label_smooth=True, scale_x_y=1.1)
+_yolo_gt = np.concatenate([U(2, 3, 2, lo=0.05, hi=0.95), U(2, 3, 2, lo=0.05, hi=0.6)], -1)
+_yolo_gt[1, 2] = 0.0  # a padding row
+cases("yolo_loss_targets",
+      C(U(2, 3 * 7, 3, 3, lo=-2, hi=2), _yolo_gt, I(2, 3, lo=0, hi=2), U(2, 3, lo=0.3, hi=1.0),
+        attrs=_YOLO_ATTRS, grad=False, label="f64",
+        ref=lambda x, g, lab, s: _yolo_targets_ref(x, g, lab, s, **_YOLO_ATTRS)))
+
+
 def _softplus_ref(x):
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow at large |x|
     return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
