@@ -65,6 +65,7 @@ class _AmpTLS(threading.local):
 
 _tls = _AmpTLS()
 active_blocks = [0]  # enabled blocks open in all threads: `bind` checks this first
+_count_lock = threading.Lock()
 
 
 def op_name(name):
@@ -96,14 +97,16 @@ def policy_guard(enable, low, level, white, black):
     state.layer_modes_version[0] += 1  # converted functions key their programs by it
     if policy is not None:
         state._count_push(1)
-        active_blocks[0] += 1
+        with _count_lock:
+            active_blocks[0] += 1
     try:
         yield
     finally:
         _tls.stack.pop()
         state.layer_modes_version[0] += 1
         if policy is not None:
-            active_blocks[0] -= 1
+            with _count_lock:
+                active_blocks[0] -= 1
             state._count_push(-1)
 
 
