@@ -70,3 +70,28 @@ def test_unknown_time_dim_converted_equals_eager(cls, kwargs, with_lengths, time
     programs = converted.program_cache
     assert len(programs) == 1  # one program serves every sequence length
     assert "while" in _ops(converted.concrete_program.main_program)
+
+
+def test_unknown_time_dim_exports_to_onnx(tmp_path):
+    """The time loop's while op becomes an ONNX Loop: one exported model runs
+    every sequence length in ONNX Runtime."""
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    d2s.seed(1)
+
+    class Encoder(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(3, 4, direction="bidirect")
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+    enc = Encoder()
+    enc.eval()
+    path = d2s.onnx.export(enc, tmp_path / "gru.onnx",
+                           input_spec=[InputSpec([None, None, 3], "float32")])
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for steps in (2, 5):
+        x = RNG.standard_normal((2, steps, 3)).astype(np.float32)
+        (got,) = sess.run(None, {sess.get_inputs()[0].name: x})
+        np.testing.assert_allclose(got, enc(d2s.to_tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
