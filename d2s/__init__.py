@@ -56,6 +56,8 @@ from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
 from .nn.param_attr import ParamAttr  # noqa: E402
 from . import regularizer  # noqa: E402
 from . import io, metric  # noqa: E402
+from . import amp  # noqa: E402
+from . import vision  # noqa: E402
 from .io import load, save  # noqa: E402
 from .io.data import batch  # noqa: E402
 from .nn.param_attr import create_parameter  # noqa: E402

@@ -10,6 +10,8 @@ package root re-exports it as `d2s.static.*`.
 """
 from __future__ import annotations
 
+import os
+
 from ..static.ir import Program, Variable
 from ..static.passes.dce import _names_referenced, prune_program
 from .save_load import load as _load, save_program
@@ -70,7 +72,19 @@ def _slice(ops, needed):
 def load_inference_model(path_prefix, executor=None, **kwargs):
     """`[program, feed_target_names, fetch_targets]`, as PaddlePaddle returns
     them: `Executor().run(program, feed={name: array}, fetch_list=fetch_targets)`
-    runs it (the weights are the program's captured tensors)."""
+    runs it (the weights are the program's captured tensors). Reads what
+    `save_inference_model` or `d2s.jit.save` wrote. Paddle's
+    `model_filename` / `params_filename` keywords name other files and are
+    not supported (d2s reads its own pair)."""
+    unsupported = sorted(k for k, v in kwargs.items() if v is not None)
+    if unsupported:
+        raise NotImplementedError(f"load_inference_model: {unsupported} are not supported; "
+                                  "give the path prefix the model was saved at")
+    path_prefix = os.fspath(path_prefix)
+    if not os.path.exists(path_prefix + ".json"):
+        raise FileNotFoundError(f"load_inference_model: no model at {path_prefix!r} (expected "
+                                f"{path_prefix}.json and {path_prefix}.npz, as save_inference_model "
+                                "and d2s.jit.save write them)")
     layer = _load(path_prefix)
     concrete = layer._concrete
     return [concrete.main_program, [v.name for v in concrete.inputs], list(concrete.outputs)]

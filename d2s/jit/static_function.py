@@ -11,6 +11,7 @@ from ..convert import origin as convert_origin
 from ..convert import tracebacks as convert_tracebacks
 from ..convert.errors import D2SConversionError
 from ..core import state
+from ..core import amp_state
 from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.state_lock import STATE as _STATE
 from ..core.tensor import Tensor
@@ -274,6 +275,9 @@ class StaticFunction:
         hooks = forward_hooks_version[0]
         if hooks:  # forward hooks were set (or removed): the program ran them
             modes = ("hooks", hooks) + (modes or ())
+        amp = amp_state.key()
+        if amp is not None:  # inside `auto_cast`: the program casts as it said
+            modes = ("amp", amp) + (modes or ())
         self._mode_memo = (version, modes)
         return modes
 

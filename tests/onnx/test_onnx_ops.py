@@ -189,6 +189,16 @@ CASES = [
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1), [f32(2, 3, 8, 7)]),
     ("avg_pool2d_with_padding", lambda x: F.avg_pool2d(x, 2, 2, [1, 0], exclusive=False),
      [f32(1, 2, 5, 6)]),
+    ("conv3d", lambda x, w: F.conv3d(x, w, stride=(2, 1, 1), padding=[1, 0, 1, 1, 0, 1],
+                                     dilation=(1, 2, 1), groups=2),
+     [f32(1, 4, 5, 6, 4), f32(4, 2, 2, 2, 3)]),
+    ("conv3d_transpose", lambda x, w: bind("conv3d_grad_input", x, w, input_dhw=(7, 8, 6),
+                                           stride=(2, 2, 1), padding=(1, 1, 1, 0, 0, 0),
+                                           dilation=(1, 1, 1), groups=1),
+     [f32(1, 4, 4, 4, 4), f32(4, 3, 3, 3, 3)]),
+    ("max_pool3d", lambda x: F.max_pool3d(x, 3, 2, 1, ceil_mode=True), [f32(1, 2, 5, 6, 5)]),
+    ("avg_pool3d", lambda x: F.avg_pool3d(x, 2, 2, [1, 0, 1], exclusive=False),
+     [f32(1, 2, 5, 4, 5)]),
     ("sum", lambda x: x.sum(axis=1), [f32(2, 3, 4)]),
     ("sum_int32", lambda x: x.sum(), [ints(2, 3, dtype=np.int32)]),
     ("sum_bools_keepdim", lambda x: d2s.sum(x, axis=0, keepdim=True), [bools(3, 2)]),
@@ -256,7 +266,7 @@ def _eager(fn, arrays):
 # With unknown dims, squeeze() cannot see the size-1 dims: the program (numpy
 # backend too) keeps them, unlike eager. The rule is checked with known dims.
 # ConvTranspose's output_padding is an attribute: the input's spatial dims must be known.
-_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose",
+_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose", "conv3d_transpose",
                     # a quantized weight is a captured parameter: its dims are always known
                     "weight_dequantize_int8", "weight_dequantize_int4_t"}
 _RTOL = {"erf_float64": 1e-6}
