@@ -16,7 +16,6 @@ from ..core import autograd, dist_attr, state
 from ..core.tensor import Tensor
 from ..static.backward import BackwardProgram, output_sources
 from ..static.control_ops import saved_var
-from ..static.control_ops.undefined import makes_undefined_floats
 from ..static.executor import Scope, UndefinedValue, run_ops
 from .program_parts import Plan
 
@@ -98,8 +97,6 @@ class TapedRuns:
         scopes included); None where only the interpreter can run it."""
         grad_program = self._backward.program
         fwd_ops = self._backward.forward_ops
-        if makes_undefined_floats(grad_program.all_ops()):
-            return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
         saved = self.saved_for_backward()
         fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
@@ -164,7 +161,7 @@ class TapedRuns:
         return self._numpy_backward(saved, cts, wanted)
 
     def _numpy_backward(self, saved, cts, wanted):
-        """Per wrt: gradient array, UndefinedValue (zero cotangent) or None."""
+        """Per wrt: gradient array or None."""
         backward = self._backward
         grad_names = backward.grad_names
         if isinstance(saved, Scope):

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.ops import zeros_like
-from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
+from ..scope import Scope, UndefinedValue
 from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backward, resolve,
                         saved_var_for)
 from ...core.attr_schema import TEXT, optional, sequence_of
 from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
+from .undefined import zero_cotangent
 
 _BRANCHES = ("true", "false")
 
@@ -100,10 +100,6 @@ def _interpret_grad(op, scope, run_block):
 # ---- code generation: an `if`, packing what the gradient reads ----------------------
 def _emit(em, op, indent):
     a = op.attrs
-    if "save_scope" in a and any(
-            n is None and v.dtype.kind == "f"
-            for key in ("true_outs", "false_outs") for n, v in zip(a[key], op.outputs)):
-        em.decline("gradient through a branch that leaves a name undefined")
     em.emit(f"if {em.ident(op.inputs[0].name)}:", indent, op)
     for key in _BRANCHES:
         if key == "false":
@@ -161,7 +157,7 @@ def _vjp(op, out_cts, req, differentiate):
             pairs = [(resolve(fwd_block, n), p) for n, p in zip(names, phs) if n is not None]
             gs = differentiate(fwd_block, [t for t, _ in pairs], [p for _, p in pairs],
                                diff_reads)
-            gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, diff_reads)]
+            gs = [g if g is not None else zero_cotangent(v) for g, v in zip(gs, diff_reads)]
         attrs[f"{key}_block"] = gblock.idx
         attrs[f"{key}_grads"] = [g.name for g in gs]
     attrs["ct_vars"] = ct_names
@@ -182,16 +178,6 @@ def _undefined_outputs(op, labels):
                 yield v.name, label
             elif side in labels:
                 yield v.name, labels[side]
-
-
-def _undefined_grads(op, labels):
-    a = op.attrs
-    for v, ct in zip(op.inputs, a["ct_vars"]):
-        if v.name in labels:
-            yield ct, ZERO_COTANGENT
-    for v, t, f in zip(op.outputs, a["true_grads"], a["false_grads"]):
-        if t in labels or f in labels:
-            yield v.name, ZERO_COTANGENT
 
 
 # ---- XLA: lax.cond ------------------------------------------------------------------
@@ -394,5 +380,4 @@ COND_GRAD = register_control_op(ControlOpDef(
     "cond_grad", _interpret_grad, _emit_grad,
     blocks=("true_block", "false_block"), results=("true_grads", "false_grads"),
     binds=("ct_vars",), restores="scope", always_kept=True,
-    undefined_outputs=_undefined_grads,
 )).lowering(xla=_lower_grad_xla, onnx=NOT_EXPORTED)
