@@ -127,12 +127,22 @@ def promoted():
     return fn.get_concrete_program(x, d2s.to_tensor(2))
 
 
+class _Double(d2s.autograd.PyLayer):  # `py_layer`
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 2.0
+
+
 def _first_assigned_in_loop(x, n):
     i = 0
     while i < n:
         y = x * 2.0  # may hold no value, of unknown rows: `zeros_if_defined` in its gradient
         i += 1
-    return x.sum() + y.sum() * 0.0
+    return _Double.apply(x).sum() + y.sum() * 0.0
 
 
 @pytest.fixture(scope="module")
