@@ -1,8 +1,10 @@
 """`d2s.grad` / `d2s.autograd.grad` (Paddle's `paddle.grad`) and
 `d2s.autograd.PyLayer` (a function with its own gradient rule). grad: on eager
 Tensors the tape walk of `core.grad_api`; on a program's values (converted
-code) backward ops appended to the program (`static.gradients`), which are
-themselves differentiable ops, so `create_graph` holds there by construction."""
+code) backward ops appended to the program (`static.gradients`): with
+`create_graph=True` ops that are differentiated again (a tensor `if`'s
+gradient recomputes its branch, `static.control_ops.recompute`), without it
+detached values, as eager mode gives."""
 from __future__ import annotations
 
 import contextlib
@@ -13,6 +15,7 @@ from .core import autograd, state
 from .core.dispatch import Symbolic, eager_now
 from .core.dtypes import is_floating
 from .core.grad_api import grad as _eager_grad
+from .core.ops import detach
 from .core.tensor import Tensor, new_tensor
 
 __all__ = ["grad", "PyLayer", "PyLayerContext"]
@@ -33,14 +36,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if no_grad_vars:
             raise NotImplementedError("grad: no_grad_vars in converted code; detach those "
                                       "values (`v = v.detach()`) instead")
-        found = gradients(outs, _as_list(inputs), grad_outputs)
+        found = gradients(outs, _as_list(inputs), grad_outputs, create_graph=create_graph)
+        if not create_graph:  # as eagerly: constants, no gradient flows back through them
+            found = [None if g is None else detach(g) for g in found]
         for k, g in enumerate(found):
             if g is None and not allow_unused:
                 raise RuntimeError(
                     f"grad: input {k} is not used to compute the outputs; pass "
-                    "allow_unused=True to get None for it. (In converted code a gradient "
-                    "whose path runs through the gradient of a tensor `if`/`while` is not "
-                    "differentiated again yet: compute that second derivative eagerly)")
+                    "allow_unused=True to get None for it")
         return list(found)
     return _eager_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                        allow_unused, no_grad_vars)

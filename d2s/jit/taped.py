@@ -17,6 +17,7 @@ from ..core.tensor import Tensor
 from ..static.backward import BackwardProgram, output_sources
 from ..static.control_ops import saved_var
 from ..static.executor import Scope, UndefinedValue, run_ops
+from ..static.scope import op_location
 from .program_parts import Plan
 
 
@@ -140,6 +141,8 @@ class TapedRuns:
         return self._backward
 
     def _vjp(self, g, out, *inputs, _saved):
+        if state._tls.grad_enabled:  # d2s.grad(create_graph=True) walks with gradients on
+            raise RuntimeError(self._not_differentiable_again())
         backward = self._backward
         single = self._tape_op.num_outputs == 1
         gs, outs = ((g,), (out,)) if single else (g, out)
@@ -154,6 +157,16 @@ class TapedRuns:
             values = _saved.gradients(cts, wanted, self._numpy_gradients)
         return tuple(None if v is None or type(v) is UndefinedValue
                      else Tensor._from_array(np.asarray(v)) for v in values)
+
+    def _not_differentiable_again(self):
+        where = next((op_location(op) for op in self.main_program.global_block().ops
+                      if op.origin), "")
+        return ("d2s.grad(..., create_graph=True) through a call of a to_static function"
+                f"{where}: the gradient of a converted call runs as a program and is not "
+                "differentiated again (it would be silently missing from a second "
+                "derivative). Call d2s.grad(..., create_graph=True) inside the converted "
+                "function (its second derivative is then built from ops of its program), "
+                "or call the function without to_static")
 
     def _numpy_gradients(self, arrays, cts, wanted):
         """Gradients on numpy from the forward's input arrays (forward run again)."""

@@ -24,6 +24,7 @@ from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backwar
                         saved_var_for)
 from ...core.attr_schema import TEXT, optional, sequence_of
 from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
+from .recompute import copy_ops
 from .undefined import zero_cotangent
 
 _BRANCHES = ("true", "false")
@@ -138,6 +139,8 @@ def _vjp(op, out_cts, req, differentiate):
     live = [i for i, g in enumerate(out_cts) if g is not None]
     if not diff_reads or not live:
         return [None] * len(op.inputs)
+    if program._differentiable_grads:
+        return _vjp_recomputed(op, out_cts, diff_reads, live, differentiate)
     attrs = {"scope": saved_var_for(op, "cond_scope")}
     cur = program.current_block()
     ct_names = None
@@ -165,6 +168,37 @@ def _vjp(op, out_cts, req, differentiate):
                            program.blocks[attrs["false_block"]]])
     outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads]
     cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin_record)
+    by_id = {id(v): g for v, g in zip(diff_reads, outs)}
+    return [by_id.get(id(v)) for v in op.inputs]
+
+
+def _vjp_recomputed(op, out_cts, diff_reads, live, differentiate):
+    """The gradient as a plain `cond` (see `recompute`): each branch copies the
+    forward branch and differentiates the copy, reading the predicate, the
+    forward's reads and the cotangents as inputs. Differentiable again."""
+    program = op.block.program
+    cur = program.current_block()
+    cts = [out_cts[i] for i in live]
+    blocks, results = [], []
+    for key in _BRANCHES:
+        fwd_block = program.blocks[op.attrs[f"{key}_block"]]
+        block = program._create_block(cur)
+        mapping = {}
+        with program._block_guard(block):
+            copy_ops(fwd_block, block, mapping, {})
+            names = [op.attrs[f"{key}_outs"][i] for i in live]
+            pairs = [(resolve(fwd_block, n), g) for n, g in zip(names, cts) if n is not None]
+            targets = [mapping.get(id(t), t) for t, _ in pairs]
+            gs = differentiate(block, targets, [g for _, g in pairs], diff_reads)
+            gs = [g if g is not None else zero_cotangent(v) for g, v in zip(gs, diff_reads)]
+        blocks.append(block)
+        results.append([g.name for g in gs])
+    outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads]
+    known = {id(v) for v in op.inputs[1:]}
+    reads = list(op.inputs[1:]) + [g for g in cts if id(g) not in known]
+    new = append_cond(cur, op.inputs[0], reads, outs, blocks, results,
+                      [f"gradient of {v.name}" for v in diff_reads])
+    new.origin_record = op.origin_record
     by_id = {id(v): g for v, g in zip(diff_reads, outs)}
     return [by_id.get(id(v)) for v in op.inputs]
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.ops import add
-from ..scope import Scope
-from .gradients import (NOT_EXPORTED, ct_placeholder, is_float, keep_for_backward, resolve,
-                        saved_var_for)
+from ..scope import Scope, op_location
+from .gradients import (NOT_EXPORTED, GradientError, ct_placeholder, is_float,
+                        keep_for_backward, resolve, saved_var_for)
 from ...core.attr_schema import int_range
 from .registry import (ControlOpDef, SavedScope, block_results, register_control_op,
                        sub_block_ids, type_mismatch)
@@ -185,6 +185,12 @@ def _vjp(op, out_cts, req, differentiate):
     diff_reads = [v for v in reads if id(v) in req and is_float(v)]
     if not loop_idx or not (diff_reads or any(id(init[j]) in req for j in loop_idx)):
         return [None] * len(op.inputs)
+    if program._differentiable_grads:
+        raise GradientError(
+            f"d2s.grad(..., create_graph=True) through a tensor `while`{op_location(op)}: "
+            "a loop's gradient is not differentiated again in converted code. Compute the "
+            "second derivative eagerly (call the function without to_static), or loop over "
+            "a Python `range` of fixed length (unrolled: differentiable again)")
     steps = saved_var_for(op, "while_steps")
     cur = program.current_block()
     cts_in = [out_cts[j] if out_cts[j] is not None else zero_cotangent(op.outputs[j])
