@@ -122,9 +122,9 @@ class PyLayer:
     gradient per Tensor argument of `forward`, in order (None: no gradient).
     `forward` runs without recording a tape; `backward` runs as any vjp
     rule, so with `d2s.grad(..., create_graph=True)` it is differentiated
-    in turn. In converted code (`to_static`) `forward` is traced into the
-    program and `backward` is traced into its backward: write both with d2s
-    ops (no `.numpy()`), and keep the values `backward` needs with
+    in turn. In converted code (`to_static`) `forward` is converted and
+    traced into the program and `backward` into its backward: write both
+    with d2s ops (no `.numpy()`), and keep the values `backward` needs with
     `save_for_backward` or as attributes of `ctx`. A program holding a
     PyLayer cannot be saved to a file (its rule is Python code)."""
 
@@ -203,9 +203,11 @@ class _EagerRule:
 
 
 def _apply_static(cls, args, kwargs):
+    from .convert.runtime.call import convert_call
     from .static.control_ops.py_layer import append_py_layer
     ctx = PyLayerContext()
-    outs = cls.forward(ctx, *args, **kwargs)
+    # both converted as any function converted code calls (a tensor `if` works)
+    outs = convert_call(cls.forward)(ctx, *args, **kwargs)
     single, results = _results(outs)
     positions = [i for i, r in enumerate(results) if isinstance(r, (Symbolic, Tensor))]
     if not positions:
@@ -218,7 +220,7 @@ def _apply_static(cls, args, kwargs):
         inputs = [builder.to_var(a) for a in args if isinstance(a, (Symbolic, Tensor))]
         values = [builder.to_var(results[i]) for i in positions]
         block = builder.program.current_block()
-        made = append_py_layer(block, cls, ctx, values, inputs)
+        made = append_py_layer(block, cls, ctx, values, inputs, convert_call(cls.backward))
     for i, v, r in zip(positions, made, [results[i] for i in positions]):
         if id(r) in ctx._non_differentiable or not is_floating(v.dtype):
             v.stop_gradient = True

@@ -61,6 +61,31 @@ class MaxWithIndex(PyLayer):
         return d2s.cast(x == d2s.max(x), x.dtype) * dmax
 
 
+class SignScaled(PyLayer):
+    """Tensor `if`s in forward and backward: converted in converted code."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        if x.sum() > 0:
+            y = x * 2.0
+        else:
+            y = x * 0.5
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        if x.sum() > 0:
+            g = dy * 2.0
+        else:
+            g = dy * 0.5
+        return g
+
+
+def sign_scaled(x, y):
+    return (SignScaled.apply(x * y) * x).sum()
+
+
 def cube(x, y):
     return (Cube.apply(x * 1.0, 2.0) * y).sum()
 
@@ -81,7 +106,7 @@ def max_with_index(x, y):
 
 
 FUNCTIONS = {"cube": cube, "mul_add_both": mul_add_both, "mul_add_first": mul_add_first,
-             "max_with_index": max_with_index}
+             "max_with_index": max_with_index, "sign_scaled": sign_scaled}
 X0, Y0 = np.array([0.5, -1.2, 2.0]), np.array([1.5, 0.3, -0.7])
 
 
@@ -207,3 +232,18 @@ def test_saving_a_program_with_a_py_layer_says_why_not(tmp_path):
     net(d2s.to_tensor(np.ones((2, 3))))
     with pytest.raises(TypeError, match="PyLayer Cube.apply: its backward is Python code"):
         d2s.jit.save(net, str(tmp_path / "m"))
+
+
+def _exported_layer(x):
+    p, s = MulAdd.apply(x, x * 0.5)
+    return Cube.apply(p) + s  # a py_layer's value read again, and one as an output
+
+
+def test_onnx_export_runs_the_forward_of_a_py_layer(tmp_path):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    path = d2s.onnx.export(_exported_layer, tmp_path / "p.onnx",
+                           input_spec=[InputSpec([None], "float64")])
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (got,) = sess.run(None, {sess.get_inputs()[0].name: X0})
+    np.testing.assert_allclose(got, _exported_layer(d2s.to_tensor(X0)).numpy(), rtol=1e-12)

@@ -21,10 +21,10 @@ from .undefined import zero_cotangent
 class LayerCall:
     """The class and context of one `PyLayer.apply` in a program (an op
     attribute: printed by name, never saved)."""
-    __slots__ = ("cls", "ctx")
+    __slots__ = ("cls", "ctx", "backward")
 
-    def __init__(self, cls, ctx):
-        self.cls, self.ctx = cls, ctx
+    def __init__(self, cls, ctx, backward):
+        self.cls, self.ctx, self.backward = cls, ctx, backward
 
     def __repr__(self):
         return f"<PyLayer {self.cls.__qualname__}>"
@@ -35,12 +35,12 @@ class LayerCall:
                 "the forward written with d2s ops, whose gradient d2s derives)")
 
 
-def append_py_layer(block, cls, ctx, results, inputs):
+def append_py_layer(block, cls, ctx, results, inputs, backward):
     """Outputs standing for `results` (Variables `cls.forward` computed from
-    `inputs`) whose gradient is `cls.backward`."""
+    `inputs`) whose gradient is `backward` (`cls.backward`, converted)."""
     outs = [block.create_var(v.shape, v.dtype, prefix="py_layer") for v in results]
     block.append_op("py_layer", list(results) + list(inputs), outs,
-                    {"layer": LayerCall(cls, ctx), "num_outputs": len(results)})
+                    {"layer": LayerCall(cls, ctx, backward), "num_outputs": len(results)})
     return outs
 
 
@@ -70,7 +70,7 @@ def _vjp(op, out_cts, req, differentiate):
     inputs = op.inputs[n:]
     cts = [g if g is not None else zero_cotangent(v) for g, v in zip(out_cts, op.outputs)]
     with call.ctx._values_of(program):
-        grads = call.cls.backward(call.ctx, *cts)
+        grads = call.backward(call.ctx, *cts)
     grads = _as_grads(call.cls, grads, inputs, program)
     return [None] * n + grads
 
