@@ -22,6 +22,7 @@ from ..core.ops import add, zeros_like
 from ..core.registry import OPS
 from .control_ops import control_op, names_read
 from .control_ops.gradients import GradientError, second_derivative_error
+from .definedness import maybe_undefined
 from .ir import Variable
 
 __all__ = ["GradientError", "backward_block", "gradients", "append_backward",
@@ -178,6 +179,7 @@ def gradients(targets, inputs, target_gradients=None, create_graph=False):
     if target_gradients is None:
         target_gradients = [None] * len(targets)
     target_gradients = _as_list(target_gradients)
+    mark_undefined(program)
     previous = program._differentiable_grads, program._refuse_grad_ops
     # (a walk reaching the gradient of an `if`/`while` built to be run, not
     # differentiated, raises: in converted code a d2s.grad through one would
@@ -190,6 +192,20 @@ def gradients(targets, inputs, target_gradients=None, create_graph=False):
             return backward_block(gb, targets, cts, inputs)
     finally:
         program._differentiable_grads, program._refuse_grad_ops = previous
+
+
+def mark_undefined(program):
+    """Flag every Variable a run may leave with no value (`may_be_undefined`),
+    as the definedness analysis finds them: the tracer flags those it makes,
+    a program loaded from an older file has no flags. Backward reads the
+    flags to give such values zero cotangents that read nothing
+    (`control_ops.undefined.zero_cotangent`)."""
+    names = maybe_undefined({b.idx: b.ops for b in program.blocks})
+    if names:
+        for block in program.blocks:
+            for name, var in block.vars.items():
+                if name in names:
+                    var.may_be_undefined = True
 
 
 @contextlib.contextmanager
@@ -227,6 +243,7 @@ class BackwardProgram:
 
     def __init__(self, forward, outputs, wrt):
         self.program = program = forward.clone()
+        mark_undefined(program)
         gb = program.global_block()
         self.n_forward = len(gb.ops)
         outputs = [program.counterpart(v) for v in outputs]
