@@ -2,25 +2,28 @@
 
 `undefined() -> v {name}` starts a name a loop assigns first (carried from
 this value): reading it after a loop that ran zero times raises the
-NameError Python would, naming the variable `name`. In gradient ops such a
-value never reaches an op: backward gives the cotangent of a name that
-may hold no value a real zero (`zero_cotangent`), so executors give gradient
-ops no meaning of their own.
+NameError Python would, naming the variable `name`. No gradient op reads
+such a value as a number: where backward needs the cotangent of a name that may hold
+none, it builds a zero that does not depend on it (`zero_cotangent`), so no
+executor gives gradient ops a meaning of its own.
 
 `cast_if_defined(x) -> y {dtype}` is `x` cast to `dtype`, or `x`'s undefined
 value unchanged: a `cond` that promotes a weakly typed value it passes
 through (a Python number a loop may have returned) casts it on a path where
 it may hold no value, and a cast is no read (Python would not look at it).
+
+`zeros_if_defined(x) -> z` is zeros like `x`, or a 0-d zero where `x` holds
+no value: `zero_cotangent`'s zero for a name of unknown dims that may be
+unset (the one op that reads such a value without raising).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...core.ops import full, zeros_like
-from ...core.registry import OPS
+from ...core.registry import OPS, NotLowerable
 from ..scope import UndefinedValue
 from ...core.attr_schema import DTYPE, TEXT
-from ...core.registry import NotLowerable
 from .registry import ControlOpDef, register_control_op
 
 
