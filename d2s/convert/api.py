@@ -87,12 +87,12 @@ def _load_stored(fn, source, runtime):
 
 def converted_tree(fn, parsed):
     """Apply the pipeline to `parsed` (the ParsedFunction of `fn`): the
-    converted FunctionDef and the nodes as parsed (`traversal.walk` order)."""
+    converted FunctionDef, its nodes at their file lines (see `positions`)."""
     node = parsed.node
     user_nodes = walk(node)   # one walk of the parsed tree, for every search of it
     origin.annotate_origins(node, parsed.filename, parsed.line_offset, parsed.source_lines,
-                            fn.__name__, nodes=user_nodes)
-    return convert_tree(node, parsed.filename, fn.__qualname__, user_nodes=user_nodes), user_nodes
+                            fn.__name__, nodes=user_nodes, col_shift=_dedent(parsed))
+    return convert_tree(node, parsed.filename, fn.__qualname__, user_nodes=user_nodes)
 
 
 def _dedent(parsed):
@@ -120,9 +120,9 @@ def _convert_code(fn):
         loaded = _load_stored(fn, parsed.source, runtime)
         if loaded is not None:
             return loaded, converted_code(fn, parsed.source)
-    node, user_nodes = converted_tree(fn, parsed)
+    node = converted_tree(fn, parsed)
     filename = new_filename(fn)
-    code = compile_function(node, fn, user_nodes, parsed.line_offset, _dedent(parsed), filename)
+    code = compile_function(node, fn, filename)
     converted = load_code(code, filename, parsed.source, fn, runtime)
     disk_cache.store(fn, parsed.source, code)
     return converted, converted_code(fn, parsed.source)

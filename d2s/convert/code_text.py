@@ -67,7 +67,7 @@ def _print(code, name, qualname, source):
     from .source import parse_function
     # what conversion reads of the function: its code, names and source
     fn = types.SimpleNamespace(__code__=code, __name__=name, __qualname__=qualname)
-    node = converted_tree(fn, parse_function(fn, source))[0]
+    node = converted_tree(fn, parse_function(fn, source))
     strip_definition_time_parts(node)
     return ast_to_source(node)
 

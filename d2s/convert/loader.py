@@ -44,29 +44,38 @@ def strip_definition_time_parts(fn_node):
 
 
 def _factory_module(fn_node, original):
-    """`def __d2s_factory(<free variables>, _jst): <fn_node>; return __d2s_converted`.
+    """`def __d2s_factory(<free variables>, _jst): <fn_node>; return __d2s_converted`,
+    the factory's own nodes at the def's line.
 
     Inside the factory the def gets a private name: under its own name it
     would be a factory local, and recursive calls would bind to it instead
     of the module global (or closure cell) the original refers to."""
     params = ", ".join(list(original.__code__.co_freevars) + [RUNTIME_NAME])
     module = ast.parse(f"def {_FACTORY}({params}):\n    return {INNER_NAME}\n")
+    line = fn_node.lineno
+    for node in ast.walk(module):
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = line
+            node.col_offset = node.end_col_offset = -1
     module.body[0].body.insert(0, fn_node)
     fn_node.name = INNER_NAME
     return module
 
 
-def compile_function(fn_node, original, user_nodes, line_offset, col_shift, filename):
-    """Compile the converted `fn_node` (changed: positions, name, def-time
-    parts); the factory module's code object.
+def compile_function(fn_node, original, filename):
+    """Compile the converted `fn_node` (changed: name, def-time parts); the
+    factory module's code object.
 
-    `user_nodes`, `line_offset`, `col_shift`: see `positions.place`.
-    """
+    The converters gave every node they made a position (`positions`); a
+    node one of them left without is found only if `compile` refuses the
+    tree: then `positions.place` gives each such node its origin's line."""
     strip_definition_time_parts(fn_node)
-    def_line = getattr(fn_node, origin.ORIGIN).lineno
-    module = place(_factory_module(fn_node, original), def_line, user_nodes, line_offset,
-                   col_shift)
-    return compile(module, filename, "exec", dont_inherit=True)
+    module = _factory_module(fn_node, original)
+    try:
+        return compile(module, filename, "exec", dont_inherit=True)
+    except (TypeError, ValueError):   # a node without its position
+        place(module, fn_node.lineno)
+        return compile(module, filename, "exec", dont_inherit=True)
 
 
 def new_filename(original):

@@ -26,6 +26,17 @@ Origin = namedtuple("Origin", "filename lineno source_line function_name")
 
 ORIGIN = "_d2s_origin"  # annotation key: the Origin of a node
 
+_positioned = {}   # node class -> whether it has (line, column) positions
+
+
+def has_positions(kind):
+    """Whether nodes of class `kind` have (line, column) positions."""
+    found = _positioned.get(kind)
+    if found is None:
+        found = _positioned[kind] = "lineno" in kind._attributes
+    return found
+
+
 # generated filename -> (line offset, line count, origin(line of the text))
 _registry = {}
 
@@ -48,21 +59,33 @@ def origin_factory(filename, line_offset, source_lines, function_name):
     return origin
 
 
-def annotate_origins(tree, filename, line_offset, source_lines, function_name, nodes=None):
+def annotate_origins(tree, filename, line_offset, source_lines, function_name, nodes=None,
+                     col_shift=0):
     """Attach an Origin to every node of the freshly parsed user tree
-    (`nodes`: `walk(tree)`, when the caller has it)."""
+    (`nodes`: `walk(tree)`, when the caller has it), and move its position
+    to the file's: the converted tree is compiled as it stands, at the
+    user's lines (`positions`).  `col_shift`: how far left of the file's the
+    parsed text's columns are (it was dedented)."""
     origin = origin_factory(filename, line_offset, source_lines, function_name)
     for node in walk(tree) if nodes is None else nodes:
-        lineno = getattr(node, "lineno", None)
+        attrs = node.__dict__
+        lineno = attrs.get("lineno")
         if lineno is not None:
-            setattr(node, ORIGIN, origin(lineno))
+            attrs[ORIGIN] = origin(lineno)
+            attrs["lineno"] = lineno + line_offset
+            attrs["end_lineno"] += line_offset
+            if col_shift:
+                attrs["col_offset"] += col_shift
+                attrs["end_col_offset"] += col_shift
 
 
 def inherit_origin(nodes, source_node):
     """Give generated `nodes` (and their generated children) `source_node`'s origin.
 
     Nodes that already have an origin (the user's own nodes moved into the
-    generated code) keep theirs, and their subtrees are not touched.
+    generated code) keep theirs, and their subtrees are not touched.  A
+    generated node without a position gets its origin's line and no column
+    (the converted tree is compiled as it stands: see `positions`).
     """
     origin = getattr(source_node, ORIGIN, None)
     if origin is None:
@@ -75,6 +98,8 @@ def inherit_origin(nodes, source_node):
     todo = list(nodes) if isinstance(nodes, list) else [nodes]
     pop, push = todo.pop, todo.append
     fields_of = _node_fields
+    positioned = _positioned
+    line = origin.lineno
     while todo:
         node = pop()
         attrs = node.__dict__
@@ -82,6 +107,9 @@ def inherit_origin(nodes, source_node):
             continue
         attrs[ORIGIN] = origin
         kind = node.__class__
+        if "lineno" not in attrs and (positioned.get(kind) or has_positions(kind)):
+            attrs["lineno"] = attrs["end_lineno"] = line
+            attrs["col_offset"] = attrs["end_col_offset"] = -1
         if kind in CHILDLESS:     # names and constants: half the nodes
             continue
         for field in fields_of.get(kind) or node_fields(kind):
