@@ -22,12 +22,12 @@ import types
 from . import origin
 from .positions import place
 
-__all__ = ["strip_definition_time_parts", "compile_function", "load_code", "RUNTIME_NAME",
-           "INNER_NAME"]
+__all__ = ["strip_definition_time_parts", "compile_function", "load_code", "new_filename",
+           "RUNTIME_NAME"]
 
 RUNTIME_NAME = "_jst"
 _FACTORY = "__d2s_factory"
-INNER_NAME = "__d2s_converted"
+_INNER = "__d2s_converted"
 _counter = itertools.count()
 
 
@@ -51,14 +51,14 @@ def _factory_module(fn_node, original):
     would be a factory local, and recursive calls would bind to it instead
     of the module global (or closure cell) the original refers to."""
     params = ", ".join(list(original.__code__.co_freevars) + [RUNTIME_NAME])
-    module = ast.parse(f"def {_FACTORY}({params}):\n    return {INNER_NAME}\n")
+    module = ast.parse(f"def {_FACTORY}({params}):\n    return {_INNER}\n")
     line = fn_node.lineno
     for node in ast.walk(module):
         if "lineno" in node._attributes:
             node.lineno = node.end_lineno = line
             node.col_offset = node.end_col_offset = -1
     module.body[0].body.insert(0, fn_node)
-    fn_node.name = INNER_NAME
+    fn_node.name = _INNER
     return module
 
 
@@ -96,7 +96,7 @@ def load_code(code, filename, source, original, runtime_module):
 
     Raises ValueError (registering nothing) when `code` holds no converted def.
     """
-    fn_code = _find_code(_find_code(code, _FACTORY), INNER_NAME)
+    fn_code = _find_code(_find_code(code, _FACTORY), _INNER)
     origin.register_generated(filename, source, original.__name__)
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[RUNTIME_NAME] = types.CellType(runtime_module)

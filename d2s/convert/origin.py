@@ -73,8 +73,9 @@ def annotate_origins(tree, filename, line_offset, source_lines, function_name, n
         if lineno is not None:
             attrs[ORIGIN] = origin(lineno)
             attrs["lineno"] = lineno + line_offset
-            attrs["end_lineno"] += line_offset
-            if col_shift:
+            end = attrs.get("end_lineno")
+            attrs["end_lineno"] = lineno + line_offset if end is None else end + line_offset
+            if col_shift and attrs.get("end_col_offset") is not None:
                 attrs["col_offset"] += col_shift
                 attrs["end_col_offset"] += col_shift
 

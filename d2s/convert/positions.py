@@ -6,18 +6,21 @@ line number its node was compiled with.  Every node is at a line of the
 user's file, as pytest's assertion rewriter puts its generated nodes at the
 assert they replace:
 
-* the user's own nodes (wherever the converters moved them, copies
+* the user's own nodes (wherever the converters move them, copies
   included) keep their positions, moved from the parsed text's numbering
-  to the file's when their origins were attached
+  to the file's when their origins are attached
   (`origin.annotate_origins`);
-* a generated node has no position of its own (templates are instantiated
-  without the positions they were parsed with, which mean nothing here):
-  `place` gives it the line of its origin (`origin.ORIGIN`: the node it
-  replaces) and no column, so Python marks no part of the line in a
-  traceback.
+* a generated node gets the line of its origin (the node it replaces) and
+  no column (Python then marks no part of the line in a traceback) when
+  it gets that origin (`origin.inherit_origin`); templates are
+  instantiated without the positions they were parsed with, which mean
+  nothing here.
 
 So a generated line is the user's line, and `origin.lookup` reads the
-user's text at that line: no line map is built, stored or kept.
+user's text at that line: no line map is built, stored or kept.  No pass
+over the converted tree is needed for this; a node some converter left
+without a position makes `compile` refuse the tree, and then `place` gives
+every such node its origin's line (`loader.compile_function`).
 """
 import ast
 
