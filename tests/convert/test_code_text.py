@@ -156,3 +156,31 @@ def test_code_of_syntax_astor_lacks():
     converted, code = convert_function(handled)
     assert converted(1) == handled(1) and converted(-1) == handled(-1)
     assert "except* ValueError as" in code
+
+
+IMPORTS_CHILD = '''\
+import sys
+import numpy as np
+import d2s
+from user_mod_for_astor import f
+static = d2s.jit.to_static(f)
+x = d2s.to_tensor(np.array([1.0, -2.0], "float32"))
+static(x), static(x)
+before = "astor" in sys.modules
+text = static.code
+print(before, "astor" in sys.modules, "convert_ifelse" in text)
+'''
+
+
+def test_converting_and_running_never_import_the_printer(tmp_path):
+    import os
+    import subprocess
+    (tmp_path / "user_mod_for_astor.py").write_text(
+        "def f(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, str(tmp_path)]),
+               D2S_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", IMPORTS_CHILD], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True"]
