@@ -12,8 +12,8 @@ import threading
 import types
 import weakref
 
-from ..gc_pause import gc_paused
 from ..bytecode_cache import with_filename
+from ..gc_pause import gc_paused
 from . import disk_cache, origin, source_match
 from .code_text import converted_code
 from .loader import compile_function, load_code, new_filename
