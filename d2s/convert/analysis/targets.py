@@ -11,7 +11,11 @@ rebind, and every subscript key is a constant or a name it does not change.
 Annotates TARGETS on each If/While/For (see `annos`): the targets it carries
 and those it cannot (a key the construct changes, a slice, a deletion), which
 a construct on a tensor reports as an error naming them; with Python values
-all of them behave as Python does.
+all of them behave as Python does. An uncarried entry is (label, node,
+keyed): `keyed` when only a key varies (`caches[i]["k"] = ...` under a
+Python `for i` in the loop): a loop on a tensor finds the items such a
+write reaches while it traces its body (runtime.loop_items), so only an
+`if` reports those.
 """
 import ast
 
@@ -87,8 +91,9 @@ def _stable_key(key, modified):
 
 
 def _classify(target, modified):
-    """'carried', 'uncarried', or None (a container the construct rebinds or
-    makes itself: its writes are the construct's own business)."""
+    """'carried', 'keyed' (a key varies), 'uncarried', or None (a container the
+    construct rebinds or makes itself: its writes are the construct's own
+    business)."""
     node = target
     stable = True
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -99,11 +104,12 @@ def _classify(target, modified):
         return None
     if not isinstance(node, ast.Name):
         return "uncarried"  # e.g. `f().x = ...`: no name to read the container from
-    return "carried" if stable else "uncarried"
+    return "carried" if stable else "keyed"
 
 
 def _split(construct, written):
-    """(carried, uncarried): lists of (label, target node), one entry per label."""
+    """(carried, uncarried): lists of (label, target node) and of (label,
+    target node, keyed), one entry per label."""
     modified = getattr(construct, annos.MODIFIED, frozenset())
     carried, uncarried, seen = [], [], set()
     for target, deleted in written:
@@ -114,7 +120,10 @@ def _split(construct, written):
         if kind is None:
             continue
         seen.add(label)
-        (carried if kind == "carried" else uncarried).append((label, target))
+        if kind == "carried":
+            carried.append((label, target))
+        else:
+            uncarried.append((label, target, kind == "keyed"))
     return carried, uncarried
 
 

@@ -96,7 +96,8 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
         pred = cond_fn()
         if _is_static(pred):
             check_truth_size(pred)
-            _check_carried(uncarried, "a `while` loop")
+            _check_carried(uncarried, "a `while` loop", loop=True)
+            user_fns = (cond_fn, body_fn)
             if test_writes:
                 # The op's condition evaluates the test again: undo what this
                 # evaluation assigned (`while (i := i + 1) < n` counts once).
@@ -104,7 +105,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
                 body_fn = _after_test(cond_fn, body_fn)
             with _traced("the body of a `while` loop on a tensor"):
                 _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                              returns)
+                              returns, user_fns, "a `while` loop")
             if test_writes:
                 cond_fn()  # the names it assigns hold the last (failing) test's values
             return
@@ -124,7 +125,7 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     variables the body appends to (guarded trips carry them as arrays).
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
-        _check_carried(uncarried, "a `for` loop")
+        _check_carried(uncarried, "a `for` loop", loop=True)
         with _traced("the body of a `for` loop on a tensor"):
             return _static_for(iterable, body_fn, get_state, set_state, state_names,
                                loop_vars, cond_fn, returns)
@@ -238,12 +239,15 @@ def _with_values(base, positions, values):
     return tuple(state)
 
 
-def _check_carried(uncarried, construct):
+def _check_carried(uncarried, construct, loop=False):
     """A construct on a tensor cannot carry these targets: say so, naming them,
-    rather than lose the write."""
+    rather than lose the write. A loop finds the items a target whose key
+    varies reaches (`loop_items`), so it reports only the others."""
+    if loop:
+        uncarried = [u for u in uncarried if len(u) < 3 or not u[2]]
     if uncarried:
         from d2s.static import ControlFlowError
-        label, line = uncarried[0]
+        label, line = uncarried[0][:2]
         if label.startswith("global "):
             from d2s.static.ir import user_origin
             origin = user_origin()
@@ -325,36 +329,83 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
         set_state(final)
 
 
-def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns):
+def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns,
+                  user_fns=None, construct="a loop"):
     """One `while` op; loop variables are exactly `loop_vars` (a name first
-    assigned in the body is carried from an undefined value)."""
+    assigned in the body is carried from an undefined value), and the items of
+    reachable dicts, lists and objects that the body writes through other
+    names (`loop_items`: a callee's `cache["k"] = ...`), found by tracing it.
+    `user_fns`: the user's condition and body, whose closures reach those."""
+    from .loop_items import LoopItems, MoreItems
+    start = tuple(get_state())
+    items = LoopItems(user_fns or (cond_fn, body_fn), state_names)
+    rebuilt = set()
+    while True:  # each retry carries more items or lists; there are finitely many
+        try:
+            return _static_while_with(items, rebuilt, construct, cond_fn, body_fn, get_state,
+                                      set_state, state_names, loop_vars, returns, start)
+        except (MoreItems, _RebuiltLists) as again:
+            items.restore()
+            set_state(start)
+            if isinstance(again, _RebuiltLists):
+                rebuilt.update(again.names)
+
+
+class _RebuiltLists(Exception):
+    """The body binds these list names to new lists (`caches = new_caches`),
+    rather than appending to them: carried as lists of their items."""
+
+    def __init__(self, names):
+        super().__init__(names)
+        self.names = names
+
+
+def _static_while_with(items, rebuilt, construct, cond_fn, body_fn, get_state, set_state,
+                       state_names, loop_vars, returns, start):
     from d2s.static.tensor_array import PendingArray
+    n = len(state_names)
+    names = tuple(state_names) + items.labels()
+    loop_vars = tuple(loop_vars) + items.labels()
+
+    def get():
+        return tuple(get_state()) + items.get()
+
+    def set_(values):
+        set_state(tuple(values[:n]))
+        items.set(values[n:])
+
     # Python lists a static loop carries (they are appended to in the body)
     # become tensor arrays; their current items start the array.
-    start = tuple(get_state())
     check_list_aliases([(name, v) for name, v in zip(state_names, start) if name in loop_vars],
                        "a loop on a tensor")
-    init = tuple(PendingArray(v) if type(v) is list and name in loop_vars else v
-                 for name, v in zip(state_names, start))
-    positions = _positions(state_names, loop_vars)
+    init = tuple(PendingArray(v) if type(v) is list and name in loop_vars
+                 and name not in rebuilt else v
+                 for name, v in zip(state_names, start)) + items.get()
+    pending = [p for p in range(n) if isinstance(init[p], PendingArray)]
+    positions = _positions(names, loop_vars)
 
     def cond(*values):
-        set_state(_with_values(init, positions, values))
+        set_(_with_values(init, positions, values))
         pred = cond_fn()
         return static_truth(pred) if _is_static(pred) else pred
 
     def body(*values):
-        set_state(_with_values(init, positions, values))
+        set_(_with_values(init, positions, values))
+        touched = items.changed()
         body_fn()
-        state = get_state()
+        state = get()
+        new_lists = [names[p] for p in pending if type(state[p]) is list]
+        if new_lists:
+            raise _RebuiltLists(new_lists)
+        items.find(touched, construct)
         return [state[p] for p in positions]
 
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
                                    names=_labels(loop_vars, returns),
                                    optional=_optional(returns))
     final = _with_values(init, positions, list(outs))
-    with writing_back(_changed(state_names, positions, start, final)):
-        set_state(final)
+    with writing_back(_changed(names, positions, start + init[n:], final)):
+        set_(final)
 
 
 def _changed(state_names, positions, init, final):
@@ -392,7 +443,8 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(plan.item_at(c))
         holder["counter"] = c + 1
 
-    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns)
+    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns,
+                  (body_fn, cond_fn), "a `for` loop")
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,
