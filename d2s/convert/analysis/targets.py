@@ -13,9 +13,9 @@ and those it cannot (a key the construct changes, a slice, a deletion), which
 a construct on a tensor reports as an error naming them; with Python values
 all of them behave as Python does. An uncarried entry is (label, node,
 keyed): `keyed` when only a key varies (`caches[i]["k"] = ...` under a
-Python `for i` in the loop): a loop on a tensor finds the items such a
-write reaches while it traces its body (runtime.loop_items), so only an
-`if` reports those.
+Python `for i` in the loop): a construct on a tensor finds the items such
+a write reaches while it traces its body or branches (runtime.loop_items),
+so it reports only the others.
 """
 import ast
 

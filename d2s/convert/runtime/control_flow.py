@@ -96,7 +96,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
         pred = cond_fn()
         if _is_static(pred):
             check_truth_size(pred)
-            _check_carried(uncarried, "a `while` loop", loop=True)
+            _check_carried(uncarried, "a `while` loop")
             user_fns = (cond_fn, body_fn)
             if test_writes:
                 # The op's condition evaluates the test again: undo what this
@@ -125,7 +125,7 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     variables the body appends to (guarded trips carry them as arrays).
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
-        _check_carried(uncarried, "a `for` loop", loop=True)
+        _check_carried(uncarried, "a `for` loop")
         with _traced("the body of a `for` loop on a tensor"):
             return _static_for(iterable, body_fn, get_state, set_state, state_names,
                                loop_vars, cond_fn, returns)
@@ -239,12 +239,11 @@ def _with_values(base, positions, values):
     return tuple(state)
 
 
-def _check_carried(uncarried, construct, loop=False):
+def _check_carried(uncarried, construct):
     """A construct on a tensor cannot carry these targets: say so, naming them,
-    rather than lose the write. A loop finds the items a target whose key
-    varies reaches (`loop_items`), so it reports only the others."""
-    if loop:
-        uncarried = [u for u in uncarried if len(u) < 3 or not u[2]]
+    rather than lose the write. The items a target whose key varies reaches
+    are found while the construct is traced (`loop_items`): not reported."""
+    uncarried = [u for u in uncarried if len(u) < 3 or not u[2]]
     if uncarried:
         from d2s.static import ControlFlowError
         label, line = uncarried[0][:2]
@@ -283,7 +282,38 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     `cond` receives every output by name: a name left undefined by one branch
     comes back as an UndefinedVar naming it (an error only if read later),
     unless that branch returned or raised, in which case its value is unused.
+    Items of reachable dicts, lists and objects that a branch writes through
+    other names (a called function's `cache["k"] = v`: `loop_items`) are
+    outputs too, found by tracing the branches (then traced again).
     """
+    from .loop_items import LoopItems
+    start = tuple(get_state())
+    again = _Again(LoopItems((true_fn, false_fn), state_names))
+    while True:  # each retry carries more items; there are finitely many
+        try:
+            return _static_ifelse_with(again.items, pred, true_fn, false_fn, get_state,
+                                       set_state, state_names, out_names, returns, targets,
+                                       lists, again)
+        except _Again:
+            again.items.restore()
+            set_state(start)
+
+
+def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, state_names,
+                        out_names, returns, targets, lists, again):
+    n = len(state_names)
+    get_names, set_names = get_state, set_state
+
+    def get_state():
+        return tuple(get_names()) + items.get()
+
+    def set_state(values):
+        set_names(tuple(values[:n]))
+        items.set(values[n:])
+
+    state_names = tuple(state_names) + items.labels()
+    out_names = tuple(out_names) + items.labels()
+    targets = tuple(targets) + items.labels()
     init = tuple(get_state())
     positions = _positions(state_names, out_names)
     flag = (state_names.index(returns.flag)
@@ -303,8 +333,11 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     def branch(fn):
         def run():
             set_state(init)
+            touched = items.changed()
             with sharing(originals.values()):
                 fn()
+            if items.find(touched, "an `if`"):
+                raise again
             values = get_state()
             if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
@@ -335,37 +368,44 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
     assigned in the body is carried from an undefined value), and the items of
     reachable dicts, lists and objects that the body writes through other
     names (`loop_items`: a callee's `cache["k"] = ...`), found by tracing it.
-    `user_fns`: the user's condition and body, whose closures reach those."""
-    from .loop_items import LoopItems, MoreItems
+    `user_fns`: the user's condition and body, whose closures reach those.
+
+    A loop variable holding a list or dict that the body writes items of but
+    leaves bound to the same object (`cache["k"] = v` rewritten as
+    `cache = set_item(cache, "k", v)`) is not carried as a structure of new
+    containers: the name keeps its object, whose items are carried (as eager
+    code leaves them, and what a caller holding it sees). A list name the
+    body binds to a new list (`caches = new_caches`) is carried as a list,
+    not as a tensor array."""
+    from .loop_items import LoopItems
     start = tuple(get_state())
-    items = LoopItems(user_fns or (cond_fn, body_fn), state_names)
-    rebuilt = set()
-    while True:  # each retry carries more items or lists; there are finitely many
+    again = _Again(LoopItems(user_fns or (cond_fn, body_fn), state_names))
+    while True:  # each retry carries more; there are finitely many items and names
         try:
-            return _static_while_with(items, rebuilt, construct, cond_fn, body_fn, get_state,
+            return _static_while_with(again, construct, cond_fn, body_fn, get_state,
                                       set_state, state_names, loop_vars, returns, start)
-        except (MoreItems, _RebuiltLists) as again:
-            items.restore()
+        except _Again:
+            again.items.restore()
             set_state(start)
-            if isinstance(again, _RebuiltLists):
-                rebuilt.update(again.names)
 
 
-class _RebuiltLists(Exception):
-    """The body binds these list names to new lists (`caches = new_caches`),
-    rather than appending to them: carried as lists of their items."""
+class _Again(Exception):
+    """A trace of a loop body found what the loop must carry otherwise: more
+    `items`, list names `rebuilt` (bound to new lists), names `kept` (their
+    list or dict keeps its identity; its items are carried). Build it again."""
 
-    def __init__(self, names):
-        super().__init__(names)
-        self.names = names
+    def __init__(self, items):
+        super().__init__("trace the loop again")
+        self.items, self.rebuilt, self.kept = items, set(), set()
 
 
-def _static_while_with(items, rebuilt, construct, cond_fn, body_fn, get_state, set_state,
-                       state_names, loop_vars, returns, start):
+def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state, state_names,
+                       loop_vars, returns, start):
     from d2s.static.tensor_array import PendingArray
+    items = again.items
     n = len(state_names)
     names = tuple(state_names) + items.labels()
-    loop_vars = tuple(loop_vars) + items.labels()
+    loop_vars = tuple(v for v in loop_vars if v not in again.kept) + items.labels()
 
     def get():
         return tuple(get_state()) + items.get()
@@ -379,10 +419,11 @@ def _static_while_with(items, rebuilt, construct, cond_fn, body_fn, get_state, s
     check_list_aliases([(name, v) for name, v in zip(state_names, start) if name in loop_vars],
                        "a loop on a tensor")
     init = tuple(PendingArray(v) if type(v) is list and name in loop_vars
-                 and name not in rebuilt else v
+                 and name not in again.rebuilt else v
                  for name, v in zip(state_names, start)) + items.get()
-    pending = [p for p in range(n) if isinstance(init[p], PendingArray)]
     positions = _positions(names, loop_vars)
+    containers = [p for p in positions if p < n and type(start[p]) in (list, dict)]
+    kept = _positions(names, sorted(again.kept))
 
     def cond(*values):
         set_(_with_values(init, positions, values))
@@ -391,21 +432,38 @@ def _static_while_with(items, rebuilt, construct, cond_fn, body_fn, get_state, s
 
     def body(*values):
         set_(_with_values(init, positions, values))
+        bound = get()
         touched = items.changed()
         body_fn()
         state = get()
-        new_lists = [names[p] for p in pending if type(state[p]) is list]
-        if new_lists:
-            raise _RebuiltLists(new_lists)
-        items.find(touched, construct)
+        for p in kept:
+            if state[p] is not start[p]:
+                raise _rebound_error(names[p], construct)
+        for p in containers:
+            if state[p] is not bound[p]:
+                if type(state[p]) is list and isinstance(bound[p], PendingArray):
+                    again.rebuilt.add(names[p])       # `caches = new_caches`
+            elif type(bound[p]) in (list, dict) or getattr(bound[p], "indexed", False):
+                again.kept.add(names[p])               # `cache = set_item(cache, k, v)`
+        if items.find(touched, construct) or again.rebuilt - set(init_rebuilt) \
+                or again.kept - set(init_kept):
+            raise again
         return [state[p] for p in positions]
 
+    init_rebuilt, init_kept = frozenset(again.rebuilt), frozenset(again.kept)
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
                                    names=_labels(loop_vars, returns),
                                    optional=_optional(returns))
     final = _with_values(init, positions, list(outs))
     with writing_back(_changed(names, positions, start + init[n:], final)):
         set_(final)
+
+
+def _rebound_error(name, construct):
+    from d2s.static import ControlFlowError
+    return ControlFlowError(f"'{name}' holds another object after a trace of the body of "
+                            f"{construct} on a tensor than after the one before; bind it "
+                            "to one list or dict in the loop")
 
 
 def _changed(state_names, positions, init, final):

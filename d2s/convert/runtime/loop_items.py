@@ -14,7 +14,7 @@ closure cells and named globals (reachable.function_roots) before it
 starts, and after each trace of its body looks for items that now hold a
 static Variable the loop's state did not put there. Each such item becomes
 a loop variable read and written through its container, and the loop is
-traced again from scratch (`MoreItems`): an item whose shape grows per trip
+traced again from scratch: an item whose shape grows per trip
 (`concat`) gets an unknown dim like any loop variable, a preallocated one
 (`cache["k"][:, i] = k`) keeps its shape.
 
@@ -26,15 +26,11 @@ from .dispatch import _is_static
 from .reachable import LEAVES, MAX_DEPTH, MAX_NODES, function_roots, walkable_object
 from .undefined import UndefinedVar
 
-__all__ = ["LoopItems", "MoreItems"]
+__all__ = ["LoopItems", "holds_static"]
 
 _MISSING = object()
 # A Layer's dicts whose entries read as its attributes (`self.attn.k`).
 _LAYER_DICTS = ("_sub_layers", "_parameters", "_buffers")
-
-
-class MoreItems(Exception):
-    """A trace of the body found items to carry: build the loop again."""
 
 
 class _Item:
@@ -83,7 +79,9 @@ class LoopItems:
         self._found = set()           # (id(container), key) of `items`
         self._taken = set(names)      # labels in use (the loop's state names)
         self.before = {}              # id -> (container, shallow copy, label, attribute dict)
-        self._walk(function_roots([f for f in fns if f is not None], bare=True))
+        roots = function_roots([f for f in fns if f is not None], bare=True)
+        # lists and dicts first: the walk has a budget, which a big Layer may use up
+        self._walk(sorted(roots, key=lambda root: not isinstance(root[1], (list, dict))))
 
     def _walk(self, roots):
         # (value, label, depth, whether a dict's entries read as attributes)
@@ -137,7 +135,7 @@ class LoopItems:
     def find(self, touched, construct):
         """After a trace of the body: the entries it set to static values that
         the loop's state did not (`touched`: what setting the state changed)
-        join `items`; raise MoreItems if there are any."""
+        join `items`; True if there are any."""
         new = []
         for cid, key in self.changed() - touched:
             if (cid, key) in self._found:
@@ -157,12 +155,10 @@ class LoopItems:
                     "dict's key at run time: use Python keys (an `int` or `str`), or keep "
                     "the values in one tensor and write it with `t[i] = v`"))
             new.append((cid, key, self._label(label, key, attrs)))
-        if not new:
-            return
         for cid, key, label in sorted(new, key=lambda n: n[2]):
             self._found.add((cid, key))
             self.items.append(_Item(self.before[cid][0], key, label))
-        raise MoreItems()
+        return bool(new)
 
     def _label(self, label, key, attrs):
         text = base = _child(label, key, attrs)

@@ -179,8 +179,8 @@ def with_roles(stmts, scope, state, targets=(), uncarried=()):
     * `targets=('acc[0]', ...)`: the attribute/subscript targets carried;
     * `uncarried=(('buf[i]', line), ...)`: targets written that cannot be
       carried (an error if the construct turns out to be on a tensor); a
-      third entry True when only a key varies (a loop on a tensor finds
-      those items itself: runtime.loop_items).
+      third entry True when only a key varies (a construct on a tensor
+      finds those items itself: runtime.loop_items).
     """
     call = stmts[-1].value
     slots = getattr(scope, annos.RETURN_SLOTS, None)
