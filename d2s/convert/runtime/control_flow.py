@@ -61,10 +61,10 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     """
     if _is_static(pred):
         check_truth_size(pred)
-        _check_carried(uncarried, "an `if`")
+        keyed = _check_carried(uncarried, "an `if`")
         with _traced("a branch of an `if` on a tensor"):
             return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                                  state_names, out_names, returns, targets, lists)
+                                  state_names, out_names, returns, targets, lists, keyed)
     if pred:
         true_fn()
     else:
@@ -96,7 +96,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
         pred = cond_fn()
         if _is_static(pred):
             check_truth_size(pred)
-            _check_carried(uncarried, "a `while` loop")
+            keyed = _check_carried(uncarried, "a `while` loop")
             user_fns = (cond_fn, body_fn)
             if test_writes:
                 # The op's condition evaluates the test again: undo what this
@@ -105,7 +105,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
                 body_fn = _after_test(cond_fn, body_fn)
             with _traced("the body of a `while` loop on a tensor"):
                 _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                              returns, user_fns, "a `while` loop")
+                              returns, user_fns, "a `while` loop", keyed)
             if test_writes:
                 cond_fn()  # the names it assigns hold the last (failing) test's values
             return
@@ -125,10 +125,10 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     variables the body appends to (guarded trips carry them as arrays).
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
-        _check_carried(uncarried, "a `for` loop")
+        keyed = _check_carried(uncarried, "a `for` loop")
         with _traced("the body of a `for` loop on a tensor"):
             return _static_for(iterable, body_fn, get_state, set_state, state_names,
-                               loop_vars, cond_fn, returns)
+                               loop_vars, cond_fn, returns, keyed)
     iterator = iter(iterable)
     while True:
         if cond_fn is not None:
@@ -242,27 +242,30 @@ def _with_values(base, positions, values):
 def _check_carried(uncarried, construct):
     """A construct on a tensor cannot carry these targets: say so, naming them,
     rather than lose the write. The items a target whose key varies reaches
-    are found while the construct is traced (`loop_items`): not reported."""
+    are found while the construct is traced (`loop_items`): not reported;
+    returns their labels (for messages)."""
+    keyed = tuple(u[0] for u in uncarried if len(u) > 2 and u[2])
     uncarried = [u for u in uncarried if len(u) < 3 or not u[2]]
-    if uncarried:
-        from d2s.static import ControlFlowError
-        label, line = uncarried[0][:2]
-        if label.startswith("global "):
-            from d2s.static.ir import user_origin
-            origin = user_origin()
-            where = f'"{origin[0]}", line {line}' if origin else f"line {line}"
-            raise ControlFlowError(
-                f"{label} is assigned ({where}) inside {construct} on a tensor: both "
-                "paths are traced while the program is built, so the module global cannot "
-                "get the run's value; assign a local name inside (d2s.where chooses "
-                "between tensors) and assign the global after the construct, or return "
-                "the value")
+    if not uncarried:
+        return keyed
+    from d2s.static import ControlFlowError
+    label, line = uncarried[0][:2]
+    if label.startswith("global "):
+        from d2s.static.ir import user_origin
+        origin = user_origin()
+        where = f'"{origin[0]}", line {line}' if origin else f"line {line}"
         raise ControlFlowError(
-            f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
-            "an attribute or subscript target only when its container is a name the "
-            "construct does not rebind and its keys are constants or names the construct "
-            "does not change (a write is never silently lost); assign the value to a local "
-            "name inside and store it after the construct")
+            f"{label} is assigned ({where}) inside {construct} on a tensor: both "
+            "paths are traced while the program is built, so the module global cannot "
+            "get the run's value; assign a local name inside (d2s.where chooses "
+            "between tensors) and assign the global after the construct, or return "
+            "the value")
+    raise ControlFlowError(
+        f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
+        "an attribute or subscript target only when it can read and write it again after "
+        "the construct: its container is a name (not a call's result) and it is assigned, "
+        "not deleted (a write is never silently lost); assign the value to a local name "
+        "inside and store it after the construct")
 
 
 def _check_one_sided_targets(state_names, targets, values):
@@ -276,7 +279,7 @@ def _check_one_sided_targets(state_names, targets, values):
 
 
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns, targets, lists=()):
+                   returns, targets, lists=(), keyed=()):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -288,7 +291,7 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     """
     from .loop_items import LoopItems
     start = tuple(get_state())
-    again = _Again(LoopItems((true_fn, false_fn), state_names))
+    again = _Again(LoopItems((true_fn, false_fn), state_names, keyed))
     while True:  # each retry carries more items; there are finitely many
         try:
             return _static_ifelse_with(again.items, pred, true_fn, false_fn, get_state,
@@ -363,7 +366,7 @@ def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, st
 
 
 def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns,
-                  user_fns=None, construct="a loop"):
+                  user_fns=None, construct="a loop", keyed=()):
     """One `while` op; loop variables are exactly `loop_vars` (a name first
     assigned in the body is carried from an undefined value), and the items of
     reachable dicts, lists and objects that the body writes through other
@@ -379,7 +382,7 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
     not as a tensor array."""
     from .loop_items import LoopItems
     start = tuple(get_state())
-    again = _Again(LoopItems(user_fns or (cond_fn, body_fn), state_names))
+    again = _Again(LoopItems(user_fns or (cond_fn, body_fn), state_names, keyed))
     while True:  # each retry carries more; there are finitely many items and names
         try:
             return _static_while_with(again, construct, cond_fn, body_fn, get_state,
@@ -474,7 +477,7 @@ def _changed(state_names, positions, init, final):
 
 
 def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn,
-                returns):
+                returns, keyed=()):
     """`for` over a static iterable: a while loop over an int64 counter."""
     plan = static_iteration_plan(iterable)  # counter from plan.start to plan.stop by 1
     counter_name = "__d2s_for_counter"
@@ -502,7 +505,7 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         holder["counter"] = c + 1
 
     _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns,
-                  (body_fn, cond_fn), "a `for` loop")
+                  (body_fn, cond_fn), "a `for` loop", keyed)
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,

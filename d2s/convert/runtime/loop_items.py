@@ -74,8 +74,9 @@ class LoopItems:
     """The containers reachable from `fns` (a loop's body and condition) as
     they were before the loop, and the items found to carry (`items`)."""
 
-    def __init__(self, fns, names):
+    def __init__(self, fns, names, keyed=()):
         self.items = []
+        self.keyed = keyed            # source labels of targets whose key varies
         self._found = set()           # (id(container), key) of `items`
         self._taken = set(names)      # labels in use (the loop's state names)
         self.before = {}              # id -> (container, shallow copy, label, attribute dict)
@@ -150,7 +151,7 @@ class LoopItems:
             if not holds_static(value):
                 continue   # a Python value: a side effect of the trace, as anywhere
             if _is_static(key):
-                raise _error(f"{label}[...]", construct, (
+                raise _error(self._keyed_label(label), construct, (
                     "a dict gets an item under a tensor key; a program cannot choose a "
                     "dict's key at run time: use Python keys (an `int` or `str`), or keep "
                     "the values in one tensor and write it with `t[i] = v`"))
@@ -159,6 +160,15 @@ class LoopItems:
             self._found.add((cid, key))
             self.items.append(_Item(self.before[cid][0], key, label))
         return bool(new)
+
+    def _keyed_label(self, label):
+        """The source text of the write whose key is a tensor (`steps[i]`),
+        where the construct's own code has one on this container."""
+        root = label.split(".")[0].split("[")[0]
+        for text in self.keyed:
+            if text.split(".")[0].split("[")[0] == root:
+                return text
+        return f"{label}[...]"
 
     def _label(self, label, key, attrs):
         text = base = _child(label, key, attrs)
