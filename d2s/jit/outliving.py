@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import copy
 
-from ..convert.runtime.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, is_layer,
-                                         walkable_object)
 from ..core import state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
+from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, is_layer,
+                                walkable_object)
 
 __all__ = ["Watch", "Effects", "swap_in", "swap_out", "function_roots"]
 

@@ -393,9 +393,10 @@ def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars
 
 
 class _Again(Exception):
-    """A trace of a loop body found what the loop must carry otherwise: more
-    `items`, list names `rebuilt` (bound to new lists), names `kept` (their
-    list or dict keeps its identity; its items are carried). Build it again."""
+    """A trace of a loop body (or a branch) found what the construct must carry
+    otherwise: more `items`, list names `rebuilt` (bound to new lists), names
+    `kept` (their list or dict keeps its identity; its items are carried).
+    Build it again."""
 
     def __init__(self, items):
         super().__init__("trace the loop again")
@@ -427,6 +428,7 @@ def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state,
     positions = _positions(names, loop_vars)
     containers = [p for p in positions if p < n and type(start[p]) in (list, dict)]
     kept = _positions(names, sorted(again.kept))
+    known = set(again.rebuilt), set(again.kept)
 
     def cond(*values):
         set_(_with_values(init, positions, values))
@@ -448,12 +450,10 @@ def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state,
                     again.rebuilt.add(names[p])       # `caches = new_caches`
             elif type(bound[p]) in (list, dict) or getattr(bound[p], "indexed", False):
                 again.kept.add(names[p])               # `cache = set_item(cache, k, v)`
-        if items.find(touched, construct) or again.rebuilt - set(init_rebuilt) \
-                or again.kept - set(init_kept):
+        if items.find(touched, construct) or (again.rebuilt, again.kept) != known:
             raise again
         return [state[p] for p in positions]
 
-    init_rebuilt, init_kept = frozenset(again.rebuilt), frozenset(again.kept)
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
                                    names=_labels(loop_vars, returns),
                                    optional=_optional(returns))
@@ -464,9 +464,9 @@ def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state,
 
 def _rebound_error(name, construct):
     from d2s.static import ControlFlowError
-    return ControlFlowError(f"'{name}' holds another object after a trace of the body of "
-                            f"{construct} on a tensor than after the one before; bind it "
-                            "to one list or dict in the loop")
+    return ControlFlowError(f"'{name}' is bound to another object by the body of "
+                            f"{construct} on a tensor than by an earlier trace of it, which "
+                            "kept its list or dict; bind it to one object in the loop")
 
 
 def _changed(state_names, positions, init, final):

@@ -1,4 +1,4 @@
-"""Items a loop body on a tensor writes through another name: a k/v cache.
+"""Items a loop body (or a branch) on a tensor writes through another name: a k/v cache.
 
 A loop on a tensor carries the names its own code assigns, and the
 attribute/subscript targets its own code writes (analysis.targets). A
@@ -16,14 +16,16 @@ static Variable the loop's state did not put there. Each such item becomes
 a loop variable read and written through its container, and the loop is
 traced again from scratch: an item whose shape grows per trip
 (`concat`) gets an unknown dim like any loop variable, a preallocated one
-(`cache["k"][:, i] = k`) keeps its shape.
+(`cache["k"][:, i] = k`) keeps its shape. A tensor `if` does the same with
+what its branches write: those items become outputs of its `cond`.
 
 What a static loop cannot carry is a clear error: a list that gets or loses
 traced items (its length would differ per trip), or a dict given a tensor
 as a key.
 """
+from d2s.static.reachable import LEAVES, MAX_DEPTH, MAX_NODES, function_roots, walkable_object
+
 from .dispatch import _is_static
-from .reachable import LEAVES, MAX_DEPTH, MAX_NODES, function_roots, walkable_object
 from .undefined import UndefinedVar
 
 __all__ = ["LoopItems", "holds_static"]
@@ -71,8 +73,9 @@ def holds_static(value, depth=0):
 
 
 class LoopItems:
-    """The containers reachable from `fns` (a loop's body and condition) as
-    they were before the loop, and the items found to carry (`items`)."""
+    """The containers reachable from `fns` (a loop's body and condition, or an
+    `if`'s branches) as they were before the construct, and the items found
+    to carry (`items`)."""
 
     def __init__(self, fns, names, keyed=()):
         self.items = []
@@ -134,9 +137,9 @@ class LoopItems:
         return out
 
     def find(self, touched, construct):
-        """After a trace of the body: the entries it set to static values that
-        the loop's state did not (`touched`: what setting the state changed)
-        join `items`; True if there are any."""
+        """After a trace of the body (or a branch): the entries it set to static
+        values that the construct's state did not (`touched`: what setting the
+        state changed) join `items`; True if there are any."""
         new = []
         for cid, key in self.changed() - touched:
             if (cid, key) in self._found:

@@ -1,17 +1,17 @@
 """What a function can reach: its closure cells, the globals it names, and
 the user state (lists, dicts, objects' `__dict__`) reachable from them.
 
-Two writers of that state need it: the state-that-outlives-the-call watch
-(jit.outliving), which diffs it around a whole trace, and a loop on a
-tensor (convert.runtime.loop_items), which diffs it around its body to find
-the items a called function or another name wrote (a k/v cache). Python
+Two users diff that state: the state-that-outlives-the-call watch
+(jit.outliving), around a whole trace, and a loop or `if` on a tensor
+(convert.runtime.loop_items), around its body or branches, to find the
+items a called function or another name wrote (a k/v cache). Python
 stores into builtin lists and dicts cannot be intercepted, but every such
 write ends in a container reachable from here.
 """
 import types
 
-from d2s.core.tensor import Tensor
-from d2s.static.ir import Variable
+from ..core.tensor import Tensor
+from .ir import Variable
 
 __all__ = ["LEAVES", "MAX_DEPTH", "MAX_NODES", "function_roots", "is_layer", "walkable_object"]
 
