@@ -14,7 +14,7 @@ from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
 from .lists import check_list_aliases, enter_trace, exit_trace, sharing, tracing_paths
 from .logical import check_truth_size, static_truth
-from .targets import writing_back
+from .targets import entries_read, writing_back
 from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
@@ -317,6 +317,7 @@ def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, st
     state_names = tuple(state_names) + items.labels()
     out_names = tuple(out_names) + items.labels()
     targets = tuple(targets) + items.labels()
+    covered = entries_read(get_names)
     init = tuple(get_state())
     positions = _positions(state_names, out_names)
     flag = (state_names.index(returns.flag)
@@ -336,10 +337,9 @@ def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, st
     def branch(fn):
         def run():
             set_state(init)
-            touched = items.changed()
             with sharing(originals.values()):
                 fn()
-            if items.find(touched, "an `if`"):
+            if items.find(covered, "an `if`"):
                 raise again
             values = get_state()
             if flag is not None and values[flag] is True:
@@ -429,6 +429,7 @@ def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state,
     containers = [p for p in positions if p < n and type(start[p]) in (list, dict)]
     kept = _positions(names, sorted(again.kept))
     known = set(again.rebuilt), set(again.kept)
+    covered = entries_read(get_state)
 
     def cond(*values):
         set_(_with_values(init, positions, values))
@@ -438,7 +439,6 @@ def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state,
     def body(*values):
         set_(_with_values(init, positions, values))
         bound = get()
-        touched = items.changed()
         body_fn()
         state = get()
         for p in kept:
@@ -450,7 +450,7 @@ def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state,
                     again.rebuilt.add(names[p])       # `caches = new_caches`
             elif type(bound[p]) in (list, dict) or getattr(bound[p], "indexed", False):
                 again.kept.add(names[p])               # `cache = set_item(cache, k, v)`
-        if items.find(touched, construct) or (again.rebuilt, again.kept) != known:
+        if items.find(covered, construct) or (again.rebuilt, again.kept) != known:
             raise again
         return [state[p] for p in positions]
 

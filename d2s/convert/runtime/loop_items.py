@@ -10,11 +10,11 @@ not carry, so after the loop they would hold values of the body.
 
 As the outliving-state watch does for a whole trace (jit.outliving), the
 loop records the containers reachable from its body's and condition's
-closure cells and named globals (reachable.function_roots) before it
-starts, and after each trace of its body looks for items that now hold a
-static Variable the loop's state did not put there. Each such item becomes
-a loop variable read and written through its container, and the loop is
-traced again from scratch: an item whose shape grows per trip
+closure cells and named globals (static.reachable.function_roots) before
+it starts, and after each trace of its body looks for items, other than
+its own targets (`acc[0]`, `self.h`), that now hold a static Variable.
+Each becomes a loop variable read and written through its container, and
+the loop is traced again from scratch: an item whose shape grows per trip
 (`concat`) gets an unknown dim like any loop variable, a preallocated one
 (`cache["k"][:, i] = k`) keeps its shape. A tensor `if` does the same with
 what its branches write: those items become outputs of its `cond`.
@@ -136,12 +136,12 @@ class LoopItems:
                 out.update((cid, k) for k in copy if k not in container)
         return out
 
-    def find(self, touched, construct):
+    def find(self, covered, construct):
         """After a trace of the body (or a branch): the entries it set to static
-        values that the construct's state did not (`touched`: what setting the
-        state changed) join `items`; True if there are any."""
+        values that the construct's own targets do not cover (`covered`:
+        targets.entries_read) join `items`; True if there are any."""
         new = []
-        for cid, key in self.changed() - touched:
+        for cid, key in self.changed() - covered:
             if (cid, key) in self._found:
                 continue
             container, copy, label, attrs = self.before[cid]
