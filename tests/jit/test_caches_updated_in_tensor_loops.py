@@ -280,6 +280,55 @@ def test_a_sublayer_updating_its_own_cache_attribute_in_the_loop(backend):
         np.testing.assert_allclose(c.keys.numpy(), e.keys.numpy(), rtol=1e-5, atol=1e-6)
 
 
+class BufferedAttention(nn.Layer):
+    """A preallocated cache registered as a buffer, written at the step."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+        self.register_buffer("keys", d2s.zeros([2, SLOTS, 3]), persistable=False)
+
+    def forward(self, x, i):
+        self.keys[:, i] = self.proj(x)
+        return _read(x, self.keys)
+
+
+class BufferedDecoder(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.LayerList([BufferedAttention() for _ in range(LAYERS)])
+
+    def forward(self, x, n):
+        i = d2s.zeros([], "int64")
+        while i < n:
+            for layer in self.layers:
+                x = layer(x, i)
+            i += 1
+        return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sublayer_writing_its_preallocated_buffer_at_the_step(backend):
+    """The buffer keeps its Tensor and gets each run's value in place; the
+    second call starts from what the first left, as eagerly."""
+    d2s.seed(6)
+    eager, converted = BufferedDecoder(), BufferedDecoder()
+    converted.set_state_dict(eager.state_dict())
+    buffers = [layer.keys for layer in converted.layers]
+    static = to_static(converted.forward, backend=backend)
+    x0, _ = _inputs()
+    with d2s.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallbackWarning)
+        for n in (2, 4):
+            want = eager(d2s.to_tensor(x0), d2s.to_tensor(np.array(n)))
+            got = static(d2s.to_tensor(x0), d2s.to_tensor(np.array(n)))
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    for e, c, buf in zip(eager.layers, converted.layers, buffers):
+        assert c.keys is buf
+        np.testing.assert_allclose(c.keys.numpy(), e.keys.numpy(), rtol=1e-5, atol=1e-6)
+        assert np.abs(e.keys.numpy()[:, :4]).sum() > 0 and not e.keys.numpy()[:, 4:].any()
+
+
 def _log(h, history):
     history.append(h)
 
