@@ -4,6 +4,8 @@ the attention layer updates (`cache["k"] = concat([cache["k"], k])`) inside
 the tensor `while` that generates tokens — the GPT-2 / PaddleNLP generation
 pattern. Training runs the same layers without a cache; generation is
 checked against eager and against re-running the full prefix without cache."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ import d2s
 import d2s.nn as nn
 import d2s.nn.functional as F
 from d2s.static import InputSpec
+from d2s.static.backend import BackendFallbackWarning
 
 from harness import (BACKENDS, as_numpy, close_tree, infer_and_compare, save_load_infer, t,
                      train_and_compare, twins)
@@ -114,13 +117,22 @@ def test_gpt_trains_like_eager(backend):
     train_and_compare(GPT, BATCHES, backend, SPEC, opt="sgd", lr=0.1)
 
 
+def _growing_cache(backend):
+    """The caches grow per step: on xla the loop runs on numpy, and says so
+    (docs/backends.md: an XLA loop carries one shape)."""
+    if backend != "xla":
+        return contextlib.nullcontext()
+    return pytest.warns(BackendFallbackWarning, match="changes shape in the loop")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_greedy_generation_over_per_layer_kv_caches(backend):
     eager, model = twins(GPT)
     gen = d2s.jit.to_static(model.generate, input_spec=[InputSpec([2, 3], "int64")],
                             backend=backend)
     prompt = t(RNG.integers(0, V, (2, 3)))
-    out = infer_and_compare(eager.generate, gen, [prompt], backend)
+    with _growing_cache(backend):
+        out = infer_and_compare(eager.generate, gen, [prompt], backend)
     np.testing.assert_array_equal(out, eager.generate_without_cache(prompt).numpy())
     assert "while" in [op.type for op in gen.get_concrete_program(prompt).main_program.all_ops()]
 
@@ -207,4 +219,6 @@ def cache_item_assigned(x):
 def test_kv_cache_update_styles_inside_a_tensor_while(fn, backend):
     x = t(np.ones((2, 1)))
     expected = as_numpy(fn(x))
-    close_tree(as_numpy(d2s.jit.to_static(fn, backend=backend)(x)), expected, backend, "cache")
+    with _growing_cache(backend):
+        got = as_numpy(d2s.jit.to_static(fn, backend=backend)(x))
+    close_tree(got, expected, backend, "cache")
