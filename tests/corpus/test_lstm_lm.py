@@ -97,13 +97,15 @@ def test_lstm_lm_keeps_its_own_state_attribute(backend):
         close(model.hidden[1].numpy(), eager.hidden[1].numpy(), backend, f"step {step} c")
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "nn.RNN unrolls its time loop in Python and needs the step count at build time: "
-    "d2s/nn/rnn.py:178 raises for a None time dim"))
 def test_lstm_lm_with_unknown_chunk_length():
+    """A None time dim: the LSTM's steps are one `while` op of the program,
+    built once for every chunk length."""
     eager, model = twins(LSTMLM)
     spec = [InputSpec([2, None], "int64")] + SPEC[1:]
     fwd = d2s.jit.to_static(model.forward, input_spec=spec)
     h0 = d2s.zeros([L, 2, H])
     for x, _ in CHUNKS:
         close(fwd(t(x), h0, h0)[0].numpy(), eager(t(x), h0, h0)[0].numpy(), "numpy", "logits")
+    ops = {op.type for op in fwd.get_concrete_program(t(CHUNKS[0][0]), h0, h0)
+           .main_program.all_ops()}
+    assert "while" in ops
