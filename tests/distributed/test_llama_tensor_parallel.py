@@ -3,12 +3,16 @@ parallel q/k/v and gate/up, row-parallel o and down, vocabulary-parallel
 embedding): greedy generation converted whole by to_static on the xla
 backend, on 8 simulated CPU devices (an "mp" mesh of 4 and a dp 2 x mp 4
 mesh), gives the single-device eager tokens, and the compiled module holds
-the row-parallel layers' all-reduces.
+the row-parallel layers' all-reduces; examples/llama/serve_parallel.py
+started as 2 processes of 2 devices by the launcher (mp 4 across them)
+prints the tokens of one process on one device.
 
 Heavy: `D2S_DIST_TESTS=1 python -m pytest tests/distributed` (see conftest).
 """
+import os
 import pathlib
 import re
+import subprocess
 import sys
 import warnings
 
@@ -82,3 +86,27 @@ def test_tensor_parallel_generation_equals_single_device(degrees, monkeypatch):
     hlo = forward.compiled_text([ids._value], [dist_attr.get(ids)])
     assert len(re.findall(r"\ball-reduce(?:-start)?\(", hlo)) >= 2, \
         "no all-reduce of the row-parallel layers in the compiled module"
+
+
+SERVE = str(ROOT / "examples" / "llama" / "serve_parallel.py")
+
+
+def _tokens(cmd):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("D2S_RANK", "D2S_WORLD", "PMI_", "OMPI_", "XLA_FLAGS"))}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=260, cwd=str(ROOT),
+                          env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = re.findall(r"^tokens ([\d ]+)$", proc.stdout, re.M)
+    assert rows, proc.stdout
+    return proc.stdout, [r.split() for r in rows]
+
+
+def test_two_processes_generate_the_single_device_tokens():
+    _, want = _tokens([sys.executable, SERVE, "--devices", "1", "--mp", "1"])
+    out, got = _tokens([sys.executable, "-m", "d2s.distributed.launch", "--nproc_per_node",
+                        "2", "--devices_per_proc", "2", "--mpi", "off", "--timeout", "200",
+                        SERVE, "--mp", "4"])
+    assert "2 process(es), 4 devices, mp 4" in out, out
+    assert got == want
