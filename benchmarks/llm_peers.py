@@ -193,3 +193,65 @@ def jax_greedy_fn(model):
         return lax.while_loop(lambda s: s[0] < max_new_tokens, body, state)[3]
 
     return weights, jax.jit(generate, static_argnums=2)
+
+
+# ---- numpy by hand ----------------------------------------------------------------------------
+
+def numpy_greedy_fn(model):
+    """function(prompt, max_new_tokens) -> tokens: the greedy loop in plain
+    numpy, caches written in place (benchmarks/compare_modes.py's numpy
+    column for workload W8)."""
+    c = model.config
+    w = weights_of(model)
+    hd, nh, nkv = c.head_dim, c.num_attention_heads, c.num_key_value_heads
+    group = nh // nkv
+    head = w[_head_name(c)].T.copy() if c.tie_word_embeddings else w[_head_name(c)]
+    eps, root = np.float32(c.rms_norm_eps), np.float32(math.sqrt(hd))
+
+    def rms(x, g):
+        return x * (1 / np.sqrt((x * x).mean(-1, keepdims=True) + eps)) * g
+
+    def rot(x, cos, sin):
+        half = x.shape[-1] // 2
+        return x * cos + np.concatenate([-x[..., half:], x[..., :half]], axis=-1) * sin
+
+    def step(ids, caches, pos):
+        b, t = ids.shape
+        max_len = caches[0][0].shape[2]
+        cos, sin = w["cos"][pos][None, None], w["sin"][pos][None, None]
+        mask = np.where(np.arange(max_len)[None, :] <= pos[:, None], np.float32(0),
+                        np.float32(-np.inf))
+        h = w["embed_tokens.weight"][ids]
+        for i, (kc, vc) in enumerate(caches):
+            p = f"layers.{i}."
+            x = rms(h, w[p + "input_layernorm.weight"])
+            q = (x @ w[p + "self_attn.q_proj.weight"]).reshape(b, t, nh, hd).transpose(0, 2, 1, 3)
+            k = (x @ w[p + "self_attn.k_proj.weight"]).reshape(b, t, nkv, hd).transpose(0, 2, 1, 3)
+            v = (x @ w[p + "self_attn.v_proj.weight"]).reshape(b, t, nkv, hd).transpose(0, 2, 1, 3)
+            kc[:, :, pos] = rot(k, cos, sin)
+            vc[:, :, pos] = v
+            q = rot(q, cos, sin).reshape(b, nkv, group, t, hd)
+            s = q @ kc[:, :, None].swapaxes(-1, -2) / root + mask
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            a = (s @ vc[:, :, None]).reshape(b, nh, t, hd).transpose(0, 2, 1, 3)
+            h = h + a.reshape(b, t, nh * hd) @ w[p + "self_attn.o_proj.weight"]
+            x = rms(h, w[p + "post_attention_layernorm.weight"])
+            g = x @ w[p + "mlp.gate_proj.weight"]
+            g = g / (1 + np.exp(-g))
+            h = h + (g * (x @ w[p + "mlp.up_proj.weight"])) @ w[p + "mlp.down_proj.weight"]
+        return rms(h[:, -1], w["norm.weight"]) @ head
+
+    def generate(prompt, max_new_tokens):
+        b, plen = prompt.shape
+        shape = (b, nkv, plen + max_new_tokens, hd)
+        caches = [(np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+                  for _ in range(c.num_hidden_layers)]
+        logits = step(prompt, caches, np.arange(plen))
+        out = np.empty((b, max_new_tokens), np.int64)
+        for s in range(max_new_tokens):
+            out[:, s] = logits.argmax(-1)
+            logits = step(out[:, s:s + 1], caches, np.array([plen + s]))
+        return out
+
+    return generate
