@@ -21,7 +21,7 @@ reason; a row whose tokens differ makes the exit status 1.
 Per row and batch: first-token latency (a generation of 1 new token:
 prompt pass and the first token), whole-generation time (all new tokens),
 and decode tokens/s = batch * (new - 1) / (whole - first). Median over
-`--rounds` rounds. Single-threaded: BLAS, XLA, PyTorch and ONNX Runtime
+`--rounds` rounds, the rows interleaved. Single-threaded: BLAS, XLA, PyTorch and ONNX Runtime
 run on one thread each (pin the process with `taskset -c 0` for one core).
 """
 import os
@@ -141,18 +141,25 @@ def check_torch_logits(model, prompt):
 
 # ---- timing ------------------------------------------------------------------------------
 
-def time_row(fn, prompt, n, rounds):
-    """(first-token s, whole-generation s): medians over `rounds`."""
-    firsts, wholes = [], []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn(prompt, 1)
-        t1 = time.perf_counter()
-        fn(prompt, n)
-        t2 = time.perf_counter()
-        firsts.append(t1 - t0)
-        wholes.append(t2 - t1)
-    return statistics.median(firsts), statistics.median(wholes)
+def time_rows(fns, prompts, n, rounds):
+    """{row: {batch: (first-token s, whole-generation s)}}: medians over
+    `rounds`, the rows interleaved round by round (round 1 of every row,
+    then round 2, ...) so that the load of a shared machine falls on all
+    rows alike."""
+    samples = {name: {b: ([], []) for b in prompts} for name in fns}
+    for r in range(rounds):
+        for name, fn in fns.items():
+            for b, prompt in prompts.items():
+                t0 = time.perf_counter()
+                fn(prompt, 1)
+                t1 = time.perf_counter()
+                fn(prompt, n)
+                t2 = time.perf_counter()
+                samples[name][b][0].append(t1 - t0)
+                samples[name][b][1].append(t2 - t1)
+        print(f"  round {r + 1}/{rounds} timed", file=sys.stderr)
+    return {name: {b: (statistics.median(f), statistics.median(w))
+                   for b, (f, w) in per.items()} for name, per in samples.items()}
 
 
 def main(argv=None):
@@ -245,14 +252,14 @@ def main(argv=None):
     print(textwrap.fill(f"check: greedy tokens equal for {', '.join(LABELS[r] for r in fns)}",
                         100, subsequent_indent="  "))
 
-    for name, fn in fns.items():
+    timed = time_rows(fns, prompts, new, rounds)
+    for name in fns:
         entry = report["rows"][name] = {}
         for b in batches:
-            first, whole = time_row(fn, prompts[b], new, rounds)
+            first, whole = timed[name][b]
             # too short a generation to tell decoding from the prompt pass: no figure
             decode = b * (new - 1) / (whole - first) if whole > first and new > 1 else None
             entry[b] = {"first_token_s": first, "whole_s": whole, "decode_tok_s": decode}
-        print(f"  timed {LABELS[name]}", file=sys.stderr)
 
     print_table(report, batches, new)
     if args.json:
