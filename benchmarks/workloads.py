@@ -405,8 +405,46 @@ def add_workload(rng):
         info={"shape": [16]}, np_args=(x_np, y_np))
 
 
+# ---- W8: greedy generation of a small Llama ----------------------------------------------
+
+def w8(rng):
+    """examples/llama's generate.py, greedy: the prompt pass, then a tensor
+    `while` of decode steps over per-layer k/v caches; converted, the whole
+    generation is one program. The numpy twin is benchmarks/llm_peers.py's
+    hand-written loop over the same weights (benchmarks/llm.py times the
+    full-size model against PyTorch, jax.jit and ONNX Runtime)."""
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in (here, os.path.dirname(here)):        # llm_peers; examples.llama
+        if folder not in sys.path:
+            sys.path.append(folder)
+    import llm_peers
+    from examples.llama.export_onnx import GreedyGenerator
+    from examples.llama.generate import generate
+    from examples.llama.model import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=128,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=32)
+    model = LlamaForCausalLM(config)
+    model.eval()
+    new = 16
+    prompt_np = rng.integers(0, config.vocab_size, (1, 8)).astype(np.int64)
+    prompt = d2s.to_tensor(prompt_np)
+    gen = to_static(generate)
+    by_hand = llm_peers.numpy_greedy_fn(model)
+    return Workload(
+        "W8", f"Llama greedy, {new} tokens, 2 layers x 64",
+        call=lambda: gen(model, prompt, new, temperature=0),
+        numpy_call=lambda: by_hand(prompt_np, new),
+        fresh_call=lambda: (lambda f: (lambda: f(model, prompt, new, temperature=0)))(
+            to_static(generate)),
+        rtol=0, atol=0, info={"new_tokens": new, "prompt": [1, 8], "config": config.to_dict()},
+        np_args=(prompt_np,), program=(GreedyGenerator(model, new), (prompt,)))
+
+
 # key -> builder(rng); in run order.
 WORKLOADS = {
     "W1": w1, "W2": w2, "W3": w3, "W3b": w3b, "W4": w4, "W5": w5, "W6": w6, "W6a": w6a,
-    "ADD": add_workload,
+    "ADD": add_workload, "W8": w8,
 }

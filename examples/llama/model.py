@@ -21,6 +21,10 @@ import math
 import d2s
 import d2s.nn as nn
 import d2s.nn.functional as F
+from d2s.distributed import fleet
+from d2s.distributed.fleet import hybrid
+
+mpu = fleet.meta_parallel
 
 
 @dataclasses.dataclass
@@ -28,7 +32,11 @@ class LlamaConfig:
     """Sizes of the network; tiny by default so that it trains on a laptop
     CPU in minutes. `num_key_value_heads < num_attention_heads` is grouped-
     query attention (each k/v head serves `num_attention_heads //
-    num_key_value_heads` query heads)."""
+    num_key_value_heads` query heads).
+
+    `tensor_parallel=True` builds the projections and the embedding from
+    Paddle's fleet model-parallel layers (see `parallel_layers`); so does
+    a mesh made by `fleet.init` with `mp_degree > 1`."""
     vocab_size: int = 256
     hidden_size: int = 128
     intermediate_size: int = 344
@@ -40,6 +48,7 @@ class LlamaConfig:
     rope_theta: float = 10000.0
     tie_word_embeddings: bool = False
     initializer_range: float = 0.02
+    tensor_parallel: bool = False
 
     def __post_init__(self):
         if self.hidden_size % self.num_attention_heads:
@@ -70,6 +79,36 @@ class LlamaConfig:
 
 def _normal(std):
     return d2s.ParamAttr(initializer=nn.initializer.Normal(0.0, std))
+
+
+def parallel_layers(config):
+    """True when the model is built tensor-parallel: `config.tensor_parallel`
+    or a `fleet.init` mesh whose "mp" dim has more than one device. As in
+    PaddleNLP, q/k/v and gate/up are column-parallel with their outputs
+    left split (`gather_output=False`: the heads / hidden units of each
+    device), o and down row-parallel on that split input (one all-reduce
+    per block), the token embedding vocabulary-parallel and the untied head
+    column-parallel with its logits gathered (sampling needs them whole).
+    The fleet layers hold the whole weights with placements, so a state
+    dict loads into either build and the numbers are the same."""
+    if config.tensor_parallel:
+        return True
+    mesh = hybrid.hybrid_mesh()
+    return mesh is not None and mesh.get_dim_size("mp") > 1
+
+
+def _column(config, n_in, n_out, attr, gather_output=False):
+    if parallel_layers(config):
+        return mpu.ColumnParallelLinear(n_in, n_out, weight_attr=attr, has_bias=False,
+                                        gather_output=gather_output)
+    return nn.Linear(n_in, n_out, weight_attr=attr, bias_attr=False)
+
+
+def _row(config, n_in, n_out, attr):
+    if parallel_layers(config):
+        return mpu.RowParallelLinear(n_in, n_out, weight_attr=attr, has_bias=False,
+                                     input_is_parallel=True)
+    return nn.Linear(n_in, n_out, weight_attr=attr, bias_attr=False)
 
 
 class LlamaRMSNorm(nn.Layer):
@@ -122,11 +161,11 @@ class LlamaAttention(nn.Layer):
         self.head_dim = config.head_dim
         h, kv = config.hidden_size, self.num_kv_heads * self.head_dim
         init = _normal(config.initializer_range)
-        self.q_proj = nn.Linear(h, h, weight_attr=init, bias_attr=False)
-        self.k_proj = nn.Linear(h, kv, weight_attr=init, bias_attr=False)
-        self.v_proj = nn.Linear(h, kv, weight_attr=init, bias_attr=False)
-        self.o_proj = nn.Linear(h, h, weight_attr=_normal(
-            config.initializer_range / math.sqrt(2 * config.num_hidden_layers)), bias_attr=False)
+        self.q_proj = _column(config, h, h, init)
+        self.k_proj = _column(config, h, kv, init)
+        self.v_proj = _column(config, h, kv, init)
+        self.o_proj = _row(config, h, h, _normal(
+            config.initializer_range / math.sqrt(2 * config.num_hidden_layers)))
 
     def _heads(self, x, n):
         b, t = x.shape[0], x.shape[1]
@@ -172,10 +211,10 @@ class LlamaMLP(nn.Layer):
     def __init__(self, config):
         super().__init__()
         h, f, init = config.hidden_size, config.intermediate_size, _normal(config.initializer_range)
-        self.gate_proj = nn.Linear(h, f, weight_attr=init, bias_attr=False)
-        self.up_proj = nn.Linear(h, f, weight_attr=init, bias_attr=False)
-        self.down_proj = nn.Linear(f, h, weight_attr=_normal(
-            config.initializer_range / math.sqrt(2 * config.num_hidden_layers)), bias_attr=False)
+        self.gate_proj = _column(config, h, f, init)
+        self.up_proj = _column(config, h, f, init)
+        self.down_proj = _row(config, f, h, _normal(
+            config.initializer_range / math.sqrt(2 * config.num_hidden_layers)))
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -204,17 +243,17 @@ class LlamaForCausalLM(nn.Layer):
     def __init__(self, config):
         super().__init__()
         self.config = config
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size,
-                                         weight_attr=_normal(config.initializer_range))
+        embedding = mpu.VocabParallelEmbedding if parallel_layers(config) else nn.Embedding
+        self.embed_tokens = embedding(config.vocab_size, config.hidden_size,
+                                      weight_attr=_normal(config.initializer_range))
         self.layers = nn.LayerList([LlamaDecoderLayer(config)
                                     for _ in range(config.num_hidden_layers)])
         self.norm = LlamaRMSNorm(config.hidden_size, config.rms_norm_eps)
         self.rotary = LlamaRotaryEmbedding(config.head_dim, config.max_position_embeddings,
                                            config.rope_theta)
         if not config.tie_word_embeddings:
-            self.lm_head = nn.Linear(config.hidden_size, config.vocab_size,
-                                     weight_attr=_normal(config.initializer_range),
-                                     bias_attr=False)
+            self.lm_head = _column(config, config.hidden_size, config.vocab_size,
+                                   _normal(config.initializer_range), gather_output=True)
 
     def _logits(self, h):
         h = self.norm(h)

@@ -120,7 +120,9 @@ class Trainer:
         ckpt = d2s.load(path)
         saved = ckpt.get("config", {})
         ours = self.config.to_dict()
-        diff = sorted(k for k in set(saved) | set(ours) if saved.get(k) != ours.get(k))
+        # tensor_parallel only chooses how the same weights are laid out
+        diff = sorted(k for k in set(saved) | set(ours)
+                      if k != "tensor_parallel" and saved.get(k) != ours.get(k))
         if diff:
             detail = ", ".join(f"{k}: checkpoint {saved.get(k)!r} vs run {ours.get(k)!r}"
                                for k in diff)
