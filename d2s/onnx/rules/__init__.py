@@ -15,3 +15,12 @@ from . import linalg_more  # noqa: F401
 from . import conv  # noqa: F401  (convolution and pooling)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)
 from . import indexing  # noqa: F401  (set_item)
+from . import creation  # noqa: F401
+from . import elementwise  # noqa: F401
+from . import reduction  # noqa: F401
+from . import manipulation  # noqa: F401
+from . import linalg  # noqa: F401
+from . import nn  # noqa: F401
+from . import random  # noqa: F401
+from . import debug  # noqa: F401
+from . import dist  # noqa: F401
