@@ -95,13 +95,25 @@ def test_every_rule_lives_in_its_targets_package(target):
     package = TARGETS[target][0]
     elsewhere = []
     for opdef in _all_ops():
-        rule = opdef.lowerings.get(target)
-        if rule is None or isinstance(rule, NotLowerable):
-            continue
-        module = getattr(getattr(rule, "func", rule), "__module__", "")
-        if not (module == package or module.startswith(package + ".")):
-            elsewhere.append(f"{opdef.name}: {module}")
+        for key, rule in opdef.lowerings.items():  # its rule and its variants ("xla:...")
+            if key.split(":")[0] != target or isinstance(rule, NotLowerable):
+                continue
+            module = getattr(getattr(rule, "func", rule), "__module__", "")
+            if not (module == package or module.startswith(package + ".")):
+                elsewhere.append(f"{opdef.name} ({key}): {module}")
     assert elsewhere == [], f"{target} rules outside {package}: {elsewhere}"
+
+
+def test_an_ops_tensor_array_form_is_a_variant_in_its_one_table():
+    """xla's forms for tensor arrays sit in the op's table beside its rule
+    (no second per-op table in the backend), in the same family module."""
+    found = describe("sum")
+    assert found["xla"].startswith("d2s.backends.xla.rules.reduction.")
+    assert found["xla:tensor_array"].startswith("d2s.backends.xla.rules.reduction._sum:")
+    assert describe("softmax")["xla:tensor_array"].startswith(
+        "d2s.backends.xla.rules.nn._normalized.<locals>.handler:")
+    with_variant = sorted(n for n, op in OPS.items() if "xla:tensor_array" in op.lowerings)
+    assert {"getitem", "matmul", "cross_entropy", "numel", "reshape"} <= set(with_variant)
 
 
 def test_the_targets_declare_their_rules_packages():

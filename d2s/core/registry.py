@@ -154,12 +154,15 @@ def declare_target(name, package, every_op=True):
     TARGETS[name] = (package, bool(every_op))
 
 
-def register_lowering(target, op, rule):
+def register_lowering(target, op, rule, variant=None):
     """Declare how `target` ("xla", "onnx", or any registered backend) lowers
     `op` (a registered op's name, its `OpDef`, or a control op's
     `ControlOpDef`): a rule `rule(ns, *inputs, **attrs)` or
     `NotLowerable(reason)`. Called by the target's own rules package, so the
-    core never names a backend library. Returns `rule`, so it also serves as
+    core never names a backend library. `variant`: a form of the rule for
+    values of a kind the target has beside plain arrays (xla's
+    "tensor_array": `rule(ns, plain_rule, *inputs, **attrs)`), kept in the
+    same table under "target:variant". Returns `rule`, so it also serves as
     a decorator factory's result (see `lowers`)."""
     opdef = OPS.get(op) if isinstance(op, str) else op
     if opdef is None:
@@ -167,8 +170,9 @@ def register_lowering(target, op, rule):
     if not (callable(rule) or isinstance(rule, NotLowerable)):
         raise TypeError(f"op {opdef.name!r}: the {target} lowering must be a "
                         f"callable or NotLowerable(reason), got {rule!r}")
-    opdef.lowerings[target] = rule
-    _REGISTERED_AT[(opdef.name, target)] = _caller()
+    key = target if variant is None else f"{target}:{variant}"
+    opdef.lowerings[key] = rule
+    _REGISTERED_AT[(opdef.name, key)] = _caller()
     return rule
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ....core.ops.indexing import decode_index
 from ....core.registry import register_lowering
+from ._tensor_arrays import _filled
 
 
 def _masked(ns, x, v, mask):
@@ -181,3 +182,55 @@ register_lowering("xla", "set_item", _xla)
 
 register_lowering("xla", "getitem", _getitem_xla)
 register_lowering("xla", "getitem_grad", _getitem_grad_xla)
+
+
+# ---- on tensor arrays (`_tensor_arrays`): the "tensor_array" variant -----------------
+def _getitem(ns, rule, x, *tensors, spec):
+    """`arr[i]` (then any index of the row) or `arr[start:stop]` (the rule
+    indexes the array: `TensorArray.__getitem__`). A row index outside the
+    run-time length sends the run to numpy, which raises numpy's
+    IndexError, where XLA would clamp it to the last row."""
+    if not ns.is_tensor_array(x) or any(ns.is_tensor_array(t) for t in tensors):
+        raise ns.Unsupported("it indexes with a tensor array")
+    kind = spec[0][0] if spec else None
+    i = spec[0][1] if kind == "int" else tensors[spec[0][1]] if kind == "tensor" else None
+    if i is not None and getattr(i, "ndim", 0) == 0:
+        ns.check_on_numpy((i < x.length) & (i >= -x.length))
+    return rule(ns, x, *tensors, spec=spec)
+
+
+def _getitem_grad(ns, rule, g, x, *tensors, spec):
+    """The cotangent of `arr[i]` (then any index of the row) or of
+    `arr[start:stop]` (`TensorArray.__getitem__`): zeros shaped like the
+    array, the cotangent at the rows read (a run-time index as the forward
+    clamped it)."""
+    if not ns.is_tensor_array(x) or x.axis != 0 or not spec or (
+            ns.is_tensor_array(g) and g.axis != 0):
+        raise ns.Unsupported("a gradient of indexing a tensor array other than by a leading "
+                          "integer or a slice with integer bounds")
+    kind = spec[0][0]
+    if any(ns.is_tensor_array(t) for t in tensors):
+        raise ns.Unsupported("it indexes with a tensor array")
+    if spec == (("slice", None, None, -1),) and ns.is_tensor_array(g):
+        return g.reversed_rows()  # `reversed(outs)`: its own inverse
+    if kind == "slice" and len(spec) == 1 and not tensors:
+        start, length = x.slice_bounds(slice(*spec[0][1:]))
+        if ns.is_tensor_array(g):
+            rows = _filled(ns, g, 0)
+        else:  # a cotangent from the host: its rows are the slice's
+            ns.check_on_numpy(length == g.shape[0])
+            rows = g
+        return ns.TensorArray(ns.unshift_rows(rows, start, x.capacity), x.length, x.base)
+    i = spec[0][1] if kind == "int" else tensors[spec[0][1]] if kind == "tensor" else None
+    if i is None or getattr(i, "ndim", 0) != 0 or ns.is_tensor_array(g):
+        raise ns.Unsupported("a gradient of indexing a tensor array other than by a leading "
+                          "integer or a slice with integer bounds")
+    row = g if len(spec) == 1 else rule(ns, g, ns.jnp.zeros(x.buf.shape[1:], g.dtype), *tensors,
+                                        spec=spec[1:])
+    buf = ns.jnp.zeros(x.buf.shape, g.dtype)
+    at = (x.row_index(i),) + (0,) * (buf.ndim - 1)
+    return ns.TensorArray(ns.lax.dynamic_update_slice(buf, row[None], at), x.length, x.base)
+
+
+register_lowering("xla", "getitem", _getitem, variant="tensor_array")
+register_lowering("xla", "getitem_grad", _getitem_grad, variant="tensor_array")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ....core.registry import register_lowering
+from ._tensor_arrays import _as_plain, _mask, _padded
 
 
 def _matmul_xla(ns, x, y):
@@ -23,3 +24,32 @@ def _matmul_xla(ns, x, y):
 
 
 register_lowering("xla", "matmul", _matmul_xla)
+
+
+# ---- on tensor arrays (`_tensor_arrays`): the "tensor_array" variant -----------------
+def _matmul(ns, rule, x, y):
+    xa, ya = ns.is_tensor_array(x), ns.is_tensor_array(y)
+    if xa and ya:  # contracting the run-time length: x's last axis, y's rows
+        if x.axis != x.ndim - 1 or y.ndim < 2 or y.axis != y.ndim - 2:
+            raise ns.Unsupported("a matmul of two tensor arrays other than over their length")
+        ns.check_on_numpy(x.length == y.length)
+        capacity = max(x.buf.shape[x.axis], y.buf.shape[y.axis])
+        xs = _padded(ns, ns.TensorArray(ns.jnp.where(_mask(ns, x), x.buf, 0), x.length, x.base, x.axis),
+                     capacity)
+        ys = _padded(ns, ns.TensorArray(ns.jnp.where(_mask(ns, y), y.buf, 0), y.length, y.base, y.axis),
+                     capacity)
+        return rule(ns, xs, ys)
+    if xa and x.ndim >= 2 and x.axis < x.ndim - 1 and y.ndim <= 2:
+        return ns.TensorArray(rule(ns, x.buf, y), x.length, x.base, x.axis)
+    if ya and y.ndim >= 2 and y.axis == y.ndim - 1 and x.ndim <= 2:
+        return ns.TensorArray(rule(ns, x, y.buf), y.length, y.base,
+                           y.axis - (1 if x.ndim == 1 else 0))
+    if xa and x.axis == x.ndim - 1 and y.ndim >= 2:  # contracting with y's rows
+        return rule(ns, _as_plain(ns, x, y.shape[-2]), y)
+    if ya and y.ndim >= 2 and y.axis == y.ndim - 2:
+        return rule(ns, x, _as_plain(ns, y, x.shape[-1]))
+    raise ns.Unsupported("a matmul that contracts a tensor array's run-time length with a "
+                      "plain array")
+
+
+register_lowering("xla", "matmul", _matmul, variant="tensor_array")
