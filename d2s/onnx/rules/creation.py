@@ -34,10 +34,10 @@ def _numel_onnx(ns, x, axes=None):
 
 
 register_lowering("onnx", "full", lambda ns, *dims, shape, fill_value, dtype: onnx_fill(
-        ns, onnx_spec(shape, dims), fill_value, dtype))
+    ns, onnx_spec(shape, dims), fill_value, dtype))
 register_lowering("onnx", "assign_value", lambda ns, value: ns.const(value))
 register_lowering("onnx", "full_like", lambda ns, x, fill_value, dtype=None: onnx_fill(
-        ns, [ns.dim(x, i) for i in range(x.ndim)], fill_value, dtype or x.dtype))
+    ns, [ns.dim(x, i) for i in range(x.ndim)], fill_value, dtype or x.dtype))
 register_lowering("onnx", "arange", _arange_onnx)
 register_lowering("onnx", "shape", lambda ns, x: ns.shape_of(x))
 register_lowering("onnx", "numel", _numel_onnx)

@@ -159,7 +159,8 @@ register_lowering("onnx", "erf", _erf_onnx)
 register_lowering("onnx", "sign", onnx_unary("Sign"))
 register_lowering("onnx", "sigmoid", _sigmoid_onnx)
 register_lowering("onnx", "relu", lambda ns, x: ns.node("Relu", x) if x.dtype.kind == "f" else
-              ns.node("Max", x, ns.scalar(0, x.dtype)))
-register_lowering("onnx", "where", lambda ns, c, x, y: _where_onnx(ns, ns.cast(c, np.bool_), *ns.promote(x, y)))
+    ns.node("Max", x, ns.scalar(0, x.dtype)))
+register_lowering("onnx", "where",
+                  lambda ns, c, x, y: _where_onnx(ns, ns.cast(c, np.bool_), *ns.promote(x, y)))
 register_lowering("onnx", "clip", _clip_onnx)
 register_lowering("onnx", "cast", lambda ns, x, dtype: ns.cast(x, dtype))

@@ -167,4 +167,4 @@ register_lowering("onnx", "set_item", _onnx)
 
 register_lowering("onnx", "getitem", lambda ns, x, *tensors, spec: onnx_index(ns, x, spec, tensors))
 register_lowering("onnx", "getitem_grad", lambda ns, g, x, *tensors, spec: onnx_scatter_add(
-        ns, g, x, lambda ids: onnx_index(ns, ids, spec, tensors)))
+    ns, g, x, lambda ids: onnx_index(ns, ids, spec, tensors)))

@@ -41,20 +41,25 @@ def _gather_onnx(ns, x, index, axis):
 
 
 # ONNX's Reshape reads 0 (copy the input dim) and -1 (infer) as Paddle does
-register_lowering("onnx", "reshape", lambda ns, x, *dims, shape: ns.node("Reshape", x,
-                                             ns.shape_vector(onnx_spec(shape, dims))))
+register_lowering("onnx", "reshape", lambda ns, x, *dims, shape: ns.node(
+    "Reshape", x, ns.shape_vector(onnx_spec(shape, dims))))
 register_lowering("onnx", "reshape_like", lambda ns, g, x: ns.reshape(g, onnx_dims(ns, x)))
-register_lowering("onnx", "expand", lambda ns, x, *dims, shape: ns.node("Expand", x, ns.shape_vector(
-        _expand_onnx_dims(ns, x, onnx_spec(shape, dims)))))
+register_lowering("onnx", "expand", lambda ns, x, *dims, shape: ns.node(
+    "Expand", x, ns.shape_vector(_expand_onnx_dims(ns, x, onnx_spec(shape, dims)))))
 register_lowering("onnx", "detach", lambda ns, x: x)
 register_lowering("onnx", "transpose", lambda ns, x, perm: ns.node("Transpose", x, perm=list(perm)))
 register_lowering("onnx", "unsqueeze", lambda ns, x, axes: ns.node("Unsqueeze", x, ns.ints(axes)))
-register_lowering("onnx", "squeeze", lambda ns, x, axes: ns.node("Squeeze", x, ns.ints(axes)) if axes else x)
-register_lowering("onnx", "flatten", lambda ns, x, start, stop: ns.reshape(x, _flatten_dims(ns, x, start, stop)))
-register_lowering("onnx", "concat", lambda ns, *xs, axis: ns.node("Concat", *ns.promote(*xs), axis=axis))
-register_lowering("onnx", "concat_piece", lambda ns, g, *xs, axis, index: _concat_piece_onnx(ns, g, xs, axis, index))
-register_lowering("onnx", "stack", lambda ns, *xs, axis: ns.node("Concat", *(ns.node("Unsqueeze", x, ns.ints([axis]))
+register_lowering("onnx", "squeeze",
+                  lambda ns, x, axes: ns.node("Squeeze", x, ns.ints(axes)) if axes else x)
+register_lowering("onnx", "flatten",
+                  lambda ns, x, start, stop: ns.reshape(x, _flatten_dims(ns, x, start, stop)))
+register_lowering("onnx", "concat",
+                  lambda ns, *xs, axis: ns.node("Concat", *ns.promote(*xs), axis=axis))
+register_lowering("onnx", "concat_piece",
+                  lambda ns, g, *xs, axis, index: _concat_piece_onnx(ns, g, xs, axis, index))
+register_lowering("onnx", "stack",
+                  lambda ns, *xs, axis: ns.node("Concat", *(ns.node("Unsqueeze", x, ns.ints([axis]))
                                                    for x in ns.promote(*xs)), axis=axis))
 register_lowering("onnx", "gather", lambda ns, x, index, axis: _gather_onnx(ns, x, index, axis))
 register_lowering("onnx", "gather_grad", lambda ns, g, x, index, axis: onnx_scatter_add(
-        ns, g, x, lambda ids: _gather_onnx(ns, ids, index, axis)))
+    ns, g, x, lambda ids: _gather_onnx(ns, ids, index, axis)))

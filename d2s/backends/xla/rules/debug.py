@@ -9,6 +9,6 @@ from ....core.registry import register_lowering
 
 
 register_lowering("xla", "print", lambda ns, *values, parts, sep, end: ns.host_effect(
-        functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values))
+    functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values))
 register_lowering("xla", "assert", lambda ns, cond, message: ns.check(
-        ns.jnp.all(cond), functools.partial(_assert_error, message)))
+    ns.jnp.all(cond), functools.partial(_assert_error, message)))

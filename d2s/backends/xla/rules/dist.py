@@ -4,4 +4,5 @@ from __future__ import annotations
 from ....core.registry import register_lowering
 
 
-register_lowering("xla", "reshard", lambda ns, x, mesh, placements: ns.sharding_constraint(x, mesh, placements))
+register_lowering("xla", "reshard",
+                  lambda ns, x, mesh, placements: ns.sharding_constraint(x, mesh, placements))

@@ -122,5 +122,6 @@ register_lowering("xla", "sign", promoted("sign"))
 register_lowering("xla", "sigmoid", lambda ns, x: ns.lax.logistic(x))
 register_lowering("xla", "relu", lambda ns, x: ns.jnp.maximum(x, ns.jnp.zeros((), x.dtype)))
 register_lowering("xla", "where", lambda ns, c, x, y: ns.jnp.where(c, *ns.promote(x, y)))
-register_lowering("xla", "clip", lambda ns, x, min=None, max=None: ns.jnp.clip(x, min, max).astype(x.dtype))
+register_lowering("xla", "clip",
+                  lambda ns, x, min=None, max=None: ns.jnp.clip(x, min, max).astype(x.dtype))
 register_lowering("xla", "cast", _cast_xla)

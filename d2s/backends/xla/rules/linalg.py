@@ -34,10 +34,10 @@ def _matmul(ns, rule, x, y):
             raise ns.Unsupported("a matmul of two tensor arrays other than over their length")
         ns.check_on_numpy(x.length == y.length)
         capacity = max(x.buf.shape[x.axis], y.buf.shape[y.axis])
-        xs = _padded(ns, ns.TensorArray(ns.jnp.where(_mask(ns, x), x.buf, 0), x.length, x.base, x.axis),
-                     capacity)
-        ys = _padded(ns, ns.TensorArray(ns.jnp.where(_mask(ns, y), y.buf, 0), y.length, y.base, y.axis),
-                     capacity)
+        xs = _padded(ns, ns.TensorArray(ns.jnp.where(_mask(ns, x), x.buf, 0), x.length, x.base,
+                                        x.axis), capacity)
+        ys = _padded(ns, ns.TensorArray(ns.jnp.where(_mask(ns, y), y.buf, 0), y.length, y.base,
+                                        y.axis), capacity)
         return rule(ns, xs, ys)
     if xa and x.ndim >= 2 and x.axis < x.ndim - 1 and y.ndim <= 2:
         return ns.TensorArray(rule(ns, x.buf, y), x.length, x.base, x.axis)

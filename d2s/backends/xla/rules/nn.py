@@ -58,8 +58,8 @@ def _normalized(log):
         if x.dtype.kind != "f":
             raise ns.Unsupported("it normalizes a tensor array of integers over its length")
         out = rule(ns, _filled(ns, x, -np.inf), axis=axis)
-        return ns.TensorArray(ns.jnp.where(_mask(ns, x), out, ns.jnp.zeros((), out.dtype)), x.length,
-                           x.base, x.axis)
+        return ns.TensorArray(ns.jnp.where(_mask(ns, x), out, ns.jnp.zeros((), out.dtype)),
+                              x.length, x.base, x.axis)
     return handler
 
 

@@ -34,11 +34,13 @@ def _argmax_xla(ns, x, axis, keepdim):
 
 register_lowering("xla", "sum_to_like", _sum_to_like_xla)
 register_lowering("xla", "broadcast_like", lambda ns, g, x: ns.jnp.broadcast_to(
-        g, np.broadcast_shapes(g.shape, x.shape)))
+    g, np.broadcast_shapes(g.shape, x.shape)))
 register_lowering("xla", "sum", _reduce_xla("sum", _np_sum))
 register_lowering("xla", "mean", _reduce_xla("mean", _np_mean))
-register_lowering("xla", "max", lambda ns, x, axes, keepdim: ns.jnp.max(x, axis=axes, keepdims=keepdim))
-register_lowering("xla", "min", lambda ns, x, axes, keepdim: ns.jnp.min(x, axis=axes, keepdims=keepdim))
+register_lowering("xla", "max",
+                  lambda ns, x, axes, keepdim: ns.jnp.max(x, axis=axes, keepdims=keepdim))
+register_lowering("xla", "min",
+                  lambda ns, x, axes, keepdim: ns.jnp.min(x, axis=axes, keepdims=keepdim))
 register_lowering("xla", "argmax", _argmax_xla)
 
 

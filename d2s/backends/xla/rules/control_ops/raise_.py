@@ -1,4 +1,5 @@
-"""xla rule of `raise` (`d2s/static/control_ops/raise_.py`): an error site the host raises after the call."""
+"""xla rule of `raise` (`d2s/static/control_ops/raise_.py`): an error site
+the host raises after the call."""
 from __future__ import annotations
 
 from .....core.registry import register_lowering
