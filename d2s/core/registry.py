@@ -141,7 +141,6 @@ def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
     return op
 
 
-
 # target name -> (its rules package, whether it has a rule or a reason for every op)
 TARGETS: dict[str, tuple] = {}
 
