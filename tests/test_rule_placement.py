@@ -157,3 +157,18 @@ def test_a_rule_registered_elsewhere_names_its_registration():
 def _line():
     import sys
     return sys._getframe(1).f_lineno
+
+
+def test_the_rules_packages_load_without_jax_or_onnx_and_import_d2s_loads_neither():
+    """Rules receive their context (`ns`, `low`, `ex`): loading them imports no
+    backend library, and `import d2s` leaves the targets' rules unloaded."""
+    import subprocess
+    import sys
+    code = ("import sys, d2s\n"
+            "assert not [m for m in sys.modules if m.endswith('.rules')], 'rules loaded'\n"
+            "import d2s.backends.xla.rules, d2s.onnx.rules\n"
+            "print(sorted(m for m in ('jax', 'onnx', 'onnxruntime') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=PKG.parent, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
