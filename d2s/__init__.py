@@ -41,6 +41,12 @@ from . import static
 
 __version__ = "0.1.0"
 from . import jit, nn, optimizer
+# Paddle's static deployment pair lives beside the saved-program format in jit
+# (above static, which may not import it): exported under its Paddle names here.
+from .jit.inference_model import load_inference_model, save_inference_model  # noqa: E402
+static.save_inference_model, static.load_inference_model = save_inference_model, \
+    load_inference_model
+del load_inference_model, save_inference_model
 # d2s.onnx.export; the onnx package itself is imported only when a model is exported
 from . import onnx  # noqa: E402
 from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
@@ -50,10 +56,13 @@ from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
 from .nn.param_attr import ParamAttr  # noqa: E402
 from . import regularizer  # noqa: E402
 from . import io, metric  # noqa: E402
+from . import amp  # noqa: E402
+from . import vision  # noqa: E402
 from .io import load, save  # noqa: E402
 from .io.data import batch  # noqa: E402
 from .nn.param_attr import create_parameter  # noqa: E402
 from . import device, incubate, utils  # noqa: E402
+from . import quantization  # noqa: E402  (d2s.quantization.weight_only)
 from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from .core.dispatch import Symbolic
 from .core.grad_api import grad as _eager_grad
+from .core.py_layer import PyLayer, PyLayerContext
 
-__all__ = ["grad"]
+__all__ = ["grad", "PyLayer", "PyLayerContext"]
 
 
 def _as_list(x):

@@ -31,6 +31,9 @@ ALLOWED = {
     # Above the backends: placements reach XLA through the xla backend's
     # sharding seam; DataParallel is a Layer.
     "distributed": {"core", "static", "backends", "nn", "distributed"},
+    # Passes on inference programs (weight-only int8/int4): above jit, whose
+    # functions they rewrite, and nn, whose Layers they take.
+    "quantization": {"core", "static", "jit", "nn", "quantization"},
 }
 
 # Modules at the package root that use only the standard library, so that any

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import autograd, state
+from . import amp_state, autograd, state
 from .dtypes import weak_scalar_dtype
 from .registry import OPS
 from .tensor import Tensor, new_tensor
 
 _tls = state._tls          # per-thread: grad mode, the builder stack
 all_eager = state.all_eager  # [True]: no thread builds and static mode is off
+amp_blocks = amp_state.active_blocks  # [n]: open `auto_cast` blocks, all threads
 _ndarray = np.ndarray
 _NO_ATTRS = {}
 _PY_SCALARS = (float, int, bool)
@@ -51,6 +52,8 @@ def bind(name, *inputs, **attrs):
                 break
         else:
             return run_eager(op, inputs, attrs)
+    if amp_blocks[0]:  # inside an `auto_cast` block (it turns the fast path off)
+        inputs = amp_state.cast_inputs(op, inputs)
     builders = _tls.builders  # state.current_builder(), its usual case inline
     builder = builders[-1] if builders else state.current_builder()
     if builder is None:

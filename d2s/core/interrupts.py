@@ -20,6 +20,12 @@ per thread) would not do. Handlers can only be set from the main thread,
 the only thread Python delivers signals to: elsewhere both calls do nothing.
 A handler the user set that is not a Python callable (ignored, or the OS
 default) is left alone. Windows nest (the outermost resumes).
+
+What no window can help: CPython may run the handler inside a gc callback
+or a finalizer, where the `KeyboardInterrupt` is "unraisable" (printed as
+"Exception ignored in ...", then dropped), so one Ctrl-C in many can go
+unseen in any Python program; the state is untouched by it, and the next
+Ctrl-C works.
 """
 from __future__ import annotations
 

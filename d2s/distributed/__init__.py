@@ -7,6 +7,8 @@
   partitioner splits the program and inserts the collectives.
 * Data-parallel on the numpy backend: `DataParallel(layer)` averages
   gradients over MPI after each backward pass.
+* Paddle's hybrid-parallel names (`fleet.init`, `fleet.meta_parallel`'s
+  column/row-parallel layers) over the same placements: `d2s.distributed.fleet`.
 * Processes: `python -m d2s.distributed.launch --nproc_per_node N script.py`
   starts N ranks; `get_rank()`, `get_world_size()`, `init_parallel_env()`.
 
@@ -15,10 +17,11 @@ use of the xla backend or of an MPI collective).
 """
 from ..core.dist_attr import Partial, Placement, ProcessMesh, Replicate, Shard
 from .api import reshard, shard_layer, shard_tensor
-from .collective import CollectiveTimeout, all_reduce, barrier
+from .collective import CollectiveTimeout, ReduceOp, all_gather, all_reduce, barrier, broadcast
 from .data_parallel import DataParallel
 from .env import get_rank, get_world_size, init_parallel_env
 
 __all__ = ["ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "shard_tensor",
            "reshard", "shard_layer", "get_rank", "get_world_size", "init_parallel_env",
-           "DataParallel", "all_reduce", "barrier", "CollectiveTimeout"]
+           "DataParallel", "all_reduce", "all_gather", "broadcast", "barrier", "ReduceOp",
+           "CollectiveTimeout"]

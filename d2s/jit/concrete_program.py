@@ -73,17 +73,22 @@ class ConcreteProgram(TapedRuns):
 
     # ---- tracing ----------------------------------------------------------------
     @classmethod
-    def trace(cls, converted_fn, signature, bound_self=None, check_finite=False):
+    def trace(cls, converted_fn, signature, bound_self=None, check_finite=False, passes=()):
         """Trace `converted_fn` for `signature`. A function that calls backward,
         an optimizer's step or clear_grad is a whole training step: its
         program also computes the new parameters, gradients and optimizer
         state, and it comes back as a `StepProgram` (jit.train_step) that
-        commits them to the eager objects on each run."""
+        commits them to the eager objects on each run.
+
+        `passes`: functions `pass_(program)` that rewrite the traced forward
+        program in place before anything reads it (`StaticFunction.add_program_pass`;
+        weight-only quantization is one). A training step refuses them: a pass
+        changes what the step would differentiate and update."""
         with gc_paused(), layer_writes():
-            return cls._trace(converted_fn, signature, bound_self, check_finite)
+            return cls._trace(converted_fn, signature, bound_self, check_finite, passes)
 
     @classmethod
-    def _trace(cls, converted_fn, signature, bound_self, check_finite):
+    def _trace(cls, converted_fn, signature, bound_self, check_finite, passes=()):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
         overlay = program._builder.overlay = StateOverlay(program)
@@ -148,6 +153,14 @@ class ConcreteProgram(TapedRuns):
             swap_out(swapped)
         kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
         prune_program(program, kept)
+        if passes:
+            if effects is not None:
+                raise RuntimeError(
+                    "a program pass (e.g. d2s.quantization.weight_only) was added to a function "
+                    "that trains (backward / optimizer step): passes rewrite inference programs "
+                    "only; add it to the inference function instead")
+            for pass_ in passes:
+                pass_(program)
         n_forward = len(program.global_block().ops)
         layers = [x for x in (bound_self,) + tuple(signature.args)
                   if hasattr(x, "named_sublayers")]

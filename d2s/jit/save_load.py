@@ -113,8 +113,18 @@ def save(layer_or_fn, path, input_spec=None):
     `traced_program`)."""
     concrete = traced_program(layer_or_fn, input_spec)
     program = concrete.main_program
+    save_program(program, program.global_block().ops[:concrete._n_forward], concrete.inputs,
+                 concrete.outputs, path, concrete.output_structure)
+
+
+def save_program(program, forward_ops, inputs, outputs, path, output_structure=None):
+    """Write `program` restricted to `forward_ops` (block 0), reading `inputs`
+    and the captured weights, returning `outputs` (as `output_structure`
+    arranges them; default: a list of them)."""
+    if output_structure is None:
+        output_structure = OutputStructure((list, (None,) * len(outputs)),
+                                           [None] * len(outputs), list(range(len(outputs))))
     encoder = AttrEncoder()
-    forward_ops = program.global_block().ops[:concrete._n_forward]
     blocks = program_to_json(program, forward_ops, encoder)
     params = []
     for k, (var_name, tensor) in enumerate(program.captured.items()):
@@ -126,11 +136,11 @@ def save(layer_or_fn, path, input_spec=None):
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "blocks": blocks,
-        "inputs": [v.name for v in concrete.inputs],
-        "outputs": [v.name for v in concrete.outputs],
-        "out_tree": _encode_tree(concrete.output_structure.tree),
-        "out_consts": [encoder.encode(c) for c in concrete.output_structure.constants],
-        "out_positions": concrete.output_structure.positions,
+        "inputs": [v.name for v in inputs],
+        "outputs": [v.name for v in outputs],
+        "out_tree": _encode_tree(output_structure.tree),
+        "out_consts": [encoder.encode(c) for c in output_structure.constants],
+        "out_positions": output_structure.positions,
         "params": params,
     }
     directory = os.path.dirname(os.path.abspath(path))

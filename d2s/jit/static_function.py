@@ -11,6 +11,7 @@ from ..convert import origin as convert_origin
 from ..convert import tracebacks as convert_tracebacks
 from ..convert.errors import D2SConversionError
 from ..core import state
+from ..core import amp_state
 from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.state_lock import STATE as _STATE
 from ..core.tensor import Tensor
@@ -68,6 +69,7 @@ class StaticFunction:
         self._mode_layers = []
         self._mode_memo = (-1, None)
         self._globals = None  # global_watch.GlobalWatch after a trace (None: nothing to watch)
+        self._program_passes = ()  # see add_program_pass
         functools.update_wrapper(self, function)
 
     # ---- descriptor: `@to_static` on a method -------------------------------------
@@ -82,6 +84,7 @@ class StaticFunction:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph,
                                    bound_self=instance, check_finite=self._check_finite,
                                    backend=self._backend)
+            bound._program_passes = self._program_passes
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -128,6 +131,16 @@ class StaticFunction:
 
     def get_concrete_program(self, *args, **kwargs):
         return self._concrete_for(args, kwargs)[0]
+
+    def add_program_pass(self, pass_):
+        """Rewrite every program this function builds from now on with
+        `pass_(program)` (in place, right after tracing); programs built
+        before are dropped, so the next call builds a rewritten one. Used by
+        `d2s.quantization.weight_only`."""
+        with self._lock:
+            self._program_passes = tuple(self._program_passes) + (pass_,)
+            self._cache = ProgramCache()
+        return self
 
     @property
     def backend(self):
@@ -262,6 +275,9 @@ class StaticFunction:
         hooks = forward_hooks_version[0]
         if hooks:  # forward hooks were set (or removed): the program ran them
             modes = ("hooks", hooks) + (modes or ())
+        amp = amp_state.key()
+        if amp is not None:  # inside `auto_cast`: the program casts as it said
+            modes = ("amp", amp) + (modes or ())
         self._mode_memo = (version, modes)
         return modes
 
@@ -327,7 +343,7 @@ class StaticFunction:
 
     def _trace(self, converted, signature):
         concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
-                                         self._check_finite)
+                                         self._check_finite, self._program_passes)
         _note_unstopped_inputs(concrete)
         if isinstance(concrete, (StepProgram, EffectProgram)):
             def retrace(tensors):
@@ -340,7 +356,7 @@ class StaticFunction:
                 with self._lock:
                     try:
                         return ConcreteProgram.trace(converted, again, self._bound_self,
-                                                     self._check_finite)
+                                                     self._check_finite, self._program_passes)
                     except Exception as e:
                         new = convert_origin.rewrite_exception(e)
                         if new is e:

@@ -27,4 +27,8 @@ from .transformer import *  # noqa: E402,F401,F403
 
 __all__ += (activation_layers.__all__ + clip.__all__ + containers.__all__ + conv_layers.__all__
             + loss_layers.__all__ + rnn.__all__ + transformer.__all__ + ["Bilinear", "ParamAttr"])
+from .conv3d_layers import (AvgPool3D, Conv3D, Conv3DTranspose,  # noqa: E402
+                            MaxPool3D)
+from .sync_batch_norm import SyncBatchNorm  # noqa: E402
+__all__ += ["Conv3D", "Conv3DTranspose", "MaxPool3D", "AvgPool3D", "SyncBatchNorm"]
 # ---- end of the issue 28 block ---------------------------------------------------------------

@@ -30,6 +30,13 @@ from .group_norm import group_norm, instance_norm  # noqa: E402,F401
 from . import flash_attention  # noqa: E402,F401  (F.flash_attention.flash_attention)
 from .common_layers import bilinear  # noqa: E402,F401
 
+from .conv3d_functional import (avg_pool3d, conv3d, conv3d_transpose,  # noqa: E402,F401
+                                max_pool3d)
+
+from .sequence_functional import gather_tree, temporal_shift  # noqa: E402,F401
+
+__all__ += ["conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d", "gather_tree",
+            "temporal_shift"]
 __all__ += ["bilinear"] + _activation_names + _common_names + _conv_names + _loss_names
 
 

@@ -4,8 +4,9 @@ initialisation): the cells `SimpleRNNCell`, `LSTMCell`, `GRUCell`; `RNN` and
 optionally bidirectional, with `sequence_length`).
 
 Each time step is a few registered ops (two products, the gates), unrolled
-over the time steps: the number of steps must be known when a function is
-converted (a sequence length given in the `input_spec`). With
+over the time steps when their number is known when a function is
+converted; when the `input_spec` leaves it unknown, the steps are one
+`while` op over the same ops (`core.control.while_loop`). With
 `sequence_length`, a sequence's state stops changing after its last step and
 its outputs there are zeros (a reversed pass starts at its last step), as
 Paddle computes them.
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 import math
 
-from ..core.ops import (cast, concat, full, matmul, relu, sigmoid, stack, tanh, transpose,
-                        unsqueeze, where)
+from ..core.control import while_loop
+from ..core.ops import (cast, concat, full, matmul, relu, set_item, shape, sigmoid, stack, tanh,
+                        transpose, unsqueeze, where, zeros_like)
 from ..core.ops._base import lift
 from . import functional as F
 from . import initializer as init
@@ -175,8 +177,7 @@ class RNN(Layer):
         axis = 0 if self.time_major else 1
         steps = x.shape[axis]
         if steps is None:
-            raise ValueError("RNN: the number of time steps must be known (give the sequence "
-                             "length in the input_spec; each step is unrolled)")
+            return self._over_unknown_steps(x, initial_states, sequence_length, kwargs)
         states = initial_states
         lengths = None if sequence_length is None else lift(sequence_length)
         order = range(steps - 1, -1, -1) if self.is_reverse else range(steps)
@@ -193,6 +194,40 @@ class RNN(Layer):
             outs[t] = out
             states = new
         return stack(outs, axis=axis), states
+
+    def _over_unknown_steps(self, x, states, sequence_length, kwargs):
+        """The time loop as one `while` op (a converted function whose input_spec
+        leaves the time dim unknown): the same cell ops per step, each step's
+        output written into a (batch, time, hidden) tensor at index `t`."""
+        axis = 0 if self.time_major else 1
+        steps = shape(x)[axis]
+        lengths = None if sequence_length is None else lift(sequence_length)
+
+        def at(t):
+            return x[t] if self.time_major else x[:, t]
+        if states is None:
+            # the zero states the cell starts from, shaped from a step's input
+            states = _map(self.cell(at(0), None, **kwargs)[1], lambda s: s * 0.0)
+        probe = self.cell(at(0), states, **kwargs)[0]
+        # zeros (time, batch, hidden) or (batch, time, hidden), without reading x's values
+        outs = unsqueeze(zeros_like(x[..., 0]), -1) + zeros_like(probe[0])
+        start = steps - 1 if self.is_reverse else steps * 0
+
+        def cond(t, outs, states):
+            return t >= 0 if self.is_reverse else t < steps
+
+        def body(t, outs, states):
+            out, new = self.cell(at(t), states, **kwargs)
+            if lengths is not None:
+                alive = unsqueeze(lengths > t, 1)  # (batch, 1)
+                new = _select(alive, new, states)
+                out = out * cast(alive, out.dtype)
+            index = (t,) if self.time_major else (slice(None), t)
+            outs = set_item(outs, index, out)
+            return (t - 1 if self.is_reverse else t + 1), outs, new
+
+        _, outs, states = while_loop(cond, body, [start, outs, states])
+        return outs, states
 
 
 class BiRNN(Layer):

@@ -3,6 +3,7 @@ static `minimize()`, and inside converted training steps), `lr` schedulers and
 `regularizer`s."""
 from . import lr, regularizer
 from .optimizer import SGD, Adagrad, Adam, Adamax, AdamW, Momentum, Optimizer, RMSProp
+from .adadelta_lamb import Adadelta, Lamb
 
-__all__ = ["Optimizer", "SGD", "Adam", "Adamax", "AdamW", "Momentum", "RMSProp", "Adagrad", "lr",
-           "regularizer"]
+__all__ = ["Optimizer", "SGD", "Adam", "Adamax", "AdamW", "Momentum", "RMSProp", "Adagrad",
+           "Adadelta", "Lamb", "lr", "regularizer"]

@@ -32,6 +32,12 @@ class Builder:
             return self.capture(x)
         raise TypeError(f"cannot use {type(x).__name__} as an op input in a static program")
 
+    def while_loop(self, cond, body, loop_vars):
+        """A `while` op in this program (`static.loops.while_loop`), for library
+        code that may not import the static layer (`core.control`)."""
+        from .loops import while_loop
+        return while_loop(cond, body, loop_vars)
+
     def capture(self, tensor):
         """The Variable standing for eager `tensor` (reference, never a copy)."""
         prog = self.program

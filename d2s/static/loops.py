@@ -24,7 +24,7 @@ from .builder import check_visible
 from .control_ops.undefined import append_undefined
 from .control_ops.while_ import append_while
 from .ir import Variable
-from .pytree import flatten, unflatten
+from .pytree import flatten, rebuild, unflatten
 from .tensor_array import PendingArray, array_init
 
 
@@ -142,7 +142,7 @@ class _LoopBuilder:
         that became a tuple (a returned tuple) restarts with it expanded;
         anything else is an error naming the value."""
         start = unflatten(self.tree, self.leaves)
-        expanded, _ = _expand_undefined(start, body_out)
+        expanded, _ = _expand_undefined(_unpend(start, body_out), body_out)
         if flatten(expanded)[1] == flatten(body_out)[1]:
             raise _Restructure(expanded)
         for i, (a, b) in enumerate(zip(start, body_out)):
@@ -299,6 +299,20 @@ class _LoopBuilder:
         for i, value in self.still_undefined.items():
             result[i] = value
         return unflatten(self.tree, result)
+
+
+def _unpend(a, b):
+    """A list carried into the loop (a `PendingArray`, in case the body
+    appends to it) that the body rebinds to a new list of as many items (a
+    list of per-layer caches replaced each trip) is carried as that list of
+    values, not as a tensor array."""
+    if isinstance(a, PendingArray) and type(b) is list and len(a) == len(b):
+        return [_unpend(x, y) for x, y in zip(a.items, b)]
+    if isinstance(a, (tuple, list)) and type(a) is type(b) and len(a) == len(b):
+        return rebuild(type(a), [_unpend(x, y) for x, y in zip(a, b)])
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return {k: _unpend(a[k], b[k]) for k in a}
+    return a
 
 
 def _not_carried_yet(x):

@@ -733,6 +733,25 @@ cases("inverse",
 # ---- end of issue 27 block ----
 
 
+def _dequant_ref(bits, k, transpose=False):
+    def ref(q, scale):
+        if bits == 4:
+            lo, hi = (q & 15).astype(np.int64) - 8, (q >> 4).astype(np.int64) - 8
+            q = np.stack([lo, hi], axis=1).reshape(-1, q.shape[1])
+        w = (q.astype(scale.dtype) * np.repeat(scale, q.shape[0] // scale.shape[0], 0))[:k]
+        return w.T if transpose else w
+    return ref
+
+
+cases("weight_dequantize",
+      C(I(6, 3, lo=-127, hi=128).astype(np.int8), P(2, 3).astype(np.float32),
+        attrs=dict(bits=8, k=5, transpose=False), ref=_dequant_ref(8, 5), label="int8",
+        grad=False, none=()),
+      C(I(4, 3, lo=0, hi=256).astype(np.uint8), P(2, 3),
+        attrs=dict(bits=4, k=7, transpose=True), ref=_dequant_ref(4, 7, True),
+        label="int4_transposed", grad=False, none=()))
+
+
 # ---- nn ops (conv/pool, optimizers, softplus) ----
 # References written from each op's meaning with plain loops over output
 # positions (never d2s's im2col kernels). Padding is (top, bottom, left, right).
@@ -990,6 +1009,268 @@ cases("adamax_update", *[
       label=lb, ref=lambda p, g, m, u, st, lr: _adamax_ref(p, g, m, u, st, 0.01, 0.9, 0.999,
                                                            1e-8))
     for lb, s in (("first", 0), ("later", 7))])
+
+
+# -- 3-D convolution and pooling (d2s/core/ops/conv3d.py): loop-based references ----------------
+def _c3_pad(x, padding, value=0.0):
+    return np.pad(x, [(0, 0), (0, 0)] + [(padding[2 * i], padding[2 * i + 1]) for i in range(3)],
+                  constant_values=value)
+
+
+def _c3_windows(spatial, kernel, stride, padding, dilation):
+    out = [(spatial[i] + padding[2 * i] + padding[2 * i + 1] - dilation[i] * (kernel[i] - 1) - 1)
+           // stride[i] + 1 for i in range(3)]
+    for idx in np.ndindex(*out):
+        yield idx, tuple(slice(o * s, o * s + d * (k - 1) + 1, d)
+                         for o, s, d, k in zip(idx, stride, dilation, kernel))
+
+
+def _conv3d_ref(x, w, stride, padding, dilation, groups):
+    xp = _c3_pad(x, padding)
+    o, cg = w.shape[:2]
+    og = o // groups
+    wins = list(_c3_windows(x.shape[2:], w.shape[2:], stride, padding, dilation))
+    out_shape = tuple(np.max([idx for idx, _ in wins], axis=0) + 1)
+    out = np.zeros((x.shape[0], o) + out_shape)
+    for oc in range(o):
+        gi = oc // og
+        for idx, sl in wins:
+            win = xp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl]
+            out[(slice(None), oc) + idx] = np.einsum("ncdhw,cdhw->n", win, w[oc])
+    return out
+
+
+def _conv3d_grad_input_ref(g, w, input_dhw, stride, padding, dilation, groups):
+    o, cg = w.shape[:2]
+    og = o // groups
+    gxp = _c3_pad(np.zeros((g.shape[0], cg * groups) + tuple(input_dhw)), padding)
+    for oc in range(o):
+        gi = oc // og
+        for idx, sl in _c3_windows(input_dhw, w.shape[2:], stride, padding, dilation):
+            gxp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl] += (
+                g[(slice(None), oc) + idx][:, None, None, None, None] * w[oc])
+    return gxp[(slice(None), slice(None)) + tuple(
+        slice(padding[2 * i], padding[2 * i] + input_dhw[i]) for i in range(3))]
+
+
+def _conv3d_grad_filter_ref(x, g, kernel_dhw, stride, padding, dilation, groups):
+    xp = _c3_pad(x, padding)
+    o = g.shape[1]
+    cg = x.shape[1] // groups
+    og = o // groups
+    gw = np.zeros((o, cg) + tuple(kernel_dhw))
+    for oc in range(o):
+        gi = oc // og
+        for idx, sl in _c3_windows(x.shape[2:], kernel_dhw, stride, padding, dilation):
+            win = xp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl]
+            gw[oc] += np.einsum("n,ncdhw->cdhw", g[(slice(None), oc) + idx], win)
+    return gw
+
+
+_CONV3 = [("plain", (2, 2, 3, 4, 3), (3, 2, 2, 2, 2),
+           dict(stride=(1, 1, 1), padding=(1, 0, 0, 1, 1, 1), dilation=(1, 1, 1), groups=1)),
+          ("stride_dil_groups", (1, 4, 5, 4, 5), (4, 2, 2, 2, 2),
+           dict(stride=(2, 1, 2), padding=(0, 1, 1, 0, 0, 0), dilation=(1, 2, 1), groups=2))]
+cases("conv3d", *[C(U(*xs), U(*ws), attrs=a, label=lb,
+                    ref=lambda x, w, a=a: _conv3d_ref(x, w, **a)) for lb, xs, ws, a in _CONV3])
+cases("conv3d_grad_input", *[
+    C(U(*_conv3d_ref(np.zeros(xs), np.zeros(ws), **a).shape), U(*ws),
+      attrs=dict(a, input_dhw=xs[2:]), label=lb,
+      ref=lambda g, w, a=a, s=xs[2:]: _conv3d_grad_input_ref(g, w, s, **a))
+    for lb, xs, ws, a in _CONV3])
+cases("conv3d_grad_filter", *[
+    C(U(*xs), U(*_conv3d_ref(np.zeros(xs), np.zeros(ws), **a).shape),
+      attrs=dict(a, kernel_dhw=ws[2:]), label=lb,
+      ref=lambda x, g, a=a, k=ws[2:]: _conv3d_grad_filter_ref(x, g, k, **a))
+    for lb, xs, ws, a in _CONV3])
+
+
+def _pool3d_windows(spatial, kernel, stride, padding, ceil_mode):
+    """(output index, clipped window slices, unclipped extent inside the padded input)."""
+    outs = []
+    for n, k, s, lo, hi in zip(spatial, kernel, stride, padding[0::2], padding[1::2]):
+        span = n + lo + hi - k
+        m = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (m - 1) * s >= n + lo:
+            m -= 1
+        outs.append(m)
+    for idx in np.ndindex(*outs):
+        sls, padded = [], 1
+        for i, (o, k, s, lo, hi) in enumerate(zip(idx, kernel, stride, padding[0::2],
+                                                 padding[1::2])):
+            start = o * s - lo
+            sls.append(slice(max(start, 0), min(start + k, spatial[i])))
+            padded *= min(start + k, spatial[i] + hi) - start
+        yield idx, tuple(sls), padded, tuple(outs)
+
+
+def _max_pool3d_ref(x, kernel, stride, padding, ceil_mode):
+    wins = list(_pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode))
+    out = np.zeros(x.shape[:2] + wins[0][3], x.dtype)
+    for idx, sl, _, _ in wins:
+        out[(slice(None), slice(None)) + idx] = x[(slice(None), slice(None)) + sl].max(
+            axis=(2, 3, 4))
+    return out
+
+
+def _max_pool3d_grad_ref(g, x, kernel, stride, padding, ceil_mode):
+    gx = np.zeros(x.shape)
+    for idx, sl, _, _ in _pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode):
+        for n in range(x.shape[0]):
+            for c in range(x.shape[1]):
+                win = x[(n, c) + sl]
+                at = np.unravel_index(np.argmax(win), win.shape)  # the first maximum
+                gx[(n, c) + tuple(s.start + a for s, a in zip(sl, at))] += g[(n, c) + idx]
+    return gx
+
+
+def _avg_pool3d_ref(x, kernel, stride, padding, ceil_mode, exclusive):
+    wins = list(_pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode))
+    out = np.zeros(x.shape[:2] + wins[0][3])
+    for idx, sl, padded, _ in wins:
+        s = x[(slice(None), slice(None)) + sl]
+        out[(slice(None), slice(None)) + idx] = s.sum(axis=(2, 3, 4)) / (
+            np.prod(s.shape[2:]) if exclusive else padded)
+    return out
+
+
+def _avg_pool3d_grad_ref(g, input_dhw, kernel, stride, padding, ceil_mode, exclusive):
+    gx = np.zeros(g.shape[:2] + tuple(input_dhw))
+    for idx, sl, padded, _ in _pool3d_windows(input_dhw, kernel, stride, padding, ceil_mode):
+        cnt = np.prod([s.stop - s.start for s in sl]) if exclusive else padded
+        gx[(slice(None), slice(None)) + sl] += (g[(slice(None), slice(None)) + idx] / cnt)[
+            :, :, None, None, None]
+    return gx
+
+
+_POOL3 = [("overlap_pad", (2, 2, 4, 5, 4), dict(kernel=(3, 2, 3), stride=(2, 1, 1),
+                                                padding=(1, 1, 0, 1, 1, 0), ceil_mode=False)),
+          ("ceil", (1, 2, 5, 4, 5), dict(kernel=(2, 2, 3), stride=(2, 2, 3),
+                                         padding=(0, 0, 1, 0, 0, 0), ceil_mode=True))]
+cases("max_pool3d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _max_pool3d_ref(x, **a))
+                      for lb, xs, a in _POOL3])
+_POOL3_MP = [(lb, U(*xs), a) for lb, xs, a in _POOL3]
+# forward only: the op has no vjp (no second derivatives through max pooling in 3-D)
+cases("max_pool3d_grad", *[
+    C(U(*_max_pool3d_ref(x, **a).shape), x, _max_pool3d_ref(x, **a), attrs=a, label=lb,
+      ref=lambda g, x, best, a=a: _max_pool3d_grad_ref(g, x, **a)) for lb, x, a in _POOL3_MP])
+_POOL3_AVG = [(lb + ("_excl" if ex else "_incl"), xs, dict(a, exclusive=ex))
+              for lb, xs, a in _POOL3 for ex in (True, False)]
+cases("avg_pool3d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _avg_pool3d_ref(x, **a))
+                      for lb, xs, a in _POOL3_AVG])
+cases("avg_pool3d_grad", *[
+    C(U(*_avg_pool3d_ref(np.zeros(xs), **a).shape), attrs=dict(a, input_dhw=xs[2:]), label=lb,
+      ref=lambda g, a=a, s=xs[2:]: _avg_pool3d_grad_ref(g, s, **a))
+    for lb, xs, a in _POOL3_AVG])
+
+
+# -- Adadelta and Lamb updates (d2s/core/ops/optim_more.py), Paddle's documented rules ---------
+def _adadelta_ref(p, g, eg, edx, lr, rho, eps):
+    eg = rho * eg + (1 - rho) * g ** 2
+    u = -np.sqrt((edx + eps) / (eg + eps)) * g
+    edx = rho * edx + (1 - rho) * u ** 2
+    return p + lr * u, eg, edx
+
+
+def _lamb_ref(p, g, m, v, step, lr, b1, b2, eps, wd, adapt):
+    t = step + 1
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    r = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * p
+    ratio = 1.0
+    if adapt and np.linalg.norm(p) > 0 and np.linalg.norm(r) > 0:
+        ratio = np.linalg.norm(p) / np.linalg.norm(r)
+    return p - lr * ratio * r, m, v, np.asarray(t, step.dtype)
+
+
+cases("adadelta_update",
+      C(U(3, 4), U(3, 4), P(3, 4), P(3, 4), np.float64(0.5), attrs=dict(rho=0.9, epsilon=1e-6),
+        ref=lambda p, g, eg, edx, lr: _adadelta_ref(p, g, eg, edx, 0.5, 0.9, 1e-6),
+        label="f64"))
+cases("lamb_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(s), np.float64(0.01),
+      attrs=dict(_adam_attrs, weight_decay=wd, adapt=ad), label=lb,
+      ref=lambda p, g, m, v, st, lr, wd=wd, ad=ad: _lamb_ref(p, g, m, v, st, 0.01, 0.9, 0.999,
+                                                              1e-8, wd, ad))
+    for lb, s, wd, ad in (("first_decay", 0, 0.1, True), ("later_no_adapt", 7, 0.0, False))])
+
+
+# -- gather_tree (d2s/core/ops/beam_ops.py): the backtrace, one beam at a time ------------------
+def _gather_tree_ref(ids, parents):
+    out = np.zeros_like(ids)
+    steps, batch, beam = ids.shape
+    for b in range(batch):
+        for k in range(beam):
+            p = k
+            for t in range(steps - 1, -1, -1):
+                out[t, b, k] = ids[t, b, p]
+                p = parents[t, b, p]
+    return out
+
+
+cases("gather_tree",
+      C(I(4, 2, 3, lo=0, hi=20), I(4, 2, 3, lo=0, hi=3), ref=_gather_tree_ref, label="i64"))
+
+
+# -- yolo_loss_targets (d2s/core/ops/yolo_ops.py): Paddle's YOLOv3 assignment, box by box ------
+def _yolo_iou(a, b):
+    iw = np.clip(min(a[0] + a[2] / 2, b[0] + b[2] / 2) - max(a[0] - a[2] / 2, b[0] - b[2] / 2),
+                 0, 1)
+    ih = np.clip(min(a[1] + a[3] / 2, b[1] + b[3] / 2) - max(a[1] - a[3] / 2, b[1] - b[3] / 2),
+                 0, 1)
+    return iw * ih / (a[2] * a[3] + b[2] * b[3] - iw * ih)
+
+
+def _yolo_targets_ref(x, gt, label, score, anchors, anchor_mask, class_num, ignore_thresh,
+                      downsample_ratio, use_label_smooth, scale_x_y):
+    n, _, h, w = x.shape
+    b, per, size = gt.shape[1], 5 + class_num, downsample_ratio * h
+    v = x.reshape(n, len(anchor_mask), per, h, w)
+    sig = lambda t: 1 / (1 + np.exp(-t))  # noqa: E731
+    sw = min(1.0 / class_num, 1.0 / 40)
+    pos, neg = (1 - sw, sw) if use_label_smooth else (1.0, 0.0)
+    cell, valid = np.zeros((n, b), np.int64), np.zeros((n, b))
+    tbox, weight = np.zeros((n, b, 4)), np.zeros((n, b))
+    tclass, obj = np.full((n, b, class_num), neg), np.zeros((n, len(anchor_mask) * h * w))
+    for i in range(n):
+        for k, m in enumerate(anchor_mask):
+            for r in range(h):
+                for c in range(w):
+                    t = v[i, k, :, r, c]
+                    box = ((c + sig(t[0]) * scale_x_y - 0.5 * (scale_x_y - 1)) / w,
+                           (r + sig(t[1]) * scale_x_y - 0.5 * (scale_x_y - 1)) / h,
+                           np.exp(t[2]) * anchors[2 * m] / size,
+                           np.exp(t[3]) * anchors[2 * m + 1] / size)
+                    if max(_yolo_iou(box, g) for g in gt[i]) > ignore_thresh:
+                        obj[i, (k * h + r) * w + c] = -1
+        for j, g in enumerate(gt[i]):
+            if g[2] + g[3] == 0:
+                continue
+            best = int(np.argmax([_yolo_iou((0, 0, g[2], g[3]),
+                                            (0, 0, anchors[2 * a] / size,
+                                             anchors[2 * a + 1] / size))
+                                  for a in range(len(anchors) // 2)]))
+            if best not in anchor_mask:
+                continue
+            k = anchor_mask.index(best)
+            gi, gj = int(g[0] * w), int(g[1] * h)
+            cell[i, j], valid[i, j] = (k * h + gj) * w + gi, 1.0
+            tbox[i, j] = (g[0] * w - gi, g[1] * h - gj, np.log(g[2] * size / anchors[2 * best]),
+                          np.log(g[3] * size / anchors[2 * best + 1]))
+            weight[i, j] = (2 - g[2] * g[3]) * score[i, j]
+            tclass[i, j, label[i, j]] = pos
+            obj[i, cell[i, j]] = score[i, j]
+    return cell, valid, tbox, weight, tclass, obj
+
+
+_YOLO_ATTRS = dict(anchors=(10, 13, 16, 30, 33, 23, 30, 61), anchor_mask=(0, 1, 2), class_num=2,
+                   ignore_thresh=0.4, downsample_ratio=8, use_label_smooth=True, scale_x_y=1.1)
+_yolo_gt = np.concatenate([U(2, 3, 2, lo=0.05, hi=0.95), U(2, 3, 2, lo=0.05, hi=0.6)], -1)
+_yolo_gt[1, 2] = 0.0  # a padding row
+cases("yolo_loss_targets",
+      C(U(2, 3 * 7, 3, 3, lo=-2, hi=2), _yolo_gt, I(2, 3, lo=0, hi=2), U(2, 3, lo=0.3, hi=1.0),
+        attrs=_YOLO_ATTRS, grad=False, label="f64",
+        ref=lambda x, g, lab, s: _yolo_targets_ref(x, g, lab, s, **_YOLO_ATTRS)))
 
 
 def _softplus_ref(x):

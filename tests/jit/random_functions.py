@@ -245,7 +245,7 @@ class _Gen:
     def number_leaf(self, in_loop):
         """A leaf that is a Python number on some paths, a scalar tensor on others.
         Inside loops always a tensor: a number returned from a tensor loop that
-        a later path promotes is an open finding (tests/jit/test_fuzz_findings.py)."""
+        a later path promotes has its own tests (tests/jit/test_returned_numbers.py)."""
         if not in_loop and self.draw(st.booleans()):
             return self.pick(["0", "1", "2.5", "-1"])
         return self.fmt(self.pick(["x.sum() * {a}", "(x * y).mean() + {b}"]))
@@ -374,7 +374,7 @@ class _Gen:
                 bound = "x.shape[0]"  # at least 2 rows
             # Read after the loop only where zero trips are decided at run time:
             # a Python loop's unassigned target read on a path that a tensor
-            # test skips is a build-time error (tests/jit/test_fuzz_findings.py).
+            # test skips is a build-time error (tests/jit/test_loop_targets_and_skipped_reads.py).
             readable = self.n_tensor or bound != "n"
             return [pad + f"for {i} in range({bound}):",
                     pad + f"    x = x + {i} * {self.num()}"], i if readable else None

@@ -25,7 +25,7 @@ by `D2S_FUZZ_SEED` (tests/fuzz_stats.py: by default new functions every day,
 replayable with the seed the run summary prints). A local campaign:
 `D2S_FUZZ_EXAMPLES=20000 D2S_FUZZ_SEED=7 python -m pytest
 tests/jit/test_conversion_properties.py -k all`. A mismatch is minimised by
-hypothesis; save it in tests/jit/test_fuzz_findings.py beside the fix (or as
+hypothesis; save it beside the fix in the test file of the feature it breaks (or as
 a strict xfail naming the bug).
 """
 import atexit

@@ -8,6 +8,7 @@ Interrupts come from a timer thread at random times, both as
 import _thread
 import random
 import signal
+import sys
 import threading
 import time
 
@@ -87,6 +88,21 @@ def test_random_interrupts_leave_old_or_new_values_and_the_next_step_runs(backen
         step(*b)
     per_step = (time.perf_counter() - start) / 15
     rng = random.Random(24)
+    swallowed = []  # KeyboardInterrupts CPython dropped as unraisable
+    hook = sys.unraisablehook
+
+    def record(unraisable):
+        if unraisable.exc_type is KeyboardInterrupt:
+            swallowed.append(unraisable)
+        hook(unraisable)
+    sys.unraisablehook = record
+    try:
+        _interrupt_repeatedly(model, opt, step, state, batches, per_step, rng, swallowed)
+    finally:
+        sys.unraisablehook = hook
+
+
+def _interrupt_repeatedly(model, opt, step, state, batches, per_step, rng, swallowed):
     interrupted, k = 0, 0
     deadline = time.monotonic() + 2.0
     while interrupted < 30 and time.monotonic() < deadline:
@@ -101,11 +117,13 @@ def test_random_interrupts_leave_old_or_new_values_and_the_next_step_runs(backen
                 step(*batches[k % 3])
                 k += 1
                 if timer.finished.is_set() and not timer.is_alive():
-                    # sent, and not seen once its sender ended: seen in one CI
-                    # run of many (a signal Python never ran its handler for);
-                    # send again rather than loop forever: what is tested is
-                    # the state an interrupt leaves, checked below
-                    time.sleep(0.05)
+                    # sent, and the main thread ran on: CPython ran the
+                    # handler inside a gc callback or a finalizer, where an
+                    # exception is "unraisable" (printed, then dropped; seen
+                    # with hypothesis's gc callback installed by earlier
+                    # tests). Only that excuse is accepted; then send again.
+                    assert swallowed, "an interrupt was sent and never raised"
+                    swallowed.clear()
                     _thread.interrupt_main()
                     time.sleep(1.0)
         except BaseException as e:  # noqa: B902 - the type is what is tested

@@ -20,6 +20,7 @@ import d2s.distributed
 import d2s.nn.functional as F
 from d2s.core.dispatch import bind
 from d2s import static
+from d2s.core.ops.quant import weight_dequantize
 from d2s.core.registry import OPS, NotLowerable
 from d2s.onnx.exporter import export_program
 from d2s.static.control_ops import CONTROL_OPS
@@ -188,6 +189,16 @@ CASES = [
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1), [f32(2, 3, 8, 7)]),
     ("avg_pool2d_with_padding", lambda x: F.avg_pool2d(x, 2, 2, [1, 0], exclusive=False),
      [f32(1, 2, 5, 6)]),
+    ("conv3d", lambda x, w: F.conv3d(x, w, stride=(2, 1, 1), padding=[1, 0, 1, 1, 0, 1],
+                                     dilation=(1, 2, 1), groups=2),
+     [f32(1, 4, 5, 6, 4), f32(4, 2, 2, 2, 3)]),
+    ("conv3d_transpose", lambda x, w: bind("conv3d_grad_input", x, w, input_dhw=(7, 8, 6),
+                                           stride=(2, 2, 1), padding=(1, 1, 1, 0, 0, 0),
+                                           dilation=(1, 1, 1), groups=1),
+     [f32(1, 4, 4, 4, 4), f32(4, 3, 3, 3, 3)]),
+    ("max_pool3d", lambda x: F.max_pool3d(x, 3, 2, 1, ceil_mode=True), [f32(1, 2, 5, 6, 5)]),
+    ("avg_pool3d", lambda x: F.avg_pool3d(x, 2, 2, [1, 0, 1], exclusive=False),
+     [f32(1, 2, 5, 4, 5)]),
     ("sum", lambda x: x.sum(axis=1), [f32(2, 3, 4)]),
     ("sum_int32", lambda x: x.sum(), [ints(2, 3, dtype=np.int32)]),
     ("sum_bools_keepdim", lambda x: d2s.sum(x, axis=0, keepdim=True), [bools(3, 2)]),
@@ -227,6 +238,12 @@ CASES = [
     ("prod", lambda x: d2s.prod(x, axis=1), [f32(2, 3)]),
     ("prod_int32", lambda x: d2s.prod(x), [ints(2, 3, dtype=np.int32)]),
     # ---- end of issue 27 block ----
+    # weight-only quantization (d2s.quantization): int8, packed int4, transposed
+    ("weight_dequantize_int8", lambda q, s: weight_dequantize(q, s, bits=8, k=5),
+     [ints(6, 3, low=-127, high=128, dtype=np.int8), np.abs(f32(2, 3)) + 0.1]),
+    ("weight_dequantize_int4_t", lambda q, s: weight_dequantize(q, s, bits=4, k=7,
+                                                                transpose=True),
+     [ints(4, 3, low=0, high=256, dtype=np.uint8), np.abs(f32(2, 3)) + 0.1]),
 ]
 
 
@@ -249,7 +266,9 @@ def _eager(fn, arrays):
 # With unknown dims, squeeze() cannot see the size-1 dims: the program (numpy
 # backend too) keeps them, unlike eager. The rule is checked with known dims.
 # ConvTranspose's output_padding is an attribute: the input's spatial dims must be known.
-_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose"}
+_KNOWN_DIMS_ONLY = {"squeeze_all", "conv2d_transpose", "conv3d_transpose",
+                    # a quantized weight is a captured parameter: its dims are always known
+                    "weight_dequantize_int8", "weight_dequantize_int4_t"}
 _RTOL = {"erf_float64": 1e-6}
 
 

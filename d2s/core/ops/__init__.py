@@ -12,6 +12,10 @@ from .manipulation import (concat, detach, expand, flatten, gather, reshape, squ
                            transpose, unsqueeze)
 from .nn_ops import cross_entropy, gelu, log_softmax, softmax, softplus
 from . import conv, debug_ops, dist_ops, optim_ops  # noqa: F401  (register conv/pool, side-effect, reshard, update ops)
+from . import conv3d as _conv3d  # noqa: F401,E402  (3-D convolution and pooling ops)
+from . import optim_more as _optim_more  # noqa: F401,E402  (Adadelta, Lamb update ops)
+from . import beam_ops as _beam_ops  # noqa: F401,E402  (gather_tree)
+from . import yolo_ops as _yolo_ops  # noqa: F401,E402  (yolo_loss_targets)
 from .random_ops import normal, rand, randn, uniform
 from .reduction import argmax, max, mean, min, norm, sum
 from ._base import constant, lift
@@ -24,6 +28,7 @@ from .reduce_more import *  # noqa: F401,F403
 from .creation_more import *  # noqa: F401,F403
 from .linalg_more import *  # noqa: F401,F403
 from .random_more import *  # noqa: F401,F403
+from . import quant  # noqa: F401  (weight_dequantize, for d2s.quantization)
 from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----

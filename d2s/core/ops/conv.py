@@ -157,7 +157,8 @@ def _conv2d_kernel(x, w, stride, padding, dilation, groups):
     cols = _im2col(_pad(x.astype(dtype, copy=False), padding), w.shape[2:], stride, dilation,
                    oh, ow, groups)
     wg = w.astype(dtype, copy=False).reshape(groups, o // groups, -1)
-    return np.matmul(wg, cols).reshape(n, o, oh, ow)  # (N, G, O/G, P): NCHW already
+    out = np.matmul(wg, cols).reshape(n, o, oh, ow)  # (N, G, O/G, P): NCHW already
+    return out if out.dtype == dtype else out.astype(dtype)  # bfloat16 products are float32
 
 
 def _conv2d_infer(x, w, stride, padding, dilation, groups):

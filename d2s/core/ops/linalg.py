@@ -62,7 +62,17 @@ def _matmul_vjp(g, out, x, y):
     return gx, gy
 
 
-_MATMUL = register_op("matmul", np.matmul, _matmul_infer, _matmul_vjp)
+def _matmul_kernel(x, y):
+    """np.matmul, whose results are new arrays (`fresh`: the in-place pass may
+    reuse them), kept in the operands' dtype where numpy widens (ml_dtypes'
+    bfloat16 products come as float32, which the shape rule does not say)."""
+    out = np.matmul(x, y)
+    if out.dtype != x.dtype and x.dtype == y.dtype:  # bfloat16: ml_dtypes gives float32
+        return out.astype(x.dtype)
+    return out
+
+
+_MATMUL = register_op("matmul", _matmul_kernel, _matmul_infer, _matmul_vjp, fresh=True)
 
 
 def _matmul(x, y):

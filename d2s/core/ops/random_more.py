@@ -84,9 +84,15 @@ def multinomial(x, num_samples=1, replacement=False, name=None):
         below = less_equal(unsqueeze(cdf, -2), unsqueeze(u, -1))  # (..., samples, n)
         count = _sum(below, -1)
         return minimum(count, _dim(x, -1) - 1) if n is None else minimum(count, n - 1)
+    from .creation import full_like
+    from .elementwise import greater_than, where
     u = uniform(lead + [_dim(x, -1)], "float64", 0.0, 1.0)
     gumbel = neg(log(neg(log(u))))
-    return topk(log(p) + gumbel, num_samples, axis=-1)[1]
+    # log(0) is -inf (never drawn) without numpy's divide-by-zero warning: a
+    # filtered distribution (top-k, top-p) has zeros in every row
+    positive = greater_than(p, 0.0)
+    log_p = where(positive, log(where(positive, p, full_like(p, 1.0))), full_like(p, -np.inf))
+    return topk(log_p + gumbel, num_samples, axis=-1)[1]
 
 
 def top_p_sampling(x, ps, threshold=None, topp_seed=None, seed=-1, k=0, mode="truncated",

@@ -1,10 +1,12 @@
-"""`d2s.incubate.nn.functional`: `swiglu`."""
+"""`d2s.incubate.nn.functional`: `swiglu`, `fused_rotary_position_embedding`."""
 from __future__ import annotations
 
 from ...core.ops._base import lift
 from ...nn.activation_functional import silu
 
-__all__ = ["swiglu"]
+from .rope import fused_rotary_position_embedding  # noqa: E402,F401
+
+__all__ = ["swiglu", "fused_rotary_position_embedding"]
 
 
 def swiglu(x, y=None, name=None):

@@ -1,0 +1,136 @@
+"""`d2s.nn.functional` 3-D convolution and pooling (Paddle's `conv3d`,
+`conv3d_transpose`, `max_pool3d`, `avg_pool3d`): layouts ("NCDHW" /
+"NDHWC"), padding forms and bias here; the arithmetic is the ops of
+`d2s/core/ops/conv3d.py`."""
+from __future__ import annotations
+
+from ..core.ops import constant, reshape, transpose
+from ..core.ops._base import lift
+from ..core.ops.conv3d import (avg_pool3d as _avg_pool3d, avg_pool3d_counts, conv3d as _conv3d,
+                               conv3d_transpose_op, max_pool3d as _max_pool3d, pads3d, triple)
+
+__all__ = ["conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d"]
+
+_TO_NCDHW, _TO_NDHWC = (0, 4, 1, 2, 3), (0, 2, 3, 4, 1)
+
+
+def _layout(x, data_format, where):
+    if data_format not in ("NCDHW", "NDHWC"):
+        raise ValueError(f"{where}: data_format must be 'NCDHW' or 'NDHWC', got "
+                         f"{data_format!r}")
+    if len(x.shape) != 5:
+        raise ValueError(f"{where}: expects a 5-D input ({data_format}), got shape "
+                         f"{list(x.shape)}")
+    last = data_format == "NDHWC"
+    return (transpose(x, _TO_NCDHW) if last else x), last
+
+
+def _bias(out, bias):
+    return out if bias is None else out + reshape(bias, [1, -1, 1, 1, 1])
+
+
+def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           data_format="NCDHW", name=None):
+    """3-D convolution; `weight` is (out_channels, in_channels / groups, kd, kh, kw)."""
+    x, weight = lift(x), lift(weight)
+    x, last = _layout(x, data_format, "conv3d")
+    if len(weight.shape) != 5:
+        raise ValueError(f"conv3d: weight must be 5-D (out, in/groups, kd, kh, kw), got "
+                         f"{list(weight.shape)}")
+    groups = int(groups)
+    if groups <= 0:
+        raise ValueError(f"conv3d: groups must be positive, got {groups}")
+    c = x.shape[1]
+    if c is not None and c % groups:
+        raise ValueError(f"conv3d: groups={groups} does not divide the input's {c} channels")
+    stride, dilation = triple(stride, "conv3d", "stride"), triple(dilation, "conv3d", "dilation")
+    pads = pads3d(padding, tuple(x.shape[2:]), tuple(weight.shape[2:]), stride, dilation,
+                  "conv3d", channel_last=last)
+    out = _bias(_conv3d(x, weight, stride, pads, dilation, groups), bias)
+    return transpose(out, _TO_NDHWC) if last else out
+
+
+def conv3d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
+                     groups=1, output_size=None, data_format="NCDHW", name=None):
+    """Transposed 3-D convolution (`conv3d`'s gradient w.r.t. its input); `weight`
+    is (in_channels, out_channels / groups, kd, kh, kw). Output size per dim:
+    `(in - 1) * stride - pad_before - pad_after + dilation * (k - 1) + 1 +
+    output_padding`; `output_size` picks `output_padding` instead."""
+    where = "conv3d_transpose"
+    x, weight = lift(x), lift(weight)
+    x, last = _layout(x, data_format, where)
+    if len(weight.shape) != 5:
+        raise ValueError(f"{where}: weight must be 5-D (in, out/groups, kd, kh, kw), got "
+                         f"{list(weight.shape)}")
+    groups = int(groups)
+    if weight.shape[0] % groups:
+        raise ValueError(f"{where}: groups={groups} does not divide in_channels "
+                         f"{weight.shape[0]}")
+    stride, dilation = triple(stride, where, "stride"), triple(dilation, where, "dilation")
+    spatial = tuple(x.shape[2:])
+    if None in spatial:
+        raise ValueError(f"{where}: needs the spatial dims known, got {list(x.shape)}")
+    keff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+    extra = [0, 0, 0]
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        pads = []
+        for i, (k, s) in enumerate(zip(keff, stride)):
+            total = k - s
+            pads += [max(total, 0) // 2, max(total, 0) - max(total, 0) // 2]
+            extra[i] = max(-total, 0)
+        pads = tuple(pads)
+    else:
+        pads = pads3d(padding, (None,) * 3, tuple(weight.shape[2:]), stride, dilation, where,
+                      channel_last=last)
+    base = [(n - 1) * s + k - lo - hi for n, s, k, lo, hi in
+            zip(spatial, stride, keff, pads[0::2], pads[1::2])]
+    if output_size is not None:
+        size = [int(v) for v in ([output_size] * 3 if isinstance(output_size, int)
+                                 else output_size)][-3:]
+        extra = [o - b for o, b in zip(size, base)]
+    elif output_padding:
+        extra = ([int(output_padding)] * 3 if isinstance(output_padding, int)
+                 else [int(v) for v in output_padding][-3:])
+    for e, s in zip(extra, stride):
+        if not 0 <= e < s:
+            raise ValueError(f"{where}: output_padding {extra} must lie in [0, stride "
+                             f"{list(stride)}) (output_size {output_size})")
+    out = conv3d_transpose_op(x, weight, tuple(b + e for b, e in zip(base, extra)), stride, pads,
+                              dilation, groups)
+    out = _bias(out, bias)
+    return transpose(out, _TO_NDHWC) if last else out
+
+
+def _pool_args(x, kernel_size, stride, padding, data_format, where):
+    x, last = _layout(lift(x), data_format, where)
+    kernel = triple(kernel_size, where, "kernel_size")
+    stride = kernel if stride is None else triple(stride, where, "stride")
+    pads = pads3d(padding, tuple(x.shape[2:]), kernel, stride, (1, 1, 1), where,
+                  channel_last=last)
+    return x, kernel, stride, pads, last
+
+
+def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False,
+               data_format="NCDHW", name=None):
+    """3-D max pooling (`stride` defaults to `kernel_size`)."""
+    if return_mask:
+        raise NotImplementedError("max_pool3d(return_mask=True) is not supported; compute "
+                                  "the pooled values only (return_mask=False)")
+    x, kernel, stride, pads, last = _pool_args(x, kernel_size, stride, padding, data_format,
+                                               "max_pool3d")
+    out = _max_pool3d(x, kernel, stride, pads, ceil_mode)
+    return transpose(out, _TO_NDHWC) if last else out
+
+
+def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True,
+               divisor_override=None, data_format="NCDHW", name=None):
+    """3-D average pooling; `exclusive` leaves padding out of each divisor."""
+    x, kernel, stride, pads, last = _pool_args(x, kernel_size, stride, padding, data_format,
+                                               "avg_pool3d")
+    if divisor_override:
+        out = _avg_pool3d(x, kernel, stride, pads, ceil_mode, exclusive=False)
+        counts = avg_pool3d_counts(tuple(x.shape[2:]), kernel, stride, pads, ceil_mode, False)
+        out = out * constant((counts / float(divisor_override)).astype(x.dtype))
+    else:
+        out = _avg_pool3d(x, kernel, stride, pads, ceil_mode, exclusive)
+    return transpose(out, _TO_NDHWC) if last else out
