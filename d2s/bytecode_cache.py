@@ -1,12 +1,12 @@
 """`compile()` of generated source, read back from disk when the same text was
 compiled before (in any process).
 
-A second process's first call compiles the same texts again: the converted
-function's module (the conversion cache gives its text back) and the
-program's generated code (the trace rebuilds the same program, so the same
-text).  Compiling is the largest part of loading a cached conversion and
-about a tenth of a trace; loading the marshalled code object costs a
-thirtieth of that.
+A second process's first call compiles the same texts again: the program's
+generated code (the trace rebuilds the same program, so the same text) and
+the step calls.  Compiling is about a tenth of a trace; loading the
+marshalled code object costs a thirtieth of that.  (Converted functions
+are compiled from their tree, and the conversion cache keeps their code
+objects itself.)
 
 Entries are content-addressed: `<sha256 of the text and the optimisation
 level>.opt<level>.<cache tag>.pyc` in `cache_dir.subfolder("bytecode")`
@@ -28,7 +28,8 @@ read.  Code objects carry the file name they were compiled under: a loaded
 one is renamed to the caller's (line maps and tracebacks are looked up by
 it).  Write failures warn once (`cache_dir`) and compiling goes on.
 
-Standard library only (the converter's AST side uses it too).
+Standard library only (the converter's cache renames its code objects with
+`with_filename` too).
 """
 import hashlib
 import importlib.util
@@ -39,7 +40,7 @@ import types
 
 from . import cache_dir
 
-__all__ = ["compile_module", "entry_name", "entry_path"]
+__all__ = ["compile_module", "entry_name", "entry_path", "with_filename"]
 
 _SUBFOLDER = "bytecode"
 _CHECKED_HASH_FLAGS = (0b11).to_bytes(4, "little")
@@ -78,7 +79,7 @@ def compile_module(text, filename):
     header = _header(text)
     code = _read(name, header)
     if code is not None:
-        return _with_filename(code, filename)
+        return with_filename(code, filename)
     code = compile(text, filename, "exec")
     body = header + marshal.dumps(code)
     cache_dir.write_entry(_SUBFOLDER, name, body + bytes.fromhex(cache_dir.digest(name, body)))
@@ -99,11 +100,11 @@ def _read(name, header):
     return code if type(code) is types.CodeType else None
 
 
-def _with_filename(code, filename):
+def with_filename(code, filename):
     """`code` and the code objects nested in it, as if compiled from `filename`."""
     consts = code.co_consts
     if any(type(c) is types.CodeType for c in consts):
-        consts = tuple(_with_filename(c, filename) if type(c) is types.CodeType else c
+        consts = tuple(with_filename(c, filename) if type(c) is types.CodeType else c
                        for c in consts)
         return code.replace(co_filename=filename, co_consts=consts)
     return code.replace(co_filename=filename)

@@ -1,6 +1,7 @@
 """The conversion side of d2s: Python source -> AST -> converted function.
 
-`convert_function(fn)` returns the converted function and its source;
+`convert_function(fn)` returns the converted function (compiled from the
+converted tree) and its source text (printed when first read);
 generated code calls helpers from `d2s.convert.runtime` (as `_jst`);
 `layer_writes` surrounds a program's trace (jit.concrete_program).
 The AST side depends on nothing else of d2s.

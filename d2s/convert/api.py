@@ -1,9 +1,10 @@
 """Entry points: `convert_function(fn)` and `is_convertible(fn)`.
 
-Conversion (parse, transform, print, compile) runs once per code object;
+Conversion (parse, transform, compile the tree) runs once per code object;
 each function object sharing that code gets its own function built from the
-cached code with its own globals, closure and defaults.  The converted text
-is also kept on disk (`disk_cache`), so another process only compiles it.
+cached code with its own globals, closure and defaults.  The converted code
+object is also kept on disk (`disk_cache`), so another process only loads
+it.  The converted text is printed only when read (`code_text`).
 """
 import os
 import sysconfig
@@ -11,17 +12,19 @@ import threading
 import types
 import weakref
 
+from ..bytecode_cache import with_filename
 from ..gc_pause import gc_paused
 from . import disk_cache, origin, source_match
-from .loader import load_function, load_source
+from .code_text import converted_code
+from .loader import compile_function, load_code, new_filename
 from .pipeline import convert_tree
 from .source import function_source, parse_function
 from .traversal import walk
 
-__all__ = ["convert_function", "is_convertible", "cached_conversion"]
+__all__ = ["convert_function", "is_convertible", "cached_conversion", "converted_tree"]
 
 _lock = threading.RLock()
-_by_code = {}                              # code object -> (converted code, source text)
+_by_code = {}                              # code object -> (converted function, its text)
 _by_function = weakref.WeakKeyDictionary()  # function -> (converted function, source)
 
 _LIBRARY_DIRS = tuple(os.path.normcase(os.path.realpath(p)) + os.sep for p in {
@@ -72,13 +75,37 @@ def cached_conversion(fn):
 
 def _load_stored(fn, source, runtime):
     """The converted function from the disk cache, or None."""
-    stored = disk_cache.load(fn, source)
-    if stored is None:
+    code = disk_cache.load(fn, source)
+    if code is None:
         return None
+    filename = new_filename(fn)
     try:
-        return load_source(stored, fn, runtime), stored.code
-    except SyntaxError:      # a damaged entry: convert again (and overwrite it)
+        return load_code(with_filename(code, filename), filename, source, fn, runtime)
+    except ValueError:      # not converted code: convert again (and overwrite it)
         return None
+
+
+def converted_tree(fn, parsed):
+    """Apply the pipeline to `parsed` (the ParsedFunction of `fn`): the
+    converted FunctionDef, its nodes at their file lines (see `positions`)."""
+    node = parsed.node
+    user_nodes = walk(node)   # one walk of the parsed tree, for every search of it
+    origin.annotate_origins(node, parsed.filename, parsed.line_offset, parsed.source_lines,
+                            fn.__name__, nodes=user_nodes, col_shift=_dedent(parsed))
+    return convert_tree(node, parsed.filename, fn.__qualname__, user_nodes=user_nodes)
+
+
+def _dedent(parsed):
+    """How many columns the parsed text's lines were moved left of the file's."""
+    if parsed.is_lambda:
+        return 0
+    node = parsed.node
+    lines = parsed.source.lines
+    index = node.lineno + parsed.line_offset - parsed.source.start
+    if not 0 <= index < len(lines):     # pragma: no cover - the def is in its text
+        return 0
+    line = lines[index]
+    return len(line) - len(line.lstrip(" \t\f")) - node.col_offset
 
 
 def _convert_code(fn):
@@ -86,25 +113,25 @@ def _convert_code(fn):
     source = function_source(fn)
     loaded = _load_stored(fn, source, runtime)
     if loaded is not None:
-        return loaded
+        return loaded, converted_code(fn, source)
     parsed = parse_function(fn, source)
     source_match.check(fn, parsed)   # the text on disk is the one `fn` was built from
     if parsed.source != source:   # the text was found another way: its own entry
         loaded = _load_stored(fn, parsed.source, runtime)
         if loaded is not None:
-            return loaded
-    node = parsed.node
-    user_nodes = walk(node)   # one walk of the parsed tree, for every search of it
-    origin.annotate_origins(node, parsed.filename, parsed.line_offset, parsed.source_lines,
-                            fn.__name__, nodes=user_nodes)
-    convert_tree(node, parsed.filename, fn.__qualname__, user_nodes=user_nodes)
-    converted, generated = load_function(node, fn, runtime)
-    disk_cache.store(fn, parsed.source, generated)
-    return converted, generated.code
+            return loaded, converted_code(fn, parsed.source)
+    node = converted_tree(fn, parsed)
+    filename = new_filename(fn)
+    code = compile_function(node, fn, filename)
+    converted = load_code(code, filename, parsed.source, fn, runtime)
+    disk_cache.store(fn, parsed.source, code)
+    return converted, converted_code(fn, parsed.source)
 
 
 def convert_function(fn):
-    """Return `(converted_fn, source_text)` for a Python function (or bound method).
+    """Return `(converted_fn, code)` for a Python function (or bound method):
+    `code` is the converted source (a `code_text.ConvertedCode`, printed
+    when first read).
 
     Raises a D2SConversionError subclass (source unavailable, unsupported
     syntax) naming the function and, where relevant, file and line.

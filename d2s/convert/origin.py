@@ -1,18 +1,17 @@
 """Origin map: which user source line each piece of generated code came from.
 
 Every node parsed from the user's function gets `_d2s_origin` (an `Origin`);
-generated nodes inherit the origin of the node they replace.  The printer
-reports which statement starts on each printed line, so the map from
-generated line to Origin is read off that report (no second parse), and every
-line in between (a wrapped statement's continuation, an `else:`) takes the
-origin of the statement above it.  Errors raised inside generated code are
-then rewritten to name the user's file and line.
+generated nodes inherit the origin of the node they replace.  Converted code
+is compiled from the tree with each node at its origin's line of the user's
+file (`positions`), so a line of generated code *is* a line of the user's
+file: the line map is the user's text, read when an error or a traced op's
+origin asks for a line.  Errors raised inside generated code are then
+rewritten to name the user's file and line.
 """
 import ast
 import linecache
 import re
 import sys
-import threading
 from collections import namedtuple
 
 from .traversal import _node_fields, CHILDLESS, node_fields, walk
@@ -20,15 +19,26 @@ from .traversal import _node_fields, CHILDLESS, node_fields, walk
 _AST = ast.AST
 
 __all__ = ["Origin", "annotate_origins", "inherit_origin", "origin_factory",
-           "statement_origins", "dense_line_map", "register_generated", "lookup",
+           "register_generated", "lookup",
            "rewrite_exception", "user_location"]
 
 Origin = namedtuple("Origin", "filename lineno source_line function_name")
 
 ORIGIN = "_d2s_origin"  # annotation key: the Origin of a node
 
-_registry = {}  # generated filename -> {generated lineno: Origin}
-_registry_lock = threading.Lock()
+_positioned = {}   # node class -> whether it has (line, column) positions
+
+
+def has_positions(kind):
+    """Whether nodes of class `kind` have (line, column) positions."""
+    found = _positioned.get(kind)
+    if found is None:
+        found = _positioned[kind] = "lineno" in kind._attributes
+    return found
+
+
+# generated filename -> (line offset, line count, origin(line of the text))
+_registry = {}
 
 
 def origin_factory(filename, line_offset, source_lines, function_name):
@@ -49,21 +59,34 @@ def origin_factory(filename, line_offset, source_lines, function_name):
     return origin
 
 
-def annotate_origins(tree, filename, line_offset, source_lines, function_name, nodes=None):
+def annotate_origins(tree, filename, line_offset, source_lines, function_name, nodes=None,
+                     col_shift=0):
     """Attach an Origin to every node of the freshly parsed user tree
-    (`nodes`: `walk(tree)`, when the caller has it)."""
+    (`nodes`: `walk(tree)`, when the caller has it), and move its position
+    to the file's: the converted tree is compiled as it stands, at the
+    user's lines (`positions`).  `col_shift`: how far left of the file's the
+    parsed text's columns are (it was dedented)."""
     origin = origin_factory(filename, line_offset, source_lines, function_name)
     for node in walk(tree) if nodes is None else nodes:
-        lineno = getattr(node, "lineno", None)
+        attrs = node.__dict__
+        lineno = attrs.get("lineno")
         if lineno is not None:
-            setattr(node, ORIGIN, origin(lineno))
+            attrs[ORIGIN] = origin(lineno)
+            attrs["lineno"] = lineno + line_offset
+            end = attrs.get("end_lineno")
+            attrs["end_lineno"] = lineno + line_offset if end is None else end + line_offset
+            if col_shift and attrs.get("end_col_offset") is not None:
+                attrs["col_offset"] += col_shift
+                attrs["end_col_offset"] += col_shift
 
 
 def inherit_origin(nodes, source_node):
     """Give generated `nodes` (and their generated children) `source_node`'s origin.
 
     Nodes that already have an origin (the user's own nodes moved into the
-    generated code) keep theirs, and their subtrees are not touched.
+    generated code) keep theirs, and their subtrees are not touched.  A
+    generated node without a position gets its origin's line and no column
+    (the converted tree is compiled as it stands: see `positions`).
     """
     origin = getattr(source_node, ORIGIN, None)
     if origin is None:
@@ -76,6 +99,8 @@ def inherit_origin(nodes, source_node):
     todo = list(nodes) if isinstance(nodes, list) else [nodes]
     pop, push = todo.pop, todo.append
     fields_of = _node_fields
+    positioned = _positioned
+    line = origin.lineno
     while todo:
         node = pop()
         attrs = node.__dict__
@@ -83,6 +108,9 @@ def inherit_origin(nodes, source_node):
             continue
         attrs[ORIGIN] = origin
         kind = node.__class__
+        if "lineno" not in attrs and (positioned.get(kind) or has_positions(kind)):
+            attrs["lineno"] = attrs["end_lineno"] = line
+            attrs["col_offset"] = attrs["end_col_offset"] = -1
         if kind in CHILDLESS:     # names and constants: half the nodes
             continue
         for field in fields_of.get(kind) or node_fields(kind):
@@ -96,52 +124,29 @@ def inherit_origin(nodes, source_node):
     return nodes
 
 
-def statement_origins(statements, shift=0):
-    """{printed line + shift: Origin} for the printer's {line: statement node}.
+def register_generated(filename, source, function_name):
+    """Remember a generated file: its code's line numbers are those of the
+    user's file (`positions`), so its line map is the user's text itself.
 
-    Statements without an origin (none in converted code today) are left
-    out; `dense_line_map` then gives their lines the origin above them.
-    """
-    found = {}
-    for line, node in statements.items():
-        origin = getattr(node, ORIGIN, None)
-        if origin is not None:
-            found[line + shift] = origin
-    return found
-
-
-def dense_line_map(origins, last_line):
-    """Every line from the first mapped one to `last_line` -> the Origin at or above it."""
-    line_map = {}
-    current = None
-    for line in range(min(origins, default=last_line + 1), last_line + 1):
-        current = origins.get(line, current)
-        line_map[line] = current
-    return line_map
-
-
-def register_generated(filename, printed_source, line_map):
-    """Remember a generated file: its text (for tracebacks) and its line map,
-    or a function making the map, called on the first `lookup` (only errors
-    and the origins of traced ops that someone reads ask for it: a function
-    loaded from the conversion cache does not build it otherwise)."""
-    lines = printed_source.splitlines(True)
-    linecache.cache[filename] = (len(printed_source), None, lines, filename)
-    with _registry_lock:
-        _registry[filename] = line_map
+    `source`: the FunctionSource converted (file name, first line, lines).
+    The generated name's linecache entry holds the user's lines at their
+    own numbers, so a traceback frame of converted code (D2S_FULL_TRACEBACK)
+    shows the user's line."""
+    offset = source.start - 1
+    lines = source.lines
+    linecache.cache[filename] = (0, None, [""] * offset + list(lines), filename)
+    _registry[filename] = (offset, len(lines), origin_factory(
+        source.filename, offset, lines, function_name))
 
 
 def lookup(filename, lineno):
     """The Origin of a generated line, or None when not generated by us."""
-    line_map = _registry.get(filename)
-    if line_map is None:
+    entry = _registry.get(filename)
+    if entry is None or lineno is None:
         return None
-    if callable(line_map):
-        with _registry_lock:
-            line_map = _registry[filename]
-            if callable(line_map):
-                line_map = _registry[filename] = line_map()
-    return line_map.get(lineno)
+    offset, count, origin = entry
+    line = lineno - offset
+    return origin(line) if 0 < line <= count else None
 
 
 def is_generated_filename(filename):

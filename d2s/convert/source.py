@@ -77,6 +77,8 @@ def _find_lambda(fn, source):
     fn_def = ast.FunctionDef(name=LAMBDA_NAME, args=lam.args,
                              body=[ast.Return(value=lam.body)],
                              decorator_list=[], returns=None, type_comment=None)
+    if "type_params" in ast.FunctionDef._fields:   # Python 3.12: compiled as a tree
+        fn_def.type_params = []
     ast.copy_location(fn_def, lam)
     ast.copy_location(fn_def.body[0], lam.body)
     return ParsedFunction(fn_def, source.filename, 0, [l.rstrip("\n") for l in lines], True,

@@ -49,6 +49,9 @@ def _set_ctx(node, ctx):
 
 
 _parsed = {}   # template text -> the recipes of its statements (see _Recipe)
+# Where a template's node was in the template's text means nothing in the
+# user's code: generated nodes get their origin's line instead (`positions`).
+_POSITIONS = frozenset({"lineno", "col_offset", "end_lineno", "end_col_offset"})
 _DEFS = (ast.FunctionDef, ast.ClassDef)
 _SCOPE_DECLS = (ast.Global, ast.Nonlocal)
 
@@ -56,12 +59,12 @@ _SCOPE_DECLS = (ast.Global, ast.Nonlocal)
 class _Recipe:
     """How to copy one parsed template node, worked out once per template.
 
-    `plain`: the attributes copied as they are (positions, identifiers, the
-    shared context/operator leaves); `nodes`: (field, recipe) of child nodes;
+    `plain`: the attributes copied as they are (identifiers, the shared
+    context/operator leaves; not the positions); `nodes`: (field, recipe) of child nodes;
     `lists`: (field, entries) of list fields, an entry a recipe or a value;
     `placeholder`: the name a Name (or an expression statement of a Name)
     would be replaced by.  Copying then touches no attribute twice and asks
-    no value what it is (the positions alone are most of a node's attributes).
+    no value what it is (the positions, left out, were most of a node's attributes).
     """
     __slots__ = ("kind", "plain", "nodes", "lists", "placeholder")
 
@@ -75,7 +78,7 @@ class _Recipe:
                     else item for item in value)))
             elif isinstance(value, _AST) and not isinstance(value, LEAVES):
                 nodes.append((key, _Recipe(value)))
-            else:
+            elif key not in _POSITIONS:
                 self.plain[key] = value
         self.nodes, self.lists = tuple(nodes), tuple(lists)
         self.placeholder = None
@@ -101,9 +104,9 @@ def _instantiate(recipe, subs):
     One pass both copies (the cached template is never changed) and
     substitutes; a substituted value is inserted as is, never copied or
     descended into.  Returns a node, a list of statements (spliced by the
-    caller) or None (the statement is dropped).  Every attribute is copied
-    (fields and positions alike); the field-less context/operator leaves
-    are shared, as `ast.parse` shares them.
+    caller) or None (the statement is dropped).  Every field is copied;
+    the field-less context/operator leaves are shared, as `ast.parse`
+    shares them.
     """
     kind = recipe.kind
     name = recipe.placeholder

@@ -40,39 +40,21 @@ the line that computed the value, and what to write instead.
 from __future__ import annotations
 
 import copy
-import types
 
 from ..core import state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
+from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, is_layer,
+                                walkable_object)
 
-__all__ = ["Watch", "Effects", "swap_in", "swap_out"]
+__all__ = ["Watch", "Effects", "swap_in", "swap_out", "function_roots"]
 
-_MAX_DEPTH = 8
-_MAX_NODES = 20000
-# Types never walked into: values, not containers of user state.
-_LEAVES = (Tensor, Variable, str, bytes, int, float, complex, bool, type(None), type,
-           types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-           types.MethodType, types.CodeType, property, staticmethod, classmethod)
-
-
-def _is_layer(obj):
-    return hasattr(type(obj), "named_sublayers") and isinstance(
-        getattr(obj, "__dict__", None), dict) and "_parameters" in obj.__dict__
-
-
-def _walkable_object(obj):
-    """A plain object (or Layer) whose `__dict__` holds user state: not d2s's
-    own machinery (optimizers, StaticFunctions, programs: tracked elsewhere)."""
-    if _is_layer(obj):
-        return True
-    d = getattr(obj, "__dict__", None)
-    if not isinstance(d, dict):
-        return False
-    module = type(obj).__module__ or ""
-    return not (module == "d2s" or module.startswith("d2s.") or module == "builtins"
-                or module.startswith("numpy") or module.startswith("jax"))
+_MAX_DEPTH = MAX_DEPTH
+_MAX_NODES = MAX_NODES
+_LEAVES = LEAVES
+_is_layer = is_layer
+_walkable_object = walkable_object
 
 
 def has_variable(value, depth=0):
@@ -233,56 +215,6 @@ def _rebuild(template, values):
         vars(new).update({k: _rebuild(v, values) for k, v in template.attrs.items()})
         return new
     return template
-
-
-def function_roots(fn, depth=3):
-    """(label, value) of the closure cells and the globals `fn`'s code names,
-    and those of the Python functions it names (a helper writing a global
-    dict), `depth` calls deep; not those of a `not_to_static` helper, which
-    runs as plain Python while tracing."""
-    roots, seen_fns, seen_roots = [], set(), set()
-    pending = [(fn, 0)]
-    while pending:  # (a loop, not a recursive closure: no reference cycle per trace)
-        fn, level = pending.pop()
-        fn = getattr(fn, "__func__", fn)
-        code = getattr(fn, "__code__", None)
-        if code is None or id(fn) in seen_fns:
-            continue
-        seen_fns.add(id(fn))
-        found, called = [], []
-        for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            if isinstance(value, types.FunctionType):
-                called.append(value)
-            else:
-                found.append((f"closure variable '{name}'", value))
-        names, stack = set(), [code]
-        while stack:
-            c = stack.pop()
-            names.update(c.co_names)
-            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        g = getattr(fn, "__globals__", {})
-        for name in sorted(names):
-            if name in g and not name.startswith("__"):
-                value = g[name]
-                if isinstance(value, types.FunctionType):
-                    called.append(value)
-                elif isinstance(value, (list, dict)) or _walkable_object(value):
-                    found.append((f"global '{name}'", value))
-        for label, value in found:
-            if id(value) not in seen_roots:
-                seen_roots.add(id(value))
-                roots.append((label, value))
-        if level < depth:
-            for f in called:
-                module = getattr(f, "__module__", "") or ""
-                if not (module == "d2s" or module.startswith("d2s.")
-                        or getattr(f, "_d2s_not_to_static", False)):
-                    pending.append((f, level + 1))
-    return roots
 
 
 class Watch:

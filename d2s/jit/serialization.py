@@ -75,7 +75,9 @@ class AttrEncoder:
             return {"__dtype__": v.name}
         if isinstance(v, type) and issubclass(v, BaseException):
             return {"__exception__": v.__name__}
-        raise TypeError(f"cannot save an attribute of type {type(v).__name__}: {v!r}")
+        why = getattr(v, "not_saved_because", None)  # e.g. a PyLayer: its rule is Python code
+        raise TypeError(why() if why else
+                        f"cannot save an attribute of type {type(v).__name__}: {v!r}")
 
 
 def decode_attr(v, arrays, where, depth=0):

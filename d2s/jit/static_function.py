@@ -118,7 +118,7 @@ class StaticFunction:
 
     @property
     def code(self):
-        return self._get_converted()[1]
+        return str(self._get_converted()[1])   # (printed on the first read)
 
     @property
     def program_cache(self):

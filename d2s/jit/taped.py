@@ -16,8 +16,8 @@ from ..core import autograd, dist_attr, state
 from ..core.tensor import Tensor
 from ..static.backward import BackwardProgram, output_sources
 from ..static.control_ops import saved_var
-from ..static.control_ops.undefined import makes_undefined_floats
 from ..static.executor import Scope, UndefinedValue, run_ops
+from ..static.scope import op_location
 from .program_parts import Plan
 
 
@@ -98,8 +98,6 @@ class TapedRuns:
         scopes included); None where only the interpreter can run it."""
         grad_program = self._backward.program
         fwd_ops = self._backward.forward_ops
-        if makes_undefined_floats(grad_program.all_ops()):
-            return None  # undefined floats may meet cotangents (symbolic zeros): interpreter
         saved = self.saved_for_backward()
         fwd = self._compile(grad_program, fwd_ops, self._input_names(),
                             [v.name for v in self.outputs] + saved, "forward_for_grad")
@@ -143,6 +141,8 @@ class TapedRuns:
         return self._backward
 
     def _vjp(self, g, out, *inputs, _saved):
+        if state._tls.grad_enabled:  # d2s.grad(create_graph=True) walks with gradients on
+            raise RuntimeError(self._not_differentiable_again())
         backward = self._backward
         single = self._tape_op.num_outputs == 1
         gs, outs = ((g,), (out,)) if single else (g, out)
@@ -158,13 +158,23 @@ class TapedRuns:
         return tuple(None if v is None or type(v) is UndefinedValue
                      else Tensor._from_array(np.asarray(v)) for v in values)
 
+    def _not_differentiable_again(self):
+        where = next((op_location(op) for op in self.main_program.global_block().ops
+                      if op.origin), "")
+        return ("d2s.grad(..., create_graph=True) through a call of a to_static function"
+                f"{where}: the gradient of a converted call runs as a program and is not "
+                "differentiated again (it would be silently missing from a second "
+                "derivative). Call d2s.grad(..., create_graph=True) inside the converted "
+                "function (its second derivative is then built from ops of its program), "
+                "or call the function without to_static")
+
     def _numpy_gradients(self, arrays, cts, wanted):
         """Gradients on numpy from the forward's input arrays (forward run again)."""
         _, saved = self._forward_for_grad(arrays)
         return self._numpy_backward(saved, cts, wanted)
 
     def _numpy_backward(self, saved, cts, wanted):
-        """Per wrt: gradient array, UndefinedValue (zero cotangent) or None."""
+        """Per wrt: gradient array or None."""
         backward = self._backward
         grad_names = backward.grad_names
         if isinstance(saved, Scope):

@@ -21,7 +21,8 @@ from ..core.dtypes import is_floating
 from ..core.ops import add, zeros_like
 from ..core.registry import OPS
 from .control_ops import control_op, names_read
-from .control_ops.gradients import GradientError
+from .control_ops.gradients import GradientError, second_derivative_error
+from .definedness import maybe_undefined
 from .ir import Variable
 
 __all__ = ["GradientError", "backward_block", "gradients", "append_backward",
@@ -32,16 +33,20 @@ def _float(v):
     return is_floating(v.dtype)
 
 
-def _differentiable(op, through_grad_ops=True):
+def _differentiable(op, through_grad_ops=True, walked=False):
+    """Whether gradients flow through `op`. `walked`: as a backward walk sees
+    it, which also reaches `cond_grad` / `while_grad` (to refuse them: see
+    `control_ops.gradients.second_derivative_error`) where they would
+    otherwise be a silent zero."""
     if op.is_grad and not through_grad_ops:
         return False
     decl = control_op(op.type)
     if decl is not None:  # cond, while: their homes differentiate them
-        return decl.vjp is not None
+        return decl.vjp is not None or walked and bool(decl.restores)
     return bool(OPS.get(op.type) and OPS[op.type].vjp)
 
 
-def _requires(ops, wrt_ids, through_grad_ops=True, floats_only=True):
+def _requires(ops, wrt_ids, through_grad_ops=True, floats_only=True, walked=False):
     """Ids of Variables that depend on `wrt` through differentiable paths.
 
     With `floats_only=False`: every output of a differentiable op reading such
@@ -49,7 +54,8 @@ def _requires(ops, wrt_ids, through_grad_ops=True, floats_only=True):
     (which records an op when any input requires a gradient)."""
     req = set(wrt_ids)
     for op in ops:
-        if any(id(v) in req for v in op.inputs) and _differentiable(op, through_grad_ops):
+        if any(id(v) in req for v in op.inputs) and _differentiable(op, through_grad_ops,
+                                                                    walked):
             req.update(id(o) for o in op.outputs if not floats_only or _float(o))
     return req
 
@@ -119,8 +125,10 @@ def backward_block(block, targets, cts, wrt, seeds=None, through_grad_ops=True):
     for t, g in zip(targets, cts):
         _accumulate(grads, t, g)
     wrt_ids = {id(w) for w in wrt}
-    req = _requires(block.ops, wrt_ids, through_grad_ops)
-    recorded = _requires(block.ops, wrt_ids, through_grad_ops, floats_only=False)
+    walked = block.program._refuse_grad_ops
+    req = _requires(block.ops, wrt_ids, through_grad_ops, walked=walked)
+    recorded = _requires(block.ops, wrt_ids, through_grad_ops, floats_only=False,
+                         walked=walked)
     for op in grad_walk_order(block.ops, targets, recorded):
         if not any(id(o) in grads for o in op.outputs):
             continue
@@ -129,6 +137,8 @@ def backward_block(block, targets, cts, wrt, seeds=None, through_grad_ops=True):
         out_cts = [grads.get(id(o)) for o in op.outputs]
         decl = control_op(op.type)
         if decl is not None:  # its home builds the gradient op (and its blocks)
+            if decl.vjp is None and decl.restores:
+                raise second_derivative_error(op)
             in_grads = ([None] * len(op.inputs) if decl.vjp is None
                         else decl.vjp(op, out_cts, req, backward_block))
         else:
@@ -152,8 +162,10 @@ def _op_vjp(op, out_cts):
 
 
 # ---- public API -------------------------------------------------------------------------
-def gradients(targets, inputs, target_gradients=None):
-    """Append backward ops; return d(sum of targets)/d(input) Variables (None: no path)."""
+def gradients(targets, inputs, target_gradients=None, create_graph=False):
+    """Append backward ops; return d(sum of targets)/d(input) Variables (None: no path).
+    `create_graph`: the gradients will be differentiated again, so tensor
+    `if`s get gradients made of ordinary ops (`control_ops.recompute`)."""
     targets = _as_list(targets)
     for v in targets:
         if not isinstance(v, Variable):
@@ -167,9 +179,33 @@ def gradients(targets, inputs, target_gradients=None):
     if target_gradients is None:
         target_gradients = [None] * len(targets)
     target_gradients = _as_list(target_gradients)
-    with state.building(program._builder), program._block_guard(gb), grad_ops(program):
-        cts = [g if g is not None else bind_ones_like(t) for t, g in zip(targets, target_gradients)]
-        return backward_block(gb, targets, cts, inputs)
+    mark_undefined(program)
+    previous = program._differentiable_grads, program._refuse_grad_ops
+    # (a walk reaching the gradient of an `if`/`while` built to be run, not
+    # differentiated, raises: in converted code a d2s.grad through one would
+    # miss that term silently)
+    program._differentiable_grads, program._refuse_grad_ops = bool(create_graph), True
+    try:
+        with state.building(program._builder), program._block_guard(gb), grad_ops(program):
+            cts = [g if g is not None else bind_ones_like(t)
+                   for t, g in zip(targets, target_gradients)]
+            return backward_block(gb, targets, cts, inputs)
+    finally:
+        program._differentiable_grads, program._refuse_grad_ops = previous
+
+
+def mark_undefined(program):
+    """Flag every Variable a run may leave with no value (`may_be_undefined`),
+    as the definedness analysis finds them: the tracer flags those it makes,
+    a program loaded from an older file has no flags. Backward reads the
+    flags to give such values zero cotangents that read nothing
+    (`control_ops.undefined.zero_cotangent`)."""
+    names = maybe_undefined({b.idx: b.ops for b in program.blocks})
+    if names:
+        for block in program.blocks:
+            for name, var in block.vars.items():
+                if name in names:
+                    var.may_be_undefined = True
 
 
 @contextlib.contextmanager
@@ -207,6 +243,7 @@ class BackwardProgram:
 
     def __init__(self, forward, outputs, wrt):
         self.program = program = forward.clone()
+        mark_undefined(program)
         gb = program.global_block()
         self.n_forward = len(gb.ops)
         outputs = [program.counterpart(v) for v in outputs]

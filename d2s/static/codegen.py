@@ -12,9 +12,8 @@ Gradients through control flow compile too: a forward `cond` packs the
 values its gradient blocks read into a tuple (with the branch taken), a
 forward `while` appends one tuple per iteration; `cond_grad` / `while_grad`
 unpack them and run the gradient blocks inline (the latter in reverse
-order). What it does not compile (`NotCompilable`): gradients through a
-branch that leaves a name undefined (the interpreter treats that value as a
-symbolic zero); such programs run on the interpreter (`executor.run_ops`).
+order), gradients through a branch that leaves a name undefined included
+(backward gives such names real zero cotangents).
 """
 from __future__ import annotations
 

@@ -1,19 +1,18 @@
 """Which names of a program may hold "no value" at run time, and their labels.
 
-The numpy backend represents such a value as an `UndefinedValue` object: a
-(non-gradient) op reading it raises NameError, a gradient op reads it as a
-zero cotangent (a "symbolic zero"). XLA values always exist, so the
-lowering gives these names (and only these) a traced "undefined" flag; this
-analysis finds them, with the user's variable name for the error message.
-Sources: the `undefined` op (a name a loop assigns first), a `cond` output
-one branch leaves unset; they spread through branch outputs, loop carries
-and gradient ops (a zero cotangent makes zero cotangents). Each control-flow
-op's home says how (`ControlOpDef.undefined_outputs`).
+The numpy backend represents such a value as an `UndefinedValue` object:
+an op reading it raises NameError. (Gradient ops never read one: backward
+gives a cotangent no path defined a real zero, `control_ops.undefined.
+zero_cotangent`.) XLA values always exist, so the lowering gives these
+names (and only these) a traced "undefined" flag; this analysis finds them,
+with the user's variable name for the error message. Sources: the
+`undefined` op (a name a loop assigns first), a `cond` output one branch
+leaves unset; they spread through branch outputs and loop carries. Each
+control-flow op's home says how (`ControlOpDef.undefined_outputs`).
 """
 from __future__ import annotations
 
 from .control_ops import control_op
-from .scope import ZERO_COTANGENT
 
 
 def maybe_undefined(blocks):
@@ -34,11 +33,7 @@ def maybe_undefined(blocks):
 
 def _sources(op, labels):
     """(name, label) of the names `op` may leave undefined: a control-flow op
-    says which (its home's `undefined_outputs`); a gradient op reading a zero
-    cotangent makes zero cotangents."""
+    says which (its home's `undefined_outputs`)."""
     decl = control_op(op.type)
     if decl is not None:
         yield from decl.undefined_outputs(op, labels)
-    elif op.is_grad and any(v.name in labels for v in op.inputs):
-        for v in op.outputs:
-            yield v.name, ZERO_COTANGENT

@@ -18,7 +18,7 @@ from ..core.registry import OPS
 from ..core.tensor import Tensor
 from . import backend as backend_state
 from .control_ops import CONTROL_OPS
-from .scope import ZERO_COTANGENT, MissingValue, Scope, UndefinedValue
+from .scope import MissingValue, Scope, UndefinedValue
 from .scope import op_location as _where
 from .scope import relocate as _relocate
 
@@ -132,12 +132,10 @@ def run_ops(ops, program, scope):
             raise
         except Exception as e:
             # A control-flow op passes undefined values on (never reads them):
-            # what its blocks raise is theirs.
+            # what its blocks raise is theirs. (A gradient op never meets one:
+            # backward makes real zeros, `control_ops.undefined.zero_cotangent`.)
             undefined = _undefined_input(op, scope) if decl is None else None
             if undefined is not None:
-                if op.is_grad:
-                    _symbolic_zero(op, scope)
-                    continue
                 raise undefined.error(op) from None
             if not getattr(e, "_d2s_located", False):
                 e = _relocate(e, op)
@@ -148,21 +146,6 @@ def run_ops(ops, program, scope):
         elif outs:
             for v, r in zip(outs, result):
                 values[v.name] = asarray(r)
-
-
-def _symbolic_zero(op, scope):
-    """In gradient ops an undefined value is the cotangent of a name no path
-    assigned: a zero. Sums drop it; anything else computed from it is zero too."""
-    values = [scope.get(v.name) for v in op.inputs]
-    defined = [v for v in values if type(v) is not UndefinedValue]
-    if op.type == "add" and len(defined) == 1:
-        result = defined[0]
-    elif op.type == "subtract" and len(defined) == 1:
-        result = values[0] if type(values[0]) is not UndefinedValue else np.negative(values[1])
-    else:
-        result = UndefinedValue(ZERO_COTANGENT)
-    for v in op.outputs:
-        scope.set(v.name, result)
 
 
 def _undefined_input(op, scope):

@@ -360,6 +360,11 @@ class Program:
         self._captured_ids = {}   # id(Tensor) -> Variable
         self.feed_vars = {}       # name -> data Variable
         self._building_grad = False  # set while backward appends ops
+        # set while backward builds gradients that will be differentiated again
+        # (`gradients(create_graph=True)`): see control_ops.recompute
+        self._differentiable_grads = False
+        # set while `gradients` walks: reaching a cond_grad / while_grad raises
+        self._refuse_grad_ops = False
         # (outputs, op count) when `passes.dce.prune_program` last pruned it
         self._pruned_for = None
         self._builder = Builder(self)

@@ -51,11 +51,6 @@ class UndefinedValue:
                          f"(e.g. a loop that ran zero times){where}")
 
 
-# The label of an undefined value standing for "no cotangent" in gradient ops
-# (a symbolic zero: see executor.run_ops).
-ZERO_COTANGENT = "<zero cotangent>"
-
-
 def op_location(op):
     """` (op 'T' built at FILE, line N: TEXT)`: where a failing op came from."""
     if op.origin:

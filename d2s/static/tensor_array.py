@@ -27,9 +27,17 @@ class PendingArray:
 
     def __init__(self, items):
         self.items = list(items)
+        self.indexed = False
 
     def __getitem__(self, index):
         return self.items[index]
+
+    def __setitem__(self, index, value):
+        """`lst[i] = v` in the body: a list used by index, not appended to
+        (per-layer caches); the loop then keeps the list itself and carries
+        the items written (convert.runtime.loop_items)."""
+        self.items[index] = value
+        self.indexed = True
 
     def __len__(self):
         return len(self.items)

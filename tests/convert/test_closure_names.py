@@ -31,7 +31,7 @@ def sequential_and_nested(x, n):
 
 def test_each_role_has_one_name_reused_by_every_construct():
     _, code = convert_function(sequential_and_nested)
-    defined = re.findall(r"def (__\w+)\(", code)
+    defined = re.findall(r"def (__\w+)\(", str(code))
     assert defined.count("__true_fn_0") == 4      # four `if`s, at several depths
     assert {name for name in defined if name.startswith("__true_fn")} == {"__true_fn_0"}
     assert {name for name in defined if name.startswith("__get_state")} == {"__get_state_0"}

@@ -170,7 +170,29 @@ def _targets(src):
     fn = _fn(src)
     construct = next(n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.While, ast.For)))
     carried, uncarried = getattr(construct, annos.TARGETS)
-    return [label for label, _ in carried], [label for label, _ in uncarried]
+    return [label for label, _ in carried], [label for label, *_ in uncarried]
+
+
+def test_keys_that_only_inner_for_loops_vary_are_found_at_trace_time():
+    """`caches[i]["k"]` under `for i in range(layers)` in a tensor loop: the
+    runtime finds the items written (runtime.loop_items); a key the loop
+    itself changes (`buf[j]`, `j += 1`), a deletion or a call's result are
+    refused when the loop is on a tensor."""
+    fn = _fn("""
+        def f(x, n):
+            j = 0
+            while x:
+                for i in range(n):
+                    caches[i]["k"] = x
+                buf[j] = x
+                j += 1
+                del d["t"]
+                g(x).attr = 1
+    """)
+    construct = next(n for n in ast.walk(fn) if isinstance(n, ast.While))
+    _, uncarried = getattr(construct, annos.TARGETS)
+    assert {label: keyed for label, _, keyed in uncarried} == {
+        "caches[i]['k']": True, "buf[j]": False, "d['t']": False, "g(x).attr": False}
 
 
 def test_targets_carried_with_stable_containers_and_keys():

@@ -9,7 +9,7 @@ from d2s.convert import (SourceUnavailableError, UnsupportedSyntaxError, convert
                          rewrite_exception)
 from d2s.convert import templates
 from d2s.convert.naming import Namer
-from d2s.convert.printing import ast_to_source
+from d2s.convert.code_text import ast_to_source
 
 THIS_FILE = __file__
 

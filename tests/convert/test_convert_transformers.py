@@ -7,7 +7,7 @@ import pytest
 
 from d2s.convert.origin import annotate_origins
 from d2s.convert.pipeline import convert_tree
-from d2s.convert.printing import ast_to_source
+from d2s.convert.code_text import ast_to_source
 
 
 def convert_src(src):
@@ -211,7 +211,6 @@ def _converted_with(steps, fn):
     from d2s.convert import pipeline
     from d2s.convert.naming import Namer
     from d2s.convert.origin import ORIGIN
-    from d2s.convert.printing import print_tree
     from d2s.convert.source import parse_function
     from d2s.convert.traversal import walk
     parsed = parse_function(fn)
@@ -222,9 +221,8 @@ def _converted_with(steps, fn):
                            parsed.filename, fn.__qualname__, nodes)
     for step in steps:
         node = step.transform(node, ctx)
-    printed = print_tree(node)
-    return printed.text, {line: getattr(stmt, ORIGIN, None)
-                          for line, stmt in printed.statements.items()}
+    return ast_to_source(node), [(type(stmt), getattr(stmt, ORIGIN, None))
+                                 for stmt in walk(node) if isinstance(stmt, ast.stmt)]
 
 
 def test_fused_walks_give_the_code_of_the_converters_one_by_one():

@@ -6,9 +6,11 @@ Each test points `D2S_CACHE_DIR` at its own folder.  Whether a call converted
 or read the cache is observed by counting calls of the pipeline
 (`api.convert_tree`), never by timing.
 """
+import base64
 import importlib.util
 import itertools
 import json
+import marshal
 import os
 import shutil
 import stat
@@ -52,7 +54,8 @@ CHILD = textwrap.dedent('''\
     spec.loader.exec_module(module)
     converted, code = api.convert_function(module.f)
     report = {"converted": len(calls), "values": [converted(v) for v in (1, -2, 5)],
-              "expected": [module.f(v) for v in (1, -2, 5)], "code": code}
+              "expected": [module.f(v) for v in (1, -2, 5)]}
+    report["code"] = str(code)   # (printed on demand: after counting the conversions)
     try:
         converted(3.5)
     except ZeroDivisionError as exc:
@@ -97,7 +100,7 @@ def test_second_process_reads_the_cache(tmp_path):
     assert first["converted"] == 1
     _check_correct(first, module)
     [entry] = _entries(cache)
-    assert json.loads(entry.read_text())["code"] == first["code"]
+    assert "bytecode" in json.loads(entry.read_text())
     second = _run_child(module, cache)
     assert second["converted"] == 0               # read back, not converted
     _check_correct(second, module)                # same values, same error location
@@ -209,30 +212,45 @@ def test_hit_within_a_process_for_a_new_code_object(tmp_path, cache, counted):
     assert len(counted) == 1
 
 
-def test_hit_builds_its_line_map_when_first_read_and_equal_to_a_fresh_one(
-        tmp_path, cache, counted):
+def test_hit_maps_lines_as_a_fresh_conversion_does(tmp_path, cache, counted):
     from d2s.convert import origin
     path = _write_module(tmp_path)
     fresh = api.convert_function(_load_f(path))[0]
     hit = api.convert_function(_load_f(path))[0]
     assert len(counted) == 1
     names = [fn.__code__.co_filename for fn in (fresh, hit)]
-    assert callable(origin._registry[names[1]])       # not built by loading
+    assert names[0] != names[1]                       # each load its own file name
     lines = range(1, 40)
     maps = [[origin.lookup(name, line) for line in lines] for name in names]
-    assert maps[0] == maps[1] and any(maps[1])
-    assert not callable(origin._registry[names[1]])   # built once, then kept
-    assert origin.lookup(names[1], 1) == maps[1][0]
+    assert maps[0] == maps[1]
+    # the code's lines are the user's own: line 9 of the file is line 9 here
+    assert maps[1][FAILING_LINE - 1] == origin.Origin(str(path), FAILING_LINE,
+                                                      "return 10 / (y - 7)  # the failing line",
+                                                      "f")
+    assert maps[1][0] is None and maps[1][3] is not None   # outside `f`, on its def line
+    assert {line for _, _, line in hit.__code__.co_lines() if line} <= set(range(4, 10))
+
+
+def _signed(text, **fields):
+    """The entry `text` with `fields` changed and its checksum made to match."""
+    entry = dict(json.loads(text), **fields)
+    entry["checksum"] = disk_cache._checksum(entry["key"] + ".json", entry)
+    return json.dumps(entry)
 
 
 @pytest.mark.parametrize("damage", [
     lambda text: text[: len(text) // 2],                      # truncated
     lambda text: "not json at all",
     lambda text: json.dumps({"format": disk_cache.FORMAT}),   # fields missing
-    lambda text: text.replace('"module": "def', '"module": "def (', 1),  # does not compile
-    lambda text: json.dumps(dict(json.loads(text), origins=[["x", 1]])),
-    lambda text: json.dumps(dict(json.loads(text), origins=[[3, 10_000]])),
-], ids=["truncated", "garbage", "incomplete", "syntax", "bad-origins", "origin-out-of-range"])
+    lambda text: json.dumps(dict(json.loads(text), bytecode="AAAA")),     # checksum wrong
+    # checksummed anew (as if written so by a d2s with a bug): still not used
+    lambda text: _signed(text, bytecode="not base64!"),
+    lambda text: _signed(text, bytecode=base64.b64encode(
+        marshal.dumps(compile("x = 1", "<x>", "exec"))).decode()),       # code, not converted
+    lambda text: _signed(text, bytecode=base64.b64encode(marshal.dumps([1, 2])).decode()),
+    lambda text: _signed(text, bytecode=base64.b64encode(b"\xe3 truncated").decode()),
+], ids=["truncated", "garbage", "incomplete", "unsigned", "bad-base64", "other-code",
+        "not-code", "bad-marshal"])
 def test_damaged_entry_ignored_and_rewritten(tmp_path, cache, counted, damage):
     path = _write_module(tmp_path)
     fn = _load_f(path)

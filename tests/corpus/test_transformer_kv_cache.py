@@ -4,6 +4,8 @@ the attention layer updates (`cache["k"] = concat([cache["k"], k])`) inside
 the tensor `while` that generates tokens — the GPT-2 / PaddleNLP generation
 pattern. Training runs the same layers without a cache; generation is
 checked against eager and against re-running the full prefix without cache."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ import d2s
 import d2s.nn as nn
 import d2s.nn.functional as F
 from d2s.static import InputSpec
-from d2s.static.control_flow import ControlFlowError
+from d2s.static.backend import BackendFallbackWarning
 
 from harness import (BACKENDS, as_numpy, close_tree, infer_and_compare, save_load_infer, t,
                      train_and_compare, twins)
@@ -115,27 +117,26 @@ def test_gpt_trains_like_eager(backend):
     train_and_compare(GPT, BATCHES, backend, SPEC, opt="sgd", lr=0.1)
 
 
-CALLEE_CACHE_GAP = pytest.mark.xfail(strict=True, raises=ControlFlowError, reason=(
-    "a dict item written by a callee (SelfAttention.forward: cache['k'] = ...) inside "
-    "a tensor while is not carried by the loop: carried subscript/attribute targets are "
-    "found syntactically in the loop's own body only (d2s/convert/analysis/targets.py), "
-    "so the first read after the loop fails in check_visible (d2s/static/builder.py:105, "
-    "ControlFlowError 'concat_N' was computed inside a branch or loop body)"))
+def _growing_cache(backend):
+    """The caches grow per step: on xla the loop runs on numpy, and says so
+    (docs/backends.md: an XLA loop carries one shape)."""
+    if backend != "xla":
+        return contextlib.nullcontext()
+    return pytest.warns(BackendFallbackWarning, match="changes shape in the loop")
 
 
-@CALLEE_CACHE_GAP
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_greedy_generation_over_per_layer_kv_caches(backend):
     eager, model = twins(GPT)
     gen = d2s.jit.to_static(model.generate, input_spec=[InputSpec([2, 3], "int64")],
                             backend=backend)
     prompt = t(RNG.integers(0, V, (2, 3)))
-    out = infer_and_compare(eager.generate, gen, [prompt], backend)
+    with _growing_cache(backend):
+        out = infer_and_compare(eager.generate, gen, [prompt], backend)
     np.testing.assert_array_equal(out, eager.generate_without_cache(prompt).numpy())
     assert "while" in [op.type for op in gen.get_concrete_program(prompt).main_program.all_ops()]
 
 
-@CALLEE_CACHE_GAP
 def test_gpt_generation_save_load_infer(tmp_path):
     model = twins(GPT)[0]
 
@@ -155,9 +156,8 @@ def _update(cache, k):
     cache["k"] = d2s.concat([cache["k"], k], axis=1)
 
 
-@CALLEE_CACHE_GAP
 def test_callee_updating_a_dict_inside_a_tensor_while():
-    """The gap above in five lines (issue 25 item 3 names this pattern)."""
+    """The pattern above in five lines (issue 25 item 3 names it)."""
     def grow(x):
         cache = {"k": d2s.zeros([2, 1])}
         i = d2s.zeros([], "int64")
@@ -214,26 +214,11 @@ def cache_item_assigned(x):
     return caches[-1]["k"], h
 
 
-_KEY_CHANGES = ("the target's key `i` is a Python for variable inside the tensor while, so "
-                "the syntactic carry analysis refuses it: d2s/convert/runtime/control_flow.py:257 "
-                "('is written inside a `while` loop on a tensor ... keys are constants or names "
-                "the construct does not change'), though the inner for is unrolled")
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("fn", [
-    pytest.param(cache_by_index, marks=pytest.mark.xfail(
-        strict=True, raises=ControlFlowError, reason=_KEY_CHANGES)),
-    pytest.param(cache_rebuilt, marks=pytest.mark.xfail(
-        strict=True, raises=ControlFlowError, reason=(
-            "a list of dicts rebuilt in the body (`new = []; new.append(c); caches = new`): "
-            "the loop builder sees 'caches' as a PendingArray before the body and a list "
-            "of 2 dicts after it (d2s/static/loops.py:150, 'it must keep one structure'; "
-            "the message also leaks the internal PendingArray name)"))),
-    pytest.param(cache_item_assigned, marks=pytest.mark.xfail(
-        strict=True, raises=ControlFlowError, reason=_KEY_CHANGES)),
-])
+@pytest.mark.parametrize("fn", [cache_by_index, cache_rebuilt, cache_item_assigned])
 def test_kv_cache_update_styles_inside_a_tensor_while(fn, backend):
     x = t(np.ones((2, 1)))
     expected = as_numpy(fn(x))
-    close_tree(as_numpy(d2s.jit.to_static(fn, backend=backend)(x)), expected, backend, "cache")
+    with _growing_cache(backend):
+        got = as_numpy(d2s.jit.to_static(fn, backend=backend)(x))
+    close_tree(got, expected, backend, "cache")

@@ -1809,11 +1809,11 @@ def _put(v):
     _STORE["v"] = v
 
 
-@case(py=[(2.0,)], tensors=[(F(2.0),)],
-      raises=(d2s.static.ControlFlowError, r"computed inside a branch.*used outside it"))
-def write_by_a_called_function_is_a_clear_error(x):
-    # The converter cannot see `_put` write the global dict: a clear error at the
-    # first use (never a silent wrong value or a NameError of a generated name).
+@case(py=[(2.0,), (-1.0,)], tensors=[(F(2.0),), (F(-1.0),)],
+      ref=lambda x: np.where(x > 0, 2 * x + 1, x + 1), ops={"cond"})
+def write_by_a_called_function_under_a_tensor_if(x):
+    # The converter cannot see `_put` write the global dict; tracing the branch
+    # finds the item it wrote, which the `cond` then carries (runtime.loop_items).
     _STORE["v"] = x
     if x > 0:
         _put(x * 2)

@@ -45,28 +45,39 @@ def test_a_structure_error_is_raised_at_build_time_and_not_cached():
     assert sf(1.0) == (1.0, 1.0) and sf(-1.0) == -1.0  # Python values: Python semantics
 
 
+def _early_return_state(x):
+    """The state functions converted code makes for an early return, its names
+    held in closure cells as converted code holds them (a dict here would be a
+    container the branch writes items of: runtime.loop_items would carry
+    those too)."""
+    done, result = False, jst.UndefinedVar("result")
+
+    def get_state():
+        return done, result
+
+    def set_state(values):
+        nonlocal done, result
+        done, result = values
+
+    def returns_early():
+        nonlocal done, result
+        done, result = True, x * 2
+
+    return get_state, set_state, returns_early
+
+
 def test_return_slots_are_roles_not_spellings():
     """The runtime learns which state names hold the return flag and value from
     ReturnSlots: any spelling works, and the value one branch leaves unset is
     no error (it is read only where the flag is set)."""
     prog = static.Program()
+    names = ("done", "result")
     with static.program_guard(prog):
         x = static.data("x", [], "float64")
-        state = {"done": False, "result": jst.UndefinedVar("result")}
-        names = ("done", "result")
-
-        def get_state():
-            return state["done"], state["result"]
-
-        def set_state(values):
-            state["done"], state["result"] = values
-
-        def returns_early():
-            state["done"], state["result"] = True, x * 2
-
+        get_state, set_state, returns_early = _early_return_state(x)
         jst.convert_ifelse(x > 0, returns_early, lambda: None, get_state, set_state, names,
                            names, returns=jst.ReturnSlots("done", "result", "the result"))
-        done, result = state["done"], state["result"]
+        done, result = get_state()
         assert isinstance(result, static.Variable)
     exe = static.Executor()
     got = exe.run(prog, feed={"x": np.float64(3.0)}, fetch_list=[done, result])
@@ -75,12 +86,12 @@ def test_return_slots_are_roles_not_spellings():
 
     with static.program_guard(static.Program()):
         x = static.data("x", [], "float64")
-        state = {"done": False, "result": jst.UndefinedVar("result")}
+        get_state, set_state, returns_early = _early_return_state(x)
         # Without the roles, a value set in one branch only is undefined after the `if`.
         jst.convert_ifelse(x > 0, returns_early, lambda: None, get_state, set_state, names,
                            names)
         with pytest.raises(NameError, match="'result'"):
-            jst.ld(state["result"])
+            jst.ld(get_state()[1])
 
 
 def _tensor_or_zero(x):

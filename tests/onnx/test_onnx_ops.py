@@ -369,7 +369,8 @@ def export_table():
 
 
 # Exercised by the control-flow and table tests instead (they need sub-blocks).
-_CONTROL_FLOW_TESTED = {"cond", "while", "array_append", "undefined", "cast_if_defined"}
+_CONTROL_FLOW_TESTED = {"cond", "while", "array_append", "undefined", "cast_if_defined",
+                        "py_layer"}  # (tests/core/test_py_layer.py)
 
 
 def test_every_op_is_mapped_or_says_why_not():

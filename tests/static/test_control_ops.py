@@ -127,8 +127,37 @@ def promoted():
     return fn.get_concrete_program(x, d2s.to_tensor(2))
 
 
-def test_the_programs_hold_every_control_op(programs, promoted):
-    types = {op.type for p in programs + (promoted.main_program,) for op in p.all_ops()}
+class _Double(d2s.autograd.PyLayer):  # `py_layer`
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 2.0
+
+
+def _first_assigned_in_loop(x, n):
+    i = 0
+    while i < n:
+        y = x * 2.0  # may hold no value, of unknown rows: `zeros_if_defined` in its gradient
+        i += 1
+    return _Double.apply(x).sum() + y.sum() * 0.0
+
+
+@pytest.fixture(scope="module")
+def unknown_rows():
+    prog = d2s.static.Program()
+    with d2s.static.program_guard(prog):
+        x = d2s.static.data("x", [None], "float32")
+        n = d2s.static.data("n", [], "int64")
+        d2s.static.gradients(d2s.jit.to_static(_first_assigned_in_loop)(x, n), [x])
+    return prog
+
+
+def test_the_programs_hold_every_control_op(programs, promoted, unknown_rows):
+    types = {op.type for p in programs + (promoted.main_program, unknown_rows)
+             for op in p.all_ops()}
     assert set(CONTROL_OPS) <= types
     assert types <= set(OPS) | set(CONTROL_OPS)
 

@@ -121,11 +121,8 @@ class Lowerer(ControlFlowSupport):
             raise _relocate(_numpy_error(op, args) or e, op) from None
         n = OPS[op.type].num_outputs
         results = () if n == 0 else (result,) if n == 1 else tuple(result)
-        flag = None
-        if any(f is not None for f in flags):
-            results, flag = symbolic_zero(op, args, flags, results)
         for var, value in zip(op.outputs, results):
-            env.set(var.name, self.checked(var, value, op), flag)
+            env.set(var.name, self.checked(var, value, op))
 
     def constant_offset(self, start, stop):
         """c when the op being lowered reads `start` and `stop` as variables the
@@ -151,24 +148,19 @@ class Lowerer(ControlFlowSupport):
         return None
 
     def read(self, env, var, op):
-        """The value of `var` (see `read_flagged`; a gradient op's zero cotangent
-        is not expected here)."""
-        value, flag = self.read_flagged(env, var, op)
-        if flag is not None:
-            raise Unsupported("a gradient reads a name that a path may leave undefined", op)
-        return value
+        """The value of `var` (see `read_flagged`)."""
+        return self.read_flagged(env, var, op)[0]
 
     def read_flagged(self, env, var, op):
-        """(value, undefined flag or None). A non-gradient op reading a name no
-        path assigned sets the NameError the numpy backend raises; for a
-        gradient op the flag comes back: that value is a zero cotangent."""
+        """(value, None). An op reading a name no path assigned sets the
+        NameError the numpy backend raises (a gradient op never reads one:
+        backward gives those cotangents real zeros)."""
         value = env.get(var.name)
         flag = env.flag(var.name) if var.name in self.undefined else None
-        if flag is not None and not op.is_grad:
+        if flag is not None:
             label = self.undefined[var.name]
             self.fail_if(flag, lambda: UndefinedValue(label).error(op))
-            flag = None
-        return value, flag
+        return value, None
 
     @property
     def status(self):
@@ -224,31 +216,6 @@ def _foldable(op, args):
         size = op.outputs[0].size
         return size is not None and size <= _FOLD_LIMIT
     return all(type(a) is np.ndarray and a.size <= _FOLD_LIMIT for a in args)
-
-
-def symbolic_zero(op, args, flags, results):
-    """(results, flag) of a gradient op some of whose inputs may be zero
-    cotangents (undefined): the numpy backend's rule. A sum with one such
-    operand is the other operand (negated for the subtrahend); any other
-    result is a zero cotangent too."""
-    if any(isinstance(x, TensorArray) for x in tuple(args) + tuple(results)):
-        raise Unsupported("a gradient adds a cotangent of a tensor array that a path may "
-                          "leave zero", op)
-    f = [_false() if x is None else jnp.asarray(x) for x in flags]
-    if op.type in ("add", "subtract") and len(args) == 2:
-        (a, b), (fa, fb), out = args, f, results[0]
-        other = b if op.type == "add" else -jnp.asarray(b)
-        value = jnp.where(fa, jnp.asarray(other, out.dtype),
-                          jnp.where(fb, jnp.asarray(a, out.dtype), out))
-        return (value,), fa & fb
-    flag = f[0]
-    for x in f[1:]:
-        flag = flag | x
-    return results, flag
-
-
-def _false():
-    return jnp.zeros((), np.bool_)
 
 
 def _numpy_error(op, args):

@@ -14,7 +14,7 @@ from .dispatch import _is_static, _static_nn
 from .iteration import StaticIterable, static_iteration_plan
 from .lists import check_list_aliases, enter_trace, exit_trace, sharing, tracing_paths
 from .logical import check_truth_size, static_truth
-from .targets import writing_back
+from .targets import entries_read, writing_back
 from .undefined import UndefinedVar
 
 __all__ = ["ReturnSlots", "convert_ifelse", "convert_ifelse_expr", "convert_while_loop",
@@ -61,10 +61,10 @@ def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     """
     if _is_static(pred):
         check_truth_size(pred)
-        _check_carried(uncarried, "an `if`")
+        keyed = _check_carried(uncarried, "an `if`")
         with _traced("a branch of an `if` on a tensor"):
             return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                                  state_names, out_names, returns, targets, lists)
+                                  state_names, out_names, returns, targets, lists, keyed)
     if pred:
         true_fn()
     else:
@@ -96,7 +96,8 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
         pred = cond_fn()
         if _is_static(pred):
             check_truth_size(pred)
-            _check_carried(uncarried, "a `while` loop")
+            keyed = _check_carried(uncarried, "a `while` loop")
+            user_fns = (cond_fn, body_fn)
             if test_writes:
                 # The op's condition evaluates the test again: undo what this
                 # evaluation assigned (`while (i := i + 1) < n` counts once).
@@ -104,7 +105,7 @@ def convert_while_loop(cond_fn, body_fn, get_state, set_state, state_names, loop
                 body_fn = _after_test(cond_fn, body_fn)
             with _traced("the body of a `while` loop on a tensor"):
                 _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars,
-                              returns)
+                              returns, user_fns, "a `while` loop", keyed)
             if test_writes:
                 cond_fn()  # the names it assigns hold the last (failing) test's values
             return
@@ -124,10 +125,10 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     variables the body appends to (guarded trips carry them as arrays).
     """
     if _is_static(iterable) or isinstance(iterable, StaticIterable):
-        _check_carried(uncarried, "a `for` loop")
+        keyed = _check_carried(uncarried, "a `for` loop")
         with _traced("the body of a `for` loop on a tensor"):
             return _static_for(iterable, body_fn, get_state, set_state, state_names,
-                               loop_vars, cond_fn, returns)
+                               loop_vars, cond_fn, returns, keyed)
     iterator = iter(iterable)
     while True:
         if cond_fn is not None:
@@ -240,26 +241,31 @@ def _with_values(base, positions, values):
 
 def _check_carried(uncarried, construct):
     """A construct on a tensor cannot carry these targets: say so, naming them,
-    rather than lose the write."""
-    if uncarried:
-        from d2s.static import ControlFlowError
-        label, line = uncarried[0]
-        if label.startswith("global "):
-            from d2s.static.ir import user_origin
-            origin = user_origin()
-            where = f'"{origin[0]}", line {line}' if origin else f"line {line}"
-            raise ControlFlowError(
-                f"{label} is assigned ({where}) inside {construct} on a tensor: both "
-                "paths are traced while the program is built, so the module global cannot "
-                "get the run's value; assign a local name inside (d2s.where chooses "
-                "between tensors) and assign the global after the construct, or return "
-                "the value")
+    rather than lose the write. The items a target whose key varies reaches
+    are found while the construct is traced (`loop_items`): not reported;
+    returns their labels (for messages)."""
+    keyed = tuple(u[0] for u in uncarried if len(u) > 2 and u[2])
+    uncarried = [u for u in uncarried if len(u) < 3 or not u[2]]
+    if not uncarried:
+        return keyed
+    from d2s.static import ControlFlowError
+    label, line = uncarried[0][:2]
+    if label.startswith("global "):
+        from d2s.static.ir import user_origin
+        origin = user_origin()
+        where = f'"{origin[0]}", line {line}' if origin else f"line {line}"
         raise ControlFlowError(
-            f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
-            "an attribute or subscript target only when its container is a name the "
-            "construct does not rebind and its keys are constants or names the construct "
-            "does not change (a write is never silently lost); assign the value to a local "
-            "name inside and store it after the construct")
+            f"{label} is assigned ({where}) inside {construct} on a tensor: both "
+            "paths are traced while the program is built, so the module global cannot "
+            "get the run's value; assign a local name inside (d2s.where chooses "
+            "between tensors) and assign the global after the construct, or return "
+            "the value")
+    raise ControlFlowError(
+        f"'{label}' (line {line}) is written inside {construct} on a tensor: d2s carries "
+        "an attribute or subscript target only when it can read and write it again after "
+        "the construct: its container is a name (not a call's result) and it is assigned, "
+        "not deleted (a write is never silently lost); assign the value to a local name "
+        "inside and store it after the construct")
 
 
 def _check_one_sided_targets(state_names, targets, values):
@@ -273,13 +279,45 @@ def _check_one_sided_targets(state_names, targets, values):
 
 
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns, targets, lists=()):
+                   returns, targets, lists=(), keyed=()):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
     comes back as an UndefinedVar naming it (an error only if read later),
     unless that branch returned or raised, in which case its value is unused.
+    Items of reachable dicts, lists and objects that a branch writes through
+    other names (a called function's `cache["k"] = v`: `loop_items`) are
+    outputs too, found by tracing the branches (then traced again).
     """
+    from .loop_items import LoopItems
+    start = tuple(get_state())
+    again = _Again(LoopItems((true_fn, false_fn), state_names, keyed))
+    while True:  # each retry carries more items; there are finitely many
+        try:
+            return _static_ifelse_with(again.items, pred, true_fn, false_fn, get_state,
+                                       set_state, state_names, out_names, returns, targets,
+                                       lists, again)
+        except _Again:
+            again.items.restore()
+            set_state(start)
+
+
+def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, state_names,
+                        out_names, returns, targets, lists, again):
+    n = len(state_names)
+    get_names, set_names = get_state, set_state
+
+    def get_state():
+        return tuple(get_names()) + items.get()
+
+    def set_state(values):
+        set_names(tuple(values[:n]))
+        items.set(values[n:])
+
+    state_names = tuple(state_names) + items.labels()
+    out_names = tuple(out_names) + items.labels()
+    targets = tuple(targets) + items.labels()
+    covered = entries_read(get_names)
     init = tuple(get_state())
     positions = _positions(state_names, out_names)
     flag = (state_names.index(returns.flag)
@@ -301,6 +339,8 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
             set_state(init)
             with sharing(originals.values()):
                 fn()
+            if items.find(covered, "an `if`"):
+                raise again
             values = get_state()
             if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
@@ -325,36 +365,108 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
         set_state(final)
 
 
-def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns):
+def _static_while(cond_fn, body_fn, get_state, set_state, state_names, loop_vars, returns,
+                  user_fns=None, construct="a loop", keyed=()):
     """One `while` op; loop variables are exactly `loop_vars` (a name first
-    assigned in the body is carried from an undefined value)."""
+    assigned in the body is carried from an undefined value), and the items of
+    reachable dicts, lists and objects that the body writes through other
+    names (`loop_items`: a callee's `cache["k"] = ...`), found by tracing it.
+    `user_fns`: the user's condition and body, whose closures reach those.
+
+    A loop variable holding a list or dict that the body writes items of but
+    leaves bound to the same object (`cache["k"] = v` rewritten as
+    `cache = set_item(cache, "k", v)`) is not carried as a structure of new
+    containers: the name keeps its object, whose items are carried (as eager
+    code leaves them, and what a caller holding it sees). A list name the
+    body binds to a new list (`caches = new_caches`) is carried as a list,
+    not as a tensor array."""
+    from .loop_items import LoopItems
+    start = tuple(get_state())
+    again = _Again(LoopItems(user_fns or (cond_fn, body_fn), state_names, keyed))
+    while True:  # each retry carries more; there are finitely many items and names
+        try:
+            return _static_while_with(again, construct, cond_fn, body_fn, get_state,
+                                      set_state, state_names, loop_vars, returns, start)
+        except _Again:
+            again.items.restore()
+            set_state(start)
+
+
+class _Again(Exception):
+    """A trace of a loop body (or a branch) found what the construct must carry
+    otherwise: more `items`, list names `rebuilt` (bound to new lists), names
+    `kept` (their list or dict keeps its identity; its items are carried).
+    Build it again."""
+
+    def __init__(self, items):
+        super().__init__("trace the loop again")
+        self.items, self.rebuilt, self.kept = items, set(), set()
+
+
+def _static_while_with(again, construct, cond_fn, body_fn, get_state, set_state, state_names,
+                       loop_vars, returns, start):
     from d2s.static.tensor_array import PendingArray
+    items = again.items
+    n = len(state_names)
+    names = tuple(state_names) + items.labels()
+    loop_vars = tuple(v for v in loop_vars if v not in again.kept) + items.labels()
+
+    def get():
+        return tuple(get_state()) + items.get()
+
+    def set_(values):
+        set_state(tuple(values[:n]))
+        items.set(values[n:])
+
     # Python lists a static loop carries (they are appended to in the body)
     # become tensor arrays; their current items start the array.
-    start = tuple(get_state())
     check_list_aliases([(name, v) for name, v in zip(state_names, start) if name in loop_vars],
                        "a loop on a tensor")
-    init = tuple(PendingArray(v) if type(v) is list and name in loop_vars else v
-                 for name, v in zip(state_names, start))
-    positions = _positions(state_names, loop_vars)
+    init = tuple(PendingArray(v) if type(v) is list and name in loop_vars
+                 and name not in again.rebuilt else v
+                 for name, v in zip(state_names, start)) + items.get()
+    positions = _positions(names, loop_vars)
+    containers = [p for p in positions if p < n and type(start[p]) in (list, dict)]
+    kept = _positions(names, sorted(again.kept))
+    known = set(again.rebuilt), set(again.kept)
+    covered = entries_read(get_state)
 
     def cond(*values):
-        set_state(_with_values(init, positions, values))
+        set_(_with_values(init, positions, values))
         pred = cond_fn()
         return static_truth(pred) if _is_static(pred) else pred
 
     def body(*values):
-        set_state(_with_values(init, positions, values))
+        set_(_with_values(init, positions, values))
+        bound = get()
         body_fn()
-        state = get_state()
+        state = get()
+        for p in kept:
+            if state[p] is not start[p]:
+                raise _rebound_error(names[p], construct)
+        for p in containers:
+            if state[p] is not bound[p]:
+                if type(state[p]) is list and isinstance(bound[p], PendingArray):
+                    again.rebuilt.add(names[p])       # `caches = new_caches`
+            elif type(bound[p]) in (list, dict) or getattr(bound[p], "indexed", False):
+                again.kept.add(names[p])               # `cache = set_item(cache, k, v)`
+        if items.find(covered, construct) or (again.rebuilt, again.kept) != known:
+            raise again
         return [state[p] for p in positions]
 
     outs = _static_nn().while_loop(cond, body, [init[p] for p in positions],
                                    names=_labels(loop_vars, returns),
                                    optional=_optional(returns))
     final = _with_values(init, positions, list(outs))
-    with writing_back(_changed(state_names, positions, start, final)):
-        set_state(final)
+    with writing_back(_changed(names, positions, start + init[n:], final)):
+        set_(final)
+
+
+def _rebound_error(name, construct):
+    from d2s.static import ControlFlowError
+    return ControlFlowError(f"'{name}' is bound to another object by the body of "
+                            f"{construct} on a tensor than by an earlier trace of it, which "
+                            "kept its list or dict; bind it to one object in the loop")
 
 
 def _changed(state_names, positions, init, final):
@@ -365,7 +477,7 @@ def _changed(state_names, positions, init, final):
 
 
 def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars, cond_fn,
-                returns):
+                returns, keyed=()):
     """`for` over a static iterable: a while loop over an int64 counter."""
     plan = static_iteration_plan(iterable)  # counter from plan.start to plan.stop by 1
     counter_name = "__d2s_for_counter"
@@ -392,7 +504,8 @@ def _static_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
         body_fn(plan.item_at(c))
         holder["counter"] = c + 1
 
-    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns)
+    _static_while(cond, body, get, set_, names, tuple(loop_vars) + (counter_name,), returns,
+                  (body_fn, cond_fn), "a `for` loop", keyed)
 
 
 def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_names,

@@ -30,11 +30,23 @@ _writes = threading.local()   # .outputs: id(value) -> (label, value before) whi
 # .layers: [{(id(layer), name): (layer, name, label, value before, where)}], innermost trace last
 
 __all__ = ["load_attr", "load_item", "store_attr", "store_item", "writing_back",
-           "layer_writes"]
+           "layer_writes", "entries_read"]
+
+_REGISTRIES = ("_parameters", "_buffers", "_sub_layers")   # a Layer's attribute dicts
+
 
 def load_attr(obj, name, label):
     if type(obj) is UndefinedVar:
         return UndefinedVar(label)
+    reads = getattr(_writes, "reads", None)
+    if reads is not None:
+        d = getattr(obj, "__dict__", None)
+        if isinstance(d, dict):
+            reads.add((id(d), name))
+            for reg in _REGISTRIES:
+                held = d.get(reg)
+                if isinstance(held, dict) and name in held:
+                    reads.add((id(held), name))
     try:
         return getattr(obj, name)
     except AttributeError:
@@ -44,10 +56,27 @@ def load_attr(obj, name, label):
 def load_item(container, key, label):
     if type(container) is UndefinedVar:
         return UndefinedVar(label)
+    reads = getattr(_writes, "reads", None)
+    if reads is not None and isinstance(container, (list, dict)):
+        if type(container) is list and isinstance(key, int) and key < 0:
+            key += len(container)
+        reads.add((id(container), key))
     try:
         return container[key]
     except (KeyError, IndexError):
         return UndefinedVar(label)
+
+
+def entries_read(get_state):
+    """{(id(container), key)} of the items and attributes a construct's
+    `get_state` reads: the targets its own code writes, which its state
+    carries already (loop_items looks for the others)."""
+    _writes.reads = reads = set()
+    try:
+        get_state()
+    finally:
+        _writes.reads = None
+    return reads
 
 
 class writing_back:

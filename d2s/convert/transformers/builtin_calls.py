@@ -94,8 +94,8 @@ class _BuiltinCalls(NodeTransformer):
                 "_jst.helper", helper=_RENAMED[func.id]), func)
         elif (func.id == "super" and not node.args and not node.keywords
               and self.self_names and self.self_names[-1]):
-            node.args = [ast.Name(id="__class__", ctx=ast.Load()),
-                         ast.Name(id=self.self_names[-1], ctx=ast.Load())]
+            node.args = finish([ast.Name(id="__class__", ctx=ast.Load()),
+                                ast.Name(id=self.self_names[-1], ctx=ast.Load())], func)
         return node
 
     def visit_Attribute(self, node):

@@ -178,7 +178,9 @@ def with_roles(stmts, scope, state, targets=(), uncarried=()):
       early-return flag or value (see annos.RETURN_SLOTS);
     * `targets=('acc[0]', ...)`: the attribute/subscript targets carried;
     * `uncarried=(('buf[i]', line), ...)`: targets written that cannot be
-      carried (an error if the construct turns out to be on a tensor).
+      carried (an error if the construct turns out to be on a tensor); a
+      third entry True when only a key varies (a construct on a tensor
+      finds those items itself: runtime.loop_items).
     """
     call = stmts[-1].value
     slots = getattr(scope, annos.RETURN_SLOTS, None)
@@ -192,8 +194,9 @@ def with_roles(stmts, scope, state, targets=(), uncarried=()):
         call.keywords.append(ast.keyword(arg="targets", value=templates.str_tuple(targets)))
     if uncarried:
         where = ast.Tuple(elts=[ast.Tuple(elts=[ast.Constant(value=label),
-                                                ast.Constant(value=_line_of(node))],
-                                          ctx=ast.Load()) for label, node in uncarried],
+                                                ast.Constant(value=_line_of(node))]
+                                          + ([ast.Constant(value=True)] if keyed else []),
+                                          ctx=ast.Load()) for label, node, keyed in uncarried],
                           ctx=ast.Load())
         call.keywords.append(ast.keyword(arg="uncarried", value=where))
     return stmts

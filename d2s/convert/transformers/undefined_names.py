@@ -11,6 +11,7 @@ name no path assigned raises UnboundLocalError (a NameError) naming it.
 import ast
 
 from .. import templates
+from ..origin import inherit_origin
 from ..analysis import annos
 from ..traversal import NodeTransformer
 from .common import finish, undefined_inits, user_functions
@@ -22,8 +23,9 @@ class _LdWrapper(NodeTransformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.names:
-            return ast.copy_location(templates.replace_as_expression(
+            call = ast.copy_location(templates.replace_as_expression(
                 "_jst.ld(name)", name=node.id), node)
+            return inherit_origin(call, node)
         return node
 
     def _shadowed(self, node, bound):

@@ -28,11 +28,11 @@ Without `fleet.init` (or with `mp_degree` 1) the layers are plain
 from __future__ import annotations
 
 from ...core.dist_attr import ProcessMesh
-from . import meta_parallel
+from . import meta_parallel, utils
 from .hybrid import (DistributedStrategy, HybridCommunicateGroup, distributed_model,
                      distributed_optimizer, get_hybrid_communicate_group, init, worker_index,
                      worker_num)
 
 __all__ = ["init", "DistributedStrategy", "HybridCommunicateGroup",
            "get_hybrid_communicate_group", "distributed_model", "distributed_optimizer",
-           "worker_index", "worker_num", "meta_parallel", "ProcessMesh"]
+           "worker_index", "worker_num", "meta_parallel", "utils", "ProcessMesh"]

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.ops import zeros_like
-from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
+from ..scope import Scope, UndefinedValue
 from .gradients import (ct_placeholder, is_float, keep_for_backward, resolve,
                         saved_var_for)
 from ...core.attr_schema import TEXT, optional, sequence_of
 from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
+from .recompute import copy_ops
+from .undefined import zero_cotangent
 
 _BRANCHES = ("true", "false")
 
@@ -100,10 +101,6 @@ def _interpret_grad(op, scope, run_block):
 # ---- code generation: an `if`, packing what the gradient reads ----------------------
 def _emit(em, op, indent):
     a = op.attrs
-    if "save_scope" in a and any(
-            n is None and v.dtype.kind == "f"
-            for key in ("true_outs", "false_outs") for n, v in zip(a[key], op.outputs)):
-        em.decline("gradient through a branch that leaves a name undefined")
     em.emit(f"if {em.ident(op.inputs[0].name)}:", indent, op)
     for key in _BRANCHES:
         if key == "false":
@@ -142,6 +139,8 @@ def _vjp(op, out_cts, req, differentiate):
     live = [i for i, g in enumerate(out_cts) if g is not None]
     if not diff_reads or not live:
         return [None] * len(op.inputs)
+    if program._differentiable_grads:
+        return _vjp_recomputed(op, out_cts, diff_reads, live, differentiate)
     attrs = {"scope": saved_var_for(op, "cond_scope")}
     cur = program.current_block()
     ct_names = None
@@ -161,7 +160,7 @@ def _vjp(op, out_cts, req, differentiate):
             pairs = [(resolve(fwd_block, n), p) for n, p in zip(names, phs) if n is not None]
             gs = differentiate(fwd_block, [t for t, _ in pairs], [p for _, p in pairs],
                                diff_reads)
-            gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, diff_reads)]
+            gs = [g if g is not None else zero_cotangent(v) for g, v in zip(gs, diff_reads)]
         attrs[f"{key}_block"] = gblock.idx
         attrs[f"{key}_grads"] = [g.name for g in gs]
     attrs["ct_vars"] = ct_names
@@ -169,6 +168,37 @@ def _vjp(op, out_cts, req, differentiate):
                            program.blocks[attrs["false_block"]]])
     outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads]
     cur.append_op("cond_grad", [out_cts[i] for i in live], outs, attrs, origin=op.origin_record)
+    by_id = {id(v): g for v, g in zip(diff_reads, outs)}
+    return [by_id.get(id(v)) for v in op.inputs]
+
+
+def _vjp_recomputed(op, out_cts, diff_reads, live, differentiate):
+    """The gradient as a plain `cond` (see `recompute`): each branch copies the
+    forward branch and differentiates the copy, reading the predicate, the
+    forward's reads and the cotangents as inputs. Differentiable again."""
+    program = op.block.program
+    cur = program.current_block()
+    cts = [out_cts[i] for i in live]
+    blocks, results = [], []
+    for key in _BRANCHES:
+        fwd_block = program.blocks[op.attrs[f"{key}_block"]]
+        block = program._create_block(cur)
+        mapping = {}
+        with program._block_guard(block):
+            copy_ops(fwd_block, block, mapping, {})
+            names = [op.attrs[f"{key}_outs"][i] for i in live]
+            pairs = [(resolve(fwd_block, n), g) for n, g in zip(names, cts) if n is not None]
+            targets = [mapping.get(id(t), t) for t, _ in pairs]
+            gs = differentiate(block, targets, [g for _, g in pairs], diff_reads)
+            gs = [g if g is not None else zero_cotangent(v) for g, v in zip(gs, diff_reads)]
+        blocks.append(block)
+        results.append([g.name for g in gs])
+    outs = [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads]
+    known = {id(v) for v in op.inputs[1:]}
+    reads = list(op.inputs[1:]) + [g for g in cts if id(g) not in known]
+    new = append_cond(cur, op.inputs[0], reads, outs, blocks, results,
+                      [f"gradient of {v.name}" for v in diff_reads])
+    new.origin_record = op.origin_record
     by_id = {id(v): g for v, g in zip(diff_reads, outs)}
     return [by_id.get(id(v)) for v in op.inputs]
 
@@ -184,16 +214,6 @@ def _undefined_outputs(op, labels):
                 yield v.name, labels[side]
 
 
-def _undefined_grads(op, labels):
-    a = op.attrs
-    for v, ct in zip(op.inputs, a["ct_vars"]):
-        if v.name in labels:
-            yield ct, ZERO_COTANGENT
-    for v, t, f in zip(op.outputs, a["true_grads"], a["false_grads"]):
-        if t in labels or f in labels:
-            yield v.name, ZERO_COTANGENT
-
-
 COND = register_control_op(ControlOpDef(
     "cond", _interpret, _emit, _vjp,
     blocks=("true_block", "false_block"), results=("true_outs", "false_outs"),
@@ -206,5 +226,4 @@ COND_GRAD = register_control_op(ControlOpDef(
     "cond_grad", _interpret_grad, _emit_grad,
     blocks=("true_block", "false_block"), results=("true_grads", "false_grads"),
     binds=("ct_vars",), restores="scope", always_kept=True,
-    undefined_outputs=_undefined_grads,
 ))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.dtypes import is_floating
+from ..scope import op_location
 from .registry import CONTROL_OPS, names_read
 
 
@@ -51,3 +52,21 @@ def keep_for_backward(op, grad_blocks):
     for block in grad_blocks:
         names |= names_read(block.ops)
     op.attrs[key] = sorted(names)
+
+
+def second_derivative_error(op):
+    """A gradient walk reached a `cond_grad` / `while_grad`: a gradient of a
+    tensor `if` / `while` built to be run, not differentiated. Never a
+    silently missing term: say what to write."""
+    if op.type == "cond_grad":
+        what = ("build the first gradient with create_graph=True (`d2s.grad(..., "
+                "create_graph=True)`, `static.gradients(..., create_graph=True)`): its "
+                "gradient of the `if` is then built from ops that are differentiated again")
+        construct = "tensor `if`"
+    else:
+        what = ("a tensor `while` has no second derivative in converted code: compute it "
+                "eagerly (call the function without to_static), or loop over a Python "
+                "`range` of fixed length (unrolled: differentiable again)")
+        construct = "tensor `while`"
+    return GradientError(f"a second derivative through the gradient of a {construct}"
+                         f"{op_location(op)}: {what}")

@@ -2,19 +2,25 @@
 
 `undefined() -> v {name}` starts a name a loop assigns first (carried from
 this value): reading it after a loop that ran zero times raises the
-NameError Python would, naming the variable `name`. In gradient ops such a
-value is a zero cotangent (see `executor.run_ops`).
+NameError Python would, naming the variable `name`. No gradient op reads
+such a value as a number: where backward needs the cotangent of a name that may hold
+none, it builds a zero that does not depend on it (`zero_cotangent`), so no
+executor gives gradient ops a meaning of its own.
 
 `cast_if_defined(x) -> y {dtype}` is `x` cast to `dtype`, or `x`'s undefined
 value unchanged: a `cond` that promotes a weakly typed value it passes
 through (a Python number a loop may have returned) casts it on a path where
 it may hold no value, and a cast is no read (Python would not look at it).
+
+`zeros_if_defined(x) -> z` is zeros like `x`, or a 0-d zero where `x` holds
+no value: `zero_cotangent`'s zero for a name of unknown dims that may be
+unset (the one op that reads such a value without raising).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...core.dtypes import is_floating
+from ...core.ops import full, zeros_like
 from ...core.registry import OPS
 from ..scope import UndefinedValue
 from ...core.attr_schema import DTYPE, TEXT
@@ -38,12 +44,6 @@ def _emit(em, op, indent):
 
 def _undefined_outputs(op, labels):
     yield op.outputs[0].name, op.attrs["name"]
-
-
-def makes_undefined_floats(ops):
-    """Whether `ops` start a float name from the undefined value: its cotangent
-    may be a symbolic zero, which only the interpreter represents."""
-    return any(op.type == UNDEFINED.name and is_floating(op.outputs[0].dtype) for op in ops)
 
 
 UNDEFINED = register_control_op(ControlOpDef(
@@ -94,4 +94,56 @@ CAST_IF_DEFINED = register_control_op(ControlOpDef(
     "cast_if_defined", _interpret_cast, _emit_cast, values=("dtype",),
     value_types={"dtype": DTYPE}, check=_check_cast,
     undefined_outputs=_cast_undefined_outputs,
+))
+
+
+# ---- zero_cotangent: "no gradient" as a value, decided while backward is built ---------
+def zero_cotangent(var):
+    """A zero cotangent for `var`, appended to the current block where a
+    gradient needs a value and no path gave one (a branch or a loop body not
+    using a value it could read).
+
+    A name that always holds a value gets `zeros_like(var)`. One that may
+    hold none at run time (an early-return value, a name a loop assigns
+    first) cannot be read: its zero is made from its static shape (`full`,
+    reading nothing) when every dim is known, else by `zeros_if_defined`.
+    Where such a name holds no value, nothing that ran read it, so every
+    cotangent summed into its own is such a zero too: the value of these
+    zeros is never seen in a gradient, only their existence is needed."""
+    if not var.may_be_undefined:
+        return zeros_like(var)
+    if all(d is not None for d in var.shape):
+        return full(list(var.shape), 0, var.dtype)
+    block = var.block.program.current_block()
+    out = block.create_var(var.shape, var.dtype, prefix="zeros")
+    block.append_op("zeros_if_defined", [var], [out], {})
+    return out
+
+
+def _zeros_if_defined(value, dtype):
+    return np.zeros((), dtype) if type(value) is UndefinedValue else np.zeros_like(value)
+
+
+def _interpret_zeros(op, scope, run_block):
+    out = op.outputs[0]
+    scope.set(out.name, _zeros_if_defined(scope.get(op.inputs[0].name), out.dtype))
+
+
+def _emit_zeros(em, op, indent):
+    em.globals.setdefault("_zeros_if_defined", _zeros_if_defined)
+    out = op.outputs[0]
+    em.emit(f"{em.ident(out.name)} = _zeros_if_defined({em.ident(op.inputs[0].name)}, "
+            f"{em.constant(out.dtype.name)})", indent, op)
+
+
+def _check_zeros(op):
+    x, out = op.inputs[0], op.outputs[0]
+    if tuple(x.shape) != tuple(out.shape) or x.dtype != out.dtype:
+        return (f"zeros_if_defined: {out.dtype.name}{list(out.shape)} from "
+                f"{x.dtype.name}{list(x.shape)}")
+    return None
+
+
+ZEROS_IF_DEFINED = register_control_op(ControlOpDef(
+    "zeros_if_defined", _interpret_zeros, _emit_zeros, check=_check_zeros,
 ))

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.ops import add, zeros_like
-from ..scope import ZERO_COTANGENT, Scope, UndefinedValue
-from .gradients import (ct_placeholder, is_float, keep_for_backward, resolve,
-                        saved_var_for)
+from ...core.ops import add
+from ..scope import Scope, op_location
+from .gradients import (GradientError, ct_placeholder, is_float,
+                        keep_for_backward, resolve, saved_var_for)
 from ...core.attr_schema import int_range
 from .registry import ControlOpDef, SavedScope, register_control_op, type_mismatch
+from .undefined import zero_cotangent
 
 
 def append_while(parent, inits, reads, outs, blocks, loop_vars, cond_out, body_outs):
@@ -107,8 +108,7 @@ def _interpret_grad(op, scope, run_block):
             sub.vars[name] = v
         run_block(a["grad_block"], sub)
         carried = [sub.get(name) for name in a["loop_grads"]]
-        free = [acc if type(g) is UndefinedValue else acc + g
-                for acc, g in ((acc, sub.get(name)) for acc, name in zip(free, a["free_grads"]))]
+        free = [acc + sub.get(name) for acc, name in zip(free, a["free_grads"])]
     for v, val in zip(op.outputs, carried + free):
         scope.set(v.name, val)
 
@@ -184,21 +184,30 @@ def _vjp(op, out_cts, req, differentiate):
     diff_reads = [v for v in reads if id(v) in req and is_float(v)]
     if not loop_idx or not (diff_reads or any(id(init[j]) in req for j in loop_idx)):
         return [None] * len(op.inputs)
+    if program._differentiable_grads:
+        raise GradientError(
+            f"d2s.grad(..., create_graph=True) through a tensor `while`{op_location(op)}: "
+            "a loop's gradient is not differentiated again in converted code. Compute the "
+            "second derivative eagerly (call the function without to_static), or loop over "
+            "a Python `range` of fixed length (unrolled: differentiable again)")
     steps = saved_var_for(op, "while_steps")
     cur = program.current_block()
-    cts_in = [out_cts[j] if out_cts[j] is not None else zeros_like(op.outputs[j])
+    cts_in = [out_cts[j] if out_cts[j] is not None else zero_cotangent(op.outputs[j])
               for j in loop_idx]
     gblock = program._create_block(cur)
     with program._block_guard(gblock):
         phs = [ct_placeholder(gblock, placeholders[j]) for j in loop_idx]
         wrt = [placeholders[j] for j in loop_idx] + diff_reads
         gs = differentiate(body, [body_outs[j] for j in loop_idx], phs, wrt)
-        gs = [g if g is not None else zeros_like(v) for g, v in zip(gs, wrt)]
+        gs = [g if g is not None else zero_cotangent(v) for g, v in zip(gs, wrt)]
     keep_for_backward(op, [gblock])
     k = len(loop_idx)
     outs = ([cur.create_var(init[j].shape, init[j].dtype, prefix="grad") for j in loop_idx]
             + [cur.create_var(v.shape, v.dtype, prefix="grad") for v in diff_reads])
-    cur.append_op("while_grad", cts_in + diff_reads, outs, {
+    # (the reads start the sums of their cotangents over the trips: one that
+    # may hold no value starts from its zero instead)
+    starts = [zero_cotangent(v) if v.may_be_undefined else v for v in diff_reads]
+    cur.append_op("while_grad", cts_in + starts, outs, {
         "grad_block": gblock.idx, "steps": steps,
         "ct_vars": [p.name for p in phs], "loop_grads": [g.name for g in gs[:k]],
         "free_grads": [g.name for g in gs[k:]]}, origin=op.origin_record)
@@ -232,14 +241,6 @@ def _undefined_outputs(op, labels):
                 yield out.name, labels[src]
 
 
-def _undefined_grads(op, labels):
-    a = op.attrs
-    for v, ct, g, out in zip(op.inputs, a["ct_vars"], a["loop_grads"], op.outputs):
-        if v.name in labels or g in labels:
-            yield ct, ZERO_COTANGENT
-            yield out.name, ZERO_COTANGENT
-
-
 WHILE = register_control_op(ControlOpDef(
     "while", _interpret, _emit, _vjp,
     blocks=("cond_block", "body_block"), scope_blocks=("loop_scope",), shared_scope=True,
@@ -253,5 +254,4 @@ WHILE_GRAD = register_control_op(ControlOpDef(
     "while_grad", _interpret_grad, _emit_grad,
     blocks=("grad_block",), results=("loop_grads", "free_grads"),
     binds=("ct_vars",), restores="steps", always_kept=True,
-    undefined_outputs=_undefined_grads,
 ))

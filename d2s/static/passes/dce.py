@@ -46,7 +46,8 @@ class SideEffects:
                         # Reading a name no path may have assigned (after a loop
                         # that ran zero times) raises NameError, as Python does,
                         # used result or not. Control-flow ops only pass such
-                        # values on; gradient ops read them as zero cotangents.
+                        # values on; a gradient op reads one only where its
+                        # forward did.
                         return True
             return False  # a core op has no sub-blocks
         for idx in sub_block_ids(op):

@@ -5,3 +5,4 @@ from . import cond  # noqa: F401
 from . import while_  # noqa: F401
 from . import undefined  # noqa: F401
 from . import raise_  # noqa: F401
+from . import py_layer  # noqa: F401

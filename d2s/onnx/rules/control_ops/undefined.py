@@ -1,8 +1,8 @@
-"""ONNX rules of `undefined` and `cast_if_defined` (`d2s/static/control_ops/undefined.py`)."""
+"""ONNX rules of `undefined`, `cast_if_defined` and `zeros_if_defined` (`d2s/static/control_ops/undefined.py`)."""
 from __future__ import annotations
 
-from ....core.registry import register_lowering
-from ....static.control_ops.undefined import CAST_IF_DEFINED, UNDEFINED
+from ....core.registry import NotLowerable, register_lowering
+from ....static.control_ops.undefined import CAST_IF_DEFINED, UNDEFINED, ZEROS_IF_DEFINED
 
 
 def _lower_onnx(ex, op, graph, env):
@@ -20,3 +20,5 @@ def _lower_cast_onnx(ex, op, graph, env):
 
 register_lowering("onnx", UNDEFINED, _lower_onnx)
 register_lowering("onnx", CAST_IF_DEFINED, _lower_cast_onnx)
+register_lowering("onnx", ZEROS_IF_DEFINED,
+                  NotLowerable("a gradient op: an exported model is the forward program"))

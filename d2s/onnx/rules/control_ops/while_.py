@@ -82,6 +82,18 @@ def _scanned_arrays(ex, op, placeholders):
     return scans
 
 
+def _names_read(blocks, block_ids):
+    """Every read of a name by the ops of these blocks (`blocks`: index -> the
+    ops exported) and the blocks nested in them (op inputs and the results
+    sub-blocks hand back), with repeats."""
+    names = []
+    for idx in block_ids:
+        for o in blocks[idx]:
+            names += [v.name for v in o.inputs] + block_results(o)
+            names += _names_read(blocks, sub_block_ids(o))
+    return names
+
+
 def _joined(ns, buf, rows, shape):
     """The array after the loop: what it held before (usually nothing) and the
     rows the loop stacked."""
@@ -93,15 +105,3 @@ def _joined(ns, buf, rows, shape):
 
 register_lowering("onnx", WHILE, _lower_onnx)
 register_lowering("onnx", WHILE_GRAD, NOT_EXPORTED)
-
-
-def _names_read(blocks, block_ids):
-    """Every read of a name by the ops of these blocks (`blocks`: index -> the
-    ops exported) and the blocks nested in them (op inputs and the results
-    sub-blocks hand back), with repeats."""
-    names = []
-    for idx in block_ids:
-        for o in blocks[idx]:
-            names += [v.name for v in o.inputs] + block_results(o)
-            names += _names_read(blocks, sub_block_ids(o))
-    return names

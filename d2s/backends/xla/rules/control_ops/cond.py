@@ -135,6 +135,10 @@ def _lower_grad_xla(low, op, env):
         env.set(v.name, low.checked(v, low.rows_if_known(v, g), op), flag)
 
 
+def _run_time_rows(var):
+    return bool(var.shape) and var.shape[0] is None
+
+
 def _lowered_grads(low, op, env, cts):
     a = op.attrs
     pred, saved_true, saved_false = env.get(a["scope"])
@@ -165,7 +169,3 @@ def _lowered_grads(low, op, env, cts):
 
 register_lowering("xla", COND, _lower_xla)
 register_lowering("xla", COND_GRAD, _lower_grad_xla)
-
-
-def _run_time_rows(var):
-    return bool(var.shape) and var.shape[0] is None
