@@ -22,16 +22,19 @@ op whose gradient is needed but has no rule raises a loud error naming it.
 Backends that compile whole programs (XLA through JAX) and exporters (ONNX)
 read a per-target *lowering* of each op. A target keeps its rules in its own
 package (`d2s/backends/xla/rules/`, `d2s/onnx/rules/`, one module per op
-family) and registers them with `register_lowering(target, op, rule)` when
-that package loads; older ops still declare theirs beside the kernel with
-`register_op(...).lowering(xla=rule)`. A rule is `rule(ns, *inputs, **attrs)`
+family, loaded with the target), declares itself with `declare_target`, and
+registers each rule with `register_lowering(target, op, rule)`: the core and
+`static` hold each op's meaning only. A rule is `rule(ns, *inputs, **attrs)`
 and returns the op's output(s) built from the backend's values; `ns` is a
 small namespace the backend passes in (for XLA: `ns.jnp`, `ns.lax`,
 `ns.promote`, ...), so the core never imports a backend library. An op with
 no form on a backend says why with `NotLowerable(reason)` instead of a rule.
+`describe(op)` says where each rule of an op lives.
 """
 from __future__ import annotations
 
+import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
@@ -50,12 +53,10 @@ class Lowerable:
 
     def lowering(self, **rules):
         """Declare lowerings, one keyword per backend (`xla=rule` or
-        `xla=NotLowerable("why")`); returns the op so it chains on `register_op`."""
+        `xla=NotLowerable("why")`); returns the op. A target's rules package
+        calls `register_lowering` instead (tests and probes use this)."""
         for backend, rule in rules.items():
-            if not (callable(rule) or isinstance(rule, NotLowerable)):
-                raise TypeError(f"op {self.name!r}: the {backend} lowering must be a "
-                                f"callable or NotLowerable(reason), got {rule!r}")
-            self.lowerings[backend] = rule
+            register_lowering(backend, self, rule)
         return self
 
 
@@ -140,18 +141,50 @@ def register_op(name, kernel, infer, vjp=None, num_outputs=1, stateful=False,
     return op
 
 
+# target name -> (its rules package, whether it has a rule or a reason for every op)
+TARGETS: dict[str, tuple] = {}
 
-def register_lowering(target, op, rule):
+
+def declare_target(name, package, every_op=True):
+    """A target's rules package (`package`, its module name) says it exists;
+    `every_op`: it declares a rule or `NotLowerable(reason)` for every op
+    (the coverage test holds it to that), else ops it has no rule for are
+    simply not lowerable there."""
+    TARGETS[name] = (package, bool(every_op))
+
+
+def register_lowering(target, op, rule, variant=None):
     """Declare how `target` ("xla", "onnx", or any registered backend) lowers
-    `op` (a registered op's name or its `OpDef`): a rule `rule(ns, *inputs,
-    **attrs)` or `NotLowerable(reason)`. Called by the target's own rules
-    package, so the core never names a backend library. Returns `rule`, so it
-    also serves as a decorator factory's result (see `lowers`)."""
+    `op` (a registered op's name, its `OpDef`, or a control op's
+    `ControlOpDef`): a rule `rule(ns, *inputs, **attrs)` or
+    `NotLowerable(reason)`. Called by the target's own rules package, so the
+    core never names a backend library. `variant`: a form of the rule for
+    values of a kind the target has beside plain arrays (xla's
+    "tensor_array": `rule(ns, plain_rule, *inputs, **attrs)`), kept in the
+    same table under "target:variant". Returns `rule`, so it also serves as
+    a decorator factory's result (see `lowers`)."""
     opdef = OPS.get(op) if isinstance(op, str) else op
     if opdef is None:
         raise KeyError(f"register_lowering({target!r}, {op!r}): no op of that name is registered")
-    opdef.lowering(**{target: rule})
+    if not (callable(rule) or isinstance(rule, NotLowerable)):
+        raise TypeError(f"op {opdef.name!r}: the {target} lowering must be a "
+                        f"callable or NotLowerable(reason), got {rule!r}")
+    key = target if variant is None else f"{target}:{variant}"
+    opdef.lowerings[key] = rule
+    _REGISTERED_AT[(opdef.name, key)] = _caller()
     return rule
+
+
+# (op name, target) -> "module:line" of the register_lowering call (describe)
+_REGISTERED_AT: dict = {}
+
+
+def _caller():
+    """`module:line` of the first frame outside this module (import time only)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return None if frame is None else f"{frame.f_globals.get('__name__')}:{frame.f_lineno}"
 
 
 def lowers(target, *ops):
@@ -165,21 +198,40 @@ def lowers(target, *ops):
 
 
 def describe(op):
-    """Where every rule of `op` lives: `{"kernel": "module.qualname", "infer":
-    ..., "vjp": ..., "<target>": ...}` (a `NotLowerable` reads as
-    "not lowerable: reason"). Only targets whose rules package has loaded are
-    listed (a target registers its rules when it is imported)."""
+    """Where every rule of `op` (a name, an `OpDef` or a `ControlOpDef`)
+    lives, so that one op still reads in one place: `{"kernel":
+    "module.qualname:line", "infer": ..., "vjp": ..., "<target>": ...}`
+    (`:line` where the function's source is Python; a target's rule made by
+    a factory, or registered from another module, adds "(registered at
+    module:line)"; a `NotLowerable` reads as "not lowerable: reason"; a control op lists "interpret", "emit" and
+    "check" in place of "kernel" and "infer"). Only targets whose rules
+    package has loaded are listed (a target registers its rules when it is
+    imported)."""
     opdef = OPS[op] if isinstance(op, str) else op
-
-    def where(fn):
-        if fn is None:
-            return None
-        if isinstance(fn, NotLowerable):
-            return f"not lowerable: {fn.reason}"
-        module = getattr(fn, "__module__", None) or type(fn).__module__
-        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
-        return f"{module}.{name}"
-    found = {"kernel": where(opdef.kernel), "infer": where(opdef.infer), "vjp": where(opdef.vjp)}
+    if isinstance(opdef, OpDef):
+        found = {"kernel": _where(opdef.kernel), "infer": _where(opdef.infer)}
+    else:
+        found = {"interpret": _where(opdef.interpret), "emit": _where(opdef.emit),
+                 "check": _where(opdef.check)}
+    found["vjp"] = _where(opdef.vjp)
     for target, rule in sorted(opdef.lowerings.items()):
-        found[target] = where(rule)
+        found[target] = _where(rule)
+        site = _REGISTERED_AT.get((opdef.name, target))
+        if site is not None and not isinstance(rule, NotLowerable) and (
+                "<locals>" in found[target] or not found[target].startswith(site.split(":")[0])):
+            found[target] += f" (registered at {site})"
     return found
+
+
+def _where(fn):
+    """`module.qualname:line` of a rule (a rule made by a factory names the
+    function the factory returned: its module and line are the factory's)."""
+    if fn is None:
+        return None
+    if isinstance(fn, NotLowerable):
+        return f"not lowerable: {fn.reason}"
+    inner = inspect.unwrap(getattr(fn, "func", fn))  # a functools.partial: its function
+    module = getattr(inner, "__module__", None) or type(inner).__module__
+    name = getattr(inner, "__qualname__", None) or getattr(inner, "__name__", repr(inner))
+    code = getattr(inner, "__code__", None)
+    return f"{module}.{name}" + (f":{code.co_firstlineno}" if code is not None else "")

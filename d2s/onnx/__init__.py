@@ -3,7 +3,8 @@
 Deploy with any engine that reads ONNX (ONNX Runtime, TensorRT, OpenVINO):
 `cond` becomes `If`, `while` becomes `Loop`, `None` dims of the input spec
 become symbolic dims, weights become initializers. Each op's ONNX form is
-declared beside its numpy kernel (`register_op(...).lowering(onnx=rule)`).
+a rule in `rules/`, one module per op family (`register_lowering("onnx",
+op, rule)`).
 
 This package is the only one that imports `onnx`, and only when a model is
 exported: `import d2s` (and this module) never does. Install the extra with

@@ -65,29 +65,8 @@ def _append_vjp(g, out, buf, value):
     return getitem(g, slice(None, -1)), cast(getitem(g, -1), value.dtype)
 
 
-def _append_xla(ns, buf, value):
-    """Inside a loop the array is carried with a fixed capacity and its length
-    (`ns.is_tensor_array`); a row past the capacity reports the rows needed,
-    and the run is repeated with more room. Outside loops it just grows."""
-    if not ns.is_tensor_array(buf):
-        row = value[None].astype(buf.dtype)
-        return row if buf.shape[0] == 0 else ns.jnp.concatenate([buf, row])
-    out, rows = buf.append(value)
-    ns.needs(rows)
-    return out
-
-
-def _append_onnx(ns, buf, value):
-    """`Concat(buf, value[None])`. An append a loop can stack itself never gets
-    here: the `while` rule makes it a `Loop` scan output."""
-    row = ns.node("Unsqueeze", ns.cast(value, buf.dtype), ns.ints([0]))
-    shape = ns.outputs[0].shape
-    return ns.concat_rows(buf, row.with_shape((1,) + shape[1:]), shape)
-
-
 # Append `value` along a new axis 0 of the array `buf`.
-register_op("array_append", _append_kernel, _append_infer, _append_vjp).lowering(
-    xla=_append_xla, onnx=_append_onnx)
+register_op("array_append", _append_kernel, _append_infer, _append_vjp)
 
 
 def _mark(v):

@@ -21,7 +21,7 @@ from ...static.definedness import maybe_undefined
 from .errors import LoweringError, RaisesOnNumpy, Unsupported
 from .ragged import lower_array_op
 from .sharding import constrain
-from .values import Env, TensorArray
+from .values import Env, TensorArray, unshift_rows
 from . import rules as _rules  # noqa: F401  (registers the rules kept in this target's package)
 
 # Ops whose rules accept a TensorArray operand (through `ns`); any other op
@@ -294,6 +294,10 @@ class RuleNamespace:
     def is_tensor_array(x):
         """A tensor array carried by a loop (capacity + length: `values.TensorArray`)."""
         return isinstance(x, TensorArray)
+
+    # what the "tensor_array" rules build their results with (`rules/_tensor_arrays`)
+    TensorArray = TensorArray
+    unshift_rows = staticmethod(unshift_rows)
 
     def needs(self, rows):
         """A tensor array needed `rows` rows (more than it had: run again with room)."""

@@ -6,7 +6,7 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import DEFAULT_FLOAT, as_dtype, default_dtype_for, dtype_name, named_dtype
 from ..registry import Aval, register_op
-from ._base import NumberMemo, is_value, lift, onnx_spec
+from ._base import NumberMemo, is_value, lift
 from .shape_args import fill_spec, format_spec, split_scalars, split_shape
 
 
@@ -67,21 +67,9 @@ def _full_infer(*dims, shape, fill_value, dtype):
 _SCALAR_AVALS = {}  # dtype as `full` names it -> Aval((), that dtype)
 
 
-def onnx_fill(ns, dims, fill_value, dtype):
-    """ONNX: the scalar `fill_value` expanded to `dims` (ints or int64 values);
-    a small fill of known shape is a constant."""
-    if all(isinstance(d, int) for d in dims) and np.prod(dims, dtype=np.int64) <= 16:
-        return ns.const(np.full(dims, fill_value, dtype))
-    return ns.node("Expand", ns.scalar(fill_value, dtype), ns.shape_vector(dims))
-
-
 # `shape` holds None where a dim is given at run time by the next input (shape_args).
 register_op("full", _full_kernel, _full_infer,
-            checks=lambda op: bool(op.inputs)).lowering(  # dims from tensors: negative?
-    xla=lambda ns, *dims, shape, fill_value, dtype: ns.jnp.full(
-        fill_spec(shape, ns.static(dims)), fill_value, dtype),  # dims: compile-time
-    onnx=lambda ns, *dims, shape, fill_value, dtype: onnx_fill(
-        ns, onnx_spec(shape, dims), fill_value, dtype))
+            checks=lambda op: bool(op.inputs))  # dims from tensors: negative?
 
 
 def _assign_value_kernel(value):
@@ -90,9 +78,7 @@ def _assign_value_kernel(value):
 
 # A constant array embedded in the program.
 register_op("assign_value", _assign_value_kernel,
-            lambda value: Aval(value.shape, value.dtype)).lowering(
-    xla=lambda ns, value: value,  # a numpy constant: the backend embeds it
-    onnx=lambda ns, value: ns.const(value))
+            lambda value: Aval(value.shape, value.dtype))
 
 
 def _full_like_kernel(x, fill_value, dtype=None):
@@ -102,11 +88,7 @@ def _full_like_kernel(x, fill_value, dtype=None):
 register_op("full_like", _full_like_kernel,
             lambda x, fill_value, dtype=None: Aval(tuple(x.shape), np.dtype(dtype or x.dtype)),
             vjp=lambda g, out, x, fill_value, dtype=None: (None,),
-            elementwise=True).lowering(  # (each element depends on none of x's)
-    xla=lambda ns, x, fill_value, dtype=None: ns.jnp.full(x.shape, fill_value,
-                                                   dtype or x.dtype),
-    onnx=lambda ns, x, fill_value, dtype=None: onnx_fill(
-        ns, [ns.dim(x, i) for i in range(x.ndim)], fill_value, dtype or x.dtype))
+            elementwise=True)  # (each element depends on none of x's)
 
 
 def full(shape, fill_value, dtype=None):
@@ -169,20 +151,9 @@ def _arange_infer(*bounds, start, end, step, dtype):
     return Aval((max(0, int(np.ceil((end - start) / step))),), np.dtype(dtype))
 
 
-def _arange_onnx(ns, *bounds, start, end, step, dtype):
-    if not bounds:  # numpy's own arange is the constant
-        return ns.const(_arange_kernel(start=start, end=end, step=step, dtype=dtype))
-    dynamic = iter(bounds)  # a None bound is the next run-time input
-    start, end, step = (ns.node("Reshape", ns.cast(next(dynamic), dtype), ns.ints([]))
-                        if b is None else ns.scalar(b, dtype) for b in (start, end, step))
-    return ns.node("Range", start, end, step)
-
-
 # A bound that is None is given at run time by the next input (shape_args).
 register_op("arange", _arange_kernel, _arange_infer,
-            checks=lambda op: bool(op.inputs)).lowering(  # bounds from tensors: a 0 step?
-    xla=lambda ns, *bounds, **attrs: _arange_kernel(*ns.static(bounds), **attrs),
-    onnx=_arange_onnx)
+            checks=lambda op: bool(op.inputs))  # bounds from tensors: a 0 step?
 
 
 def arange(start=0, end=None, step=1, dtype=None):
@@ -204,9 +175,7 @@ def _shape_kernel(x):
     return np.array(x.shape, dtype=np.int64)
 
 
-register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64"))).lowering(
-    xla=lambda ns, x: ns.shape_of(x),  # a constant, or a tensor array's run-time length
-    onnx=lambda ns, x: ns.shape_of(x))
+register_op("shape", _shape_kernel, lambda x: Aval((len(x.shape),), np.dtype("int64")))
 
 
 def shape(x):
@@ -219,17 +188,7 @@ def _numel_kernel(x, axes=None):
     return np.array(int(np.prod(dims)), dtype=np.int64)
 
 
-def _numel_onnx(ns, x, axes=None):
-    axes = range(x.ndim) if axes is None else axes
-    dims = [ns.dim(x, a) for a in axes]
-    if all(isinstance(d, int) for d in dims):
-        return ns.const(np.array(int(np.prod(dims)), dtype=np.int64))
-    return ns.node("ReduceProd", ns.shape_vector(dims), keepdims=0)
-
-
-register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64"))).lowering(
-    xla=lambda ns, x, axes=None: _numel_kernel(x, axes),  # static shapes: a constant
-    onnx=_numel_onnx)
+register_op("numel", _numel_kernel, lambda x, axes=None: Aval((), np.dtype("int64")))
 
 
 def numel(x, axes=None):

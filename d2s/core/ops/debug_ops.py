@@ -1,13 +1,12 @@
 """Side-effect ops of converted code: `print` and `assert` acting at run time."""
 from __future__ import annotations
 
-import functools
 import sys
 
 import numpy as np
 
 from ..attr_schema import TEXT, Spec, optional, sequence_of
-from ..registry import NotLowerable, register_op
+from ..registry import register_op
 from ..tensor import format_tensor
 
 
@@ -55,13 +54,7 @@ _PART = Spec(lambda p: None if _part_ok(p) else f"malformed print part {p!r}"[:2
 # Print Python text and tensor values (formatted as eager Tensors print).
 register_op("print", _print_kernel, _print_infer, num_outputs=0, stateful=True,
             attrs={"parts": sequence_of(_PART, kinds=(tuple,)), "sep": TEXT,
-                   "end": TEXT}).lowering(
-    xla=lambda ns, *values, parts, sep, end: ns.host_effect(
-        functools.partial(_print_kernel, parts=parts, sep=sep, end=end), *values),
-    onnx=NotLowerable("it prints at run time; an ONNX model has no output stream"))
+                   "end": TEXT})
 # Raise AssertionError(message) unless every element of `cond` is true.
 register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
-            stateful=True, attrs={"message": optional(TEXT)}).lowering(
-    xla=lambda ns, cond, message: ns.check(
-        ns.jnp.all(cond), functools.partial(_assert_error, message)),
-    onnx=NotLowerable("it raises AssertionError at run time; ONNX has no exceptions"))
+            stateful=True, attrs={"message": optional(TEXT)})

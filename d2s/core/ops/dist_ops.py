@@ -23,9 +23,7 @@ def _reshard_vjp(g, out, x, mesh, placements):
 
 
 # An exported ONNX model runs on one device: there the placements are metadata.
-register_op("reshard", lambda x, mesh, placements: x, same_infer, vjp=_reshard_vjp).lowering(
-    xla=lambda ns, x, mesh, placements: ns.sharding_constraint(x, mesh, placements),
-    onnx=lambda ns, x, mesh, placements: x)
+register_op("reshard", lambda x, mesh, placements: x, same_infer, vjp=_reshard_vjp)
 
 
 def reshard_op(x, attr):

@@ -62,31 +62,6 @@ def _matmul_vjp(g, out, x, y):
     return gx, gy
 
 
-def _matmul_onnx(ns, x, y):
-    x, y = ns.promote(x, y)
-    if x.dtype == np.bool_:
-        raise ns.Unsupported("a matrix product of bools (ONNX's MatMul takes numbers)")
-    return ns.node("MatMul", x, y)  # numpy's matmul: 1-D operands, broadcast batches
-
-
-def _matmul_xla(ns, x, y):
-    # HIGHEST: full float32 products on every device (GPUs default to TF32).
-    x, y = ns.promote(x, y)
-    highest = ns.lax.Precision.HIGHEST
-    if x.ndim == 2 and y.ndim == 2 and x.dtype.kind in "fc":
-        # The common case as one dot_general: jnp.matmul is itself a jitted
-        # function, traced again per shape in every process (first calls).
-        # An operand that is a matrix transpose (a gradient's `x.T @ g`) is
-        # contracted along its other axis instead, as JAX's own autodiff
-        # emits it: XLA's CPU compiler takes a third longer over a training
-        # step whose products read explicit transposes.
-        xt, yt = ns.transposed(x), ns.transposed(y)
-        dims = ((0,) if xt is not None else (1,), (1,) if yt is not None else (0,))
-        return ns.lax.dot_general(x if xt is None else xt, y if yt is None else yt,
-                                  (dims, ((), ())), precision=highest)
-    return ns.jnp.matmul(x, y, precision=highest)
-
-
 def _matmul_kernel(x, y):
     """np.matmul, whose results are new arrays (`fresh`: the in-place pass may
     reuse them), kept in the operands' dtype where numpy widens (ml_dtypes'
@@ -97,9 +72,7 @@ def _matmul_kernel(x, y):
     return out
 
 
-_MATMUL = register_op("matmul", _matmul_kernel, _matmul_infer, _matmul_vjp,
-                      fresh=True).lowering(
-    xla=_matmul_xla, onnx=_matmul_onnx)
+_MATMUL = register_op("matmul", _matmul_kernel, _matmul_infer, _matmul_vjp, fresh=True)
 
 
 def _matmul(x, y):

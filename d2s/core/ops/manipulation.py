@@ -7,7 +7,7 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axes, normalize_axis, numel
-from ._base import cast_like, lift, onnx_dims, onnx_product, onnx_scatter_add, onnx_spec
+from ._base import cast_like, lift
 from .shape_args import dim_source, fill_spec, format_spec, split_shape
 
 
@@ -71,23 +71,11 @@ register_op("reshape", _reshape_kernel,
             lambda x, *dims, shape: Aval(_resolve_shape(tuple(x.shape), shape), x.dtype),
             vjp=lambda g, out, x, *dims, shape: (
                 (bind("reshape_like", g, x),) + (None,) * len(dims)),
-            checks=_dims_given_at_run_time).lowering(
-    xla=lambda ns, x, *dims, shape: _reshape_kernel(x, *ns.static(dims), shape=shape),
-    # ONNX's Reshape reads 0 (copy the input dim) and -1 (infer) as Paddle does
-    onnx=lambda ns, x, *dims, shape: ns.node("Reshape", x,
-                                             ns.shape_vector(onnx_spec(shape, dims))))
+            checks=_dims_given_at_run_time)
 # Reshape `g` to the (run-time) shape of `x`.
 register_op("reshape_like", lambda g, x: g.reshape(x.shape),
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None)).lowering(
-    xla=lambda ns, g, x: _reshape_like_xla(ns, g, x),
-    onnx=lambda ns, g, x: ns.reshape(g, onnx_dims(ns, x)))
-
-
-def _reshape_like_xla(ns, g, x):
-    # (a tensor array `x` or `g`, of a list appended in a tensor loop: see
-    # backends/xla/ragged)
-    return g.reshape(x.shape)
+            vjp=lambda gg, out, g, x: (bind("reshape_like", gg, g), None))
 
 
 def reshape(x, shape):
@@ -147,18 +135,7 @@ register_op("expand",
                 x, _expand_shape(x.shape, fill_spec(shape, dims))),
             lambda x, *dims, shape: Aval(_expand_shape(tuple(x.shape), shape), x.dtype),
             vjp=lambda g, out, x, *dims, shape: (bind("sum_to_like", g, x),) + (None,) * len(dims),
-            checks=_dims_given_at_run_time).lowering(
-    xla=lambda ns, x, *dims, shape: ns.jnp.broadcast_to(
-        x, _expand_shape(x.shape, fill_spec(shape, ns.static(dims)))),
-    onnx=lambda ns, x, *dims, shape: ns.node("Expand", x, ns.shape_vector(
-        _expand_onnx_dims(ns, x, onnx_spec(shape, dims)))))
-
-
-def _expand_onnx_dims(ns, x, spec):
-    """The target dims for ONNX's Expand: a -1 is the input's own dim."""
-    lead = len(spec) - x.ndim
-    return [ns.dim(x, i - lead) if isinstance(d, int) and d == -1 else d
-            for i, d in enumerate(spec)]
+            checks=_dims_given_at_run_time)
 
 
 def expand(x, shape):
@@ -172,8 +149,7 @@ def expand(x, shape):
 # The value of `x` with no gradient path (no vjp): what `no_grad` and
 # `Tensor.detach` mean inside a program.
 register_op("detach", lambda x: x, lambda x: Aval(tuple(x.shape), x.dtype),
-            elementwise=True).lowering(
-    xla=lambda ns, x: ns.lax.stop_gradient(x), onnx=lambda ns, x: x)
+            elementwise=True)
 
 
 def detach(x):
@@ -187,10 +163,7 @@ def _transpose_infer(x, perm):
 
 # (the method: np.transpose would reach it through a Python wrapper, per call)
 register_op("transpose", lambda x, perm: x.transpose(perm), _transpose_infer,
-            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),)
-            ).lowering(
-    xla=lambda ns, x, perm: ns.transpose(x, perm),
-    onnx=lambda ns, x, perm: ns.node("Transpose", x, perm=list(perm)))
+            vjp=lambda g, out, x, perm: (bind("transpose", g, perm=tuple(np.argsort(perm).tolist())),))
 
 
 def transpose(x, perm=None):
@@ -213,9 +186,7 @@ def _unsqueeze_shape(shape, axes):
 
 register_op("unsqueeze", lambda x, axes: np.expand_dims(x, axes),
             lambda x, axes: Aval(_unsqueeze_shape(tuple(x.shape), axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
-    xla=lambda ns, x, axes: ns.jnp.expand_dims(x, axes),
-    onnx=lambda ns, x, axes: ns.node("Unsqueeze", x, ns.ints(axes)))
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
 
 
 def unsqueeze(x, axis):
@@ -236,9 +207,7 @@ def _squeeze_axes(shape, axis):
 
 register_op("squeeze", lambda x, axes: np.squeeze(x, axes) if axes else x,
             lambda x, axes: Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype),
-            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),)).lowering(
-    xla=lambda ns, x, axes: ns.jnp.squeeze(x, axes) if axes else x,
-    onnx=lambda ns, x, axes: ns.node("Squeeze", x, ns.ints(axes)) if axes else x)
+            vjp=lambda g, out, x, axes: (bind("reshape_like", g, x),))
 
 
 def squeeze(x, axis=None):
@@ -261,22 +230,7 @@ def _flatten_kernel(x, start, stop):
 register_op("flatten", _flatten_kernel,
             lambda x, start, stop: Aval(_flatten_shape(tuple(x.shape), start, stop)
                                         if len(x.shape) else (1,), x.dtype),
-            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),)).lowering(
-    xla=lambda ns, x, start, stop: _flatten_xla(ns, x, start, stop),
-    onnx=lambda ns, x, start, stop: ns.reshape(x, _flatten_dims(ns, x, start, stop)))
-
-
-def _flatten_xla(ns, x, start, stop):
-    # (a tensor array `x`, `concat(outs)` of a list appended in a tensor loop:
-    # see backends/xla/ragged)
-    return _flatten_kernel(x, start, stop)  # array methods only
-
-
-def _flatten_dims(ns, x, start, stop):
-    if not x.ndim:
-        return [1]
-    dims = onnx_dims(ns, x)
-    return dims[:start] + [onnx_product(ns, dims[start:stop + 1])] + dims[stop + 1:]
+            vjp=lambda g, out, x, start, stop: (bind("reshape_like", g, x),))
 
 
 def flatten(x, start_axis=0, stop_axis=-1):
@@ -315,9 +269,7 @@ def _concat_piece_kernel(g, *xs, axis, index):
 register_op("concat", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_infer,
             vjp=lambda g, out, *xs, axis: tuple(
                 cast_like(bind("concat_piece", g, *xs, axis=axis, index=i), x)
-                for i, x in enumerate(xs))).lowering(
-    xla=lambda ns, *xs, axis: ns.jnp.concatenate(ns.promote(*xs), axis=axis),
-    onnx=lambda ns, *xs, axis: ns.node("Concat", *ns.promote(*xs), axis=axis))
+                for i, x in enumerate(xs)))
 
 
 def _concat_piece_vjp(gg, out, g, *xs, axis, index):
@@ -332,22 +284,7 @@ register_op("concat_piece", _concat_piece_kernel,
             lambda g, *xs, axis, index: Aval(tuple(
                 xs[index].shape[i] if i == axis else g.shape[i] for i in range(len(g.shape))),
                 g.dtype),
-            vjp=_concat_piece_vjp).lowering(
-    xla=lambda ns, g, *xs, axis, index: _concat_piece_kernel(
-        g, *xs, axis=axis, index=index),
-    onnx=lambda ns, g, *xs, axis, index: _concat_piece_onnx(ns, g, xs, axis, index))
-
-
-def _concat_piece_onnx(ns, g, xs, axis, index):
-    start = 0
-    for x in xs[:index]:
-        d = ns.dim(x, axis)
-        start = start + d if isinstance(start, int) and isinstance(d, int) else ns.node(
-            "Add", ns.shape_vector([start]), ns.shape_vector([d]))
-    size = ns.dim(xs[index], axis)
-    end = start + size if isinstance(start, int) and isinstance(size, int) else ns.node(
-        "Add", ns.shape_vector([start]), ns.shape_vector([size]))
-    return ns.node("Slice", g, ns.shape_vector([start]), ns.shape_vector([end]), ns.ints([axis]))
+            vjp=_concat_piece_vjp)
 
 
 def _array_axis_to(arr, axis):
@@ -383,10 +320,7 @@ def _stack_vjp(g, out, *xs, axis):
 
 
 register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
-            vjp=_stack_vjp).lowering(
-    xla=lambda ns, *xs, axis: ns.jnp.stack(ns.promote(*xs), axis=axis),
-    onnx=lambda ns, *xs, axis: ns.node("Concat", *(ns.node("Unsqueeze", x, ns.ints([axis]))
-                                                   for x in ns.promote(*xs)), axis=axis))
+            vjp=_stack_vjp)
 
 
 def stack(xs, axis=0):
@@ -420,25 +354,12 @@ def _along(axis, index):
 
 register_op("gather", lambda x, index, axis: np.take(x, index, axis=axis), _gather_infer,
             vjp=lambda g, out, x, index, axis: (bind("gather_grad", g, x, index, axis=axis), None),
-            checks=True).lowering(
-    xla=lambda ns, x, index, axis: ns.jnp.asarray(x)[_along(axis, index)],
-    onnx=lambda ns, x, index, axis: _gather_onnx(ns, x, index, axis))
+            checks=True)
 # Scatter-add of a gather cotangent (duplicates accumulate).
 register_op("gather_grad", _gather_grad_kernel,
             lambda g, x, index, axis: Aval(tuple(x.shape), g.dtype),
             vjp=lambda gg, out, g, x, index, axis: (
-                bind("gather", gg, index, axis=axis), None, None)).lowering(
-    xla=lambda ns, g, x, index, axis: ns.jnp.zeros(x.shape, g.dtype).at[
-        _along(axis, index)].add(g),
-    onnx=lambda ns, g, x, index, axis: onnx_scatter_add(
-        ns, g, x, lambda ids: _gather_onnx(ns, ids, index, axis)))
-
-
-def _gather_onnx(ns, x, index, axis):
-    """ONNX's Gather is `np.take` (negative indices included) for int32/int64 indices."""
-    if index.dtype not in (np.int32, np.int64):
-        index = ns.cast(index, np.int64)
-    return ns.node("Gather", x, index, axis=axis)
+                bind("gather", gg, index, axis=axis), None, None))
 
 
 def gather(x, index, axis=0):

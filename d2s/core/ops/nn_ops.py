@@ -43,27 +43,8 @@ def _log_softmax_vjp(g, out, x, axis):
     return (g - exp(out) * _sum(g, axis, keepdim=True),)
 
 
-def _shifted_exp_xla(jnp, x, axis):
-    """`_shifted_exp` in jax.numpy (no in-place updates)."""
-    z = x - jnp.max(x, axis=axis, keepdims=True)
-    e = jnp.exp(z)
-    return z, e, jnp.sum(e, axis=axis, keepdims=True)
-
-
-def _softmax_xla(ns, x, axis):
-    _, e, s = _shifted_exp_xla(ns.jnp, x, axis)
-    return e / s
-
-
-def _log_softmax_xla(ns, x, axis):
-    z, _, s = _shifted_exp_xla(ns.jnp, x, axis)
-    return z - ns.jnp.log(s)
-
-
-register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp).lowering(
-    xla=_softmax_xla, onnx=lambda ns, x, axis: ns.node("Softmax", x, axis=axis))
-register_op("log_softmax", _log_softmax_kernel, same_infer, _log_softmax_vjp).lowering(
-    xla=_log_softmax_xla, onnx=lambda ns, x, axis: ns.node("LogSoftmax", x, axis=axis))
+register_op("softmax", _softmax_kernel, same_infer, _softmax_vjp)
+register_op("log_softmax", _log_softmax_kernel, same_infer, _log_softmax_vjp)
 
 
 def softmax(x, axis=-1):
@@ -127,29 +108,10 @@ def _cross_entropy_vjp(g, out, logits, label):
     return grad, None
 
 
-def _cross_entropy_xla(ns, logits, label):
-    # Labels out of [0, C) raise on numpy (XLA would clamp them): the call runs
-    # again on numpy, which raises the error with the labels it saw.
-    ns.check_on_numpy(ns.jnp.all((label >= 0) & (label < logits.shape[-1])))
-    z, e, s = _shifted_exp_xla(ns.jnp, logits, -1)
-    rows = np.arange(label.shape[0])
-    loss = ns.jnp.sum(ns.jnp.log(s[:, 0]) - z[rows, label]) / label.shape[0]
-    return loss.astype(logits.dtype), e / s
-
-
-def _cross_entropy_onnx(ns, logits, label):
-    # Labels out of [0, C) fail in ONNX Runtime's GatherElements, as numpy raises.
-    rows = ns.node("Unsqueeze", ns.cast(label, np.int64), ns.ints([1]))
-    picked = ns.node("GatherElements", ns.node("LogSoftmax", logits, axis=-1), rows, axis=1)
-    loss = ns.node("Neg", ns.node("ReduceMean", picked, keepdims=0))
-    return loss, ns.node("Softmax", logits, axis=-1)
-
-
 # Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
 # output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
-            vjp=_cross_entropy_vjp, num_outputs=2, fresh=True, checks=True).lowering(
-    xla=_cross_entropy_xla, onnx=_cross_entropy_onnx)
+            vjp=_cross_entropy_vjp, num_outputs=2, fresh=True, checks=True)
 
 
 def _cross_entropy_grad_kernel(g, probs, label, out=None):
@@ -174,23 +136,9 @@ def _cross_entropy_grad_vjp(gg, out, g, probs, label):
     return cast(_sum(gg * unit), g.dtype), cast(gg * (g / n), probs.dtype), None
 
 
-def _cross_entropy_grad_xla(ns, g, probs, label):
-    p = probs.at[np.arange(label.shape[0]), label].add(-1)
-    return p * (g / label.shape[0]).astype(p.dtype)
-
-
-def _cross_entropy_grad_onnx(ns, g, probs, label):
-    rows = ns.node("Unsqueeze", ns.cast(label, np.int64), ns.ints([1]))
-    minus_one = ns.node("Expand", ns.scalar(-1, probs.dtype), ns.shape_of(rows))
-    p = ns.node("ScatterElements", probs, rows, minus_one, axis=1, reduction="add")
-    n = ns.cast(ns.node("Reshape", ns.shape_of(label), ns.ints([])), g.dtype)
-    return ns.node("Mul", p, ns.cast(ns.node("Div", g, n), probs.dtype))
-
-
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
             lambda g, probs, label: Aval(tuple(probs.shape), probs.dtype),
-            vjp=_cross_entropy_grad_vjp, writes_out=True).lowering(
-    xla=_cross_entropy_grad_xla, onnx=_cross_entropy_grad_onnx)
+            vjp=_cross_entropy_grad_vjp, writes_out=True)
 
 
 def cross_entropy(logits, label):
@@ -220,9 +168,7 @@ def _softplus_vjp(g, out, x):
     return (g * sigmoid(x),)
 
 
-register_op("softplus", _softplus_kernel, same_infer, _softplus_vjp).lowering(
-    xla=lambda ns, x: ns.jnp.logaddexp(ns.jnp.zeros((), x.dtype), x),
-    onnx=lambda ns, x: ns.node("Softplus", x))
+register_op("softplus", _softplus_kernel, same_infer, _softplus_vjp)
 
 
 def softplus(x):

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Aval, NotLowerable, register_op
+from ..registry import Aval, register_op
 
 # An exported model's weights are constant initializers: nothing updates them.
-_UPDATES_WEIGHTS = NotLowerable("it updates a parameter in place; the weights of an ONNX model "
-                                "are constants (export the forward, not a training step)")
-
 _NO_OUT = (None, None, None, None)
 # The update ops whose kernels take `out=` (one buffer or None per output), and
 # those that also take `grad_is_dead=True`: the gradient's array may hold a
@@ -36,12 +33,7 @@ def _sgd_kernel(param, grad, lr, out=_NO_OUT, grad_is_dead=False):
     return np.subtract(param, step, out=step if out[0] is None else out[0])
 
 
-def _sgd_xla(ns, param, grad, lr):
-    return param - grad.astype(param.dtype) * ns.jnp.asarray(lr, param.dtype)
-
-
-register_op("sgd_update", _sgd_kernel, lambda p, g, lr: Aval(tuple(p.shape), p.dtype)).lowering(
-    xla=_sgd_xla, onnx=_UPDATES_WEIGHTS)
+register_op("sgd_update", _sgd_kernel, lambda p, g, lr: Aval(tuple(p.shape), p.dtype))
 
 
 def _adam_kernel(param, grad, m, v, step, lr, beta1, beta2, epsilon, out=_NO_OUT):
@@ -62,24 +54,8 @@ def _adam_infer(p, g, m, v, step, lr, **_):
     return a, a, a, Aval(tuple(step.shape), step.dtype)
 
 
-def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
-    # The kernel's dtypes, spelled out: the bias corrections are float64 (a
-    # Python float to an int64 power) and pull the update up to float64.
-    jnp = ns.jnp
-    t = step + 1
-    m = beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad * grad
-    tf = t.astype(np.float64)
-    m_hat = m / (1 - jnp.power(beta1, tf))
-    v_hat = v / (1 - jnp.power(beta2, tf))
-    new = param - lr * m_hat / (jnp.sqrt(v_hat) + epsilon)
-    dt = param.dtype
-    return new.astype(dt), m.astype(dt), v.astype(dt), t.astype(step.dtype)
-
-
 # Adam with bias correction; returns (param, m, v, step + 1).
-register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4).lowering(
-    xla=_adam_xla, onnx=_UPDATES_WEIGHTS)
+register_op("adam_update", _adam_kernel, _adam_infer, num_outputs=4)
 
 
 # ---- Momentum, RMSProp, Adagrad, AdamW (Paddle's update rules) ---------------------------------

@@ -11,7 +11,7 @@ import numpy as np
 from ..dispatch import bind
 from ..dtypes import as_dtype
 from ..random import generator
-from ..registry import Aval, NotLowerable, register_op
+from ..registry import Aval, register_op
 from .shape_args import fill_spec, split_shape
 
 
@@ -29,24 +29,8 @@ def _shape_infer(*dims, shape, dtype, **_):
 
 
 # ONNX's RandomUniform/RandomNormal draw another stream than numpy's generator.
-_RANDOM = NotLowerable("a random draw from d2s's numpy generator, which an ONNX model cannot "
-                       "reproduce (for dropout: call .eval() on the layer before exporting)")
-
-
-def _drawn_on_host(kernel):
-    """The xla rule of a sampling op: `kernel` (the numpy one) run on the host
-    for the shape this compile gives (dims from run-time values cannot
-    compile: `ns.static`)."""
-    def rule(ns, *dims, shape, dtype, **attrs):
-        size = tuple(fill_spec(shape, ns.static(dims)))
-        return ns.host_draw(lambda: kernel(shape=size, dtype=dtype, **attrs), size, dtype)
-    return rule
-
-
-register_op("uniform", _uniform_kernel, _shape_infer, draws=True).lowering(
-    xla=_drawn_on_host(_uniform_kernel), onnx=_RANDOM)
-register_op("gaussian", _normal_kernel, _shape_infer, draws=True).lowering(
-    xla=_drawn_on_host(_normal_kernel), onnx=_RANDOM)
+register_op("uniform", _uniform_kernel, _shape_infer, draws=True)
+register_op("gaussian", _normal_kernel, _shape_infer, draws=True)
 
 
 def rand(shape, dtype="float32"):
@@ -89,14 +73,7 @@ def _dropout_infer(x, p):
     return a, a
 
 
-def _dropout_xla(ns, x, p):
-    shape, dtype = tuple(x.shape), x.dtype
-    mask = ns.host_draw(lambda: _dropout_mask(shape, p, dtype), shape, dtype)
-    return x * mask, mask
-
-
 # Inverted dropout; the second output is the scaled keep mask.
 register_op("dropout", _dropout_kernel, _dropout_infer,
             vjp=lambda g, out, x, p: (None if g[0] is None else g[0] * out[1],),
-            num_outputs=2, draws=True).lowering(
-    xla=_dropout_xla, onnx=_RANDOM)
+            num_outputs=2, draws=True)

@@ -9,7 +9,7 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes, normalize_axes, numel, reduced_shape
-from ._base import lift, onnx_dims, probe_dtype
+from ._base import lift, probe_dtype
 from .elementwise import cast, equal
 
 
@@ -45,34 +45,14 @@ def _broadcast_like_kernel(g, x):
     return np.broadcast_to(g, np.broadcast_shapes(g.shape, x.shape))
 
 
-def _sum_to_like_xla(ns, g, x):
-    if g.shape == x.shape:
-        return g
-    axes = _summed_axes(g.shape, x.shape)
-    return ns.jnp.sum(g, axis=axes, keepdims=True, dtype=g.dtype).reshape(x.shape)
-
-
-def _sum_to_like_onnx(ns, g, x):
-    if g.shape == x.shape and None not in x.shape:
-        return g
-    axes = _summed_axes(g.shape, x.shape)
-    summed = ns.node("ReduceSum", g, ns.ints(axes), keepdims=1) if axes else g
-    return ns.reshape(summed, onnx_dims(ns, x))
-
-
 # Sum `g` down to the shape of `x` (the gradient of broadcasting).
 register_op("sum_to_like", _sum_to_like_kernel,
             lambda g, x: Aval(tuple(x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None)).lowering(
-    xla=_sum_to_like_xla, onnx=_sum_to_like_onnx)
+            vjp=lambda gg, out, g, x: (bind("broadcast_like", gg, g), None))
 # Broadcast `g` against the shape of `x`.
 register_op("broadcast_like", _broadcast_like_kernel,
             lambda g, x: Aval(broadcast_shapes(g.shape, x.shape), g.dtype),
-            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None)).lowering(
-    xla=lambda ns, g, x: ns.jnp.broadcast_to(
-        g, np.broadcast_shapes(g.shape, x.shape)),
-    # ONNX's Expand broadcasts both ways: the shapes of g and x broadcast together
-    onnx=lambda ns, g, x: ns.node("Expand", g, ns.shape_of(x)))
+            vjp=lambda gg, out, g, x: (bind("sum_to_like", gg, g), None))
 
 
 def _expand_reduced(g, x, axes, keepdim):
@@ -121,31 +101,6 @@ def _mean_vjp(g, out, x, axes, keepdim):
     return (_expand_reduced(g, x, axes, keepdim) / n,)
 
 
-def _reduce_xla(fn_name, probe):
-    """XLA rule `jnp.<fn_name>` over `axes`, in the dtype NumPy's reduction gives
-    (int32 sums widen to int64, int means are float64)."""
-    def rule(ns, x, axes, keepdim):
-        dtype = probe_dtype(probe, np.dtype(x.dtype))
-        return getattr(ns.jnp, fn_name)(x, axis=axes, keepdims=keepdim, dtype=dtype)
-    return rule
-
-
-def _reduce_onnx(op_type):
-    """ONNX rule `op_type` over `axes`, in the dtype numpy's reduction gives
-    (int sums are int64, int means float64); bools, which ONNX Runtime does
-    not reduce, go through int32. No axes (axis=[]) reduce nothing."""
-    def rule(ns, x, axes, keepdim):
-        out = ns.outputs[0].dtype
-        x = ns.cast(x, out)
-        if not axes:
-            return x
-        if x.dtype == np.bool_:
-            x = ns.cast(x, np.int32)
-        return ns.cast(ns.node(op_type, x, ns.ints(axes), keepdims=int(keepdim)), out)
-    rule.__name__ = f"onnx_{op_type}"
-    return rule
-
-
 def _np_sum(x):
     return np.sum(x)
 
@@ -156,10 +111,8 @@ def _np_mean(x):
 
 register_op("sum", _sum_kernel, _reduce_infer(_np_sum),
             vjp=lambda g, out, x, axes, keepdim: (
-                cast(_expand_reduced(g, x, axes, keepdim), x.dtype),)).lowering(
-    xla=_reduce_xla("sum", _np_sum), onnx=_reduce_onnx("ReduceSum"))
-register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp).lowering(
-    xla=_reduce_xla("mean", _np_mean), onnx=_reduce_onnx("ReduceMean"))
+                cast(_expand_reduced(g, x, axes, keepdim), x.dtype),))
+register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp)
 
 
 # axis=None (reduce everything), the common case, needs no normalizing.
@@ -211,12 +164,8 @@ def _min_kernel(x, axes, keepdim):
     return np.minimum.reduce(x, axis=axes, keepdims=keepdim)
 
 
-register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp).lowering(
-    xla=lambda ns, x, axes, keepdim: ns.jnp.max(x, axis=axes, keepdims=keepdim),
-    onnx=_reduce_onnx("ReduceMax"))
-register_op("min", _min_kernel, _reduce_infer(lambda x: np.min(x)), vjp=_extremum_vjp).lowering(
-    xla=lambda ns, x, axes, keepdim: ns.jnp.min(x, axis=axes, keepdims=keepdim),
-    onnx=_reduce_onnx("ReduceMin"))
+register_op("max", _max_kernel, _reduce_infer(lambda x: np.max(x)), vjp=_extremum_vjp)
+register_op("min", _min_kernel, _reduce_infer(lambda x: np.min(x)), vjp=_extremum_vjp)
 
 
 def max(x, axis=None, keepdim=False):
@@ -243,24 +192,7 @@ def _argmax_infer(x, axis, keepdim):
     return Aval(reduced_shape(shape, axes, keepdim), np.dtype("int64"))
 
 
-def _argmax_xla(ns, x, axis, keepdim):
-    if axis is None:
-        return ns.jnp.argmax(x).astype(np.int64).reshape((1,) * x.ndim if keepdim else ())
-    return ns.jnp.argmax(x, axis=axis, keepdims=keepdim).astype(np.int64)
-
-
-def _argmax_onnx(ns, x, axis, keepdim):
-    if x.dtype == np.bool_:
-        x = ns.cast(x, np.int32)
-    if axis is None:  # over all elements, as numpy's flat index
-        flat = ns.node("ArgMax", ns.node("Reshape", x, ns.ints([-1])), axis=0, keepdims=0)
-        return ns.node("Reshape", flat, ns.ints([1] * x.ndim if keepdim else []))
-    # the first of equal maxima, as numpy
-    return ns.node("ArgMax", x, axis=axis, keepdims=int(keepdim), select_last_index=0)
-
-
-register_op("argmax", _argmax_kernel, _argmax_infer).lowering(
-    xla=_argmax_xla, onnx=_argmax_onnx)
+register_op("argmax", _argmax_kernel, _argmax_infer)
 
 
 def argmax(x, axis=None, keepdim=False):

@@ -4,9 +4,15 @@ op, rule)` when this package loads (the exporter imports it).
 
 A rule is `rule(ns, *inputs, **attrs)`: `ns` is the exporter's graph context
 (`ns.node`, `ns.cast`, `ns.scalar`, ...; `onnx.graph.RuleNamespace`), so these
-modules never import onnx themselves. Older ops still declare their ONNX rule
-beside the kernel in `core/ops`; new ops register here.
+modules never import onnx themselves. The control ops' rules (`control_ops/`)
+take the exporter itself: `rule(ex, op, graph, env)` (`onnx.control_flow`).
+`d2s/core` and `d2s/static` hold no rule of this target
+(tests/test_rule_placement.py).
 """
+from ...core.registry import declare_target
+
+declare_target("onnx", __name__)  # a rule or a reason for every op
+
 from . import math  # noqa: F401
 from . import scan  # noqa: F401
 from . import search  # noqa: F401
@@ -14,7 +20,18 @@ from . import reduce_more  # noqa: F401
 from . import linalg_more  # noqa: F401
 from . import conv  # noqa: F401  (convolution and pooling)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)
-from . import indexing  # noqa: F401  (set_item)
+from . import indexing  # noqa: F401  (getitem, set_item)
+from . import creation  # noqa: F401
+from . import elementwise  # noqa: F401
+from . import reduction  # noqa: F401
+from . import manipulation  # noqa: F401
+from . import linalg  # noqa: F401
+from . import nn  # noqa: F401
+from . import random  # noqa: F401
+from . import debug  # noqa: F401
+from . import dist  # noqa: F401
+from . import tensor_array  # noqa: F401  (array_append)
+from . import control_ops  # noqa: F401  (cond, while, undefined, raise)
 from . import quant  # noqa: F401  (weight_dequantize)
 from . import conv3d  # noqa: F401  (3-D convolution and pooling)
 from . import optim_more  # noqa: F401  (Adadelta, Lamb updates)

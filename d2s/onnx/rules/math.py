@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ...core.ops._base import onnx_unary
+from ._base import onnx_unary
 from ...core.registry import register_lowering
 
 for _op, _type in [("sin", "Sin"), ("cos", "Cos")]:

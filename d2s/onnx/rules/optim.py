@@ -8,3 +8,11 @@ _UPDATES = NotLowerable("it updates a parameter in place; the weights of an ONNX
 for _op in ("momentum_update", "rmsprop_update", "adagrad_update", "adamw_update",
             "adamax_update"):
     register_lowering("onnx", _op, _UPDATES)
+
+
+_UPDATES_WEIGHTS = NotLowerable("it updates a parameter in place; the weights of an ONNX model "
+                                "are constants (export the forward, not a training step)")
+
+
+register_lowering("onnx", "sgd_update", _UPDATES_WEIGHTS)
+register_lowering("onnx", "adam_update", _UPDATES_WEIGHTS)

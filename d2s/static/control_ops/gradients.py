@@ -11,12 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.dtypes import is_floating
-from ...core.registry import NotLowerable
 from ..scope import op_location
 from .registry import CONTROL_OPS, names_read
-
-# The ONNX form of `cond_grad` and `while_grad`: none (a model is inference only).
-NOT_EXPORTED = NotLowerable("a gradient op: an exported model is the forward program")
 
 
 class GradientError(RuntimeError):

@@ -94,19 +94,7 @@ def _as_grads(cls, grads, inputs, program):
     return out
 
 
-def _lower_xla(low, op, env):
-    """The values pass through (the forward's ops are lowered before it)."""
-    for v, src in zip(op.outputs, op.inputs):
-        env.set(v.name, env.get(src.name))
-
-
-def _lower_onnx(ex, op, graph, env):
-    """The values pass through (the forward's ops are exported before it)."""
-    for v, src in zip(op.outputs, op.inputs):
-        env.set(v.name, env.get(src.name))
-
-
 PY_LAYER = register_control_op(ControlOpDef(
     "py_layer", _interpret, _emit, _vjp, values=("layer", "num_outputs"),
     value_types={"num_outputs": int_range(0)}, check=_check,
-)).lowering(xla=_lower_xla, onnx=_lower_onnx)
+))

@@ -13,8 +13,6 @@ from __future__ import annotations
 import builtins
 
 from ...core.attr_schema import VALUE, Spec, sequence_of
-from ...core.registry import NotLowerable
-from ..scope import relocate
 from .registry import ControlOpDef, register_control_op
 
 
@@ -64,16 +62,8 @@ def _emit(em, op, indent):
     em.emit(f"raise {exc}(*{args})", indent, op)
 
 
-def _lower_xla(low, op, env):
-    """An error site set where its block runs (raised by the host after the call)."""
-    exc, args = op.attrs["exception"], tuple(op.attrs["args"])
-    low.fail_if(True, lambda: relocate(exc(*args), op))
-
-
 RAISE = register_control_op(ControlOpDef(
     "raise", _interpret, _emit, values=("exception", "args"), always_kept=True,
     value_types={"exception": Spec(_exception_problem, "an allowed exception type"),
                  "args": sequence_of(VALUE, max_len=64, kinds=(tuple,))},
-)).lowering(
-    xla=_lower_xla,
-    onnx=NotLowerable("it raises an exception at run time; ONNX has no exceptions"))
+))

@@ -22,11 +22,13 @@ run time — and, side by side, every interpretation of it:
   given those already known (an analysis backends without run-time
   "undefined" objects need);
 * `lowerings[backend]`: how a compiling backend or an exporter lowers it,
-  declared with `.lowering(xla=rule, onnx=rule)` like the core ops, or
-  `NotLowerable(reason)`. The rule reads the context the backend passes in,
-  so static never imports jax or onnx: for XLA `rule(low, op, env)` (`low`
-  the lowering context, `backends.xla.control_flow`), for ONNX
-  `rule(ex, op, graph, env)` (`ex` the exporter, `onnx.control_flow`).
+  or `NotLowerable(reason)`, registered like the core ops' by the target's
+  own rules package (`register_lowering(target, COND, rule)` in
+  `backends/xla/rules/control_ops/`, `onnx/rules/control_ops/`): static
+  holds no rule. The rule reads the context the backend passes in: for XLA
+  `rule(low, op, env)` (`low` the lowering context,
+  `backends.xla.control_flow`), for ONNX `rule(ex, op, graph, env)` (`ex`
+  the exporter, `onnx.control_flow`).
 
 Passes, printing, serialization and backends read the layout from here;
 none of them spells an attribute name of these ops.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.ops import full, zeros_like
-from ...core.registry import OPS, NotLowerable
+from ...core.registry import OPS
 from ..scope import UndefinedValue
 from ...core.attr_schema import DTYPE, TEXT
 from .registry import ControlOpDef, register_control_op
@@ -46,23 +46,9 @@ def _undefined_outputs(op, labels):
     yield op.outputs[0].name, op.attrs["name"]
 
 
-def _lower_xla(low, op, env):
-    """A zero placeholder whose flag says "undefined" (XLA values always exist)."""
-    v = op.outputs[0]
-    shape = tuple(0 if d is None else d for d in v.shape)
-    env.set(v.name, low.jnp.zeros(shape, v.dtype), flag=True)
-
-
-def _lower_onnx(ex, op, graph, env):
-    """A zero placeholder: d2s raises `NameError` if such a value is read, an
-    ONNX model reads the zeros (documented in README)."""
-    v = op.outputs[0]
-    env.set(v.name, ex.zeros(graph, v).with_shape(v.shape))
-
-
 UNDEFINED = register_control_op(ControlOpDef(
     "undefined", _interpret, _emit, values=("name",), value_types={"name": TEXT}, undefined_outputs=_undefined_outputs,
-)).lowering(xla=_lower_xla, onnx=_lower_onnx)
+))
 
 
 # ---- cast_if_defined ------------------------------------------------------------------
@@ -104,23 +90,11 @@ def _check_cast(op):
     return None
 
 
-def _lower_cast_xla(low, op, env):
-    """The cast value, with the input's undefined flag (if it has one)."""
-    x, out = op.inputs[0], op.outputs[0]
-    env.set(out.name, env.get(x.name).astype(out.dtype), flag=env.flag(x.name))
-
-
-def _lower_cast_onnx(ex, op, graph, env):
-    """A Cast (ONNX values always exist: an undefined one is zeros, see `undefined`)."""
-    ns = ex.namespace(graph, op)
-    env.set(op.outputs[0].name, ns.cast(env.get(op.inputs[0].name), op.outputs[0].dtype))
-
-
 CAST_IF_DEFINED = register_control_op(ControlOpDef(
     "cast_if_defined", _interpret_cast, _emit_cast, values=("dtype",),
     value_types={"dtype": DTYPE}, check=_check_cast,
     undefined_outputs=_cast_undefined_outputs,
-)).lowering(xla=_lower_cast_xla, onnx=_lower_cast_onnx)
+))
 
 
 # ---- zero_cotangent: "no gradient" as a value, decided while backward is built ---------
@@ -170,13 +144,6 @@ def _check_zeros(op):
     return None
 
 
-def _lower_zeros_xla(low, op, env):
-    """Zeros like the value (XLA's stand-in for one no path set is zeros of
-    its shape already); its undefined flag is not read."""
-    env.set(op.outputs[0].name, low.jnp.zeros_like(env.get(op.inputs[0].name)))
-
-
 ZEROS_IF_DEFINED = register_control_op(ControlOpDef(
     "zeros_if_defined", _interpret_zeros, _emit_zeros, check=_check_zeros,
-)).lowering(xla=_lower_zeros_xla, onnx=NotLowerable("a gradient op: an exported model is "
-                                                    "the forward program"))
+))

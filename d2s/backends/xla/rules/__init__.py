@@ -5,9 +5,14 @@ op, rule)` when this package loads (the lowering imports it).
 A rule is `rule(ns, *inputs, **attrs)`: `ns` is the lowering context
 (`ns.jnp`, `ns.lax`, `ns.promote`, ...; `backends.xla.lowering`), so these
 modules never import jax themselves and load on a machine without it.
-Older ops still declare their xla rule beside the kernel in `core/ops`; new
-ops register here.
+The control ops' rules (`control_ops/`) take the block-level context
+instead: `rule(low, op, env)` (`backends.xla.control_flow`). `d2s/core` and
+`d2s/static` hold no rule of this target (tests/test_rule_placement.py).
 """
+from ....core.registry import declare_target
+
+declare_target("xla", __name__)  # a rule or a reason for every op
+
 from . import math  # noqa: F401
 from . import scan  # noqa: F401
 from . import search  # noqa: F401
@@ -15,7 +20,18 @@ from . import reduce_more  # noqa: F401
 from . import linalg_more  # noqa: F401
 from . import conv  # noqa: F401  (convolution and pooling)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)
-from . import indexing  # noqa: F401  (set_item)
+from . import indexing  # noqa: F401  (getitem, set_item)
+from . import creation  # noqa: F401
+from . import elementwise  # noqa: F401
+from . import reduction  # noqa: F401
+from . import manipulation  # noqa: F401
+from . import linalg  # noqa: F401
+from . import nn  # noqa: F401
+from . import random  # noqa: F401
+from . import debug  # noqa: F401
+from . import dist  # noqa: F401
+from . import tensor_array  # noqa: F401  (array_append)
+from . import control_ops  # noqa: F401  (cond, while, undefined, raise)
 from . import quant  # noqa: F401  (weight_dequantize)
 from . import conv3d  # noqa: F401  (3-D convolution and pooling)
 from . import optim_more  # noqa: F401  (Adadelta, Lamb updates)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.ops._base import promoted
+from ._base import promoted
 from ....core.registry import register_lowering
 
 for _op, _fn in [("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("asin", "arcsin"),

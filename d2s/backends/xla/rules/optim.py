@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.registry import lowers
+from ....core.registry import lowers, register_lowering
 
 
 @lowers("xla", "momentum_update")
@@ -68,3 +68,26 @@ def _adamax(ns, param, grad, m, u, step, lr, beta1, beta2, epsilon):
     u = jnp.maximum(beta2 * u + epsilon, jnp.abs(g))
     rate = (lr / (1 - jnp.power(beta1, t.astype(np.float64)))).astype(dt)
     return (param - rate * m / u).astype(dt), m.astype(dt), u.astype(dt), t.astype(step.dtype)
+
+
+def _sgd_xla(ns, param, grad, lr):
+    return param - grad.astype(param.dtype) * ns.jnp.asarray(lr, param.dtype)
+
+
+def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
+    # The kernel's dtypes, spelled out: the bias corrections are float64 (a
+    # Python float to an int64 power) and pull the update up to float64.
+    jnp = ns.jnp
+    t = step + 1
+    m = beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad * grad
+    tf = t.astype(np.float64)
+    m_hat = m / (1 - jnp.power(beta1, tf))
+    v_hat = v / (1 - jnp.power(beta2, tf))
+    new = param - lr * m_hat / (jnp.sqrt(v_hat) + epsilon)
+    dt = param.dtype
+    return new.astype(dt), m.astype(dt), v.astype(dt), t.astype(step.dtype)
+
+
+register_lowering("xla", "sgd_update", _sgd_xla)
+register_lowering("xla", "adam_update", _adam_xla)

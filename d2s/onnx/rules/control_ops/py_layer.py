@@ -1,0 +1,14 @@
+"""ONNX rule of `py_layer` (`d2s/static/control_ops/py_layer.py`): its values pass through."""
+from __future__ import annotations
+
+from ....core.registry import register_lowering
+from ....static.control_ops.py_layer import PY_LAYER
+
+
+def _lower_onnx(ex, op, graph, env):
+    """The values pass through (the forward's ops are exported before it)."""
+    for v, src in zip(op.outputs, op.inputs):
+        env.set(v.name, env.get(src.name))
+
+
+register_lowering("onnx", PY_LAYER, _lower_onnx)
