@@ -96,14 +96,40 @@ def user_traceback(tb):
     return new
 
 
+def _innermost(tb):
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return None if tb is None else (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+
+
+def _locate(exc, where):
+    """Put the user's file and line first in the message of a d2s error that
+    asks for it (`locate_in_message`: the conversion errors), as compilers
+    and linters do (`file.py:12: message`): the line the error surfaced at in
+    the user's code; the message may name another (the construct's). Other
+    exceptions, the user's own included, keep theirs."""
+    if where is None or not getattr(type(exc), "locate_in_message", False):
+        return
+    if not exc.args or not isinstance(exc.args[0], str):
+        return
+    filename, lineno = where
+    head = f"{filename}:{lineno}: "
+    message = exc.args[0]
+    if message.startswith(head):
+        return  # (located at an inner boundary already)
+    exc.args = (head + message,) + exc.args[1:]
+
+
 def for_user(exc):
-    """`exc`, its traceback rebuilt by `user_traceback`, unless
-    `D2S_FULL_TRACEBACK` is set. To be raised where the error leaves d2s
-    (again at each enclosing boundary: a rebuilt traceback is rebuilt as is)."""
-    if full_traceback():
-        return exc
+    """`exc`, its traceback rebuilt by `user_traceback` (unless
+    `D2S_FULL_TRACEBACK` is set) and, for d2s's conversion errors, the user's
+    file and line first in its message. To be raised where the error leaves
+    d2s (again at each enclosing boundary: a rebuilt traceback is rebuilt as
+    is)."""
     new = user_traceback(exc.__traceback__)
-    if new is None:
+    if new is not None:
+        _locate(exc, _innermost(new))
+    if full_traceback() or new is None:
         return exc
     if hasattr(exc, "add_note") and _HIDDEN_NOTE not in getattr(exc, "__notes__", ()):
         exc.add_note(_HIDDEN_NOTE)

@@ -30,7 +30,11 @@ from .tensor_array import PendingArray, array_init
 
 
 class ControlFlowError(TypeError):
-    """Branch or loop outputs that cannot form one static program."""
+    """Branch or loop outputs that cannot form one static program.
+
+    Raised out of a converted function, its message starts with the user's
+    file and line (`file.py:12: ...`, `convert.tracebacks.for_user`)."""
+    locate_in_message = True
 
 
 def _builder_for(*values):
