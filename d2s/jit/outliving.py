@@ -72,7 +72,11 @@ def _walkable_object(obj):
         return False
     module = type(obj).__module__ or ""
     return not (module == "d2s" or module.startswith("d2s.") or module == "builtins"
-                or module.startswith("numpy") or module.startswith("jax"))
+                or module.startswith(_ARRAY_LIBRARIES))
+
+
+# Module prefixes of the array libraries, whose objects hold no user state.
+_ARRAY_LIBRARIES = tuple("numpy jax".split())
 
 
 def has_variable(value, depth=0):
