@@ -41,6 +41,9 @@ from . import static
 
 __version__ = "0.1.0"
 from . import jit, nn, optimizer
+# The default backend loads with d2s (the registry imports a backend on first
+# use; numpy's, every program's default and fallback, is not left to the first call).
+from .backends import numpy as _numpy_backend  # noqa: E402,F401
 # d2s.onnx.export; the onnx package itself is imported only when a model is exported
 from . import onnx  # noqa: E402
 from .distributed import DataParallel  # noqa: E402  (d2s.DataParallel)
