@@ -92,3 +92,34 @@ def test_a_registered_loader_runs_once(toy):
     finally:
         backends.unregister_backend("toy2")
     assert "toy2" not in backends.names()
+
+
+def test_programs_are_program_parts_and_run_through_executables():
+    """What jit hands a backend is the declared ProgramParts (StepParts for a
+    training step), and numpy's executables are declared Executables."""
+    from d2s.backends.base import Executable, ProgramParts, StepParts
+    import d2s.nn as nn
+    sf = d2s.jit.to_static(double, backend="numpy")
+    x = d2s.to_tensor(np.ones(3, "float32"))
+    sf(x)
+    concrete = sf.get_concrete_program(x)
+    assert isinstance(concrete, ProgramParts) and not isinstance(concrete, StepParts)
+    assert isinstance(concrete.executable("numpy"), Executable)
+    assert concrete.input_names() == ["x"]
+
+    net = nn.Linear(3, 1)
+    opt = d2s.optimizer.SGD(0.1, parameters=net.parameters())
+
+    def step(x):
+        loss = net(x).sum()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+    st = d2s.jit.to_static(step, backend="numpy")
+    before = net.weight.numpy().copy()
+    st(x.reshape([1, 3]))
+    program = st.get_concrete_program(x.reshape([1, 3]))
+    assert isinstance(program, StepParts)
+    assert isinstance(program.executable("numpy"), Executable)
+    np.testing.assert_allclose(net.weight.numpy(), before - 0.1 * np.ones((3, 1)), rtol=1e-6)

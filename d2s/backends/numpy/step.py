@@ -94,6 +94,15 @@ class StepExecutable:
         """The values of `run_outputs` for `tensors`, nothing committed."""
         return self.plan().values(tensors)
 
+    # (a training step runs whole: its parts are not called one by one)
+    def forward(self, feeds, captured, feed_attrs=None):
+        raise TypeError("a training step runs whole (step)")
+
+    forward_for_grad = forward
+
+    def backward(self, saved, cts, wanted):
+        raise TypeError("a training step runs whole (step)")
+
     def text(self, feeds=None):
         plan = self.plan()
         if plan.compiled is None:

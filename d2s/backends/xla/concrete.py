@@ -286,6 +286,15 @@ class StepRunner(_FallsBack):
         return self.run(feeds, step._traced_tensors, lambda: self._fallback().values(tensors),
                         attrs)
 
+    # (a training step runs whole: its parts are not called one by one)
+    def forward(self, feeds, tensors, feed_attrs=None):
+        raise TypeError("a training step runs whole (step)")
+
+    forward_for_grad = forward
+
+    def backward(self, saved, cts, wanted):
+        raise TypeError("a training step runs whole (step)")
+
     def step(self, tensors):
         """One step on eager input Tensors, committed: its outputs."""
         return self._step._finish(tensors, self.step_values(tensors))
