@@ -57,7 +57,7 @@ def available():
 @contextlib.contextmanager
 def on_xla():
     """The global backend is "xla" inside (what `D2S_BACKEND=xla` would make it)."""
-    from d2s.static import backend as backend_state
+    from d2s import backends as backend_state
     saved = dict(backend_state._STATE)
     d2s.jit.set_backend("xla")
     try:

@@ -41,6 +41,9 @@ from . import static
 
 __version__ = "0.1.0"
 from . import jit, nn, optimizer
+# The default backend loads with d2s (the registry imports a backend on first
+# use; numpy's, every program's default and fallback, is not left to the first call).
+from .backends import numpy as _numpy_backend  # noqa: E402,F401
 # Paddle's static deployment pair lives beside the saved-program format in jit
 # (above static, which may not import it): exported under its Paddle names here.
 from .jit.inference_model import load_inference_model, save_inference_model  # noqa: E402

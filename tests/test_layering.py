@@ -1,4 +1,6 @@
-"""Imports flow one way: core <- static <- convert.runtime <- jit; nn/optimizer use core.
+"""Imports flow one way: core <- static <- backends <- jit, static <- convert.runtime
+<- jit; nn/optimizer use core. jit reaches the backends only through their
+registry (`d2s.backends`, `d2s.backends.base`), never a backend's package.
 
 Parsed from the source (not imported), so a violation anywhere fails here,
 including imports inside functions. The package root counts as what it
@@ -22,15 +24,21 @@ ALLOWED = {
     # converted code as `_jst`.
     "convert": {"convert", "convert.runtime"},
     "convert.runtime": {"core", "static", "convert", "convert.runtime"},
-    "jit": {"core", "static", "convert", "jit"},
+    # The backends only through the registry (see `_target_layer`: "backends"
+    # is the registry, "backends.<name>" a backend's own package).
+    "jit": {"core", "static", "convert", "jit", "backends"},
     "nn": {"core", "nn"},
     # minimize() appends static backward ops: the one place optimizers see static.
     "optimizer": {"core", "optimizer", "static"},
     # Backends sit above static; static finds them by name (static.backend).
+    # A backend's package uses the registry and its own package, never another
+    # backend's (the numpy fallback is reached through the registry).
     "backends": {"core", "static", "backends"},
+    "backends.numpy": {"core", "static", "backends", "backends.numpy"},
+    "backends.xla": {"core", "static", "backends", "backends.xla"},
     # Above the backends: placements reach XLA through the xla backend's
     # sharding seam; DataParallel is a Layer.
-    "distributed": {"core", "static", "backends", "nn", "distributed"},
+    "distributed": {"core", "static", "backends", "backends.xla", "nn", "distributed"},
     # Passes on inference programs (weight-only int8/int4): above jit, whose
     # functions they rewrite, and nn, whose Layers they take.
     "quantization": {"core", "static", "jit", "nn", "quantization"},
@@ -43,10 +51,17 @@ ALLOWED = {
 LEAVES = {"bytecode_cache", "cache_dir", "gc_pause"}
 
 
+# The backends' packages: each its own layer ("backends" is the registry and
+# the interface, `d2s/backends/__init__.py` and `base.py`).
+BACKEND_PACKAGES = {"numpy", "xla"}
+
+
 def _layer_of(path):
     rel = path.relative_to(PKG).parts
     if rel[0] == "convert" and len(rel) > 1 and rel[1] == "runtime":
         return "convert.runtime"
+    if rel[0] == "backends" and len(rel) > 2 and rel[1] in BACKEND_PACKAGES:
+        return f"backends.{rel[1]}"
     return rel[0] if len(rel) > 1 else None
 
 
@@ -99,6 +114,8 @@ def _target_layer(parts):
         return ROOT
     if parts[0] == "convert" and len(parts) > 1 and parts[1] == "runtime":
         return "convert.runtime"
+    if parts[0] == "backends" and len(parts) > 1 and parts[1] in BACKEND_PACKAGES:
+        return f"backends.{parts[1]}"
     return parts[0]
 
 
@@ -135,6 +152,25 @@ def test_leaves_use_only_the_standard_library(leaf):
     """...and other leaves (the bytecode cache keeps its files in the cache folder)."""
     assert [(parts, line) for parts, line in _d2s_imports(PKG / f"{leaf}.py")
             if len(parts) != 1 or parts[0] not in LEAVES] == []
+
+
+def test_jit_names_no_backend():
+    """jit decides each call through the registry's backend objects: no
+    backend's name appears in its code (docstrings aside)."""
+    names = {f'"{b}"' for b in BACKEND_PACKAGES} | {f"'{b}'" for b in BACKEND_PACKAGES}
+    found = [f"{p.relative_to(PKG)}:{i}" for p in sorted((PKG / "jit").rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if any(n in line for n in names)]
+    assert found == []
+
+
+def test_a_backend_package_is_its_own_layer():
+    """(so the rule has teeth) jit may use the registry, not a backend's package."""
+    jit_file = PKG / "jit" / "_layering_probe.py"  # never written
+    assert list(_violations(jit_file, "from ..backends.numpy import codegen\n"))
+    assert list(_violations(jit_file, "import d2s.backends.xla\n"))
+    assert list(_violations(jit_file, "from .. import backends\n")) == []
+    assert list(_violations(PKG / "static" / "_probe.py", "from ..backends import get\n"))
 
 
 def test_the_root_pulls_in_every_layer():

@@ -80,7 +80,7 @@ class OpDef(Lowerable):
     # shapes (labels or indices out of range, dims read from tensors): True,
     # or a predicate of the Operator (`lambda op: ...`, e.g. "some dim is a
     # tensor input"). A training step updates parameters in place only while
-    # nothing after the first update can raise (static.update_plan).
+    # nothing after the first update can raise (d2s.backends.numpy.update_plan).
     checks: object = False
     # Each result element depends on the inputs' elements at the same (broadcast)
     # position only: numpy ufuncs other than matmul always; other kernels say so.

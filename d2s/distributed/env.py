@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ..static import backend as backend_state
+from .. import backends as backend_state
 
 _RANK_VARS = ("D2S_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 _SIZE_VARS = ("D2S_WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")

@@ -1,7 +1,7 @@
 """`d2s.jit`: to_static conversion, the mode switch, save/load."""
 from ..convert import origin as _origin
 from ..static import ir as _ir
-from ..static.backend import get_backend, set_backend
+from ..backends import get_backend, set_backend
 from ..static.input_spec import InputSpec
 from .api import not_to_static, to_static
 from .concrete_program import ConcreteProgram

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import types
 
-from ..static import backend as backend_state
+from .. import backends as backend_state
 from .static_function import StaticFunction
 
 
@@ -27,7 +27,7 @@ def to_static(function=None, input_spec=None, full_graph=True, check_finite=Fals
     optimizer state hold a NaN or infinity raises `FloatingPointError` and
     changes nothing.
 
-    `backend` ("numpy", "xla") runs its programs there; None follows the
+    `backend` (a registered backend's name, see `d2s.backends`) runs its programs there; None follows the
     global default at each call (`set_backend`, `D2S_BACKEND`). The programs
     themselves are the same on every backend.
     """

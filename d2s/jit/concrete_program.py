@@ -4,11 +4,13 @@ Tracing replaces every tensor argument by a `data` Variable and calls the
 converted function under `program_guard`; parameters it touches are
 captured by reference; ops nothing needs are then pruned. Running in
 dynamic mode feeds the eager Tensors' arrays, runs the forward ops, and
-wraps outputs as eager Tensors. On numpy the first call interprets the ops
-and the second compiles them to generated Python (tiered, see
-`executor.interpreted_calls`). When a gradient is wanted, the outputs are
-joined to the eager tape (jit.taped). What a program reads besides its
-inputs and how its outputs are returned live in jit.program_parts.
+wraps outputs as eager Tensors. How the program runs is its backend's: a
+call asks the registry (`d2s.backends`) for the program's `Executable` on
+the backend chosen and runs its parts, whatever backend it is (numpy
+interprets the first call and compiles the second: `d2s.backends.numpy`).
+When a gradient is wanted, the outputs are joined to the eager tape
+(jit.taped). What a program reads besides its inputs and how its outputs
+are returned live in jit.program_parts.
 """
 from __future__ import annotations
 
@@ -17,14 +19,13 @@ import threading
 
 import numpy as np
 
+from .. import backends
 from ..core import dist_attr, state
 from ..core.registry import OpDef
 from ..core.tensor import Tensor
-from ..static import backend as backend_state
 from ..static import framework
 from ..static.builder import check_visible
-from ..static.codegen import NotCompilable, compile_program
-from ..static.executor import Scope, UndefinedValue, executor_mode, run_ops, write_back
+from ..static.executor import UndefinedValue
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
@@ -33,7 +34,7 @@ from ..static.pytree import flatten, unflatten
 from ..convert import layer_writes
 from ..gc_pause import gc_paused
 from .outliving import Watch, function_roots, swap_in, swap_out
-from .program_parts import CapturedTensors, OutputStructure, Plan, _Compiled
+from .program_parts import CapturedTensors, OutputStructure
 from .taped import TapedRuns
 
 
@@ -41,9 +42,8 @@ _VALUE = operator.attrgetter("_value")  # a Tensor's array, read in C by `map`
 
 
 class ConcreteProgram(TapedRuns):
-    """`main_program`, `inputs` (data Variables) and `outputs` (output Variables)."""
-
-    RUNNER = "concrete_runner"  # what runs it on another backend (d2s.backends.<name>)
+    """`main_program`, `inputs` (data Variables) and `outputs` (output Variables):
+    the `ProgramParts` (d2s.backends.base) a backend makes its Executable of."""
 
     def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
                  captured=None):
@@ -54,15 +54,11 @@ class ConcreteProgram(TapedRuns):
         self._n_forward = n_forward
         self._backward = None              # a BackwardProgram, built on first need
         self._out_sources = None           # see _output_sources
-        self._forward_fn = _Compiled()
-        self._grad_forward_fn = _Compiled()  # forward that also returns what backward reads
-        self._backward_fns = {}            # gradient mask -> compiled backward
-        self._saved_names = []
         self._captured = captured if captured is not None else CapturedTensors(main_program)
         self._lock = threading.Lock()
-        self._runners = {}                 # backend name -> its runner (see _runner)
+        self._runners = {}                 # backend name -> its Executable (see executable)
         # backend name -> its per-call path (see `_fast_call`), once the backend's
-        # runner has one; StaticFunction's cache hits call it directly.
+        # executable has one; StaticFunction's cache hits call it directly.
         self.fast_calls = {}
         # (Layer, `training` as the trace read it): the flags this forward was
         # built for (StaticFunction keys its programs by them; a StepProgram
@@ -194,43 +190,29 @@ class ConcreteProgram(TapedRuns):
         return self._captured.current()
 
     # ---- running ---------------------------------------------------------------------
-    def __call__(self, tensors, backend="numpy"):
+    def __call__(self, tensors, backend=None):
         """Run with eager input Tensors (in `inputs` order) on `backend` (a
-        resolved name, see `static.backend`); eager outputs."""
-        if backend != "numpy":
-            fast = self.fast_calls.get(backend)
-            if fast is not None:
-                return fast(tensors)
-            return self._call_on(backend, tensors)
-        captured = self._captured.current()
-        arrays = [t._value for t in tensors]
-        for t in captured:
-            arrays.append(t._value)
-        if self._needs_grad(tensors, captured):
-            values, saved = self._forward_for_grad(arrays)
-            return self._taped(tensors, captured, values, saved)
-        forward = self._forward_fn.fn  # set once the plan is COMPILED
-        if forward is None and self._forward_fn.plan is Plan.UNDECIDED:
-            forward = self._hot_forward()
-        if forward is not None:
-            values = forward(*arrays)
-        else:
-            values = self._interpreted_outputs(arrays)
-        return self._wrap(values)
+        registered name; None: the global default); eager outputs."""
+        if backend is None:
+            backend = backends.get_backend()
+        fast = self.fast_calls.get(backend)
+        if fast is not None:
+            return fast(tensors)
+        return self._call_on(backend, tensors)
 
     def _call_on(self, backend, tensors):
-        """`__call__` on another backend: its runner (see `d2s.backends`) runs
-        each part, or hands it back to the numpy code here."""
-        runner = self._runners.get(backend) or self._runner(backend)
+        """`__call__`'s general path: the backend's executable runs each part
+        (handing a part it cannot run to numpy: the registry's policy)."""
+        exe = self._runners.get(backend) or self.executable(backend)
         captured = self._captured.current()
         feeds = [t._value for t in tensors]
         if dist_attr.any_placed():  # placements: sharded inputs (d2s.distributed)
-            return self._call_placed(runner, tensors, captured, feeds)
+            return self._call_placed(exe, tensors, captured, feeds)
         if self._needs_grad(tensors, captured):
-            values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad)
-            return self._taped(tensors, captured, values, saved)
-        values = runner.forward(feeds, captured, self._numpy_forward)
-        plain = runner.plain_forward
+            values, saved = exe.forward_for_grad(feeds, captured)
+            return self._taped(tensors, captured, values, (exe, saved))
+        values = exe.forward(feeds, captured)
+        plain = exe.plain_call
         if plain is not None:
             self.fast_calls[backend] = self._fast_call(backend, plain)
         new = Tensor._from_array
@@ -239,7 +221,7 @@ class ConcreteProgram(TapedRuns):
         return self._wrap(values)
 
     def _fast_call(self, backend, plain):
-        """The per-call path on `backend` once its runner has one (`plain`:
+        """The per-call path on `backend` once its executable has one (`plain`:
         (input arrays, captured tensors) -> output arrays): `_call_on` in
         one frame, for calls that need no gradient and have no placed
         values; the others take `_call_on`. Small programs cost little more
@@ -266,19 +248,18 @@ class ConcreteProgram(TapedRuns):
             return structure.restructure(list(map(new, outs)))
         return call
 
-    def _call_placed(self, runner, tensors, captured, feeds):
+    def _call_placed(self, exe, tensors, captured, feeds):
         """`_call_on` with the inputs' placements: outputs report the ones the
         backend gave them."""
         attrs = [dist_attr.get(t) for t in tensors]
         grad = self._needs_grad(tensors, captured)
         if grad:
-            values, saved = runner.forward_for_grad(feeds, captured, self._numpy_for_grad,
-                                                    attrs)
+            values, saved = exe.forward_for_grad(feeds, captured, attrs)
         else:
-            values = runner.forward(feeds, captured, self._numpy_forward, attrs)
-        out_attrs = runner.output_attrs(feeds, captured, attrs, grad)
+            values = exe.forward(feeds, captured, attrs)
+        out_attrs = exe.output_attrs(feeds, captured, attrs, grad)
         if grad:
-            return self._taped(tensors, captured, values, saved, out_attrs)
+            return self._taped(tensors, captured, values, (exe, saved), out_attrs)
         return self._wrap(values, out_attrs)
 
     def _placed(self, outs, attrs):
@@ -290,31 +271,17 @@ class ConcreteProgram(TapedRuns):
             if a is not None:
                 dist_attr.attach(o, a)
 
-    # What a backend's runner falls back to: the same parts on numpy.
-    def _numpy_forward(self, feeds, captured):
-        return self._run_numpy(list(feeds) + [t._value for t in captured])
-
-    def _run_numpy(self, arrays):
-        """Forward output values on the numpy backend (compiled or interpreted)."""
-        forward = self._hot_forward()
-        if forward is not None:
-            return forward(*arrays)
-        return self._interpreted_outputs(arrays)
-
-    def _interpreted_outputs(self, arrays):
-        scope = self._run_interpreted(arrays)
-        return [scope.get(v.name) for v in self.outputs]
-
-    def _runner(self, backend):
-        """This program's runner on `backend`, attached on first use."""
-        runner = self._runners.get(backend)
-        if runner is None:
-            impl = backend_state.implementation(backend)
+    def executable(self, backend):
+        """This program's Executable on `backend` (a registered name), made by
+        the registry on first use and kept."""
+        exe = self._runners.get(backend)
+        if exe is None:
+            # (made outside the lock: a backend refusing the program asks for
+            # numpy's executable of it, through this method)
+            exe = backends.executable(backend, self)
             with self._lock:
-                runner = self._runners.get(backend)
-                if runner is None:
-                    runner = self._runners[backend] = getattr(impl, self.RUNNER)(self)
-        return runner
+                exe = self._runners.setdefault(backend, exe)
+        return exe
 
     def _wrap(self, values, attrs=None):
         """Eager Tensors of the forward's output values, in the returned
@@ -337,66 +304,24 @@ class ConcreteProgram(TapedRuns):
             raise value.error(producer)
         return np.asarray(value)
 
-    # ---- execution strategies ----------------------------------------------------------------
-    def _input_names(self):
+    # ---- what a backend reads (ProgramParts) ------------------------------------------
+    def input_names(self):
+        """The feeds' names in order: the inputs, then the captured tensors."""
         return [v.name for v in self.inputs] + list(self.main_program.captured)
-
-    def _forward(self):
-        """The compiled forward (None where only the interpreter can run it)."""
-        return self._forward_fn.decide(self._lock, self._compile_forward)
-
-    def _hot_forward(self):
-        """The compiled forward for this call: None on the first calls (they run
-        on the interpreter, see `_Compiled.when_hot`) and where only the
-        interpreter can run it."""
-        return self._forward_fn.when_hot(self._lock, self._compile_forward)
-
-    def _compile_forward(self):
-        return self._compile(self.main_program, self.main_program.global_block().ops,
-                             self._input_names(), [v.name for v in self.outputs], "forward")
-
-    def _compile(self, program, ops, inputs, outputs, name):
-        if executor_mode() != "compiled" or self._writes_parameters():
-            return None
-        try:
-            with gc_paused():
-                return compile_program(program, ops, inputs, outputs, name)
-        except NotCompilable:
-            return None
-
-    def _writes_parameters(self):
-        captured = self.main_program.captured
-        return any(v.name in captured for op in self.main_program.global_block().ops
-                   for v in op.outputs)
-
-    def _run_interpreted(self, arrays, program=None, ops=None):
-        """Run the forward ops (by default the main program's) on `arrays`."""
-        if program is None:
-            program = self.main_program
-            ops = program.global_block().ops
-        scope = Scope()
-        for name, a in zip(self._input_names(), arrays):
-            scope.vars[name] = a
-        run_ops(ops, program, scope)
-        write_back(program, scope)
-        return scope
 
     # ---- inspection ----------------------------------------------------------------------
     def lowered_text(self, examples=None, backend=None):
         """What runs the forward on `backend` (default: the global one), as text:
-        on "xla" the StableHLO XLA compiles for the shapes of `examples` (one
-        Tensor, array or InputSpec per input; default: the inputs' declared
-        shapes, which must then be fully known); on "numpy" the generated Python."""
-        backend = backend_state.resolve(backend)
-        if backend == "numpy":
-            forward = self._forward()
-            if forward is None:
-                raise ValueError("this program runs on the reference interpreter: "
-                                 "it has no generated code")
-            return forward.source
-        feeds = [_example_array(var, ex) for var, ex in
-                 zip(self.inputs, examples if examples is not None else [None] * len(self.inputs))]
-        return self._runner(backend).lowered_text(feeds)
+        the backend's (the StableHLO XLA compiles for the shapes of `examples`,
+        one Tensor, array or InputSpec per input, default: the inputs' declared
+        shapes, which must then be fully known; numpy's generated Python)."""
+        exe = self.executable(backends.resolve(backend))
+        feeds = None
+        if getattr(exe, "text_needs_feeds", True):
+            feeds = [_example_array(var, ex) for var, ex in
+                     zip(self.inputs,
+                         examples if examples is not None else [None] * len(self.inputs))]
+        return exe.text(feeds)
 
     def __repr__(self):
         return (f"<ConcreteProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
@@ -501,7 +426,7 @@ class EffectProgram(ConcreteProgram):
         self._variants = [self]
         self._retrace = None
 
-    def __call__(self, tensors, backend="numpy"):
+    def __call__(self, tensors, backend=None):
         program = self if self.writes.hold() else self._variant(tensors)
         if not isinstance(program, EffectProgram):
             return program(tensors, backend)

@@ -20,7 +20,7 @@ from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
 from ..static.ir import Variable
-from ..static import backend as backend_state
+from .. import backends as backend_state
 from .concrete_program import ConcreteProgram, OutputStructure
 from ..core.attr_schema import VALUE
 from .npz_reader import max_bytes, read_arrays

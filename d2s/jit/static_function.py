@@ -15,8 +15,8 @@ from ..core import amp_state
 from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.state_lock import STATE as _STATE
 from ..core.tensor import Tensor
-from ..static import backend as backend_state
-from ..static.backend import get_backend
+from .. import backends as backend_state
+from ..backends import get_backend
 from ..static.origins import warn_in_user_code
 from . import global_watch
 from .concrete_program import ConcreteProgram
@@ -149,7 +149,7 @@ class StaticFunction:
 
     def lowered_text(self, *args, **kwargs):
         """What runs for these arguments on this function's backend, as text:
-        the StableHLO XLA compiles on "xla", the generated Python on "numpy"
+        the backend's (the StableHLO XLA compiles, numpy's generated Python)
         (as `.code` shows the converted source)."""
         concrete, signature = self._concrete_for(args, kwargs)
         examples = [leaf for leaf, spec in zip(signature.leaves, signature.specs)

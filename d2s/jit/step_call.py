@@ -9,8 +9,10 @@ results to the eager objects. Written as loops over per-program lists,
 spread over a few methods, that costs about as much as a small layer's
 kernels. Here the path is printed once per program as straight-line Python
 for that program (one line per Tensor it reads or writes) and compiled,
-like the compute function itself (static.codegen): torch.fx's `.code`
-idea applied to the wrapper around it.
+like the compute function itself (d2s.backends.numpy.codegen): torch.fx's
+`.code` idea applied to the wrapper around it. The backend's part of the
+text (its extra guard terms, the array reads and the run) comes from its
+executable (`step_call_hooks`): this module names no backend.
 
 The generated function takes only the common case. Whenever anything
 differs from what it was made for (gradients disabled, another executor
@@ -25,58 +27,15 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import sys
+import re
 
 import numpy as np
 
 from ..bytecode_cache import compile_module
-from ..core import dist_attr, state
+from ..core import state
 from ..core.tensor import Tensor
-from ..static.executor import executor_mode
 
 _counter = itertools.count()
-
-try:  # numpy's error state object: a new one whenever np.errstate / np.seterr change it
-    from numpy._core._ufunc_config import _extobj_contextvar as _NUMPY_ERR_STATE
-except ImportError:  # pragma: no cover - other numpy layouts: ask np.geterr every call
-    _NUMPY_ERR_STATE = None
-# [(numpy's error state object, whether it raises)]: one tuple, replaced whole,
-# so a reader on another thread never pairs a state with another's answer.
-_RAISES_SEEN = [(None, False)]
-
-
-def numpy_raises():
-    """numpy is told to raise (or call back) on floating-point errors: a kernel
-    may raise in the middle of the updates. Asked on every call, answered from
-    the last answer while numpy's error state object is the same one."""
-    err_state = _NUMPY_ERR_STATE.get() if _NUMPY_ERR_STATE is not None else None
-    seen, answer = _RAISES_SEEN[0]
-    if err_state is None or err_state is not seen:
-        answer = any(v in ("raise", "call") for v in np.geterr().values())
-        _RAISES_SEEN[0] = (err_state, answer)
-    return answer
-
-
-class _Holder:
-    __slots__ = ("_value",)
-
-
-def _refs_of_held_local(holder):
-    value = holder._value
-    return sys.getrefcount(value)
-
-
-def _sole_refs():
-    """What `getrefcount` says of an array that only a Tensor's slot holds,
-    read into a local (the generated code's pattern): measured, as the count
-    of the argument's own reference differs between Python versions."""
-    holder = _Holder()
-    holder._value = np.empty(0)
-    return _refs_of_held_local(holder)
-
-
-SOLE_REFS = _sole_refs()
-
 
 # The guard of a step program, one entry per kind of term: how `StepProgram.matches`
 # checks a term, and the condition the generated function writes for it
@@ -161,11 +120,13 @@ class _Writer:
         return name
 
 
-def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
-    """The per-call function of StepProgram `step` on `backend`: on numpy it
-    calls `compiled` (a CompiledFunction; positions `in_place` of the run's
-    arrays are written in place), elsewhere `runner.run` (the backend's step
-    runner). `step` must not check finiteness (that path stays general)."""
+def build_step_call(step, backend, hooks):
+    """The per-call function of StepProgram `step` on `backend` (a name): the
+    guard and the commit written here, the backend's part by `hooks` (its
+    executable's `step_call_hooks`: `first_checks(w)` and `guard(w,
+    general)` add to the guard's start, `conditions(w)` to its terms, and
+    `run(w, step, arrays)` reads the arrays and runs, leaving `r`). `step`
+    must not check finiteness (that path stays general)."""
     w = _Writer()
     g = w.globals
     g.update(_tls=state._tls, _general=step.__call__, _ndarray=np.ndarray,
@@ -175,21 +136,10 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
     args = [f"x{i}" for i in range(n_inputs)]
 
     # ---- the guard, in the general path's order ------------------------------------
-    checks = ["not _tls.grad_enabled"]
-    if backend == "numpy":
-        g["_mode"] = executor_mode
-        checks.append('_mode() != "compiled"')
+    checks = ["not _tls.grad_enabled"] + hooks.first_checks(w)
     w.emit(f"if {' or '.join(checks)}:")
     w.emit(general, 2)
-    if backend == "numpy":
-        if _NUMPY_ERR_STATE is not None:
-            g.update(_err_state=_NUMPY_ERR_STATE.get, _raises_seen=_RAISES_SEEN)
-            w.emit("seen = _raises_seen[0]")
-            w.emit("if _err_state() is not seen[0] or seen[1]:")
-        else:  # pragma: no cover - other numpy layouts
-            g["_numpy_raises"] = numpy_raises
-            w.emit("if _numpy_raises():")
-        w.emit(general, 2)
+    hooks.guard(w, general)
     captured = step._captured
     traced = step._traced_tensors
     if captured.paths:  # layer attributes read at each run: one may have been replaced
@@ -202,43 +152,21 @@ def build_step_call(step, backend, compiled=None, in_place=(), runner=None):
     conds = []
     for kind, *term in step.guard:
         conds += GUARD[kind][1](w, *term)
-    if backend != "numpy":
-        g["_any_placed"] = dist_attr.any_placed  # placements: the general path's
-        conds.append("_any_placed()")
+    conds += hooks.conditions(w)
     if conds:
         w.emit("if (" + "\n            or ".join(conds) + "):")
         w.emit(general, 2)
 
-    # ---- the arrays ---------------------------------------------------------------
+    # ---- the arrays and the run (the backend's) -------------------------------------
     arrays = [f"x{i}._value" for i in range(n_inputs)]
-    if backend == "numpy":
-        arrays += [f"{w.global_name('t', t)}._value" for t in traced]
     for tensor, index in step._held:
         owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
         arrays.append(f"{owner}._grad._value")
-    if backend == "numpy":
-        names = [f"a{i}" for i in range(len(arrays))]
-        for name, read in zip(names, arrays):
-            w.emit(f"{name} = {read}")
-        if in_place:  # an array written in place must be ours alone
-            g.update(_refs=sys.getrefcount)
-            for i in in_place:
-                a = names[i]
-                w.emit(f"if _refs({a}) > {SOLE_REFS} or {a}.base is not None "
-                       f"or not {a}.flags.writeable:")
-                w.emit(f"{a} = {a}.copy()", 2)
-        g.update(_compute=compiled.fn, _locate=compiled.located)
-        w.emit("try:")
-        w.emit(f"r = _compute({', '.join(names)})", 2)
-        w.emit("except Exception as e:")
-        w.emit("raise _locate(e) from None", 2)
-    else:
-        g.update(_run=runner.run, _traced=traced, _values=step._numpy_values)
-        w.emit(f"r = _run([{', '.join(arrays)}], _traced, lambda: _values(tensors), None)")
+    hooks.run(w, step, arrays)
 
     # ---- the commit (outputs first: an undefined one raises before any write) -------
     _emit_commit(w, step)
-    name = f"train_step_call_{backend}"
+    name = "train_step_call_" + re.sub(r"\W", "_", backend)
     source = f"def {name}(tensors):\n" + "\n".join(w.lines) + "\n"
     return StepCall(source, g, name)
 

@@ -6,7 +6,9 @@ The forward runs in a variant that also returns what the backward reads
 vjp runs the backward ops. The backward is built once per program from the
 same vjp rules on a copy of the program (a `BackwardProgram`), so
 `main_program` stays the forward that users print and save; its compiled
-form is built per mask of wanted gradients (DCE drops the others).
+form is built per mask of wanted gradients (DCE drops the others). Each
+part runs on the program's backend (its Executable: `forward_for_grad`,
+`backward`); the tape keeps the executable with what its forward saved.
 """
 from __future__ import annotations
 
@@ -16,9 +18,8 @@ from ..core import autograd, dist_attr, state
 from ..core.tensor import Tensor
 from ..static.backward import BackwardProgram, output_sources
 from ..static.control_ops import saved_var
-from ..static.executor import Scope, UndefinedValue, run_ops
+from ..static.executor import UndefinedValue
 from ..static.scope import op_location
-from .program_parts import Plan
 
 
 class TapedRuns:
@@ -36,13 +37,10 @@ class TapedRuns:
                 return True
         return False
 
-    def _numpy_for_grad(self, feeds, captured):
-        """What a backend's runner falls back to for a taped forward."""
-        return self._forward_for_grad(list(feeds) + [t._value for t in captured])
-
     def _taped(self, tensors, captured, values, saved, attrs=None):
         """Outputs joined to the eager tape (their vjp runs the backward);
-        `attrs`: their placements, see `_placed`."""
+        `saved`: (the executable, what its forward saved); `attrs`: their
+        placements, see `_placed`."""
         values = [v if type(v) is np.ndarray else self._as_array(i, v)
                   for i, v in enumerate(values)]
         outs = [Tensor._from_array(v) for v in values]
@@ -73,57 +71,23 @@ class TapedRuns:
                 block.ops[:self._n_forward], keys, self.outputs)
         return sources
 
-    def _forward_for_grad(self, arrays):
-        """Outputs, and what the backward needs: (compiled saved values) or a scope."""
-        if self._backward is None:
-            self._ensure_backward()
-        fwd = self._grad_forward_fn.fn  # set once the plan is COMPILED
-        if fwd is None and self._grad_forward_fn.plan is Plan.UNDECIDED:
-            fwd = self._grad_forward_fn.when_hot(self._lock, self._compile_grad_forward)
-        n = len(self.outputs)
-        if fwd is not None:
-            results = fwd(*arrays)
-            values = [v if type(v) is np.ndarray else self._as_array(i, v)
-                      for i, v in enumerate(results[:n])]
-            return values, results[n:]
-        scope = self._run_interpreted(arrays, self._backward.program, self._backward.forward_ops)
-        values = [self._as_array(i, scope.get(v.name)) for i, v in enumerate(self.outputs)]
-        # The tape keeps only the forward values the backward ops read.
-        keep = self._backward.reads
-        scope.vars = {k: v for k, v in scope.vars.items() if k in keep}
-        return values, scope
-
-    def _compile_grad_forward(self):
-        """Forward returning outputs + the values backward reads (saved cond/while
-        scopes included); None where only the interpreter can run it."""
-        grad_program = self._backward.program
-        fwd_ops = self._backward.forward_ops
-        saved = self.saved_for_backward()
-        fwd = self._compile(grad_program, fwd_ops, self._input_names(),
-                            [v.name for v in self.outputs] + saved, "forward_for_grad")
-        if fwd is not None:
-            self._saved_names = saved
-        return fwd
+    def _not_differentiable_again(self):
+        where = next((op_location(op) for op in self.main_program.global_block().ops
+                      if op.origin), "")
+        return ("d2s.grad(..., create_graph=True) through a call of a to_static function"
+                f"{where}: the gradient of a converted call runs as a program and is not "
+                "differentiated again (it would be silently missing from a second "
+                "derivative). Call d2s.grad(..., create_graph=True) inside the converted "
+                "function (its second derivative is then built from ops of its program), "
+                "or call the function without to_static")
 
     def saved_for_backward(self):
         """The names the backward ops read that the forward has (inputs,
         parameters, values it computes, the scopes cond/while save), sorted."""
         fwd_ops = self.backward_program().forward_ops
-        produced = set(self._input_names()) | {v.name for op in fwd_ops for v in op.outputs}
+        produced = set(self.input_names()) | {v.name for op in fwd_ops for v in op.outputs}
         produced |= {saved_var(op) for op in fwd_ops if saved_var(op)}
         return sorted(n for n in self._backward.reads if n in produced)
-
-    def _backward_fn(self, wanted):
-        """The compiled backward computing only the gradients `wanted` (a mask
-        over inputs + parameters): DCE drops the rest (e.g. a frozen input's)."""
-        bwd = self._backward_fns.get(wanted)
-        if bwd is None:
-            backward = self._backward
-            outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
-            bwd = self._compile(backward.program, backward.backward_ops,
-                                self._saved_names + backward.ct_names, outs, "backward")
-            self._backward_fns[wanted] = bwd
-        return bwd
 
     # ---- backward ------------------------------------------------------------------------
     def _ensure_backward(self):
@@ -151,37 +115,7 @@ class TapedRuns:
                else gs[i]._value.astype(self.outputs[i].dtype, copy=False)
                for i in backward.diff_outs]
         wanted = tuple(not t.stop_gradient for t in inputs)
-        if isinstance(_saved, (Scope, tuple, list)):
-            values = self._numpy_backward(_saved, cts, wanted)
-        else:  # another backend's: it runs the backward, or hands it back to numpy
-            values = _saved.gradients(cts, wanted, self._numpy_gradients)
+        exe, saved = _saved  # the backward runs where the forward ran
+        values = exe.backward(saved, cts, wanted)
         return tuple(None if v is None or type(v) is UndefinedValue
                      else Tensor._from_array(np.asarray(v)) for v in values)
-
-    def _not_differentiable_again(self):
-        where = next((op_location(op) for op in self.main_program.global_block().ops
-                      if op.origin), "")
-        return ("d2s.grad(..., create_graph=True) through a call of a to_static function"
-                f"{where}: the gradient of a converted call runs as a program and is not "
-                "differentiated again (it would be silently missing from a second "
-                "derivative). Call d2s.grad(..., create_graph=True) inside the converted "
-                "function (its second derivative is then built from ops of its program), "
-                "or call the function without to_static")
-
-    def _numpy_gradients(self, arrays, cts, wanted):
-        """Gradients on numpy from the forward's input arrays (forward run again)."""
-        _, saved = self._forward_for_grad(arrays)
-        return self._numpy_backward(saved, cts, wanted)
-
-    def _numpy_backward(self, saved, cts, wanted):
-        """Per wrt: gradient array or None."""
-        backward = self._backward
-        grad_names = backward.grad_names
-        if isinstance(saved, Scope):
-            scope = Scope(saved)
-            for name, ct in zip(backward.ct_names, cts):
-                scope.vars[name] = ct
-            run_ops(backward.backward_ops, backward.program, scope)
-            return [None if n is None else scope.get(n) for n in grad_names]
-        it = iter(self._backward_fn(wanted)(*saved, *cts))
-        return [next(it) if n is not None and w else None for n, w in zip(grad_names, wanted)]

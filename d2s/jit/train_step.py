@@ -34,14 +34,10 @@ made after the first call that took its path; whenever its guard or
 anything it assumed differs, it calls `StepProgram.__call__`, the general
 path, which decides as described here.
 
-Compiled runs update in place where that is safe (static.update_plan): each
-update right after its gradient, writing into the parameter's own array.
-An array written in place must be ours alone: one that anything else holds
-(an array from `.numpy()`, a `detach()`ed Tensor, a view) is copied first,
-so nobody sees a value change that eager mode, which rebinds arrays, would
-not change. Otherwise (`check_finite`, a check op after the updates, numpy
-told to raise on floating-point errors, the interpreter) every new value is
-computed first and committed after the run.
+The run is the backend's (its Executable's `step`, through the registry
+`d2s.backends`): numpy updates in place where that is safe
+(`d2s.backends.numpy.step`), XLA donates the buffers it replaces; either
+commits only after the whole run succeeded.
 
 The outputs are values: they do not join the eager tape (the step already
 ran its backward). While a step is traced, its tracked Tensors' `.grad`
@@ -50,26 +46,14 @@ parameters at the same time race.
 """
 from __future__ import annotations
 
-import operator
-import sys
-
 import numpy as np
 
-from ..core import dist_attr, state
+from .. import backends
+from ..core import state
 from ..core.dtypes import is_floating
 from ..core.tensor import Tensor
-from ..static.codegen import CompiledFunction, NotCompilable
-from ..static.executor import Scope, executor_mode, run_ops
-from ..static.passes import ProgramView, optimize
-from ..static.update_plan import UpdateBuffers, plan_in_place
 from .concrete_program import ConcreteProgram
-from .step_call import GUARD, SOLE_REFS, build_step_call, numpy_raises
-
-_getrefcount = sys.getrefcount
-_value_of = operator.attrgetter("_value")
-# References to an array held only by its Tensor, as a numpy plan's run counts
-# them: those of a local read from the Tensor's slot, plus the list of arguments.
-_SOLE_REFS = SOLE_REFS + 1
+from .step_call import GUARD, build_step_call
 
 
 class RunEagerly(Exception):
@@ -78,9 +62,8 @@ class RunEagerly(Exception):
 
 class StepProgram(ConcreteProgram):
     """A traced training step (see module doc). `effects` lists what it reads and
-    writes of eager state (static.state_overlay.StepEffects)."""
-
-    RUNNER = "step_runner"
+    writes of eager state (static.state_overlay.StepEffects). It is the
+    `StepParts` (d2s.backends.base) a backend makes its Executable of."""
 
     def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
                  captured=None, *, effects, check_finite=False):
@@ -110,7 +93,6 @@ class StepProgram(ConcreteProgram):
         self.guard = self._guard_terms()
         self._variants = [self]        # programs of this signature, one per eager state
         self._retrace = None           # set by StaticFunction: traces another variant
-        self._plans = {}               # "in_place" / "commit" / "interpret" -> a _NumpyPlan
         self._step_calls = {}          # backend -> its StepCall (None: the general path only)
         self._flag_writes = []         # (Tensor, stop_gradient) each run commits: _entered_with
         self._finish = self._finisher()
@@ -164,49 +146,47 @@ class StepProgram(ConcreteProgram):
         return True
 
     # ---- calling --------------------------------------------------------------------------
-    def __call__(self, tensors, backend="numpy"):
+    def __call__(self, tensors, backend=None):
         """Run one step with eager input Tensors (in `inputs` order) on `backend`:
         commit its writes, return its outputs (values, not connected to the tape).
         The general path: a cache hit calls `fast_calls[backend]` (jit.step_call)
         once this program has one, which comes here when its guard fails."""
         if not state._tls.grad_enabled:
             raise RunEagerly()
+        if backend is None:
+            backend = backends.get_backend()
         for variant in self._variants:
             if variant.matches(tensors):
-                if backend == "numpy":  # (run's first case, a frame less per call)
-                    plan = variant._numpy_plan()
-                    if variant is self and backend not in self._step_calls:
-                        self._make_step_call(backend, plan)
-                    return plan.call(tensors)
-                out = variant.run(tensors, backend)
+                exe = variant._runners.get(backend) or variant.executable(backend)
+                out = exe.step(tensors)
                 if variant is self and backend not in self._step_calls:
-                    self._make_step_call(backend)
+                    self._make_step_call(backend, exe)
                 return out
         return self._new_variant(tensors).run(tensors, backend)
 
-    def _make_step_call(self, backend, plan=None):
+    def _make_step_call(self, backend, exe):
         """Give this program its generated per-call function on `backend`
         (jit.step_call) after a general call that took the path it would
-        take: a compiled numpy plan chosen with no finiteness check and numpy
-        not raising, or another backend's runner. Other paths keep the
+        take (no finiteness check; the executable's own conditions, e.g. a
+        compiled numpy plan with numpy not raising). Other paths keep the
         general call."""
         step_call = None
         if not self.check_finite:
-            if backend != "numpy":
-                step_call = build_step_call(self, backend, runner=self._runner(backend))
-            elif (plan.compiled is not None and executor_mode() == "compiled"
-                  and not numpy_raises()):
-                step_call = build_step_call(self, backend, plan.compiled, plan.in_place)
+            hooks_of = getattr(exe, "step_call_hooks", None)
+            hooks = hooks_of(self) if hooks_of is not None else None
+            if hooks is not None:
+                step_call = build_step_call(self, backend, hooks)
         with self._lock:
             if backend not in self._step_calls:
                 self._step_calls[backend] = step_call
                 if step_call is not None:
                     self.fast_calls[backend] = step_call.fn
 
-    def step_call_source(self, backend="numpy"):
-        """The generated per-call function's text on `backend` (None: not made
-        yet, or this program takes the general path there)."""
-        step_call = self._step_calls.get(backend)
+    def step_call_source(self, backend=None):
+        """The generated per-call function's text on `backend` (default: the
+        global one; None: not made yet, or this program takes the general path
+        there)."""
+        step_call = self._step_calls.get(backends.resolve(backend))
         return step_call.source if step_call is not None else None
 
     def _new_variant(self, tensors):
@@ -234,18 +214,9 @@ class StepProgram(ConcreteProgram):
         """The programs built for this signature (one per eager gradient state seen)."""
         return list(self._variants)
 
-    def run(self, tensors, backend="numpy"):
-        if backend == "numpy":
-            return self._numpy_plan().call(tensors)
-        # parameters are the backend's to send (or keep)
-        feeds = [t._value for t in tensors]
-        feeds.extend(self._held_grads(tensors))
-        attrs = None  # the inputs' placements (d2s.distributed): a sharded step
-        if dist_attr.any_placed():
-            attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
-        results = self._runner(backend).run(feeds, self._traced_tensors,
-                                            lambda: self._numpy_values(tensors), attrs)
-        return self._finish(tensors, results)
+    def run(self, tensors, backend=None):
+        """One step on `backend` (None: the global default), its guard not checked."""
+        return self.executable(backends.resolve(backend)).step(tensors)
 
     def _finisher(self):
         """`finish(tensors, results)`: the outputs of a run that returned
@@ -293,14 +264,9 @@ class StepProgram(ConcreteProgram):
             return out
         return finish
 
-    def _numpy_values(self, tensors):
-        """The values of `run_outputs` for `tensors` computed on numpy (what
-        another backend falls back to)."""
-        return self._numpy_plan().values(tensors)
-
     def _held_grads(self, tensors):
         """The gradients held before the call that the step reads (a generator:
-        no list holds them, see _SOLE_REFS)."""
+        no list holds them, see d2s.backends.numpy.step._SOLE_REFS)."""
         for _, slot in self._grad_inputs:
             owner = slot.tensor if slot.tensor is not None else tensors[slot.input_index]
             yield owner._grad._value
@@ -320,84 +286,6 @@ class StepProgram(ConcreteProgram):
         """{name of a new value: the captured name it replaces}."""
         return self._overwrites()
 
-    # ---- plans -------------------------------------------------------------------------------
-    def _numpy_plan(self):
-        """The `_NumpyPlan` that applies now: the compiled in-place plan unless
-        something may raise after an update began (`check_finite`, numpy told
-        to raise); else the compiled plan that commits after the run; the
-        interpreter where code cannot be generated or is not wanted."""
-        if executor_mode() != "compiled":
-            return self._built("interpret")
-        if not self.check_finite and not numpy_raises():
-            plan = self._built("in_place")
-            if plan is not None:
-                return plan
-        return self._built("commit")
-
-    def _built(self, kind):
-        plan = self._plans.get(kind, _MISSING)
-        if plan is _MISSING:
-            with self._lock:
-                plan = self._plans.get(kind, _MISSING)
-                if plan is _MISSING:
-                    plan = self._plans[kind] = self._build(kind)
-        return plan
-
-    def _build(self, kind):
-        if kind == "interpret":
-            return self._numpy_plan_of(lambda *arrays: self._interpret(arrays))
-        program = self.main_program
-        view = optimize(ProgramView(program, program.global_block().ops, self._run_outputs,
-                                    self._run_inputs))
-        in_place = ()
-        if kind == "in_place":
-            view = plan_in_place(view, self._overwrites())
-            if view is None:
-                return None
-            buffers = {b for bufs in view.inplace.values() if isinstance(bufs, UpdateBuffers)
-                       for b in bufs.out if b is not None}
-            in_place = tuple(i for i, n in enumerate(self._run_inputs) if n in buffers)
-        try:
-            fn = CompiledFunction(view, f"train_step_{kind}")
-        except NotCompilable:
-            return self._build("interpret") if kind == "commit" else None
-        return self._numpy_plan_of(fn, in_place, fn)
-
-    def _numpy_plan_of(self, compute, in_place=(), compiled=None):
-        """The _NumpyPlan computing the values of `run_outputs` with `compute`
-        (one array per `run_inputs` name -> values), after copying each array
-        written in place (positions `in_place`) that is not ours alone. Its
-        functions bind what is fixed per program once: a call reads the
-        arrays, runs and (`call`) finishes. A compiled plan calls the
-        generated function itself (a frame less per call), raising what
-        CompiledFunction would."""
-        traced = self._traced_tensors
-        held = self._held
-        locate = None
-        if compiled is not None:
-            compute, locate = compiled.fn, compiled.located
-
-        def runner(finish):
-            def run(tensors):
-                arrays = list(map(_value_of, tensors))
-                arrays += map(_value_of, traced)
-                for tensor, index in held:  # (appended one by one: see _SOLE_REFS)
-                    arrays.append((tensors[index] if tensor is None else tensor)._grad._value)
-                for i in in_place:  # an array written in place must be ours alone
-                    a = arrays[i]
-                    if _getrefcount(a) > _SOLE_REFS or a.base is not None \
-                            or not a.flags.writeable:
-                        arrays[i] = a.copy()
-                try:
-                    results = compute(*arrays)
-                except Exception as e:
-                    if locate is None:
-                        raise
-                    raise locate(e) from None
-                return results if finish is None else finish(tensors, results)
-            return run
-        return _NumpyPlan(runner(None), runner(self._finish), compiled, in_place)
-
     def _overwrites(self):
         """New value's name -> name of the captured value it replaces."""
         ids = self.main_program._captured_ids
@@ -407,14 +295,6 @@ class StepProgram(ConcreteProgram):
             if var is not None:
                 out[name] = var.name
         return out
-
-    def _interpret(self, arrays):
-        program = self.main_program
-        scope = Scope()
-        for name, a in zip(self._run_inputs, arrays):
-            scope.vars[name] = a
-        run_ops(program.global_block().ops, program, scope)
-        return [scope.get(n) for n in self._run_outputs]
 
     # ---- results -----------------------------------------------------------------------------
     def _write_labels(self):
@@ -437,23 +317,6 @@ class StepProgram(ConcreteProgram):
         return (f"<StepProgram: {len(self.inputs)} inputs, {len(self.outputs)} outputs, "
                 f"{self._n_forward} ops, writes {len(self.effects.value_writes)} values and "
                 f"{len(self.effects.grad_writes)} gradients>")
-
-
-_MISSING = object()
-
-
-class _NumpyPlan:
-    """How a step runs on numpy: `values` (tensors -> values of `run_outputs`:
-    what another backend falls back to), `call` (tensors -> the step's
-    outputs, writes committed), the CompiledFunction they call (None: the
-    interpreter) and the input positions it writes in place."""
-    __slots__ = ("values", "call", "compiled", "in_place")
-
-    def __init__(self, values, call, compiled, in_place):
-        self.values = values
-        self.call = call
-        self.compiled = compiled
-        self.in_place = in_place
 
 
 def _array(value):

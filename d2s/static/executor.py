@@ -163,13 +163,11 @@ def _undefined_input(op, scope):
 class Executor:
     """Runs programs: `run(program, feed={name: array}, fetch_list=[vars or names])`.
 
-    `backend` is "numpy", "xla" or None (the global default, see
-    `static.backend`). On numpy a program is compiled once per (feeds,
-    fetches) into generated Python (`static.codegen`) and rerun from that;
-    programs the compiler does not handle, and
-    `set_executor_mode("interpreter")`, run op by op here. On xla it is
-    lowered through JAX (`d2s.backends.xla`), or runs on numpy after a
-    warning when it cannot be.
+    `backend` is a registered backend's name or None (the global default,
+    see `d2s.backends`); the backend's runner runs the program (numpy:
+    generated Python, `d2s.backends.numpy`, or op by op here on the
+    reference interpreter; xla: lowered through JAX, or on numpy after a
+    warning when it cannot be).
 
     Fed Tensors with placements (`d2s.distributed.shard_tensor`) are sharded
     inputs on xla, metadata on numpy. `return_numpy=False` returns Tensors
@@ -179,24 +177,23 @@ class Executor:
         self.place = place
         self.backend = None if backend is None else backend_state.resolve(backend)
 
+    def _runner(self, program, scope, fetch_names):
+        """The backend's runner of (program, feeds, fetches) (`d2s.backends`)."""
+        return backend_state.registry().runner(self.backend, program, tuple(scope.vars),
+                                               tuple(fetch_names))
+
     def run(self, program=None, feed=None, fetch_list=None, return_numpy=True):
         program, scope, fetch_names = self._prepare(program, feed, fetch_list)
-        impl = backend_state.implementation(self.backend)
-        if impl is None:
-            results = self._run_numpy(program, scope, fetch_names)
-            if return_numpy:
-                return results
-            out_attrs = [dist_attr.get(program.global_block().vars[n]) for n in fetch_names]
-        else:
-            runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
-            values = list(scope.vars.values())
-            feed_attrs = [dist_attr.get(feed[n]) for n in scope.vars] \
-                if dist_attr.any_placed() else None
-            results = runner.run(values, lambda: self._run_numpy(program, scope, fetch_names),
-                                 feed_attrs)
-            out_attrs = None if return_numpy else runner.output_attrs(values, feed_attrs)
+        runner = self._runner(program, scope, fetch_names)
+        values = list(scope.vars.values())
+        feed_attrs = [dist_attr.get(feed[n]) for n in scope.vars] \
+            if dist_attr.any_placed() else None
+        results = runner.run(values, feed_attrs)
         if return_numpy:
             return results
+        out_attrs = runner.output_attrs(values, feed_attrs)
+        if out_attrs is None:  # placements as metadata: the fetched Variables'
+            out_attrs = [dist_attr.get(program.global_block().vars[n]) for n in fetch_names]
         return [dist_attr.attach(Tensor._from_array(np.asarray(r)), a)
                 for r, a in zip(results, out_attrs)]
 
@@ -204,15 +201,9 @@ class Executor:
         """The text of what runs for these feeds: the generated Python on numpy,
         the StableHLO on xla (the xla analogue of a StaticFunction's `.code`)."""
         program, scope, fetch_names = self._prepare(program, feed, fetch_list)
-        impl = backend_state.implementation(self.backend)
-        if impl is None:
-            from .codegen import compile_program
-            gb = program.global_block()
-            return compile_program(program, gb.ops, list(scope.vars) + list(program.captured),
-                                   fetch_names, "executor").source
-        runner = impl.runner_for(program, tuple(scope.vars), tuple(fetch_names))
-        return runner.lowered_text(list(scope.vars.values()),
-                                   feed_attrs=[dist_attr.get(feed[n]) for n in scope.vars])
+        runner = self._runner(program, scope, fetch_names)
+        return runner.text(list(scope.vars.values()),
+                           feed_attrs=[dist_attr.get(feed[n]) for n in scope.vars])
 
     def _prepare(self, program, feed, fetch_list):
         from .framework import default_main_program
@@ -228,46 +219,6 @@ class Executor:
                 raise ValueError(f"fetch: the program has no variable named {name!r}")
             fetch_names.append(name)
         return program, scope, fetch_names
-
-    def _run_numpy(self, program, scope, fetch_names):
-        feed = scope.vars
-        gb = program.global_block()
-        compiled = _compiled_for(program, tuple(feed), tuple(fetch_names))
-        if compiled is not None:
-            fn, written = compiled
-            params = [t._value for t in program.captured.values()]
-            results = fn(*[scope.vars[n] for n in feed], *params)
-            n = len(fetch_names)
-            for name, value in zip(written, results[n:]):
-                program.captured[name]._value = np.asarray(value)
-            return [np.asarray(r) for r in results[:n]]
-        for name, tensor in program.captured.items():
-            scope.vars[name] = tensor._value
-        run_block(gb, scope)
-        write_back(program, scope)
-        return [scope.get(n) for n in fetch_names]
-
-
-def _compiled_for(program, feed_names, fetch_names):
-    """(compiled function, captured names it writes) or None (interpret)."""
-    if executor_mode() != "compiled":
-        return None
-    version = (len(program.blocks), sum(len(b.ops) for b in program.blocks))
-    cache = program.__dict__.setdefault("_compiled", {})
-    key = (version, feed_names, fetch_names)
-    if key not in cache:
-        from .codegen import NotCompilable, compile_program
-        gb = program.global_block()
-        check_fed(program, program.all_ops(), feed_names)
-        written = sorted({v.name for op in gb.ops for v in op.outputs
-                          if v.name in program.captured})
-        try:
-            fn = compile_program(program, gb.ops, list(feed_names) + list(program.captured),
-                                 list(fetch_names) + written, "executor")
-            cache[key] = (fn, written)
-        except NotCompilable:
-            cache[key] = None
-    return cache[key]
 
 
 def check_fed(program, ops, feed_names):

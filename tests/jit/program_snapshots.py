@@ -38,7 +38,7 @@ def normalized(text):
 def recording(into):
     """Append to `into` each traced Program's text and each compiled source."""
     from d2s.jit.concrete_program import ConcreteProgram
-    from d2s.static import codegen
+    from d2s.backends.numpy import codegen
 
     trace, init = ConcreteProgram.__dict__["trace"], codegen.CompiledFunction.__init__
 

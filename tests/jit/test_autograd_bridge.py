@@ -80,12 +80,12 @@ def test_tape_keeps_only_values_the_backward_reads(mode):
         sf = to_static(f, backend="numpy")  # inspects what the numpy backend keeps
         x = d2s.to_tensor(np.array([0.1, 0.2]), stop_gradient=False)
         out = sf(x)
-        saved = out._node.attrs["_saved"]
+        exe, saved = out._node.attrs["_saved"]  # (the executable, what it saved)
         concrete = sf.get_concrete_program(x)
         if mode == "interpreter":
             kept = set(saved.vars)
         else:
-            fwd = concrete._grad_forward_fn.fn
+            fwd = concrete.executable("numpy")._grad_forward_fn.fn
             kept = set(fwd.output_names[len(concrete.outputs):])
             assert len(saved) == len(kept)
         n_values = len(concrete.main_program.global_block().vars)
@@ -169,7 +169,7 @@ def test_saved_loop_steps_keep_only_what_the_gradient_block_reads():
         x = d2s.to_tensor(np.array([0.1, 0.2]), stop_gradient=False)
         w = d2s.to_tensor(np.array([0.5, 0.7]), stop_gradient=False)
         out = sf(x, w)
-        scope = out._node.attrs["_saved"]
+        _, scope = out._node.attrs["_saved"]  # (the executable, what it saved)
         steps = next(v for v in scope.vars.values() if isinstance(v, list))
         program = sf.get_concrete_program(x, w)._backward.program  # forward + backward
         loop = next(op for op in program.global_block().ops if op.type == "while")

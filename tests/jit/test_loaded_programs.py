@@ -16,7 +16,7 @@ import pytest
 import d2s
 import d2s.nn as nn
 from d2s.static import InputSpec
-from d2s.static import backend as backend_state
+from d2s import backends as backend_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

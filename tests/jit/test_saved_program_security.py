@@ -17,7 +17,7 @@ import pytest
 
 import d2s
 from d2s.jit import ProgramFormatError
-from d2s.static.codegen import compile_program
+from d2s.backends.numpy.codegen import compile_program
 
 from saved_program_models import save_all
 

@@ -17,10 +17,10 @@ import pytest
 
 import d2s
 from d2s.jit import to_static
-from d2s.static import codegen
+from d2s.backends.numpy import codegen
 from d2s.static.executor import (executor_mode, interpreted_calls, set_executor_mode,
                                  set_interpreted_calls)
-from d2s.jit.program_parts import Plan
+from d2s.backends.numpy.tiering import Plan
 
 import train_step_helpers as helpers
 
@@ -80,15 +80,15 @@ def test_first_call_interprets_second_compiles_then_runs_the_code(tiered):
         np.testing.assert_array_equal(out, eager(blocks, x).numpy())
     assert tiered == ["forward"]  # built once, on the second call
     program = sf.concrete_program
-    assert program._forward_fn.plan is Plan.COMPILED
-    assert program._forward_fn.calls == 1
+    assert program.executable("numpy")._forward_fn.plan is Plan.COMPILED
+    assert program.executable("numpy")._forward_fn.calls == 1
 
 
 def test_first_call_generates_no_code(tiered):
     sf = to_static(blocks, backend="numpy")
     sf(T([0.5, -0.25]))
     assert tiered == []
-    assert sf.concrete_program._forward_fn.plan is Plan.UNDECIDED
+    assert sf.concrete_program.executable("numpy")._forward_fn.plan is Plan.UNDECIDED
 
 
 @pytest.mark.parametrize("calls", [0, 3])
@@ -199,7 +199,7 @@ def test_gradients_interpreted_then_compiled(tiered):
         np.testing.assert_allclose(grads_of(sf, x), grads_of(lambda t: eager(blocks, t), x),
                                    rtol=1e-12)
     program = sf.concrete_program
-    assert program._grad_forward_fn.plan is Plan.COMPILED
+    assert program.executable("numpy")._grad_forward_fn.plan is Plan.COMPILED
     assert sorted(tiered) == ["backward", "forward_for_grad"]
 
 

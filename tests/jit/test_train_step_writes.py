@@ -1,6 +1,6 @@
 """Writes of a traced training step: transactional (a call that raises changes
 nothing) and, on the compiled executor, in place and fused when nothing after
-the first update can raise (static.update_plan); otherwise computed first and
+the first update can raise (d2s.backends.numpy.update_plan); otherwise computed first and
 committed after the run. Both paths are tested for both properties."""
 import contextlib
 import weakref
@@ -26,7 +26,7 @@ compiled_only = pytest.mark.skipif(not NUMPY_PLANS,
 def plan_of(step, *args):
     """'in_place' or 'commit': the compiled plan the step's program runs with."""
     program = step.get_concrete_program(*args)
-    return "in_place" if program._numpy_plan().in_place else "commit"
+    return "in_place" if program.executable("numpy").plan().in_place else "commit"
 
 
 def trained(kind="sgd", steps=3, check_finite=False, make_step=standard_step):
@@ -212,7 +212,7 @@ def test_updates_are_in_place_and_fused(kind):
     assert all(r() is not None for r in arrays)         # the same arrays, written in place
     assert [r() for r in arrays[:4]] == [p._value for p in model.parameters()]
     program = step.get_concrete_program(x, y)
-    source = program._numpy_plan().compiled.source
+    source = program.executable("numpy").plan().compiled.source
     lines = source.splitlines()
     # fused: the last layer's update runs before the first layer's gradient exists
     first_update = next(i for i, ln in enumerate(lines) if "_update(" in ln)
@@ -227,7 +227,7 @@ def test_cross_entropy_gradient_is_computed_in_the_probabilities_array():
     hand-written numpy does; the step still equals eager bit for bit."""
     model, opt, step = trained("sgd")
     x, y = batch(0)
-    source = step.get_concrete_program(x, y)._numpy_plan().compiled.source
+    source = step.get_concrete_program(x, y).executable("numpy").plan().compiled.source
     line = next(ln for ln in source.splitlines() if "k_cross_entropy(" in ln)
     probs = line.split("=")[0].split(",")[1].strip()
     assert "k_cross_entropy_grad(" in source and f", out={probs})" in source
@@ -255,13 +255,13 @@ def test_a_gradient_read_after_the_update_is_not_used_as_scratch():
     (eager, static), step = both_modes(
         make_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
-    source = step.get_concrete_program(*batch(0))._numpy_plan().compiled.source
+    source = step.get_concrete_program(*batch(0)).executable("numpy").plan().compiled.source
     assert "grad_is_dead" not in source
 
     (eager, static), step = both_modes(
         standard_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
-    assert "grad_is_dead=True" in step.get_concrete_program(*batch(0))._numpy_plan().compiled.source
+    assert "grad_is_dead=True" in step.get_concrete_program(*batch(0)).executable("numpy").plan().compiled.source
 
 
 @compiled_only
@@ -321,15 +321,15 @@ def test_eager_writes_between_calls_are_read_by_the_next_call():
 
 
 def test_a_step_that_cannot_be_compiled_runs_on_the_interpreter(monkeypatch):
-    from d2s.jit import train_step
-    from d2s.static.codegen import NotCompilable
+    from d2s.backends.numpy import step as numpy_step
+    from d2s.backends.numpy.codegen import NotCompilable
 
     def refuse(view, name):
         raise NotCompilable("no generated code for this test")
-    monkeypatch.setattr(train_step, "CompiledFunction", refuse)
+    monkeypatch.setattr(numpy_step, "CompiledFunction", refuse)
     (eager, static), step = both_modes(
         standard_step, lambda step, *_: [outputs(step(*batch(i))) for i in range(3)])
     assert same(eager, static)
     if d2s.jit.get_backend() == "numpy":
-        plan = step.get_concrete_program(*batch(0))._numpy_plan()
+        plan = step.get_concrete_program(*batch(0)).executable("numpy").plan()
         assert (plan.compiled, plan.in_place) == (None, ())

@@ -247,7 +247,7 @@ def test_a_cast_of_a_value_that_may_be_undefined_runs_as_the_eager_code_does(
 
 
 # ---- nobody else restates the ops ------------------------------------------------------
-_DISPATCHERS = ["static/executor.py", "static/codegen.py", "static/backward.py",
+_DISPATCHERS = ["static/executor.py", "backends/numpy/codegen.py", "static/backward.py",
                 "static/printing.py", "static/ir.py", "static/passes", "jit/serialization.py",
                 "jit/concrete_program.py", "backends/xla", "onnx/exporter.py", "onnx/graph.py"]
 # Each target's rules of the control ops are part of those ops' home (one module

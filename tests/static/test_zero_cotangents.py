@@ -14,7 +14,7 @@ import d2s
 from d2s import static
 from d2s.jit import InputSpec, to_static
 from d2s.static import executor
-from d2s.static.codegen import compile_program
+from d2s.backends.numpy.codegen import compile_program
 
 
 def early_return(x):

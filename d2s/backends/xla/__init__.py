@@ -1,8 +1,10 @@
 """The xla backend: d2s Programs lowered to XLA through JAX.
 
-The only package that imports jax (see `_jax`). `d2s.static.Executor(backend=
-"xla")` reaches it through `runner_for`, a `to_static` program (a
-`d2s.jit.ConcreteProgram`) through `concrete_runner`; nothing below imports it.
+The only package that imports jax (see `_jax`). The registry
+(`d2s.backends`) reaches it through `BACKEND` (a `d2s.backends.base.Backend`):
+`d2s.static.Executor(backend="xla")` through its `runner` (`runner_for`), a
+`to_static` program (a `d2s.jit.ConcreteProgram`) through its `executable`
+(`ConcreteRunner`, `StepRunner`); nothing below imports it.
 
 Modules: `lowering` (ops -> JAX, with the registry's per-op rules),
 `control_flow` (cond / while / undefined / raise; which names may be
@@ -33,6 +35,29 @@ _LAZY = {
 }
 
 __all__ = ["XlaProgram", "runner_for", "concrete_runner", "step_runner", "Unsupported", "LoweringError"]
+
+
+class XlaBackend:
+    """The xla `Backend` (see `d2s.backends.base`); jax is imported on first use."""
+
+    name = "xla"
+    falls_back_itself = True  # (see d2s.backends.executable)
+
+    def executable(self, parts):
+        if hasattr(parts, "run_outputs"):  # a whole training step (StepParts)
+            return _lazy("step_runner")(parts)
+        return _lazy("concrete_runner")(parts)
+
+    def runner(self, program, feed_names, fetch_names):
+        return _lazy("runner_for")(program, feed_names, fetch_names)
+
+
+BACKEND = XlaBackend()
+
+
+def _lazy(name):
+    value = globals().get(name)
+    return value if value is not None else __getattr__(name)
 
 
 def __getattr__(name):

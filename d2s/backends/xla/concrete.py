@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 
+from ... import backends as registry
 from ...core import dist_attr
 from ...static.executor import check_fed
 from .errors import RaisesOnNumpy, Unsupported
@@ -49,8 +50,22 @@ def _on_numpy_when_checks_fail(fast, checked, numpy_fallback):
     return call
 
 
-class ConcreteRunner:
-    """How one ConcreteProgram runs on XLA (see the module docstring).
+class _FallsBack:
+    """The numpy backend's executable of the same parts: what a part that does
+    not lower runs on (the registry's policy, `d2s.backends`)."""
+
+    _numpy = None
+
+    def _fallback(self):
+        numpy = self._numpy
+        if numpy is None:
+            numpy = self._numpy = registry.fallback_executable(self._parts)
+        return numpy
+
+
+class ConcreteRunner(_FallsBack):
+    """How one ConcreteProgram runs on XLA (see the module docstring): its
+    `d2s.backends.base.Executable` on the xla backend.
 
     `concrete` provides `main_program`, `inputs`, `outputs`,
     `backward_program()` (its BackwardProgram, built on first need) and
@@ -58,7 +73,7 @@ class ConcreteRunner:
 
     def __init__(self, concrete):
         program = concrete.main_program
-        self.concrete = concrete
+        self.concrete = self._parts = concrete
         self.input_names = [v.name for v in concrete.inputs]
         self.output_names = [v.name for v in concrete.outputs]
         check_fed(program, program.all_ops(), self.input_names)
@@ -71,7 +86,7 @@ class ConcreteRunner:
         self._lock = threading.Lock()
 
     # ---- forward -------------------------------------------------------------------
-    def forward(self, feeds, tensors, numpy_fallback, feed_attrs=None):
+    def forward(self, feeds, tensors, feed_attrs=None):
         """Output values (arrays, or UndefinedValue) for input arrays `feeds`
         and the captured `tensors` to read now (`feed_attrs`: see module doc)."""
         fast = self._fast
@@ -89,12 +104,13 @@ class ConcreteRunner:
             else:
                 if self._fixed_shapes and not dist_attr.any_placed():
                     self._fast = _on_numpy_when_checks_fail(
-                        xla.fast_path(feeds), xla.executable(feeds).checked, numpy_fallback)
+                        xla.fast_path(feeds), xla.executable(feeds).checked,
+                        self._fallback().forward)
                 return values
-        return numpy_fallback(feeds, tensors)
+        return self._fallback().forward(feeds, tensors)
 
     @property
-    def plain_forward(self):
+    def plain_call(self):
         """Once known, the forward's per-call path: a function (input arrays,
         captured tensors) -> output arrays serving every call that needs no
         gradient (see `XlaProgram.fast_path`); else None."""
@@ -113,19 +129,24 @@ class ConcreteRunner:
         """The StableHLO of the forward for these input arrays' shapes."""
         return (self._forward or self._forward_part()).lowered_text(feeds)
 
+    text = lowered_text
+
+    def step(self, tensors):
+        raise TypeError("a forward program is no training step")
+
     def _forward_part(self):
         return self._part("_forward", lambda: XlaProgram(
             self.concrete.main_program, self.input_names, self.output_names))
 
     # ---- gradients -----------------------------------------------------------------
-    def forward_for_grad(self, feeds, tensors, numpy_fallback, feed_attrs=None):
+    def forward_for_grad(self, feeds, tensors, feed_attrs=None):
         """(output values, what the backward needs): on XLA a `SavedOnDevice`,
-        else whatever `numpy_fallback(feeds, tensors)` returns."""
+        else what the numpy backend's `forward_for_grad` returns."""
         part = self._grad_forward
         if part is None:
             part = self._part("_grad_forward", self._build_grad_forward)
         return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors, feed_attrs),
-                         lambda: numpy_fallback(feeds, tensors))
+                         lambda: self._fallback().forward_for_grad(feeds, tensors))
 
     def _build_grad_forward(self):
         backward = self.concrete.backward_program()
@@ -146,14 +167,19 @@ class ConcreteRunner:
             saved.feed_attrs = [attrs[n] for n in self.backward_feeds]
         return values, saved
 
-    def backward(self, saved, cts, wanted, numpy_fallback):
+    def backward(self, saved, cts, wanted):
         """Per `wrt` of the BackwardProgram: a gradient array, UndefinedValue (a
-        zero cotangent) or None (not wanted / none exists)."""
+        zero cotangent) or None (not wanted / none exists). A forward that ran
+        on numpy saved numpy's values: its backward runs there too."""
+        if type(saved) is not SavedOnDevice:
+            return self._fallback().backward(saved, cts, wanted)
         part = self._backwards.get(wanted)
         if part is None:
             part = self._part(None, lambda: self._build_backward(wanted), key=wanted)
-        return part.call(lambda xla: self._run_backward(xla, saved, cts, wanted),
-                         numpy_fallback)
+        return part.call(
+            lambda xla: self._run_backward(xla, saved, cts, wanted),
+            lambda: self._fallback().gradients_from(saved.host_feeds + saved.host_params,
+                                                    cts, wanted))
 
     def _build_backward(self, wanted):
         backward = self.concrete.backward_program()
@@ -202,15 +228,8 @@ class SavedOnDevice:
         self.host_params = [t._value for t in tensors]
         self.feed_attrs = None  # the backward feeds' placements, in a sharded run
 
-    def gradients(self, cts, wanted, numpy_gradients):
-        """See `ConcreteRunner.backward`; `numpy_gradients(arrays, cts, wanted)`
-        recomputes on numpy from the forward's host arrays."""
-        return self.runner.backward(
-            self, cts, wanted,
-            lambda: numpy_gradients(self.host_feeds + self.host_params, cts, wanted))
 
-
-class StepRunner:
+class StepRunner(_FallsBack):
     """A whole training step (`d2s.jit.train_step.StepProgram`) on XLA.
 
     The step is a pure program (inputs, parameters and state, gradients held
@@ -226,7 +245,7 @@ class StepRunner:
 
     def __init__(self, step):
         program = step.main_program
-        self.step = step
+        self._step = self._parts = step
         n_captured = len(program.captured)
         n_inputs = len(step.inputs)
         names = step.run_inputs
@@ -251,6 +270,41 @@ class StepRunner:
         self._n_inputs = n_inputs
         self._fast = None
         self._held_types = ()
+
+    plain_call = None
+
+    def step_values(self, tensors):
+        """Values of the step's `run_outputs`, nothing committed yet (on XLA,
+        or on numpy when it does not lower)."""
+        step = self._step
+        feeds = [t._value for t in tensors]
+        feeds.extend(step._held_grads(tensors))
+        attrs = None  # the inputs' placements (d2s.distributed): a sharded step
+        if dist_attr.any_placed():
+            attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
+        # parameters are the backend's to send (or keep)
+        return self.run(feeds, step._traced_tensors, lambda: self._fallback().values(tensors),
+                        attrs)
+
+    # (a training step runs whole: its parts are not called one by one)
+    def forward(self, feeds, tensors, feed_attrs=None):
+        raise TypeError("a training step runs whole (step)")
+
+    forward_for_grad = forward
+
+    def backward(self, saved, cts, wanted):
+        raise TypeError("a training step runs whole (step)")
+
+    def step(self, tensors):
+        """One step on eager input Tensors, committed: its outputs."""
+        return self._step._finish(tensors, self.step_values(tensors))
+
+    def text(self, feeds):
+        return self._part.lowered_text(feeds)
+
+    def step_call_hooks(self, step):
+        """The xla half of the step's generated call (jit.step_call)."""
+        return _StepCallHooks(self)
 
     def run(self, feeds, tensors, numpy_fallback, feed_attrs=None):
         """Values of the step's `run_outputs` (those written back already: the
@@ -288,3 +342,27 @@ class StepRunner:
             if a.dtype != dtype or a.shape != shape:
                 return False
         return True
+
+
+class _StepCallHooks:
+    """What jit.step_call writes for a step on XLA: placed values take the
+    general path; the run is the runner's, numpy's values its fallback."""
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    def first_checks(self, w):
+        return []
+
+    def guard(self, w, general):
+        pass
+
+    def conditions(self, w):
+        w.globals["_any_placed"] = dist_attr.any_placed  # placements: the general path's
+        return ["_any_placed()"]
+
+    def run(self, w, step, arrays):
+        runner = self.runner
+        w.globals.update(_run=runner.run, _traced=step._traced_tensors,
+                         _values=lambda tensors: runner._fallback().values(tensors))
+        w.emit(f"r = _run([{', '.join(arrays)}], _traced, lambda: _values(tensors), None)")

@@ -18,14 +18,11 @@
 """
 from __future__ import annotations
 
+from ..base import Unsupported as _Unsupported
 
-class Unsupported(Exception):
+
+class Unsupported(_Unsupported):
     """No XLA form for this op or this use of it (the message says why)."""
-
-    def __init__(self, reason, op=None):
-        super().__init__(reason)
-        self.reason = reason
-        self.op = op
 
 
 class EmptyRowShape(Unsupported):

@@ -3,15 +3,15 @@
 A program (with its feeds and fetches) that cannot lower — an op without an
 XLA form, or a use of one found while tracing (a bool mask, a loop value
 that grows) — runs on the numpy backend from then on, after one
-`BackendFallbackWarning` naming the op, the user's file and line.
+`BackendFallbackWarning` naming the op, the user's file and line (the
+registry's policy: `d2s.backends.warn_fallback`).
 """
 from __future__ import annotations
 
 import threading
 
-from ...static.backend import BackendFallbackWarning
+from ... import backends as registry
 from ...static.executor import check_fed
-from ...static.origins import warn_in_user_code
 from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
 
@@ -32,8 +32,7 @@ class Lowered:
 
     def fall_back(self, e):
         self.xla = None
-        self.reason = fallback_message(e)
-        warn_in_user_code(self.reason, BackendFallbackWarning)
+        self.reason = registry.warn_fallback("xla", e)
 
     def call(self, use, numpy_fallback):
         """`use(xla_program)`, or `numpy_fallback()` when the program does not
@@ -61,12 +60,18 @@ class Runner(Lowered):
     def __init__(self, program, feed_names, fetch_names):
         check_fed(program, program.all_ops(), feed_names)  # the numpy backend's error
         self.fetch_names = list(fetch_names)
+        self._numpy = registry.get(registry.FALLBACK).runner(program, feed_names, fetch_names)
         super().__init__(lambda: XlaProgram(program, feed_names, fetch_names))
 
-    def run(self, feeds, numpy_fallback, feed_attrs=None):
+    def run(self, feeds, feed_attrs=None):
         """Fetched arrays. `feed_attrs`: per feed its placements (a DistAttr) or
         None — the seam through which sharded inputs reach XLA."""
-        return self.call(lambda xla: xla(feeds, feed_attrs=feed_attrs), numpy_fallback)
+        return self.call(lambda xla: xla(feeds, feed_attrs=feed_attrs),
+                         lambda: self._numpy.run(feeds))
+
+    def text(self, feeds, feed_attrs=None):
+        """The StableHLO for these feeds' shapes."""
+        return self.lowered_text(feeds, feed_attrs=feed_attrs)
 
     def output_attrs(self, feeds, feed_attrs=None):
         """Per fetch, the placements the program gave it (None where unsharded,
@@ -76,15 +81,8 @@ class Runner(Lowered):
 
 
 def fallback_message(e):
-    op = e.op
-    where = ""
-    if op is not None and op.origin:
-        where = f" at {op.origin[0]}, line {op.origin[1]}"
-        if len(op.origin) > 2 and op.origin[2]:
-            where += f" ({op.origin[2]})"
-    what = f"op '{op.type}'{where}" if op is not None else "this program"
-    return (f"xla backend: {what} cannot be lowered: {e.reason}; the program runs on the "
-            "numpy backend")
+    """The fallback warning's text (see `d2s.backends.fallback_message`)."""
+    return registry.fallback_message("xla", e)
 
 
 _lock = threading.Lock()

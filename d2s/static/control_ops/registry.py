@@ -10,7 +10,7 @@ run time — and, side by side, every interpretation of it:
 * `interpret(op, scope, run_block)`: the reference interpreter
   (`static.executor`) runs it; `run_block(block_idx, scope)` runs a
   sub-block in `scope` (a child of the op's scope, or a saved one);
-* `emit(em, op, indent)`: the compiled executor (`static.codegen`) writes
+* `emit(em, op, indent)`: the compiled executor (`d2s.backends.numpy.codegen`) writes
   its Python; `em` is the code generator (idents, lines, sub-blocks). Names
   go through `em.ident`, values through `em.constant`: nothing an op holds
   (a loaded file's text included) is written into the source as it is;

@@ -12,7 +12,7 @@ jax = pytest.importorskip("jax")
 import d2s  # noqa: E402
 import d2s.nn as nn  # noqa: E402
 from d2s.jit import to_static  # noqa: E402
-from d2s.static import backend as backend_state  # noqa: E402
+from d2s import backends as backend_state  # noqa: E402
 
 
 @pytest.fixture

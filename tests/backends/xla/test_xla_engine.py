@@ -222,7 +222,7 @@ def test_set_backend_makes_xla_the_default_and_back():
         static.Executor().run(prog, feed={"x": np.ones(2, np.float32)}, fetch_list=outs)
         assert "_xla_runners" in prog.__dict__
     finally:
-        from d2s.static import backend
+        from d2s import backends as backend
         backend._STATE["default"] = None
     assert d2s.jit.get_backend() in ("numpy", "xla")  # D2S_BACKEND decides again
 

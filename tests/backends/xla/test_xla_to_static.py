@@ -15,7 +15,7 @@ import d2s  # noqa: E402
 import d2s.nn as nn  # noqa: E402
 from d2s.core.registry import OPS, NotLowerable  # noqa: E402
 from d2s.jit import InputSpec, to_static  # noqa: E402
-from d2s.static import backend as backend_state  # noqa: E402
+from d2s import backends as backend_state  # noqa: E402
 from d2s.static.backend import BackendFallbackWarning  # noqa: E402
 
 from xla_helpers import assert_same, op_types  # noqa: E402

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from ..core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
-from ..core.registry import OPS
-from .control_ops import restored_var, saved_values, saved_var
-from .definedness import maybe_undefined
-from .passes.dce import has_side_effect
-from .passes.inplace import _fresh, _reads
+from ...core.ops.optim_ops import DEAD_GRAD_UPDATES, IN_PLACE_UPDATES
+from ...core.registry import OPS
+from ...static.control_ops import restored_var, saved_values, saved_var
+from ...static.definedness import maybe_undefined
+from ...static.passes.dce import has_side_effect
+from ...static.passes.inplace import _fresh, _reads
 
 _RAISING = ("raise", "assert")
 

@@ -24,15 +24,15 @@ import re
 
 import numpy as np
 
-from ..bytecode_cache import compile_module
-from ..core.attr_schema import is_safe_name
-from ..core.ops.indexing import index_source
-from ..core.registry import OPS
-from .control_ops import control_op, kept_names, restored_var, saved_var
-from .passes import ProgramView, optimize
-from .passes.inplace import is_ufunc_op
-from .scope import UndefinedValue
-from .scope import relocate as _relocate
+from ...bytecode_cache import compile_module
+from ...core.attr_schema import is_safe_name
+from ...core.ops.indexing import index_source
+from ...core.registry import OPS
+from ...static.control_ops import control_op, kept_names, restored_var, saved_var
+from ...static.passes import ProgramView, optimize
+from ...static.passes.inplace import is_ufunc_op
+from ...static.scope import UndefinedValue
+from ...static.scope import relocate as _relocate
 from .update_plan import UpdateBuffers
 
 
