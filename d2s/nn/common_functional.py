@@ -3,7 +3,8 @@ resizing, cosine similarity, sequence masks, scaled dot-product attention.
 
 All are compositions of registered ops. Padding and resizing work along one
 axis at a time with constant index or weight arrays built from the (known)
-input size: a gather picks the rows a padding mode reads, and a resize is a
+input size: a gather picks the rows a padding mode reads (constant padding of a
+dim known only at run time concatenates blocks of the fill value), and a resize is a
 product with an interpolation matrix (separable, so exact for bilinear).
 """
 from __future__ import annotations
@@ -12,8 +13,8 @@ import math
 
 import numpy as np
 
-from ..core.ops import (arange, cast, constant, equal, gather, matmul, maximum, softmax, sqrt,
-                        sum as _sum, transpose, unsqueeze, where)
+from ..core.ops import (arange, cast, concat, constant, equal, full_like, gather, matmul,
+                        maximum, softmax, sqrt, sum as _sum, transpose, unsqueeze, where)
 from ..core.ops._base import lift
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
@@ -74,11 +75,14 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
     if lo == 0 and hi == 0:
         return x
     n = x.shape[axis]
-    if n is None:
-        raise ValueError(f"{where_}: padding needs the padded dims known, got shape "
-                         f"{list(x.shape)}")
     if lo < 0 or hi < 0:
         raise ValueError(f"{where_}: negative padding ({lo}, {hi}) is not supported")
+    if n is None:
+        if mode == "constant":
+            return _pad_constant_unknown(x, axis, lo, hi, value)
+        raise ValueError(f"{where_}: {mode!r} padding needs the padded dims known, got shape "
+                         f"{list(x.shape)}; give that dim a size in the InputSpec, or use "
+                         f"mode='constant'")
     out = gather(x, constant(_pad_index(n, lo, hi, mode, where_).astype(np.int64)), axis=axis)
     if mode == "constant":
         shape = [1] * len(x.shape)
@@ -87,6 +91,21 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
         inside.reshape(-1)[lo:lo + n] = True
         out = where(constant(inside), out, cast(constant(value), x.dtype))
     return out
+
+
+def _pad_constant_unknown(x, axis, lo, hi, value):
+    """Constant padding of an axis whose size is only known at run time (a
+    causal Conv1D over a `None` sequence length): blocks of `value` shaped
+    like `lo` / `hi` rows of `x` (its other dims may be unknown too) are
+    concatenated on either side. Row 0 gives the blocks their shape; the
+    axis must not be empty at run time."""
+    parts = []
+    if lo:
+        parts.append(full_like(gather(x, constant(np.zeros(lo, np.int64)), axis=axis), value))
+    parts.append(x)
+    if hi:
+        parts.append(full_like(gather(x, constant(np.zeros(hi, np.int64)), axis=axis), value))
+    return concat(parts, axis=axis)
 
 
 _MODES = ("constant", "reflect", "replicate", "circular")
