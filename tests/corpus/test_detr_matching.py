@@ -16,6 +16,7 @@ import d2s.nn.functional as F
 from d2s.static import InputSpec
 
 from harness import BACKENDS, train_and_compare
+from xla_budget import for_backend
 
 C, Q, D = 3, 4, 8                  # classes (+1 "no object"), queries, width
 NO_OBJ, EOS_COEF = C, 0.1
@@ -84,5 +85,5 @@ SPEC = [InputSpec([None, 3, 6, 6]), InputSpec([None, None], "int64"),
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_detr_greedy_matching_loss_trains_like_eager(backend):
-    _, _, fn = train_and_compare(TinyDETR, BATCHES, backend, SPEC, method="loss", opt="adamw")
+    _, _, fn = train_and_compare(TinyDETR, for_backend(BATCHES, backend), backend, SPEC, method="loss", opt="adamw")
     assert len(fn.program_cache) == 1
