@@ -16,6 +16,7 @@ import d2s.nn.functional as F
 from d2s.static import InputSpec
 
 from harness import BACKENDS, grads, infer_and_compare, t, train_and_compare, twins
+from xla_budget import for_backend
 
 CLASSES, BLANK, H = 5, 0, 8
 
@@ -59,7 +60,7 @@ FIXED_WIDTH = [InputSpec([None, 1, 8, 6], "float32"), InputSpec([None, 6], "int6
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_crnn_trains_like_eager(backend):
-    _, _, fn = train_and_compare(CRNN, BATCHES, backend, FIXED_WIDTH, method="loss",
+    _, _, fn = train_and_compare(CRNN, for_backend(BATCHES, backend), backend, FIXED_WIDTH, method="loss",
                                  opt="adam")
     assert len(fn.program_cache) == 1
 
