@@ -1,5 +1,5 @@
 """Other functions of `d2s.nn.functional`: one-hot and label smoothing, padding,
-resizing, cosine similarity, sequence masks, scaled dot-product attention.
+resizing, cosine similarity, normalize, sequence masks, scaled dot-product attention.
 
 All are compositions of registered ops. Padding and resizing work along one
 axis at a time with constant index or weight arrays built from the (known)
@@ -14,10 +14,11 @@ import math
 import numpy as np
 
 from ..core.ops import (arange, cast, concat, constant, equal, full_like, gather, matmul,
-                        maximum, softmax, sqrt, sum as _sum, transpose, unsqueeze, where)
+                        maximum, norm, softmax, sqrt, sum as _sum, transpose, unsqueeze, where)
 from ..core.ops._base import lift
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
+           "normalize",
            "sequence_mask", "scaled_dot_product_attention"]
 
 
@@ -41,6 +42,13 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8):
     w12 = _sum(x1 * x2, axis=axis)
     w1, w2 = _sum(x1 * x1, axis=axis), _sum(x2 * x2, axis=axis)
     return w12 / sqrt(maximum(w1 * w2, eps * eps))
+
+
+def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
+    """`x / max(||x||_p, epsilon)` along `axis` (PaddlePaddle's and PyTorch's
+    `normalize`: unit vectors for contrastive heads; p in {1, 2, inf})."""
+    x = lift(x)
+    return x / maximum(norm(x, p=p, axis=axis, keepdim=True), cast(constant(epsilon), x.dtype))
 
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
