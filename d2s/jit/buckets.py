@@ -1,0 +1,315 @@
+"""Shape buckets: `InputSpec([None, 8], buckets=[16, 32, 64])` pads a call's
+length on a `None` dim up to the next bucket, so that a compiling backend
+builds one executable per bucket instead of one per length (JAX users pad
+by hand for the same reason; PaddlePaddle's InputSpec names the dim).
+
+Padding is only honest where the padded rows cannot reach the real ones. A
+pad-safety analysis walks the traced program once, tracking on which axis
+each variable carries the padded dim:
+
+* elementwise ops (broadcasting), `matmul` over other axes, reductions and
+  `softmax` over other axes, slices that keep the padded axis whole: the
+  padded rows stay rows of their own;
+* `sum`/`mean`/`max`/`min` and `softmax` over the padded axis are rewritten
+  to read a mask the program carries as one more input (`mean` divides by
+  the true length);
+* anything else reading the padded dim (reshape, transpose, cumsum, sort,
+  control flow, tensor arrays, random ops, ...) is not pad-safe: the
+  function then compiles per length as without buckets, with one warning
+  naming the op and the user's line.
+
+Outputs carrying the padded axis are sliced back to the true length
+eagerly (a differentiable slice), and the inputs are padded eagerly with
+zeros, so gradients flow to the caller's tensors as in the unpadded run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.registry import OPS
+from ..static.input_spec import InputSpec
+from ..static.ir import Operator
+
+MASK_NAME = "_d2s_bucket_mask"
+
+# Elementwise ops the registry does not flag (they take attributes, not shapes).
+_ALSO_ELEMENTWISE = frozenset((
+    "gelu", "silu", "scale", "leaky_relu", "elu", "softplus", "hardtanh", "square",
+    "reciprocal", "assign", "identity", "relu6", "hardswish", "hardsigmoid", "swish",
+    "mish", "selu", "celu", "softsign", "tanhshrink", "logsigmoid", "isnan", "isinf",
+    "isfinite"))
+_MASKED_REDUCTIONS = {"sum": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf}
+_OTHER_REDUCTIONS = frozenset(("prod", "any", "all", "logsumexp", "amax", "amin", "argmax",
+                               "argmin", "std", "var", "norm"))
+
+
+class NotPadSafe(Exception):
+    """The op that reads the padded dim in a way padding would change."""
+
+    def __init__(self, op, why):
+        self.op, self.why = op, why
+        origin = op.origin
+        where = f" at {origin[0]}:{origin[1]}" if origin else ""
+        super().__init__(f"op '{op.type}'{where} {why}")
+
+
+def bucketed_specs(input_spec):
+    """{argument position: InputSpec} for the specs that ask for buckets."""
+    if not input_spec:
+        return {}
+    return {i: s for i, s in enumerate(input_spec)
+            if isinstance(s, InputSpec) and s.buckets is not None}
+
+
+def plan(specs, args):
+    """(true length, bucket length) of a call, or None if no bucketed argument
+    is a tensor here. Every bucketed argument of one call must have the same
+    length (the program carries one mask)."""
+    from ..core.tensor import Tensor
+    lengths = {}
+    for i, spec in specs.items():
+        if i < len(args) and isinstance(args[i], Tensor):
+            shape = args[i].shape
+            if len(shape) != len(spec.shape):
+                return None  # the signature's own check names the mismatch
+            lengths[i] = int(shape[spec.bucket_axis])
+    if not lengths:
+        return None
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            "bucketed inputs of one call must have the same length on their bucketed axis "
+            f"(one mask per program), got {sorted(set(lengths.values()))} for "
+            + ", ".join(repr(specs[i]) for i in lengths))
+    length = next(iter(lengths.values()))
+    first = specs[next(iter(lengths))]
+    buckets = {specs[i].bucket_for(length) for i in lengths}
+    if len(buckets) > 1:
+        raise ValueError(f"bucketed inputs pad length {length} to different buckets "
+                         f"{sorted(buckets)}; give them the same buckets ({first!r})")
+    return length, buckets.pop()
+
+
+def pad_args(specs, args, length, bucket):
+    """`args` with each bucketed tensor padded with zeros to `bucket` (an eager,
+    differentiable concat), and the mask (bool [bucket], True on real rows)."""
+    import d2s
+    from ..core.tensor import Tensor
+    out = list(args)
+    for i, spec in specs.items():
+        if i < len(args) and isinstance(args[i], Tensor) and bucket > length:
+            t = args[i]
+            shape = list(t.shape)
+            shape[spec.bucket_axis] = bucket - length
+            zeros = d2s.zeros(shape, dtype=t.dtype)
+            out[i] = d2s.concat([t, zeros], axis=spec.bucket_axis)
+    mask = Tensor(np.arange(bucket) < length)
+    return out, mask
+
+
+def slice_outputs(result, leaf_axes, length):
+    """`result` (the program's eager result) with every leaf that carries the
+    padded dim (`leaf_axes`: leaf position -> axis) sliced back to `length`."""
+    if not leaf_axes:
+        return result
+    from ..static.pytree import flatten, unflatten
+    leaves, tree = flatten(result)
+    for pos, axis in leaf_axes.items():
+        index = (slice(None),) * axis + (slice(0, length),)
+        leaves[pos] = leaves[pos][index]
+    return unflatten(tree, leaves)
+
+
+# ---- the analysis and the masked rewrites ----------------------------------------------
+def _axes_of(attrs, ndim):
+    axes = attrs.get("axes", attrs.get("axis"))
+    if axes is None or axes == () or axes == []:
+        return tuple(range(ndim))
+    if isinstance(axes, int):
+        axes = (axes,)
+    return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+
+
+def _ndim(var):
+    return len(var.shape)
+
+
+class _Rewriter:
+    """Walks block 0 (`analyse`), rewriting masked reductions in place."""
+
+    def __init__(self, program, mask):
+        self.program = program
+        self.block = program.global_block()
+        self.mask = mask
+        self.axis = {}  # var name -> axis carrying the padded dim
+
+    def var(self, shape, dtype, prefix):
+        return self.block.create_var(tuple(shape), dtype, prefix=f"bucket_{prefix}",
+                                     stop_gradient=False)
+
+    def op(self, type, inputs, outputs, attrs, like):
+        return Operator(self.block, type, inputs, outputs, attrs, like.origin_record)
+
+    def run(self, input_axes):
+        self.axis.update(input_axes)
+        new_ops = []
+        for op in list(self.block.ops):
+            new_ops.extend(self.visit(op))
+        self.block.ops[:] = new_ops
+        return self.axis
+
+    def tainted(self, op):
+        return [(v, self.axis[v.name]) for v in op.inputs
+                if v is not None and hasattr(v, "name") and v.name in self.axis]
+
+    def visit(self, op):
+        tainted = self.tainted(op)
+        if not tainted:
+            return [op]
+        if op.sub_blocks():
+            raise NotPadSafe(op, "runs control flow on the padded dim")
+        opdef = OPS.get(op.type)
+        if opdef is not None and opdef.stateful:
+            raise NotPadSafe(op, "draws random numbers (padding would change the draws)")
+        t = op.type
+        if (opdef is not None and opdef.elementwise) or t in _ALSO_ELEMENTWISE:
+            return self.elementwise(op, tainted)
+        if t == "matmul":
+            return self.matmul(op, tainted)
+        if t in _MASKED_REDUCTIONS or t in _OTHER_REDUCTIONS:
+            return self.reduction(op, tainted)
+        if t in ("softmax", "log_softmax"):
+            return self.softmax(op, tainted)
+        if t == "getitem":
+            return self.getitem(op, tainted)
+        raise NotPadSafe(op, "is not known to be pad-safe on the padded dim")
+
+    def elementwise(self, op, tainted):
+        out = op.outputs[0]
+        n = _ndim(out)
+        axes = {a + n - _ndim(v) for v, a in tainted}
+        if len(axes) != 1 or len(op.outputs) != 1:
+            raise NotPadSafe(op, "combines the padded dim with another axis")
+        self.axis[out.name] = axes.pop()
+        return [op]
+
+    def matmul(self, op, tainted):
+        if op.attrs.get("transpose_x") or op.attrs.get("transpose_y") \
+                or op.attrs.get("trans_x") or op.attrs.get("trans_y"):
+            raise NotPadSafe(op, "transposes a padded operand")
+        x, y = op.inputs[:2]
+        out = op.outputs[0]
+        n = _ndim(out)
+        axes = set()
+        for v, a in tainted:
+            k = _ndim(v)
+            contract = k - 1 if v is x else (k - 2 if k >= 2 else 0)
+            if k == 1 or a == contract:
+                raise NotPadSafe(op, "contracts over the padded dim (a masked matmul is not "
+                                 "supported)")
+            if v is y and a == k - 1:
+                axes.add(n - 1)
+            else:
+                axes.add(a + n - k)
+        if len(axes) != 1:
+            raise NotPadSafe(op, "combines the padded dim with another axis")
+        self.axis[out.name] = axes.pop()
+        return [op]
+
+    def reduction(self, op, tainted):
+        (x, a), = tainted if len(tainted) == 1 else [(None, None)]
+        if x is None or x is not op.inputs[0]:
+            raise NotPadSafe(op, "reads the padded dim through a second input")
+        axes = _axes_of(op.attrs, _ndim(x))
+        keep = bool(op.attrs.get("keepdim", False))
+        out = op.outputs[0]
+        if a not in axes:
+            self.axis[out.name] = a if keep else a - sum(1 for b in axes if b < a)
+            return [op]
+        if op.type not in _MASKED_REDUCTIONS or len(op.outputs) != 1:
+            raise NotPadSafe(op, "reduces over the padded dim (masked sum, mean, max, min "
+                             "and softmax are supported)")
+        ops, masked = self.masked(x, a, _MASKED_REDUCTIONS[op.type], op)
+        if op.type != "mean":
+            op.inputs[0] = masked
+            return ops + [op]
+        # mean -> sum(masked) / sum(mask broadcast to x): divides by the true count
+        attrs = dict(op.attrs)
+        attrs.pop("axis", None)
+        attrs["axes"], attrs["keepdim"] = axes, keep
+        total = self.var(out.shape, out.dtype, "sum")
+        count = self.var(out.shape, out.dtype, "count")
+        mask_b = ops[0].outputs[0]
+        full_b = self.var(x.shape, np.bool_, "maskfull")
+        maskf = self.var(x.shape, x.dtype, "maskf")
+        ops += [self.op("sum", [masked], [total], dict(attrs), op),
+                self.op("broadcast_like", [mask_b, x], [full_b], {}, op),
+                self.op("cast", [full_b], [maskf], {"dtype": np.dtype(x.dtype).name}, op),
+                self.op("sum", [maskf], [count], dict(attrs), op),
+                self.op("divide", [total, count], [out], {}, op)]
+        return ops
+
+    def softmax(self, op, tainted):
+        (x, a), = tainted
+        axis = op.attrs.get("axis", -1) % _ndim(x)
+        out = op.outputs[0]
+        self.axis[out.name] = a
+        if axis != a:
+            return [op]
+        if op.type != "softmax":
+            raise NotPadSafe(op, "normalises over the padded dim (masked softmax only)")
+        ops, masked = self.masked(x, a, -np.inf, op)
+        op.inputs[0] = masked
+        return ops + [op]
+
+    def getitem(self, op, tainted):
+        (x, a), = tainted
+        spec = op.attrs.get("spec")
+        if len(op.inputs) != 1 or not isinstance(spec, tuple) or \
+                any(not (isinstance(s, tuple) and s and s[0] == "slice") for s in spec):
+            raise NotPadSafe(op, "indexes with other than slices")
+        if a < len(spec) and tuple(spec[a][1:]) != (None, None, None):
+            raise NotPadSafe(op, "slices the padded dim")
+        self.axis[op.outputs[0].name] = a
+        return [op]
+
+    def masked(self, x, axis, fill, like):
+        """Ops making `where(mask on axis, x, fill)`; (ops, the masked var)."""
+        n = _ndim(x)
+        shape = [1] * n
+        shape[axis] = -1
+        mask_b = self.var([x.shape[i] if i == axis else 1 for i in range(n)], np.bool_, "mask")
+        fill_v = self.var((), x.dtype, "fill")
+        masked = self.var(x.shape, x.dtype, "masked")
+        ops = [self.op("reshape", [self.mask], [mask_b], {"shape": tuple(shape)}, like),
+               self.op("full", [], [fill_v], {"shape": (), "fill_value": float(fill),
+                                              "dtype": np.dtype(x.dtype).name}, like),
+               self.op("where", [mask_b, x, fill_v], [masked], {}, like)]
+        return ops, masked
+
+
+def make_pad_safe(concrete, input_axes):
+    """Rewrite `concrete`'s forward for padded inputs (`input_axes`: input
+    name -> padded axis; its last input is the mask). Returns {output
+    position: axis} for the outputs that carry the padded dim; raises
+    NotPadSafe (the program left as it was) if some op is not pad-safe."""
+    program = concrete.main_program
+    block = program.global_block()
+    before = list(block.ops)
+    rewriter = _Rewriter(program, concrete.inputs[-1])
+    try:
+        axes = rewriter.run(input_axes)
+    except NotPadSafe:
+        block.ops[:] = before
+        raise
+    concrete._n_forward += len(block.ops) - len(before)
+    return {i: axes[v.name] for i, v in enumerate(concrete.outputs) if v.name in axes}
+
+
+def dropping_mask(fn):
+    """`fn` called without the mask argument the signature carries (the
+    program reads it as an input; the user's function never sees it)."""
+    def run(*args, **kwargs):
+        kwargs.pop(MASK_NAME, None)
+        return fn(*args, **kwargs)
+    run.__wrapped__ = fn
+    return run
