@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import ops
 from ..core.registry import OPS
+from ..core.tensor import Tensor
 from ..static.input_spec import InputSpec
 from ..static.ir import Operator
 
@@ -65,10 +67,9 @@ def plan(specs, args):
     """(true length, bucket length) of a call, or None if no bucketed argument
     is a tensor here. Every bucketed argument of one call must have the same
     length (the program carries one mask)."""
-    from ..core.tensor import Tensor
     lengths = {}
     for i, spec in specs.items():
-        if i < len(args) and isinstance(args[i], Tensor):
+        if i < len(args) and isinstance(args[i], (Tensor, np.ndarray)):
             shape = args[i].shape
             if len(shape) != len(spec.shape):
                 return None  # the signature's own check names the mismatch
@@ -92,16 +93,17 @@ def plan(specs, args):
 def pad_args(specs, args, length, bucket):
     """`args` with each bucketed tensor padded with zeros to `bucket` (an eager,
     differentiable concat), and the mask (bool [bucket], True on real rows)."""
-    import d2s
-    from ..core.tensor import Tensor
     out = list(args)
     for i, spec in specs.items():
-        if i < len(args) and isinstance(args[i], Tensor) and bucket > length:
-            t = args[i]
+        if i < len(args) and isinstance(args[i], (Tensor, np.ndarray)):
+            t = args[i] if isinstance(args[i], Tensor) else Tensor(args[i])
+            out[i] = t
+            if bucket == length:
+                continue
             shape = list(t.shape)
             shape[spec.bucket_axis] = bucket - length
-            zeros = d2s.zeros(shape, dtype=t.dtype)
-            out[i] = d2s.concat([t, zeros], axis=spec.bucket_axis)
+            zeros = ops.zeros(shape, dtype=t.dtype)
+            out[i] = ops.concat([t, zeros], axis=spec.bucket_axis)
     mask = Tensor(np.arange(bucket) < length)
     return out, mask
 

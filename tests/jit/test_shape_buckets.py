@@ -135,3 +135,37 @@ def test_buckets_need_one_none_dim_or_an_axis():
     assert InputSpec([None, None], buckets=[4], bucket_axis=1).bucket_axis == 1
     with pytest.raises(ValueError, match="not a None dim"):
         InputSpec([None, 8], buckets=[4], bucket_axis=1)
+
+
+def test_numpy_array_inputs_are_bucketed_too(fed_shapes):
+    sf = d2s.jit.to_static(pad_safe, input_spec=_spec())
+    x = RNG.standard_normal((6, 8)).astype("float32")
+    got = sf(x, d2s.to_tensor(W))[2]
+    np.testing.assert_allclose(got.numpy(), pad_safe(d2s.to_tensor(x), d2s.to_tensor(W))[2].numpy(),
+                               rtol=1e-5)
+    assert fed_shapes == [(16, 8)]
+
+
+def test_a_training_step_is_not_padded_and_says_why():
+    def make():
+        d2s.seed(3)
+        layer = d2s.nn.Linear(8, 4)
+        opt = d2s.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters())
+
+        def step(x):
+            loss = layer(x).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return layer, step
+
+    x = d2s.to_tensor(RNG.standard_normal((5, 8)).astype("float32"))
+    ref_layer, ref_step = make()
+    ref_loss = ref_step(x)
+    layer, step = make()
+    sf = d2s.jit.to_static(step, input_spec=[InputSpec([None, 8], buckets=[16])])
+    with pytest.warns(UserWarning, match="writes state"):
+        loss = sf(x)
+    np.testing.assert_allclose(loss.numpy(), ref_loss.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(layer.weight.numpy(), ref_layer.weight.numpy(), rtol=1e-5)
