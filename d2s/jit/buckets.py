@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import ops
+from ..core import ops as core_ops, state
 from ..core.registry import OPS
 from ..core.tensor import Tensor
 from ..static.input_spec import InputSpec
@@ -90,9 +90,10 @@ def plan(specs, args):
     return length, buckets.pop()
 
 
-def pad_args(specs, args, length, bucket):
+def pad_args(specs, args, length, bucket, mask=None):
     """`args` with each bucketed tensor padded with zeros to `bucket` (an eager,
-    differentiable concat), and the mask (bool [bucket], True on real rows)."""
+    differentiable concat), and the mask (bool [bucket], True on real rows;
+    `mask`: one made before for this length and bucket)."""
     out = list(args)
     for i, spec in specs.items():
         if i < len(args) and isinstance(args[i], (Tensor, np.ndarray)):
@@ -102,9 +103,15 @@ def pad_args(specs, args, length, bucket):
                 continue
             shape = list(t.shape)
             shape[spec.bucket_axis] = bucket - length
-            zeros = ops.zeros(shape, dtype=t.dtype)
-            out[i] = ops.concat([t, zeros], axis=spec.bucket_axis)
-    mask = Tensor(np.arange(bucket) < length)
+            if t.stop_gradient or not state.grad_enabled():  # no tape: plain arrays
+                value = np.asarray(t._value)
+                out[i] = Tensor._from_array(np.concatenate(
+                    [value, np.zeros(shape, value.dtype)], axis=spec.bucket_axis))
+            else:
+                zeros = core_ops.zeros(shape, dtype=t.dtype)
+                out[i] = core_ops.concat([t, zeros], axis=spec.bucket_axis)
+    if mask is None:
+        mask = Tensor(np.arange(bucket) < length)
     return out, mask
 
 
@@ -117,7 +124,11 @@ def slice_outputs(result, leaf_axes, length):
     leaves, tree = flatten(result)
     for pos, axis in leaf_axes.items():
         index = (slice(None),) * axis + (slice(0, length),)
-        leaves[pos] = leaves[pos][index]
+        leaf = leaves[pos]
+        if leaf.stop_gradient:  # not on the tape: slice its array
+            leaves[pos] = Tensor._from_array(leaf._value[index])
+        else:
+            leaves[pos] = leaf[index]
     return unflatten(tree, leaves)
 
 
@@ -230,23 +241,28 @@ class _Rewriter:
         if op.type not in _MASKED_REDUCTIONS or len(op.outputs) != 1:
             raise NotPadSafe(op, "reduces over the padded dim (masked sum, mean, max, min "
                              "and softmax are supported)")
-        ops, masked = self.masked(x, a, _MASKED_REDUCTIONS[op.type], op)
         if op.type != "mean":
+            ops, masked = self.masked(x, a, _MASKED_REDUCTIONS[op.type], op)
             op.inputs[0] = masked
             return ops + [op]
-        # mean -> sum(masked) / sum(mask broadcast to x): divides by the true count
-        attrs = dict(op.attrs)
-        attrs.pop("axis", None)
-        attrs["axes"], attrs["keepdim"] = axes, keep
+        # mean over `axes` = (masked sum over `axes` of the mean over the
+        # other reduced axes) / the true length: one scalar count, no mask
+        # the size of x
+        attrs = {"axes": axes, "keepdim": keep}
+        others = tuple(b for b in axes if b != a)
+        ops, src = [], x
+        if others:
+            kept = tuple(1 if i in others else d for i, d in enumerate(x.shape))
+            src = self.var(kept, x.dtype, "mean")
+            ops.append(self.op("mean", [x], [src], {"axes": others, "keepdim": True}, op))
+        more, masked = self.masked(src, a, 0.0, op)
+        ops += more
         total = self.var(out.shape, out.dtype, "sum")
-        count = self.var(out.shape, out.dtype, "count")
-        mask_b = ops[0].outputs[0]
-        full_b = self.var(x.shape, np.bool_, "maskfull")
-        maskf = self.var(x.shape, x.dtype, "maskf")
-        ops += [self.op("sum", [masked], [total], dict(attrs), op),
-                self.op("broadcast_like", [mask_b, x], [full_b], {}, op),
-                self.op("cast", [full_b], [maskf], {"dtype": np.dtype(x.dtype).name}, op),
-                self.op("sum", [maskf], [count], dict(attrs), op),
+        maskf = self.var(self.mask.shape, x.dtype, "maskf")
+        count = self.var((), x.dtype, "count")
+        ops += [self.op("sum", [masked], [total], attrs, op),
+                self.op("cast", [self.mask], [maskf], {"dtype": np.dtype(x.dtype).name}, op),
+                self.op("sum", [maskf], [count], {"axes": (0,), "keepdim": False}, op),
                 self.op("divide", [total, count], [out], {}, op)]
         return ops
 

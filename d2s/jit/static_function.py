@@ -75,6 +75,7 @@ class StaticFunction:
         # programs are keyed by the mask input too); `_buckets_off` once a
         # program proved not pad-safe.
         self._bucket_specs = shape_buckets.bucketed_specs(self._input_spec)
+        self._bucket_fast = {}  # see _call_bucketed
         self._buckets_off = False
         functools.update_wrapper(self, function)
 
@@ -146,6 +147,7 @@ class StaticFunction:
         with self._lock:
             self._program_passes = tuple(self._program_passes) + (pass_,)
             self._cache = ProgramCache()
+            self._bucket_fast = {}
         return self
 
     @property
@@ -255,10 +257,29 @@ class StaticFunction:
     def _call_bucketed(self, args, kwargs):
         """Run with the bucketed inputs padded to their bucket, the outputs
         sliced back; `_NOT_BUCKETED` when this call takes the ordinary path
-        (no bucketed tensor, not converting, or the program not pad-safe)."""
+        (no bucketed tensor, not converting, or the program not pad-safe).
+
+        A flat call of Tensors and scalars is served by `_bucket_fast` after
+        the first (its key: shapes, dtypes and values, as the ordinary fast
+        path's), skipping the signature."""
         if not to_static_enabled() or self._fallback_reason is not None \
                 or not state.in_dynamic_mode():
             return _NOT_BUCKETED
+        watch = self._globals
+        if watch is not None:
+            watch.countdown -= 1
+            if watch.countdown <= 0:
+                self._globals = watch.check()
+        key = None if kwargs else _fast_key(args, self._bound_self, self._modes_now())
+        hit = self._bucket_fast.get(key) if key is not None else None
+        if hit is not None:
+            entry, length, bucket, mask = hit
+            entry.last_used = next(CLOCK)
+            concrete = entry.program
+            padded, _ = shape_buckets.pad_args(self._bucket_specs, args, length, bucket, mask)
+            tensors = [padded[i] for i in entry.positions] + [mask]
+            result = _STATE.read(concrete, tensors, self.backend)
+            return shape_buckets.slice_outputs(result, concrete._d2s_bucket_axes, length)
         planned = shape_buckets.plan(self._bucket_specs, args)
         if planned is None:
             return _NOT_BUCKETED
@@ -278,9 +299,19 @@ class StaticFunction:
                     concrete = self._build_bucketed(signature, padded)
                     if concrete is None:
                         return _NOT_BUCKETED
-                    self._cache.add(signature, concrete)
+                    if self._globals is None and not self._cache.builds:
+                        self._globals = global_watch.watch(self._function)
+                    if self._cache.add(signature, concrete):  # evicted some
+                        self._bucket_fast.clear()
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
+        positions = [i for i, a in enumerate(padded) if any(a is t for t in tensors)]
+        if key is not None and len(positions) + 1 == len(tensors):
+            entry = self._cache._entries.get(signature.key)
+            if entry is not None:
+                if len(self._bucket_fast) >= 1024:
+                    self._bucket_fast.clear()
+                self._bucket_fast[key] = _BucketHit(entry, positions), length, bucket, mask
         result = _STATE.read(concrete, tensors, self.backend)
         return shape_buckets.slice_outputs(result, concrete._d2s_bucket_axes, length)
 
@@ -530,6 +561,26 @@ def _unstop(concrete, tensors):
 
 
 _NOT_BUCKETED = object()  # _call_bucketed: take the ordinary path
+
+
+class _BucketHit:
+    """A bucketed program's cache entry and the positions of its tensor arguments."""
+    __slots__ = ("entry", "positions")
+
+    def __init__(self, entry, positions):
+        self.entry, self.positions = entry, positions
+
+    @property
+    def program(self):
+        return self.entry.program
+
+    @property
+    def last_used(self):
+        return self.entry.last_used
+
+    @last_used.setter
+    def last_used(self, tick):
+        self.entry.last_used = tick
 
 
 class _FallBack(Exception):
