@@ -8,13 +8,16 @@ pad-safety analysis walks the traced program once, tracking on which axis
 each variable carries the padded dim:
 
 * elementwise ops (broadcasting), `matmul` over other axes, reductions and
-  `softmax` over other axes, slices that keep the padded axis whole: the
-  padded rows stay rows of their own;
+  `softmax` over other axes, slices that keep the padded axis whole,
+  transpose, (un)squeeze and concat on other axes, reshapes that keep the
+  padded dim and the dims before it, `x.shape[i]` of another dim: the padded
+  rows stay rows of their own;
 * `sum`/`mean`/`max`/`min` and `softmax` over the padded axis are rewritten
   to read a mask the program carries as one more input (`mean` divides by
   the true length);
-* anything else reading the padded dim (reshape, transpose, cumsum, sort,
-  control flow, tensor arrays, random ops, ...) is not pad-safe: the
+* anything else reading the padded dim (reading its length, a reshape merging
+  it, cumsum, sort, a matmul contracting it, control flow, tensor arrays,
+  random ops, ...) is not pad-safe: the
   function then compiles per length as without buckets, with one warning
   naming the op and the user's line.
 
@@ -41,6 +44,7 @@ _ALSO_ELEMENTWISE = frozenset((
     "mish", "selu", "celu", "softsign", "tanhshrink", "logsigmoid", "isnan", "isinf",
     "isfinite"))
 _MASKED_REDUCTIONS = {"sum": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf}
+_LAYOUT = frozenset(("shape", "transpose", "unsqueeze", "squeeze", "concat", "reshape"))
 _OTHER_REDUCTIONS = frozenset(("prod", "any", "all", "logsumexp", "amax", "amin", "argmax",
                                "argmin", "std", "var", "norm"))
 
@@ -154,6 +158,8 @@ class _Rewriter:
         self.block = program.global_block()
         self.mask = mask
         self.axis = {}  # var name -> axis carrying the padded dim
+        self.shape_of = {}  # `x.shape` vectors of padded vars: name -> (x's name, axis)
+        self.dim_of = {}    # a dim read from one: name -> (x's name, index)
 
     def var(self, shape, dtype, prefix):
         return self.block.create_var(tuple(shape), dtype, prefix=f"bucket_{prefix}",
@@ -175,9 +181,14 @@ class _Rewriter:
                 if v is not None and hasattr(v, "name") and v.name in self.axis]
 
     def visit(self, op):
+        shapes = [v for v in op.inputs if getattr(v, "name", None) in self.shape_of]
+        if shapes:
+            return self.shape_read(op, shapes)
         tainted = self.tainted(op)
         if not tainted:
             return [op]
+        if op.type in _LAYOUT:
+            return getattr(self, op.type)(op, tainted)
         if op.sub_blocks():
             raise NotPadSafe(op, "runs control flow on the padded dim")
         opdef = OPS.get(op.type)
@@ -195,6 +206,87 @@ class _Rewriter:
         if t == "getitem":
             return self.getitem(op, tainted)
         raise NotPadSafe(op, "is not known to be pad-safe on the padded dim")
+
+    # ---- reading the shape, layout ops --------------------------------------------------
+    def shape(self, op, tainted):
+        (x, a), = tainted
+        self.shape_of[op.outputs[0].name] = (x.name, a, _ndim(x))
+        return [op]
+
+    def shape_read(self, op, shapes):
+        source, a, ndim = self.shape_of[shapes[0].name]
+        spec = op.attrs.get("spec")
+        if op.type == "getitem" and len(op.inputs) == 1 and isinstance(spec, tuple) \
+                and len(spec) == 1 and spec[0][0] == "int" and spec[0][1] % ndim != a:
+            self.dim_of[op.outputs[0].name] = (source, spec[0][1] % ndim)
+            return [op]
+        raise NotPadSafe(op, "reads the padded length from a shape")
+
+    def transpose(self, op, tainted):
+        (x, a), = tainted
+        perm = [p % _ndim(x) for p in op.attrs["perm"]]
+        self.axis[op.outputs[0].name] = perm.index(a)
+        return [op]
+
+    def unsqueeze(self, op, tainted):
+        (x, a), = tainted
+        n = _ndim(op.outputs[0])
+        new = {b % n for b in op.attrs["axes"]}
+        kept = [i for i in range(n) if i not in new]
+        self.axis[op.outputs[0].name] = kept[a]
+        return [op]
+
+    def squeeze(self, op, tainted):
+        (x, a), = tainted
+        axes = op.attrs.get("axes")
+        if axes is None or axes == ():
+            raise NotPadSafe(op, "squeezes every size-1 dim (the padded one may be one)")
+        axes = {b % _ndim(x) for b in axes}
+        if a in axes:
+            raise NotPadSafe(op, "squeezes the padded dim")
+        self.axis[op.outputs[0].name] = a - sum(1 for b in axes if b < a)
+        return [op]
+
+    def concat(self, op, tainted):
+        axes = {a for _, a in tainted}
+        axis = op.attrs["axis"] % _ndim(op.inputs[0])
+        if len(tainted) != len(op.inputs) or len(axes) != 1 or axis in axes:
+            raise NotPadSafe(op, "joins along the padded dim or with unpadded inputs")
+        self.axis[op.outputs[0].name] = axes.pop()
+        return [op]
+
+    def reshape(self, op, tainted):
+        (x, a), = tainted
+        if x is not op.inputs[0]:
+            raise NotPadSafe(op, "takes its shape from a padded tensor")
+        target = list(op.attrs["shape"])
+        dims = iter(op.inputs[1:])
+        given = [next(dims, None) if d is None else d for d in target]
+        shape = x.shape
+        if len(target) <= a:
+            raise NotPadSafe(op, "merges the padded dim with others")
+        for i in range(a):
+            d = given[i]
+            same = (isinstance(d, int) and (d == 0 or d == shape[i])) or (
+                not isinstance(d, int) and self.dim_of.get(getattr(d, "name", None)) ==
+                (x.name, i))
+            if not same:
+                raise NotPadSafe(op, "reshapes the dims before the padded one")
+        tail_in = shape[a + 1:]
+        tail = given[a + 1:]
+        if not isinstance(given[a], int) or given[a] not in (0, -1) or \
+                any(d is None for d in tail_in) or \
+                any(not isinstance(d, int) or d == 0 for d in tail):
+            raise NotPadSafe(op, "merges or splits the padded dim")
+        size_in = int(np.prod(tail_in, dtype=np.int64))
+        known = int(np.prod([d for d in tail if d != -1], dtype=np.int64))
+        free = sum(1 for d in tail if d == -1) + (given[a] == -1)
+        ok = (known == size_in) if free == (given[a] == -1) else \
+            (free == 1 and given[a] == 0 and size_in % known == 0)
+        if not ok:
+            raise NotPadSafe(op, "merges or splits the padded dim")
+        self.axis[op.outputs[0].name] = a
+        return [op]
 
     def elementwise(self, op, tainted):
         out = op.outputs[0]

@@ -33,6 +33,25 @@ def not_pad_safe(x, w):
     return d2s.cumsum(d2s.matmul(x, w), axis=0)
 
 
+def layout(x):  # x: [batch, length (bucketed), 8]
+    b = x.shape[0]
+    heads = d2s.transpose(d2s.reshape(x, [b, -1, 2, 4]), [0, 2, 1, 3])
+    same = d2s.squeeze(d2s.unsqueeze(d2s.reshape(x, [0, 0, 2, 4]), 0), 0)
+    scores = d2s.nn.functional.softmax(heads.sum(-1), axis=-1)
+    return heads, same, d2s.concat([x, x], axis=-1), x.transpose([1, 0, 2]), scores
+
+
+def merges_length(x):
+    return d2s.reshape(x, [0, -1])
+
+
+def reads_length(x):
+    return x * x.shape[1]
+
+
+SEQ_SPEC = [InputSpec([None, None, 8], buckets=[8], bucket_axis=1)]
+
+
 def _flat(r):
     return list(r) if isinstance(r, tuple) else [r]
 
@@ -83,6 +102,28 @@ def test_gradients_through_the_padded_program_equal_eager(backend):
         grads.append((x.grad.numpy(), w.grad.numpy()))
     for got, ref in zip(grads[1], grads[0]):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_layout_ops_keeping_the_padded_dim_are_pad_safe(backend, fed_shapes):
+    sf = d2s.jit.to_static(layout, input_spec=SEQ_SPEC, backend=backend)
+    for length in (3, 5):
+        x = d2s.to_tensor(RNG.standard_normal((2, length, 8)).astype("float32"))
+        for got, ref in zip(sf(x), layout(x)):
+            np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(sf.program_cache) == 1 and set(fed_shapes) == {(2, 8, 8)}
+
+
+@pytest.mark.parametrize("fn, op, why", [
+    (merges_length, "reshape", "merges or splits the padded dim"),
+    (reads_length, "getitem", "reads the padded length"),
+])
+def test_layout_ops_changing_the_padded_dim_are_not(fn, op, why, fed_shapes):
+    sf = d2s.jit.to_static(fn, input_spec=SEQ_SPEC)
+    x = d2s.to_tensor(RNG.standard_normal((2, 3, 8)).astype("float32"))
+    with pytest.warns(UserWarning, match=f"'{op}' at .*test_shape_buckets.py:[0-9]+ {why}"):
+        got = sf(x)
+    np.testing.assert_allclose(got.numpy(), fn(x).numpy(), rtol=1e-6)
+    assert fed_shapes == [(2, 3, 8)]
 
 
 def test_not_pad_safe_warns_once_naming_the_op_and_builds_per_length(backend, fed_shapes):
