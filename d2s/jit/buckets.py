@@ -12,7 +12,8 @@ each variable carries the padded dim:
   transpose, (un)squeeze and concat on other axes, reshapes that keep the
   padded dim and the dims before it, `x.shape[i]` of another dim: the padded
   rows stay rows of their own;
-* `sum`/`mean`/`max`/`min` and `softmax` over the padded axis are rewritten
+* `sum`/`mean`/`max`/`min`, `softmax` and a `matmul` contracting two
+  padded operands over the padded axis are rewritten
   to read a mask the program carries as one more input (`mean` divides by
   the true length);
 * anything else reading the padded dim (reading its length, a reshape merging
@@ -304,13 +305,25 @@ class _Rewriter:
         x, y = op.inputs[:2]
         out = op.outputs[0]
         n = _ndim(out)
+        contract = {}
+        for v, a in tainted:
+            k = _ndim(v)
+            if a == (k - 1 if v is x else max(k - 2, 0)):
+                contract[id(v)] = a
+        if contract:
+            # a sum over the padded dim: both operands padded on it, their
+            # padded rows zeroed (so no inf or nan from them reaches the sum)
+            if len(contract) != 2 or len(tainted) != 2 or x is y:
+                raise NotPadSafe(op, "contracts over the padded dim with an unpadded operand")
+            ops = []
+            for v, a in tainted:
+                more, masked = self.masked(v, a, 0.0, op)
+                ops += more
+                op.inputs[0 if v is x else 1] = masked
+            return ops + [op]
         axes = set()
         for v, a in tainted:
             k = _ndim(v)
-            contract = k - 1 if v is x else (k - 2 if k >= 2 else 0)
-            if k == 1 or a == contract:
-                raise NotPadSafe(op, "contracts over the padded dim (a masked matmul is not "
-                                 "supported)")
             if v is y and a == k - 1:
                 axes.add(n - 1)
             else:
