@@ -24,7 +24,8 @@ each variable carries the padded dim:
 
 Outputs carrying the padded axis are sliced back to the true length
 eagerly (a differentiable slice), and the inputs are padded eagerly with
-zeros, so gradients flow to the caller's tensors as in the unpadded run.
+copies of the last real row (see `pad_args`), so gradients flow to the
+caller's tensors as in the unpadded run.
 """
 from __future__ import annotations
 
@@ -96,25 +97,36 @@ def plan(specs, args):
 
 
 def pad_args(specs, args, length, bucket, mask=None):
-    """`args` with each bucketed tensor padded with zeros to `bucket` (an eager,
-    differentiable concat), and the mask (bool [bucket], True on real rows;
-    `mask`: one made before for this length and bucket)."""
+    """`args` with each bucketed tensor padded to `bucket`, and the mask (bool
+    [bucket], True on real rows; `mask`: one made before for this length and
+    bucket).
+
+    The padding repeats the last real row (zeros only for an empty input):
+    a padded row then computes what a real row does, so it never makes an
+    inf or nan that a real row would not (`log` of a zero pad would), and
+    the zero cotangents the sliced outputs give it stay zero through every
+    local derivative on the way back: gradients equal the unpadded ones.
+    Eager (a differentiable gather) when a gradient may flow to the input."""
     out = list(args)
+    index = None
     for i, spec in specs.items():
         if i < len(args) and isinstance(args[i], (Tensor, np.ndarray)):
             t = args[i] if isinstance(args[i], Tensor) else Tensor(args[i])
             out[i] = t
             if bucket == length:
                 continue
-            shape = list(t.shape)
-            shape[spec.bucket_axis] = bucket - length
+            axis = spec.bucket_axis
+            if length == 0:
+                shape = list(t.shape)
+                shape[axis] = bucket
+                out[i] = Tensor._from_array(np.zeros(shape, np.dtype(t.dtype)))
+                continue
+            if index is None:
+                index = np.minimum(np.arange(bucket), length - 1)
             if t.stop_gradient or not state.grad_enabled():  # no tape: plain arrays
-                value = np.asarray(t._value)
-                out[i] = Tensor._from_array(np.concatenate(
-                    [value, np.zeros(shape, value.dtype)], axis=spec.bucket_axis))
+                out[i] = Tensor._from_array(np.take(np.asarray(t._value), index, axis=axis))
             else:
-                zeros = core_ops.zeros(shape, dtype=t.dtype)
-                out[i] = core_ops.concat([t, zeros], axis=spec.bucket_axis)
+                out[i] = core_ops.gather(t, Tensor(index), axis=axis)
     if mask is None:
         mask = Tensor(np.arange(bucket) < length)
     return out, mask
