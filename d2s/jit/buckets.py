@@ -307,7 +307,14 @@ class _Rewriter:
         axes = {a + n - _ndim(v) for v, a in tainted}
         if len(axes) != 1 or len(op.outputs) != 1:
             raise NotPadSafe(op, "combines the padded dim with another axis")
-        self.axis[out.name] = axes.pop()
+        axis = axes.pop()
+        padded = {id(v) for v, _ in tainted}
+        for v in op.inputs:  # an unpadded input must broadcast along the padded dim
+            if id(v) not in padded and hasattr(v, "shape"):
+                at = axis - (n - _ndim(v))
+                if at >= 0 and v.shape[at] != 1:
+                    raise NotPadSafe(op, f"meets the unpadded '{v.name}' on the padded dim")
+        self.axis[out.name] = axis
         return [op]
 
     def matmul(self, op, tainted):

@@ -212,3 +212,16 @@ def test_a_training_step_is_not_padded_and_says_why():
         loss = sf(x)
     np.testing.assert_allclose(loss.numpy(), ref_loss.numpy(), rtol=1e-5)
     np.testing.assert_allclose(layer.weight.numpy(), ref_layer.weight.numpy(), rtol=1e-5)
+
+
+def test_an_unpadded_input_on_the_padded_dim_is_not_pad_safe():
+    def add(x, y):
+        return x + y
+
+    sf = d2s.jit.to_static(add, input_spec=[InputSpec([None, 8], buckets=[16]),
+                                            InputSpec([None, 8])])
+    x = d2s.to_tensor(RNG.standard_normal((5, 8)).astype("float32"))
+    y = d2s.to_tensor(RNG.standard_normal((5, 8)).astype("float32"))
+    with pytest.warns(UserWarning, match="'add' .* meets the unpadded 'y'"):
+        got = sf(x, y)
+    np.testing.assert_allclose(got.numpy(), (x + y).numpy())
