@@ -235,6 +235,21 @@ class _Rewriter:
             return [op]
         raise NotPadSafe(op, "reads the padded length from a shape")
 
+    def same_dim(self, d, x, i, a):
+        """Whether the dim tensor `d` is `v.shape[i]` of `x` itself, or of a
+        padded `v` of x's rank, padded on the same axis, whose dims before it
+        agree with x's where both are known: taken to name x's dim `i` (the
+        usual `b = x.shape[0]` of an input before reshaping what it became)."""
+        source = self.dim_of.get(getattr(d, "name", None))
+        if source is None or source[1] != i:
+            return False
+        if source[0] == x.name:
+            return True
+        v = self.block.vars.get(source[0])
+        if v is None or _ndim(v) != _ndim(x) or self.axis.get(v.name) != a:
+            return False
+        return all(p is None or q is None or p == q for p, q in zip(v.shape[:a], x.shape[:a]))
+
     def transpose(self, op, tainted):
         (x, a), = tainted
         perm = [p % _ndim(x) for p in op.attrs["perm"]]
@@ -281,8 +296,7 @@ class _Rewriter:
         for i in range(a):
             d = given[i]
             same = (isinstance(d, int) and (d == 0 or d == shape[i])) or (
-                not isinstance(d, int) and self.dim_of.get(getattr(d, "name", None)) ==
-                (x.name, i))
+                not isinstance(d, int) and self.same_dim(d, x, i, a))
             if not same:
                 raise NotPadSafe(op, "reshapes the dims before the padded one")
         tail_in = shape[a + 1:]

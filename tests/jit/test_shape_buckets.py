@@ -37,7 +37,7 @@ def not_pad_safe(x, w):
 
 def layout(x):  # x: [batch, length (bucketed), 8]
     b = x.shape[0]
-    heads = d2s.transpose(d2s.reshape(x, [b, -1, 2, 4]), [0, 2, 1, 3])
+    heads = d2s.transpose(d2s.reshape(d2s.tanh(x), [b, -1, 2, 4]), [0, 2, 1, 3])
     same = d2s.squeeze(d2s.unsqueeze(d2s.reshape(x, [0, 0, 2, 4]), 0), 0)
     scores = d2s.nn.functional.softmax(heads.sum(-1), axis=-1)
     return heads, same, d2s.concat([x, x], axis=-1), x.transpose([1, 0, 2]), scores
