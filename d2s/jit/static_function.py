@@ -325,6 +325,9 @@ class StaticFunction:
                                              self._bound_self, self._check_finite,
                                              self._program_passes)
         except Exception as e:
+            if not self._full_graph:  # the ordinary path falls back as it says
+                self._buckets_off = True
+                return None
             new = convert_origin.rewrite_exception(e)
             if new is e:
                 raise
