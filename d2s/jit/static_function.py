@@ -18,6 +18,7 @@ from ..core.tensor import Tensor
 from .. import backends as backend_state
 from ..backends import get_backend
 from ..static.origins import warn_in_user_code
+from . import buckets as shape_buckets
 from . import global_watch
 from .concrete_program import ConcreteProgram
 from .concrete_program import EffectProgram
@@ -70,6 +71,12 @@ class StaticFunction:
         self._mode_memo = (-1, None)
         self._globals = None  # global_watch.GlobalWatch after a trace (None: nothing to watch)
         self._program_passes = ()  # see add_program_pass
+        # InputSpecs with `buckets` (jit.buckets): position -> spec (their
+        # programs are keyed by the mask input too); `_buckets_off` once a
+        # program proved not pad-safe.
+        self._bucket_specs = shape_buckets.bucketed_specs(self._input_spec)
+        self._bucket_fast = {}  # see _call_bucketed
+        self._buckets_off = False
         functools.update_wrapper(self, function)
 
     # ---- descriptor: `@to_static` on a method -------------------------------------
@@ -140,6 +147,7 @@ class StaticFunction:
         with self._lock:
             self._program_passes = tuple(self._program_passes) + (pass_,)
             self._cache = ProgramCache()
+            self._bucket_fast = {}
         return self
 
     @property
@@ -165,6 +173,10 @@ class StaticFunction:
             raise convert_tracebacks.for_user(e)  # D2S_FULL_TRACEBACK=1: all frames
 
     def _call(self, *args, **kwargs):
+        if self._bucket_specs and not self._buckets_off:
+            out = self._call_bucketed(args, kwargs)
+            if out is not _NOT_BUCKETED:
+                return out
         if not kwargs and self._fallback_reason is None and SWITCH["enabled"] and (
                 all_eager[0] or not state._tls.builders and not state._global["static"]):
             # Cache-hit fast path (eager caller): a key of (type, shape, dtype,
@@ -240,6 +252,109 @@ class StaticFunction:
             return _STATE.read(concrete, tensors, self.backend)
         except RunEagerly:
             return self.dygraph_function(*args, **kwargs)
+
+    # ---- shape buckets (jit.buckets) -------------------------------------------------
+    def _call_bucketed(self, args, kwargs):
+        """Run with the bucketed inputs padded to their bucket, the outputs
+        sliced back; `_NOT_BUCKETED` when this call takes the ordinary path
+        (no bucketed tensor, not converting, or the program not pad-safe).
+
+        A flat call of Tensors and scalars is served by `_bucket_fast` after
+        the first (its key: shapes, dtypes and values, as the ordinary fast
+        path's), skipping the signature."""
+        if not to_static_enabled() or self._fallback_reason is not None \
+                or not state.in_dynamic_mode():
+            return _NOT_BUCKETED
+        watch = self._globals
+        if watch is not None:
+            watch.countdown -= 1
+            if watch.countdown <= 0:
+                self._globals = watch.check()
+        key = None if kwargs else _fast_key(args, self._bound_self, self._modes_now())
+        hit = self._bucket_fast.get(key) if key is not None else None
+        if hit is not None:
+            entry, length, bucket, mask = hit
+            entry.last_used = next(CLOCK)
+            concrete = entry.program
+            padded, _ = shape_buckets.pad_args(self._bucket_specs, args, length, bucket, mask)
+            tensors = [padded[i] for i in entry.positions] + [mask]
+            result = _STATE.read(concrete, tensors, self.backend)
+            return shape_buckets.slice_outputs(result, concrete._d2s_bucket_axes, length)
+        planned = shape_buckets.plan(self._bucket_specs, args)
+        if planned is None:
+            return _NOT_BUCKETED
+        length, bucket = planned
+        padded, mask = shape_buckets.pad_args(self._bucket_specs, args, length, bucket)
+        kw = dict(kwargs)
+        kw[shape_buckets.MASK_NAME] = mask
+        fn = self._function
+        if self._bound_self is not None:
+            fn = _without_first_param(fn)
+        signature = make_signature(fn, padded, kw, self._input_spec, self._training_flag())
+        concrete = self._cache.get(signature.key)
+        if concrete is None:
+            with self._lock:
+                concrete = self._cache.get(signature.key)
+                if concrete is None:
+                    concrete = self._build_bucketed(signature, padded)
+                    if concrete is None:
+                        return _NOT_BUCKETED
+                    if self._globals is None and not self._cache.builds:
+                        self._globals = global_watch.watch(self._function)
+                    if self._cache.add(signature, concrete):  # evicted some
+                        self._bucket_fast.clear()
+        tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                   if spec is not None]
+        positions = [i for i, a in enumerate(padded) if any(a is t for t in tensors)]
+        if key is not None and len(positions) + 1 == len(tensors):
+            entry = self._cache._entries.get(signature.key)
+            if entry is not None:
+                if len(self._bucket_fast) >= 1024:
+                    self._bucket_fast.clear()
+                self._bucket_fast[key] = _BucketHit(entry, positions), length, bucket, mask
+        result = _STATE.read(concrete, tensors, self.backend)
+        return shape_buckets.slice_outputs(result, concrete._d2s_bucket_axes, length)
+
+    def _build_bucketed(self, signature, padded):
+        """The program rewritten for padded inputs (`_d2s_bucket_axes`: output
+        leaf -> padded axis), or None after warning once that the function
+        is not pad-safe."""
+        converted, _ = self._get_converted()
+        try:
+            concrete = ConcreteProgram.trace(shape_buckets.dropping_mask(converted), signature,
+                                             self._bound_self, self._check_finite,
+                                             self._program_passes)
+        except Exception as e:
+            if not self._full_graph:  # the ordinary path falls back as it says
+                self._buckets_off = True
+                return None
+            new = convert_origin.rewrite_exception(e)
+            if new is e:
+                raise
+            raise new from None
+        why = None
+        if type(concrete) is not ConcreteProgram:
+            why = "it writes state (a training step or side effects): buckets pad inference only"
+        else:
+            input_axes = {}
+            leaves = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                      if spec is not None]
+            for pos, spec in self._bucket_specs.items():
+                for var, leaf in zip(concrete.inputs, leaves):
+                    if pos < len(padded) and leaf is padded[pos]:
+                        input_axes[var.name] = spec.bucket_axis
+            try:
+                out_axes = shape_buckets.make_pad_safe(concrete, input_axes)
+            except shape_buckets.NotPadSafe as e:
+                why = str(e)
+        if why is not None:
+            self._buckets_off = True
+            warn_in_user_code(f"{self._function.__qualname__}: InputSpec buckets are not used, "
+                              f"one program per length is built instead: {why}", UserWarning)
+            return None
+        positions = concrete.output_structure.positions
+        concrete._d2s_bucket_axes = {positions[i]: axis for i, axis in out_axes.items()}
+        return concrete
 
     def _call_converted(self, args, kwargs):
         try:
@@ -446,6 +561,29 @@ def _note_unstopped_inputs(concrete):
 def _unstop(concrete, tensors):
     for i in concrete._d2s_unstop:
         tensors[i].stop_gradient = False
+
+
+_NOT_BUCKETED = object()  # _call_bucketed: take the ordinary path
+
+
+class _BucketHit:
+    """A bucketed program's cache entry and the positions of its tensor arguments."""
+    __slots__ = ("entry", "positions")
+
+    def __init__(self, entry, positions):
+        self.entry, self.positions = entry, positions
+
+    @property
+    def program(self):
+        return self.entry.program
+
+    @property
+    def last_used(self):
+        return self.entry.last_used
+
+    @last_used.setter
+    def last_used(self, tick):
+        self.entry.last_used = tick
 
 
 class _FallBack(Exception):
