@@ -60,6 +60,53 @@ def _meaning_sources():
         yield from sorted((PKG / layer).rglob("*.py"))
 
 
+def _emit_code(tree):
+    """(line, what) of each piece of numpy code-generation in a module's AST:
+    a function taking the code generator `em` first, or `em.` used."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            args = node.args.posonlyargs + node.args.args
+            if args and args[0].arg == "em":
+                yield node.lineno, "a function taking the code generator `em` first (an emit rule)"
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "em":
+            yield node.lineno, f"`em.{node.attr}` (the code generator)"
+
+
+def test_static_holds_no_emit_code():
+    """The numpy backend's code generation (its control-op rules) lives in
+    `d2s/backends/numpy/rules/`: static keeps what each op means."""
+    found = [f"{path.relative_to(PKG)}:{line}: {what}"
+             for path in _meaning_sources()
+             for line, what in _emit_code(ast.parse(path.read_text()))]
+    assert found == [], "emit code outside d2s/backends/numpy:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("snippet", [
+    "def _emit(em, op, indent):\n    pass",
+    "f = lambda em, op, indent: None",
+    "x = em.ident(name)",
+])
+def test_the_emit_scan_sees_emit_code(snippet):
+    assert list(_emit_code(ast.parse(snippet)))
+
+
+def test_every_control_op_has_its_numpy_rule_in_the_numpy_backend():
+    assert TARGETS["numpy"] == ("d2s.backends.numpy.rules", False)
+    for name, decl in CONTROL_OPS.items():
+        assert decl.emit is None, name
+        assert describe(decl)["numpy"].startswith(
+            "d2s.backends.numpy.rules.control_ops."), name
+
+
+def test_the_inplace_pass_is_numpys_and_static_passes_are_target_neutral():
+    from d2s.backends.numpy import inplace, passes as numpy_passes
+    from d2s.static import passes
+    assert inplace not in passes.PIPELINE
+    assert numpy_passes.PIPELINE == [*passes.PIPELINE, inplace]
+    assert not (PKG / "static/passes/inplace.py").exists()
+
+
 def test_core_and_static_hold_no_rule_of_any_target():
     found = [f"{path.relative_to(PKG)}:{line}: {what}"
              for path in _meaning_sources()
@@ -123,7 +170,8 @@ def test_the_targets_declare_their_rules_packages():
 
 def test_describe_lists_every_rule_of_an_op_with_module_and_line():
     found = describe("add")
-    assert set(found) == {"kernel", "infer", "vjp", *TARGETS}
+    # every target with a rule for every op (numpy's core ops run their kernels)
+    assert set(found) == {"kernel", "infer", "vjp", *(t for t in TARGETS if TARGETS[t][1])}
     assert found["kernel"] == "numpy.add"
     assert found["infer"].startswith("d2s.core.ops._base.elementwise_infer.")
     assert found["vjp"].startswith("d2s.core.ops.elementwise.<lambda>:")
@@ -161,11 +209,13 @@ def _line():
 
 def test_the_rules_packages_load_without_jax_or_onnx_and_import_d2s_loads_neither():
     """Rules receive their context (`ns`, `low`, `ex`): loading them imports no
-    backend library, and `import d2s` leaves the targets' rules unloaded."""
+    backend library, and `import d2s` leaves the xla and ONNX rules unloaded
+    (numpy's, the default backend's, load with it)."""
     import subprocess
     import sys
     code = ("import sys, d2s\n"
-            "assert not [m for m in sys.modules if m.endswith('.rules')], 'rules loaded'\n"
+            "assert [m for m in sys.modules if m.endswith('.rules')] == "
+            "['d2s.backends.numpy.rules'], 'rules loaded'\n"
             "import d2s.backends.xla.rules, d2s.onnx.rules\n"
             "print(sorted(m for m in ('jax', 'onnx', 'onnxruntime') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

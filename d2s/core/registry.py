@@ -203,16 +203,18 @@ def describe(op):
     "module.qualname:line", "infer": ..., "vjp": ..., "<target>": ...}`
     (`:line` where the function's source is Python; a target's rule made by
     a factory, or registered from another module, adds "(registered at
-    module:line)"; a `NotLowerable` reads as "not lowerable: reason"; a control op lists "interpret", "emit" and
-    "check" in place of "kernel" and "infer"). Only targets whose rules
+    module:line)"; a `NotLowerable` reads as "not lowerable: reason"; a control op lists "interpret" and
+    "check" in place of "kernel" and "infer", and "emit" where it brings its
+    own numpy code; its numpy rule is listed as the "numpy" target's). Only targets whose rules
     package has loaded are listed (a target registers its rules when it is
     imported)."""
     opdef = OPS[op] if isinstance(op, str) else op
     if isinstance(opdef, OpDef):
         found = {"kernel": _where(opdef.kernel), "infer": _where(opdef.infer)}
     else:
-        found = {"interpret": _where(opdef.interpret), "emit": _where(opdef.emit),
-                 "check": _where(opdef.check)}
+        found = {"interpret": _where(opdef.interpret), "check": _where(opdef.check)}
+        if opdef.emit is not None:
+            found["emit"] = _where(opdef.emit)
     found["vjp"] = _where(opdef.vjp)
     for target, rule in sorted(opdef.lowerings.items()):
         found[target] = _where(rule)

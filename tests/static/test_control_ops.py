@@ -39,9 +39,10 @@ def missing_interpretations(op_type):
         if not callable(opdef.infer):
             missing.append("a shape rule")
     else:
-        for what in ("interpret", "emit"):
-            if not callable(getattr(decl, what)):
-                missing.append(what)
+        if not callable(decl.interpret):
+            missing.append("interpret")
+        if not callable(decl.lowerings.get("numpy", decl.emit)):  # compiled code
+            missing.append("emit (a numpy rule)")
     for backend in BACKENDS:
         rule = opdef.lowerings.get(backend)
         if not (callable(rule) or isinstance(rule, NotLowerable) and rule.reason.strip()):

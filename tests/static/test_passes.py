@@ -5,7 +5,9 @@ import pytest
 import d2s
 from d2s import static
 import d2s.static.side_effects  # noqa: F401
-from d2s.static.passes import PIPELINE, ProgramView, constant_folding, cse, dce, inplace, optimize
+from d2s.backends.numpy import inplace
+from d2s.backends.numpy.passes import PIPELINE, optimize
+from d2s.static.passes import ProgramView, constant_folding, cse, dce
 
 
 def _view(build, outputs_of):

@@ -1,8 +1,9 @@
 """The compiled executor: a Program becomes one generated Python function.
 
-After the passes (`static.passes`), every op becomes one line calling its
-registry kernel (bound as a global of the generated module); control-flow
-ops write their own code (`control_ops`: `cond` an `if`, `while` a Python
+After the passes (`passes`: the target-neutral ones, then in-place
+reuse), every op becomes one line calling its registry kernel (bound as a
+global of the generated module); control-flow ops write their own code
+(their numpy rules, `rules.control_ops`: `cond` an `if`, `while` a Python
 `while`) with the helpers below; values are Python locals, there is
 no per-op dispatch or dictionary. The source is kept (`.source`) for
 inspection. Errors raised inside are mapped back, through a line -> op
@@ -29,11 +30,13 @@ from ...core.attr_schema import is_safe_name
 from ...core.ops.indexing import index_source
 from ...core.registry import OPS
 from ...static.control_ops import control_op, kept_names, restored_var, saved_var
-from ...static.passes import ProgramView, optimize
-from ...static.passes.inplace import is_ufunc_op
+from ...static.passes import ProgramView
+from .passes import optimize
+from .inplace import is_ufunc_op
 from ...static.scope import UndefinedValue
 from ...static.scope import relocate as _relocate
 from .update_plan import UpdateBuffers
+from . import rules  # noqa: F401  (the control ops' numpy rules register)
 
 
 class NotCompilable(Exception):
@@ -186,7 +189,10 @@ class _Emitter:
             except KeyError:  # a failed getattr per op costs more than emitting it
                 handler = _HANDLERS[op.type] = getattr(_Emitter, "op_" + op.type, None)
             if decl is not None:
-                decl.emit(self, op, indent)
+                rule = decl.lowerings.get("numpy") or decl.emit
+                if rule is None:
+                    raise NotCompilable(f"control op {op.type!r} has no numpy rule")
+                rule(self, op, indent)
             elif handler is not None:
                 handler(self, op, indent)
             elif op.type in OPS:
@@ -246,7 +252,7 @@ class _Emitter:
         self.emit(f"{self.ident(op.outputs[0].name)} = {self.ident(x.name)}[{index}]",
                   indent, op)
 
-    # ---- what control-flow ops emit with (their homes in `control_ops`) -----------------
+    # ---- what control-flow ops emit with (their rules in `rules.control_ops`) ----------
     def decline(self, reason):
         """This program is not compiled (the interpreter runs it): `reason`."""
         raise NotCompilable(reason)

@@ -23,7 +23,8 @@ import threading
 import numpy as np
 
 from ...static.executor import Scope, executor_mode, run_ops
-from ...static.passes import ProgramView, optimize
+from ...static.passes import ProgramView
+from .passes import optimize
 from .codegen import CompiledFunction, NotCompilable
 from .update_plan import UpdateBuffers, plan_in_place
 

@@ -39,7 +39,7 @@ from ...core.registry import OPS
 from ...static.control_ops import restored_var, saved_values, saved_var
 from ...static.definedness import maybe_undefined
 from ...static.passes.dce import has_side_effect
-from ...static.passes.inplace import _fresh, _reads
+from .inplace import _fresh, _reads
 
 _RAISING = ("raise", "assert")
 

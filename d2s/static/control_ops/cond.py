@@ -98,40 +98,6 @@ def _interpret_grad(op, scope, run_block):
         scope.set(v.name, sub.get(name))
 
 
-# ---- code generation: an `if`, packing what the gradient reads ----------------------
-def _emit(em, op, indent):
-    a = op.attrs
-    em.emit(f"if {em.ident(op.inputs[0].name)}:", indent, op)
-    for key in _BRANCHES:
-        if key == "false":
-            em.emit("else:", indent, op)
-        em.block(a[f"{key}_block"], indent + 1)
-        for v, name, label in zip(op.outputs, a[f"{key}_outs"], _labels(op)):
-            src = em.ident(name) if name is not None else f"_Undefined({em.constant(label)})"
-            em.emit(f"{em.ident(v.name)} = {src}", indent + 1, op)
-        if a.get("save_scope"):
-            names = em.kept(op, [a[f"{key}_block"]])
-            em.emit(f"{em.ident(a['save_scope'])} = ({key == 'true'}, {em.pack(names)})",
-                    indent + 1, op)
-
-
-def _emit_grad(em, op, indent):
-    a = op.attrs
-    fwd = em.forward_op(op)
-    branch, values = em.temp("branch"), em.temp("saved")
-    em.emit(f"{branch}, {values} = {em.ident(a['scope'])}", indent, op)
-    em.emit(f"if {branch}:", indent, op)
-    for key in _BRANCHES:
-        if key == "false":
-            em.emit("else:", indent, op)
-        em.unpack(em.kept(fwd, [fwd.attrs[f"{key}_block"]]), values, indent + 1, op)
-        for ct, v in zip(a["ct_vars"], op.inputs):
-            em.emit(f"{em.ident(ct)} = {em.ident(v.name)}", indent + 1, op)
-        em.block(a[f"{key}_block"], indent + 1)
-        for v, name in zip(op.outputs, a[f"{key}_grads"]):
-            em.emit(f"{em.ident(v.name)} = {em.ident(name)}", indent + 1, op)
-
-
 # ---- vjp: a gradient block per branch, one cond_grad --------------------------------
 def _vjp(op, out_cts, req, differentiate):
     program = op.block.program
@@ -215,7 +181,7 @@ def _undefined_outputs(op, labels):
 
 
 COND = register_control_op(ControlOpDef(
-    "cond", _interpret, _emit, _vjp,
+    "cond", _interpret, vjp=_vjp,
     blocks=("true_block", "false_block"), results=("true_outs", "false_outs"),
     values=("labels",), value_types={"labels": optional(sequence_of(TEXT, kinds=(list,)))},
     saves=SavedScope("save_scope", "save_scope_keep"),
@@ -223,7 +189,7 @@ COND = register_control_op(ControlOpDef(
 ))
 
 COND_GRAD = register_control_op(ControlOpDef(
-    "cond_grad", _interpret_grad, _emit_grad,
+    "cond_grad", _interpret_grad,
     blocks=("true_block", "false_block"), results=("true_grads", "false_grads"),
     binds=("ct_vars",), restores="scope", always_kept=True,
 ))

@@ -49,11 +49,6 @@ def _interpret(op, scope, run_block):
         scope.set(v.name, scope.get(src.name))
 
 
-def _emit(em, op, indent):
-    for v, src in zip(op.outputs, op.inputs):
-        em.emit(f"{em.ident(v.name)} = {em.ident(src.name)}", indent, op)
-
-
 def _check(op):
     n = op.attrs.get("num_outputs")
     if not isinstance(op.attrs.get("layer"), LayerCall):
@@ -95,6 +90,6 @@ def _as_grads(cls, grads, inputs, program):
 
 
 PY_LAYER = register_control_op(ControlOpDef(
-    "py_layer", _interpret, _emit, _vjp, values=("layer", "num_outputs"),
+    "py_layer", _interpret, vjp=_vjp, values=("layer", "num_outputs"),
     value_types={"num_outputs": int_range(0)}, check=_check,
 ))

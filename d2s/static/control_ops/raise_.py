@@ -56,14 +56,8 @@ def _interpret(op, scope, run_block):
     raise op.attrs["exception"](*op.attrs["args"])
 
 
-def _emit(em, op, indent):
-    exc = em.global_value("e", op.attrs["exception"])
-    args = em.global_value("a", tuple(op.attrs["args"]))
-    em.emit(f"raise {exc}(*{args})", indent, op)
-
-
 RAISE = register_control_op(ControlOpDef(
-    "raise", _interpret, _emit, values=("exception", "args"), always_kept=True,
+    "raise", _interpret, values=("exception", "args"), always_kept=True,
     value_types={"exception": Spec(_exception_problem, "an allowed exception type"),
                  "args": sequence_of(VALUE, max_len=64, kinds=(tuple,))},
 ))

@@ -10,10 +10,6 @@ run time — and, side by side, every interpretation of it:
 * `interpret(op, scope, run_block)`: the reference interpreter
   (`static.executor`) runs it; `run_block(block_idx, scope)` runs a
   sub-block in `scope` (a child of the op's scope, or a saved one);
-* `emit(em, op, indent)`: the compiled executor (`d2s.backends.numpy.codegen`) writes
-  its Python; `em` is the code generator (idents, lines, sub-blocks). Names
-  go through `em.ident`, values through `em.constant`: nothing an op holds
-  (a loaded file's text included) is written into the source as it is;
 * `vjp(op, out_cts, req, differentiate)`: static backward builds its
   gradient op; `differentiate` is `backward.backward_block`;
 * `check(op)`: its shape rule, checked when a saved program is loaded
@@ -24,11 +20,16 @@ run time — and, side by side, every interpretation of it:
 * `lowerings[backend]`: how a compiling backend or an exporter lowers it,
   or `NotLowerable(reason)`, registered like the core ops' by the target's
   own rules package (`register_lowering(target, COND, rule)` in
-  `backends/xla/rules/control_ops/`, `onnx/rules/control_ops/`): static
-  holds no rule. The rule reads the context the backend passes in: for XLA
-  `rule(low, op, env)` (`low` the lowering context,
+  `backends/numpy/rules/control_ops/`, `backends/xla/rules/control_ops/`,
+  `onnx/rules/control_ops/`): static holds no rule. The rule reads the
+  context the backend passes in: for numpy's code generator
+  `rule(em, op, indent)` (`em` the generator, `backends.numpy.codegen`),
+  for XLA `rule(low, op, env)` (`low` the lowering context,
   `backends.xla.control_flow`), for ONNX `rule(ex, op, graph, env)` (`ex`
-  the exporter, `onnx.control_flow`).
+  the exporter, `onnx.control_flow`);
+* `emit`: optional, for an op declared outside d2s that brings its numpy
+  code with it (same signature as numpy's rule, used where no numpy rule
+  is registered); d2s's own control ops leave it None.
 
 Passes, printing, serialization and backends read the layout from here;
 none of them spells an attribute name of these ops.
@@ -59,7 +60,7 @@ def _nothing(op, labels):
 class ControlOpDef(Lowerable):
     name: str
     interpret: Callable
-    emit: Callable
+    emit: Optional[Callable] = None
     vjp: Optional[Callable] = None
     # attrs holding the index of a sub-block the op runs (printed beneath it)
     blocks: tuple = ()

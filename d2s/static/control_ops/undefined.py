@@ -37,17 +37,12 @@ def _interpret(op, scope, run_block):
     scope.set(op.outputs[0].name, UndefinedValue(op.attrs["name"]))
 
 
-def _emit(em, op, indent):
-    em.emit(f"{em.ident(op.outputs[0].name)} = _Undefined({em.constant(op.attrs['name'])})",
-            indent, op)
-
-
 def _undefined_outputs(op, labels):
     yield op.outputs[0].name, op.attrs["name"]
 
 
 UNDEFINED = register_control_op(ControlOpDef(
-    "undefined", _interpret, _emit, values=("name",), value_types={"name": TEXT}, undefined_outputs=_undefined_outputs,
+    "undefined", _interpret, values=("name",), value_types={"name": TEXT}, undefined_outputs=_undefined_outputs,
 ))
 
 
@@ -70,12 +65,6 @@ def _interpret_cast(op, scope, run_block):
     scope.set(op.outputs[0].name, value if type(value) is UndefinedValue else _cast(value, op))
 
 
-def _emit_cast(em, op, indent):
-    x, out = em.ident(op.inputs[0].name), em.ident(op.outputs[0].name)
-    em.emit(f"{out} = {x} if type({x}) is _Undefined else "
-            f"{em.kernel('cast')}({x}, dtype={em.constant(op.attrs['dtype'])})", indent, op)
-
-
 def _cast_undefined_outputs(op, labels):
     label = labels.get(op.inputs[0].name)
     if label is not None:
@@ -91,7 +80,7 @@ def _check_cast(op):
 
 
 CAST_IF_DEFINED = register_control_op(ControlOpDef(
-    "cast_if_defined", _interpret_cast, _emit_cast, values=("dtype",),
+    "cast_if_defined", _interpret_cast, values=("dtype",),
     value_types={"dtype": DTYPE}, check=_check_cast,
     undefined_outputs=_cast_undefined_outputs,
 ))
@@ -129,13 +118,6 @@ def _interpret_zeros(op, scope, run_block):
     scope.set(out.name, _zeros_if_defined(scope.get(op.inputs[0].name), out.dtype))
 
 
-def _emit_zeros(em, op, indent):
-    em.globals.setdefault("_zeros_if_defined", _zeros_if_defined)
-    out = op.outputs[0]
-    em.emit(f"{em.ident(out.name)} = _zeros_if_defined({em.ident(op.inputs[0].name)}, "
-            f"{em.constant(out.dtype.name)})", indent, op)
-
-
 def _check_zeros(op):
     x, out = op.inputs[0], op.outputs[0]
     if tuple(x.shape) != tuple(out.shape) or x.dtype != out.dtype:
@@ -145,5 +127,5 @@ def _check_zeros(op):
 
 
 ZEROS_IF_DEFINED = register_control_op(ControlOpDef(
-    "zeros_if_defined", _interpret_zeros, _emit_zeros, check=_check_zeros,
+    "zeros_if_defined", _interpret_zeros, check=_check_zeros,
 ))

@@ -14,7 +14,7 @@ alone (they run zero or many times).
 from __future__ import annotations
 
 from ...core.registry import OPS
-from ..control_ops import control_op
+from ...static.control_ops import control_op
 
 
 def is_ufunc_op(op):
