@@ -1,0 +1,185 @@
+"""Tiered compilation: a call never waits for XLA to compile.
+
+Compiling a program for a new shape takes XLA a second or more; the numpy
+backend runs the same program at once. So a call whose executable is not
+compiled yet runs on numpy (the lower tier) while one worker thread compiles
+it; a later call of that shape, finding the executable ready, runs on XLA
+(the upper tier), as JIT runtimes do. The results agree within the backends'
+tolerance whichever tier ran (the backend contract), so switching is
+invisible but for speed.
+
+Why one thread and a bounded queue: compiles are CPU-bound (XLA releases the
+GIL while it compiles, tracing holds it); more threads would only take more
+of the cores the calls run on. The worker runs at the lowest scheduling
+priority the OS grants, so that on a busy machine the calls come first. A
+shape that finds the queue full runs on numpy and asks again at its next call.
+
+What a compile reports is reported on the caller's thread, at the program's
+next call (the warnings module points at user code only from there): a
+compile slower than `SLOW_S` warns once (`SlowCompileWarning`, naming the
+function and the shapes); a compile that fails leaves numpy serving that
+shape and warns once (`BackendFallbackWarning`, with the op and line when the
+error names one); an op that turns out not to lower falls the part back to
+numpy as a synchronous compile would (`Unsupported`, re-raised to the caller).
+
+`D2S_XLA_SYNC=1`, or `to_static(..., compile="sync")`, compiles on the
+calling thread instead (today's blocking behaviour: the first call of a
+shape runs on XLA); `compile="async"` asks for the tiers whatever the
+variable says. Standard library only: no jax here.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import threading
+import time
+
+from ..base import BackendFallbackWarning, Unsupported
+
+SLOW_S = 1.0          # a compile taking longer is reported (one line)
+QUEUE_SIZE = 16       # compiles waiting at most; more run on numpy until there is room
+
+__all__ = ["SlowCompileWarning", "sync_compiles", "Tiers", "wait_idle"]
+
+
+class SlowCompileWarning(UserWarning):
+    """A compile took longer than `SLOW_S`: which function, which shapes."""
+
+
+def sync_compiles(mode=None):
+    """Whether compiles block the call: `mode` when set, else `D2S_XLA_SYNC`."""
+    if mode is not None:
+        return mode == "sync"
+    return os.environ.get("D2S_XLA_SYNC", "").strip() not in ("", "0")
+
+
+class _Job:
+    __slots__ = ("compile", "done", "error", "seconds", "reported")
+
+    def __init__(self, compile):
+        self.compile = compile
+        self.done = threading.Event()  # set when compiled, or failed
+        self.error = None
+        self.seconds = 0.0
+        self.reported = False
+
+    def run(self):
+        start = time.perf_counter()
+        try:
+            self.compile()
+        except BaseException as e:  # reported on the caller's thread (see Tiers.pending)
+            self.error = e
+        finally:
+            self.seconds = time.perf_counter() - start
+            self.compile = None
+            self.done.set()
+
+
+class _Worker:
+    """The one compile thread (a daemon, started on first use)."""
+
+    def __init__(self):
+        self.queue = queue.Queue(QUEUE_SIZE)
+        self.thread = None
+        self.lock = threading.Lock()
+        self.idle = threading.Condition(self.lock)
+        self.busy = 0  # jobs submitted and not finished
+
+    def submit(self, job):
+        with self.lock:
+            try:
+                self.queue.put_nowait(job)
+            except queue.Full:
+                return False
+            self.busy += 1
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="d2s-xla-compile",
+                                               daemon=True)
+                self.thread.start()
+        return True
+
+    def _loop(self):
+        try:  # Linux: this thread only (and what XLA starts from it)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):  # pragma: no cover - other systems
+            pass
+        while True:
+            job = self.queue.get()
+            job.run()
+            with self.lock:
+                self.busy -= 1
+                if not self.busy:
+                    self.idle.notify_all()
+
+    def wait_idle(self, timeout=None):
+        """Wait until every submitted compile finished; False on timeout."""
+        with self.lock:
+            return self.idle.wait_for(lambda: not self.busy, timeout)
+
+
+_WORKER = _Worker()
+
+
+def wait_idle(timeout=None):
+    """Block until the background compiles submitted so far are done (tests,
+    benchmarks; and at exit, so that the interpreter does not tear down
+    under a compile)."""
+    return _WORKER.wait_idle(timeout)
+
+
+atexit.register(lambda: _WORKER.wait_idle(30))
+
+
+class Tiers:
+    """One XlaProgram's background compiles: key -> its job."""
+
+    def __init__(self, label):
+        self.label = label  # the function, for reports
+        self.jobs = {}
+        self.lock = threading.Lock()
+
+    def pending(self, key, shapes, compile):
+        """True while the call of `key` must run on numpy: its compile queued,
+        under way, or failed (after one warning). `compile()` builds and
+        caches the executable (run on the worker). Raises `Unsupported` once
+        when the program turned out not to lower (the caller falls back)."""
+        job = self.jobs.get(key)
+        if job is None:
+            with self.lock:
+                job = self.jobs.get(key)
+                if job is None:
+                    job = _Job(compile)
+                    if not _WORKER.submit(job):
+                        return True  # full: numpy now, ask again next call
+                    self.jobs[key] = job
+            return True
+        if not job.done.is_set():
+            return True
+        if not job.reported:
+            with self.lock:
+                first, job.reported = not job.reported, True
+            if first:
+                self._report(job, shapes)
+        return job.error is not None
+
+    def _report(self, job, shapes):
+        from ...static.origins import warn_in_user_code
+        e = job.error
+        if e is None:
+            if job.seconds > SLOW_S:
+                warn_in_user_code(f"xla backend: compiling {self.label} for input shapes "
+                                  f"{shapes} took {job.seconds:.1f} s (calls ran on numpy "
+                                  f"meanwhile)", SlowCompileWarning)
+            return
+        if isinstance(e, Unsupported):
+            raise e  # the part falls back as a synchronous compile's would
+        op = getattr(e, "op", None)
+        where = ""
+        if op is not None and getattr(op, "origin", None):
+            where = f" at op '{op.type}', {op.origin[0]}, line {op.origin[1]}"
+        elif op is not None:
+            where = f" at op '{op.type}'"
+        warn_in_user_code(f"xla backend: compiling {self.label} for input shapes {shapes} "
+                          f"failed{where}: {type(e).__name__}: {e}; these calls keep running "
+                          f"on the numpy backend", BackendFallbackWarning)
