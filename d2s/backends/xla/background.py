@@ -39,8 +39,9 @@ from ..base import BackendFallbackWarning, Unsupported
 
 SLOW_S = 1.0          # a compile taking longer is reported (one line)
 QUEUE_SIZE = 16       # compiles waiting at most; more run on numpy until there is room
+WORKER_NICE = int(os.environ.get("_D2S_NICE", "19"))
 
-__all__ = ["SlowCompileWarning", "sync_compiles", "Tiers", "wait_idle"]
+__all__ = ["SlowCompileWarning", "sync_compiles", "Tiers", "wait_idle", "finished"]
 
 
 class SlowCompileWarning(UserWarning):
@@ -55,14 +56,14 @@ def sync_compiles(mode=None):
 
 
 class _Job:
-    __slots__ = ("compile", "done", "error", "seconds", "reported")
+    __slots__ = ("compile", "done", "error", "seconds", "on_done")
 
-    def __init__(self, compile):
+    def __init__(self, compile, on_done=None):
         self.compile = compile
         self.done = threading.Event()  # set when compiled, or failed
         self.error = None
         self.seconds = 0.0
-        self.reported = False
+        self.on_done = on_done  # called with the job, on the worker, before `done` is set
 
     def run(self):
         start = time.perf_counter()
@@ -73,6 +74,8 @@ class _Job:
         finally:
             self.seconds = time.perf_counter() - start
             self.compile = None
+            if self.on_done is not None:
+                self.on_done(self)
             self.done.set()
 
 
@@ -85,6 +88,7 @@ class _Worker:
         self.lock = threading.Lock()
         self.idle = threading.Condition(self.lock)
         self.busy = 0  # jobs submitted and not finished
+        self.finished = 0  # jobs finished, since the process started
 
     def submit(self, job):
         with self.lock:
@@ -101,7 +105,7 @@ class _Worker:
 
     def _loop(self):
         try:  # Linux: this thread only (and what XLA starts from it)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
         except (AttributeError, OSError):  # pragma: no cover - other systems
             pass
         while True:
@@ -109,6 +113,7 @@ class _Worker:
             job.run()
             with self.lock:
                 self.busy -= 1
+                self.finished += 1
                 if not self.busy:
                     self.idle.notify_all()
 
@@ -128,40 +133,73 @@ def wait_idle(timeout=None):
     return _WORKER.wait_idle(timeout)
 
 
-atexit.register(lambda: _WORKER.wait_idle(30))
+def finished():
+    """How many background compiles have finished in this process."""
+    return _WORKER.finished
+
+
+def _at_exit():
+    """Compiles still queued are dropped (nobody will call them); the one
+    under way is waited for, so that the interpreter does not tear JAX down
+    under it."""
+    worker = _WORKER
+    while True:
+        try:
+            job = worker.queue.get_nowait()
+        except queue.Empty:
+            break
+        job.compile, job.on_done = _dropped, None
+        job.run()  # (marked done, failed: never reported)
+        with worker.lock:
+            worker.busy -= 1
+    worker.wait_idle(60)
+
+
+def _dropped():
+    raise RuntimeError("dropped at exit")
+
+
+atexit.register(_at_exit)
 
 
 class Tiers:
-    """One XlaProgram's background compiles: key -> its job."""
+    """One XlaProgram's background compiles: key -> its job; `finished`: the
+    jobs done and not reported yet (appended by the worker)."""
 
     def __init__(self, label):
         self.label = label  # the function, for reports
         self.jobs = {}
+        self.finished = []
         self.lock = threading.Lock()
 
     def pending(self, key, shapes, compile):
         """True while the call of `key` must run on numpy: its compile queued,
-        under way, or failed (after one warning). `compile()` builds and
-        caches the executable (run on the worker). Raises `Unsupported` once
-        when the program turned out not to lower (the caller falls back)."""
+        under way, or failed. `compile()` builds and caches the executable
+        (run on the worker)."""
         job = self.jobs.get(key)
         if job is None:
             with self.lock:
                 job = self.jobs.get(key)
                 if job is None:
-                    job = _Job(compile)
+                    job = _Job(compile, lambda job: self.finished.append((job, shapes)))
                     if not _WORKER.submit(job):
                         return True  # full: numpy now, ask again next call
                     self.jobs[key] = job
             return True
-        if not job.done.is_set():
-            return True
-        if not job.reported:
-            with self.lock:
-                first, job.reported = not job.reported, True
-            if first:
-                self._report(job, shapes)
-        return job.error is not None
+        return not job.done.is_set() or job.error is not None
+
+    def report(self):
+        """Report (on the caller's thread) what the compiles finished since
+        the last call say, each once: slow (`SlowCompileWarning`), failed
+        (`BackendFallbackWarning`: numpy keeps serving that shape), or an
+        op that does not lower (`Unsupported`, raised: the caller's part
+        falls back as a synchronous compile's would)."""
+        while self.finished:
+            try:
+                job, shapes = self.finished.pop(0)
+            except IndexError:  # (another thread took it)
+                return
+            self._report(job, shapes)
 
     def _report(self, job, shapes):
         from ...static.origins import warn_in_user_code
@@ -180,6 +218,7 @@ class Tiers:
             where = f" at op '{op.type}', {op.origin[0]}, line {op.origin[1]}"
         elif op is not None:
             where = f" at op '{op.type}'"
+        message = str(e).replace("\n", " ")
         warn_in_user_code(f"xla backend: compiling {self.label} for input shapes {shapes} "
-                          f"failed{where}: {type(e).__name__}: {e}; these calls keep running "
-                          f"on the numpy backend", BackendFallbackWarning)
+                          f"failed{where}: {type(e).__name__}: {message}; these calls keep "
+                          f"running on the numpy backend", BackendFallbackWarning)

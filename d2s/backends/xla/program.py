@@ -385,12 +385,14 @@ class XlaProgram:
         `background`; never for placed values, nor when compiles are
         synchronous). A whole call decides once, before it runs: a step
         switches tiers only between calls."""
+        tiers = self.tiers
+        if tiers is not None and tiers.finished:
+            tiers.report()  # (on this thread: warnings point at the caller)
         key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
                None if given is None else given.key, None)
         if key in self._executables or background.sync_compiles(self.compile_mode) \
                 or dist_attr.any_placed():
             return False
-        tiers = self.tiers
         if tiers is None:
             with self._lock:
                 tiers = self.tiers = self.tiers or background.Tiers(self.label)
