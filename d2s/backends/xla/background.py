@@ -39,7 +39,7 @@ from ..base import BackendFallbackWarning, Unsupported
 
 SLOW_S = 1.0          # a compile taking longer is reported (one line)
 QUEUE_SIZE = 16       # compiles waiting at most; more run on numpy until there is room
-WORKER_NICE = int(os.environ.get("_D2S_NICE", "19"))
+WORKER_NICE = 19     # the compile thread's scheduling priority (Linux: the lowest)
 
 __all__ = ["SlowCompileWarning", "sync_compiles", "Tiers", "wait_idle", "finished"]
 
