@@ -39,6 +39,8 @@ from ..base import BackendFallbackWarning, Unsupported
 
 SLOW_S = 1.0          # a compile taking longer is reported (one line)
 QUEUE_SIZE = 16       # compiles waiting at most; more run on numpy until there is room
+QUIET_S = 0.1        # one core: a compile starts once calls paused this long, or
+PATIENCE_S = 1.0     # ... once it waited this long (or as long as the last compile took)
 WORKER_NICE = 19     # the compile thread's scheduling priority (Linux: the lowest)
 
 __all__ = ["SlowCompileWarning", "sync_compiles", "Tiers", "wait_idle", "finished"]
@@ -56,7 +58,7 @@ def sync_compiles(mode=None):
 
 
 class _Job:
-    __slots__ = ("compile", "done", "error", "seconds", "on_done")
+    __slots__ = ("compile", "done", "error", "seconds", "on_done", "submitted")
 
     def __init__(self, compile, on_done=None):
         self.compile = compile
@@ -64,6 +66,7 @@ class _Job:
         self.error = None
         self.seconds = 0.0
         self.on_done = on_done  # called with the job, on the worker, before `done` is set
+        self.submitted = time.perf_counter()
 
     def run(self):
         start = time.perf_counter()
@@ -89,6 +92,7 @@ class _Worker:
         self.idle = threading.Condition(self.lock)
         self.busy = 0  # jobs submitted and not finished
         self.finished = 0  # jobs finished, since the process started
+        self.last_seconds = 0.0  # how long the last compile took
 
     def submit(self, job):
         with self.lock:
@@ -110,12 +114,29 @@ class _Worker:
             pass
         while True:
             job = self.queue.get()
+            if _one_core():
+                self._wait_for_turn(job)
             job.run()
             with self.lock:
                 self.busy -= 1
                 self.finished += 1
+                self.last_seconds = job.seconds
                 if not self.busy:
                     self.idle.notify_all()
+
+    def _wait_for_turn(self, job):
+        """On one core a compile runs only in the calls' time (and holds the
+        GIL while it traces): it starts when the calls pause (`QUIET_S`), or
+        when numpy has served for as long as a compile takes (the last one's
+        time, at least `PATIENCE_S`) - paying for the compile once waiting
+        has cost as much, the ski-rental rule: never worse than twice the
+        better of always and never compiling."""
+        patience = max(PATIENCE_S, self.last_seconds)
+        while True:
+            now = time.perf_counter()
+            if now - LAST_CALL[0] >= QUIET_S or now - job.submitted >= patience:
+                return
+            time.sleep(QUIET_S / 2)
 
     def wait_idle(self, timeout=None):
         """Wait until every submitted compile finished; False on timeout."""
@@ -124,6 +145,16 @@ class _Worker:
 
 
 _WORKER = _Worker()
+LAST_CALL = [0.0]  # when a call last found its compile pending (perf_counter)
+
+
+def _one_core():
+    """Whether this process may run on one CPU only (`taskset -c 0`, a
+    container's limit)."""
+    try:
+        return len(os.sched_getaffinity(0)) == 1
+    except (AttributeError, OSError):  # pragma: no cover - other systems
+        return (os.cpu_count() or 1) == 1
 
 
 def wait_idle(timeout=None):
@@ -176,6 +207,7 @@ class Tiers:
         """True while the call of `key` must run on numpy: its compile queued,
         under way, or failed. `compile()` builds and caches the executable
         (run on the worker)."""
+        LAST_CALL[0] = time.perf_counter()
         job = self.jobs.get(key)
         if job is None:
             with self.lock:

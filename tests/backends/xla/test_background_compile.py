@@ -247,3 +247,27 @@ def test_slow_compile_is_one_warning_naming_function_and_shape(held_worker, monk
     assert len(slow) == 1
     text = str(slow[0].message)
     assert "slow_to_compile" in text and "[6, 3]" in text and "\n" not in text
+
+
+def test_one_core_compile_waits_for_a_pause_or_its_patience(monkeypatch):
+    """On one core a compile starts when calls pause, or once numpy served as
+    long as a compile takes (the ski-rental rule in `_wait_for_turn`)."""
+    import time
+    worker = background._Worker()
+    monkeypatch.setattr(background, "PATIENCE_S", 3600.0)
+    monkeypatch.setitem(background.LAST_CALL, 0, time.perf_counter() + 3600)  # calls keep coming
+    job = background._Job(lambda: None)
+    waiting = threading.Thread(target=worker._wait_for_turn, args=(job,), daemon=True)
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()                    # no pause, patience not spent: it waits
+    background.LAST_CALL[0] = 0.0                # the calls paused
+    waiting.join(60)
+    assert not waiting.is_alive()
+    background.LAST_CALL[0] = time.perf_counter() + 3600
+    monkeypatch.setattr(background, "PATIENCE_S", 1.0)
+    job.submitted -= 2.0                         # numpy served longer than a compile takes
+    patient = threading.Thread(target=worker._wait_for_turn, args=(job,), daemon=True)
+    patient.start()
+    patient.join(60)
+    assert not patient.is_alive()
