@@ -255,7 +255,7 @@ def test_one_core_compile_waits_for_a_pause_or_its_patience(monkeypatch):
     import time
     worker = background._Worker()
     monkeypatch.setattr(background, "PATIENCE_S", 3600.0)
-    monkeypatch.setitem(background.LAST_CALL, 0, time.perf_counter() + 3600)  # calls keep coming
+    monkeypatch.setattr(background, "LAST_CALL", [time.perf_counter() + 3600])  # calls keep coming
     job = background._Job(lambda: None)
     waiting = threading.Thread(target=worker._wait_for_turn, args=(job,), daemon=True)
     waiting.start()
