@@ -111,7 +111,8 @@ def main():
         import numpy as np
         err = float(np.max(np.abs(np.array(r["losses"]) - np.array(ref))
                            / np.maximum(np.abs(ref), 1e-6)))
-        epochs = "  ".join(f"{t:7.3f}" for t in r["times"])
+        times = [f"{t:7.3f}" for t in r["times"]]
+        epochs = "  ".join(times if len(times) <= 6 else times[:3] + ["..."] + times[-3:])
         extra = ""
         if r["compiled_during_run"] is not None:
             extra = f"  ({r['compiled_during_run']} compiles finished during the run)"
