@@ -20,6 +20,11 @@ os.environ["D2S_CACHE_DIR"] = _CACHE
 # runs the suite tiered, as users get it; tests/jit/test_tiered_first_call.py
 # checks the tiering itself.
 os.environ.setdefault("D2S_INTERPRETED_CALLS", "0")
+# Likewise xla compiles on the calling thread here (users' default runs a
+# shape's first calls on numpy while XLA compiles it in the background):
+# the xla suites check XLA's results from the first call on.
+# tests/backends/xla/test_background_compile.py checks the tiers themselves.
+os.environ.setdefault("D2S_XLA_SYNC", "1")
 
 
 def pytest_unconfigure(config):

@@ -14,7 +14,7 @@ def _is_layer(obj):
 
 
 def to_static(function=None, input_spec=None, full_graph=True, check_finite=False,
-              backend=None):
+              backend=None, compile=None):
     """Convert a function, a Layer method, or a Layer instance into static programs.
 
     `@to_static`, `@to_static(input_spec=[...])` and `to_static(fn)` return a
@@ -29,33 +29,61 @@ def to_static(function=None, input_spec=None, full_graph=True, check_finite=Fals
 
     `backend` (a registered backend's name, see `d2s.backends`) runs its programs there; None follows the
     global default at each call (`set_backend`, `D2S_BACKEND`). The programs
-    themselves are the same on every backend.
+    themselves are the same on every backend. Converting an already converted
+    function (or Layer) again with another `backend` or `compile` gives it
+    those, keeping the programs it built.
+
+    `compile` (backends that compile, xla): None (the default) runs a call
+    whose shape is not compiled yet on numpy while the program compiles in
+    the background, unless `D2S_XLA_SYNC=1`; "sync" compiles on the calling
+    thread (the first call of a shape waits for it); "async" is the
+    background compile whatever `D2S_XLA_SYNC` says.
     """
     if backend is not None:
         backend_state.resolve(backend)  # an unknown name fails here, not at the first call
+    _check_compile(compile)
+
+    def again(sf):
+        """A converted function asked for again: with the new backend/compile."""
+        if (backend is None or backend == sf._backend) and \
+                (compile is None or compile == sf._compile):
+            return sf
+        return sf.with_backend(backend if backend is not None else sf._backend, compile)
+
     def decorate(fn):
         if isinstance(fn, StaticFunction):
-            return fn
+            return again(fn)
         if _is_layer(fn):
             forward = type(fn).forward
             if isinstance(forward, StaticFunction):
+                bound = again(forward.__get__(fn, type(fn)))
+                if bound is not forward.__get__(fn, type(fn)):
+                    object.__setattr__(fn, "forward", bound)
                 return fn
             sf = StaticFunction(forward, input_spec, full_graph, check_finite=check_finite,
-                                backend=backend)
+                                backend=backend, compile=compile)
             object.__setattr__(fn, "forward", sf.__get__(fn, type(fn)))
             return fn
         if isinstance(fn, types.MethodType):
             return StaticFunction(fn.__func__, input_spec, full_graph,
-                                  check_finite=check_finite, backend=backend).__get__(
+                                  check_finite=check_finite, backend=backend,
+                                  compile=compile).__get__(
                 fn.__self__, type(fn.__self__))
         if not callable(fn):
             raise TypeError(f"to_static expects a function or a Layer, got {type(fn).__name__}")
         return StaticFunction(fn, input_spec, full_graph, check_finite=check_finite,
-                              backend=backend)
+                              backend=backend, compile=compile)
 
     if function is None:
         return decorate
     return decorate(function)
+
+
+def _check_compile(mode):
+    if mode not in (None, "sync", "async"):
+        raise ValueError(f"to_static: compile={mode!r}; write compile='sync' (compile on the "
+                         "calling thread), compile='async' (run on numpy while the backend "
+                         "compiles in the background) or leave it None (D2S_XLA_SYNC decides)")
 
 
 def not_to_static(fn):

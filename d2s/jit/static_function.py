@@ -1,6 +1,7 @@
 """`StaticFunction`: a function (or Layer method) run through cached static programs."""
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 import types
@@ -48,9 +49,10 @@ class StaticFunction:
     """
 
     def __init__(self, function, input_spec=None, full_graph=True, bound_self=None,
-                 check_finite=False, backend=None):
+                 check_finite=False, backend=None, compile=None):
         self._function = function
         self._backend = backend  # None: the global default, read at each call
+        self._compile = compile  # None / "sync" / "async": how xla compiles (see to_static)
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
         self._check_finite = bool(check_finite)
@@ -90,7 +92,7 @@ class StaticFunction:
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph,
                                    bound_self=instance, check_finite=self._check_finite,
-                                   backend=self._backend)
+                                   backend=self._backend, compile=self._compile)
             bound._program_passes = self._program_passes
             try:
                 self._bound[instance] = bound
@@ -114,7 +116,8 @@ class StaticFunction:
         bound = None if self._bound_self is None else copy.deepcopy(self._bound_self, memo)
         return StaticFunction(self._function, copy.deepcopy(self._input_spec, memo),
                               self._full_graph, bound_self=bound,
-                              check_finite=self._check_finite, backend=self._backend)
+                              check_finite=self._check_finite, backend=self._backend,
+                              compile=self._compile)
 
     # ---- contract attributes ------------------------------------------------------------
     @property
@@ -457,8 +460,9 @@ class StaticFunction:
         return concrete, signature
 
     def _trace(self, converted, signature):
-        concrete = ConcreteProgram.trace(converted, signature, self._bound_self,
-                                         self._check_finite, self._program_passes)
+        concrete = self._tiering(ConcreteProgram.trace(converted, signature, self._bound_self,
+                                                       self._check_finite,
+                                                       self._program_passes))
         _note_unstopped_inputs(concrete)
         if isinstance(concrete, (StepProgram, EffectProgram)):
             def retrace(tensors):
@@ -470,8 +474,9 @@ class StaticFunction:
                                   signature.names, signature.args, signature.kwargs)
                 with self._lock:
                     try:
-                        return ConcreteProgram.trace(converted, again, self._bound_self,
-                                                     self._check_finite, self._program_passes)
+                        return self._tiering(ConcreteProgram.trace(
+                            converted, again, self._bound_self, self._check_finite,
+                            self._program_passes))
                     except Exception as e:
                         new = convert_origin.rewrite_exception(e)
                         if new is e:
@@ -479,6 +484,26 @@ class StaticFunction:
                         raise new from None
             concrete._retrace = retrace
         return concrete
+
+    def _tiering(self, concrete):
+        """`concrete` told how a backend that compiles should (`compile=`, see
+        `to_static`) and which function it is, for its reports."""
+        concrete.compile_mode = self._compile
+        concrete.label = getattr(self._function, "__qualname__", None) or repr(self._function)
+        return concrete
+
+    def with_backend(self, backend, compile=None):
+        """This function on `backend` (and `compile=`, unless None keeps this
+        one's): a StaticFunction sharing the converted code and the programs
+        built so far (programs are the same on every backend)."""
+        other = copy.copy(self)
+        other._backend = backend
+        if compile is not None and compile != self._compile:
+            other._compile = compile  # (a program keeps the mode it was built with)
+            other._cache = ProgramCache()
+        if other._bound is not None:
+            other._bound = weakref.WeakKeyDictionary()
+        return other
 
     def _rebuild_warning(self, signatures):
         """The warning text; `signatures` are the ones built, the newest last."""

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from ... import backends as registry
 from ...core import dist_attr
 from ...static.executor import check_fed
@@ -96,6 +98,8 @@ class ConcreteRunner(_FallsBack):
         xla = part.xla
         if xla is not None:
             try:
+                if xla.pending(feeds):  # compiling in the background: numpy serves
+                    return self._fallback().forward(feeds, tensors)
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -135,8 +139,8 @@ class ConcreteRunner(_FallsBack):
         raise TypeError("a forward program is no training step")
 
     def _forward_part(self):
-        return self._part("_forward", lambda: XlaProgram(
-            self.concrete.main_program, self.input_names, self.output_names))
+        return self._part("_forward", lambda: _tiered(XlaProgram(
+            self.concrete.main_program, self.input_names, self.output_names), self.concrete))
 
     # ---- gradients -----------------------------------------------------------------
     def forward_for_grad(self, feeds, tensors, feed_attrs=None):
@@ -154,10 +158,12 @@ class ConcreteRunner(_FallsBack):
         fed = set(self.input_names) | set(program.captured)
         self.kept = [n for n in self.concrete.saved_for_backward() if n not in fed]
         self.backward_feeds = [n for n in self.input_names if n in backward.reads]
-        return XlaProgram(program, self.input_names, self.output_names,
-                          ops=backward.forward_ops, keep=self.kept)
+        return _tiered(XlaProgram(program, self.input_names, self.output_names,
+                                  ops=backward.forward_ops, keep=self.kept), self.concrete)
 
     def _run_grad_forward(self, xla, feeds, tensors, feed_attrs=None):
+        if xla.pending(feeds):  # compiling in the background: numpy serves (and its backward)
+            return self._fallback().forward_for_grad(feeds, tensors)
         values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
         by_name = dict(zip(self.input_names, feeds))
         saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
@@ -184,10 +190,15 @@ class ConcreteRunner(_FallsBack):
     def _build_backward(self, wanted):
         backward = self.concrete.backward_program()
         outs = [n for n, w in zip(backward.grad_names, wanted) if n is not None and w]
-        return XlaProgram(backward.program, backward.ct_names + self.backward_feeds, outs,
-                          ops=backward.backward_ops, given=self.kept)
+        return _tiered(XlaProgram(backward.program, backward.ct_names + self.backward_feeds,
+                                  outs, ops=backward.backward_ops, given=self.kept),
+                       self.concrete)
 
     def _run_backward(self, xla, saved, cts, wanted):
+        if xla.pending(list(cts) + saved.feeds, given=saved.residuals):
+            # compiling in the background: the forward again, and this backward, on numpy
+            return self._fallback().gradients_from(saved.host_feeds + saved.host_params,
+                                                   cts, wanted)
         attrs = None if saved.feed_attrs is None else [None] * len(cts) + saved.feed_attrs
         grads, _, _ = xla.run(list(cts) + saved.feeds, saved.tensors, given=saved.residuals,
                               params=saved.params, feed_attrs=attrs)
@@ -258,8 +269,9 @@ class StepRunner(_FallsBack):
         # (An output that is a write, a parameter's or the rate's new value
         # returned, is not fetched: it is the value written back.)
         outputs = [v.name for v in step.outputs if v.name not in writes]
-        self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes, donate=True, defined=outputs))
+        self._part = Lowered(lambda: _tiered(XlaProgram(
+            program, self.feed_names, self.fetch_names, writes=writes, donate=True,
+            defined=outputs), step))
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]
@@ -299,8 +311,24 @@ class StepRunner(_FallsBack):
         """One step on eager input Tensors, committed: its outputs."""
         return self._step._finish(tensors, self.step_values(tensors))
 
-    def text(self, feeds):
-        return self._part.lowered_text(feeds)
+    def lowered_text(self, feeds):
+        """The StableHLO of the whole step for these input arrays' shapes."""
+        return self._part.lowered_text(self._step_feeds(feeds))
+
+    text = lowered_text
+
+    def _step_feeds(self, feeds):
+        """`feeds` (the step's inputs) and the gradients it holds before, as a
+        call passes them (`step_values`)."""
+        out = list(feeds)
+        for _, slot in self._step._grad_inputs:
+            owner = slot.tensor if slot.tensor is not None else None
+            if owner is not None and owner._grad is not None:
+                out.append(owner._grad._value)
+            else:  # a gradient of the shape of what it is the gradient of
+                like = owner._value if owner is not None else feeds[slot.input_index]
+                out.append(np.zeros(np.shape(like), np.asarray(like).dtype))
+        return out
 
     def step_call_hooks(self, step):
         """The xla half of the step's generated call (jit.step_call)."""
@@ -321,6 +349,10 @@ class StepRunner(_FallsBack):
             if xla is None:
                 return numpy_fallback()
             try:
+                # Not compiled yet: this whole step runs on numpy (the tier is
+                # chosen once per call, before anything is donated or written)
+                if xla.pending(feeds):
+                    return numpy_fallback()
                 fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -342,6 +374,14 @@ class StepRunner(_FallsBack):
             if a.dtype != dtype or a.shape != shape:
                 return False
         return True
+
+
+def _tiered(xla, parts):
+    """`xla` told how its function compiles (to_static's `compile=`, see
+    `background`) and its name, for the reports."""
+    xla.compile_mode = getattr(parts, "compile_mode", None)
+    xla.label = getattr(parts, "label", None) or xla.label
+    return xla
 
 
 class _StepCallHooks:

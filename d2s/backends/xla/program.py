@@ -39,7 +39,7 @@ from .lowering import Lowerer, lower_program, rule_for
 from .params import DeviceParams
 from .sharding import RunLayout, agree_on_program, placements_of, put, to_host
 from .values import TensorArray
-from . import lowered_cache, persistent
+from . import background, lowered_cache, persistent
 
 # Rows a tensor array has free when its loop starts, and trips a loop history
 # holds; when a run needs more, the next power of two that fits (recompiled).
@@ -179,6 +179,11 @@ class XlaProgram:
         self.room = INITIAL_ROOM
         self._executables = {}
         self._lock = threading.Lock()
+        # Tiered compilation (see `background`): `compile_mode` is to_static's
+        # `compile=` (None: D2S_XLA_SYNC decides); `tiers` made on first need.
+        self.compile_mode = None
+        self.label = "a program"
+        self.tiers = None
 
     # ---- running ------------------------------------------------------------------
     def __call__(self, feeds, tensors=None, feed_attrs=None):
@@ -374,6 +379,27 @@ class XlaProgram:
                               feed_attrs or [None] * len(self.feed_names), self.params.vars,
                               [dist_attr.get(t) for t in tensors])
 
+    def pending(self, feeds, given=None):
+        """True when a call on `feeds` should run on numpy now: its executable
+        is not compiled yet and compiles in the background (tiered, see
+        `background`; never for placed values, nor when compiles are
+        synchronous). A whole call decides once, before it runs: a step
+        switches tiers only between calls."""
+        tiers = self.tiers
+        if tiers is not None and tiers.finished:
+            tiers.report()  # (on this thread: warnings point at the caller)
+        key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
+               None if given is None else given.key, None)
+        if key in self._executables or background.sync_compiles(self.compile_mode) \
+                or dist_attr.any_placed():
+            return False
+        if tiers is None:
+            with self._lock:
+                tiers = self.tiers = self.tiers or background.Tiers(self.label)
+        stubs = [_Spec(a.shape, a.dtype) for a in feeds]
+        return tiers.pending(key, [list(a.shape) for a in feeds],
+                             lambda: self.executable(stubs, given))
+
     def executable(self, feeds, given=None, layout=None):
         key = (tuple((a.shape, a.dtype) for a in feeds), self.room,
                None if given is None else given.key, None if layout is None else layout.key)
@@ -528,6 +554,16 @@ class XlaProgram:
                 or any(label is not None for _, label in traced["layout"])):
             return ()
         return self.donated
+
+
+class _Spec:
+    """A feed's shape and dtype: what a background compile needs of it (the
+    array itself is not kept alive by the queue)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
 
 
 def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
