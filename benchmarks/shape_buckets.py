@@ -66,8 +66,10 @@ def run(buckets, lengths, backend):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--backend", default="xla")
-    ap.add_argument("--calls", type=int, default=60)
+    ap.add_argument("--backend", default="xla",
+                    help="the backend the converted function runs on (default xla)")
+    ap.add_argument("--calls", type=int, default=60,
+                    help="calls per mode, each on a length drawn from a fixed set (default 60)")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     lengths = rng.choice(np.arange(3, 65), size=20, replace=False)
