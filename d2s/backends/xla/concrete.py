@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from ... import backends as registry
 from ...core import dist_attr
+from ...core.tensor import is_device_array
 from ...static.executor import check_fed
 from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
@@ -46,8 +49,15 @@ def _on_numpy_when_checks_fail(fast, checked, numpy_fallback):
         try:
             return fast(feeds, tensors)
         except RaisesOnNumpy:
-            return numpy_fallback(feeds, tensors)
+            return numpy_fallback(on_host(feeds), tensors)
     return call
+
+
+def on_host(arrays):
+    """`arrays` as numpy arrays: what a numpy fallback reads (a feed may be a
+    device-resident Tensor's device array; its host copy is made here)."""
+    return [a if type(a) is np.ndarray or not is_device_array(a) else np.asarray(a)
+            for a in arrays]
 
 
 class _FallsBack:
@@ -107,7 +117,11 @@ class ConcreteRunner(_FallsBack):
                         xla.fast_path(feeds), xla.executable(feeds).checked,
                         self._fallback().forward)
                 return values
-        return self._fallback().forward(feeds, tensors)
+        return self._fallback().forward(on_host(feeds), tensors)
+
+    # Inputs are read as their Tensors hold them: device arrays stay on the device
+    # (`d2s.core.tensor.DeviceTensor`), and so do the outputs.
+    takes_device_arrays = True
 
     @property
     def plain_call(self):
@@ -136,7 +150,8 @@ class ConcreteRunner(_FallsBack):
 
     def _forward_part(self):
         return self._part("_forward", lambda: XlaProgram(
-            self.concrete.main_program, self.input_names, self.output_names))
+            self.concrete.main_program, self.input_names, self.output_names,
+            device_results=True))
 
     # ---- gradients -----------------------------------------------------------------
     def forward_for_grad(self, feeds, tensors, feed_attrs=None):
@@ -146,7 +161,7 @@ class ConcreteRunner(_FallsBack):
         if part is None:
             part = self._part("_grad_forward", self._build_grad_forward)
         return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors, feed_attrs),
-                         lambda: self._fallback().forward_for_grad(feeds, tensors))
+                         lambda: self._fallback().forward_for_grad(on_host(feeds), tensors))
 
     def _build_grad_forward(self):
         backward = self.concrete.backward_program()
@@ -178,7 +193,7 @@ class ConcreteRunner(_FallsBack):
             part = self._part(None, lambda: self._build_backward(wanted), key=wanted)
         return part.call(
             lambda xla: self._run_backward(xla, saved, cts, wanted),
-            lambda: self._fallback().gradients_from(saved.host_feeds + saved.host_params,
+            lambda: self._fallback().gradients_from(on_host(saved.host_feeds + saved.host_params),
                                                     cts, wanted))
 
     def _build_backward(self, wanted):
@@ -225,7 +240,7 @@ class SavedOnDevice:
         self.params = params
         self.host_feeds = list(host_feeds)
         self.tensors = tensors
-        self.host_params = [t._value for t in tensors]
+        self.host_params = [t._raw for t in tensors]  # (made host arrays if needed)
         self.feed_attrs = None  # the backward feeds' placements, in a sharded run
 
 
@@ -259,7 +274,8 @@ class StepRunner(_FallsBack):
         # returned, is not fetched: it is the value written back.)
         outputs = [v.name for v in step.outputs if v.name not in writes]
         self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes, donate=True, defined=outputs))
+                                                writes=writes, donate=True, defined=outputs,
+                                                device_results=True))
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]
@@ -272,12 +288,13 @@ class StepRunner(_FallsBack):
         self._held_types = ()
 
     plain_call = None
+    takes_device_arrays = True  # (see ConcreteRunner)
 
     def step_values(self, tensors):
         """Values of the step's `run_outputs`, nothing committed yet (on XLA,
         or on numpy when it does not lower)."""
         step = self._step
-        feeds = [t._value for t in tensors]
+        feeds = [t._raw for t in tensors]
         feeds.extend(step._held_grads(tensors))
         attrs = None  # the inputs' placements (d2s.distributed): a sharded step
         if dist_attr.any_placed():
@@ -334,7 +351,7 @@ class StepRunner(_FallsBack):
             return fetched
         values = list(fetched)
         for i, tensor in self._writes:
-            values.insert(i, tensor._value)
+            values.insert(i, tensor._raw)  # (a device array: no host copy)
         return values
 
     def _held_as_made(self, feeds):
@@ -347,6 +364,8 @@ class StepRunner(_FallsBack):
 class _StepCallHooks:
     """What jit.step_call writes for a step on XLA: placed values take the
     general path; the run is the runner's, numpy's values its fallback."""
+
+    takes_device_arrays = True  # inputs read as held (see ConcreteRunner)
 
     def __init__(self, runner):
         self.runner = runner
