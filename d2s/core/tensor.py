@@ -309,6 +309,21 @@ def is_device_array(value):
     return type(value) in _DEVICE_TYPES
 
 
+def new_device_tensor(value, stop_gradient=True):
+    """`new_tensor` for a device array `value` (a backend's result on its
+    per-call path, where every output is one): the slots set directly."""
+    t = _object_new(DeviceTensor)
+    _RAW_SET(t, value)
+    t.stop_gradient = stop_gradient
+    t._grad = None
+    t._node = None
+    t._out_index = 0
+    t.name = None
+    t._version = 0
+    t._past = None
+    return t
+
+
 def device_tensor(value, stop_gradient=True):
     """A Tensor holding `value`: a device-resident one for a registered device
     array, else (a numpy array) a plain one, as `new_tensor`."""

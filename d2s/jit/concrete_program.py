@@ -22,7 +22,7 @@ import numpy as np
 from .. import backends
 from ..core import dist_attr, state
 from ..core.registry import OpDef
-from ..core.tensor import Tensor, device_tensor, is_device_array
+from ..core.tensor import Tensor, device_tensor, is_device_array, new_device_tensor
 from ..static import framework
 from ..static.builder import check_visible
 from ..static.executor import UndefinedValue
@@ -238,7 +238,7 @@ class ConcreteProgram(TapedRuns):
         value, version = _VALUE, state.tensor_attributes_version
         if getattr(self._runners.get(backend), "takes_device_arrays", False):
             # inputs read as held, outputs kept as the backend made them (device arrays)
-            value, new = _RAW, device_tensor
+            value, new = _RAW, new_device_tensor
         single, flat_tuple = structure.single, structure.flat_tuple
 
         def call(tensors):
