@@ -58,8 +58,10 @@ def ready(result):
     a call returns before its results exist. A timing then waits for them
     with `jax.block_until_ready`, as the hand-written `jax.jit` twin does,
     so both measure the same work."""
-    if type(result) is DeviceTensor:  # the common case: one result
+    if type(result) is DeviceTensor:  # the common cases: one result, a flat tuple
         _block(result._raw)
+    elif type(result) is tuple and all(type(t) is DeviceTensor for t in result):
+        _block([t._raw for t in result])
     else:
         pending = [t._raw for t in _tensors(result) if type(t) is DeviceTensor]
         if pending:
