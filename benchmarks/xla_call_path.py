@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import d2s  # noqa: E402
 import workloads  # noqa: E402
 from others import jax_modes  # noqa: E402
+from xla_columns import ready  # noqa: E402
 from d2s.backends.xla import concrete as xla_concrete  # noqa: E402
 from d2s.backends.xla._jax import jax, x64  # noqa: E402
 
@@ -114,7 +115,10 @@ def modes_for(key, wl):
     else:
         bare = _bare_forward(runner._forward.xla, feeds)
     fast = runner._fast
-    modes = {"to_static xla": wl.call, "per-call path": lambda: fast(feeds, tensors),
+    # (results on xla are computed asynchronously: each mode waits for its own)
+    call = wl.call
+    modes = {"to_static xla": lambda: ready(call()),
+             "per-call path": lambda: jax.block_until_ready(fast(feeds, tensors)),
              "executable": bare}
     twins = jax_modes(key, wl.np_args)
     modes.update({k: twins[k] for k in ("jax.jit np", "jax.jit") if k in twins})

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from . import autograd, effects, state
-from .tensor import Tensor, new_tensor
+from .tensor import Tensor, is_resident, new_tensor
 
 
 def _ops():
@@ -151,6 +151,9 @@ def method(x, what, compute, keep_shape=True):
     rebinds the name to. Elsewhere (code that is not converted, a hand-built
     program) nothing would rebind it: a clear error, never a silent no-op."""
     if type(x) is Tensor:
+        return apply(x, compute, what, keep_shape)
+    if is_resident(x):  # an eager write: on the host copy (made now), as eagerly
+        x._value
         return apply(x, compute, what, keep_shape)
     if not getattr(_rebinding, "on", False):
         raise TypeError(

@@ -220,10 +220,141 @@ class Tensor(TensorMethods):
 
     # ---- DLPack: zero-copy exchange with JAX, torch, numpy -------------------
     def __dlpack__(self, **kwargs):
-        return self._value.__dlpack__(**kwargs)
+        # `_raw`: a device-resident Tensor hands out its device array (no host copy)
+        return self._raw.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
-        return self._value.__dlpack_device__()
+        return self._raw.__dlpack_device__()
+
+    def to_dlpack(self):
+        """A DLPack capsule of this Tensor's array (its device array when the
+        Tensor is device-resident), for consumers that take capsules."""
+        return self.__dlpack__()
+
+
+# The Tensor's value slot under a second name. `_value` is what host code
+# reads (a device-resident Tensor makes its host copy on that read); `_raw`
+# reads the slot as it is, a numpy array or a backend's device array, at the
+# cost of a slot read: what a backend feeding its own arrays back uses.
+Tensor._raw = Tensor.__dict__["_value"]
+_RAW_SET = Tensor.__dict__["_value"].__set__
+
+# Types of backend device arrays (a backend registers its own, see
+# `register_device_type`); the host copy of one is made by `np.asarray`.
+_DEVICE_TYPES = set()
+# Host copies made (a test hook: tests count materializations with it).
+materializations = [0]
+# hook(tensor, host copy, device array), called when a host copy is made: the
+# backend may keep the device array for the next call (see backends.xla.params).
+on_host_copy = [None]
+
+
+class DeviceTensor(Tensor):
+    """A Tensor whose value is a backend's device array (an xla program's
+    output, a parameter an xla step wrote): the same Tensor to every user
+    (`type(t)` differs only until its host copy exists).
+
+    Why a subclass swapped in and out (`__class__`) rather than a `_value`
+    property on every Tensor: eager kernels, autograd and optimizers read
+    `t._value` on every op; a property there would add a Python call to
+    each of those reads for all Tensors, while here a host Tensor's
+    `_value` stays a plain slot read. The first read of `_value` (`.numpy()`,
+    `np.asarray(t)`, `item()`, printing, any eager numpy kernel) makes the
+    host copy once, keeps it in the slot and turns the Tensor back into a
+    plain one, which later reads and calls use as any host Tensor. The copy
+    is a real copy even on a CPU device (where a view would do): it is
+    writable, as a numpy-backend result is, and a write into it
+    (`t.numpy()[0] = 1`) cannot reach the device array a program may still
+    read (XLA may reuse that buffer, and a view would see it change). The
+    Tensor drops its device array then; a later xla call sends the host
+    array again (a parameter: once, see `backends.xla.params`). Assigning
+    `_value` (a rebinding: optimizers, `set_value`) turns it plain without
+    a copy."""
+    __slots__ = ()
+
+    @property
+    def _value(self):
+        device = self._raw
+        host = np.array(device)  # a copy the Tensor owns (see the class docstring)
+        materializations[0] += 1
+        _RAW_SET(self, host)
+        self.__class__ = Tensor
+        hook = on_host_copy[0]
+        if hook is not None:
+            hook(self, host, device)
+        return host
+
+    @_value.setter
+    def _value(self, value):
+        _RAW_SET(self, value)
+        self.__class__ = Tensor
+
+    # Metadata reads need no host copy.
+    @property
+    def shape(self):
+        return tuple(self._raw.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._raw.dtype)
+
+    @property
+    def ndim(self):
+        return self._raw.ndim
+
+    @property
+    def size(self):
+        return int(self._raw.size)
+
+
+def register_device_type(cls):
+    """Mark `cls` (a backend's array type) as a device array a Tensor may hold."""
+    _DEVICE_TYPES.add(cls)
+
+
+def is_device_array(value):
+    return type(value) in _DEVICE_TYPES
+
+
+def new_device_tensor(value, stop_gradient=True):
+    """`new_tensor` for a device array `value` (a backend's result on its
+    per-call path, where every output is one): the slots set directly."""
+    t = _object_new(DeviceTensor)
+    _RAW_SET(t, value)
+    t.stop_gradient = stop_gradient
+    t._grad = None
+    t._node = None
+    t._out_index = 0
+    t.name = None
+    t._version = 0
+    t._past = None
+    return t
+
+
+def device_tensor(value, stop_gradient=True):
+    """A Tensor holding `value`: a device-resident one for a registered device
+    array, else (a numpy array) a plain one, as `new_tensor`."""
+    t = new_tensor(value, stop_gradient)
+    if type(value) in _DEVICE_TYPES:
+        t.__class__ = DeviceTensor
+    return t
+
+
+def rebind_value(tensor, value):
+    """Rebind `tensor` to `value` (a program's write-back): a device array is
+    kept as it is (the Tensor becomes device-resident), anything else is
+    held as a numpy array."""
+    if type(value) in _DEVICE_TYPES:
+        _RAW_SET(tensor, value)
+        tensor.__class__ = DeviceTensor
+    else:
+        _RAW_SET(tensor, value if type(value) is np.ndarray else np.asarray(value))
+        if tensor.__class__ is not Tensor:
+            tensor.__class__ = Tensor
+
+
+def is_resident(tensor):
+    return tensor.__class__ is DeviceTensor
 
 
 def format_tensor(value, stop_gradient):
@@ -299,7 +430,11 @@ def _input_array(data, dtype):
 def from_dlpack(x, stop_gradient=True):
     """A Tensor sharing the memory of `x` (a JAX/torch/numpy array on the CPU,
     anything with `__dlpack__`), without a copy. The memory may be read-only
-    (JAX arrays are): d2s never writes into a Tensor's array."""
+    (JAX arrays are): d2s never writes into a Tensor's array. A registered
+    device array (a `jax.Array`) is held as it is: the Tensor is
+    device-resident, so it may live on a GPU."""
+    if type(x) in _DEVICE_TYPES:
+        return device_tensor(x, stop_gradient)
     return Tensor._from_array(np.from_dlpack(x), stop_gradient)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .. import backends
 from ..core import dist_attr, state
 from ..core.registry import OpDef
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, device_tensor, is_device_array, new_device_tensor
 from ..static import framework
 from ..static.builder import check_visible
 from ..static.executor import UndefinedValue
@@ -39,6 +39,7 @@ from .taped import TapedRuns
 
 
 _VALUE = operator.attrgetter("_value")  # a Tensor's array, read in C by `map`
+_RAW = operator.attrgetter("_raw")  # the same, a device array left as it is
 
 
 class ConcreteProgram(TapedRuns):
@@ -205,7 +206,10 @@ class ConcreteProgram(TapedRuns):
         (handing a part it cannot run to numpy: the registry's policy)."""
         exe = self._runners.get(backend) or self.executable(backend)
         captured = self._captured.current()
-        feeds = [t._value for t in tensors]
+        # (a backend taking device arrays reads each input as it is held: a
+        # device-resident Tensor is fed without a host copy)
+        feeds = ([t._raw for t in tensors] if getattr(exe, "takes_device_arrays", False)
+                 else [t._value for t in tensors])
         if dist_attr.any_placed():  # placements: sharded inputs (d2s.distributed)
             return self._call_placed(exe, tensors, captured, feeds)
         if self._needs_grad(tensors, captured):
@@ -232,6 +236,9 @@ class ConcreteProgram(TapedRuns):
         structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
         placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
         value, version = _VALUE, state.tensor_attributes_version
+        if getattr(self._runners.get(backend), "takes_device_arrays", False):
+            # inputs read as held, outputs kept as the backend made them (device arrays)
+            value, new = _RAW, new_device_tensor
         single, flat_tuple = structure.single, structure.flat_tuple
 
         def call(tensors):
@@ -287,7 +294,8 @@ class ConcreteProgram(TapedRuns):
         """Eager Tensors of the forward's output values, in the returned
         structure; `attrs`: their placements, see `_placed`."""
         new = Tensor._from_array
-        outs = [new(v) if type(v) is np.ndarray else new(self._as_array(i, v))
+        outs = [new(v) if type(v) is np.ndarray else
+                device_tensor(v) if is_device_array(v) else new(self._as_array(i, v))
                 for i, v in enumerate(values)]
         if attrs is not None or dist_attr.any_placed():
             self._placed(outs, attrs)
@@ -303,6 +311,13 @@ class ConcreteProgram(TapedRuns):
                              if any(v is self.outputs[i] for v in op.outputs)), None)
             raise value.error(producer)
         return np.asarray(value)
+
+    def _as_tensor(self, i, value):
+        """Output `i` as a Tensor: a backend's device array stays on the device
+        (a device-resident Tensor), anything else as `_as_array` reads it."""
+        if is_device_array(value):
+            return device_tensor(value)
+        return Tensor._from_array(self._as_array(i, value))
 
     # ---- what a backend reads (ProgramParts) ------------------------------------------
     def input_names(self):

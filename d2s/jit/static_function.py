@@ -15,7 +15,7 @@ from ..core import state
 from ..core import amp_state
 from ..core.state import all_eager, forward_hooks_version, layer_modes_version
 from ..core.state_lock import STATE as _STATE
-from ..core.tensor import Tensor
+from ..core.tensor import DeviceTensor, Tensor
 from .. import backends as backend_state
 from ..backends import get_backend
 from ..static.origins import warn_in_user_code
@@ -244,7 +244,7 @@ class StaticFunction:
             _unstop(concrete, tensors)
         if not kwargs:
             key = _fast_key(args, self._bound_self, self._modes_now())
-            positions = [i for i, a in enumerate(args) if type(a) is Tensor]
+            positions = [i for i, a in enumerate(args) if type(a) in (Tensor, DeviceTensor)]
             if key is not None and len(positions) == len(tensors):
                 # None: every argument is a tensor input, passed on as the tuple
                 self._cache.remember_fast(key, signature.key,
@@ -558,8 +558,8 @@ def _fast_key(args, bound_self, modes=None):
     key = [getattr(bound_self, "training", None), modes]
     for a in args:
         t = type(a)
-        if t is Tensor:
-            v = a._value
+        if t is Tensor or t is DeviceTensor:
+            v = a._raw  # (a device-resident Tensor: its shape without a host copy)
             key += (v.shape, v.dtype, a.stop_gradient)
         elif t in _SCALARS:
             key += (t, a)

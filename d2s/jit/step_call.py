@@ -33,7 +33,7 @@ import numpy as np
 
 from ..bytecode_cache import compile_module
 from ..core import state
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, rebind_value
 
 _counter = itertools.count()
 
@@ -130,7 +130,8 @@ def build_step_call(step, backend, hooks):
     w = _Writer()
     g = w.globals
     g.update(_tls=state._tls, _general=step.__call__, _ndarray=np.ndarray,
-             _asarray=np.asarray, _new=Tensor._from_array, _as_array=step._as_array)
+             _asarray=np.asarray, _new=Tensor._from_array, _as_array=step._as_array,
+             _as_tensor=step._as_tensor, _rebind=rebind_value)
     general = f"return _general(tensors, {backend!r})"
     n_inputs = len(step.inputs)
     args = [f"x{i}" for i in range(n_inputs)]
@@ -158,7 +159,9 @@ def build_step_call(step, backend, hooks):
         w.emit(general, 2)
 
     # ---- the arrays and the run (the backend's) -------------------------------------
-    arrays = [f"x{i}._value" for i in range(n_inputs)]
+    # (a backend taking device arrays reads a device-resident input as it is held)
+    read = "_raw" if getattr(hooks, "takes_device_arrays", False) else "_value"
+    arrays = [f"x{i}.{read}" for i in range(n_inputs)]
     for tensor, index in step._held:
         owner = f"x{index}" if tensor is None else w.global_name("t", tensor)
         arrays.append(f"{owner}._grad._value")
@@ -181,7 +184,7 @@ def _emit_commit(w, step):
 
     def wrapped(i):
         r = results[i]
-        return f"_new({r}) if type({r}) is _ndarray else _new(_as_array({i}, {r}))"
+        return f"_new({r}) if type({r}) is _ndarray else _as_tensor({i}, {r})"
     structure = step.output_structure
     if structure.single:  # one Tensor returned, as most steps (the loss)
         w.emit(f"out = {wrapped(0)}")
@@ -190,7 +193,9 @@ def _emit_commit(w, step):
         w.emit(f"out = _restructure([{', '.join(f'({wrapped(i)})' for i in range(n))}])")
     at = n
     for tensor, _ in step.effects.value_writes:
-        w.emit(f"{w.global_name('t', tensor)}._value = {array(at)}")
+        r = results[at]  # (a device array, a backend's write-back, stays on the device)
+        w.emit(f"if type({r}) is _ndarray: {w.global_name('t', tensor)}._value = {r}")
+        w.emit(f"else: _rebind({w.global_name('t', tensor)}, {r})")
         at += 1
     for slot, name in step.effects.grad_writes:
         if name is None and slot.tensor is not None:

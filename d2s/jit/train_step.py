@@ -51,7 +51,7 @@ import numpy as np
 from .. import backends
 from ..core import state
 from ..core.dtypes import is_floating
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, rebind_value
 from .concrete_program import ConcreteProgram
 from .step_call import GUARD, build_step_call
 
@@ -248,12 +248,15 @@ class StepProgram(ConcreteProgram):
             # (an undefined output raises here: before the commit)
             if single:  # one Tensor returned, as most steps (the loss)
                 v = results[0]
-                out = new(v) if type(v) is ndarray else new(as_array(0, v))
+                out = new(v) if type(v) is ndarray else self._as_tensor(0, v)
             else:
-                out = structure.restructure([new(v) if type(v) is ndarray else new(as_array(i, v))
+                out = structure.restructure([new(v) if type(v) is ndarray else self._as_tensor(i, v)
                                              for i, v in enumerate(results[:n])])
             for tensor, value in zip(value_owners, results[n:]):
-                tensor._value = value if type(value) is ndarray else np.asarray(value)
+                if type(value) is ndarray:
+                    tensor._value = value
+                else:  # (a device array, a backend's write-back, stays on the device)
+                    rebind_value(tensor, value)
             for tensor in cleared:  # (commits write the slot: eager writes)
                 tensor._grad = None
             for tensor, index, at in grad_sets:

@@ -31,6 +31,7 @@ import numpy as np
 
 from ... import backends as registry
 from ...core import dist_attr
+from ...core.tensor import is_device_array
 from ...static.executor import check_fed
 from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
@@ -48,8 +49,15 @@ def _on_numpy_when_checks_fail(fast, checked, numpy_fallback):
         try:
             return fast(feeds, tensors)
         except RaisesOnNumpy:
-            return numpy_fallback(feeds, tensors)
+            return numpy_fallback(on_host(feeds), tensors)
     return call
+
+
+def on_host(arrays):
+    """`arrays` as numpy arrays: what a numpy fallback reads (a feed may be a
+    device-resident Tensor's device array; its host copy is made here)."""
+    return [a if type(a) is np.ndarray or not is_device_array(a) else np.asarray(a)
+            for a in arrays]
 
 
 class _FallsBack:
@@ -111,7 +119,11 @@ class ConcreteRunner(_FallsBack):
                         xla.fast_path(feeds), xla.executable(feeds).checked,
                         self._fallback().forward)
                 return values
-        return self._fallback().forward(feeds, tensors)
+        return self._fallback().forward(on_host(feeds), tensors)
+
+    # Inputs are read as their Tensors hold them: device arrays stay on the device
+    # (`d2s.core.tensor.DeviceTensor`), and so do the outputs.
+    takes_device_arrays = True
 
     @property
     def plain_call(self):
@@ -139,8 +151,14 @@ class ConcreteRunner(_FallsBack):
         raise TypeError("a forward program is no training step")
 
     def _forward_part(self):
+<<<<<<< HEAD
         return self._part("_forward", lambda: _tiered(XlaProgram(
             self.concrete.main_program, self.input_names, self.output_names), self.concrete))
+=======
+        return self._part("_forward", lambda: XlaProgram(
+            self.concrete.main_program, self.input_names, self.output_names,
+            device_results=True))
+>>>>>>> residency
 
     # ---- gradients -----------------------------------------------------------------
     def forward_for_grad(self, feeds, tensors, feed_attrs=None):
@@ -150,7 +168,7 @@ class ConcreteRunner(_FallsBack):
         if part is None:
             part = self._part("_grad_forward", self._build_grad_forward)
         return part.call(lambda xla: self._run_grad_forward(xla, feeds, tensors, feed_attrs),
-                         lambda: self._fallback().forward_for_grad(feeds, tensors))
+                         lambda: self._fallback().forward_for_grad(on_host(feeds), tensors))
 
     def _build_grad_forward(self):
         backward = self.concrete.backward_program()
@@ -184,7 +202,7 @@ class ConcreteRunner(_FallsBack):
             part = self._part(None, lambda: self._build_backward(wanted), key=wanted)
         return part.call(
             lambda xla: self._run_backward(xla, saved, cts, wanted),
-            lambda: self._fallback().gradients_from(saved.host_feeds + saved.host_params,
+            lambda: self._fallback().gradients_from(on_host(saved.host_feeds + saved.host_params),
                                                     cts, wanted))
 
     def _build_backward(self, wanted):
@@ -236,7 +254,7 @@ class SavedOnDevice:
         self.params = params
         self.host_feeds = list(host_feeds)
         self.tensors = tensors
-        self.host_params = [t._value for t in tensors]
+        self.host_params = [t._raw for t in tensors]  # (made host arrays if needed)
         self.feed_attrs = None  # the backward feeds' placements, in a sharded run
 
 
@@ -269,9 +287,15 @@ class StepRunner(_FallsBack):
         # (An output that is a write, a parameter's or the rate's new value
         # returned, is not fetched: it is the value written back.)
         outputs = [v.name for v in step.outputs if v.name not in writes]
+<<<<<<< HEAD
         self._part = Lowered(lambda: _tiered(XlaProgram(
             program, self.feed_names, self.fetch_names, writes=writes, donate=True,
             defined=outputs), step))
+=======
+        self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
+                                                writes=writes, donate=True, defined=outputs,
+                                                device_results=True))
+>>>>>>> residency
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]
@@ -284,12 +308,13 @@ class StepRunner(_FallsBack):
         self._held_types = ()
 
     plain_call = None
+    takes_device_arrays = True  # (see ConcreteRunner)
 
     def step_values(self, tensors):
         """Values of the step's `run_outputs`, nothing committed yet (on XLA,
         or on numpy when it does not lower)."""
         step = self._step
-        feeds = [t._value for t in tensors]
+        feeds = [t._raw for t in tensors]
         feeds.extend(step._held_grads(tensors))
         attrs = None  # the inputs' placements (d2s.distributed): a sharded step
         if dist_attr.any_placed():
@@ -366,7 +391,7 @@ class StepRunner(_FallsBack):
             return fetched
         values = list(fetched)
         for i, tensor in self._writes:
-            values.insert(i, tensor._value)
+            values.insert(i, tensor._raw)  # (a device array: no host copy)
         return values
 
     def _held_as_made(self, feeds):
@@ -387,6 +412,8 @@ def _tiered(xla, parts):
 class _StepCallHooks:
     """What jit.step_call writes for a step on XLA: placed values take the
     general path; the run is the runner's, numpy's values its fallback."""
+
+    takes_device_arrays = True  # inputs read as held (see ConcreteRunner)
 
     def __init__(self, runner):
         self.runner = runner

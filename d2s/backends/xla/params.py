@@ -40,8 +40,12 @@ import weakref
 
 import numpy as np
 
+from ...core.tensor import is_device_array, on_host_copy, rebind_value, register_device_type
 from ._jax import jax, x64
 from .sharding import put, to_host
+
+# JAX's array type (what an XLA call returns): a Tensor may hold one.
+register_device_type(type(jax.device_put(np.zeros((), np.float32))))
 
 # id(Tensor) -> (host array, device array, sharding or None); entries leave
 # with their Tensor.
@@ -49,7 +53,10 @@ _SHARED = {}
 
 _getrefcount = sys.getrefcount
 _is = operator.is_
-_VALUE = operator.attrgetter("_value")  # a Tensor's array
+# A Tensor's array as held: a numpy array, or a device array (a device-resident
+# Tensor, `d2s.core.tensor.DeviceTensor`: read without making its host copy).
+_VALUE = operator.attrgetter("_raw")
+_ndarray = np.ndarray
 # References to a parameter's host array when only d2s holds it, as `donate`
 # counts them: the Tensor's slot, `_host`, the local name, getrefcount's argument
 # (and the `_SHARED` entry, counted apart).
@@ -61,6 +68,20 @@ def _remember(tensor, host, device, sharding=None):
     if key not in _SHARED:
         weakref.finalize(tensor, _SHARED.pop, key, None)
     _SHARED[key] = (host, device, sharding)
+
+
+def _host_copy_made(tensor, host, device):
+    """A device-resident parameter's host copy was made (`.numpy()`, an eager
+    op): the device array stays its device copy, so the next call sends
+    nothing; the host copy is made read-only, as every host array a device
+    copy stands for is (an in-place write would leave the copy stale)."""
+    shared = _SHARED.get(id(tensor))
+    if shared is not None and shared[1] is device:
+        host.flags.writeable = False
+        _SHARED[id(tensor)] = (host, device, shared[2])
+
+
+on_host_copy[0] = _host_copy_made
 
 
 class DeviceParams:
@@ -97,22 +118,22 @@ class DeviceParams:
             return self._device  # the common case: nothing rebound, all on the device
         device, laid = self._device, self._sharding
         for i, t in enumerate(self.tensors):
-            value = t._value
+            value = t._raw
             if value is not host[i] or laid[i] is not None:
                 self._refresh(i, value)
-            elif device[i] is value:  # passed from the host last time, unchanged since
-                self._to_device(i, value)
+            elif device[i] is value and type(value) is _ndarray:
+                self._to_device(i, value)  # passed from the host last time, unchanged since
         device = self._device  # replaced, never changed in place, by a later refresh
         # Settled: every copy on the device, none laid out (a call that rebinds
         # a Tensor, or a sharded run, takes the loop again).
         self._settled = (laid.count(None) == len(laid)
-                         and not any(map(_is, device, host)))
+                         and not any(type(d) is _ndarray for d in device))
         return device
 
     def _laid_out(self, shardings):
         """Device arrays laid out by `shardings` (a sharded run)."""
         for i, t in enumerate(self.tensors):
-            value, sharding = t._value, shardings[i]
+            value, sharding = t._value, shardings[i]  # (a host copy: laid out from it)
             if value is self._host[i] and sharding == self._sharding[i]:
                 continue
             shared = _SHARED.get(id(t))
@@ -141,6 +162,9 @@ class DeviceParams:
         self._sharding[i] = None
         if shared is not None and shared[0] is value and shared[2] is None:
             device = shared[1]
+        elif type(value) is not _ndarray and is_device_array(value):
+            device = value  # a device-resident Tensor: its own device array
+            self._check(i, value)
         else:
             self._check(i, value)
             device = value  # this call reads the host array itself
@@ -160,17 +184,22 @@ class DeviceParams:
         self._device = devices
 
     def write(self, positions, device_values):
-        """A program's new values of the parameters at `positions`: rebinds each
-        Tensor to a (read-only) host view, and keeps the device array for the
-        next call."""
+        """A program's new values of the parameters at `positions`: each Tensor
+        holds its new device array (it is device-resident: its host copy is
+        made when host code reads it), which the next call reads as it is. A
+        sharded value is gathered to a (read-only) host array instead."""
         devices = list(self._device)  # a new list: earlier callers keep their snapshot
         host, laid, tensors = self._host, self._sharding, self.tensors
         for i, device_value in zip(positions, device_values):
-            # (to_host gathers a value sharded across processes; one device: a view)
-            value = np.asarray(device_value) if laid[i] is None else to_host(device_value)
-            tensors[i]._value = value
-            _remember(tensors[i], value, device_value, laid[i])
-            host[i] = value
+            if laid[i] is None:
+                rebind_value(tensors[i], device_value)
+                _remember(tensors[i], None, device_value)  # (see `_host_copy_made`)
+                host[i] = device_value
+            else:  # (to_host gathers a value sharded across processes)
+                value = to_host(device_value)
+                tensors[i]._value = value
+                _remember(tensors[i], value, device_value, laid[i])
+                host[i] = value
             devices[i] = device_value
         self._device = devices
 
@@ -189,8 +218,8 @@ class DeviceParams:
         released = []
         for i in positions:
             tensor, device = self.tensors[i], args[i]
-            value = tensor._value
-            if device is value:  # passed as the host array already
+            value = tensor._raw
+            if device is value:  # passed as it is held (a host array, or its own device array)
                 continue
             shared = _SHARED.get(id(tensor))
             in_shared = shared is not None and shared[0] is value

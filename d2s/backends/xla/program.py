@@ -60,6 +60,11 @@ class Residuals:
         self.key = key
 
 
+def _same(value):
+    """A result left as XLA returned it (a device array)."""
+    return value
+
+
 class Executable:
     """One compiled shape signature, and how to read its flat results.
 
@@ -105,19 +110,21 @@ class Executable:
             return call_x64(call, args)
         return call(*args)
 
-    def read(self, outs):
-        """(fetch values, written device arrays, error code, rows needed, kept)."""
+    def read(self, outs, on_device=False):
+        """(fetch values, written device arrays, error code, rows needed, kept).
+        `on_device`: plain fetches stay device arrays (see `XlaProgram`)."""
         if self.plain:
-            return [np.array(v) for v in outs], (), 0, 0, None
+            return (list(outs) if on_device else [np.array(v) for v in outs]), (), 0, 0, None
         it = iter(outs)
         fetched = []
         host = np.asarray if self.out_attrs is None else to_host  # one process: a view
+        on_device = on_device and self.out_attrs is None
         for is_array, label in self.layout:
             value = next(it)
             if is_array:
                 length = host(next(it)).item()
                 value = np.moveaxis(host(value)[:length], 0, is_array - 1).copy()
-            else:
+            elif not on_device:
                 value = np.array(host(value))  # a writable copy, as numpy results are
             if label is not None and np.asarray(next(it)).item():
                 value = UndefinedValue(label)  # what the numpy backend hands out for it
@@ -145,8 +152,13 @@ class XlaProgram:
     does, before its commit."""
 
     def __init__(self, program, feed_names, fetch_names, ops=None, keep=(), given=(),
-                 writes=None, donate=False, defined=()):
+                 writes=None, donate=False, defined=(), device_results=False):
         gb = program.global_block()
+        # Fetches are left on the device (device arrays, which the caller keeps
+        # in device-resident Tensors: `d2s.core.tensor.DeviceTensor`) rather
+        # than copied to the host: a forward's or a step's results. Others (the
+        # static Executor's fetches, a taped forward's) are host arrays.
+        self.device_results = device_results
         ops = list(gb.ops if ops is None else ops)
         self.program = program
         self.feed_names = list(feed_names)
@@ -240,7 +252,7 @@ class XlaProgram:
             outs = exe.call(args + params + drawn)
         if exe.effects:
             jax.effects_barrier()  # printed before we return
-        fetched, written, code, need, kept = exe.read(outs)
+        fetched, written, code, need, kept = exe.read(outs, self.device_results)
         if need > self.room:
             # Rows were dropped (and anything computed from them, errors
             # included, is void): run again with room for them all.
@@ -294,6 +306,17 @@ class XlaProgram:
         compiled, array = exe.compiled, np.array
         device_values = self.params.device_values
         call = compiled._call or compiled  # (its C++ entry, set by the run before)
+        if self.device_results:  # the results as XLA returned them (see `__init__`)
+            if exe.needs_x64:
+                def forward(feeds, tensors):
+                    return call_x64(call, feeds + device_values(tensors))
+            elif self.param_names:
+                def forward(feeds, tensors):
+                    return call(*feeds, *device_values(tensors))
+            else:
+                def forward(feeds, tensors):
+                    return call(*feeds)
+            return forward
         if exe.needs_x64:
             def forward(feeds, tensors):
                 return list(map(array, call_x64(call, feeds + device_values(tensors))))
@@ -307,7 +330,8 @@ class XlaProgram:
 
     def _fast_checked(self, exe):
         """A forward with run-time checks: its error code comes last."""
-        call, array, asarray = exe.call, np.array, np.asarray
+        call, asarray = exe.call, np.asarray
+        array = _same if self.device_results else np.array
         device_values, error = self.params.device_values, exe.sites.error
 
         def forward(feeds, tensors):
@@ -322,7 +346,8 @@ class XlaProgram:
         """A program writing parameters (a training step): the new values are
         written back, then the fetches read; a checked program's error code
         raises as in `run` (a failed run that selects wrote the old values)."""
-        array, device_values, write = np.array, self.params.device_values, self.params.write
+        device_values, write = self.params.device_values, self.params.write
+        array = _same if self.device_results else np.array
         asarray = np.asarray
         n_fetched, written_at = len(self.fetch_names), self.written_at
         if exe.donates:

@@ -29,8 +29,8 @@ def _building():
 
 
 def _is_eager_tensor(value):
-    from d2s.core.tensor import Tensor
-    return type(value) is Tensor
+    from d2s.core.tensor import DeviceTensor, Tensor
+    return type(value) is Tensor or type(value) is DeviceTensor
 
 
 def make_slice(start, stop, step):

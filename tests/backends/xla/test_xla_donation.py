@@ -14,6 +14,7 @@ import d2s  # noqa: E402
 import d2s.nn.functional as F  # noqa: E402
 from d2s.backends.xla import params as device_params  # noqa: E402
 from d2s.backends.xla import program as xla_program  # noqa: E402
+from d2s.core.tensor import is_resident  # noqa: E402
 from d2s.jit import to_static  # noqa: E402
 
 import sys, pathlib  # noqa: E402,E401
@@ -31,8 +32,14 @@ def on_xla():
     d2s.jit.set_backend(saved)
 
 
+def _device_array(t):
+    """The device array a Tensor's value lives in: its own while it is
+    device-resident (a step's write-back), else the copy kept for it."""
+    return t._raw if is_resident(t) else device_params._SHARED[id(t)][1]
+
+
 def _addresses(tensors):
-    return [t._value.ctypes.data for t in tensors]
+    return [_device_array(t).unsafe_buffer_pointer() for t in tensors]
 
 
 def _eager_run(kind, steps):
@@ -49,13 +56,13 @@ def test_a_step_computes_new_values_into_the_donated_buffers_and_equals_eager(ki
     step = to_static(standard_step(model, opt))
     losses = [float(step(*batch(0)).numpy())]
     state = state_tensors(model, opt)
-    assert state and all(t._value is not None for t in state)
+    assert state and all(t._raw is not None for t in state)
     registered = None
     for i in range(1, 6):
         if i == 2:  # per-parameter bookkeeping is made once, not per step
             registered = len(weakref.finalize._registry)
         before = _addresses(state)
-        old_buffers = [device_params._SHARED[id(t)][1] for t in state]
+        old_buffers = [_device_array(t) for t in state]
         losses.append(float(step(*batch(i)).numpy()))
         # Every replaced value lives where its old value lived: XLA reused the
         # donated buffer (the old device array is gone) instead of allocating.
@@ -149,12 +156,12 @@ def test_a_step_with_a_run_time_check_donates_and_a_failure_commits_nothing():
     assert len(exe.donates) == len(state) and exe.checked
     step(*batch(2))  # (the per-call path from here on)
     before = snapshot(model, opt)
-    old_buffers = [device_params._SHARED[id(t)][1] for t in state]
+    old_buffers = [_device_array(t) for t in state]
     x, y = batch(1)
     with pytest.raises(AssertionError, match="loss diverged"):
         step(d2s.to_tensor(x.numpy() * 1e4), y)
     assert all(b.is_deleted() for b in old_buffers)  # donated, and yet:
-    assert all(t._value is not None for t in state)
+    assert all(t._raw is not None for t in state)
     assert bitwise(snapshot(model, opt), before)
     step(*batch(1))  # training goes on as eager's, the failed call left out
     eager_model, eager_opt = make(MLP, "sgd")
