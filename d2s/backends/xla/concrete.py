@@ -151,14 +151,9 @@ class ConcreteRunner(_FallsBack):
         raise TypeError("a forward program is no training step")
 
     def _forward_part(self):
-<<<<<<< HEAD
         return self._part("_forward", lambda: _tiered(XlaProgram(
-            self.concrete.main_program, self.input_names, self.output_names), self.concrete))
-=======
-        return self._part("_forward", lambda: XlaProgram(
             self.concrete.main_program, self.input_names, self.output_names,
-            device_results=True))
->>>>>>> residency
+            device_results=True), self.concrete))
 
     # ---- gradients -----------------------------------------------------------------
     def forward_for_grad(self, feeds, tensors, feed_attrs=None):
@@ -287,15 +282,9 @@ class StepRunner(_FallsBack):
         # (An output that is a write, a parameter's or the rate's new value
         # returned, is not fetched: it is the value written back.)
         outputs = [v.name for v in step.outputs if v.name not in writes]
-<<<<<<< HEAD
         self._part = Lowered(lambda: _tiered(XlaProgram(
             program, self.feed_names, self.fetch_names, writes=writes, donate=True,
-            defined=outputs), step))
-=======
-        self._part = Lowered(lambda: XlaProgram(program, self.feed_names, self.fetch_names,
-                                                writes=writes, donate=True, defined=outputs,
-                                                device_results=True))
->>>>>>> residency
+            defined=outputs, device_results=True), step))
         # (position in `run_outputs`, the captured Tensor whose new value goes there)
         self._writes = [(i, program.captured[writes[n]]) for i, n in enumerate(self.output_names)
                         if n in writes]
