@@ -172,6 +172,13 @@ class Tensor(TensorMethods):
         self._grad = None
 
     def detach(self):
+        """The same value with no gradient path. While a program is being
+        built, a parameter or buffer must stay an input of the program (its
+        value changes between runs): detach is then the `detach` op, never a
+        copy of today's value baked in as a constant."""
+        if not (state.all_eager[0] or not state._tls.builders and not state._global["static"]):
+            from .ops.manipulation import detach
+            return detach(self)
         return Tensor._from_array(self._value)
 
     def gradient(self):

@@ -1,9 +1,10 @@
 """Other functions of `d2s.nn.functional`: one-hot and label smoothing, padding,
-resizing, cosine similarity, sequence masks, scaled dot-product attention.
+resizing, cosine similarity, normalize, sequence masks, scaled dot-product attention.
 
 All are compositions of registered ops. Padding and resizing work along one
 axis at a time with constant index or weight arrays built from the (known)
-input size: a gather picks the rows a padding mode reads, and a resize is a
+input size: a gather picks the rows a padding mode reads (constant padding of a
+dim known only at run time concatenates blocks of the fill value), and a resize is a
 product with an interpolation matrix (separable, so exact for bilinear).
 """
 from __future__ import annotations
@@ -12,11 +13,12 @@ import math
 
 import numpy as np
 
-from ..core.ops import (arange, cast, constant, equal, gather, matmul, maximum, softmax, sqrt,
-                        sum as _sum, transpose, unsqueeze, where)
+from ..core.ops import (arange, cast, concat, constant, equal, full_like, gather, matmul,
+                        maximum, norm, softmax, sqrt, sum as _sum, transpose, unsqueeze, where)
 from ..core.ops._base import lift
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
+           "normalize",
            "sequence_mask", "scaled_dot_product_attention"]
 
 
@@ -40,6 +42,13 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8):
     w12 = _sum(x1 * x2, axis=axis)
     w1, w2 = _sum(x1 * x1, axis=axis), _sum(x2 * x2, axis=axis)
     return w12 / sqrt(maximum(w1 * w2, eps * eps))
+
+
+def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
+    """`x / max(||x||_p, epsilon)` along `axis` (PaddlePaddle's and PyTorch's
+    `normalize`: unit vectors for contrastive heads; p in {1, 2, inf})."""
+    x = lift(x)
+    return x / maximum(norm(x, p=p, axis=axis, keepdim=True), cast(constant(epsilon), x.dtype))
 
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
@@ -74,11 +83,14 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
     if lo == 0 and hi == 0:
         return x
     n = x.shape[axis]
-    if n is None:
-        raise ValueError(f"{where_}: padding needs the padded dims known, got shape "
-                         f"{list(x.shape)}")
     if lo < 0 or hi < 0:
         raise ValueError(f"{where_}: negative padding ({lo}, {hi}) is not supported")
+    if n is None:
+        if mode == "constant":
+            return _pad_constant_unknown(x, axis, lo, hi, value)
+        raise ValueError(f"{where_}: {mode!r} padding needs the padded dims known, got shape "
+                         f"{list(x.shape)}; give that dim a size in the InputSpec, or use "
+                         f"mode='constant'")
     out = gather(x, constant(_pad_index(n, lo, hi, mode, where_).astype(np.int64)), axis=axis)
     if mode == "constant":
         shape = [1] * len(x.shape)
@@ -87,6 +99,21 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
         inside.reshape(-1)[lo:lo + n] = True
         out = where(constant(inside), out, cast(constant(value), x.dtype))
     return out
+
+
+def _pad_constant_unknown(x, axis, lo, hi, value):
+    """Constant padding of an axis whose size is only known at run time (a
+    causal Conv1D over a `None` sequence length): blocks of `value` shaped
+    like `lo` / `hi` rows of `x` (its other dims may be unknown too) are
+    concatenated on either side. Row 0 gives the blocks their shape; the
+    axis must not be empty at run time."""
+    parts = []
+    if lo:
+        parts.append(full_like(gather(x, constant(np.zeros(lo, np.int64)), axis=axis), value))
+    parts.append(x)
+    if hi:
+        parts.append(full_like(gather(x, constant(np.zeros(hi, np.int64)), axis=axis), value))
+    return concat(parts, axis=axis)
 
 
 _MODES = ("constant", "reflect", "replicate", "circular")

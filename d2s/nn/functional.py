@@ -106,9 +106,23 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-5):
     return y
 
 
-def embedding(x, weight):
-    """Rows of `weight` (num_embeddings, dim) picked by the integer ids `x` (any shape)."""
-    return gather(weight, x, axis=0)
+def embedding(x, weight, padding_idx=None, sparse=False, name=None):
+    """Rows of `weight` (num_embeddings, dim) picked by the integer ids `x` (any shape).
+
+    `padding_idx` (PaddlePaddle's and PyTorch's): ids equal to it look up a
+    zero vector, so the padding row neither shapes the output nor receives
+    a gradient; negative values count from the end. `sparse` is accepted for
+    PaddlePaddle's signature (gradients are dense here)."""
+    out = gather(weight, x, axis=0)
+    if padding_idx is None:
+        return out
+    from ..core.ops import not_equal, unsqueeze, where, zeros_like
+    n = weight.shape[0]
+    pad = int(padding_idx) + (n if int(padding_idx) < 0 else 0)
+    if not 0 <= pad < n:
+        raise ValueError(f"embedding: padding_idx {padding_idx} is outside the {n} rows")
+    keep = unsqueeze(not_equal(lift(x), pad), -1)
+    return where(keep, out, zeros_like(out))
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,

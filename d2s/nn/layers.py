@@ -94,17 +94,20 @@ class LayerNorm(Layer):
 
 
 class Embedding(Layer):
-    """Lookup table of shape (num_embeddings, embedding_dim), Xavier-uniform."""
+    """Lookup table of shape (num_embeddings, embedding_dim), Xavier-uniform;
+    PaddlePaddle's signature (`padding_idx` ids give zeros, see F.embedding)."""
 
-    def __init__(self, num_embeddings, embedding_dim, weight_attr=None, name=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, sparse=False,
+                 weight_attr=None, name=None):
         super().__init__(name)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.padding_idx, self.sparse = padding_idx, sparse
         self.weight = self.create_parameter(
             [num_embeddings, embedding_dim], attr=_attr(weight_attr),
             default_initializer=init.XavierUniform())
 
     def forward(self, x):
-        return F.embedding(x, self.weight)
+        return F.embedding(x, self.weight, padding_idx=self.padding_idx)
 
     def extra_repr(self):
         return f"{self.num_embeddings}, {self.embedding_dim}"

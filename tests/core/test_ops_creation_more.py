@@ -65,8 +65,10 @@ def test_creation_bad_input():
         d2s.one_hot(d2s.to_tensor(np.array([0, 3])), 3)
     with pytest.raises(TypeError, match="integer tensor"):
         d2s.one_hot(d2s.to_tensor(np.array([0.0])), 3)
-    with pytest.raises(NotImplementedError, match="in-place"):
-        d2s.assign(d2s.to_tensor(1.0), output=d2s.to_tensor(2.0))
+    with pytest.raises(ValueError, match="in-place write must keep the tensor's shape"):
+        d2s.assign(d2s.ones([2]), output=d2s.to_tensor(2.0))
+    out = d2s.to_tensor(2.0)      # assign(x, output=) writes in place (tests/corpus too)
+    assert d2s.assign(d2s.to_tensor(1.0), output=out) is out and float(out) == 1.0
 
 
 def test_dtype_names_are_numpy_dtypes_every_op_accepts():

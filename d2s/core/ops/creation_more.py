@@ -55,7 +55,9 @@ def empty_like(x, dtype=None, name=None):
 
 
 def assign(x, output=None):
-    """A copy of `x` (a tensor, array, list or number), differentiable."""
+    """A copy of `x` (a tensor, array, list or number), differentiable; with
+    `output` (an eager Tensor of the same shape) the copy is written into it
+    in place and `output` is returned."""
     if is_value(x):
         out = bind("reshape_like", x, x)  # the identity, with a gradient and every lowering
     else:
@@ -64,8 +66,17 @@ def assign(x, output=None):
             arr = arr.astype(DEFAULT_FLOAT)
         out = constant(arr, arr.dtype)
     if output is not None:
-        raise NotImplementedError("assign: writing into output= is an in-place update, not "
-                                  "supported yet; write `output = d2s.assign(x)` instead")
+        # PaddlePaddle's `assign(x, output=buf)`, how ported layers update a
+        # buffer in forward: an in-place write of the copy into `output` (an
+        # effect of the program while one is traced, replayed after each run)
+        from .. import inplace
+        from ..tensor import Tensor
+        if type(output) is not Tensor:
+            raise NotImplementedError(
+                "assign: output= must be an eager Tensor (a parameter, a buffer, a tensor the "
+                "caller holds); for a value computed in the program write "
+                "`output = d2s.assign(x)`")
+        return inplace.apply(output, lambda _: out, "assign(x, output=...)")
     return out
 
 

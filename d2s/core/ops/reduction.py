@@ -205,11 +205,20 @@ def argmax(x, axis=None, keepdim=False):
 
 # ---- norm (composite) -------------------------------------------------------------------
 def norm(x, p=2, axis=None, keepdim=False):
-    """Vector p-norm over `axis` (all elements by default); p in {1, 2, 'fro', inf}."""
-    from .elementwise import abs as _abs, sqrt
+    """Vector p-norm over `axis` (all elements by default); p in {1, 2, 'fro', inf}.
+
+    The 2-norm's gradient at a zero vector is 0 (PaddlePaddle's and PyTorch's
+    subgradient), not `0 * inf = nan`: sqrt reads 1 where the sum of squares
+    is 0 and the result there is selected from a constant, so no inf enters
+    the backward pass (a PointNet's `||I - A A^T||` is exactly 0 at init)."""
+    from .creation import ones_like, zeros_like
+    from .elementwise import abs as _abs, sqrt, where
     x = lift(x)
     if p in (2, "fro", 2.0):
-        return sqrt(sum(x * x, axis, keepdim))
+        squares = sum(x * x, axis, keepdim)
+        nonzero = squares > 0
+        safe = where(nonzero, squares, ones_like(squares))
+        return where(nonzero, sqrt(safe), zeros_like(squares))
     if p in (1, 1.0):
         return sum(_abs(x), axis, keepdim)
     if p in (np.inf, "inf", float("inf")):

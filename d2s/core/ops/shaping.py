@@ -143,22 +143,47 @@ def expand_as(x, y, name=None):
 def tile(x, repeat_times, name=None):
     """`x` repeated `repeat_times[i]` times along each dim (aligned to x's
     trailing dims; x gains leading dims when the list is longer): copies
-    concatenated along each axis, so no dim (known or not) needs reading."""
+    concatenated along each axis, so no dim (known or not) needs reading.
+    A repeat count known only at run time (`tile([b])` with `b = x.shape[0]`
+    of a `None` batch dim) broadcasts a new axis to that count and merges it
+    into the tiled one, which is the same layout."""
     from .manipulation import concat, unsqueeze
     x = lift(x)
-    reps = [_int(r, "tile", "a repeat count") for r in _sizes(repeat_times, "tile")]
-    if any(r < 0 for r in reps):
+    reps = [r if _run_time_int(r) else _int(r, "tile", "a repeat count")
+            for r in _sizes(repeat_times, "tile")]
+    if any(not _run_time_int(r) and r < 0 for r in reps):
         raise ValueError(f"tile: repeat counts must be >= 0, got {reps}")
     ndim = max(len(reps), len(x.shape))
     reps = [1] * (ndim - len(reps)) + reps
     for _ in range(ndim - len(x.shape)):
         x = unsqueeze(x, 0)
     for axis, r in enumerate(reps):
-        if r == 0:
+        if _run_time_int(r):
+            x = _tile_run_time(x, axis, r)
+        elif r == 0:
             x = _take(x, axis, 0, 0)  # empty along this axis
         elif r > 1:
             x = concat([x] * r, axis=axis)
     return x
+
+
+def _run_time_int(r):
+    """A repeat count computed in the program (not an eager Tensor's value)."""
+    from ..tensor import Tensor
+    return is_value(r) and not isinstance(r, Tensor)
+
+
+def _tile_run_time(x, axis, r):
+    """`x` tiled `r` times along `axis`, `r` a 0-d integer value: the copies
+    are a new leading axis broadcast to `r`, merged with `axis`."""
+    from .manipulation import expand, reshape, unsqueeze
+    if tuple(r.shape) not in ((), (1,)) or np.dtype(r.dtype).kind not in "iu":
+        raise TypeError(f"tile: a repeat count must be an integer scalar, got shape "
+                        f"{list(r.shape)} dtype {r.dtype}")
+    ndim = len(x.shape)
+    dims = [_dim(x, i) for i in range(ndim)]
+    y = expand(unsqueeze(x, axis), dims[:axis] + [reshape(r, [])] + dims[axis:])
+    return reshape(y, dims[:axis] + [-1] + dims[axis + 1:])
 
 
 # ---- flip / roll -----------------------------------------------------------------------------
