@@ -44,6 +44,12 @@ def _count_push(n):
 # attribute path look them up again only after it changed.
 tensor_attributes_version = [0]
 
+# While a program is traced, a list per trace (innermost last) of the eager
+# Tensors whose value the traced code turned into a Python value (`int(t)`,
+# `bool(t)`, `t.item()`), with the value read: the program holds only while
+# they still hold it (jit.guards). Empty: nothing is recorded.
+value_reads = []
+
 # Bumped whenever a Layer's `training` flag is set (nn.Layer.training): a
 # `to_static` function reads the flags its programs depend on again only
 # after it changed (jit.static_function, `_mode_flags`).
