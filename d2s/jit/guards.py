@@ -25,6 +25,7 @@ import contextlib
 import numpy as np
 
 from ..core import state
+from ..static.origins import user_origin
 
 __all__ = ["reading_values", "ValueGuard", "too_many_variants"]
 
@@ -33,17 +34,25 @@ __all__ = ["reading_values", "ValueGuard", "too_many_variants"]
 def reading_values():
     """Record, while the block runs, the eager Tensors whose value became a
     Python value; yields the list of `ValueGuard`s (filled at exit)."""
-    reads, guards = [], []
+    reads, guards = _Reads(), []
     state.value_reads.append(reads)
     try:
         yield guards
     finally:
         state.value_reads.pop()
-        seen = set()
-        for tensor, value in reads:
-            if id(tensor) not in seen:
-                seen.add(id(tensor))
-                guards.append(ValueGuard(tensor, value))
+        guards.extend(ValueGuard(tensor, value, where) for tensor, value, where in reads)
+
+
+class _Reads(list):
+    """The reads of one trace: each tensor once, with the user's line that read
+    it (d2s.core.tensor appends `(tensor, value)`; only traces pay for this)."""
+
+    def append(self, item):
+        tensor, value = item
+        for t, _, _ in self:
+            if t is tensor:
+                return
+        super().append((tensor, value, user_origin()))
 
 
 class ValueGuard:
@@ -53,12 +62,15 @@ class ValueGuard:
 
     __slots__ = ("tensor", "value", "label")
 
-    def __init__(self, tensor, value):
+    def __init__(self, tensor, value, where=None):
         self.tensor = tensor
         self.value = value
         name = getattr(tensor, "name", None)
-        self.label = f"tensor '{name}'" if name else \
+        label = f"tensor '{name}'" if name else \
             f"a {np.asarray(value).dtype.name}{list(np.shape(value))} tensor"
+        if where is not None:
+            label += f" (read as a Python value at {where[0]}, line {where[1]}: `{where[2]}`)"
+        self.label = label
 
     def holds(self):
         now = self.tensor._value

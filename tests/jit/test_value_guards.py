@@ -156,3 +156,22 @@ def test_no_guard_no_effect_program():
         fn(t([1.0]))
         fn(t([2.0]))
     assert not isinstance(fn.concrete_program, EffectProgram)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_buffer_read_as_python_value_many_times_warns_naming_the_line(backend):
+    model = RingBuffer()
+    model.register_buffer("buf", d2s.zeros([40, 2]))
+
+    def forward(x):
+        p = int(model.ptr)
+        model.buf[p:p + 1] = x
+        model.ptr = model.ptr + 1
+        return model.buf.sum()
+
+    step = d2s.jit.to_static(forward, backend=_backend(backend))
+    with pytest.warns(UserWarning, match=r"read as a Python value at .*test_value_guards\.py, "
+                                         r"line \d+: `p = int\(model\.ptr\)`"):
+        for i in range(EffectProgram.MAX_VARIANTS + 2):
+            step(t([[1.0, float(i)]]))
+    np.testing.assert_allclose(model.buf.numpy()[:10, 1], np.arange(10.0))
