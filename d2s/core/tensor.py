@@ -85,7 +85,7 @@ class Tensor(TensorMethods):
 
     def item(self):
         if state.value_reads:
-            state.value_reads[-1].append((self, self._value))
+            state.read_value(self, self._value)
         return self._value.item()
 
     def __array__(self, dtype=None, copy=None):
@@ -104,7 +104,7 @@ class Tensor(TensorMethods):
     def _scalar(self, what):
         value = self._value
         if state.value_reads:  # a trace turns this eager value into a Python one
-            state.value_reads[-1].append((self, value))
+            state.read_value(self, value)
         if value.size != 1:
             raise ValueError(f"{what}() of a Tensor with {value.size} elements is "
                              "ambiguous; only one-element tensors convert")
@@ -116,7 +116,7 @@ class Tensor(TensorMethods):
         value = self._value
         if value.size == 1:
             if state.value_reads:
-                state.value_reads[-1].append((self, value))
+                state.read_value(self, value)
             return bool(value)
         return bool(self._scalar("bool"))
 

@@ -21,6 +21,7 @@ pays nothing per call.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -39,15 +40,26 @@ def reading_values():
     try:
         yield guards
     finally:
-        state.value_reads.pop()
+        active = state.value_reads
+        for i, r in enumerate(active):  # (by identity: lists compare by content)
+            if r is reads:
+                del active[i]
+                break
         guards.extend(ValueGuard(tensor, value, where) for tensor, value, where in reads)
 
 
 class _Reads(list):
     """The reads of one trace: each tensor once, with the user's line that read
-    it (d2s.core.tensor appends `(tensor, value)`; only traces pay for this)."""
+    it (d2s.core.tensor appends `(tensor, value)`; only traces pay for this),
+    made in the thread that traces."""
+
+    def __init__(self):
+        super().__init__()
+        self.thread = threading.get_ident()
 
     def append(self, item):
+        if threading.get_ident() != self.thread:
+            return
         tensor, value = item
         for t, _, _ in self:
             if t is tensor:
