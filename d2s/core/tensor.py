@@ -81,6 +81,8 @@ class Tensor(TensorMethods):
         return self._value.size
 
     def numpy(self):
+        if state.value_reads:  # (a trace that reads the array bakes its values in)
+            state.read_value(self, self._value)
         return self._value
 
     def item(self):

@@ -34,7 +34,7 @@ from ..static.pytree import flatten, unflatten
 from ..convert import layer_writes
 from ..gc_pause import gc_paused
 from ..static.origins import warn_in_user_code
-from .guards import reading_values, too_many_variants
+from .guards import locate, reading_values, too_many_variants
 from .outliving import Watch, function_roots, swap_in, swap_out
 from .program_parts import CapturedTensors, OutputStructure
 from .taped import TapedRuns
@@ -126,6 +126,8 @@ class ConcreteProgram(TapedRuns):
                 with reading_values() as value_guards:
                     result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program)
+                if value_guards:
+                    locate(value_guards, watch.before.values())
                 writes.value_guards = value_guards
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
                     writes.add_assigns(overlay.value_assigns(), program)

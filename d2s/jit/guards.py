@@ -28,7 +28,7 @@ import numpy as np
 from ..core import state
 from ..static.origins import user_origin
 
-__all__ = ["reading_values", "ValueGuard", "too_many_variants"]
+__all__ = ["reading_values", "ValueGuard", "locate", "too_many_variants"]
 
 
 @contextlib.contextmanager
@@ -72,7 +72,7 @@ class ValueGuard:
     (Tensor arrays are never written in place, so an unchanged `_value` is
     the same array: the identity test is the usual case.)"""
 
-    __slots__ = ("tensor", "value", "label")
+    __slots__ = ("tensor", "value", "label", "path")
 
     def __init__(self, tensor, value, where=None):
         self.tensor = tensor
@@ -83,15 +83,38 @@ class ValueGuard:
         if where is not None:
             label += f" (read as a Python value at {where[0]}, line {where[1]}: `{where[2]}`)"
         self.label = label
+        self.path = None  # (dict, key) the trace found it in: read from there (`locate`)
 
     def holds(self):
-        now = self.tensor._value
+        tensor = self.tensor
+        if self.path is not None:  # (an attribute the caller may rebind to another Tensor)
+            d, key = self.path
+            tensor = d.get(key)
+            if tensor is not self.tensor and not hasattr(tensor, "_value"):
+                return False
+        now = tensor._value
         if now is self.value:
             return True
         try:
             return bool(np.array_equal(np.asarray(now), np.asarray(self.value)))
         except Exception:
             return False
+
+
+def locate(guards, containers):
+    """Give each guard the dict entry that held its tensor before the trace
+    (`containers`: jit.outliving.Watch.before), so that a Layer attribute or
+    buffer rebound to a new Tensor between calls is checked, not the old one."""
+    wanted = {id(g.tensor): g for g in guards}
+    for container, copy, label, _ in containers:
+        if not isinstance(container, dict):
+            continue
+        for key, value in copy.items():
+            g = wanted.get(id(value))
+            if g is not None and g.path is None and value is g.tensor:
+                g.path = (container, key)
+                g.label = f"{label}[{key!r}]" + g.label[g.label.find(" (read"):] \
+                    if " (read" in g.label else f"{label}[{key!r}]"
 
 
 def too_many_variants(labels, limit):

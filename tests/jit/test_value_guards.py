@@ -175,3 +175,23 @@ def test_a_buffer_read_as_python_value_many_times_warns_naming_the_line(backend)
         for i in range(EffectProgram.MAX_VARIANTS + 2):
             step(t([[1.0, float(i)]]))
     np.testing.assert_allclose(model.buf.numpy()[:10, 1], np.arange(10.0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_buffer_used_as_a_shape_through_numpy(backend):
+    """`.numpy()` of a captured tensor is a Python value too (here a shape)."""
+    class Tile(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("reps", d2s.to_tensor(np.array([1], "int64")))
+
+        def forward(self, x):
+            n = int(self.reps.numpy()[0])
+            return d2s.tile(x, [n])
+
+    model = Tile()
+    fn = d2s.jit.to_static(model.forward, backend=_backend(backend))
+    x = t([1.0, 2.0])
+    for n in (1, 3, 2):
+        model.reps = d2s.to_tensor(np.array([n], "int64"))
+        np.testing.assert_allclose(fn(x).numpy(), np.tile([1.0, 2.0], n))
