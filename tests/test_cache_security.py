@@ -704,7 +704,7 @@ GLOBALS_MODULE = textwrap.dedent("""\
 
 
 @pytest.mark.parametrize("backend", ["numpy", "xla"])
-def test_a_traced_global_rebound_later_warns_once(tmp_path, monkeypatch, backend):
+def test_a_traced_global_rebound_later_is_guarded(tmp_path, monkeypatch, backend):
     if backend == "xla":
         pytest.importorskip("jax")
     import d2s
@@ -725,13 +725,19 @@ def test_a_traced_global_rebound_later_warns_once(tmp_path, monkeypatch, backend
     assert namespace["SCALE"] is not traced[0] and namespace["SHIFT"] is not traced[1]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for _ in range(2 * global_watch.CHECK_EVERY + 1):
+        for _ in range(3):
             np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
+    assert len(f.program_cache) == 1               # equal data: the same program
+    namespace["SCALE"] = 20.0                      # other data: traced again for it
+    np.testing.assert_allclose(f(x).numpy(), [21.0, 41.0])
+    namespace["SCALE"] = 2.0                       # back: the first program again
+    np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
     namespace["SCALE"] = 20.0
-    with pytest.warns(RuntimeWarning, match=r"global 'SCALE' read by f .*traced") as record:
-        # (checked every CHECK_EVERY calls) the documented behaviour: the traced value is kept
-        for _ in range(2 * global_watch.CHECK_EVERY + 1):
-            np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
+    np.testing.assert_allclose(f(x).numpy(), [21.0, 41.0])
+    with pytest.warns(RuntimeWarning, match=r"global\(s\) 'SCALE' read by f .*values") as record:
+        for k in range(global_watch.MAX_VALUES + 2):   # past the limit: warned once
+            namespace["SCALE"] = float(k + 100)
+            np.testing.assert_allclose(f(x).numpy(), [k + 101.0, 2 * k + 201.0])
     assert len(_d2s_warnings(record)) == 1
     assert "globals_mod.py" in str(record[0].message)
 

@@ -111,7 +111,8 @@ def setitem(t, index, value):
 def set_value(t, value):
     """Paddle's `set_value`: new values of the same shape, no gradient path."""
     if state._tls.builders and effects.overlay() is not None:
-        return apply(t, lambda x: _set_value_traced(x, value), "set_value")
+        keep = not t.stop_gradient  # a parameter: it stays a leaf holding `value`
+        return apply(t, lambda x: _set_value_traced(x, value, keep), "set_value")
     array = value._value if isinstance(value, Tensor) else np.asarray(value)
     if tuple(array.shape) != tuple(t.shape):
         raise ValueError(f"set_value: a value of shape {list(array.shape)} for a tensor of "
@@ -122,10 +123,19 @@ def set_value(t, value):
     return t
 
 
-def _set_value_traced(x, value):
+def _set_value_traced(x, value, keep_grad=False):
+    """The value a traced `set_value` leaves: `value`, without its gradient
+    path. Of a tensor that requires grad (a parameter) later reads must still
+    differentiate with respect to it, as eagerly the parameter stays the leaf
+    and only holds `value`: `x - detach(x) + value` (exactly `value`, with
+    the identity gradient to `x`), built with gradients on even under
+    `no_grad` (the usual place of such a write)."""
     ops = _ops()
-    v = ops.lift(value, like=x)
-    return ops.detach(ops.broadcast_to(v, tuple(x.shape)))
+    v = ops.detach(ops.broadcast_to(ops.lift(value, like=x), tuple(x.shape)))
+    if not keep_grad:
+        return v
+    with state.enable_grad():
+        return ops.add(ops.subtract(x, ops.detach(x)), v)
 
 
 # Set by converted code's `_jst.inplace_call` around an in-place call, which

@@ -44,6 +44,19 @@ def _count_push(n):
 # attribute path look them up again only after it changed.
 tensor_attributes_version = [0]
 
+# While programs are traced, a recorder per trace (jit.guards) of the eager
+# Tensors whose value the traced code turned into a Python value (`int(t)`,
+# `bool(t)`, `t.item()`), with the value read: the program holds only while
+# they still hold it. Each recorder keeps the reads of its own thread (an
+# enclosing trace gets those of the traces inside it too). Empty: nothing is
+# recorded and eager code pays one truth test.
+value_reads = []
+
+
+def read_value(tensor, value):
+    for recorder in list(value_reads):
+        recorder.append((tensor, value))
+
 # Bumped whenever a Layer's `training` flag is set (nn.Layer.training): a
 # `to_static` function reads the flags its programs depend on again only
 # after it changed (jit.static_function, `_mode_flags`).

@@ -81,9 +81,13 @@ class Tensor(TensorMethods):
         return self._value.size
 
     def numpy(self):
+        if state.value_reads:  # (a trace that reads the array bakes its values in)
+            state.read_value(self, self._value)
         return self._value
 
     def item(self):
+        if state.value_reads:
+            state.read_value(self, self._value)
         return self._value.item()
 
     def __array__(self, dtype=None, copy=None):
@@ -101,6 +105,8 @@ class Tensor(TensorMethods):
     # ---- Python protocol (eager only) -------------------------------------
     def _scalar(self, what):
         value = self._value
+        if state.value_reads:  # a trace turns this eager value into a Python one
+            state.read_value(self, value)
         if value.size != 1:
             raise ValueError(f"{what}() of a Tensor with {value.size} elements is "
                              "ambiguous; only one-element tensors convert")
@@ -111,6 +117,8 @@ class Tensor(TensorMethods):
         # its element; `while t:` loops call this once per trip, so skip `.item()`.
         value = self._value
         if value.size == 1:
+            if state.value_reads:
+                state.read_value(self, value)
             return bool(value)
         return bool(self._scalar("bool"))
 

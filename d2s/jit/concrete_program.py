@@ -33,6 +33,8 @@ from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..convert import layer_writes
 from ..gc_pause import gc_paused
+from ..static.origins import warn_in_user_code
+from .guards import locate, reading_values, too_many_variants
 from .outliving import Watch, function_roots, swap_in, swap_out
 from .program_parts import CapturedTensors, OutputStructure
 from .taped import TapedRuns
@@ -122,8 +124,12 @@ class ConcreteProgram(TapedRuns):
                     args = (bound_self,) + tuple(args)
                 # what the trace may write that outlives the call (jit.outliving)
                 watch = Watch(_roots(converted_fn, signature, bound_self))
-                result = converted_fn(*args, **kwargs)
+                with reading_values() as value_guards:
+                    result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program)
+                if value_guards:
+                    locate(value_guards, watch.before.values())
+                writes.value_guards = value_guards
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
                     writes.add_assigns(overlay.value_assigns(), program)
                 if writes and overlay.active:
@@ -390,7 +396,9 @@ def _step_writes(overlay, writes):
         if e.kind == "assign":
             overlay.assign(e.container, writes.variables[e.template.index])
     rest = [e for e in writes.effects if e.kind != "assign"]
-    return Effects(rest, writes.variables if rest else [], writes.guards, writes.read_paths)
+    kept = Effects(rest, writes.variables if rest else [], writes.guards, writes.read_paths)
+    kept.value_guards = writes.value_guards
+    return kept
 
 
 class _NoFastCalls(dict):
@@ -440,6 +448,15 @@ class EffectProgram(ConcreteProgram):
         self.fast_calls = _NoFastCalls()
         self._variants = [self]
         self._retrace = None
+        self._warned_variants = False
+
+    def _guard_labels(self):
+        labels = []
+        for v in self._variants:
+            if isinstance(v, EffectProgram):
+                labels += [g[3] for g in v.writes.guards]
+                labels += [g.label for g in v.writes.value_guards]
+        return labels
 
     def __call__(self, tensors, backend=None):
         program = self if self.writes.hold() else self._variant(tensors)
@@ -454,14 +471,19 @@ class EffectProgram(ConcreteProgram):
             for v in self._variants:
                 if not isinstance(v, EffectProgram) or v.writes.hold():
                     return v
-            if self._retrace is None or len(self._variants) >= self.MAX_VARIANTS:
+            if self._retrace is None:
                 from ..static.control_flow import ControlFlowError
-                labels = [g[3] for v in self._variants for g in v.writes.guards]
+                labels = self._guard_labels()
                 raise ControlFlowError(
                     f"{', '.join(dict.fromkeys(labels))}: the program of this call was "
-                    "built for the value these held before it wrote a tensor there, and "
-                    "they keep changing: give them a tensor value before the first call "
-                    "(e.g. self.count = d2s.zeros([1]))")
+                    "built for the value these held before, and they changed: give them a "
+                    "tensor value before the first call (e.g. self.count = d2s.zeros([1]))")
+            if len(self._variants) >= self.MAX_VARIANTS:
+                if not self._warned_variants:
+                    self._warned_variants = True
+                    warn_in_user_code(too_many_variants(self._guard_labels(),
+                                                        self.MAX_VARIANTS), UserWarning)
+                del self._variants[1]  # the oldest retraced one (this one stays first)
             variant = self._retrace(tensors)
             self._variants.append(variant)
             return variant

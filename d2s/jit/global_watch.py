@@ -1,19 +1,18 @@
-"""A warning when a module global that a traced function read has changed.
+"""A guard on the module globals a traced function reads.
 
 A program is traced once per signature: every Python value the converted
 function reads while tracing, module globals included, is frozen into the
-program (`SCALE = 2` read as `x * SCALE` is a constant 2 in it). Rebinding
-`SCALE = 20` later does not retrace: the program keeps computing with 2.
-Keying programs by every global's value would cost each call a lookup per
-global name for a rare case, so d2s documents this behaviour and, as a cheap
-guard, watches the globals the function's own code names whose values are
-plain data (numbers, text, bytes, None, tuples of those, numpy scalars and
-arrays), at the first call after the trace and then at every
-`CHECK_EVERY`-th call (a counter per call; the lookups are spread out): a
-check finding one rebound to other data (identity compared first, then
-values: a global array changed in place is not seen; globals read by the functions it calls are not watched)
-warns once per function and name, saying what to do instead. Globals the
-function itself assigns (`global` statements) are not watched.
+program (`SCALE = 2` read as `x * SCALE` is a constant 2 in it). So the
+plain globals the function's own code names (numbers, text, bytes, None,
+tuples of those, numpy scalars and arrays) are watched: each call compares
+their identities with those the programs were traced for (one dict lookup
+and `is` per name; nothing for a function that reads none), and when one was
+rebound to other data the function switches to the programs traced for the
+values now (traced on demand), as TorchDynamo guards globals. At most
+`MAX_VALUES` sets of values are kept; past that it warns once, naming the
+global, and keeps retracing. Not seen: a global array changed in place,
+globals read only by the functions it calls, and globals the function
+itself assigns (`global` statements: its own business).
 """
 import dis
 import types
@@ -21,9 +20,9 @@ import warnings
 
 import numpy as np
 
-__all__ = ["watch", "CHECK_EVERY"]
+__all__ = ["watch", "MAX_VALUES"]
 
-CHECK_EVERY = 32
+MAX_VALUES = 8  # program caches kept per function, one per set of global values
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndarray)
 
@@ -49,39 +48,58 @@ def _names(code):
 
 
 class GlobalWatch:
-    """The plain globals `fn` read, as they were when its program was traced."""
-    __slots__ = ("fn", "namespace", "watched", "countdown")
+    """The plain globals `fn` read, as they were when its programs were
+    traced, and the program caches kept per set of their values."""
+    __slots__ = ("fn", "namespace", "watched", "caches", "warned")
 
     def __init__(self, fn, namespace, watched):
         self.fn = fn
         self.namespace = namespace
         self.watched = watched   # [(name, value as traced)]
-        self.countdown = 1       # calls until the next check (the caller counts down)
+        self.caches = []         # [(values, ProgramCache)], the current one last
+        self.warned = False
 
-    def check(self):
-        """Warn (once per name) for each watched global rebound since the trace.
-        Returns this watch while any global is still watched, else None."""
-        self.countdown = CHECK_EVERY
+    def changed(self):
+        """Whether a watched global was rebound since (identity only: the
+        per-call check)."""
         get = self.namespace.get
         for name, value in self.watched:
             if get(name, _MISSING) is not value:
-                self._changed(name, value)
-        return self if self.watched else None
+                return True
+        return False
 
-    def _changed(self, name, value):
-        now = self.namespace.get(name, _MISSING)
-        if now is not _MISSING and _equal(now, value):   # rebound to the same value
-            self.watched = [(n, now if n == name else v) for n, v in self.watched]
-            return
-        self.watched = [(n, v) for n, v in self.watched if n != name]
+    def switch(self, cache, new_cache):
+        """The program cache for the globals' values now: `cache` (the current
+        one) when they were only rebound to equal data, one kept for these
+        values before, or `new_cache()`."""
+        if not self.caches:
+            self.caches.append((tuple(v for _, v in self.watched), cache))
+        get = self.namespace.get
+        self.watched = [(n, get(n, _MISSING)) for n, _ in self.watched]
+        values = tuple(v for _, v in self.watched)
+        for i, (kept, c) in enumerate(self.caches):
+            if len(kept) == len(values) and all(_equal(a, b) for a, b in zip(kept, values)):
+                self.caches.append(self.caches.pop(i))
+                return c
+        if len(self.caches) >= MAX_VALUES:
+            self.caches.pop(0)
+            if not self.warned:
+                self.warned = True
+                self._warn(self.caches[-1][0], values)
+        fresh = new_cache()
+        self.caches.append((values, fresh))
+        return fresh
+
+    def _warn(self, before, now):
+        names = [n for (n, _), a, b in zip(self.watched, before, now) if not _equal(a, b)]
         code = self.fn.__code__
-        shown = "deleted" if now is _MISSING else _short(now)
         warnings.warn(
-            f"d2s: the global {name!r} read by {self.fn.__qualname__} "
-            f"({code.co_filename}, line {code.co_firstlineno}) was {_short(value)} when its "
-            f"program was traced and is {shown} now; the program keeps the traced value "
-            f"(globals are frozen at the trace). Pass it as an argument (a tensor, so one "
-            f"program serves every value) or keep it constant.", RuntimeWarning, stacklevel=4)
+            f"d2s: the global(s) {', '.join(map(repr, names)) or '?'} read by "
+            f"{self.fn.__qualname__} ({code.co_filename}, line {code.co_firstlineno}) took "
+            f"more than {MAX_VALUES} values; each value is frozen into a program of its own, "
+            f"so the function is traced again for each (the oldest are dropped). Pass it as "
+            f"an argument (a tensor, so one program serves every value) or keep it "
+            f"constant.", RuntimeWarning, stacklevel=4)
 
 
 _MISSING = object()

@@ -57,6 +57,9 @@ _is_layer = is_layer
 _walkable_object = walkable_object
 
 
+_PY_SCALARS = (int, float, bool, str, type(None))
+
+
 def has_variable(value, depth=0):
     if isinstance(value, Variable):
         return True
@@ -121,10 +124,19 @@ class Effects:
         # (dict, key, value before the trace, label): entries written whose old
         # Python value (or absence) the trace may have read
         self.guards = list(guards)
+        # jit.guards.ValueGuard: eager tensors whose value the trace read as Python
+        self.value_guards = []
 
     def hold(self):
         """The entries the program wrote still hold what its trace found."""
+        for g in self.value_guards:
+            if not g.holds():
+                return False
         for d, key, before, _ in self.guards:
+            if key is _LENGTH:
+                if len(d) != before:
+                    return False
+                continue
             now = d.get(key, _MISSING)
             if now is before:
                 continue
@@ -138,7 +150,7 @@ class Effects:
         return True
 
     def __bool__(self):
-        return bool(self.effects)
+        return bool(self.effects or self.value_guards)
 
     def replay(self, values):
         """Perform every write with `values` (eager Tensors, one per variable)."""
@@ -147,6 +159,12 @@ class Effects:
             if e.kind == "assign":
                 new = values[e.template.index]
                 e.container._value = new._value
+                continue
+            if e.kind == "python":  # a Python value the trace wrote (jit.guards)
+                if e.owner is not None:
+                    setattr(e.owner, e.key, e.template)
+                else:
+                    e.container[e.key] = e.template
                 continue
             value = _rebuild(e.template, values)
             if e.kind == "extend":
@@ -325,6 +343,9 @@ class Watch:
         if len(lst) >= n and all(a is b for a, b in zip(lst, copy)):
             new = lst[n:]
             self._check_visible(new, f"{label} (items appended)", gb)
+            # the trace may have read its length or items: the program holds for
+            # a list of this length only (jit.guards)
+            self.guards.append((lst, _LENGTH, n, label))
             return [Effect("extend", lst, None, _template(new, slots), None, label)]
         if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
             found = []
@@ -356,9 +377,19 @@ class Watch:
                     registered.update(entry[1] if entry is not None else held)
         for key, value in list(d.items()):
             before = copy.get(key, _MISSING)
-            if value is before or not has_variable(value):
+            if value is before:
                 continue
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
+            if not has_variable(value):
+                if (type(value) in _PY_SCALARS and (before is _MISSING or type(before)
+                                                    in _PY_SCALARS)):
+                    # `self.step += 1` with a Python int: the program is built for the
+                    # value before (a guard) and the write is replayed after each run
+                    is_attr = owner is not None and d is getattr(owner, "__dict__", None)
+                    self.guards.append((d, key, before, where))
+                    found.append(Effect("python", d, key, value,
+                                        owner if is_attr else None, where))
+                continue
             self._check_visible(value, where, gb)
             is_attr = owner is not None and d is getattr(owner, "__dict__", None)
             if (isinstance(before, Tensor) and _registered(layer, d, key, before, registered)
@@ -491,3 +522,4 @@ def _op_output_names(op):
 
 
 _MISSING = object()
+_LENGTH = object()  # a guard key: the length of a list

@@ -151,6 +151,7 @@ class StaticFunction:
             self._program_passes = tuple(self._program_passes) + (pass_,)
             self._cache = ProgramCache()
             self._bucket_fast = {}
+            self._globals = None  # (watched again from the next trace)
         return self
 
     @property
@@ -188,13 +189,11 @@ class StaticFunction:
             # function on the backend is called directly once it has one.
             memo = self._mode_memo
             modes = memo[1] if memo[0] == layer_modes_version[0] else self._modes_now()
+            watch = self._globals
+            if watch is not None and watch.changed():  # a read global was rebound
+                self._switch_globals(watch)
             hit = self._cache.fast.get(_fast_key(args, self._bound_self, modes))
             if hit is not None:
-                watch = self._globals
-                if watch is not None:
-                    watch.countdown -= 1
-                    if watch.countdown <= 0:
-                        self._globals = watch.check()
                 entry, positions = hit
                 entry.last_used = next(CLOCK)
                 program = entry.program
@@ -232,12 +231,13 @@ class StaticFunction:
         if not state.in_dynamic_mode():
             # Inside another program's build (or static mode): trace inline.
             return self._call_converted(args, kwargs)
+        watch = self._globals
+        if watch is not None and watch.changed():
+            self._switch_globals(watch)
         try:
             concrete, signature = self._concrete_for(args, kwargs)
         except _FallBack:
             return self.dygraph_function(*args, **kwargs)
-        if self._globals is not None:
-            self._globals = self._globals.check()
         tensors = [leaf for leaf, spec in zip(signature.leaves, signature.specs)
                    if spec is not None]
         if getattr(concrete, "_d2s_unstop", None):
@@ -269,10 +269,8 @@ class StaticFunction:
                 or not state.in_dynamic_mode():
             return _NOT_BUCKETED
         watch = self._globals
-        if watch is not None:
-            watch.countdown -= 1
-            if watch.countdown <= 0:
-                self._globals = watch.check()
+        if watch is not None and watch.changed():  # a read global was rebound
+            self._switch_globals(watch)
         key = None if kwargs else _fast_key(args, self._bound_self, self._modes_now())
         hit = self._bucket_fast.get(key) if key is not None else None
         if hit is not None:
@@ -358,6 +356,13 @@ class StaticFunction:
         positions = concrete.output_structure.positions
         concrete._d2s_bucket_axes = {positions[i]: axis for i, axis in out_axes.items()}
         return concrete
+
+    def _switch_globals(self, watch):
+        """The programs for the values of the read globals now (jit.global_watch)."""
+        with self._lock:
+            if watch.changed():
+                self._cache = watch.switch(self._cache, ProgramCache)
+                self._bucket_fast.clear()  # (its entries are the old cache's)
 
     def _call_converted(self, args, kwargs):
         try:

@@ -105,17 +105,9 @@ def test_moco_concat_queue_trains_like_eager(backend):
                            .state_dict()["encoder_k.0.weight"].numpy())
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "silent wrong answer: `ptr = int(self.queue_ptr)` runs while tracing on the buffer, "
-    "still an eager Tensor then, so d2s/core/tensor.py's int()/item() returns the value it "
-    "holds at trace time (0) and the slice write `self.queue[ptr:ptr + B] = keys` is built "
-    "with the constant bounds 0:4; queue_ptr is written back every run but the program "
-    "keeps overwriting rows 0:4 (eager fills 0:4, then 4:8). While a program is built, "
-    "int()/float()/bool()/item()/numpy() of a parameter or buffer should raise a "
-    "ControlFlowError naming the line and saying to index with the tensor (or keep a FIFO "
-    "by concat, as ConcatQueueMoCo does), or d2s should guard the value and rebuild"))
-def test_moco_pointer_queue_trains_like_eager():
-    backend = "numpy"
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_moco_pointer_queue_trains_like_eager(backend):
+    # `int(self.queue_ptr)` is a value guard (jit.guards): a program per pointer value
     e_loss, e_state = train(MoCo, False, backend)
     s_loss, s_state = train(MoCo, True, backend)
     for i, (a, b) in enumerate(zip(s_loss, e_loss)):

@@ -6,9 +6,11 @@ annealed by a step counter kept as a Python int on the layer
 statistics and reads its length. Eagerly the counter moves every call. A
 converted forward reads the attribute once while tracing and bakes the
 value into the program; nothing makes the next call trace again, so later
-calls silently compute with the first call's value: eager and to_static
-disagree with no error. Both are strict xfails naming that root cause; the
-tensor-buffer form of the same counter converts (last test)."""
+calls would compute with the first call's value. d2s guards both (jit.guards):
+the Python write `self.step += 1` is replayed after each run and the program
+holds only for the counter value it was built for, the list only for its
+length; a new value traces again. The tensor-buffer form of the same counter
+needs one program for every call (last test)."""
 import numpy as np
 import pytest
 
@@ -20,19 +22,6 @@ from d2s.static import InputSpec
 from harness import BACKENDS, close, t, twins
 
 D_IN, LATENT, WARMUP = 6, 2, 4
-
-SILENT = (
-    "silent wrong answer: a Python int/list on `self` read in forward is a build-time "
-    "constant of the program (the tracer reads `self.step` / `len(self.history)` once), "
-    "the program cache key (d2s/jit/static_function.py `_call`/`_concrete_for`: argument "
-    "shapes, dtypes, Python argument values, layer modes) does not include it, and the "
-    "Python-valued write `self.step += 1` happens once per trace (DESIGN §4 table, "
-    "'Python side effects ... once per trace'), so every later call reuses the first "
-    "call's value. d2s should guard the Python values a program read from reachable "
-    "objects and rebuild when they change (TorchDynamo's attribute guards), or raise a "
-    "ControlFlowError at the write naming the attribute and saying to keep it in a "
-    "tensor buffer (register_buffer)")
-
 
 class AnnealedVAE(nn.Layer):
     def __init__(self):
@@ -90,27 +79,28 @@ DATA = [((RNG.random((4, D_IN)) > 0.5).astype("float32"), RNG.normal(size=(4, LA
 SPEC = [InputSpec([None, D_IN]), InputSpec([None, LATENT])]
 
 
-def losses(cls, static):
+def losses(cls, static, backend="numpy"):
     eager, model = twins(cls)
-    fn = d2s.jit.to_static(model.forward, input_spec=SPEC) if static else eager
+    fn = d2s.jit.to_static(model.forward, input_spec=SPEC, backend=backend) if static else eager
     return [fn(t(x), t(e)).numpy() for x, e in DATA]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SILENT)
-def test_python_int_step_counter_in_forward():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_int_step_counter_in_forward(backend):
     expected = losses(AnnealedVAE, False)
     assert len({float(v) for v in expected}) == len(expected)      # beta moves eagerly
-    for i, (a, e) in enumerate(zip(losses(AnnealedVAE, True), expected)):
-        close(a, e, "numpy", f"call {i}")
+    for i, (a, e) in enumerate(zip(losses(AnnealedVAE, True, backend), expected)):
+        close(a, e, backend, f"call {i}")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=SILENT)
-def test_python_list_length_read_in_forward():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_list_length_read_in_forward(backend):
     eager, model = twins(RunningHistory)
-    fn = d2s.jit.to_static(model.forward, input_spec=[InputSpec([None, 3])])
+    fn = d2s.jit.to_static(model.forward, input_spec=[InputSpec([None, 3])], backend=backend)
     for i in range(3):
         x = t(RNG.normal(size=(2, 3)))
-        close(fn(x).numpy(), eager(x).numpy(), "numpy", f"call {i}")
+        close(fn(x).numpy(), eager(x).numpy(), backend, f"call {i}")
+    assert len(model.history) == 3
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
