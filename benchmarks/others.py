@@ -99,7 +99,34 @@ def torch_modes(key, np_args):
                 return loss.detach()
             return step
         return {"torch": stepper(loss_fn), "torch.jit": stepper(loss_jit)}
+    if key == "W7":
+        return {"torch": _torch_cnn_step(torch, np_args)}
     return {}
+
+
+def _torch_cnn_step(torch, np_args):
+    """W7 in PyTorch eager (oneDNN convolutions), functional, the same weights."""
+    import torch.nn.functional as tf
+    params = [torch.from_numpy(p.copy()).requires_grad_() for p in np_args[0]]
+    x, label = torch.from_numpy(np_args[1]), torch.from_numpy(np_args[2])
+    lr = float(np_args[3])
+    running = [(torch.zeros(c), torch.ones(c)) for c in (16, 32, 64)]
+
+    def step():
+        h = x
+        for k in range(3):
+            w, g, b = params[3 * k: 3 * k + 3]
+            h = tf.conv2d(h, w, padding=1)
+            h = tf.batch_norm(h, *running[k], g, b, training=True, momentum=0.1, eps=1e-5)
+            h = tf.max_pool2d(torch.relu(h), 2)
+        loss = tf.cross_entropy(h.flatten(1) @ params[9] + params[10], label)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad
+                p.grad = None
+        return loss.detach()
+    return step
 
 
 def _nograd(torch, fn, args):
@@ -194,7 +221,43 @@ def jax_modes(key, np_args):
             return loss
         return {"jax": lambda: run("jax", step), "jax.jit": lambda: run("jax.jit", step_jit),
                 "jax.jit np": lambda: run("jax.jit np", step_jit)}
+    if key == "W7":
+        return _jax_cnn_step(jax, jnp, np_args, ready)
     return {}
+
+
+def _jax_cnn_step(jax, jnp, np_args, ready):
+    """W7 as a hand-written `jax.jit` step (parameters on the device, donated)."""
+    lr = float(np_args[3])
+    x, label = jnp.asarray(np_args[1]), jnp.asarray(np_args[2])
+
+    def loss_fn(params, x, label):
+        h = x
+        for k in range(3):
+            w, g, b = params[3 * k: 3 * k + 3]
+            h = jax.lax.conv_general_dilated(h, w, (1, 1), ((1, 1), (1, 1)),
+                                             dimension_numbers=("NCHW", "OIHW", "NCHW"))
+            mean = h.mean(axis=(0, 2, 3), keepdims=True)
+            var = h.var(axis=(0, 2, 3), keepdims=True)
+            h = (h - mean) / jnp.sqrt(var + 1e-5) * g[None, :, None, None] \
+                + b[None, :, None, None]
+            h = jax.lax.reduce_window(jnp.maximum(h, 0), -jnp.inf, jax.lax.max,
+                                      (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        logits = h.reshape(h.shape[0], -1) @ params[9] + params[10]
+        logp = jax.nn.log_softmax(logits)
+        return -jnp.take_along_axis(logp, label[:, None], axis=1).mean()
+
+    def step(params, x, label):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, label)
+        return loss, [p - lr * g for p, g in zip(params, grads)]
+    step_jit = jax.jit(step, donate_argnums=(0,))
+    state = {mode: [jnp.array(p) for p in np_args[0]] for mode in ("jax.jit", "jax.jit np")}
+    batches = {"jax.jit": (x, label), "jax.jit np": tuple(np_args[1:3])}
+
+    def run(mode):
+        loss, state[mode] = ready(step_jit(state[mode], *batches[mode]))
+        return loss
+    return {"jax.jit": lambda: run("jax.jit"), "jax.jit np": lambda: run("jax.jit np")}
 
 
 def modes_for(key, np_args, libs):

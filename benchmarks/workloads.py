@@ -405,6 +405,73 @@ def add_workload(rng):
         info={"shape": [16]}, np_args=(x_np, y_np))
 
 
+# ---- W7: one training step of a small CNN ---------------------------------------------
+
+class SmallCNN(nn.Layer):
+    """Conv3x3-BN-ReLU-MaxPool2 three times (3->16->32->64 channels), then a
+    Linear head: how a CIFAR-sized classifier is written."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        layers = []
+        for cin, cout in ((3, 16), (16, 32), (32, 64)):
+            layers += [nn.Conv2D(cin, cout, 3, padding=1, bias_attr=False),
+                       nn.BatchNorm2D(cout), nn.ReLU(), nn.MaxPool2D(2, 2)]
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(64 * 4 * 4, classes)
+
+    def forward(self, x, label):
+        h = self.features(x)
+        return F.cross_entropy(self.head(h.flatten(1)), label)
+
+
+def cnn_params(model):
+    """[conv, gamma, beta] * 3 + [head w, head b], copied (cnn_numpy's order)."""
+    out = []
+    for k in range(3):
+        conv, bn = model.features[4 * k], model.features[4 * k + 1]
+        out += [conv.weight.numpy().copy(), bn.weight.numpy().copy(), bn.bias.numpy().copy()]
+    return out + [model.head.weight.numpy().copy(), model.head.bias.numpy().copy()]
+
+
+def w7(rng):
+    """W7: the CNN's SGD training step, whole step converted; the numpy twin
+    is benchmarks/cnn_numpy.py (the torch / jax twins: others.py)."""
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.append(here)
+    import cnn_numpy
+    lr = 0.01
+    model = SmallCNN()
+    opt = d2s.optimizer.SGD(learning_rate=lr, parameters=model.parameters())
+    x_np = rng.normal(size=(32, 3, 32, 32)).astype(F32)
+    y_np = rng.integers(0, 10, size=32).astype(np.int64)
+    x, y = d2s.to_tensor(x_np), d2s.to_tensor(y_np)
+    initial = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    np_params = cnn_params(model)
+    running = [[np.zeros(c, F32), np.ones(c, F32)] for c in (16, 32, 64)]
+
+    def reset():
+        model.set_state_dict(initial)
+        for dst, src in zip(np_params, cnn_params(model)):
+            dst[...] = src
+
+    step = to_static(make_train_step(model, opt))
+    return Workload(
+        "W7", "small CNN train step (3x conv-BN-ReLU-pool + linear, SGD)",
+        call=lambda: step(x, y),
+        numpy_call=lambda: cnn_numpy.train_step(np_params, running, x_np, y_np, F32(lr)),
+        fresh_call=lambda: (lambda f: (lambda: f(x, y)))(to_static(make_train_step(model, opt))),
+        no_grad=False, reset=reset,
+        state=lambda mode: np_params if mode == "numpy" else cnn_params(model),
+        rtol=1e-3, atol=1e-5,
+        info={"batch": 32, "input": [3, 32, 32], "channels": [16, 32, 64],
+              "optimizer": "SGD", "lr": lr},
+        np_args=([p.copy() for p in np_params], x_np, y_np, F32(lr)))
+
+
 # ---- W8: greedy generation of a small Llama ----------------------------------------------
 
 def w8(rng):
@@ -446,5 +513,5 @@ def w8(rng):
 # key -> builder(rng); in run order.
 WORKLOADS = {
     "W1": w1, "W2": w2, "W3": w3, "W3b": w3b, "W4": w4, "W5": w5, "W6": w6, "W6a": w6a,
-    "ADD": add_workload, "W8": w8,
+    "ADD": add_workload, "W8": w8, "W7": w7,
 }
