@@ -93,3 +93,24 @@ def assert_same_run(static_fn, eager_fn, make_args, grad_of=()):
 def _grads(inputs, params):
     """Copies (a later clear_grad must not change them), None where no gradient."""
     return [None if t.grad is None else t.grad.numpy().copy() for t in list(inputs) + list(params)]
+
+
+def outputs_and_grads(fn, *arrays):
+    """fn's outputs and the gradients of its summed floating outputs with respect
+    to each array (fed as eager Tensors; zeros where no gradient reaches one)."""
+    ts = [d2s.to_tensor(a.copy(), stop_gradient=False) for a in arrays]
+    out = fn(*ts)
+    leaves_ = out if isinstance(out, tuple) else (out,)
+    loss = None
+    for leaf in leaves_:
+        term = leaf.sum()
+        loss = term if loss is None else loss + term
+    loss.backward()
+    return ([leaf.numpy() for leaf in leaves_],
+            [np.zeros_like(a) if t.grad is None else t.grad.numpy() for a, t in zip(arrays, ts)])
+
+
+def op_types(static_fn, *arrays):
+    """The op types of the program `static_fn` builds for these arrays."""
+    prog = static_fn.get_concrete_program(*(d2s.to_tensor(a) for a in arrays)).main_program
+    return {op.type for op in prog.all_ops()}

@@ -5,28 +5,10 @@ numpy, on both executors).
 
 import numpy as np
 
-import d2s
 from d2s import static
 from d2s.jit import to_static
 
-
-def _grads(fn, *arrays):
-    """fn's output and the gradients of its summed floating outputs (eager Tensors in)."""
-    ts = [d2s.to_tensor(a.copy(), stop_gradient=False) for a in arrays]
-    out = fn(*ts)
-    leaves = out if isinstance(out, tuple) else (out,)
-    loss = None
-    for leaf in leaves:
-        term = leaf.sum()
-        loss = term if loss is None else loss + term
-    loss.backward()
-    return ([leaf.numpy() for leaf in leaves],
-            [np.zeros_like(a) if t.grad is None else t.grad.numpy() for a, t in zip(arrays, ts)])
-
-
-def _ops(sf, *arrays):
-    prog = sf.get_concrete_program(*(d2s.to_tensor(a) for a in arrays)).main_program
-    return {op.type for op in prog.all_ops()}
+from model_code_helpers import outputs_and_grads, op_types
 
 
 def _passes_y_through_an_if(x, y):
@@ -41,13 +23,13 @@ def test_a_variable_both_branches_pass_through_gets_its_gradient_once(each_execu
     sf = to_static(_passes_y_through_an_if)
     for xv in ([1.0, 2.0], [-1.0, -2.0]):
         x, y = np.array(xv), np.array([0.5, -1.5])
-        (out,), (gx, gy) = _grads(sf, x, y)
+        (out,), (gx, gy) = outputs_and_grads(sf, x, y)
         np.testing.assert_array_equal(out, y * 3.0)
         np.testing.assert_array_equal(gy, [3.0, 3.0])  # d(sum(3y))/dy
         np.testing.assert_array_equal(gx, [0.0, 0.0])
-        (e_out,), (e_gx, e_gy) = _grads(_passes_y_through_an_if, x, y)
+        (e_out,), (e_gx, e_gy) = outputs_and_grads(_passes_y_through_an_if, x, y)
         np.testing.assert_array_equal(gy, e_gy)
-    assert "cond" in _ops(sf, x, y)
+    assert "cond" in op_types(sf, x, y)
 
 
 def test_static_cond_of_one_variable_on_both_sides_has_one_input():

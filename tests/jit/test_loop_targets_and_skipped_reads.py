@@ -15,24 +15,7 @@ from d2s import static
 from d2s.convert.api import convert_function
 from d2s.jit import to_static
 
-
-def _grads(fn, *arrays):
-    """fn's output and the gradients of its summed floating outputs (eager Tensors in)."""
-    ts = [d2s.to_tensor(a.copy(), stop_gradient=False) for a in arrays]
-    out = fn(*ts)
-    leaves = out if isinstance(out, tuple) else (out,)
-    loss = None
-    for leaf in leaves:
-        term = leaf.sum()
-        loss = term if loss is None else loss + term
-    loss.backward()
-    return ([leaf.numpy() for leaf in leaves],
-            [np.zeros_like(a) if t.grad is None else t.grad.numpy() for a, t in zip(arrays, ts)])
-
-
-def _ops(sf, *arrays):
-    prog = sf.get_concrete_program(*(d2s.to_tensor(a) for a in arrays)).main_program
-    return {op.type for op in prog.all_ops()}
+from model_code_helpers import outputs_and_grads, op_types
 
 
 def _inner_loop_in_a_branch_of_a_loop(x, n):
@@ -77,7 +60,7 @@ def test_name_assigned_by_an_inner_loop_in_a_branch_of_a_tensor_loop(fn, half, e
     # zero trips: the read after the inner loop is Python's NameError, at run time
     with pytest.raises(NameError, match="'i'"):
         sf(d2s.to_tensor(x), d2s.to_tensor(np.array(0)))
-    assert {"while", "cond"} <= _ops(sf, x, np.array(1))
+    assert {"while", "cond"} <= op_types(sf, x, np.array(1))
 
 
 def _inner_loop_in_a_branch_read_after_the_loop(x, n):
@@ -161,8 +144,8 @@ def test_python_zero_trip_loop_target_read_on_a_path_not_taken(fn, extra, each_e
                     sf(d2s.to_tensor(x), n, *tensors)
                 assert "test_loop_targets_and_skipped_reads.py" in str(info.value)  # the line of the read
                 continue
-            (got,), (gx,) = _grads(lambda x: sf(x, n, *tensors), x)
-            (ref,), (e_gx,) = _grads(lambda x: fn(x, n, *tensors), x)
+            (got,), (gx,) = outputs_and_grads(lambda x: sf(x, n, *tensors), x)
+            (ref,), (e_gx,) = outputs_and_grads(lambda x: fn(x, n, *tensors), x)
             np.testing.assert_array_equal(got, want.numpy())
             np.testing.assert_array_equal(got, ref)
             np.testing.assert_array_equal(gx, e_gx)
@@ -270,7 +253,7 @@ def test_zero_trip_loop_target_read_in_dead_code_still_raises(fn, ref, each_exec
             np.testing.assert_array_equal(got.numpy(), ref(x, n))
             np.testing.assert_array_equal(
                 got.numpy(), fn(d2s.to_tensor(x), d2s.to_tensor(np.array(n))).numpy())
-    assert "while" in _ops(sf, x, np.array(1))
+    assert "while" in op_types(sf, x, np.array(1))
     with pytest.raises(UnboundLocalError, match="'i'"):  # Python values: Python's error
         convert_function(fn)[0](np.array([1.0]), 0)
 

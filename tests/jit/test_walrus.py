@@ -12,24 +12,7 @@ from d2s import static
 from d2s.convert.api import convert_function
 from d2s.jit import to_static
 
-
-def _grads(fn, *arrays):
-    """fn's output and the gradients of its summed floating outputs (eager Tensors in)."""
-    ts = [d2s.to_tensor(a.copy(), stop_gradient=False) for a in arrays]
-    out = fn(*ts)
-    leaves = out if isinstance(out, tuple) else (out,)
-    loss = None
-    for leaf in leaves:
-        term = leaf.sum()
-        loss = term if loss is None else loss + term
-    loss.backward()
-    return ([leaf.numpy() for leaf in leaves],
-            [np.zeros_like(a) if t.grad is None else t.grad.numpy() for a, t in zip(arrays, ts)])
-
-
-def _ops(sf, *arrays):
-    prog = sf.get_concrete_program(*(d2s.to_tensor(a) for a in arrays)).main_program
-    return {op.type for op in prog.all_ops()}
+from model_code_helpers import outputs_and_grads, op_types
 
 
 def _walrus_first_in_and(x):
@@ -59,12 +42,12 @@ def test_walrus_in_the_operand_evaluated_first_is_converted(fn, ref, each_execut
     sf = to_static(fn)
     for v in (-1.0, 0.5, 1.0):
         x = np.array([v, v, v])
-        (out,), (gx,) = _grads(sf, x)
+        (out,), (gx,) = outputs_and_grads(sf, x)
         np.testing.assert_allclose(out, ref(x))
-        (_, ), (e_gx,) = _grads(fn, x)
+        (_, ), (e_gx,) = outputs_and_grads(fn, x)
         np.testing.assert_allclose(gx, e_gx)
         np.testing.assert_allclose(fn(x), ref(x))  # the same source on numpy: Python
-    assert "cond" in _ops(sf, x)
+    assert "cond" in op_types(sf, x)
 
 
 def _walrus_on_the_lazy_side(x):
@@ -139,8 +122,8 @@ def test_walrus_in_while_test_with_break_or_return_in_the_body(fn, each_executor
     for xv, kv in ((0.5, 20.0), (0.1, 100.0), (5.0, 1.0), (0.1, 8.0)):
         x, k = np.array([xv, xv]), np.array(kv)
         ref = fn(x, kv)  # numpy arrays and a float: the original as plain Python
-        got, g_grads = _grads(lambda x: sf(x, d2s.to_tensor(k)), x)
-        want, e_grads = _grads(lambda x: fn(x, d2s.to_tensor(k)), x)
+        got, g_grads = outputs_and_grads(lambda x: sf(x, d2s.to_tensor(k)), x)
+        want, e_grads = outputs_and_grads(lambda x: fn(x, d2s.to_tensor(k)), x)
         for g, w, r in zip(got, want, ref):
             np.testing.assert_allclose(g, w)
             np.testing.assert_allclose(g, r)
@@ -148,4 +131,4 @@ def test_walrus_in_while_test_with_break_or_return_in_the_body(fn, each_executor
         converted = convert_function(fn)[0]
         for g, r in zip(converted(x, kv), ref):  # the converted code on Python values
             np.testing.assert_array_equal(g, r)
-    assert "while" in _ops(sf, x, k)
+    assert "while" in op_types(sf, x, k)
