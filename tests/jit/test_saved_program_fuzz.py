@@ -371,6 +371,8 @@ def workdir(tmp_path):
         yield tmp_path
 
 
+# (mutated programs compute nan and inf on purpose: numpy says so, quietly here)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_mutated_saved_programs_fail_cleanly_or_run(models, workdir, tmp_path):
     canary = workdir / "CANARY"
     # On numpy whatever the suite's backend: a mutant's loop that never ends is
