@@ -41,7 +41,13 @@ def test_two_ranks_reduce_gather_and_broadcast(tmp_path):
         pytest.skip(needs_mpi.kwargs["reason"])
     script = tmp_path / "collectives.py"
     script.write_text(textwrap.dedent("""
+        import sys
         import numpy as np, d2s, d2s.distributed as dist
+
+        def print(*parts):  # one write per line: the two ranks share the pipe
+            sys.stdout.write(" ".join(map(str, parts)) + "\\n")
+            sys.stdout.flush()
+
         dist.init_parallel_env(backend="numpy")
         rank = dist.get_rank()
         t = d2s.to_tensor(np.array([rank + 1.0, 10.0 * (rank + 1)], "float32"))

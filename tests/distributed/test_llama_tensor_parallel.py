@@ -82,7 +82,7 @@ def test_tensor_parallel_generation_equals_single_device(degrees, monkeypatch):
         got = gen(model, ids, NEW, temperature=0).numpy()
     np.testing.assert_array_equal(got, want)
 
-    forward = gen.concrete_program._runner("xla")._forward.xla
+    forward = gen.concrete_program.executable("xla")._forward.xla
     hlo = forward.compiled_text([ids._value], [dist_attr.get(ids)])
     assert len(re.findall(r"\ball-reduce(?:-start)?\(", hlo)) >= 2, \
         "no all-reduce of the row-parallel layers in the compiled module"
