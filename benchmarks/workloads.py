@@ -466,7 +466,9 @@ def w7(rng):
         fresh_call=lambda: (lambda f: (lambda: f(x, y)))(to_static(make_train_step(model, opt))),
         no_grad=False, reset=reset,
         state=lambda mode: np_params if mode == "numpy" else cnn_params(model),
-        rtol=1e-3, atol=1e-5,
+        # (batch norm sums 32x32x32 float32 values per channel: the orders of
+        # numpy, XLA and oneDNN differ by ~1e-5 in the updated weights)
+        rtol=1e-3, atol=1e-4,
         info={"batch": 32, "input": [3, 32, 32], "channels": [16, 32, 64],
               "optimizer": "SGD", "lr": lr},
         np_args=([p.copy() for p in np_params], x_np, y_np, F32(lr)))
