@@ -21,6 +21,11 @@ Starts N ranks of `script.py` on this host and watches them:
   `--timeout` seconds is stopped the same way (exit code 124). Ending the
   launcher (Ctrl-C, SIGTERM) ends the ranks; on Linux so does its death by
   SIGKILL (each rank, or mpiexec, is told to die with its parent).
+* The ranks' standard output reaches the launcher's line by line, whole
+  lines only (two ranks never interleave inside a line), without the
+  banners of the runtimes underneath (Gloo's "Rank 0 is connected to 1
+  peer ranks" from JAX's collectives): those are kept and printed with the
+  errors when a run fails.
 """
 from __future__ import annotations
 
@@ -32,7 +37,9 @@ import signal
 import socket
 import subprocess
 import sys
+import re
 import tempfile
+import threading
 import time
 
 TIMEOUT_EXIT = 124
@@ -170,13 +177,45 @@ class Ranks:
                 time.sleep(0.05)
         for p in self.procs:
             p.wait()
+        self.drain()
+
+    def drain(self):
+        """Wait (briefly) until every rank's output has been forwarded."""
+        for p in self.procs:
+            p.forwarder.join(timeout=5)
+
+
+# Lines the runtimes under the ranks print on every successful start.
+_BANNER = re.compile(rb"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
+_OUT_LOCK = threading.Lock()
+_BANNERS = []  # the banner lines held back (shown when a run fails)
+
+
+def _forward(stream):
+    """Copy a rank's output to ours, whole lines in one write each, banners
+    held back (see the module doc)."""
+    out = sys.stdout.buffer
+    for line in iter(stream.readline, b""):
+        if _BANNER.match(line):
+            _BANNERS.append(line)
+            continue
+        with _OUT_LOCK:
+            out.write(line)
+            out.flush()
+    stream.close()
 
 
 def _start(cmd, env):
-    """A process in a new process group (stopping it stops what it starts)."""
+    """A process in a new process group (stopping it stops what it starts),
+    its output forwarded by a thread (`_forward`); Python ranks write it
+    unbuffered, so lines arrive as they are printed."""
     linux = sys.platform.startswith("linux")
-    return subprocess.Popen(cmd, env=env, start_new_session=True,
+    proc = subprocess.Popen(cmd, env=dict(env, PYTHONUNBUFFERED="1"), start_new_session=True,
+                            stdout=subprocess.PIPE,
                             preexec_fn=_die_with_parent if linux else None)
+    proc.forwarder = threading.Thread(target=_forward, args=(proc.stdout,), daemon=True)
+    proc.forwarder.start()
+    return proc
 
 
 def launch(args):
@@ -194,6 +233,7 @@ def launch(args):
         while True:
             failed, done = ranks.poll()
             if done:
+                ranks.drain()
                 return 0
             if failed:
                 time.sleep(0.2)  # let the failing rank finish writing its error
@@ -233,8 +273,12 @@ def _describe(code):
 
 
 def _report(errors, summary, first=None):
-    """The summary, then each rank's error, the first failure's first."""
+    """The summary, then each rank's error, the first failure's first (and
+    the runtimes' banners held back, which may say how far a rank got)."""
     lines = [f"d2s.distributed.launch: {summary}"]
+    if _BANNERS:
+        lines.append("---- the runtimes said:\n"
+                     + b"".join(_BANNERS).decode(errors="replace").rstrip())
     for rank, text in sorted(errors, key=lambda e: e[0] != first):
         lines.append(f"---- rank {rank} failed{' (first)' if rank == first else ''}:\n"
                      f"{text.rstrip()}")

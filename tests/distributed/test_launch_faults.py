@@ -86,3 +86,32 @@ def test_a_rank_ended_by_a_signal_is_named_with_the_signal(tmp_path):
     """)
     assert proc.returncode == 128 + signal.SIGKILL, proc.stderr
     assert "rank 0 failed first (killed by signal SIGKILL)" in proc.stderr
+
+
+@heavy
+def test_rank_output_is_whole_lines_without_runtime_banners(tmp_path):
+    """Two ranks printing many lines at once never interleave inside a line;
+    a runtime's start-up banner is held back, and shown when the run fails."""
+    script = """
+        import os, sys
+        rank = int(os.environ["D2S_RANK"])
+        print(f"[Gloo] Rank {rank} is connected to 1 peer ranks. Expected number of "
+              "connected peer ranks is : 1")
+        for i in range(200):
+            print(f"rank {rank} line {i} " + "x" * 200)
+        if len(sys.argv) > 2 and sys.argv[2] == "fail" and rank == 1:
+            raise SystemExit(3)
+    """
+    proc = _run(["--mpi", "off"], tmp_path, script)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 400 and all(
+        line.startswith("rank ") and line.endswith("x" * 200) for line in lines)
+    assert "Gloo" not in proc.stdout + proc.stderr
+    path = tmp_path / "rank.py"
+    failed = subprocess.run([*LAUNCH, "--nproc_per_node", "2", "--mpi", "off", str(path),
+                             str(tmp_path), "fail"], capture_output=True, text=True,
+                            timeout=90, cwd=str(ROOT),
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert failed.returncode == 3
+    assert "[Gloo] Rank 1 is connected" in failed.stderr
