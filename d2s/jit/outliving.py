@@ -45,8 +45,8 @@ from ..core import state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
-from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, is_layer,
-                                walkable_object)
+from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, holds,
+                                is_layer, walkable_object)
 
 __all__ = ["Watch", "Effects", "swap_in", "swap_out", "function_roots"]
 
@@ -61,17 +61,12 @@ _PY_SCALARS = (int, float, bool, str, type(None))
 
 
 def has_variable(value, depth=0):
-    if isinstance(value, Variable):
-        return True
-    if depth > _MAX_DEPTH or isinstance(value, _LEAVES):
-        return False
-    if isinstance(value, (list, tuple)):
-        return any(has_variable(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return any(has_variable(v, depth + 1) for v in value.values())
-    if _plain_object(value):
-        return any(has_variable(v, depth + 1) for v in vars(value).values())
-    return False
+    """`value` is, or holds in a container or a plain object, a static Variable."""
+    return holds(value, _is_variable, _plain_object, depth)
+
+
+def _is_variable(value):
+    return isinstance(value, Variable)
 
 
 def _plain_object(value):

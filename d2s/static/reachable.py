@@ -41,6 +41,22 @@ def walkable_object(obj):
                 or module.startswith("numpy") or module.startswith("jax"))
 
 
+def holds(value, found, objects=None, depth=0):
+    """Whether `value` is, or holds in a list, tuple, dict or walkable object
+    (`objects(obj)`, default `walkable_object`), a value `found` accepts."""
+    if found(value):
+        return True
+    if depth > MAX_DEPTH or isinstance(value, LEAVES):
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(holds(v, found, objects, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(holds(v, found, objects, depth + 1) for v in value.values())
+    if (objects or walkable_object)(value):
+        return any(holds(v, found, objects, depth + 1) for v in vars(value).values())
+    return False
+
+
 def function_roots(fns, depth=3, bare=False):
     """(label, value) of the closure cells and the globals the code of `fns`
     (a function or several) names, and those of the Python functions it

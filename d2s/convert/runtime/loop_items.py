@@ -23,7 +23,8 @@ What a static loop cannot carry is a clear error: a list that gets or loses
 traced items (its length would differ per trip), or a dict given a tensor
 as a key.
 """
-from d2s.static.reachable import LEAVES, MAX_DEPTH, MAX_NODES, function_roots, walkable_object
+from d2s.static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, holds,
+                                  walkable_object)
 
 from .dispatch import _is_static
 from .undefined import UndefinedVar
@@ -57,19 +58,9 @@ class _Item:
         self.container[self.key] = value
 
 
-def holds_static(value, depth=0):
+def holds_static(value):
     """`value` is, or holds in a list, tuple, dict or plain object, a static Variable."""
-    if _is_static(value):
-        return True
-    if depth > MAX_DEPTH or isinstance(value, LEAVES):
-        return False
-    if isinstance(value, (list, tuple)):
-        return any(holds_static(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return any(holds_static(v, depth + 1) for v in value.values())
-    if walkable_object(value):
-        return any(holds_static(v, depth + 1) for v in vars(value).values())
-    return False
+    return holds(value, _is_static)
 
 
 class LoopItems:
