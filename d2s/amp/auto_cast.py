@@ -90,26 +90,41 @@ def decorate(models, optimizers=None, level="O1", dtype="float16", master_weight
     """Paddle's `amp.decorate`. O1 changes nothing (returns its arguments).
     O2 casts the parameters of every layer to `dtype`, except normalization
     layers and `excluded_layers` (layer objects or classes), whose
-    statistics need float32. The optimizers update the parameters in their
-    own dtype: d2s keeps no float32 master copy (`master_weight=True` is an
-    error rather than silently ignored)."""
+    statistics need float32.
+
+    With O2 the `optimizers` update each cast parameter through a float32
+    master copy made from its float32 value before the cast (Paddle's
+    `multi_precision`; `master_weight=None` means yes at O2, as in Paddle;
+    `False` updates the float16 values themselves). `master_grad=True` also
+    clips and decays the gradients in float32. `save_dtype` is not
+    supported (an error, not ignored): cast a state dict's values when
+    saving instead."""
     from ..nn.layer import Layer
     if level not in ("O1", "O2"):
         raise ValueError(f"decorate: level must be 'O1' or 'O2', got {level!r}")
-    if master_weight:
-        raise NotImplementedError("decorate: master_weight=True (float32 master copies of "
-                                  "float16 parameters) is not supported; use level='O1', "
-                                  "or O2 with master_weight=None")
+    if save_dtype is not None:
+        raise NotImplementedError("decorate: save_dtype is not supported; cast the values of "
+                                  "state_dict() before d2s.save instead")
     low = low_dtype(dtype, "decorate")
     single = isinstance(models, Layer)
     model_list = [models] if single else list(models)
     for m in model_list:
         if not isinstance(m, Layer):
             raise TypeError(f"decorate: models must be Layers, got {type(m).__name__}")
+    opt_list = [] if optimizers is None else (
+        list(optimizers) if isinstance(optimizers, (list, tuple)) else [optimizers])
+    masters = level == "O2" and master_weight is not False
+    if level == "O2" and master_weight and not opt_list:
+        raise ValueError("decorate: master_weight=True keeps float32 copies for the "
+                         "optimizers' updates; pass optimizers=...")
+    if master_grad and not (masters and opt_list):
+        raise ValueError("decorate: master_grad=True needs level='O2' with master weights "
+                         "and optimizers=...")
     if level == "O2":
         excluded = list(excluded_layers or ())
         if not isinstance(excluded_layers, (list, tuple)) and excluded_layers is not None:
             excluded = [excluded_layers]
+        cast_params = []
         for m in model_list:
             for layer in m.sublayers(include_self=True):
                 if type(layer).__name__ in _NORM_LAYERS or any(
@@ -118,8 +133,18 @@ def decorate(models, optimizers=None, level="O1", dtype="float16", master_weight
                     continue
                 for p in layer._parameters.values():
                     if p is not None and p._value.dtype.kind == "f":
+                        cast_params.append((p, p._value))
                         p._value = p._value.astype(low)
                         p.clear_grad()
+        if masters:
+            for opt in opt_list:
+                opt._multi_precision = True
+                opt._master_grad = bool(master_grad)
+                mine = None if opt._parameter_list is None else {
+                    id(p) for p in opt._parameter_list}
+                for p, value in cast_params:
+                    if mine is None or id(p) in mine:
+                        opt._seed_master(p, value)
         from ..core import state
         state.tensor_attributes_version[0] += 1
     if optimizers is None:

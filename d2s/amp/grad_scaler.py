@@ -157,6 +157,9 @@ class AmpScaler:
             if not p.stop_gradient and p.grad is not None:
                 written.append(p)
                 written.extend(optimizer._param_state(p, ov))
+                master = optimizer._master(p, ov)
+                if master is not None:
+                    written.append(master)
         old = [ov.read(t) for t in written]
         optimizer.step()
         with amp_state.suspended(), state.no_grad():

@@ -49,6 +49,7 @@ class Lamb(Optimizer):
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
         self._exclude_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)
+        self._multi_precision = bool(multi_precision)
 
     def _attrs_for(self, param):
         decay = self._lamb_weight_decay

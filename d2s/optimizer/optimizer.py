@@ -53,6 +53,7 @@ class Optimizer:
                                     f"{type(p).__name__}, expected an eager Tensor")
         self._parameter_list = parameters
         self._state = {}  # id(param) -> (param, tuple of state Tensors)
+        self._masters = {}  # id(param) -> (param, float32 master copy): multi_precision
         self.regularization = _as_regularizer(weight_decay, type(self).__name__)
         if grad_clip is not None and not callable(grad_clip):
             raise TypeError(f"{type(self).__name__}: grad_clip must be a ClipGradBy* object, "
@@ -138,10 +139,47 @@ class Optimizer:
     def _param_state(self, param, overlay=None):
         entry = self._state.get(id(param))
         if entry is None:  # holding `param` keeps its id from being reused
-            entry = self._state[id(param)] = (param, self._new_state(param))
+            master = self._master(param, overlay)
+            # a parameter updated through a master copy keeps float32 state too
+            template = param if master is None else _StateTemplate(param, master)
+            entry = self._state[id(param)] = (param, self._new_state(template))
             if overlay is not None:  # made while tracing: gone again if the trace fails
                 overlay.on_abort(lambda: self._state.pop(id(param), None))
         return entry[1]
+
+    # ---- multi-precision ------------------------------------------------------------------
+    # Paddle's `multi_precision=True` (and `amp.decorate(level="O2")`, whose
+    # `master_weight` defaults to it): a float16/bfloat16 parameter is updated
+    # through a float32 master copy, the update op runs in float32 on the
+    # master (grad cast up, float32 optimizer state), and the parameter
+    # becomes the master cast down. Without it, small updates round away in
+    # float16 (1 + 1e-4 == 1), so a long O2 run stalls.
+    _multi_precision = False
+    _master_grad = False   # amp.decorate(master_grad=True): clip and decay in float32
+
+    def _master(self, param, overlay=None):
+        """`param`'s float32 master copy, made from its value on first use, or
+        None when `param` needs none (multi-precision off, or float32/64)."""
+        if not self._multi_precision or not _is_low_float(param.dtype):
+            return None
+        entry = self._masters.get(id(param))
+        if entry is None:
+            entry = self._masters[id(param)] = (param, _master_copy(param, param._value))
+            if overlay is not None:
+                overlay.on_abort(lambda: self._masters.pop(id(param), None))
+        return entry[1]
+
+    def _seed_master(self, param, value):
+        """Start `param`'s master copy from `value`: amp.decorate hands the
+        float32 values it is about to cast down, so nothing is rounded."""
+        self._masters[id(param)] = (param, _master_copy(param, value))
+
+    def _grads_for_update(self, pairs):
+        """`master_grad`: low-precision gradients in float32 before clipping and
+        weight decay (the update casts them anyway)."""
+        if not self._master_grad:
+            return pairs
+        return [(p, cast(g, "float32") if _is_low_float(g.dtype) else g) for p, g in pairs]
 
     def _params(self):
         if self._parameter_list is None:
@@ -159,14 +197,22 @@ class Optimizer:
         with state.no_grad(), state.eager_guard():
             pairs = [(p, p.grad) for p in self._params()
                      if not p.stop_gradient and p.grad is not None]
-            for p, grad in self._prepared(pairs):
+            for p, grad in self._prepared(self._grads_for_update(pairs)):
                 st = self._param_state(p)
+                master = self._master(p)
+                target = p if master is None else master
+                if master is not None:
+                    grad = cast(grad, "float32")
                 # the op's registry kernel, run now (what `bind` does eagerly)
-                outs = run_eager(op, (p, grad) + tuple(st) + (self._rate_for(p),),
+                outs = run_eager(op, (target, grad) + tuple(st) + (self._rate_for(p),),
                                  self._attrs_for(p))
                 if not isinstance(outs, tuple):
                     outs = (outs,)
-                p._value = outs[0]._value
+                if master is not None:
+                    master._value = outs[0]._value
+                    p._value = np.asarray(outs[0]._value).astype(p.dtype)
+                else:
+                    p._value = outs[0]._value
                 for t, new in zip(st, outs[1:]):
                     t._value = new._value
 
@@ -179,11 +225,19 @@ class Optimizer:
         ov.track_all(params)
         pairs = [(p, p.grad) for p in params  # the overlay's grads: Variables, or None
                  if not p.stop_gradient and p.grad is not None]
-        for p, grad in self._prepared(pairs):
+        for p, grad in self._prepared(self._grads_for_update(pairs)):
             st = self._param_state(p, ov)
-            outs = bind(self._op, p, grad, *st, self._rate_for(p), **self._attrs_for(p))
+            master = self._master(p, ov)
+            if master is None:
+                outs = bind(self._op, p, grad, *st, self._rate_for(p), **self._attrs_for(p))
+            else:
+                outs = bind(self._op, master, cast(grad, "float32"), *st, self._rate_for(p),
+                            **self._attrs_for(p))
             if not isinstance(outs, tuple):
                 outs = (outs,)
+            if master is not None:
+                ov.assign(master, outs[0])
+                outs = (cast(outs[0], p.dtype),) + outs[1:]
             for t, new in zip((p,) + tuple(st), outs):
                 ov.assign(t, new)
 
@@ -210,6 +264,8 @@ class Optimizer:
         for _, (param, st) in self._state.items():
             for t in st:
                 out[t.name] = t
+        if self._masters:  # Paddle's key: {parameter name: float32 master}
+            out["master_weights"] = {p.name: m for p, m in self._masters.values()}
         if self._scheduler is not None:
             out["LR_Scheduler"] = self._scheduler.state_dict()
         return out
@@ -232,6 +288,18 @@ class Optimizer:
                                      f"shape {list(arr.shape)}, expected "
                                      f"{list(t._value.shape)}")
                 new.append((t, arr.astype(t._value.dtype, copy=True)))
+        masters = state_dict.get("master_weights") or {}
+        for p in self._params():
+            master = self._master(p)
+            if master is None or p.name not in masters:
+                continue
+            value = masters[p.name]
+            arr = np.asarray(value._value if isinstance(value, Tensor) else value)
+            if arr.shape != tuple(master.shape):
+                raise ValueError(f"{type(self).__name__}.set_state_dict: master weight of "
+                                 f"{p.name!r} has shape {list(arr.shape)}, expected "
+                                 f"{list(master.shape)}")
+            new.append((master, arr.astype(np.float32, copy=True)))
         for t, arr in new:
             t._value = arr
 
@@ -305,12 +373,22 @@ class Optimizer:
             pvar = pvars[id(p)]
             attrs = self._attrs_for(p)
             svars = [builder.capture(t) for t in self._param_state(p)]
-            ins = [pvar, gvar] + svars + [rates[id(p)]]
+            master = self._master(p)
+            target = pvar
+            if master is not None:  # the update runs on the float32 master
+                from ..static import program_guard
+                target = builder.capture(master)
+                with program_guard(program):
+                    gvar = cast(gvar, "float32")
+            ins = [target, gvar] + svars + [rates[id(p)]]
             opdef.infer(*ins, **attrs)  # the op's own shape rule checks the operands
             # outputs ARE the inputs' Variables: the param and state are written in
             # place, and the executor writes them back to the eager Tensors.
-            outs = [pvar] + svars
+            outs = [target] + svars
             ops.append(block.append_op(self._op, ins, outs, dict(attrs)))
+            if master is not None:
+                ops.append(block.append_op("cast", [target], [pvar],
+                                           {"dtype": np.dtype(p.dtype).name}))
         return ops, params_grads
 
 
@@ -337,6 +415,28 @@ class SGD(Optimizer):
     def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None,
                  multi_precision=False, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        self._multi_precision = bool(multi_precision)
+
+
+def _is_low_float(dtype):
+    return np.dtype(dtype).name in ("float16", "bfloat16")
+
+
+def _master_copy(param, value):
+    master = Tensor._from_array(np.array(value, dtype=np.float32))
+    master.name = f"{param.name or 'param'}_fp32_master_0"
+    return master
+
+
+class _StateTemplate:
+    """What `_new_state` reads of a parameter (shape, dtype, name), with the
+    master's float32 dtype: the optimizer state of a multi-precision
+    parameter is float32, named after the parameter."""
+
+    __slots__ = ("shape", "dtype", "name")
+
+    def __init__(self, param, master):
+        self.shape, self.dtype, self.name = param.shape, master.dtype, param.name
 
 
 def _zeros_like_param(param, suffix):
@@ -357,6 +457,7 @@ class Adam(Optimizer):
                  multi_precision=False, use_multi_tensor=False, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        self._multi_precision = bool(multi_precision)
 
     def _attrs(self):
         return {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
@@ -431,6 +532,7 @@ class Momentum(Optimizer):
             raise NotImplementedError("Momentum: rescale_grad other than 1.0 is not supported; "
                                       "scale the loss instead")
         self._momentum, self._use_nesterov = float(momentum), bool(use_nesterov)
+        self._multi_precision = bool(multi_precision)
 
     def _attrs(self):
         return {"mu": self._momentum, "use_nesterov": self._use_nesterov}
