@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ..core.ops.collective_ops import set_process_sum
 from ..core.tensor import Tensor
 from . import env
 
@@ -103,6 +104,14 @@ def allreduce_arrays(arrays, op="sum", what="allreduce", comm=None):
         recvs = [r / comm.Get_size() if r.dtype.kind == "f" else r // comm.Get_size()
                  for r in recvs]
     return recvs
+
+
+def _process_sum(array):
+    """The host reduction behind the `c_allreduce_sum` op (SyncBatchNorm)."""
+    return allreduce_arrays([array], "sum", "c_allreduce_sum")[0]
+
+
+set_process_sum(_process_sum)
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):

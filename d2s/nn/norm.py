@@ -71,6 +71,18 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     with the batch's mean and biased variance, updating `running_mean` and
     `running_var` in place (see the module doc); otherwise with the running
     statistics. `weight` / `bias` (per channel) scale and shift."""
+    return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum,
+                       epsilon, data_format, use_global_stats, _local_mean)
+
+
+def _local_mean(v, axes):
+    return mean(v, axis=axes, keepdim=True)
+
+
+def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
+                data_format, use_global_stats, batch_mean):
+    """`batch_norm` with the batch statistics' mean `batch_mean(v, axes)` given:
+    this process's batch, or the global batch's (SyncBatchNorm)."""
     x = lift(x)
     ndim = len(x.shape)
     if ndim < 2:
@@ -87,9 +99,9 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         var = reshape(running_var, shape)
         centered = x - mu
     else:
-        mu = mean(x, axis=axes, keepdim=True)
+        mu = batch_mean(x, axes)
         centered = x - mu
-        var = mean(centered * centered, axis=axes, keepdim=True)
+        var = batch_mean(centered * centered, axes)
         if training:
             m = float(momentum)
             batch_mean = reshape(detach(mu), [-1])

@@ -1,14 +1,19 @@
 """Paddle's `nn.SyncBatchNorm`: batch normalization whose batch statistics
 are those of the global batch across data-parallel processes. In one
-process the global batch is the local one, so it is `BatchNorm` exactly;
-training across several processes would need the statistics all-reduced
-inside forward, which d2s does not do yet, so it is refused rather than
-silently normalizing by per-process statistics."""
+process the global batch is the local one, so it is `BatchNorm` exactly.
+Across several (the MPI world of `d2s.distributed`, numpy backend), each
+mean is the all-reduced per-channel sum over the all-reduced count (two
+passes: the mean, then the centered squares, as the one-process formula),
+through the `c_allreduce_sum` op, so the gradient is summed across the
+processes too and every process holds the same running statistics.
+Processes may hold batches of different sizes."""
 from __future__ import annotations
 
 import os
 
-from .norm import _BatchNormBase
+from ..core.ops import concat, ones_like, split, sum as sum_
+from ..core.ops.collective_ops import c_allreduce_sum
+from .norm import _BatchNormBase, _batch_norm
 
 __all__ = ["SyncBatchNorm"]
 
@@ -27,6 +32,16 @@ def _world_size():
     return 1
 
 
+def _global_mean(v, axes):
+    """The mean over `axes` of the values every process holds: one all-reduce
+    of this process's per-channel sums and counts, side by side."""
+    local = sum_(v, axis=axes, keepdim=True)
+    count = sum_(ones_like(v), axis=axes, keepdim=True)
+    axis = next(i for i in range(len(v.shape)) if i not in axes)
+    total, n = split(c_allreduce_sum(concat([local, count], axis=axis)), 2, axis=axis)
+    return total / n
+
+
 class SyncBatchNorm(_BatchNormBase):
     """Batch normalization over the channel axis of a 2-D to 5-D input, with the
     batch statistics of all processes (one process: `BatchNorm`)."""
@@ -37,14 +52,11 @@ class SyncBatchNorm(_BatchNormBase):
                          None, name)
 
     def forward(self, x):
-        if self.training:
-            n = _world_size()
-            if n > 1:
-                raise NotImplementedError(
-                    f"SyncBatchNorm: training across {n} processes would need the batch "
-                    "statistics all-reduced in forward, which d2s does not do yet; use "
-                    "BatchNorm (per-process statistics) or train in one process")
-        return super().forward(x)
+        if not self.training or _world_size() == 1:
+            return super().forward(x)
+        return _batch_norm(x, self._mean, self._variance, self.weight, self.bias, True,
+                           self._momentum, self._epsilon, self._data_format,
+                           self._use_global_stats, _global_mean)
 
     @classmethod
     def convert_sync_batchnorm(cls, layer):

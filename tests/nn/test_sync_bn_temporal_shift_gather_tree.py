@@ -59,10 +59,13 @@ def test_convert_sync_batchnorm_keeps_parameters_and_statistics():
     np.testing.assert_array_equal(net(x).numpy(), want)
 
 
-def test_sync_batch_norm_refuses_several_processes(monkeypatch):
+def test_sync_batch_norm_across_processes_needs_the_process_group(monkeypatch):
+    """(The two-process run: tests/distributed/test_sync_batch_norm.py.)"""
+    from d2s.core.ops import collective_ops
     monkeypatch.setenv("D2S_WORLD_SIZE", "2")
+    monkeypatch.setattr(collective_ops, "_process_sum", None)
     sbn = nn.SyncBatchNorm(3)
-    with pytest.raises(NotImplementedError, match="2 processes"):
+    with pytest.raises(RuntimeError, match="init_parallel_env"):
         sbn(_t(np.zeros((2, 3, 2, 2), np.float32)))
     sbn.eval()
     sbn(_t(np.zeros((2, 3, 2, 2), np.float32)))  # inference needs no batch statistics

@@ -12,6 +12,7 @@ from .manipulation import (concat, detach, expand, flatten, gather, reshape, squ
                            transpose, unsqueeze)
 from .nn_ops import cross_entropy, gelu, log_softmax, softmax, softplus
 from . import conv, debug_ops, dist_ops, optim_ops  # noqa: F401  (register conv/pool, side-effect, reshard, update ops)
+from . import collective_ops  # noqa: F401  (c_allreduce_sum)
 from . import conv3d as _conv3d  # noqa: F401,E402  (3-D convolution and pooling ops)
 from . import optim_more as _optim_more  # noqa: F401,E402  (Adadelta, Lamb update ops)
 from . import beam_ops as _beam_ops  # noqa: F401,E402  (gather_tree)
