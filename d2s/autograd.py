@@ -16,7 +16,8 @@ from .core.dispatch import Symbolic, eager_now
 from .core.dtypes import is_floating
 from .core.grad_api import grad as _eager_grad
 from .core.ops import detach
-from .core.tensor import Tensor, new_tensor
+from .core.python_vjp import record_python_vjp
+from .core.tensor import Tensor
 
 __all__ = ["grad", "PyLayer", "PyLayerContext"]
 
@@ -153,35 +154,25 @@ def _apply_eager(cls, args, kwargs):
     ctx = PyLayerContext()
     with state.no_grad():
         outs = cls.forward(ctx, *args, **kwargs)
-    single, results = _results(outs)
     inputs = [a for a in args if isinstance(a, Tensor)]
     if not (state.grad_enabled() and any(not x.stop_gradient for x in inputs)):
         return outs
-    positions = [i for i, r in enumerate(results) if isinstance(r, Tensor)]
-    fresh = []
-    for i in positions:
-        r = results[i]
-        t = new_tensor(r._value, id(r) in ctx._non_differentiable or not is_floating(r.dtype))
-        results[i] = t
-        fresh.append(t)
-    node_op = _EagerRule(cls, ctx, inputs, len(fresh))
-    autograd.record(node_op, inputs, {}, fresh, [t._value for t in fresh])
-    return results[0] if single else type(outs)(results)
+    return record_python_vjp(f"PyLayer {cls.__qualname__}", outs, inputs,
+                             _BackwardCall(cls, ctx),
+                             constant=lambda r: id(r) in ctx._non_differentiable)
 
 
-class _EagerRule:
-    """The tape node's op for one eager `apply`: its vjp calls `backward`."""
-    __slots__ = ("name", "num_outputs", "cls", "ctx", "inputs")
+class _BackwardCall:
+    """The gradient of one eager `apply`: the user's `backward`, checked."""
+    __slots__ = ("cls", "ctx")
 
-    def __init__(self, cls, ctx, inputs, n):
-        self.name = f"PyLayer {cls.__qualname__}"
-        self.num_outputs, self.cls, self.ctx, self.inputs = n, cls, ctx, inputs
+    def __init__(self, cls, ctx):
+        self.cls, self.ctx = cls, ctx
 
-    def vjp(self, cts, outs, *inputs):
-        cts = [cts] if self.num_outputs == 1 else list(cts)
+    def __call__(self, cts, outs, *inputs):
         if self.ctx.materialize_grads:
             cts = [g if g is not None else Tensor._from_array(np.zeros(o.shape, o.dtype))
-                   for g, o in zip(cts, [outs] if self.num_outputs == 1 else outs)]
+                   for g, o in zip(cts, outs)]
         grads = self.cls.backward(self.ctx, *cts)
         grads = list(grads) if isinstance(grads, (tuple, list)) else [grads]
         name = self.cls.__qualname__
@@ -198,8 +189,6 @@ class _EagerRule:
                                  f"{list(g.shape)}, the input {list(x.shape)}")
             out.append(g)
         return out
-
-    # `vjp` is read as an attribute (`op.vjp is None`): a bound method is fine
 
 
 def _apply_static(cls, args, kwargs):

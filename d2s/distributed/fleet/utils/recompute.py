@@ -15,13 +15,12 @@ the block is called as it is.
 """
 from __future__ import annotations
 
-from ....core import autograd
 from ....core import random as d2s_random
 from ....core.dispatch import eager_now
-from ....core.dtypes import is_floating
 from ....core.grad_api import grad
+from ....core.python_vjp import record_python_vjp
 from ....core.state import enable_grad, grad_enabled, no_grad
-from ....core.tensor import Tensor, new_tensor
+from ....core.tensor import Tensor
 from ....nn.layer import Layer
 
 __all__ = ["recompute"]
@@ -54,17 +53,15 @@ def _trainable_parameters(function):
     return params
 
 
-class _Recomputed:
-    """The tape node's op: its vjp runs the block again and differentiates it."""
-    __slots__ = ("name", "num_outputs", "function", "kwargs", "args", "rng")
+class _RunAgain:
+    """The gradient of one recomputed call: run the block again with the tape
+    on and differentiate that."""
+    __slots__ = ("function", "kwargs", "args", "rng")
 
-    def __init__(self, function, kwargs, args, rng, n_outputs):
-        self.name = f"recompute({getattr(function, '__qualname__', type(function).__name__)})"
+    def __init__(self, function, kwargs, args, rng):
         self.function, self.kwargs, self.args, self.rng = function, kwargs, args, rng
-        self.num_outputs = n_outputs
 
-    def vjp(self, cts, outs, *inputs):
-        cts = [cts] if self.num_outputs == 1 else list(cts)
+    def __call__(self, cts, outs, *inputs):
         args = [a.detach() for a in self.args]
         for a, original in zip(args, self.args):
             a.stop_gradient = original.stop_gradient
@@ -106,15 +103,9 @@ def recompute(function, *args, preserve_rng_state=True, use_reentrant=True, **kw
     rng = d2s_random.snapshot() if preserve_rng_state else None
     with no_grad():
         outs = function(*args, **kwargs)
-    single = not isinstance(outs, (tuple, list))
-    results = [outs] if single else list(outs)
-    fresh = []
-    for i, r in enumerate(results):
-        if isinstance(r, Tensor):
-            results[i] = new_tensor(r._value, not is_floating(r.dtype))
-            fresh.append(results[i])
-    if len(fresh) != len(results):
+    results = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    if not all(isinstance(r, Tensor) for r in results):
         raise TypeError("recompute: the block must return a Tensor or a tuple/list of Tensors")
-    autograd.record(_Recomputed(function, kwargs, list(args), rng, len(fresh)), inputs, {},
-                    fresh, [t._value for t in fresh])
-    return results[0] if single else type(outs)(results)
+    name = f"recompute({getattr(function, '__qualname__', type(function).__name__)})"
+    return record_python_vjp(name, outs, inputs,
+                             _RunAgain(function, kwargs, list(args), rng))
