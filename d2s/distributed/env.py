@@ -18,7 +18,7 @@ import os
 from .. import backends as backend_state
 
 _RANK_VARS = ("D2S_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
-_SIZE_VARS = ("D2S_WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+_SIZE_VARS = ("D2S_WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")  # (core.ops.collective_ops too)
 
 
 def _env_int(names, default):

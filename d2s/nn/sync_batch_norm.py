@@ -9,27 +9,11 @@ processes too and every process holds the same running statistics.
 Processes may hold batches of different sizes."""
 from __future__ import annotations
 
-import os
-
 from ..core.ops import concat, ones_like, split, sum as sum_
-from ..core.ops.collective_ops import c_allreduce_sum
+from ..core.ops.collective_ops import c_allreduce_sum, process_count
 from .norm import _BatchNormBase, _batch_norm
 
 __all__ = ["SyncBatchNorm"]
-
-# the process-count variables `d2s.distributed.env` reads (nn may import only core)
-_SIZE_VARS = ("D2S_WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
-
-
-def _world_size():
-    for name in _SIZE_VARS:
-        value = os.environ.get(name)
-        if value:
-            try:
-                return int(value)
-            except ValueError:
-                continue
-    return 1
 
 
 def _global_mean(v, axes):
@@ -52,7 +36,7 @@ class SyncBatchNorm(_BatchNormBase):
                          None, name)
 
     def forward(self, x):
-        if not self.training or _world_size() == 1:
+        if not self.training or process_count() == 1:
             return super().forward(x)
         return _batch_norm(x, self._mean, self._variance, self.weight, self.bias, True,
                            self._momentum, self._epsilon, self._data_format,

@@ -24,15 +24,14 @@ def test_alone_it_is_batch_norm_without_a_collective():
     assert "mean" in ops and "c_allreduce_sum" not in ops
 
 
-def test_the_collective_op_without_processes_says_what_to_do():
+def test_the_collective_op_alone_and_without_a_process_group(monkeypatch):
     from d2s.core.ops import collective_ops
-    saved = collective_ops._process_sum
-    collective_ops.set_process_sum(None)
-    try:
-        with pytest.raises(RuntimeError, match="init_parallel_env"):
-            collective_ops.c_allreduce_sum(d2s.ones([2]))
-    finally:
-        collective_ops.set_process_sum(saved)
+    x = d2s.to_tensor(np.array([1.0, -2.0], "float32"))
+    np.testing.assert_array_equal(collective_ops.c_allreduce_sum(x).numpy(), [1.0, -2.0])
+    monkeypatch.setenv("D2S_WORLD_SIZE", "2")
+    monkeypatch.setattr(collective_ops, "_process_sum", None)
+    with pytest.raises(RuntimeError, match="init_parallel_env"):
+        collective_ops.c_allreduce_sum(x)
 
 
 @heavy
