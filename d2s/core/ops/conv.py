@@ -226,10 +226,12 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     c = cg * groups
     gg = g.astype(dtype, copy=False).reshape(n, groups, o // groups, oh * ow)
     wt = w.astype(dtype, copy=False).reshape(groups, o // groups, cg * kh * kw)
-    dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     t, b, l, r = padding
     h, wd = (input_size(n, m, k, s, d, lo, hi) for n, m, k, s, d, lo, hi in
              zip(input_hw, (oh, ow), (kh, kw), stride, dilation, (t, l), (b, r)))
+    if tuple(stride) == (1, 1) and np.isfinite(wt).all():
+        return _grad_input_flat_rows(gg, wt, (c, h, wd), (kh, kw), padding, dilation)
+    dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     gxp = np.zeros((n, c, h + t + b, wd + l + r), dtype)
     for i, j, di, dj in _taps((kh, kw), dilation):
         win = _window(gxp, di, dj, stride, oh, ow)
@@ -237,6 +239,33 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     if not (t or b or l or r):
         return gxp
     return np.ascontiguousarray(gxp[:, :, t:t + h, l:l + wd])
+
+
+def _grad_input_flat_rows(gg, wt, chw, kernel, padding, dilation):
+    """`_conv2d_grad_input_kernel` at stride 1. The cotangent is widened to the
+    padded input's width with zero columns, so every kernel offset's products
+    land on one contiguous run of the flattened padded input: col2im becomes
+    one long add per offset instead of one short add per output row. The
+    widened columns add exact zeros (their products are 0 * finite weights;
+    the caller checks the weights are finite)."""
+    n, groups, og = gg.shape[:3]
+    c, h, wd = chw
+    kh, kw = kernel
+    t, b, l, r = padding
+    hp, wp = h + t + b, wd + l + r
+    oh, ow = hp - dilation[0] * (kh - 1), wp - dilation[1] * (kw - 1)
+    run = oh * wp
+    wide = np.zeros((n, groups, og, oh, wp), gg.dtype)
+    wide[..., :ow] = gg.reshape(n, groups, og, oh, ow)
+    dcols = np.matmul(wt.transpose(0, 2, 1), wide.reshape(n, groups, og, run))
+    dcols = dcols.reshape(n, c, kh * kw, run)
+    # the last offset's run ends dilation * (kw - 1) past the padded image
+    gxp = np.zeros((n, c, hp * wp + dilation[1] * (kw - 1)), gg.dtype)
+    for tap, (_, _, di, dj) in enumerate(_taps(kernel, dilation)):
+        win = gxp[:, :, di * wp + dj:di * wp + dj + run]
+        np.add(win, dcols[:, :, tap], out=win)
+    image = gxp[:, :, :hp * wp].reshape(n, c, hp, wp)
+    return np.ascontiguousarray(image[:, :, t:t + h, l:l + wd])
 
 
 def _conv2d_grad_input_infer(g, w, input_hw, stride, padding, dilation, groups):
@@ -346,6 +375,10 @@ def _max_pool_grad_kernel(g, x, best, kernel, stride, padding, ceil_mode):
     Paddle's and PyTorch's argmax masks do; `best` is the forward's output."""
     n, c, oh, ow = g.shape
     ext = _pool_extents(x.shape, kernel, stride, padding, oh, ow)
+    if (ext == (0, 0, 0, 0) and tuple(stride) == tuple(kernel) and kernel[1] == 2
+            and x.shape[2] == oh * kernel[0] and x.shape[3] == 2 * ow
+            and g.dtype in _PLAIN_FLOATS and np.little_endian):
+        return _tiled_pairs_pool_grad(g, x, best, kernel[0])
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad(x, ext, low)
     free = np.ones(best.shape, bool)
@@ -366,6 +399,41 @@ def _max_pool_grad_kernel(g, x, best, kernel, stride, padding, ceil_mode):
     if ext == (0, 0, 0, 0):
         return gxp
     return np.ascontiguousarray(gxp[:, :, t:t + x.shape[2], l:l + x.shape[3]])
+
+
+_PLAIN_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _tiled_pairs_pool_grad(g, x, best, kh):
+    """`_max_pool_grad_kernel` for windows that tile the input exactly and are
+    2 wide (the common 2x2 stride-2 pooling). Per-tap strided views make
+    numpy loop over rows `ow` long with a stride of 2; here every pass runs
+    over whole input rows: `best` and `g` are repeated along the width, the
+    comparison marks each window's maxima, and the first maximum in row-major
+    order is kept by viewing each window row's two flags as one uint16 (the
+    right flag cleared where the left is set; a later row cleared where an
+    earlier row has one)."""
+    n, c, oh, ow = g.shape
+    wide = 2 * ow
+    hit = x.reshape(n, c, oh, kh, wide) == np.repeat(best, 2, axis=3)[:, :, :, None, :]
+    rows = hit.view(np.uint16)               # (n, c, oh, kh, ow): a window row each
+    shifted = np.empty((n, c, oh, ow), np.uint16)
+    free = None
+    for i in range(kh):
+        r = rows[:, :, :, i]
+        np.left_shift(r, 8, out=shifted)     # the left flag moved onto the right one
+        np.invert(shifted, out=shifted)
+        r &= shifted
+        if free is not None:
+            r *= free
+        if i < kh - 1:
+            empty = (r == 0).view(np.uint8)
+            if free is None:
+                free = empty.astype(np.uint16)
+            else:
+                free *= empty
+    out = np.multiply(hit, np.repeat(g, 2, axis=3)[:, :, :, None, :], dtype=g.dtype)
+    return out.reshape(x.shape)
 
 
 def _max_pool_grad_vjp(gg, out, g, x, best, kernel, stride, padding, ceil_mode):
