@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import effects
-from ..core.ops import detach, mean, reshape, sqrt
+from ..core.ops import batch_normalize, detach, reshape, sqrt
 from ..core.ops._base import lift
 from ..core.tensor import Tensor
 from . import initializer as init
@@ -83,20 +83,16 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     shape[axis] = -1 if channels is None else channels
     global_stats = (not training) if use_global_stats is None else bool(use_global_stats)
     if global_stats:
-        mu = reshape(running_mean, shape)
-        var = reshape(running_var, shape)
-        centered = x - mu
+        y = (x - reshape(running_mean, shape)) / sqrt(reshape(running_var, shape) + epsilon)
     else:
-        mu = mean(x, axis=axes, keepdim=True)
-        centered = x - mu
-        var = mean(centered * centered, axis=axes, keepdim=True)
+        # one op (core.ops.norm_ops): its gradient is the closed form
+        y, mu, var = batch_normalize(x, axes, epsilon)
         if training:
             m = float(momentum)
             batch_mean = reshape(detach(mu), [-1])
             batch_var = reshape(detach(var), [-1])
             _assign(running_mean, running_mean * m + batch_mean * (1.0 - m))
             _assign(running_var, running_var * m + batch_var * (1.0 - m))
-    y = centered / sqrt(var + epsilon)
     if weight is not None:
         y = y * reshape(weight, shape)
     if bias is not None:
