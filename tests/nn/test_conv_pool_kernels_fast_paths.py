@@ -90,3 +90,30 @@ def test_conv2d_grad_input_with_non_finite_weights_keeps_the_general_answer():
     got = C._conv2d_grad_input_kernel(g, w, (4, 4), (1, 1), (1, 1, 1, 1), (1, 1), 1)
     want = _conv_grad_input_ref(g, w, (1, 1, 4, 4), (1, 1), (1, 1, 1, 1), (1, 1), 1)
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [
+    ((2, 2), (2, 2), 0, False),
+    ((3, 3), (2, 2), 1, True),      # overlapping windows, padding, ceil mode's extra row
+])
+def test_max_pool_gradient_on_xla_picks_the_same_first_maximum(kernel, stride, padding,
+                                                               ceil_mode):
+    pytest.importorskip("jax")
+    import d2s
+    import d2s.nn.functional as F
+    from d2s.jit import to_static
+
+    x_np = RNG.integers(0, 3, size=(2, 3, 7, 8)).astype(np.float32)  # ties everywhere
+    oh, ow = C._pool_geometry(x_np.shape, kernel, stride, (padding,) * 4, ceil_mode)
+    r = d2s.to_tensor(RNG.normal(size=(2, 3, oh, ow)).astype(np.float32))
+
+    def grad_of_pool(x, r):
+        y = F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode)
+        (gx,) = d2s.grad([(y * r).sum()], [x])
+        return gx
+
+    want = grad_of_pool(d2s.to_tensor(x_np, stop_gradient=False), r).numpy()
+    got = to_static(grad_of_pool, backend="xla")(d2s.to_tensor(x_np, stop_gradient=False), r)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
+    if kernel == stride:  # one element per window takes its cotangent
+        assert np.count_nonzero(want) == r.numpy().size
