@@ -117,3 +117,31 @@ def test_max_pool_gradient_on_xla_picks_the_same_first_maximum(kernel, stride, p
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
     if kernel == stride:  # one element per window takes its cotangent
         assert np.count_nonzero(want) == r.numpy().size
+
+
+@pytest.mark.parametrize("x_shape,w_shape,stride,padding,dilation,groups", [
+    ((2, 16, 6, 7), (5, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # one product
+    ((2, 8, 9, 8), (3, 8, 3, 3), (2, 1), (0, 2, 1, 0), (1, 2), 1),    # one product, strided
+    ((2, 3, 7, 6), (4, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),    # short patch
+    ((2, 16, 6, 6), (4, 8, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),   # groups
+])
+def test_conv2d_grad_filter_matches_the_windowed_sum(x_shape, w_shape, stride, padding,
+                                                     dilation, groups):
+    x = RNG.normal(size=x_shape).astype(np.float32)
+    oh, ow = C._conv_geometry(x_shape, w_shape, stride, padding, dilation)
+    g = RNG.normal(size=(x_shape[0], w_shape[0], oh, ow)).astype(np.float32)
+    got = C._conv2d_grad_filter_kernel(x, g, w_shape[2:], stride, padding, dilation, groups)
+    assert got.dtype == np.float32 and got.shape == w_shape
+    t, b, l, r = padding
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (t, b), (l, r)))
+    cg, og = w_shape[1], w_shape[0] // groups
+    want = np.zeros(w_shape)
+    for i in range(w_shape[2]):
+        for j in range(w_shape[3]):
+            di, dj = i * dilation[0], j * dilation[1]
+            win = xp[:, :, di:di + stride[0] * (oh - 1) + 1:stride[0],
+                     dj:dj + stride[1] * (ow - 1) + 1:stride[1]]
+            for gi in range(groups):
+                want[gi * og:(gi + 1) * og, :, i, j] = np.einsum(
+                    "nopq,ncpq->oc", g[:, gi * og:(gi + 1) * og], win[:, gi * cg:(gi + 1) * cg])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

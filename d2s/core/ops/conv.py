@@ -289,11 +289,38 @@ register_op("conv2d_grad_input", _conv2d_grad_input_kernel, _conv2d_grad_input_i
 def _conv2d_grad_filter_kernel(x, g, kernel_hw, stride, padding, dilation, groups):
     dtype = np.result_type(x.dtype, g.dtype)
     n, o, oh, ow = g.shape
+    if groups == 1 and x.shape[1] * kernel_hw[0] * kernel_hw[1] >= _LONG_PATCH:
+        return _grad_filter_one_product(x.astype(dtype, copy=False), g.astype(dtype, copy=False),
+                                        kernel_hw, stride, padding, dilation)
     cols = _im2col(_pad(x.astype(dtype, copy=False), padding), kernel_hw, stride, dilation,
                    oh, ow, groups)
     gg = g.astype(dtype, copy=False).reshape(n, groups, o // groups, oh * ow)
     dw = np.add.reduce(np.matmul(gg, cols.transpose(0, 1, 3, 2)), axis=0)  # per sample, summed
     return dw.reshape((o, x.shape[1] // groups) + tuple(kernel_hw))
+
+
+# Patches (C * kh * kw) at least this long take `_grad_filter_one_product`;
+# shorter ones (a first layer over RGB) the per-sample products, whose
+# cotangent needs no transposed copy.
+_LONG_PATCH = 64
+
+
+def _grad_filter_one_product(x, g, kernel_hw, stride, padding, dilation):
+    """`_conv2d_grad_filter_kernel` (groups 1) as one matrix product over the
+    batch and positions together, `cols (C*kh*kw, N*P) @ g (N*P, O)`: the
+    columns are copied batch-inside (the same strided copies as `_im2col`)
+    and the cotangent channels-last, the operand layout BLAS runs fastest,
+    instead of N per-sample products summed afterwards."""
+    n, c = x.shape[:2]
+    _, o, oh, ow = g.shape
+    kh, kw = kernel_hw
+    xp = _pad(x, padding)
+    cols = np.empty((c, kh, kw, n, oh, ow), xp.dtype)
+    for i, j, di, dj in _taps(kernel_hw, dilation):
+        cols[:, i, j] = _window(xp, di, dj, stride, oh, ow).transpose(1, 0, 2, 3)
+    g_last = g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)   # (a copy)
+    dw_t = np.matmul(cols.reshape(c * kh * kw, n * oh * ow), g_last)
+    return np.ascontiguousarray(dw_t.T).reshape(o, c, kh, kw)
 
 
 def _conv2d_grad_filter_infer(x, g, kernel_hw, stride, padding, dilation, groups):
