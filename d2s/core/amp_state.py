@@ -29,7 +29,7 @@ WHITE_LIST = frozenset({"matmul", "conv2d", "conv3d", "bmm", "einsum", "mm"})
 BLACK_LIST = frozenset({
     "exp", "expm1", "log", "log10", "log1p", "log2", "pow", "rsqrt", "tan", "acos", "asin",
     "sinh", "cosh", "sum", "mean", "prod", "cumsum", "cumprod", "softmax", "log_softmax",
-    "softplus", "cross_entropy", "logsumexp", "var", "norm", "inverse"})
+    "softplus", "cross_entropy", "logsumexp", "var", "norm", "inverse", "batch_normalize"})
 # Ops that only move or make values: never recast (their dtype is the caller's).
 _UNTOUCHED_SUFFIXES = ("_update", "_grad", "_grad_input", "_grad_filter")
 _UNTOUCHED = frozenset({

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import effects
-from ..core.ops import detach, mean, reshape, sqrt
+from ..core.ops import batch_normalize, detach, reshape, sqrt
 from ..core.ops._base import lift
 from ..core.tensor import Tensor
 from . import initializer as init
@@ -72,17 +72,14 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     `running_var` in place (see the module doc); otherwise with the running
     statistics. `weight` / `bias` (per channel) scale and shift."""
     return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum,
-                       epsilon, data_format, use_global_stats, _local_mean)
-
-
-def _local_mean(v, axes):
-    return mean(v, axis=axes, keepdim=True)
+                       epsilon, data_format, use_global_stats)
 
 
 def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, epsilon,
-                data_format, use_global_stats, batch_mean):
-    """`batch_norm` with the batch statistics' mean `batch_mean(v, axes)` given:
-    this process's batch, or the global batch's (SyncBatchNorm)."""
+                data_format, use_global_stats, mean_of=None):
+    """`batch_norm`; `mean_of(v, axes)` given: the batch statistics are means
+    it takes (the global batch's, SyncBatchNorm), composed of ops, instead of
+    this process's batch in the one `batch_normalize` op."""
     x = lift(x)
     ndim = len(x.shape)
     if ndim < 2:
@@ -95,20 +92,22 @@ def _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, 
     shape[axis] = -1 if channels is None else channels
     global_stats = (not training) if use_global_stats is None else bool(use_global_stats)
     if global_stats:
-        mu = reshape(running_mean, shape)
-        var = reshape(running_var, shape)
-        centered = x - mu
+        y = (x - reshape(running_mean, shape)) / sqrt(reshape(running_var, shape) + epsilon)
     else:
-        mu = batch_mean(x, axes)
-        centered = x - mu
-        var = batch_mean(centered * centered, axes)
+        if mean_of is None:
+            # one op (core.ops.norm_ops): its gradient is the closed form
+            y, mu, var = batch_normalize(x, axes, epsilon)
+        else:
+            mu = mean_of(x, axes)
+            centered = x - mu
+            var = mean_of(centered * centered, axes)
+            y = centered / sqrt(var + epsilon)
         if training:
             m = float(momentum)
             batch_mean = reshape(detach(mu), [-1])
             batch_var = reshape(detach(var), [-1])
             _assign(running_mean, running_mean * m + batch_mean * (1.0 - m))
             _assign(running_var, running_var * m + batch_var * (1.0 - m))
-    y = centered / sqrt(var + epsilon)
     if weight is not None:
         y = y * reshape(weight, shape)
     if bias is not None:

@@ -40,7 +40,7 @@ class SyncBatchNorm(_BatchNormBase):
             return super().forward(x)
         return _batch_norm(x, self._mean, self._variance, self.weight, self.bias, True,
                            self._momentum, self._epsilon, self._data_format,
-                           self._use_global_stats, _global_mean)
+                           self._use_global_stats, mean_of=_global_mean)
 
     @classmethod
     def convert_sync_batchnorm(cls, layer):

@@ -512,6 +512,19 @@ cases("cross_entropy_grad",
       C(U(), _softmax(U(4, 5, lo=-2, hi=2), -1), np.array([0, 4, 2, 2]), ref=_ce_grad,
         none=(1, 2)))
 
+
+def _batch_normalize(x, axes, epsilon):
+    mu = x.mean(axis=axes, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+    return (x - mu) / np.sqrt(var + epsilon), mu, var
+
+
+cases("batch_normalize",  # every output projected: the mean's and variance's cotangents too
+      C(U(4, 3, 2, 5), attrs=dict(axes=(0, 2, 3), epsilon=1e-5),
+        ref=lambda x: _batch_normalize(x, (0, 2, 3), 1e-5), label="nchw"),
+      C(U(6, 3), attrs=dict(axes=(0,), epsilon=0.1),
+        ref=lambda x: _batch_normalize(x, (0,), 0.1), label="nc"))
+
 # -- creation ------------------------------------------------------------------------------------
 cases("full",
       C(attrs=dict(shape=(2, 3), fill_value=1.5, dtype="float64"),
@@ -1484,6 +1497,8 @@ SECOND_ORDER = [  # the cotangent reaching each grad op depends on x
     ("concat", lambda x: d2s.sum(d2s.concat([x * x, x], axis=0) ** 3), U(4, 3)),
     ("cross_entropy",
      lambda x: bind("cross_entropy", x * x, d2s.to_tensor(np.array([0, 2, 1])))[0], U(3, 4)),
+    ("batch_normalize",
+     lambda x: d2s.sum(bind("batch_normalize", x, axes=(0,), epsilon=1e-5)[0] ** 3), U(4, 3)),
 ]
 
 

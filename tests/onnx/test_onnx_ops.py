@@ -177,6 +177,8 @@ CASES = [
     ("cross_entropy", F.cross_entropy, [f32(4, 3), ints(4, low=0, high=3)]),
     ("gelu", F.gelu, [f32(5)]),
     ("softplus", F.softplus, [f32(7) * 10]),
+    ("batch_normalize", lambda x: bind("batch_normalize", x, axes=(0, 2, 3), epsilon=1e-5),
+     [f32(3, 2, 4, 5)]),
     ("conv2d", lambda x, w: F.conv2d(x, w, stride=2, padding=[1, 0, 2, 1], dilation=(1, 2),
                                      groups=2), [f32(2, 4, 7, 8), f32(6, 2, 3, 2)]),
     ("conv2d_depthwise_bias", lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=3),

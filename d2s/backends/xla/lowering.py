@@ -240,6 +240,7 @@ class RuleNamespace:
     the JAX modules, and the few services that need the lowering's state."""
 
     Unsupported = Unsupported
+    jax = jax   # (jax.vjp: a rule that wants the exact form jax's autodiff emits)
     jnp = jnp
     lax = lax
     special = special

@@ -11,6 +11,7 @@ from .linalg import matmul
 from .manipulation import (concat, detach, expand, flatten, gather, reshape, squeeze, stack,
                            transpose, unsqueeze)
 from .nn_ops import cross_entropy, gelu, log_softmax, softmax, softplus
+from .norm_ops import batch_normalize
 from . import conv, debug_ops, dist_ops, optim_ops  # noqa: F401  (register conv/pool, side-effect, reshard, update ops)
 from . import collective_ops  # noqa: F401  (c_allreduce_sum)
 from . import conv3d as _conv3d  # noqa: F401,E402  (3-D convolution and pooling ops)

@@ -226,10 +226,12 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     c = cg * groups
     gg = g.astype(dtype, copy=False).reshape(n, groups, o // groups, oh * ow)
     wt = w.astype(dtype, copy=False).reshape(groups, o // groups, cg * kh * kw)
-    dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     t, b, l, r = padding
     h, wd = (input_size(n, m, k, s, d, lo, hi) for n, m, k, s, d, lo, hi in
              zip(input_hw, (oh, ow), (kh, kw), stride, dilation, (t, l), (b, r)))
+    if tuple(stride) == (1, 1) and np.isfinite(wt).all():
+        return _grad_input_flat_rows(gg, wt, (c, h, wd), (kh, kw), padding, dilation)
+    dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     gxp = np.zeros((n, c, h + t + b, wd + l + r), dtype)
     for i, j, di, dj in _taps((kh, kw), dilation):
         win = _window(gxp, di, dj, stride, oh, ow)
@@ -237,6 +239,33 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     if not (t or b or l or r):
         return gxp
     return np.ascontiguousarray(gxp[:, :, t:t + h, l:l + wd])
+
+
+def _grad_input_flat_rows(gg, wt, chw, kernel, padding, dilation):
+    """`_conv2d_grad_input_kernel` at stride 1. The cotangent is widened to the
+    padded input's width with zero columns, so every kernel offset's products
+    land on one contiguous run of the flattened padded input: col2im becomes
+    one long add per offset instead of one short add per output row. The
+    widened columns add exact zeros (their products are 0 * finite weights;
+    the caller checks the weights are finite)."""
+    n, groups, og = gg.shape[:3]
+    c, h, wd = chw
+    kh, kw = kernel
+    t, b, l, r = padding
+    hp, wp = h + t + b, wd + l + r
+    oh, ow = hp - dilation[0] * (kh - 1), wp - dilation[1] * (kw - 1)
+    run = oh * wp
+    wide = np.zeros((n, groups, og, oh, wp), gg.dtype)
+    wide[..., :ow] = gg.reshape(n, groups, og, oh, ow)
+    dcols = np.matmul(wt.transpose(0, 2, 1), wide.reshape(n, groups, og, run))
+    dcols = dcols.reshape(n, c, kh * kw, run)
+    # the last offset's run ends dilation * (kw - 1) past the padded image
+    gxp = np.zeros((n, c, hp * wp + dilation[1] * (kw - 1)), gg.dtype)
+    for tap, (_, _, di, dj) in enumerate(_taps(kernel, dilation)):
+        win = gxp[:, :, di * wp + dj:di * wp + dj + run]
+        np.add(win, dcols[:, :, tap], out=win)
+    image = gxp[:, :, :hp * wp].reshape(n, c, hp, wp)
+    return np.ascontiguousarray(image[:, :, t:t + h, l:l + wd])
 
 
 def _conv2d_grad_input_infer(g, w, input_hw, stride, padding, dilation, groups):
@@ -260,11 +289,38 @@ register_op("conv2d_grad_input", _conv2d_grad_input_kernel, _conv2d_grad_input_i
 def _conv2d_grad_filter_kernel(x, g, kernel_hw, stride, padding, dilation, groups):
     dtype = np.result_type(x.dtype, g.dtype)
     n, o, oh, ow = g.shape
+    if groups == 1 and x.shape[1] * kernel_hw[0] * kernel_hw[1] >= _LONG_PATCH:
+        return _grad_filter_one_product(x.astype(dtype, copy=False), g.astype(dtype, copy=False),
+                                        kernel_hw, stride, padding, dilation)
     cols = _im2col(_pad(x.astype(dtype, copy=False), padding), kernel_hw, stride, dilation,
                    oh, ow, groups)
     gg = g.astype(dtype, copy=False).reshape(n, groups, o // groups, oh * ow)
     dw = np.add.reduce(np.matmul(gg, cols.transpose(0, 1, 3, 2)), axis=0)  # per sample, summed
     return dw.reshape((o, x.shape[1] // groups) + tuple(kernel_hw))
+
+
+# Patches (C * kh * kw) at least this long take `_grad_filter_one_product`;
+# shorter ones (a first layer over RGB) the per-sample products, whose
+# cotangent needs no transposed copy.
+_LONG_PATCH = 64
+
+
+def _grad_filter_one_product(x, g, kernel_hw, stride, padding, dilation):
+    """`_conv2d_grad_filter_kernel` (groups 1) as one matrix product over the
+    batch and positions together, `cols (C*kh*kw, N*P) @ g (N*P, O)`: the
+    columns are copied batch-inside (the same strided copies as `_im2col`)
+    and the cotangent channels-last, the operand layout BLAS runs fastest,
+    instead of N per-sample products summed afterwards."""
+    n, c = x.shape[:2]
+    _, o, oh, ow = g.shape
+    kh, kw = kernel_hw
+    xp = _pad(x, padding)
+    cols = np.empty((c, kh, kw, n, oh, ow), xp.dtype)
+    for i, j, di, dj in _taps(kernel_hw, dilation):
+        cols[:, i, j] = _window(xp, di, dj, stride, oh, ow).transpose(1, 0, 2, 3)
+    g_last = g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)   # (a copy)
+    dw_t = np.matmul(cols.reshape(c * kh * kw, n * oh * ow), g_last)
+    return np.ascontiguousarray(dw_t.T).reshape(o, c, kh, kw)
 
 
 def _conv2d_grad_filter_infer(x, g, kernel_hw, stride, padding, dilation, groups):
@@ -346,6 +402,10 @@ def _max_pool_grad_kernel(g, x, best, kernel, stride, padding, ceil_mode):
     Paddle's and PyTorch's argmax masks do; `best` is the forward's output."""
     n, c, oh, ow = g.shape
     ext = _pool_extents(x.shape, kernel, stride, padding, oh, ow)
+    if (ext == (0, 0, 0, 0) and tuple(stride) == tuple(kernel) and kernel[1] == 2
+            and x.shape[2] == oh * kernel[0] and x.shape[3] == 2 * ow
+            and g.dtype in _PLAIN_FLOATS and np.little_endian):
+        return _tiled_pairs_pool_grad(g, x, best, kernel[0])
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad(x, ext, low)
     free = np.ones(best.shape, bool)
@@ -366,6 +426,41 @@ def _max_pool_grad_kernel(g, x, best, kernel, stride, padding, ceil_mode):
     if ext == (0, 0, 0, 0):
         return gxp
     return np.ascontiguousarray(gxp[:, :, t:t + x.shape[2], l:l + x.shape[3]])
+
+
+_PLAIN_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _tiled_pairs_pool_grad(g, x, best, kh):
+    """`_max_pool_grad_kernel` for windows that tile the input exactly and are
+    2 wide (the common 2x2 stride-2 pooling). Per-tap strided views make
+    numpy loop over rows `ow` long with a stride of 2; here every pass runs
+    over whole input rows: `best` and `g` are repeated along the width, the
+    comparison marks each window's maxima, and the first maximum in row-major
+    order is kept by viewing each window row's two flags as one uint16 (the
+    right flag cleared where the left is set; a later row cleared where an
+    earlier row has one)."""
+    n, c, oh, ow = g.shape
+    wide = 2 * ow
+    hit = x.reshape(n, c, oh, kh, wide) == np.repeat(best, 2, axis=3)[:, :, :, None, :]
+    rows = hit.view(np.uint16)               # (n, c, oh, kh, ow): a window row each
+    shifted = np.empty((n, c, oh, ow), np.uint16)
+    free = None
+    for i in range(kh):
+        r = rows[:, :, :, i]
+        np.left_shift(r, 8, out=shifted)     # the left flag moved onto the right one
+        np.invert(shifted, out=shifted)
+        r &= shifted
+        if free is not None:
+            r *= free
+        if i < kh - 1:
+            empty = (r == 0).view(np.uint8)
+            if free is None:
+                free = empty.astype(np.uint16)
+            else:
+                free *= empty
+    out = np.multiply(hit, np.repeat(g, 2, axis=3)[:, :, :, None, :], dtype=g.dtype)
+    return out.reshape(x.shape)
 
 
 def _max_pool_grad_vjp(gg, out, g, x, best, kernel, stride, padding, ceil_mode):

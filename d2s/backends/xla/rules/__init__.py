@@ -27,6 +27,7 @@ from . import reduction  # noqa: F401
 from . import manipulation  # noqa: F401
 from . import linalg  # noqa: F401
 from . import nn  # noqa: F401
+from . import norm  # noqa: F401  (batch_normalize)
 from . import random  # noqa: F401
 from . import debug  # noqa: F401
 from . import dist  # noqa: F401

@@ -107,6 +107,17 @@ def _first_max_masks(ns, x, kernel, stride, padding, ceil_mode):
 
 @lowers("xla", "max_pool2d_grad")
 def _max_pool2d_grad(ns, g, x, best, kernel, stride, padding, ceil_mode):
+    """jax's own gradient of `reduce_window(max)`: XLA's select-and-scatter,
+    whose `>=` selection keeps each window's first maximum in row-major order,
+    the numpy kernel's choice (the per-offset masks below stay for the
+    second-order `max_pool2d_pick`)."""
+    if np.dtype(x.dtype).kind != "f" or np.dtype(g.dtype) != np.dtype(x.dtype):
+        return _max_pool2d_grad_masked(ns, g, x, kernel, stride, padding, ceil_mode)
+    _, pull = ns.jax.vjp(lambda v: _max_pool2d(ns, v, kernel, stride, padding, ceil_mode), x)
+    return pull(g)[0]
+
+
+def _max_pool2d_grad_masked(ns, g, x, kernel, stride, padding, ceil_mode):
     jnp = ns.jnp
     masks, pads, (oh, ow), padded = _first_max_masks(ns, x, kernel, stride, padding, ceil_mode)
     gxp = jnp.zeros(padded, g.dtype)
