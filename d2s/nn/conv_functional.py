@@ -89,8 +89,6 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     if weight.shape[0] % groups:
         raise ValueError(f"{where}: groups={groups} does not divide in_channels "
                          f"{weight.shape[0]}")
-    if h is None or w is None:
-        raise ValueError(f"{where}: needs the spatial dims known, got {list(x.shape)}")
     keff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
     extra = [0, 0]
     if isinstance(padding, str) and padding.upper() == "SAME":
@@ -103,11 +101,17 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     else:
         pads = conv_pads(padding, (None, None), tuple(weight.shape[2:]), stride, dilation, where,
                          channel_last=last)
-    base = [(n - 1) * s + k - lo - hi for n, s, k, lo, hi in
+    # None where the input's dim is unknown when the program is built: the op
+    # then derives it from the input's size when it runs (plus `extra`)
+    base = [None if n is None else (n - 1) * s + k - lo - hi for n, s, k, lo, hi in
             zip((h, w), stride, keff, pads[0::2], pads[1::2])]
     if output_size is not None:
         size = [int(v) for v in ([output_size] * 2 if isinstance(output_size, int)
                                  else output_size)][-2:]
+        if None in base:
+            raise ValueError(f"{where}: output_size={output_size} needs the input's spatial "
+                             f"dims known, got {list(x.shape)}: give them in the input_spec, "
+                             "or give output_padding instead of output_size")
         extra = [o - b for o, b in zip(size, base)]
     elif output_padding:
         extra = ([int(output_padding)] * 2 if isinstance(output_padding, int)
@@ -116,9 +120,10 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
         if not 0 <= e < s:
             raise ValueError(f"{where}: output_padding {extra} must lie in [0, stride "
                              f"{list(stride)}) (output_size {output_size})")
-    out = bind("conv2d_grad_input", x, weight,
-               input_hw=(base[0] + extra[0], base[1] + extra[1]), stride=stride,
-               padding=pads, dilation=dilation, groups=groups)
+    hw = tuple(None if b is None else b + e for b, e in zip(base, extra))
+    run_time = dict(output_padding=tuple(extra)) if None in hw else {}
+    out = bind("conv2d_grad_input", x, weight, input_hw=hw, stride=stride, padding=pads,
+               dilation=dilation, groups=groups, **run_time)
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1, 1])
     return transpose(out, _TO_NHWC) if last else out

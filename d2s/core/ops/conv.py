@@ -183,33 +183,53 @@ def _conv_attrs(stride, padding, dilation, groups):
     return dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
 
 
-def _spatial(t, where, stride=None):
-    """The input's spatial dims for its gradient op. With `stride` 1 along a dim
-    unknown when the program is built, the gradient op derives it from the
-    cotangent's size (`input_size`): there every input row is read by some
-    window, so the output size fixes it. A larger stride may leave rows no
-    window reads, so that dim must be known."""
+def _grad_size(t):
+    """How a gradient op learns the spatial dims of the forward input `t`:
+    `(input_hw, like)`. Dims known when the program is built are attributes;
+    where one is unknown, `t` itself is passed along (`like`, a tuple of 0 or
+    1 inputs) and the gradient op reads its dims when it runs. (With a stride
+    above 1 the output's size does not fix the input's: rows that no window
+    reads may trail it.)"""
     hw = tuple(t.shape[2:])
-    if None in hw and (stride is None or any(n is None and s != 1
-                                             for n, s in zip(hw, stride))):
-        raise ValueError(f"{where}: the gradient needs the spatial dims of an input with "
-                         f"stride {list(stride or ())} known, got {hw}: give them in the "
-                         "input_spec")
-    return hw
+    return hw, ((t,) if None in hw else ())
 
 
-def input_size(size, n_out, k, s, d, lo, hi):
-    """An input dim for its gradient: `size`, or where it was unknown when the
-    program was built (stride 1, see `_spatial`), the one whose windows make
-    `n_out` outputs."""
-    return size if size is not None else (n_out - 1) * s + d * (k - 1) + 1 - lo - hi
+def input_size(size, n_out, k, s, d, lo, hi, extra=0):
+    """An input dim for its gradient: `size`, or where it was not given, the
+    smallest one whose windows make `n_out` outputs, plus `extra` trailing
+    rows no window reads (a transposed convolution's `output_padding`)."""
+    if size is not None:
+        return size
+    if n_out is None:
+        return None
+    return (n_out - 1) * s + d * (k - 1) + 1 - lo - hi + extra
+
+
+def grad_input_hw(input_hw, like, g_hw, kernel_hw, stride, dilation, padding, output_padding):
+    """The spatial dims of `conv2d_grad_input`'s result: each given in
+    `input_hw`, else the `like` input's (the forward input, read when the op
+    runs), else derived from the cotangent's dims `g_hw` (a transposed
+    convolution over dims unknown when built). None where still unknown (in a
+    shape rule)."""
+    t, b, l, r = padding
+    out = []
+    for i, (size, n_out, k, s, d, lo, hi, e) in enumerate(zip(
+            input_hw, g_hw, kernel_hw, stride, dilation, (t, l), (b, r), output_padding)):
+        if size is None and like:
+            size = like[0].shape[2 + i]
+            if size is None:
+                out.append(None)
+                continue
+        out.append(input_size(size, n_out, k, s, d, lo, hi, e))
+    return tuple(out)
 
 
 def _conv2d_vjp(g, out, x, w, stride, padding, dilation, groups):
     attrs = _conv_attrs(stride, padding, dilation, groups)
     gx = gw = None
     if not grad_discarded(x):
-        gx = bind("conv2d_grad_input", g, w, input_hw=_spatial(x, "conv2d", stride), **attrs)
+        hw, like = _grad_size(x)
+        gx = bind("conv2d_grad_input", g, w, *like, input_hw=hw, **attrs)
     if not grad_discarded(w):
         gw = bind("conv2d_grad_filter", x, g, kernel_hw=tuple(w.shape[2:]), **attrs)
     return gx, gw
@@ -218,8 +238,11 @@ def _conv2d_vjp(g, out, x, w, stride, padding, dilation, groups):
 register_op("conv2d", _conv2d_kernel, _conv2d_infer, _conv2d_vjp, fresh=True)
 
 
-def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups):
-    """The input's cotangent: col2im of `w^T @ g` (one strided add per offset)."""
+def _conv2d_grad_input_kernel(g, w, *like, input_hw, stride, padding, dilation, groups,
+                              output_padding=(0, 0)):
+    """The input's cotangent: col2im of `w^T @ g` (one strided add per offset).
+    Its spatial dims: see `grad_input_hw` (`like` is the forward input, given
+    where they were unknown when the program was built)."""
     dtype = np.result_type(g.dtype, w.dtype)
     n, o, oh, ow = g.shape
     cg, kh, kw = w.shape[1:]
@@ -228,8 +251,8 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     wt = w.astype(dtype, copy=False).reshape(groups, o // groups, cg * kh * kw)
     dcols = np.matmul(wt.transpose(0, 2, 1), gg).reshape(n, c, kh, kw, oh, ow)
     t, b, l, r = padding
-    h, wd = (input_size(n, m, k, s, d, lo, hi) for n, m, k, s, d, lo, hi in
-             zip(input_hw, (oh, ow), (kh, kw), stride, dilation, (t, l), (b, r)))
+    h, wd = grad_input_hw(input_hw, like, (oh, ow), (kh, kw), stride, dilation, padding,
+                          output_padding)
     gxp = np.zeros((n, c, h + t + b, wd + l + r), dtype)
     for i, j, di, dj in _taps((kh, kw), dilation):
         win = _window(gxp, di, dj, stride, oh, ow)
@@ -239,18 +262,21 @@ def _conv2d_grad_input_kernel(g, w, input_hw, stride, padding, dilation, groups)
     return np.ascontiguousarray(gxp[:, :, t:t + h, l:l + wd])
 
 
-def _conv2d_grad_input_infer(g, w, input_hw, stride, padding, dilation, groups):
-    return Aval((g.shape[0], None if w.shape[1] is None else w.shape[1] * groups)
-                + tuple(input_hw),
+def _conv2d_grad_input_infer(g, w, *like, input_hw, stride, padding, dilation, groups,
+                             output_padding=(0, 0)):
+    hw = grad_input_hw(input_hw, like, tuple(g.shape[2:]), tuple(w.shape[2:]), stride,
+                       dilation, padding, output_padding)
+    return Aval((g.shape[0], None if w.shape[1] is None else w.shape[1] * groups) + hw,
                 np.result_type(np.dtype(g.dtype), np.dtype(w.dtype)))
 
 
-def _conv2d_grad_input_vjp(gg, out, g, w, input_hw, stride, padding, dilation, groups):
+def _conv2d_grad_input_vjp(gg, out, g, w, *like, input_hw, stride, padding, dilation, groups,
+                           output_padding=(0, 0)):
     # out = A_w^T g is linear in g and in w: <gg, A_w^T g> = <conv(gg, w), g>.
     attrs = _conv_attrs(stride, padding, dilation, groups)
     d_g = bind("conv2d", gg, w, **attrs)
     d_w = bind("conv2d_grad_filter", gg, g, kernel_hw=tuple(w.shape[2:]), **attrs)
-    return d_g, d_w
+    return (d_g, d_w) + (None,) * len(like)
 
 
 register_op("conv2d_grad_input", _conv2d_grad_input_kernel, _conv2d_grad_input_infer,
@@ -275,7 +301,8 @@ def _conv2d_grad_filter_infer(x, g, kernel_hw, stride, padding, dilation, groups
 def _conv2d_grad_filter_vjp(gw, out, x, g, kernel_hw, stride, padding, dilation, groups):
     # out = B_x^T g, linear in x and in g: <gw, B_x^T g> = <conv(x, gw), g>.
     attrs = _conv_attrs(stride, padding, dilation, groups)
-    d_x = bind("conv2d_grad_input", g, gw, input_hw=_spatial(x, "conv2d"), **attrs)
+    hw, like = _grad_size(x)
+    d_x = bind("conv2d_grad_input", g, gw, *like, input_hw=hw, **attrs)
     d_g = bind("conv2d", x, gw, **attrs)
     return d_x, d_g
 
@@ -436,14 +463,23 @@ def _avg_pool_kernel(x, kernel, stride, padding, ceil_mode, exclusive):
 
 
 def _avg_pool_vjp(g, out, x, kernel, stride, padding, ceil_mode, exclusive):
-    return (bind("avg_pool2d_grad", g, input_hw=_spatial(x, "avg_pool2d"), kernel=kernel,
-                 stride=stride, padding=padding, ceil_mode=ceil_mode, exclusive=exclusive),)
+    hw, like = _grad_size(x)
+    return (bind("avg_pool2d_grad", g, *like, input_hw=hw, kernel=kernel, stride=stride,
+                 padding=padding, ceil_mode=ceil_mode, exclusive=exclusive),)
 
 
 register_op("avg_pool2d", _avg_pool_kernel, _pool_infer, _avg_pool_vjp, fresh=True)
 
 
-def _avg_pool_grad_kernel(g, input_hw, kernel, stride, padding, ceil_mode, exclusive):
+def given_hw(input_hw, like):
+    """`input_hw` with each dim unknown when the program was built read from
+    the `like` input (see `_grad_size`); None where that is unknown too."""
+    return tuple(like[0].shape[2 + i] if n is None and like else n
+                 for i, n in enumerate(input_hw))
+
+
+def _avg_pool_grad_kernel(g, *like, input_hw, kernel, stride, padding, ceil_mode, exclusive):
+    input_hw = given_hw(input_hw, like)
     n, c, oh, ow = g.shape
     shape = (n, c) + tuple(input_hw)
     ext = _pool_extents(shape, kernel, stride, padding, oh, ow)
@@ -456,13 +492,15 @@ def _avg_pool_grad_kernel(g, input_hw, kernel, stride, padding, ceil_mode, exclu
     return np.ascontiguousarray(gxp[:, :, t:t + input_hw[0], l:l + input_hw[1]])
 
 
-def _avg_pool_grad_vjp(gg, out, g, input_hw, kernel, stride, padding, ceil_mode, exclusive):
+def _avg_pool_grad_vjp(gg, out, g, *like, input_hw, kernel, stride, padding, ceil_mode,
+                       exclusive):
     return (bind("avg_pool2d", gg, kernel=kernel, stride=stride, padding=padding,
-                 ceil_mode=ceil_mode, exclusive=exclusive),)
+                 ceil_mode=ceil_mode, exclusive=exclusive),) + (None,) * len(like)
 
 
 register_op("avg_pool2d_grad", _avg_pool_grad_kernel,
-            lambda g, input_hw, **_: Aval(tuple(g.shape[:2]) + tuple(input_hw), g.dtype),
+            lambda g, *like, input_hw, **_: Aval(tuple(g.shape[:2]) + given_hw(input_hw, like),
+                                                 g.dtype),
             _avg_pool_grad_vjp, fresh=True)
 
 

@@ -33,20 +33,30 @@ def _avg_pool2d(ns, x, kernel, stride, padding, ceil_mode, exclusive):
 
 
 @lowers("onnx", "conv2d_grad_input")
-def _conv2d_transpose(ns, g, w, input_hw, stride, padding, dilation, groups):
+def _conv2d_transpose(ns, g, w, *like, input_hw, stride, padding, dilation, groups,
+                      output_padding=(0, 0)):
     """The input's gradient is a transposed convolution (`conv2d_transpose`):
-    ONNX's ConvTranspose, the rows past the padded output as output_padding."""
+    ONNX's ConvTranspose, the rows past the padded output as output_padding
+    (ConvTranspose computes the output's size from its input's when it runs,
+    so dims unknown when exported stay dynamic)."""
     g, w = ns.promote(g, w)
-    spatial = None if g.shape is None else g.shape[2:]
-    if spatial is None or None in spatial or None in tuple(w.shape or (None,))[2:]:
-        raise ns.Unsupported("a transposed convolution whose input's spatial dims are not "
-                             "known (give them in the input_spec)")
+    if like:
+        raise ns.Unsupported("the input gradient of a convolution (a training program's op; "
+                             "export the layer, not a training step)")
+    if None in tuple(w.shape or (None,))[2:]:
+        raise ns.Unsupported("a transposed convolution whose kernel size is not known")
+    spatial = (None, None) if g.shape is None else g.shape[2:]
     t, b, l, r = padding
     extra = []
-    for size, n_in, k, s, d, lo, hi in zip(input_hw, spatial, w.shape[2:], stride, dilation,
-                                           (t, l), (b, r)):
-        extra.append(0 if size is None  # unknown when built: every row is read (stride 1)
-                     else int(size - ((n_in - 1) * s + d * (k - 1) + 1 - lo - hi)))
+    for size, n_in, k, s, d, lo, hi, e in zip(input_hw, spatial, w.shape[2:], stride, dilation,
+                                              (t, l), (b, r), output_padding):
+        if size is None:  # unknown when built: derived from the input's size when it runs
+            extra.append(int(e))
+            continue
+        if n_in is None:
+            raise ns.Unsupported("a transposed convolution with a fixed output size over an "
+                                 "input whose spatial dims are not known")
+        extra.append(int(size - ((n_in - 1) * s + d * (k - 1) + 1 - lo - hi)))
     return ns.node("ConvTranspose", g, w, strides=list(stride), pads=_pads(padding),
                    dilations=list(dilation), group=int(groups), output_padding=extra)
 

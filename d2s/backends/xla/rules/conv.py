@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.ops.conv import _pool_extents, _pool_geometry, _taps, avg_pool_counts, input_size
+from ....core.ops.conv import (_pool_extents, _pool_geometry, _taps, avg_pool_counts, given_hw,
+                               grad_input_hw)
 from ....core.registry import lowers
 
 _NCHW = ("NCHW", "OIHW", "NCHW")
@@ -31,18 +32,21 @@ def _conv2d(ns, x, w, stride, padding, dilation, groups):
 
 
 @lowers("xla", "conv2d_grad_input")
-def _conv2d_grad_input(ns, g, w, input_hw, stride, padding, dilation, groups):
+def _conv2d_grad_input(ns, g, w, *like, input_hw, stride, padding, dilation, groups,
+                       output_padding=(0, 0)):
     g, w = ns.promote(g, w)
     o, cg, kh, kw = w.shape
     og = o // groups
     # (O, Cg, kh, kw) -> (C, Og, kh, kw) per group, flipped in space
     wt = w.reshape(groups, og, cg, kh, kw).transpose(0, 2, 1, 3, 4)
     wt = wt.reshape(groups * cg, og, kh, kw)[:, :, ::-1, ::-1]
+    # shapes are concrete when XLA traces: dims unknown when built are known here
+    hw = grad_input_hw(input_hw, like, tuple(g.shape[2:]), (kh, kw), stride, dilation, padding,
+                       output_padding)
     pads = []
-    for size, k, s, d, lo, hi, n_out in zip(input_hw, (kh, kw), stride, dilation,
+    for size, k, s, d, lo, hi, n_out in zip(hw, (kh, kw), stride, dilation,
                                             (padding[0], padding[2]), (padding[1], padding[3]),
                                             g.shape[2:]):
-        size = input_size(size, n_out, k, s, d, lo, hi)  # None: unknown when built (stride 1)
         span = d * (k - 1)
         pads.append((span - lo, size - 1 - (n_out - 1) * s + lo))
     return ns.lax.conv_general_dilated(
@@ -137,8 +141,9 @@ def _avg_pool2d(ns, x, kernel, stride, padding, ceil_mode, exclusive):
 
 
 @lowers("xla", "avg_pool2d_grad")
-def _avg_pool2d_grad(ns, g, input_hw, kernel, stride, padding, ceil_mode, exclusive):
+def _avg_pool2d_grad(ns, g, *like, input_hw, kernel, stride, padding, ceil_mode, exclusive):
     jnp = ns.jnp
+    input_hw = given_hw(input_hw, like)
     shape = tuple(g.shape[:2]) + tuple(input_hw)
     pads, (oh, ow) = _reduce_pads(shape, kernel, stride, padding, ceil_mode)
     share = g / avg_pool_counts(shape, kernel, stride, padding, ceil_mode,
