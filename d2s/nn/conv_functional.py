@@ -9,8 +9,11 @@ two products with constant averaging matrices (one `mean` when the output is
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.dispatch import bind
-from ..core.ops import constant, matmul, mean, reshape, squeeze, transpose, unsqueeze
+from ..core.ops import (arange, cast, constant, matmul, mean, reshape, shape, squeeze,
+                        transpose, unsqueeze)
 from ..core.ops._base import lift
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
@@ -251,15 +254,28 @@ def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
     if oh == 1 and ow == 1:
         out = mean(x, axis=[2, 3], keepdim=True)
     else:
-        if h is None or w is None:
-            raise ValueError(f"adaptive_avg_pool2d: needs the spatial dims known, got "
-                             f"{list(x.shape)}")
         out = x
         if oh != h:
-            out = matmul(constant(adaptive_matrix(h, oh, x.dtype)), out)
+            out = matmul(_bins(x, 2, oh), out)
         if ow != w:
-            out = matmul(out, constant(adaptive_matrix(w, ow, x.dtype).T.copy()))
+            out = matmul(out, transpose(_bins(x, 3, ow), [1, 0]))
     return transpose(out, _TO_NHWC) if last else out
+
+
+def _bins(x, axis, out):
+    """The (out, size) averaging matrix of the adaptive bins along `axis`: a
+    constant where the size is known when the program is built; else made
+    from the size when it runs (the same bins, as ops)."""
+    size = x.shape[axis]
+    if size is not None:
+        return constant(adaptive_matrix(size, out, x.dtype))
+    size = shape(x)[axis]
+    i = constant(np.arange(out, dtype=np.int64).reshape(out, 1))
+    start = (i * size) // out
+    stop = ((i + 1) * size + (out - 1)) // out               # ceil((i + 1) * size / out)
+    pos = arange(0, size, dtype="int64")
+    inside = cast((pos >= start) & (pos < stop), x.dtype)
+    return inside / cast(stop - start, x.dtype)
 
 
 def adaptive_avg_pool1d(x, output_size, name=None):
