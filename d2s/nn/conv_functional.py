@@ -15,6 +15,7 @@ from ..core.dispatch import bind
 from ..core.ops import (arange, cast, constant, matmul, mean, reshape, shape, squeeze,
                         transpose, unsqueeze)
 from ..core.ops._base import lift
+from ..core.ops.conv_nd import transposed_conv_attrs, transposed_geometry
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
 
@@ -92,41 +93,12 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     if weight.shape[0] % groups:
         raise ValueError(f"{where}: groups={groups} does not divide in_channels "
                          f"{weight.shape[0]}")
-    keff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
-    extra = [0, 0]
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        pads = []
-        for i, (k, s) in enumerate(zip(keff, stride)):
-            total = k - s
-            pads += [max(total, 0) // 2, max(total, 0) - max(total, 0) // 2]
-            extra[i] = max(-total, 0)
-        pads = tuple(pads)
-    else:
-        pads = conv_pads(padding, (None, None), tuple(weight.shape[2:]), stride, dilation, where,
-                         channel_last=last)
-    # None where the input's dim is unknown when the program is built: the op
-    # then derives it from the input's size when it runs (plus `extra`)
-    base = [None if n is None else (n - 1) * s + k - lo - hi for n, s, k, lo, hi in
-            zip((h, w), stride, keff, pads[0::2], pads[1::2])]
-    if output_size is not None:
-        size = [int(v) for v in ([output_size] * 2 if isinstance(output_size, int)
-                                 else output_size)][-2:]
-        if None in base:
-            raise ValueError(f"{where}: output_size={output_size} needs the input's spatial "
-                             f"dims known, got {list(x.shape)}: give them in the input_spec, "
-                             "or give output_padding instead of output_size")
-        extra = [o - b for o, b in zip(size, base)]
-    elif output_padding:
-        extra = ([int(output_padding)] * 2 if isinstance(output_padding, int)
-                 else [int(v) for v in output_padding][-2:])
-    for e, s in zip(extra, stride):
-        if not 0 <= e < s:
-            raise ValueError(f"{where}: output_padding {extra} must lie in [0, stride "
-                             f"{list(stride)}) (output_size {output_size})")
-    hw = tuple(None if b is None else b + e for b, e in zip(base, extra))
-    run_time = dict(output_padding=tuple(extra)) if None in hw else {}
+    pads, hw, extra = transposed_geometry(
+        where, (h, w), tuple(weight.shape[2:]), stride, dilation, padding, output_size,
+        output_padding, lambda p: conv_pads(p, (None, None), tuple(weight.shape[2:]), stride,
+                                            dilation, where, channel_last=last))
     out = bind("conv2d_grad_input", x, weight, input_hw=hw, stride=stride, padding=pads,
-               dilation=dilation, groups=groups, **run_time)
+               dilation=dilation, groups=groups, **transposed_conv_attrs(hw, extra))
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1, 1])
     return transpose(out, _TO_NHWC) if last else out
