@@ -8,8 +8,9 @@ the output's size does not give the input's. Now the shape rules give `None`
 there and the kernels take the sizes when they run: the gradient ops read
 the forward input's dims, the transposed convolution derives its output from
 its input's. Checked against eager (values and gradients) on numpy, on the
-reference interpreter and on xla, for two input sizes with one program; and
-the ONNX export keeps the dims dynamic."""
+reference interpreter and on xla, for two input sizes with one program, in
+2-D, 1-D and 3-D (one op family); and the ONNX export keeps the dims
+dynamic."""
 import contextlib
 
 import numpy as np
@@ -115,6 +116,24 @@ STRIDED = [  # (label, fn, weights): windows that may leave trailing rows unread
 def test_strided_windows_differentiate_over_unknown_dims(mode, label, fn, weights):
     # 7x8 leaves a row or column no stride-2 window reads; 6x5 the other way round
     check_like_eager(fn, [None, 3, None, None], [(2, 3, 7, 8), (1, 3, 6, 5)], mode, weights)
+
+
+VOLUMES = [  # the 3-D members of the same op family (conv_nd.py)
+    # (tanh and small weights: xla's float32 sums stay within the tolerance)
+    ("conv3d_stride2", lambda x, w: d2s.tanh(F.conv3d(x, w, stride=2, padding=1)),
+     [0.3 * _w(3, 2, 3, 3, 3)]),
+    ("conv3d_transpose", lambda x, w: d2s.tanh(F.conv3d_transpose(
+        x, w, stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0))), [0.3 * _w(2, 3, 3, 2, 3)]),
+    ("max_pool3d", lambda x: F.max_pool3d(x, 2, ceil_mode=True), []),
+    ("avg_pool3d", lambda x: F.avg_pool3d(x, 3, 2, padding=1), []),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("label, fn, weights", VOLUMES, ids=[c[0] for c in VOLUMES])
+def test_volumes_over_unknown_dims(mode, label, fn, weights):
+    check_like_eager(fn, [None, 2, None, None, None], [(1, 2, 5, 4, 6), (2, 2, 4, 3, 3)], mode,
+                     weights)
 
 
 def test_shape_rules_give_unknown_dims():
