@@ -78,3 +78,34 @@ def test_tensor_if_still_needs_one_shape():
     with pytest.raises(ControlFlowError, match=r"'x' has shape \[2, 6\] and \[2, 3\] in the "
                                                "two branches"):
         static(d2s.ones([2, 3]))
+
+
+def grow_while(x, n, limit):
+    i = d2s.zeros([], "int64")
+    while i < n:
+        x = d2s.concat([x, x[:, -1:] * 0.5 + 1.0], axis=1)
+        if x.sum() > limit:
+            break
+        i = i + 1
+    return x
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_value_grown_in_a_tensor_while_until_a_break_matches_eager(mode):
+    """The same growth in a tensor `while`: the loop relaxes the dim, and
+    the `if` guarding the rest of the body after the break joins two
+    unknown dims."""
+    x = d2s.to_tensor(np.ones((2, 3), "float32"))
+    with running_on(mode) as backend:
+        static = d2s.jit.to_static(grow_while, backend=backend, input_spec=[
+            InputSpec([2, 3]), InputSpec([], "int64"), InputSpec([])])
+        for i, limit in enumerate((-100.0, 14.0, 1e9)):
+            args = (x, d2s.to_tensor(np.int64(5)), d2s.to_tensor(np.float32(limit)))
+            warns = pytest.warns(BackendFallbackWarning, match="changes shape in the loop") \
+                if backend == "xla" and i == 0 else contextlib.nullcontext()
+            with warns:
+                got = static(*args)
+            want = grow_while(*args)
+            assert got.shape == want.shape
+            close(got.numpy(), want.numpy(), backend, f"limit {limit}")
+        assert len(static.program_cache) == 1
