@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..core.ops import constant, reshape, transpose
 from ..core.ops._base import lift
+from ..core.ops.conv_nd import transposed_geometry
 from ..core.ops.conv3d import (avg_pool3d as _avg_pool3d, avg_pool3d_counts, conv3d as _conv3d,
                                conv3d_transpose_op, max_pool3d as _max_pool3d, pads3d, triple)
 
@@ -67,36 +68,12 @@ def conv3d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
         raise ValueError(f"{where}: groups={groups} does not divide in_channels "
                          f"{weight.shape[0]}")
     stride, dilation = triple(stride, where, "stride"), triple(dilation, where, "dilation")
-    spatial = tuple(x.shape[2:])
-    if None in spatial:
-        raise ValueError(f"{where}: needs the spatial dims known, got {list(x.shape)}")
-    keff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
-    extra = [0, 0, 0]
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        pads = []
-        for i, (k, s) in enumerate(zip(keff, stride)):
-            total = k - s
-            pads += [max(total, 0) // 2, max(total, 0) - max(total, 0) // 2]
-            extra[i] = max(-total, 0)
-        pads = tuple(pads)
-    else:
-        pads = pads3d(padding, (None,) * 3, tuple(weight.shape[2:]), stride, dilation, where,
-                      channel_last=last)
-    base = [(n - 1) * s + k - lo - hi for n, s, k, lo, hi in
-            zip(spatial, stride, keff, pads[0::2], pads[1::2])]
-    if output_size is not None:
-        size = [int(v) for v in ([output_size] * 3 if isinstance(output_size, int)
-                                 else output_size)][-3:]
-        extra = [o - b for o, b in zip(size, base)]
-    elif output_padding:
-        extra = ([int(output_padding)] * 3 if isinstance(output_padding, int)
-                 else [int(v) for v in output_padding][-3:])
-    for e, s in zip(extra, stride):
-        if not 0 <= e < s:
-            raise ValueError(f"{where}: output_padding {extra} must lie in [0, stride "
-                             f"{list(stride)}) (output_size {output_size})")
-    out = conv3d_transpose_op(x, weight, tuple(b + e for b, e in zip(base, extra)), stride, pads,
-                              dilation, groups)
+    pads, sizes, extra = transposed_geometry(
+        where, tuple(x.shape[2:]), tuple(weight.shape[2:]), stride, dilation, padding,
+        output_size, output_padding,
+        lambda p: pads3d(p, (None,) * 3, tuple(weight.shape[2:]), stride, dilation, where,
+                         channel_last=last))
+    out = conv3d_transpose_op(x, weight, sizes, stride, pads, dilation, groups, extra)
     out = _bias(out, bias)
     return transpose(out, _TO_NDHWC) if last else out
 

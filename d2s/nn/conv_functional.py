@@ -9,9 +9,13 @@ two products with constant averaging matrices (one `mean` when the output is
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.dispatch import bind
-from ..core.ops import constant, matmul, mean, reshape, squeeze, transpose, unsqueeze
+from ..core.ops import (arange, cast, constant, matmul, mean, reshape, shape, squeeze,
+                        transpose, unsqueeze)
 from ..core.ops._base import lift
+from ..core.ops.conv_nd import transposed_conv_attrs, transposed_geometry
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
 
@@ -89,36 +93,12 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     if weight.shape[0] % groups:
         raise ValueError(f"{where}: groups={groups} does not divide in_channels "
                          f"{weight.shape[0]}")
-    if h is None or w is None:
-        raise ValueError(f"{where}: needs the spatial dims known, got {list(x.shape)}")
-    keff = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
-    extra = [0, 0]
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        pads = []
-        for i, (k, s) in enumerate(zip(keff, stride)):
-            total = k - s
-            pads += [max(total, 0) // 2, max(total, 0) - max(total, 0) // 2]
-            extra[i] = max(-total, 0)
-        pads = tuple(pads)
-    else:
-        pads = conv_pads(padding, (None, None), tuple(weight.shape[2:]), stride, dilation, where,
-                         channel_last=last)
-    base = [(n - 1) * s + k - lo - hi for n, s, k, lo, hi in
-            zip((h, w), stride, keff, pads[0::2], pads[1::2])]
-    if output_size is not None:
-        size = [int(v) for v in ([output_size] * 2 if isinstance(output_size, int)
-                                 else output_size)][-2:]
-        extra = [o - b for o, b in zip(size, base)]
-    elif output_padding:
-        extra = ([int(output_padding)] * 2 if isinstance(output_padding, int)
-                 else [int(v) for v in output_padding][-2:])
-    for e, s in zip(extra, stride):
-        if not 0 <= e < s:
-            raise ValueError(f"{where}: output_padding {extra} must lie in [0, stride "
-                             f"{list(stride)}) (output_size {output_size})")
-    out = bind("conv2d_grad_input", x, weight,
-               input_hw=(base[0] + extra[0], base[1] + extra[1]), stride=stride,
-               padding=pads, dilation=dilation, groups=groups)
+    pads, hw, extra = transposed_geometry(
+        where, (h, w), tuple(weight.shape[2:]), stride, dilation, padding, output_size,
+        output_padding, lambda p: conv_pads(p, (None, None), tuple(weight.shape[2:]), stride,
+                                            dilation, where, channel_last=last))
+    out = bind("conv2d_grad_input", x, weight, input_hw=hw, stride=stride, padding=pads,
+               dilation=dilation, groups=groups, **transposed_conv_attrs(hw, extra))
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1, 1])
     return transpose(out, _TO_NHWC) if last else out
@@ -246,15 +226,28 @@ def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
     if oh == 1 and ow == 1:
         out = mean(x, axis=[2, 3], keepdim=True)
     else:
-        if h is None or w is None:
-            raise ValueError(f"adaptive_avg_pool2d: needs the spatial dims known, got "
-                             f"{list(x.shape)}")
         out = x
         if oh != h:
-            out = matmul(constant(adaptive_matrix(h, oh, x.dtype)), out)
+            out = matmul(_bins(x, 2, oh), out)
         if ow != w:
-            out = matmul(out, constant(adaptive_matrix(w, ow, x.dtype).T.copy()))
+            out = matmul(out, transpose(_bins(x, 3, ow), [1, 0]))
     return transpose(out, _TO_NHWC) if last else out
+
+
+def _bins(x, axis, out):
+    """The (out, size) averaging matrix of the adaptive bins along `axis`: a
+    constant where the size is known when the program is built; else made
+    from the size when it runs (the same bins, as ops)."""
+    size = x.shape[axis]
+    if size is not None:
+        return constant(adaptive_matrix(size, out, x.dtype))
+    size = shape(x)[axis]
+    i = constant(np.arange(out, dtype=np.int64).reshape(out, 1))
+    start = (i * size) // out
+    stop = ((i + 1) * size + (out - 1)) // out               # ceil((i + 1) * size / out)
+    pos = arange(0, size, dtype="int64")
+    inside = cast((pos >= start) & (pos < stop), x.dtype)
+    return inside / cast(stop - start, x.dtype)
 
 
 def adaptive_avg_pool1d(x, output_size, name=None):

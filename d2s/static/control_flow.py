@@ -170,7 +170,7 @@ class _transaction:
 # ---------------------------------------------------------------------------
 # cond
 # ---------------------------------------------------------------------------
-def cond(pred, true_fn, false_fn, names=None, optional=()):
+def cond(pred, true_fn, false_fn, names=None, optional=(), relax=False):
     """`true_fn()` if `pred` else `false_fn()`; a `cond` op when pred is a Variable.
 
     Both functions take no arguments and return matching structures (tuples,
@@ -184,13 +184,20 @@ def cond(pred, true_fn, false_fn, names=None, optional=()):
     caller reads them only on paths that set them (a function's early-return
     value, read only once its return flag is set): no error, and a Python
     value set by the other branch is the result as it is.
+
+    `relax`: outputs whose known dims differ get an unknown dim there instead
+    of the error. The trips of a Python loop unrolled after a `break` on a
+    tensor are such `cond`s, and a value a loop carries may change shape per
+    trip (`ids = concat([ids, tok], 1)`), as a `while` op's carried values
+    may: there the dim holds whichever path ran.
     """
     builder = _builder_for(pred)
     if builder is None:
         return true_fn() if pred else false_fn()
     program = builder.program
     with _transaction(program, program.current_block()):
-        return _build_cond(builder, pred, true_fn, false_fn, names, frozenset(optional))
+        return _build_cond(builder, pred, true_fn, false_fn, names, frozenset(optional),
+                           relax)
 
 
 def trace_path(program, block, fn, *args):
@@ -222,7 +229,7 @@ def _structure_error(t_out, f_out, names):
                 f"of an `if` on a tensor{_origin_text()}; both must have one structure")
 
 
-def _build_cond(builder, pred, true_fn, false_fn, names, optional):
+def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
     program = builder.program
     pred = builder.to_var(pred) if isinstance(pred, (Variable, Tensor)) else constant(bool(pred))
     if pred.size not in (1, None) or pred.dtype != np.bool_:
@@ -268,7 +275,7 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional):
         if a_undef or b_undef:
             merged = _one_sided_output(builder, parent, blocks, a, b, name, label, optional)
         else:
-            merged = _merged_output(builder, parent, blocks, a, b, label)
+            merged = _merged_output(builder, parent, blocks, a, b, label, relax)
         if not isinstance(merged, tuple):  # an UndefinedVar: reading it is the error
             results.append(merged)
             continue
@@ -314,7 +321,7 @@ def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):
     return out, ((None, v.name) if a_undef else (v.name, None)), reads
 
 
-def _merged_output(builder, parent, blocks, a, b, label):
+def _merged_output(builder, parent, blocks, a, b, label, relax=False):
     """An output both branches give: promoted, checked, merged into one Variable."""
     true_block, false_block = blocks
     # The usual pair, two Variables, passes the checks on kinds of values at once.
@@ -344,7 +351,7 @@ def _merged_output(builder, parent, blocks, a, b, label):
     both_weak = all(is_python_scalar(x) or getattr(x, "weak", False) for x in (a, b))
     a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
     a, b = _unify_weak(builder, a, true_block, b, false_block)
-    _check_compatible(label, a, b)
+    _check_compatible(label, a, b, relax=relax)
     out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
     out.weak = both_weak
     out.may_be_undefined = a.may_be_undefined or b.may_be_undefined
@@ -469,7 +476,9 @@ def cast_weak(builder, block, x, dtype):
     return out
 
 
-def _check_compatible(label, a, b, what="the two branches"):
+def _check_compatible(label, a, b, what="the two branches", relax=False):
+    """Outputs of two paths must agree in dtype, rank and (unless `relax`: see
+    `cond`) known dims."""
     if a.dtype != b.dtype:
         raise ControlFlowError(f"{label} has dtype {a.dtype.name} and {b.dtype.name} in "
                                f"{what}; cast one so both agree")
@@ -478,7 +487,7 @@ def _check_compatible(label, a, b, what="the two branches"):
     if len(a.shape) != len(b.shape):
         raise ControlFlowError(f"{label} has rank {len(a.shape)} and {len(b.shape)} in "
                                f"{what}{fix}")
-    for i, (x, y) in enumerate(zip(a.shape, b.shape)):
+    for i, (x, y) in enumerate(() if relax else zip(a.shape, b.shape)):
         if x is not None and y is not None and x != y:
             raise ControlFlowError(f"{label} has shape {list(a.shape)} and {list(b.shape)} "
                                    f"in {what} (dim {i} differs){fix}")

@@ -1170,10 +1170,26 @@ _POOL3 = [("overlap_pad", (2, 2, 4, 5, 4), dict(kernel=(3, 2, 3), stride=(2, 1, 
 cases("max_pool3d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _max_pool3d_ref(x, **a))
                       for lb, xs, a in _POOL3])
 _POOL3_MP = [(lb, U(*xs), a) for lb, xs, a in _POOL3]
-# forward only: the op has no vjp (no second derivatives through max pooling in 3-D)
+
+
+def _max_pool3d_pick_ref(v, x, kernel, stride, padding, ceil_mode):
+    out = np.zeros(_max_pool3d_ref(x, kernel, stride, padding, ceil_mode).shape)
+    for idx, sl, _, _ in _pool3d_windows(x.shape[2:], kernel, stride, padding, ceil_mode):
+        for n in range(x.shape[0]):
+            for c in range(x.shape[1]):
+                at = np.unravel_index(np.argmax(x[(n, c) + sl]), x[(n, c) + sl].shape)
+                out[(n, c) + idx] = v[(n, c) + tuple(s.start + a for s, a in zip(sl, at))]
+    return out
+
+
+# wrt g (and v) only, as in 2-D: x and best only select positions
 cases("max_pool3d_grad", *[
     C(U(*_max_pool3d_ref(x, **a).shape), x, _max_pool3d_ref(x, **a), attrs=a, label=lb,
-      ref=lambda g, x, best, a=a: _max_pool3d_grad_ref(g, x, **a)) for lb, x, a in _POOL3_MP])
+      wrt=(0,), ref=lambda g, x, best, a=a: _max_pool3d_grad_ref(g, x, **a))
+    for lb, x, a in _POOL3_MP])
+cases("max_pool3d_pick", *[
+    C(U(*x.shape), x, attrs=a, label=lb, wrt=(0,),
+      ref=lambda v, x, a=a: _max_pool3d_pick_ref(v, x, **a)) for lb, x, a in _POOL3_MP])
 _POOL3_AVG = [(lb + ("_excl" if ex else "_incl"), xs, dict(a, exclusive=ex))
               for lb, xs, a in _POOL3 for ex in (True, False)]
 cases("avg_pool3d", *[C(U(*xs), attrs=a, label=lb, ref=lambda x, a=a: _avg_pool3d_ref(x, **a))

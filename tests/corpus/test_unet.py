@@ -2,8 +2,8 @@
 reference): double-conv blocks with BatchNorm, max-pool downsampling,
 `Conv2DTranspose` upsampling and skip connections joined by `concat` on the
 channel axis; trained on a per-pixel cross-entropy with a variable batch,
-then evaluated. PaddleSeg exports with `None` image sizes too: that case is
-a strict xfail below (Conv2DTranspose needs its spatial dims)."""
+then evaluated; with fixed and with `None` image sizes (as PaddleSeg
+exports)."""
 import numpy as np
 import pytest
 
@@ -83,14 +83,16 @@ def test_unet_save_load_infer(tmp_path):
     save_load_infer(model, SPEC, [t(RNG.normal(size=(2, 1, 8, 8)))], tmp_path)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "d2s/nn/conv_functional.py:93 conv2d_transpose raises 'needs the spatial dims known' "
-    "when H or W is None: it computes the output size at build time and binds it into the "
-    "conv2d_grad_input op's static `input_hw` attribute; it should take the output size "
-    "from the input's run-time shape ((in - 1) * stride - pads + keff + extra) as conv2d "
-    "does, which needs a shape-polymorphic conv2d_grad_input op (kernel and lowerings)"))
-def test_unet_with_any_image_size_converts():
-    eager, model, fwd = train_and_compare(UNet, [(RNG.normal(size=(2, 1, s, s)),
-                                                 RNG.integers(0, 2, (2, s, s))) for s in (8, 4)],
-                                          "numpy", ANY_SIZE, loss=seg_loss)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unet_with_any_image_size_converts(backend):
+    """The transposed convs' output size follows the input's when the program
+    runs, and the skip connections' concat joins maps of run-time size."""
+    batches = [(RNG.normal(size=(2, 1, s, s)), RNG.integers(0, 2, (2, s, s)))
+               for s in (8, 4, 8)]
+    eager, model, fwd = train_and_compare(UNet, for_backend(batches, backend), backend,
+                                          ANY_SIZE, loss=seg_loss)
     assert len(fwd.program_cache) == 1
+    eager.eval()
+    model.eval()
+    x = t(RNG.normal(size=(1, 1, 12, 4)))
+    close(fwd(x).numpy(), eager(x).numpy(), backend, "eval output (12x4)")

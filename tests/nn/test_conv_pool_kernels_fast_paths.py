@@ -5,7 +5,7 @@ paths, so a fast path can never change an answer."""
 import numpy as np
 import pytest
 
-from d2s.core.ops import conv as C
+from d2s.core.ops import conv_nd as C
 
 RNG = np.random.default_rng(11)
 
@@ -73,9 +73,10 @@ def test_conv2d_grad_input_matches_the_windowed_adjoint(x_shape, w_shape, stride
                                                          dilation, groups):
     w = RNG.normal(size=w_shape).astype(np.float32)
     x = np.zeros(x_shape, np.float32)
-    oh, ow = C._conv_geometry(x_shape, w_shape, stride, padding, dilation)
+    oh, ow = C.out_shape(x_shape[2:], w_shape[2:], stride, padding, dilation)
     g = RNG.normal(size=(x_shape[0], w_shape[0], oh, ow)).astype(np.float32)
-    got = C._conv2d_grad_input_kernel(g, w, x_shape[2:], stride, padding, dilation, groups)
+    got = C._grad_input_kernel(g, w, stride=stride, padding=padding, dilation=dilation,
+                                groups=groups, input_hw=x_shape[2:])
     assert got.dtype == np.float32 and got.shape == x_shape
     want = _conv_grad_input_ref(g, w, x_shape, stride, padding, dilation, groups)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -87,7 +88,8 @@ def test_conv2d_grad_input_with_non_finite_weights_keeps_the_general_answer():
     w = np.ones((1, 1, 3, 3), np.float32)
     w[0, 0, 0, 0] = np.inf
     g = np.ones((1, 1, 4, 4), np.float32)
-    got = C._conv2d_grad_input_kernel(g, w, (4, 4), (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    got = C._grad_input_kernel(g, w, stride=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 1),
+                                groups=1, input_hw=(4, 4))
     want = _conv_grad_input_ref(g, w, (1, 1, 4, 4), (1, 1), (1, 1, 1, 1), (1, 1), 1)
     np.testing.assert_array_equal(got, want.astype(np.float32))
 
@@ -104,7 +106,7 @@ def test_max_pool_gradient_on_xla_picks_the_same_first_maximum(kernel, stride, p
     from d2s.jit import to_static
 
     x_np = RNG.integers(0, 3, size=(2, 3, 7, 8)).astype(np.float32)  # ties everywhere
-    oh, ow = C._pool_geometry(x_np.shape, kernel, stride, (padding,) * 4, ceil_mode)
+    oh, ow = C.out_shape(x_np.shape[2:], kernel, stride, (padding,) * 4, None, ceil_mode)
     r = d2s.to_tensor(RNG.normal(size=(2, 3, oh, ow)).astype(np.float32))
 
     def grad_of_pool(x, r):
@@ -128,9 +130,10 @@ def test_max_pool_gradient_on_xla_picks_the_same_first_maximum(kernel, stride, p
 def test_conv2d_grad_filter_matches_the_windowed_sum(x_shape, w_shape, stride, padding,
                                                      dilation, groups):
     x = RNG.normal(size=x_shape).astype(np.float32)
-    oh, ow = C._conv_geometry(x_shape, w_shape, stride, padding, dilation)
+    oh, ow = C.out_shape(x_shape[2:], w_shape[2:], stride, padding, dilation)
     g = RNG.normal(size=(x_shape[0], w_shape[0], oh, ow)).astype(np.float32)
-    got = C._conv2d_grad_filter_kernel(x, g, w_shape[2:], stride, padding, dilation, groups)
+    got = C._grad_filter_kernel(x, g, stride=stride, padding=padding, dilation=dilation,
+                                 groups=groups, kernel_hw=w_shape[2:])
     assert got.dtype == np.float32 and got.shape == w_shape
     t, b, l, r = padding
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (t, b), (l, r)))

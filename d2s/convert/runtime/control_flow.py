@@ -50,21 +50,23 @@ def _optional(returns):
 
 
 def convert_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns=None, targets=(), uncarried=(), lists=()):
+                   returns=None, targets=(), uncarried=(), lists=(), relax=False):
     """`if pred: true_fn() else: false_fn()`; with a static pred, a `cond` op.
 
     Roles of state entries that are not plain variables (given by the
     converter): `returns` (ReturnSlots), `targets` (attribute/subscript
     targets carried as state) and `uncarried` ((label, line) of targets that
     cannot be: an error when the predicate is static), `lists` (outputs a
-    branch appends to: `lists.sharing`).
+    branch appends to: `lists.sharing`). `relax`: outputs may differ in
+    known dims (a loop's trip: `static.control_flow.cond`).
     """
     if _is_static(pred):
         check_truth_size(pred)
         keyed = _check_carried(uncarried, "an `if`")
         with _traced("a branch of an `if` on a tensor"):
             return _static_ifelse(pred, true_fn, false_fn, get_state, set_state,
-                                  state_names, out_names, returns, targets, lists, keyed)
+                                  state_names, out_names, returns, targets, lists, keyed,
+                                  relax)
     if pred:
         true_fn()
     else:
@@ -279,7 +281,7 @@ def _check_one_sided_targets(state_names, targets, values):
 
 
 def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, out_names,
-                   returns, targets, lists=(), keyed=()):
+                   returns, targets, lists=(), keyed=(), relax=False):
     """Trace both branches from the same starting state; outputs go through `cond`.
 
     `cond` receives every output by name: a name left undefined by one branch
@@ -296,14 +298,14 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
         try:
             return _static_ifelse_with(again.items, pred, true_fn, false_fn, get_state,
                                        set_state, state_names, out_names, returns, targets,
-                                       lists, again)
+                                       lists, again, relax)
         except _Again:
             again.items.restore()
             set_state(start)
 
 
 def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, state_names,
-                        out_names, returns, targets, lists, again):
+                        out_names, returns, targets, lists, again, relax=False):
     n = len(state_names)
     get_names, set_names = get_state, set_state
 
@@ -353,7 +355,7 @@ def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, st
     pred = static_truth(pred)
     outs = _static_nn().cond(pred, branch(true_fn), branch(false_fn),
                              names=_labels(out_names, returns),
-                             optional=_optional(returns)) if positions else ()
+                             optional=_optional(returns), relax=relax) if positions else ()
     if not positions:
         # Side effects only (print / assert / raise ops): still one cond op.
         _static_nn().cond(pred, branch(true_fn), branch(false_fn))
@@ -540,8 +542,9 @@ def _static_for_rest(iterator, first_pred, body_fn, get_state, set_state, state_
                 state[i] = undefined
             set_state(tuple(state))
 
+        # a value the loop carries may change shape per trip (relax: as a `while` op's)
         convert_ifelse(pred, taken, skipped, get_state, set_state, state_names, state_names,
-                       returns, targets, uncarried, lists)
+                       returns, targets, uncarried, lists, relax=True)
         pred = cond_fn()
 
 

@@ -18,7 +18,7 @@ from . import scan  # noqa: F401
 from . import search  # noqa: F401
 from . import reduce_more  # noqa: F401
 from . import linalg_more  # noqa: F401
-from . import conv  # noqa: F401  (convolution and pooling)
+from . import conv  # noqa: F401  (convolution and pooling, 2-D and 3-D)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)
 from . import indexing  # noqa: F401  (getitem, set_item)
 from . import creation  # noqa: F401
@@ -34,7 +34,6 @@ from . import dist  # noqa: F401
 from . import tensor_array  # noqa: F401  (array_append)
 from . import control_ops  # noqa: F401  (cond, while, undefined, raise)
 from . import quant  # noqa: F401  (weight_dequantize)
-from . import conv3d  # noqa: F401  (3-D convolution and pooling)
 from . import optim_more  # noqa: F401  (Adadelta, Lamb updates)
 from . import beam  # noqa: F401  (gather_tree)
 from . import yolo  # noqa: F401  (yolo_loss_targets)

@@ -1,4 +1,5 @@
-"""XLA rules of the convolution and pooling ops (`d2s/core/ops/conv.py`).
+"""XLA rules of the convolution and pooling family (`d2s/core/ops/conv_nd.py`),
+one rule per op for every member (2-D and 3-D), over NC + N spatial dims.
 
 The forward ops are `lax.conv_general_dilated` and `lax.reduce_window`; the
 gradient ops are convolutions too (the input's: a convolution of the
@@ -6,156 +7,173 @@ cotangent dilated by the stride with the flipped, transposed filter; the
 filter's: a convolution of the input with the cotangent as the window), so
 XLA sees the forms its own autodiff would emit. The pooling gradients add
 the cotangent back at each kernel offset (one strided update per offset).
+Shapes are concrete when XLA traces: the dims a program left unknown are
+known here.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ....core.ops.conv import _pool_extents, _pool_geometry, _taps, avg_pool_counts, input_size
-from ....core.registry import lowers
-
-_NCHW = ("NCHW", "OIHW", "NCHW")
+from ....core.ops.conv_nd import (MEMBERS, given_dims, grad_input_dims, lohi, low, out_shape,
+                                  pool_counts, pool_extents, taps, window)
+from ....core.registry import register_lowering
 
 
 def _highest(ns):
     return ns.lax.Precision.HIGHEST
 
 
-@lowers("xla", "conv2d")
-def _conv2d(ns, x, w, stride, padding, dilation, groups):
+def _spatial(nd):
+    return "DHW"[-nd:]
+
+
+def _size(attrs):
+    """The member's one size attribute (`input_hw`, `kernel_dhw`, ...)."""
+    (value,) = attrs.values()
+    return tuple(value)
+
+
+def _conv(ns, x, w, stride, padding, dilation, groups):
     x, w = ns.promote(x, w)
-    t, b, l, r = padding
+    sp = _spatial(len(stride))
     return ns.lax.conv_general_dilated(
-        x, w, window_strides=stride, padding=((t, b), (l, r)), rhs_dilation=dilation,
-        dimension_numbers=_NCHW, feature_group_count=groups, precision=_highest(ns))
-
-
-@lowers("xla", "conv2d_grad_input")
-def _conv2d_grad_input(ns, g, w, input_hw, stride, padding, dilation, groups):
-    g, w = ns.promote(g, w)
-    o, cg, kh, kw = w.shape
-    og = o // groups
-    # (O, Cg, kh, kw) -> (C, Og, kh, kw) per group, flipped in space
-    wt = w.reshape(groups, og, cg, kh, kw).transpose(0, 2, 1, 3, 4)
-    wt = wt.reshape(groups * cg, og, kh, kw)[:, :, ::-1, ::-1]
-    pads = []
-    for size, k, s, d, lo, hi, n_out in zip(input_hw, (kh, kw), stride, dilation,
-                                            (padding[0], padding[2]), (padding[1], padding[3]),
-                                            g.shape[2:]):
-        size = input_size(size, n_out, k, s, d, lo, hi)  # None: unknown when built (stride 1)
-        span = d * (k - 1)
-        pads.append((span - lo, size - 1 - (n_out - 1) * s + lo))
-    return ns.lax.conv_general_dilated(
-        g, wt, window_strides=(1, 1), padding=tuple(pads), lhs_dilation=stride,
-        rhs_dilation=dilation, dimension_numbers=_NCHW, feature_group_count=groups,
+        x, w, window_strides=stride, padding=tuple(zip(*lohi(padding))), rhs_dilation=dilation,
+        dimension_numbers=("NC" + sp, "OI" + sp, "NC" + sp), feature_group_count=groups,
         precision=_highest(ns))
 
 
-@lowers("xla", "conv2d_grad_filter")
-def _conv2d_grad_filter(ns, x, g, kernel_hw, stride, padding, dilation, groups):
+def _conv_grad_input(ns, g, w, *like, stride, padding, dilation, groups, output_padding=None,
+                     **size):
+    g, w = ns.promote(g, w)
+    nd = len(stride)
+    o, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    og = o // groups
+    # (O, Cg, k...) -> (C, Og, k...) per group, flipped in space
+    wt = w.reshape((groups, og, cg) + kernel).transpose((0, 2, 1) + tuple(range(3, 3 + nd)))
+    wt = wt.reshape((groups * cg, og) + kernel)[(slice(None),) * 2
+                                                + (slice(None, None, -1),) * nd]
+    out = tuple(g.shape[2:])
+    dims = grad_input_dims(_size(size), like, out, kernel, stride, dilation, padding,
+                           output_padding)
+    pads = [(d * (k - 1) - lo, n - 1 - (m - 1) * s + lo) for n, m, k, s, d, lo in
+            zip(dims, out, kernel, stride, dilation, lohi(padding)[0])]
+    sp = _spatial(nd)
+    return ns.lax.conv_general_dilated(
+        g, wt, window_strides=(1,) * nd, padding=tuple(pads), lhs_dilation=stride,
+        rhs_dilation=dilation, dimension_numbers=("NC" + sp, "OI" + sp, "NC" + sp),
+        feature_group_count=groups, precision=_highest(ns))
+
+
+def _conv_grad_filter(ns, x, g, stride, padding, dilation, groups, **size):
     x, g = ns.promote(x, g)
     pads = []
-    for size, k, s, d, lo, hi, n_out in zip(x.shape[2:], kernel_hw, stride, dilation,
-                                            (padding[0], padding[2]), (padding[1], padding[3]),
-                                            g.shape[2:]):
-        unused = size + lo + hi - (d * (k - 1) + 1) - (n_out - 1) * s  # rows no window reads
+    for n, k, s, d, lo, hi, m in zip(x.shape[2:], _size(size), stride, dilation,
+                                     *lohi(padding), g.shape[2:]):
+        unused = n + lo + hi - (d * (k - 1) + 1) - (m - 1) * s  # rows no window reads
         pads.append((lo, hi - unused))
     # the input's channels as the batch, its batch as the features; the
     # cotangent is the window (dilated by the stride), stepped by the dilation
+    sp = _spatial(len(stride))
     return ns.lax.conv_general_dilated(
         x, g, window_strides=dilation, padding=tuple(pads), rhs_dilation=stride,
-        dimension_numbers=("CNHW", "IOHW", "CNHW"), batch_group_count=groups,
+        dimension_numbers=("CN" + sp, "IO" + sp, "CN" + sp), batch_group_count=groups,
         precision=_highest(ns))
 
 
-def _reduce_pads(shape, kernel, stride, padding, ceil_mode):
-    oh, ow = _pool_geometry(shape, kernel, stride, padding, ceil_mode)
-    t, b, l, r = _pool_extents(shape, kernel, stride, padding, oh, ow)
-    return ((0, 0), (0, 0), (t, b), (l, r)), (oh, ow)
+def _reduce_pads(spatial, kernel, stride, padding, ceil_mode):
+    """reduce_window's padding (ceil mode's extents included) and the output dims."""
+    out = out_shape(spatial, kernel, stride, padding, None, ceil_mode)
+    ext = pool_extents(spatial, kernel, stride, padding, out)
+    return ((0, 0), (0, 0)) + tuple(zip(*lohi(ext))), out
 
 
-@lowers("xla", "max_pool2d")
-def _max_pool2d(ns, x, kernel, stride, padding, ceil_mode):
-    pads, _ = _reduce_pads(x.shape, kernel, stride, padding, ceil_mode)
-    low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
-    return ns.lax.reduce_window(x, np.asarray(low, x.dtype), ns.lax.max, (1, 1) + tuple(kernel),
-                                (1, 1) + tuple(stride), pads)
+def _unpad(xp, pads, spatial):
+    return xp[(slice(None),) * 2 + tuple(slice(lo, lo + n) for (lo, _), n in
+                                         zip(pads[2:], spatial))]
 
 
-def _window(xp, di, dj, stride, oh, ow):
-    sh, sw = stride
-    return (slice(None), slice(None), slice(di, di + sh * (oh - 1) + 1, sh),
-            slice(dj, dj + sw * (ow - 1) + 1, sw))
+def _max_pool(ns, x, kernel, stride, padding, ceil_mode):
+    pads, _ = _reduce_pads(x.shape[2:], kernel, stride, padding, ceil_mode)
+    return ns.lax.reduce_window(x, np.asarray(low(np.dtype(x.dtype)), x.dtype), ns.lax.max,
+                                (1, 1) + tuple(kernel), (1, 1) + tuple(stride), pads)
 
 
 def _first_max_masks(ns, x, kernel, stride, padding, ceil_mode):
     """Per kernel offset, where that offset holds its window's first maximum;
     and the padded input's geometry."""
     jnp = ns.jnp
-    pads, (oh, ow) = _reduce_pads(x.shape, kernel, stride, padding, ceil_mode)
-    low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
-    xp = jnp.pad(x, pads, constant_values=np.asarray(low, x.dtype))
-    best = _max_pool2d(ns, x, kernel, stride, padding, ceil_mode)
+    pads, out = _reduce_pads(x.shape[2:], kernel, stride, padding, ceil_mode)
+    xp = jnp.pad(x, pads, constant_values=np.asarray(low(np.dtype(x.dtype)), x.dtype))
+    best = _max_pool(ns, x, kernel, stride, padding, ceil_mode)
     free = jnp.ones(best.shape, bool)
     masks = []
-    for _, _, di, dj in _taps(kernel, (1, 1)):
-        hit = (xp[_window(xp, di, dj, stride, oh, ow)] == best) & free
+    for _, off in taps(kernel, (1,) * len(kernel)):
+        idx = window(off, stride, out)
+        hit = (xp[idx] == best) & free
         free = free & ~hit
-        masks.append((di, dj, hit))
-    return masks, pads, (oh, ow), xp.shape
+        masks.append((idx, hit))
+    return masks, pads, out, xp.shape
 
 
-@lowers("xla", "max_pool2d_grad")
-def _max_pool2d_grad(ns, g, x, best, kernel, stride, padding, ceil_mode):
+def _max_pool_grad(ns, g, x, best, kernel, stride, padding, ceil_mode):
     """jax's own gradient of `reduce_window(max)`: XLA's select-and-scatter,
     whose `>=` selection keeps each window's first maximum in row-major order,
-    the numpy kernel's choice (the per-offset masks below stay for the
-    second-order `max_pool2d_pick`)."""
+    the numpy kernel's choice (the per-offset masks below stay for integer
+    inputs and for the second-order `max_pool*_pick`)."""
     if np.dtype(x.dtype).kind != "f" or np.dtype(g.dtype) != np.dtype(x.dtype):
-        return _max_pool2d_grad_masked(ns, g, x, kernel, stride, padding, ceil_mode)
-    _, pull = ns.jax.vjp(lambda v: _max_pool2d(ns, v, kernel, stride, padding, ceil_mode), x)
+        return _max_pool_grad_masked(ns, g, x, kernel, stride, padding, ceil_mode)
+    _, pull = ns.jax.vjp(lambda v: _max_pool(ns, v, kernel, stride, padding, ceil_mode), x)
     return pull(g)[0]
 
 
-def _max_pool2d_grad_masked(ns, g, x, kernel, stride, padding, ceil_mode):
+def _max_pool_grad_masked(ns, g, x, kernel, stride, padding, ceil_mode):
     jnp = ns.jnp
-    masks, pads, (oh, ow), padded = _first_max_masks(ns, x, kernel, stride, padding, ceil_mode)
+    masks, pads, _, padded = _first_max_masks(ns, x, kernel, stride, padding, ceil_mode)
     gxp = jnp.zeros(padded, g.dtype)
-    for di, dj, hit in masks:
-        gxp = gxp.at[_window(gxp, di, dj, stride, oh, ow)].add(jnp.where(hit, g, 0))
-    t, l = pads[2][0], pads[3][0]
-    return gxp[:, :, t:t + x.shape[2], l:l + x.shape[3]]
+    for idx, hit in masks:
+        gxp = gxp.at[idx].add(jnp.where(hit, g, 0))
+    return _unpad(gxp, pads, x.shape[2:])
 
 
-@lowers("xla", "max_pool2d_pick")
-def _max_pool2d_pick(ns, v, x, kernel, stride, padding, ceil_mode):
+def _max_pool_pick(ns, v, x, kernel, stride, padding, ceil_mode):
     jnp = ns.jnp
-    masks, pads, (oh, ow), _ = _first_max_masks(ns, x, kernel, stride, padding, ceil_mode)
+    masks, pads, out, _ = _first_max_masks(ns, x, kernel, stride, padding, ceil_mode)
     vp = jnp.pad(v, pads)
-    out = jnp.zeros(v.shape[:2] + (oh, ow), v.dtype)
-    for di, dj, hit in masks:
-        out = out + jnp.where(hit, vp[_window(vp, di, dj, stride, oh, ow)], 0)
-    return out
+    picked = jnp.zeros(tuple(v.shape[:2]) + tuple(out), v.dtype)
+    for idx, hit in masks:
+        picked = picked + jnp.where(hit, vp[idx], 0)
+    return picked
 
 
-@lowers("xla", "avg_pool2d")
-def _avg_pool2d(ns, x, kernel, stride, padding, ceil_mode, exclusive):
-    pads, _ = _reduce_pads(x.shape, kernel, stride, padding, ceil_mode)
+def _avg_pool(ns, x, kernel, stride, padding, ceil_mode, exclusive):
+    pads, _ = _reduce_pads(x.shape[2:], kernel, stride, padding, ceil_mode)
     total = ns.lax.reduce_window(x, np.asarray(0, x.dtype), ns.lax.add, (1, 1) + tuple(kernel),
                                  (1, 1) + tuple(stride), pads)
-    counts = avg_pool_counts(x.shape, kernel, stride, padding, ceil_mode, exclusive)
+    counts = pool_counts(tuple(x.shape[2:]), kernel, stride, padding, ceil_mode, exclusive)
     return total / counts.astype(x.dtype)
 
 
-@lowers("xla", "avg_pool2d_grad")
-def _avg_pool2d_grad(ns, g, input_hw, kernel, stride, padding, ceil_mode, exclusive):
+def _avg_pool_grad(ns, g, *like, kernel, stride, padding, ceil_mode, exclusive, **size):
     jnp = ns.jnp
-    shape = tuple(g.shape[:2]) + tuple(input_hw)
-    pads, (oh, ow) = _reduce_pads(shape, kernel, stride, padding, ceil_mode)
-    share = g / avg_pool_counts(shape, kernel, stride, padding, ceil_mode,
-                                exclusive).astype(g.dtype)
-    (t, b), (l, r) = pads[2], pads[3]
-    gxp = jnp.zeros(shape[:2] + (input_hw[0] + t + b, input_hw[1] + l + r), g.dtype)
-    for _, _, di, dj in _taps(kernel, (1, 1)):
-        gxp = gxp.at[_window(gxp, di, dj, stride, oh, ow)].add(share)
-    return gxp[:, :, t:t + input_hw[0], l:l + input_hw[1]]
+    spatial = given_dims(_size(size), like)
+    pads, out = _reduce_pads(spatial, kernel, stride, padding, ceil_mode)
+    share = g / pool_counts(spatial, kernel, stride, padding, ceil_mode,
+                            exclusive).astype(g.dtype)
+    gxp = jnp.zeros(tuple(g.shape[:2]) + tuple(n + lo + hi for n, (lo, hi) in
+                                               zip(spatial, pads[2:])), g.dtype)
+    for _, off in taps(kernel, (1,) * len(kernel)):
+        gxp = gxp.at[window(off, stride, out)].add(share)
+    return _unpad(gxp, pads, spatial)
+
+
+for _m in MEMBERS.values():
+    for _name, _rule in ((_m.op("conv"), _conv),
+                         (_m.op("conv", "_grad_input"), _conv_grad_input),
+                         (_m.op("conv", "_grad_filter"), _conv_grad_filter),
+                         (_m.op("max_pool"), _max_pool),
+                         (_m.op("max_pool", "_grad"), _max_pool_grad),
+                         (_m.op("max_pool", "_pick"), _max_pool_pick),
+                         (_m.op("avg_pool"), _avg_pool),
+                         (_m.op("avg_pool", "_grad"), _avg_pool_grad)):
+        register_lowering("xla", _name, _rule)
