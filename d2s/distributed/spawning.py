@@ -130,8 +130,7 @@ def _payload(func, args, options):
         raise ValueError(f"spawn: func and args must be picklable (func importable by its "
                          f"module and name): {type(e).__name__}: {e}") from e
     return pickle.dumps({"path": list(sys.path), "main": os.path.abspath(main_file)
-                         if main_file else None, "call": blob,
-                         "backend": options.get("backend")})
+                         if main_file else None, "call": blob})
 
 
 def _run_payload(entry_file):
@@ -148,9 +147,6 @@ def _run_payload(entry_file):
         main = types.ModuleType("__mp_main__")
         main.__dict__.update(runpy.run_path(payload["main"], run_name="__mp_main__"))
         sys.modules["__main__"] = sys.modules["__mp_main__"] = main
-    if payload["backend"]:
-        from ..jit import set_backend
-        set_backend(payload["backend"])
     func, args = pickle.loads(payload["call"])
     func(*args)
 
@@ -183,8 +179,10 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
             __file__))))
         path = os.environ.get("PYTHONPATH")
-        ranks = launch.Ranks(launch_args, workdir, extra_env={
-            "PYTHONPATH": package_root + (os.pathsep + path if path else "")})
+        extra = {"PYTHONPATH": package_root + (os.pathsep + path if path else "")}
+        if options.get("backend"):
+            extra["D2S_BACKEND"] = options["backend"]    # each rank's default backend
+        ranks = launch.Ranks(launch_args, workdir, extra_env=extra)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
