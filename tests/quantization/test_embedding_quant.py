@@ -144,3 +144,26 @@ def test_embeddings_false_keeps_the_float_table():
         assert ("gather_dequantize" in ops) == flag
     v, h = model.embed_tokens.weight.shape
     assert sizes[False]["total"] - sizes[True]["total"] == 4 * v * h - (v * h + 4 * v)
+
+
+def test_tied_int8_greedy_loop_exports_to_onnx_with_equal_tokens(tmp_path):
+    """The whole greedy loop (an ONNX Loop) of the int8 tied model: the table
+    is an int8 initializer, read by the Loop body's lookups and the head's
+    projection; ONNX Runtime's tokens equal d2s's int8 program's."""
+    ort = pytest.importorskip("onnxruntime")
+    onnx = pytest.importorskip("onnx")
+    from examples.llama.export_onnx import GreedyGenerator
+    model = _tied_model()
+    model.eval()
+    prompt = np.array([[1, 5, 9, 2], [7, 7, 0, 3]])
+    gen = weight_only(d2s.jit.to_static(generate), bits=8)
+    with d2s.no_grad():
+        want = gen(model, d2s.to_tensor(prompt), 6, temperature=0).numpy()
+    path = str(tmp_path / "greedy_int8.onnx")
+    d2s.onnx.export(weight_only(GreedyGenerator(model, 6), bits=8), path,
+                    input_spec=[InputSpec([2, 4], "int64", "prompt_ids")])
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    assert np.array_equal(sess.run(None, {sess.get_inputs()[0].name: prompt})[0], want)
+    inits = {i.name: i.data_type for i in onnx.load(path).graph.initializer}
+    table = model.embed_tokens.weight.name
+    assert inits[table + ".quant8"] == onnx.TensorProto.INT8 and table not in inits
