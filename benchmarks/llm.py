@@ -23,8 +23,9 @@ prompt pass and the first token), whole-generation time (all new tokens),
 and decode tokens/s = batch * (new - 1) / (whole - first). Median over
 `--rounds` rounds, the rows interleaved. `--clock cpu` times by the
 process's CPU time instead of the wall clock: on a shared, loaded machine
-the wall clock also counts the time other processes held the core. Single-threaded: BLAS, XLA, PyTorch and ONNX Runtime
-run on one thread each (pin the process with `taskset -c 0` for one core).
+the wall clock also counts the time other processes held the core.
+Single-threaded: BLAS, XLA, PyTorch and ONNX Runtime run on one thread each
+(pin the process with `taskset -c 0` for one core).
 """
 import os
 import sys

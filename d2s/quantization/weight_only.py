@@ -192,11 +192,11 @@ def _is_table(sites):
     """An embedding table's uses: row gathers, and besides them only the
     tied output projection (matmul's weight, or a transpose of it) and
     control ops passing it to their bodies."""
-    gathers = [op for op, i in sites if op.type == "gather" and i == 0 and op.attrs.get("axis") == 0]
-    return bool(gathers) and all(
-        (op.type == "gather" and i == 0 and op.attrs.get("axis") == 0)
-        or (op.type == "matmul" and i == 1) or (op.type == "transpose" and i == 0)
-        or sub_block_ids(op) for op, i in sites)
+    def row_gather(op, i):
+        return op.type == "gather" and i == 0 and op.attrs.get("axis") == 0
+    return any(row_gather(op, i) for op, i in sites) and all(
+        row_gather(op, i) or (op.type == "matmul" and i == 1)
+        or (op.type == "transpose" and i == 0) or sub_block_ids(op) for op, i in sites)
 
 
 def _rewrite_table(gb, head, var, qv, sv, sites):
