@@ -21,8 +21,11 @@ reason; a row whose tokens differ makes the exit status 1.
 Per row and batch: first-token latency (a generation of 1 new token:
 prompt pass and the first token), whole-generation time (all new tokens),
 and decode tokens/s = batch * (new - 1) / (whole - first). Median over
-`--rounds` rounds, the rows interleaved. Single-threaded: BLAS, XLA, PyTorch and ONNX Runtime
-run on one thread each (pin the process with `taskset -c 0` for one core).
+`--rounds` rounds, the rows interleaved. `--clock cpu` times by the
+process's CPU time instead of the wall clock: on a shared, loaded machine
+the wall clock also counts the time other processes held the core.
+Single-threaded: BLAS, XLA, PyTorch and ONNX Runtime run on one thread each
+(pin the process with `taskset -c 0` for one core).
 """
 import os
 import sys
@@ -31,6 +34,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# compile on the calling thread: on a loaded machine a background compile can
+# outlast the warm-up calls, and the timed calls would run on numpy meanwhile
+os.environ.setdefault("D2S_XLA_SYNC", "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -141,7 +147,7 @@ def check_torch_logits(model, prompt):
 
 # ---- timing ------------------------------------------------------------------------------
 
-def time_rows(fns, prompts, n, rounds):
+def time_rows(fns, prompts, n, rounds, clock=time.perf_counter):
     """{row: {batch: (first-token s, whole-generation s)}}: medians over
     `rounds`, the rows interleaved round by round (round 1 of every row,
     then round 2, ...) so that the load of a shared machine falls on all
@@ -150,11 +156,11 @@ def time_rows(fns, prompts, n, rounds):
     for r in range(rounds):
         for name, fn in fns.items():
             for b, prompt in prompts.items():
-                t0 = time.perf_counter()
+                t0 = clock()
                 fn(prompt, 1)
-                t1 = time.perf_counter()
+                t1 = clock()
                 fn(prompt, n)
-                t2 = time.perf_counter()
+                t2 = clock()
                 samples[name][b][0].append(t1 - t0)
                 samples[name][b][1].append(t2 - t1)
         print(f"  round {r + 1}/{rounds} timed", file=sys.stderr)
@@ -176,6 +182,8 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=None, help="timed rounds per row (3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's weights")
     p.add_argument("--json", default=None, help="write the results to this file")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="time by the wall clock or by this process's CPU time")
     args = p.parse_args(argv)
     quick = args.quick
     rows = [r for r in args.rows.split(",") if r]
@@ -252,7 +260,9 @@ def main(argv=None):
     print(textwrap.fill(f"check: greedy tokens equal for {', '.join(LABELS[r] for r in fns)}",
                         100, subsequent_indent="  "))
 
-    timed = time_rows(fns, prompts, new, rounds)
+    timed = time_rows(fns, prompts, new, rounds,
+                      time.process_time if args.clock == "cpu" else time.perf_counter)
+    report["clock"] = args.clock
     for name in fns:
         entry = report["rows"][name] = {}
         for b in batches:

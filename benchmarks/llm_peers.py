@@ -5,8 +5,9 @@ written again in PyTorch and in JAX, reading the very weights of a d2s
 Each mirrors examples/llama/model.py op for op — RMSNorm as
 `x * rsqrt(mean(x*x) + eps) * w`, rotary by `rotate_half`, grouped-query
 attention with the query heads of a k/v head on their own axis, a
-preallocated k/v cache per layer written at the current position and an
-additive mask hiding the positions not written yet — so that greedy tokens
+preallocated k/v cache per layer written at the current position (the keys
+transposed, [B, KV, D, L], as model.py keeps them) and an additive mask
+hiding the positions not written yet — so that greedy tokens
 can be compared token for token before anything is timed. The greedy loop
 is the one of generate.py with temperature 0: the prompt, then one token
 per step, `max_new_tokens` forward steps after the prompt (the last one's
@@ -65,7 +66,8 @@ class TorchLlama:
     def new_cache(self, batch, max_len):
         c = self.c
         shape = (batch, c.num_key_value_heads, max_len, c.head_dim)
-        return [(self.torch.zeros(shape), self.torch.zeros(shape))
+        k_shape = (batch, c.num_key_value_heads, c.head_dim, max_len)
+        return [(self.torch.zeros(k_shape), self.torch.zeros(shape))
                 for _ in range(c.num_hidden_layers)]
 
     def step(self, ids, caches, pos):
@@ -74,7 +76,7 @@ class TorchLlama:
         b, t = ids.shape
         hd, nh, nkv = c.head_dim, c.num_attention_heads, c.num_key_value_heads
         group = nh // nkv
-        max_len = caches[0][0].shape[2]
+        max_len = caches[0][1].shape[2]
         cos, sin = w["cos"][pos][None, None], w["sin"][pos][None, None]
         visible = torch.arange(max_len)[None, :] <= pos[:, None]
         mask = torch.where(visible, torch.zeros(()), torch.full((), float("-inf")))
@@ -86,10 +88,10 @@ class TorchLlama:
             k = (x @ w[p + "self_attn.k_proj.weight"]).view(b, t, nkv, hd).transpose(1, 2)
             v = (x @ w[p + "self_attn.v_proj.weight"]).view(b, t, nkv, hd).transpose(1, 2)
             q, k = self._rot(q, cos, sin), self._rot(k, cos, sin)
-            kc.index_copy_(2, pos, k)
+            kc.index_copy_(3, pos, k.transpose(-1, -2))
             vc.index_copy_(2, pos, v)
             q = q.reshape(b, nkv, group, t, hd)
-            s = q @ kc.unsqueeze(2).transpose(-1, -2) / math.sqrt(hd) + mask
+            s = q @ kc.unsqueeze(2) / math.sqrt(hd) + mask
             a = (torch.softmax(s, dim=-1) @ vc.unsqueeze(2)).reshape(b, nh, t, hd)
             a = a.transpose(1, 2).reshape(b, t, nh * hd) @ w[p + "self_attn.o_proj.weight"]
             h = h + a
@@ -146,7 +148,7 @@ def jax_greedy_fn(model):
 
     def step(w, ids, caches, start):
         b, t = ids.shape
-        max_len = caches[0][0].shape[2]
+        max_len = caches[0][1].shape[2]
         pos = jnp.arange(t) + start
         cos, sin = w["cos"][pos][None, None], w["sin"][pos][None, None]
         mask = jnp.where(jnp.arange(max_len)[None, :] <= pos[:, None], 0.0, -jnp.inf)
@@ -160,11 +162,11 @@ def jax_greedy_fn(model):
             v = (x @ w[p + "self_attn.v_proj.weight"]).reshape(b, t, nkv, hd).transpose(0, 2, 1, 3)
             q, k = rot(q, cos, sin), rot(k, cos, sin)
             zero = jnp.zeros((), start.dtype) if hasattr(start, "dtype") else 0
-            kc = lax.dynamic_update_slice(kc, k, (zero, zero, start, zero))
+            kc = lax.dynamic_update_slice(kc, k.transpose(0, 1, 3, 2), (zero, zero, zero, start))
             vc = lax.dynamic_update_slice(vc, v, (zero, zero, start, zero))
             new.append((kc, vc))
             qg = q.reshape(b, nkv, group, t, hd)
-            s = qg @ jnp.swapaxes(kc[:, :, None], -1, -2) / math.sqrt(hd) + mask
+            s = qg @ kc[:, :, None] / math.sqrt(hd) + mask
             a = (jax.nn.softmax(s, axis=-1) @ vc[:, :, None]).reshape(b, nh, t, hd)
             a = a.transpose(0, 2, 1, 3).reshape(b, t, nh * hd) @ w[p + "self_attn.o_proj.weight"]
             h = h + a
@@ -176,8 +178,8 @@ def jax_greedy_fn(model):
 
     def generate(w, prompt, max_new_tokens):
         b, plen = prompt.shape
-        shape = (b, nkv, plen + max_new_tokens, hd)
-        caches = [(jnp.zeros(shape), jnp.zeros(shape)) for _ in range(c.num_hidden_layers)]
+        shape, k_shape = (b, nkv, plen + max_new_tokens, hd), (b, nkv, hd, plen + max_new_tokens)
+        caches = [(jnp.zeros(k_shape), jnp.zeros(shape)) for _ in range(c.num_hidden_layers)]
         logits, caches = step(w, prompt, caches, 0)
         out = jnp.zeros((b, max_new_tokens), jnp.int64 if jax.config.jax_enable_x64
                         else jnp.int32)
@@ -217,7 +219,7 @@ def numpy_greedy_fn(model):
 
     def step(ids, caches, pos):
         b, t = ids.shape
-        max_len = caches[0][0].shape[2]
+        max_len = caches[0][1].shape[2]
         cos, sin = w["cos"][pos][None, None], w["sin"][pos][None, None]
         mask = np.where(np.arange(max_len)[None, :] <= pos[:, None], np.float32(0),
                         np.float32(-np.inf))
@@ -228,10 +230,10 @@ def numpy_greedy_fn(model):
             q = (x @ w[p + "self_attn.q_proj.weight"]).reshape(b, t, nh, hd).transpose(0, 2, 1, 3)
             k = (x @ w[p + "self_attn.k_proj.weight"]).reshape(b, t, nkv, hd).transpose(0, 2, 1, 3)
             v = (x @ w[p + "self_attn.v_proj.weight"]).reshape(b, t, nkv, hd).transpose(0, 2, 1, 3)
-            kc[:, :, pos] = rot(k, cos, sin)
+            kc[:, :, :, pos] = rot(k, cos, sin).transpose(0, 1, 3, 2)
             vc[:, :, pos] = v
             q = rot(q, cos, sin).reshape(b, nkv, group, t, hd)
-            s = q @ kc[:, :, None].swapaxes(-1, -2) / root + mask
+            s = q @ kc[:, :, None] / root + mask
             s = np.exp(s - s.max(-1, keepdims=True))
             s /= s.sum(-1, keepdims=True)
             a = (s @ vc[:, :, None]).reshape(b, nh, t, hd).transpose(0, 2, 1, 3)
@@ -244,8 +246,8 @@ def numpy_greedy_fn(model):
 
     def generate(prompt, max_new_tokens):
         b, plen = prompt.shape
-        shape = (b, nkv, plen + max_new_tokens, hd)
-        caches = [(np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+        shape, k_shape = (b, nkv, plen + max_new_tokens, hd), (b, nkv, hd, plen + max_new_tokens)
+        caches = [(np.zeros(k_shape, np.float32), np.zeros(shape, np.float32))
                   for _ in range(c.num_hidden_layers)]
         logits = step(prompt, caches, np.arange(plen))
         out = np.empty((b, max_new_tokens), np.int64)

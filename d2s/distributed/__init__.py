@@ -10,7 +10,8 @@
 * Paddle's hybrid-parallel names (`fleet.init`, `fleet.meta_parallel`'s
   column/row-parallel layers) over the same placements: `d2s.distributed.fleet`.
 * Processes: `python -m d2s.distributed.launch --nproc_per_node N script.py`
-  starts N ranks; `get_rank()`, `get_world_size()`, `init_parallel_env()`.
+  starts N ranks; `spawn(func, args, nprocs)` starts them from Python;
+  `get_rank()`, `get_world_size()`, `init_parallel_env()`.
 
 Importing this package imports neither JAX nor mpi4py (they load on first
 use of the xla backend or of an MPI collective).
@@ -20,8 +21,9 @@ from .api import reshard, shard_layer, shard_tensor
 from .collective import CollectiveTimeout, ReduceOp, all_gather, all_reduce, barrier, broadcast
 from .data_parallel import DataParallel
 from .env import get_rank, get_world_size, init_parallel_env
+from .spawning import spawn
 
 __all__ = ["ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "shard_tensor",
            "reshard", "shard_layer", "get_rank", "get_world_size", "init_parallel_env",
            "DataParallel", "all_reduce", "all_gather", "broadcast", "barrier", "ReduceOp",
-           "CollectiveTimeout"]
+           "CollectiveTimeout", "spawn"]

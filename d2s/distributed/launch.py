@@ -104,11 +104,11 @@ def _use_mpi(choice):
 class Ranks:
     """The processes of one launch, each in its own process group."""
 
-    def __init__(self, args, workdir):
+    def __init__(self, args, workdir, extra_env=None):
         self.n = args.nproc_per_node
         self.workdir = workdir
         port = args.master_port or free_port()
-        env = dict(os.environ, D2S_WORLD_SIZE=str(self.n),
+        env = dict(os.environ, **(extra_env or {}), D2S_WORLD_SIZE=str(self.n),
                    D2S_COORDINATOR=f"127.0.0.1:{port}", D2S_LAUNCH_DIR=workdir)
         if args.devices_per_proc:
             env["D2S_DEVICES_PER_PROC"] = str(args.devices_per_proc)

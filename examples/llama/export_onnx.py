@@ -51,10 +51,10 @@ class DecodeStep(nn.Layer):
 
     def input_spec(self, batch, max_len):
         c = self.model.config
-        cache = [batch, c.num_key_value_heads, max_len, c.head_dim]
+        shapes = self.model.cache_shapes(batch, max_len)
         return ([InputSpec([batch, 1], "int64", "token"), InputSpec([], "int64", "position")]
-                + [InputSpec(cache, "float32", f"{kv}_{i}")
-                   for i in range(c.num_hidden_layers) for kv in ("k", "v")])
+                + [InputSpec(shapes[j], "float32", f"{kv}_{i}")
+                   for i in range(c.num_hidden_layers) for j, kv in enumerate(("k", "v"))])
 
 
 class GreedyGenerator(nn.Layer):
@@ -88,9 +88,9 @@ def ort_greedy(step_path, config, prompt, max_new_tokens):
     import onnxruntime as ort
     sess = ort.InferenceSession(step_path, providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
-    batch, plen = prompt.shape
-    shape = (batch, config.num_key_value_heads, plen + max_new_tokens, config.head_dim)
-    caches = [np.zeros(shape, np.float32) for _ in range(2 * config.num_hidden_layers)]
+    # the shapes the step was exported with (keys [B, KV, D, L], values [B, KV, L, D])
+    caches = [np.zeros(i.shape, np.float32) for i in sess.get_inputs()[2:]]
+    plen = prompt.shape[1]
     out = []
     token = prompt[:, :1]
     for pos in range(plen + max_new_tokens - 1):

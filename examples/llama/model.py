@@ -8,10 +8,17 @@ Two entry points share every layer:
 * `forward(ids)` — the whole sequence at once (training, perplexity);
 * `forward_cached(ids, caches, start)` — `ids` are the tokens at positions
   `start, start+1, ...`; each layer writes its keys and values into its
-  preallocated cache (`[batch, kv_heads, max_len, head_dim]`) by item
-  assignment and attends over the whole cache with a mask that hides
-  positions not written yet. Shapes never depend on `start`, so a converted
-  decode loop keeps one shape per loop variable.
+  preallocated caches by item assignment and attends over the whole cache
+  with a mask that hides positions not written yet. Shapes never depend on
+  `start`, so a converted decode loop keeps one shape per loop variable.
+
+The key cache is kept transposed, `[batch, kv_heads, head_dim, max_len]`
+(values: `[batch, kv_heads, max_len, head_dim]`): the scores `q @ k^T` then
+read it as the right-hand matrix as it lies. Stored `[.., max_len,
+head_dim]`, a compiler transposes the whole key cache of every layer at
+every decode step (XLA does: a copy of the cache per layer and token) to
+feed its matrix multiply; writing one new key column costs the same either
+way.
 """
 from __future__ import annotations
 
@@ -171,15 +178,16 @@ class LlamaAttention(nn.Layer):
         b, t = x.shape[0], x.shape[1]
         return x.reshape([b, t, n, self.head_dim]).transpose([0, 2, 1, 3])
 
-    def _attend(self, q, k, v, mask):
-        """q: [B, H, T, D]; k, v: [B, KV, L, D]; mask: additive [T, L]. The
-        query heads of one k/v head are grouped on a new axis so that the k/v
-        heads broadcast instead of being copied."""
+    def _attend(self, q, k, v, mask, keys_transposed=False):
+        """q: [B, H, T, D]; k, v: [B, KV, L, D] (k: [B, KV, D, L] when
+        `keys_transposed`, the key cache's layout); mask: additive [T, L].
+        The query heads of one k/v head are grouped on a new axis so that
+        the k/v heads broadcast instead of being copied."""
         b, t = q.shape[0], q.shape[2]
         group = self.num_heads // self.num_kv_heads
         q = q.reshape([b, self.num_kv_heads, group, t, self.head_dim])
         k, v = k.unsqueeze(2), v.unsqueeze(2)
-        scores = d2s.matmul(q, k, transpose_y=True) / math.sqrt(self.head_dim) + mask
+        scores = d2s.matmul(q, k, transpose_y=not keys_transposed) / math.sqrt(self.head_dim) + mask
         out = d2s.matmul(F.softmax(scores, axis=-1), v)                 # [B, KV, G, T, D]
         out = out.reshape([b, self.num_heads, t, self.head_dim]).transpose([0, 2, 1, 3])
         return self.o_proj(out.reshape([b, t, self.num_heads * self.head_dim]))
@@ -192,17 +200,19 @@ class LlamaAttention(nn.Layer):
 
     def forward_cached(self, x, cos, sin, mask, k_cache, v_cache, start):
         """Writes this call's keys/values at positions start.. of the caches
-        and attends over the whole caches; returns (out, k_cache, v_cache)."""
+        (k_cache: [B, KV, D, L], v_cache: [B, KV, L, D]) and attends over the
+        whole caches; returns (out, k_cache, v_cache)."""
         q = apply_rotary(self._heads(self.q_proj(x), self.num_heads), cos, sin)
         k = apply_rotary(self._heads(self.k_proj(x), self.num_kv_heads), cos, sin)
         v = self._heads(self.v_proj(x), self.num_kv_heads)
         if x.shape[1] == 1:                      # one new token at a run-time position
-            k_cache[:, :, start] = k[:, :, 0]
+            k_cache[:, :, :, start] = k[:, :, 0]
             v_cache[:, :, start] = v[:, :, 0]
         else:                                    # the prompt: start is 0
-            k_cache[:, :, :x.shape[1]] = k
+            k_cache[:, :, :, :x.shape[1]] = k.transpose([0, 1, 3, 2])
             v_cache[:, :, :x.shape[1]] = v
-        return self._attend(q, k_cache, v_cache, mask), k_cache, v_cache
+        return (self._attend(q, k_cache, v_cache, mask, keys_transposed=True),
+                k_cache, v_cache)
 
 
 class LlamaMLP(nn.Layer):
@@ -271,17 +281,24 @@ class LlamaForCausalLM(nn.Layer):
             h = layer(h, cos, sin, mask)
         return self._logits(h)
 
-    def new_cache(self, batch, max_len):
-        """One (keys, values) pair of zeros per layer, [B, KV, max_len, D]."""
+    def cache_shapes(self, batch, max_len):
+        """(keys, values) cache shapes of one layer: [B, KV, D, max_len] (the
+        keys transposed, see the module docstring) and [B, KV, max_len, D]."""
         c = self.config
-        shape = [batch, c.num_key_value_heads, max_len, c.head_dim]
-        return [(d2s.zeros(shape), d2s.zeros(shape)) for _ in range(c.num_hidden_layers)]
+        return ([batch, c.num_key_value_heads, c.head_dim, max_len],
+                [batch, c.num_key_value_heads, max_len, c.head_dim])
+
+    def new_cache(self, batch, max_len):
+        """One (keys, values) pair of zeros per layer (`cache_shapes`)."""
+        k_shape, v_shape = self.cache_shapes(batch, max_len)
+        return [(d2s.zeros(k_shape), d2s.zeros(v_shape))
+                for _ in range(self.config.num_hidden_layers)]
 
     def forward_cached(self, ids, caches, start):
         """ids: [B, T] at positions start..start+T-1 (start: int or int64
         scalar tensor; T > 1 only for the prompt, at start 0). Returns the
         logits of the last position [B, vocab] and the updated caches."""
-        t, max_len = ids.shape[1], caches[0][0].shape[2]
+        t, max_len = ids.shape[1], caches[0][1].shape[2]
         positions = d2s.arange(t, dtype="int64") + start
         cos, sin = self.rotary(positions)
         # a key position is visible to a query at position p when it is <= p

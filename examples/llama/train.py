@@ -188,13 +188,17 @@ def plot(losses, path, entropy):
 
 def quant_report(trainer, max_windows=16):
     """Held-out perplexity of the inference program in fp32 and after the
-    weight-only pass (int8 per channel, int4 in groups of 32), with the
-    bytes of the weights each program reads."""
+    weight-only pass (int8 per channel, int4 in groups of 32; the embedding
+    table int8 rows in both), with the bytes of the weights each program
+    reads. Those include the rotary cos/sin tables: float32 constants of
+    the positions (buffers, not trained), which the pass leaves alone; their
+    share is printed beside."""
     from d2s.quantization import captured_bytes, weight_only
     windows = data_mod.eval_windows(trainer.held_tokens, trainer.seq_len, max_windows)
     ids, targets = d2s.to_tensor(windows[:, :-1]), windows[:, 1:]
     model = trainer.model
     model.eval()
+    buffers = {id(b) for b in model.buffers()}
     base = None
     for label, bits, group in [("fp32", None, None), ("int8", 8, -1), ("int4/g32", 4, 32)]:
         def forward(x):
@@ -207,10 +211,13 @@ def quant_report(trainer, max_windows=16):
         z = logits - logits.max(-1, keepdims=True)
         logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
         ppl = math.exp(-np.take_along_axis(logp, targets[..., None], -1).mean())
-        size = captured_bytes(fn.get_concrete_program(ids).main_program)["total"]
+        program = fn.get_concrete_program(ids).main_program
+        size = captured_bytes(program)["total"]
+        tables = sum(np.asarray(t._value).nbytes for t in program.captured.values()
+                     if id(t) in buffers)
         base = base or size
         print(f"  {label:9s} held-out perplexity {ppl:8.4f}   weights read {size / 1024:8.1f} KiB "
-              f"({size / base:.0%} of fp32)")
+              f"({size / base:.0%} of fp32; rotary tables {tables / 1024:.1f} KiB of it)")
     model.train()
 
 

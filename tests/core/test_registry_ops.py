@@ -770,6 +770,10 @@ cases("weight_dequantize",
       C(I(4, 3, lo=0, hi=256).astype(np.uint8), P(2, 3),
         attrs=dict(bits=4, k=7, transpose=True), ref=_dequant_ref(4, 7, True),
         label="int4_transposed", grad=False, none=()))
+cases("gather_dequantize",
+      C(I(5, 3, lo=-127, hi=128).astype(np.int8), P(5, 1).astype(np.float32),
+        np.array([[4, 0], [2, 4]]), ref=lambda q, s, i: q[i].astype(np.float32) * s[i],
+        label="rows_2d_index", grad=False, none=()))
 
 
 # ---- nn ops (conv/pool, optimizers, softplus) ----

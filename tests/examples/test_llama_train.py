@@ -104,8 +104,8 @@ def test_script_trains_plots_reports_and_resumes(tmp_path, capsys):
     tr = train.main(args + ["--plot", str(tmp_path / "loss.png"), "--quant-report"])
     assert (tmp_path / "loss.png").stat().st_size > 1000 and len(tr.losses) == 2
     report = capsys.readouterr().out
-    assert re.search(r"int8 +held-out perplexity +\d+\.\d+ +weights read .*\(\d+% of fp32\)",
-                     report)
+    assert re.search(r"int8 +held-out perplexity +\d+\.\d+ +weights read .*\(\d+% of fp32; "
+                     r"rotary tables \d+\.\d KiB of it\)", report)
     tr2 = train.main([a if a != "2" else "3" for a in args[:2]] + args[2:]
                      + ["--resume", str(tmp_path / "a.npz")])
     assert tr2.losses[:2] == tr.losses and len(tr2.losses) == 3

@@ -30,7 +30,7 @@ from .reduce_more import *  # noqa: F401,F403
 from .creation_more import *  # noqa: F401,F403
 from .linalg_more import *  # noqa: F401,F403
 from .random_more import *  # noqa: F401,F403
-from . import quant  # noqa: F401  (weight_dequantize, for d2s.quantization)
+from . import quant  # noqa: F401  (weight_dequantize, gather_dequantize: d2s.quantization)
 from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----

@@ -1,6 +1,7 @@
 """`weight_dequantize`: the float weight of a matmul rebuilt from int8 or
-packed int4 values and per-group scales (weight-only quantization,
-`d2s.quantization`).
+packed int4 values and per-group scales, and `gather_dequantize`: rows of
+an int8 embedding table picked by ids, then rebuilt (weight-only
+quantization, `d2s.quantization`).
 
 A weight W of shape [K, N] (a Linear's [in, out]) is stored as
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..registry import Aval, register_op
 
-__all__ = ["weight_dequantize"]
+__all__ = ["weight_dequantize", "gather_dequantize"]
 
 
 def _unpack_int4(q):
@@ -88,3 +89,44 @@ def weight_dequantize(q, scale, bits=8, k=None, transpose=False):
     _infer(q, scale, bits=bits, k=int(k), transpose=bool(transpose))
     return bind("weight_dequantize", q, scale, bits=int(bits), k=int(k),
                 transpose=bool(transpose))
+
+
+# ---- gather_dequantize ----------------------------------------------------------------
+# An embedding table E [V, H] is stored as int8 rows `q` [V, H] and one
+# float scale per row, `scale` [V, 1] (E ~ q * scale). A lookup gathers the
+# int8 rows first and rebuilds only those: a decode step touches batch rows,
+# not the whole vocabulary. The product is the one a dequantized table
+# holds, so gathering before or after rebuilding gives the same bits.
+
+def _gather_dequantize_kernel(q, scale, index):
+    return np.take(q, index, axis=0).astype(scale.dtype) * np.take(scale, index, axis=0)
+
+
+def _gather_dequantize_infer(q, scale, index):
+    if np.dtype(q.dtype) != np.int8:
+        raise TypeError(f"gather_dequantize: the table must be int8, got {np.dtype(q.dtype).name}")
+    if len(q.shape) != 2 or len(scale.shape) != 2 or scale.shape[1] != 1:
+        raise ValueError(f"gather_dequantize: q must be [rows, dim] and scale [rows, 1], got "
+                         f"{tuple(q.shape)} and {tuple(scale.shape)}")
+    if None not in (q.shape[0], scale.shape[0]) and q.shape[0] != scale.shape[0]:
+        raise ValueError(f"gather_dequantize: q has {q.shape[0]} rows but scale {scale.shape[0]}")
+    if not np.issubdtype(np.dtype(index.dtype), np.integer):
+        raise TypeError(f"gather_dequantize: index must be an integer tensor, got "
+                        f"{np.dtype(index.dtype).name}")
+    if np.dtype(scale.dtype).kind != "f":
+        raise TypeError(f"gather_dequantize: scale must be floating, got "
+                        f"{np.dtype(scale.dtype).name}")
+    return Aval(tuple(index.shape) + (q.shape[1],), np.dtype(scale.dtype))
+
+
+register_op("gather_dequantize", _gather_dequantize_kernel, _gather_dequantize_infer, None,
+            fresh=True)
+
+
+def gather_dequantize(q, scale, index):
+    """Rows `index` of the table `q * scale` (see above), [*index.shape, dim]."""
+    from ..dispatch import bind
+    from ._base import lift
+    q, scale, index = lift(q), lift(scale), lift(index)
+    _gather_dequantize_infer(q, scale, index)
+    return bind("gather_dequantize", q, scale, index)

@@ -33,7 +33,7 @@ from . import debug  # noqa: F401
 from . import dist  # noqa: F401
 from . import tensor_array  # noqa: F401  (array_append)
 from . import control_ops  # noqa: F401  (cond, while, undefined, raise)
-from . import quant  # noqa: F401  (weight_dequantize)
+from . import quant  # noqa: F401  (weight_dequantize, gather_dequantize)
 from . import optim_more  # noqa: F401  (Adadelta, Lamb updates)
 from . import beam  # noqa: F401  (gather_tree)
 from . import yolo  # noqa: F401  (yolo_loss_targets)

@@ -1,8 +1,13 @@
-"""ONNX form of `weight_dequantize` (`d2s/core/ops/quant.py`): Cast, Mul by
-the per-group scales and Reshape (8 bits), after BitwiseAnd / BitShift
-unpack the two 4-bit values of each byte (4 bits). Standard opset-18 ops, so
-every runtime runs the quantized model (weights stay int8/uint8 in the
-file)."""
+"""ONNX forms of `weight_dequantize` and `gather_dequantize`
+(`d2s/core/ops/quant.py`).
+
+`weight_dequantize`: Cast, Mul by the per-group scales and Reshape (8
+bits), after BitwiseAnd / BitShift unpack the two 4-bit values of each byte
+(4 bits). `gather_dequantize`: Gather of the int8 rows and of their scales,
+Cast and Mul. Not DequantizeLinear: its form changes with the opset (it
+was revised up to opset 25) and ONNX Runtime has no kernel of it at the
+opset d2s writes by default. Standard opset-18 ops, so every runtime runs
+the quantized model (weights stay int8/uint8 in the file)."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,3 +40,14 @@ def _weight_dequantize(ns, q, scale, bits=8, k=1, transpose=False):
 
 
 register_lowering("onnx", "weight_dequantize", _weight_dequantize)
+
+
+def _gather_dequantize(ns, q, scale, index):
+    if index.dtype not in (np.int32, np.int64):
+        index = ns.cast(index, np.int64)
+    rows = ns.node("Gather", q, index, axis=0)                  # int8 [*index, dim]
+    scales = ns.node("Gather", scale, index, axis=0)            # [*index, 1]
+    return ns.node("Mul", ns.cast(rows, scale.dtype), scales)
+
+
+register_lowering("onnx", "gather_dequantize", _gather_dequantize)

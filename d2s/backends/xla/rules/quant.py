@@ -1,6 +1,6 @@
-"""xla rule of `weight_dequantize` (`d2s/core/ops/quant.py`): the same
-unpacking and scaling in jnp, so that XLA fuses the dequantization into the
-matmul that reads it."""
+"""xla rules of `weight_dequantize` and `gather_dequantize`
+(`d2s/core/ops/quant.py`): the same unpacking, gathering and scaling in
+jnp, so that XLA fuses the dequantization into the op that reads it."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,3 +22,12 @@ def _weight_dequantize(ns, q, scale, bits=8, k=1, transpose=False):
 
 
 register_lowering("xla", "weight_dequantize", _weight_dequantize)
+
+
+def _gather_dequantize(ns, q, scale, index):
+    # (out-of-range ids clamp, as the xla rule of `gather` does)
+    jnp = ns.jnp
+    return jnp.asarray(q)[index].astype(scale.dtype) * jnp.asarray(scale)[index]
+
+
+register_lowering("xla", "gather_dequantize", _gather_dequantize)
