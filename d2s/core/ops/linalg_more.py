@@ -3,6 +3,8 @@ transpose_y), mm, bmm and einsum. Each is transposes, reshapes, sums and
 matmuls: gradients and backend forms are those ops'."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._base import lift
@@ -49,6 +51,14 @@ def bmm(x, y, name=None):
 
 # ---- einsum ------------------------------------------------------------------------------
 def _parse(equation, operands):
+    subs, out = _parse_ranks(equation, tuple(len(x.shape) for x in operands))
+    return list(subs), out
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_ranks(equation, ranks):
+    """`_parse` for operands of these ranks (all the subscripts depend on):
+    remembered, since a model calls the same einsum on every step."""
     eq = equation.replace(" ", "")
     if "->" in eq:
         lhs, out = eq.split("->")
@@ -56,24 +66,24 @@ def _parse(equation, operands):
     else:
         lhs, out, explicit = eq, None, False
     terms = lhs.split(",")
-    if len(terms) != len(operands):
+    if len(terms) != len(ranks):
         raise ValueError(f"einsum: {equation!r} names {len(terms)} operands, got "
-                         f"{len(operands)}")
+                         f"{len(ranks)}")
     used = set(c for c in eq if c.isalpha())
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
     n_ell = 0
-    for t, x in zip(terms, operands):
+    for t, rank in zip(terms, ranks):
         if "..." in t:
-            n_ell = max(n_ell, len(x.shape) - (len(t) - 3))
+            n_ell = max(n_ell, rank - (len(t) - 3))
     ell = "".join(spare[:n_ell])
     subs = []
-    for t, x in zip(terms, operands):
+    for t, rank in zip(terms, ranks):
         if "..." in t:
-            k = len(x.shape) - (len(t) - 3)
+            k = rank - (len(t) - 3)
             t = t.replace("...", ell[n_ell - k:] if k else "")
-        if len(t) != len(x.shape) or not t.isalpha() and t:
-            raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of shape "
-                             f"{tuple(x.shape)}")
+        if len(t) != rank or not t.isalpha() and t:
+            raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of rank "
+                             f"{rank}")
         if len(set(t)) != len(t):
             raise NotImplementedError(f"einsum: a subscript repeated within one operand "
                                       f"({t!r}, a diagonal) is not supported")
@@ -91,7 +101,7 @@ def _parse(equation, operands):
             raise ValueError(f"einsum: output subscript {c!r} names no operand dim")
     if len(set(out)) != len(out):
         raise ValueError(f"einsum: output subscripts {out!r} repeat a letter")
-    return subs, out
+    return tuple(subs), out
 
 
 def _dims_of(x, letters):
@@ -115,7 +125,8 @@ def _contract(a, sa, b, sb, keep):
     inner = [c for c in sa if c in sb and c not in keep]
     free_a = [c for c in sa if c not in sb]
     free_b = [c for c in sb if c not in sa]
-    da, db = _dims_of(a, sa), _dims_of(b, sb)
+    if len(free_a) != 1 or len(free_b) != 1 or len(inner) != 1:  # the dims, read before the transposes (run-time values where unknown)
+        da, db = _dims_of(a, sa), _dims_of(b, sb)
     order_a = batch + free_a + inner
     order_b = batch + inner + free_b
     if list(sa) != order_a:
@@ -123,11 +134,19 @@ def _contract(a, sa, b, sb, keep):
     if list(sb) != order_b:
         b = transpose(b, [sb.index(c) for c in order_b])
     nb = len(batch)
-    a = reshape(a, [0] * nb + [_product(da[c] for c in free_a), _product(da[c] for c in inner)])
-    b = reshape(b, [0] * nb + [_product(db[c] for c in inner), _product(db[c] for c in free_b)])
+    # (one free and one summed letter per operand, as in "bij,bjk->bik": the
+    # operands already are matmul's, and reshapes that change nothing are ops
+    # every call would run)
+    if len(free_a) != 1 or len(inner) != 1:
+        a = reshape(a, [0] * nb + [_product(da[c] for c in free_a),
+                                   _product(da[c] for c in inner)])
+    if len(free_b) != 1 or len(inner) != 1:
+        b = reshape(b, [0] * nb + [_product(db[c] for c in inner),
+                                   _product(db[c] for c in free_b)])
     out = matmul(a, b)
-    shape = [0] * nb + [da[c] for c in free_a] + [db[c] for c in free_b]
-    return reshape(out, shape), "".join(batch + free_a + free_b)
+    if len(free_a) != 1 or len(free_b) != 1:
+        out = reshape(out, [0] * nb + [da[c] for c in free_a] + [db[c] for c in free_b])
+    return out, "".join(batch + free_a + free_b)
 
 
 def einsum(equation, *operands):
@@ -135,15 +154,47 @@ def einsum(equation, *operands):
     `"i,j->ij"`, `"...ij->...ji"`, implicit outputs): sums of unshared
     letters, then pairwise products by `matmul`. A letter repeated within
     one operand (a diagonal) is not supported."""
-    from .manipulation import transpose
-    from .reduction import sum as _sum
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     xs = [lift(x) for x in operands]
     if not xs:
         raise ValueError("einsum: needs at least one operand")
+    ranks = tuple(len(x.shape) for x in xs)
+    empty = any(d == 0 for x in xs for d in x.shape)
+    if not empty and _is_matmul(equation, ranks):
+        from .linalg import matmul
+        return matmul(xs[0], xs[1])
     subs, out = _parse(equation, xs)
-    if any(d == 0 for x in xs for d in x.shape):
+    return _einsum(xs, subs, out, empty)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_matmul(equation, ranks):
+    """Whether the equation, on operands of these ranks, is `matmul(a, b)`
+    itself ("ij,jk->ik", "bij,bjk->bik", "...ij,...jk->...ik"): the general
+    plan would make that one call, after steps that work out to nothing
+    (which an eager call would pay for each time)."""
+    subs, out = _parse_ranks(equation, ranks)
+    if len(subs) != 2:
+        return False
+    (sa, sb), letters = subs, set(out)
+    if len(sa) < 2 or len(sb) < 2 or not set(sa) <= set(sb) | letters \
+            or not set(sb) <= set(sa) | letters:
+        return False  # a vector operand, or a letter summed within one operand
+    batch = [c for c in sa if c in sb and c in letters]
+    inner = [c for c in sa if c in sb and c not in letters]
+    free_a = [c for c in sa if c not in sb]
+    free_b = [c for c in sb if c not in sa]
+    return (len(inner) == len(free_a) == len(free_b) == 1
+            and list(sa) == batch + free_a + inner and list(sb) == batch + inner + free_b
+            and out == "".join(batch + free_a + free_b))
+
+
+def _einsum(xs, subs, out, empty):
+    """`einsum` of lifted operands with their parsed subscripts."""
+    from .manipulation import transpose
+    from .reduction import sum as _sum
+    if empty:
         # a zero-size dim is either in the output (an empty result) or summed
         # over (zeros): the result is zeros either way
         from .creation import zeros
