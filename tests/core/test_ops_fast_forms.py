@@ -6,6 +6,7 @@ import pytest
 
 import d2s
 from d2s import static
+from ops_check import check
 
 R = np.random.default_rng(7)
 
@@ -43,3 +44,27 @@ def test_einsum_of_a_matmul_is_one_matmul(equation, shapes, ops):
     got = fn(*[d2s.to_tensor(a) for a in arrays])
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-9)
     _static_on_both_backends(fn, arrays, want)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value")
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp_of_non_finite_slices_on_every_backend(keepdim):
+    # one kernel (the logsumexp op): rows of -inf, an inf, a nan, large values
+    x = np.array([[-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 1.0], [1000.0, 1000.0]])
+    want = np.array([-np.inf, np.inf, np.nan, 1000.0 + np.log(2.0)])
+    fn = lambda t: d2s.logsumexp(t, axis=-1, keepdim=keepdim)  # noqa: E731
+    assert _op_types(fn, x) == ["logsumexp"]
+    check(fn, [x], lambda a: want[:, None] if keepdim else want, grad=False)
+
+
+def test_logsumexp_second_derivative_is_the_softmax_jacobian():
+    # the vjp is built from d2s ops, so it differentiates again
+    a = np.array([[0.3, -1.2, 2.0], [1.0, 1.0, -0.5]])
+    x = d2s.to_tensor(a, stop_gradient=False)
+    (g,) = d2s.grad(d2s.logsumexp(x, axis=1).sum(), x, create_graph=True)
+    r = R.standard_normal(a.shape)
+    (h,) = d2s.grad((g * d2s.to_tensor(r)).sum(), x)
+    s = np.exp(a - np.log(np.exp(a).sum(1, keepdims=True)))
+    np.testing.assert_allclose(g.numpy(), s, rtol=1e-12)
+    # d(sum r * softmax)/dx = s * (r - sum(r * s))
+    np.testing.assert_allclose(h.numpy(), s * (r - (r * s).sum(1, keepdims=True)), rtol=1e-10)
