@@ -68,3 +68,33 @@ def test_logsumexp_second_derivative_is_the_softmax_jacobian():
     np.testing.assert_allclose(g.numpy(), s, rtol=1e-12)
     # d(sum r * softmax)/dx = s * (r - sum(r * s))
     np.testing.assert_allclose(h.numpy(), s * (r - (r * s).sum(1, keepdims=True)), rtol=1e-10)
+
+
+def _stable_topk(x, k, axis, largest):
+    idx = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    idx = np.take(idx, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis), idx
+
+
+@pytest.mark.parametrize("k,axis,largest", [(3, -1, True), (2, 0, False), (5, 1, True),
+                                            (1, 1, False)])
+def test_topk_is_one_op_with_stable_ties_on_every_backend(k, axis, largest):
+    # ties everywhere (values from {0, 1, 2}): the lower index comes first
+    x = np.array([[2.0, 1.0, 2.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0, 2.0],
+                  [1.0, 2.0, 1.0, 2.0, 0.0]])
+    fn = lambda t: d2s.topk(t, k, axis=axis, largest=largest)  # noqa: E731
+    assert _op_types(fn, x) == ["topk"]
+    check(fn, [x], lambda a: _stable_topk(a, k, axis, largest), grad=False)
+    # gradients (distinct values): the values' cotangent goes back where they were read
+    check(fn, [R.standard_normal((3, 5))], lambda a: _stable_topk(a, k, axis, largest),
+          xla=False, onnx=False, unknown_dims=False)
+
+
+def test_topk_k_larger_than_a_dim_unknown_while_building_raises():
+    prog = static.Program()
+    with static.program_guard(prog):
+        x = static.data("x", [None, None], "float32")
+        values, _ = d2s.topk(x, 4)
+    with pytest.raises(ValueError, match=r"k=4 is larger than the size 3"):
+        static.Executor().run(prog, feed={"x": np.zeros((2, 3), np.float32)},
+                              fetch_list=[values])
