@@ -98,3 +98,20 @@ def test_topk_k_larger_than_a_dim_unknown_while_building_raises():
     with pytest.raises(ValueError, match=r"k=4 is larger than the size 3"):
         static.Executor().run(prog, feed={"x": np.zeros((2, 3), np.float32)},
                               fetch_list=[values])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_one_hot_is_one_op_on_every_backend(dtype):
+    i = np.array([[0, 3], [2, 2], [1, 0]], dtype)
+    fn = lambda t: d2s.one_hot(t, 4)  # noqa: E731
+    assert _op_types(fn, i) == ["one_hot"]
+    check(fn, [i], lambda a: (a[..., None] == np.arange(4)).astype(np.float32))
+
+
+@pytest.mark.parametrize("bad", [4, -1, -5])
+def test_one_hot_out_of_range_names_the_op_and_the_range(bad):
+    i = d2s.to_tensor(np.array([0, bad]))
+    with pytest.raises(IndexError, match=r"one_hot: values must be in \[0, 4\), got "):
+        d2s.one_hot(i, 4)
+    with pytest.raises(IndexError, match=r"one_hot: values must be in \[0, 4\)"):
+        d2s.jit.to_static(lambda t: d2s.one_hot(t, 4))(i)
