@@ -12,6 +12,7 @@ import numpy as np
 
 import builtins
 
+from ..dispatch import bind
 from ..shapes import normalize_axis
 from ._base import is_value, lift
 
@@ -41,8 +42,15 @@ def _dim(x, i):
 
 
 def _take(x, axis, start, stop, step=1):
+    if type(start) is int and type(stop) is int and type(step) is int:
+        # the spec `getitem` would encode, written directly (split's pieces)
+        spec = (_WHOLE,) * axis + (("slice", start, stop, step),)
+        return bind("getitem", x, spec=spec)
     from .indexing import getitem
     return getitem(x, (builtins.slice(None),) * axis + (builtins.slice(start, stop, step),))
+
+
+_WHOLE = ("slice", None, None, None)  # `:` in an index spec (indexing.encode_index)
 
 
 
