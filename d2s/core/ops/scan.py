@@ -19,10 +19,18 @@ from ._base import cast_like, lift, probe_dtype
 __all__ = ["cumsum", "cumprod"]
 
 
-def _scan_kernel(fn):
+def _scan_kernel(fn, ufunc):
+    # A float scan calls the ufunc's accumulate, which `fn` (np.cumsum,
+    # np.cumprod) wraps: the same arithmetic without the wrapper's per-call
+    # cost. Other dtypes take `fn`, whose result dtype NumPy 2 widens (an int32
+    # cumsum is int64), which accumulate alone would not.
+    accumulate = ufunc.accumulate
+
     def kernel(x, axis, reverse):
         if reverse:
             return np.flip(fn(np.flip(x, axis), axis=axis), axis)
+        if x.dtype.kind == "f":
+            return accumulate(x, axis=axis)
         return fn(x, axis=axis)
     return kernel
 
@@ -54,8 +62,8 @@ def _cumprod_vjp(g, out, x, axis, reverse):
     return (cast_like(acc / x, x),)
 
 
-register_op("cumsum", _scan_kernel(np.cumsum), _scan_infer(_np_cumsum), _cumsum_vjp)
-register_op("cumprod", _scan_kernel(np.cumprod), _scan_infer(_np_cumprod), _cumprod_vjp)
+register_op("cumsum", _scan_kernel(np.cumsum, np.add), _scan_infer(_np_cumsum), _cumsum_vjp)
+register_op("cumprod", _scan_kernel(np.cumprod, np.multiply), _scan_infer(_np_cumprod), _cumprod_vjp)
 
 
 def _prepared(x, axis, dtype, opname):
