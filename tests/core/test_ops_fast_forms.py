@@ -115,3 +115,24 @@ def test_one_hot_out_of_range_names_the_op_and_the_range(bad):
         d2s.one_hot(i, 4)
     with pytest.raises(IndexError, match=r"one_hot: values must be in \[0, 4\)"):
         d2s.jit.to_static(lambda t: d2s.one_hot(t, 4))(i)
+
+
+@pytest.mark.parametrize("axis,unbiased,keepdim", [(1, True, False), ([0, 2], False, True),
+                                                   (None, True, False), (-1, False, False)])
+def test_var_is_one_op_on_every_backend_with_its_gradient(axis, unbiased, keepdim):
+    x = R.standard_normal((3, 4, 2))
+    fn = lambda t: d2s.var(t, axis=axis, unbiased=unbiased, keepdim=keepdim)  # noqa: E731
+    assert _op_types(fn, x) == ["var"]
+    np_axis = tuple(axis) if isinstance(axis, list) else axis
+    check(fn, [x], lambda a: np.var(a, np_axis, ddof=int(unbiased), keepdims=keepdim))
+
+
+def test_var_second_derivative():
+    # d/dx_i sum_j r_j * dvar/dx_j = 2 / (n - 1) * (r_i - mean(r))
+    a = R.standard_normal(5)
+    r = R.standard_normal(5)
+    x = d2s.to_tensor(a, stop_gradient=False)
+    (g,) = d2s.grad(d2s.var(x), x, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 2 * (a - a.mean()) / 4, rtol=1e-12)
+    (h,) = d2s.grad((g * d2s.to_tensor(r)).sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 / 4 * (r - r.mean()), rtol=1e-10)
