@@ -11,6 +11,8 @@ from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import reduced_shape
 from ._base import is_value, lift
+from .elementwise import cast
+from .reduction import _axes, _count, _expand_reduced
 
 __all__ = ["bincount", "nonzero", "add_n", "var"]
 
@@ -96,8 +98,6 @@ def add_n(inputs, name=None):
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
     """Variance over `axis` (all elements by default); `unbiased` divides by
     n - 1. Integer and bool inputs are read as float32."""
-    from .elementwise import cast
-    from .reduction import _axes
     x = lift(x)
     if np.dtype(x.dtype).kind not in "fc":
         x = cast(x, "float32")
@@ -121,8 +121,6 @@ def _var_infer(x, axes, unbiased, keepdim):
 
 def _var_vjp(g, out, x, axes, unbiased, keepdim):
     """d var / d x = 2 (x - mean) / (n - 1, or n)."""
-    from .elementwise import cast
-    from .reduction import _count, _expand_reduced
     n = _count(x, axes)
     if unbiased:
         n = n - 1

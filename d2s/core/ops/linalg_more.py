@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from ._base import lift
+from .linalg import matmul
 
 __all__ = ["matmul_t", "mm", "bmm", "einsum", "inverse"]
 
@@ -24,7 +25,6 @@ def matmul_t(x, y, transpose_x=False, transpose_y=False, name=None):
     """Paddle's `matmul`: `x @ y`, after swapping the last two dims of x
     (`transpose_x`) and/or y (`transpose_y`); NumPy's rules for 1-D operands
     and broadcast batch dims."""
-    from .linalg import matmul
     if transpose_x:
         x = _swap_last(lift(x))
     if transpose_y:
@@ -34,13 +34,11 @@ def matmul_t(x, y, transpose_x=False, transpose_y=False, name=None):
 
 def mm(input, mat2, name=None):
     """The matrix product `input @ mat2`."""
-    from .linalg import matmul
     return matmul(input, mat2)
 
 
 def bmm(x, y, name=None):
     """Batched matrix product of 3-D tensors with the same batch size."""
-    from .linalg import matmul
     x, y = lift(x), lift(y)
     if len(x.shape) != 3 or len(y.shape) != 3:
         raise ValueError(f"bmm: x and y must be 3-D, got {tuple(x.shape)} and {tuple(y.shape)}")
@@ -119,7 +117,6 @@ def _product(values):
 def _contract(a, sa, b, sb, keep):
     """a (letters sa) times b (letters sb), summing the letters in both that
     `keep` does not hold; -> (result, its letters)."""
-    from .linalg import matmul
     from .manipulation import reshape, transpose
     batch = [c for c in sa if c in sb and c in keep]
     inner = [c for c in sa if c in sb and c not in keep]
@@ -162,7 +159,6 @@ def einsum(equation, *operands):
     ranks = tuple(len(x.shape) for x in xs)
     empty = any(d == 0 for x in xs for d in x.shape)
     if not empty and _is_matmul(equation, ranks):
-        from .linalg import matmul
         return matmul(xs[0], xs[1])
     subs, out = _parse(equation, xs)
     return _einsum(xs, subs, out, empty)
@@ -250,7 +246,6 @@ def _inverse_infer(x):
 def _inverse_vjp(g, out, x):
     """d(X^-1) = -X^-1 dX X^-1, so the cotangent is -out^T g out^T."""
     from ._base import cast_like
-    from .linalg import matmul
     t = _swap_last(out)
     return (cast_like(-matmul(matmul(t, g), t), x),)
 

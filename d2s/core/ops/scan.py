@@ -15,6 +15,10 @@ from ..dtypes import as_dtype
 from ..registry import Aval, register_op
 from ..shapes import normalize_axis
 from ._base import cast_like, lift, probe_dtype
+# (module-level, not in the functions: an import statement costs an eager call
+# about a microsecond each time it runs)
+from .elementwise import cast
+from .manipulation import flatten, reshape
 
 __all__ = ["cumsum", "cumprod"]
 
@@ -67,8 +71,6 @@ register_op("cumprod", _scan_kernel(np.cumprod, np.multiply), _scan_infer(_np_cu
 
 
 def _prepared(x, axis, dtype, opname):
-    from .elementwise import cast
-    from .manipulation import flatten
     x = lift(x)
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
@@ -83,7 +85,6 @@ def cumsum(x, axis=None, dtype=None, name=None):
     """Cumulative sum along `axis` (over the flattened x when None)."""
     x, axis = _prepared(x, axis, dtype, "cumsum")
     if not x.shape:
-        from .manipulation import reshape
         return reshape(bind("cumsum", reshape(x, [1]), axis=0, reverse=False), [])
     return bind("cumsum", x, axis=axis, reverse=False)
 
@@ -92,6 +93,5 @@ def cumprod(x, dim=None, dtype=None, name=None):
     """Cumulative product along `dim` (over the flattened x when None)."""
     x, axis = _prepared(x, dim, dtype, "cumprod")
     if not x.shape:
-        from .manipulation import reshape
         return reshape(bind("cumprod", reshape(x, [1]), axis=0, reverse=False), [])
     return bind("cumprod", x, axis=axis, reverse=False)
