@@ -14,6 +14,8 @@ bookkeeping.)
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..dispatch import bind
@@ -328,7 +330,24 @@ def _topk_kernel(x, k, axis, largest):
     else:
         idx = np.argsort(x, axis=axis, kind="stable")[head + (slice(0, k),)]
     idx = idx.astype(np.int64, copy=False)
-    return np.take_along_axis(x, idx, axis), idx
+    index = list(_other_axes(x.shape, axis))  # numpy's take_along_axis, less its wrapper
+    index[axis] = idx
+    return x[tuple(index)], idx
+
+
+@functools.lru_cache(maxsize=256)
+def _other_axes(shape, axis):
+    """For each axis of an array of `shape` but `axis`, its positions shaped to
+    broadcast along it (the index `take_along_axis` builds every call)."""
+    grid = []
+    for i, d in enumerate(shape):
+        if i == axis:
+            grid.append(None)
+            continue
+        positions = np.arange(d).reshape([-1 if j == i else 1 for j in range(len(shape))])
+        positions.flags.writeable = False
+        grid.append(positions)
+    return tuple(grid)
 
 
 def _topk_infer(x, k, axis, largest):
