@@ -325,10 +325,11 @@ def _topk_kernel(x, k, axis, largest):
     if largest:
         # stable descending, as argsort's kernel: the reversed axis sorted
         # ascending, whose last k, read backwards, are the first k
-        order = np.argsort(x[head + (slice(None, None, -1),)], axis=axis, kind="stable")
+        order = x[head + (slice(None, None, -1),)].argsort(axis=axis, kind="stable")
         idx = n - 1 - order[head + (slice(n - 1, n - 1 - k if k < n else None, -1),)]
     else:
-        idx = np.argsort(x, axis=axis, kind="stable")[head + (slice(0, k),)]
+        idx = x.argsort(axis=axis, kind="stable")[head + (slice(0, k),)]
+    # (the array methods, not np.argsort: its wrapper costs a call per call)
     idx = idx.astype(np.int64, copy=False)
     index = list(_other_axes(x.shape, axis))  # numpy's take_along_axis, less its wrapper
     index[axis] = idx
