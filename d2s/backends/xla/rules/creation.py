@@ -36,11 +36,11 @@ register_lowering("xla", "numel", _numel, variant="tensor_array")
 
 
 def _one_hot(ns, x, num_classes):
-    # the identity's rows, read as the gather that `one_hot` was before it was
-    # one op: a negative value is sent past the end, and an index past the end
-    # reads as jnp's gather does
-    safe = ns.jnp.where(x >= 0, x, num_classes)
-    return ns.jnp.asarray(np.eye(num_classes, dtype=np.float32))[safe]
+    jnp = ns.jnp
+    # a value outside [0, num_classes) raises IndexError on numpy; here it
+    # runs the call again on numpy, which raises it
+    ns.check_on_numpy(jnp.all((x >= 0) & (x < num_classes)))
+    return (x[..., None] == jnp.arange(num_classes, dtype=x.dtype)).astype(np.float32)
 
 
 register_lowering("xla", "one_hot", _one_hot)
