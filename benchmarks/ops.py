@@ -3,7 +3,8 @@ representative call on small float32 tensors, timed as d2s eager, d2s static
 (`to_static`, numpy backend), hand-written numpy, and torch eager when torch
 imports; on one core (thread pools pinned to 1 before numpy loads).
 
-    python benchmarks/ops.py [--rounds N] [--families math,search] [--json PATH]
+    python benchmarks/ops.py [--rounds N] [--stat median|min] [--families math,search]
+                             [--json PATH]
 
 Targets (issue 27): static within 1.1x of hand-written numpy, eager within
 1.3x of torch eager. The table prints both ratios per row. Every mode's
@@ -140,7 +141,7 @@ def check_equal(family, results):
                                        atol=1e-6 * max(1.0, scale), err_msg=f"{family}: {mode}")
 
 
-def run(families, rounds):
+def run(families, rounds, stat="median"):
     torch = None
     if importlib.util.find_spec("torch") is not None:
         import torch
@@ -163,7 +164,9 @@ def run(families, rounds):
         with d2s.no_grad():
             check_equal(family, {m: fn() for m, (fn, _) in modes.items()})
             stats = measure(modes, rounds=rounds, target_s=0.05, warmup=2)
-        med = {m: s.median for m, s in stats.items()}
+        # the median of the rounds, or their fastest (`min`: on a machine
+        # other work shares, the round least slowed by it)
+        med = {m: (s.median if stat == "median" else min(s.rounds)) for m, s in stats.items()}
         results[family] = {"op": label, "seconds_per_call": med,
                            "static/numpy": med["static"] / med["numpy"],
                            "eager/torch": med["eager"] / med["torch"] if "torch" in med
@@ -175,12 +178,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5,
                     help="timing rounds per op and mode; the median is reported (default 5)")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="per-call time reported: the median round (default) or the fastest "
+                         "(steadier where other work shares the core)")
     ap.add_argument("--families", default="", help="comma-separated families (default: all)")
     ap.add_argument("--json", default="", help="write the results here")
     args = ap.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
-    results = run(families, args.rounds)
-    print("per call (median of rounds), one core; results checked equal to numpy's first")
+    results = run(families, args.rounds, args.stat)
+    print(f"per call ({args.stat} of {args.rounds} rounds), one core; results checked equal "
+          "to numpy's first")
     print(f"{'family':14s} {'op':24s} {'eager':>9s} {'static':>9s} {'numpy':>9s} "
           f"{'torch':>9s} {'static/np':>9s} {'eager/torch':>11s}")
     for family, r in results.items():
