@@ -36,15 +36,17 @@ def all(x, axis=None, keepdim=False, name=None):
 def _logsumexp_kernel(x, axes, keepdim):
     """log(sum(exp(x))) over `axes`, shifted by the max so that exp cannot
     overflow. A max of -inf or inf is clamped to the dtype's finite range
-    (inf - inf would make nan of a -inf or inf result; two in-place clamps
-    cost less than testing for them): the result is still -inf or inf."""
+    (inf - inf would make nan of a -inf or inf result): the result is still
+    -inf or inf. The lower clamp is the reduction's own `initial` (no call of
+    its own); a reduction over an empty axis raises, as numpy's max does."""
     if not axes:
         return x.copy()
-    m = np.maximum.reduce(x, axis=axes, keepdims=True)
-    if x.dtype.kind == "f":
+    if x.dtype.kind == "f" and x.size:
         lo, hi = _finite_range(x.dtype)
-        np.maximum(m, lo, out=m)
+        m = np.maximum.reduce(x, axis=axes, keepdims=True, initial=lo)
         np.minimum(m, hi, out=m)
+    else:
+        m = np.maximum.reduce(x, axis=axes, keepdims=True)
     out = np.log(np.add.reduce(np.exp(x - m), axis=axes, keepdims=True))
     out += m  # (an all -inf slice: log(0) is -inf, with numpy's warning)
     return out if keepdim else out.reshape(reduced_shape(x.shape, axes, False))
@@ -52,8 +54,10 @@ def _logsumexp_kernel(x, axes, keepdim):
 
 @functools.lru_cache(maxsize=None)
 def _finite_range(dtype):
+    """(lowest finite value, a 0-d array of the highest): a 0-d array operand
+    costs a ufunc less than a numpy scalar, which it converts every call."""
     info = np.finfo(dtype)
-    return info.min, info.max
+    return info.min, np.array(info.max, dtype)
 
 
 def _logsumexp_infer(x, axes, keepdim):
