@@ -3,8 +3,8 @@ representative call on small float32 tensors, timed as d2s eager, d2s static
 (`to_static`, numpy backend), hand-written numpy, and torch eager when torch
 imports; on one core (thread pools pinned to 1 before numpy loads).
 
-    python benchmarks/ops.py [--rounds N] [--stat median|min] [--families math,search]
-                             [--json PATH]
+    python benchmarks/ops.py [--rounds N] [--stat median|min] [--clock wall|cpu]
+                             [--families math,search] [--json PATH]
 
 Targets (issue 27): static within 1.1x of hand-written numpy, eager within
 1.3x of torch eager. The table prints both ratios per row. Every mode's
@@ -27,6 +27,7 @@ import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -34,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import d2s  # noqa: E402
+import timing  # noqa: E402
 from timing import measure, null_context  # noqa: E402
 
 RNG = np.random.default_rng(0)
@@ -181,13 +183,18 @@ def main(argv=None):
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="per-call time reported: the median round (default) or the fastest "
                          "(steadier where other work shares the core)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall time (default), or this thread's CPU time: on a machine other "
+                         "processes share, the time they take the core away is not counted")
     ap.add_argument("--families", default="", help="comma-separated families (default: all)")
     ap.add_argument("--json", default="", help="write the results here")
     args = ap.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
+    if args.clock == "cpu":
+        timing._clock = time.thread_time  # (measure reads the module's clock per round)
     results = run(families, args.rounds, args.stat)
-    print(f"per call ({args.stat} of {args.rounds} rounds), one core; results checked equal "
-          "to numpy's first")
+    print(f"per call ({args.stat} of {args.rounds} rounds, {args.clock} clock), one core; "
+          "results checked equal to numpy's first")
     print(f"{'family':14s} {'op':24s} {'eager':>9s} {'static':>9s} {'numpy':>9s} "
           f"{'torch':>9s} {'static/np':>9s} {'eager/torch':>11s}")
     for family, r in results.items():
