@@ -41,15 +41,23 @@ def _logsumexp_kernel(x, axes, keepdim):
     its own); a reduction over an empty axis raises, as numpy's max does."""
     if not axes:
         return x.copy()
+    axis = axes[0] if len(axes) == 1 else axes  # (an int axis: the cheaper call)
     if x.dtype.kind == "f" and x.size:
         lo, hi = _finite_range(x.dtype)
-        m = np.maximum.reduce(x, axis=axes, keepdims=True, initial=lo)
+        m = np.maximum.reduce(x, axis=axis, keepdims=True, initial=lo)
         np.minimum(m, hi, out=m)
     else:
-        m = np.maximum.reduce(x, axis=axes, keepdims=True)
-    out = np.log(np.add.reduce(np.exp(x - m), axis=axes, keepdims=True))
+        m = np.maximum.reduce(x, axis=axis, keepdims=True)
+    out = np.log(np.add.reduce(np.exp(x - m), axis=axis, keepdims=True))
     out += m  # (an all -inf slice: log(0) is -inf, with numpy's warning)
-    return out if keepdim else out.reshape(reduced_shape(x.shape, axes, False))
+    return out if keepdim else out[_dropped(x.ndim, axes)]
+
+
+@functools.lru_cache(maxsize=256)
+def _dropped(ndim, axes):
+    """The index that drops the kept size-1 `axes` (a view: no reshape call);
+    the Ellipsis keeps a full reduction a 0-d array, not a numpy scalar."""
+    return tuple(0 if i in axes else slice(None) for i in range(ndim)) + (Ellipsis,)
 
 
 @functools.lru_cache(maxsize=None)
