@@ -110,9 +110,10 @@ def _var_kernel(x, axes, unbiased, keepdim):
     n = 1
     for a in axes:
         n *= x.shape[a]
-    d = x - np.true_divide(np.add.reduce(x, axis=axes, keepdims=True), n)
+    axis = axes[0] if len(axes) == 1 else axes  # (an int axis: the cheaper call)
+    d = x - np.true_divide(np.add.reduce(x, axis=axis, keepdims=True), n)
     np.multiply(d, d, out=d)
-    return np.true_divide(np.add.reduce(d, axis=axes, keepdims=keepdim), n - 1 if unbiased else n)
+    return np.true_divide(np.add.reduce(d, axis=axis, keepdims=keepdim), n - 1 if unbiased else n)
 
 
 def _var_infer(x, axes, unbiased, keepdim):
