@@ -167,23 +167,23 @@ def einsum(equation, *operands):
 @functools.lru_cache(maxsize=256)
 def _is_matmul(equation, ranks):
     """Whether the equation, on operands of these ranks, is `matmul(a, b)`
-    itself ("ij,jk->ik", "bij,bjk->bik", "...ij,...jk->...ik"): the general
-    plan would make that one call, after steps that work out to nothing
-    (which an eager call would pay for each time)."""
+    itself: "ij,jk->ik", "bij,bjk->bik", "...ij,...jk->...ik", and a batch on
+    one side only, which matmul broadcasts ("bsd,dh->bsh", "ij,bjk->bik").
+    The general plan would transpose and reshape to get there (steps an eager
+    call pays for each time)."""
     subs, out = _parse_ranks(equation, ranks)
     if len(subs) != 2:
         return False
-    (sa, sb), letters = subs, set(out)
-    if len(sa) < 2 or len(sb) < 2 or not set(sa) <= set(sb) | letters \
-            or not set(sb) <= set(sa) | letters:
-        return False  # a vector operand, or a letter summed within one operand
-    batch = [c for c in sa if c in sb and c in letters]
-    inner = [c for c in sa if c in sb and c not in letters]
-    free_a = [c for c in sa if c not in sb]
-    free_b = [c for c in sb if c not in sa]
-    return (len(inner) == len(free_a) == len(free_b) == 1
-            and list(sa) == batch + free_a + inner and list(sb) == batch + inner + free_b
-            and out == "".join(batch + free_a + free_b))
+    sa, sb = subs
+    if len(sa) < 2 or len(sb) < 2:
+        return False  # a vector operand
+    (i, j), (j2, k) = sa[-2:], sb[-2:]
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    if j != j2 or j in out or i == k or i in sb or k in sa:
+        return False
+    if batch_a and batch_b and batch_a != batch_b:
+        return False
+    return out == (batch_a or batch_b) + i + k
 
 
 def _einsum(xs, subs, out, empty):
