@@ -12,7 +12,8 @@ import numpy as np
 
 import builtins
 
-from ..dispatch import bind
+from ..dispatch import all_eager, bind, run_eager
+from ..registry import OPS
 from ..shapes import normalize_axis
 from ..tensor import Tensor
 from ._base import is_value, lift
@@ -51,11 +52,14 @@ def _take(x, axis, start, stop, step=1):
     if type(start) is int and type(stop) is int and type(step) is int:
         # the spec `getitem` would encode, written directly (split's pieces)
         spec = (_WHOLE,) * axis + (("slice", start, stop, step),)
+        if type(x) is Tensor and all_eager[0]:  # `bind`'s eager case, decided here
+            return run_eager(_GETITEM, (x,), {"spec": spec})
         return bind("getitem", x, spec=spec)
     return getitem(x, (builtins.slice(None),) * axis + (builtins.slice(start, stop, step),))
 
 
 _WHOLE = ("slice", None, None, None)  # `:` in an index spec (indexing.encode_index)
+_GETITEM = OPS["getitem"]
 
 
 
