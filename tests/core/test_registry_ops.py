@@ -750,6 +750,50 @@ cases("inverse",
       C(np.array([[2, 1], [1, 1]]), ref=np.linalg.inv, label="int"),
       C(np.zeros((2, 2)), ref=_raises, grad=False, raises=(np.linalg.LinAlgError, "Singular"),
         label="singular"))
+
+
+def _logsumexp_ref(axes, keepdim):
+    def ref(x):
+        m = np.max(x, axis=axes, keepdims=True)
+        out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+        return out if keepdim else np.squeeze(out, axes)
+    return ref
+
+
+def _topk_ref(k, axis, largest):
+    def ref(x):
+        idx = np.argsort(-x if largest else x, axis=axis, kind="stable")
+        idx = np.take(idx, np.arange(k), axis=axis)
+        return np.take_along_axis(x, idx, axis), idx
+    return ref
+
+
+cases("logsumexp",
+      C(U(3, 4, lo=-3, hi=3) * 10, attrs=dict(axes=(1,), keepdim=False),
+        ref=_logsumexp_ref((1,), False), label="axis1"),
+      C(U(2, 3), attrs=dict(axes=(0, 1), keepdim=True), ref=_logsumexp_ref((0, 1), True),
+        label="all_keep"),
+      C(U(0, 3), attrs=dict(axes=(1,), keepdim=False), ref=_logsumexp_ref((1,), False),
+        label="empty"))
+cases("topk",
+      C(U(3, 5), attrs=dict(k=2, axis=1, largest=True), ref=_topk_ref(2, 1, True),
+        label="largest"),
+      C(U(4, 3), attrs=dict(k=3, axis=0, largest=False), ref=_topk_ref(3, 0, False),
+        label="smallest_axis0"),
+      C(I(3, 6, lo=0, hi=3), attrs=dict(k=4, axis=1, largest=True), ref=_topk_ref(4, 1, True),
+        label="ties_int"),
+      C(U(0, 3), attrs=dict(k=2, axis=1, largest=True), ref=_topk_ref(2, 1, True),
+        label="empty"))
+cases("one_hot",
+      C(I(2, 3, lo=0, hi=4), attrs=dict(num_classes=4),
+        ref=lambda i: np.eye(4, dtype=np.float32)[i], label="int"),
+      C(np.array([0, 4]), attrs=dict(num_classes=4), ref=_raises, grad=False,
+        raises=(IndexError, r"one_hot: values must be in \[0, 4\)"), label="out_of_range"))
+cases("var",
+      C(U(3, 4), attrs=dict(axes=(1,), unbiased=True, keepdim=False),
+        ref=lambda x: np.var(x, 1, ddof=1), label="axis1"),
+      C(U(2, 3, 2), attrs=dict(axes=(0, 2), unbiased=False, keepdim=True),
+        ref=lambda x: np.var(x, (0, 2), keepdims=True), label="axes_keep"))
 # ---- end of issue 27 block ----
 
 

@@ -239,6 +239,16 @@ CASES = [
     ("argsort_bools", lambda x: d2s.argsort(x), [bools(6)]),
     ("prod", lambda x: d2s.prod(x, axis=1), [f32(2, 3)]),
     ("prod_int32", lambda x: d2s.prod(x), [ints(2, 3, dtype=np.int32)]),
+    ("logsumexp", lambda x: d2s.logsumexp(x, axis=1), [f32(3, 4) * 20]),
+    ("logsumexp_all_keepdim", lambda x: d2s.logsumexp(x, keepdim=True), [f32(2, 3)]),
+    ("topk", lambda x: d2s.topk(x, 2), [f32(3, 5)]),
+    ("topk_ties_smallest_axis0", lambda x: d2s.topk(x, 3, axis=0, largest=False),
+     [ints(4, 3, low=0, high=2)]),
+    ("topk_bools", lambda x: d2s.topk(x, 2), [bools(2, 5)]),
+    ("one_hot", lambda i: d2s.one_hot(i, 5), [ints(2, 3, low=0, high=5)]),
+    ("var", lambda x: d2s.var(x, axis=1), [f32(3, 4)]),
+    ("var_biased_keepdim", lambda x: d2s.var(x, axis=[0, 1], unbiased=False, keepdim=True),
+     [f32(2, 3, 2)]),
     # ---- end of issue 27 block ----
     # weight-only quantization (d2s.quantization): int8, packed int4, transposed
     ("weight_dequantize_int8", lambda q, s: weight_dequantize(q, s, bits=8, k=5),

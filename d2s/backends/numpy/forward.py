@@ -56,8 +56,12 @@ class ForwardExecutable:
         if forward is None:
             values = self.forward(feeds, captured)
         else:
-            feeds += map(_VALUE, captured)
-            values = forward(*feeds)
+            if captured:
+                feeds += map(_VALUE, captured)
+            try:  # (`forward(*feeds)` less its frame: the generated function itself)
+                values = forward.fn(*feeds)
+            except Exception as e:
+                raise forward.located(e) from None
         for v in values:
             if type(v) is not _ndarray:
                 return [v if type(v) is _ndarray else self.parts._as_array(i, v)

@@ -1,10 +1,15 @@
 """More creation ops, each a constant or a composition of existing ops:
-linspace, eye, empty, empty_like, assign, one_hot, clone."""
+linspace, eye, empty, empty_like, assign, clone; and one_hot, a primitive
+(rows of the identity read in one call: its xla and ONNX rules are in the
+targets' `rules/creation.py`)."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from ..dispatch import bind
+from ..registry import Aval, register_op
 from ..dtypes import DEFAULT_FLOAT, as_dtype
 from ._base import constant, is_value, lift
 
@@ -94,14 +99,27 @@ def one_hot(x, num_classes, name=None):
     num_classes = int(_number(num_classes, "one_hot", "num_classes"))
     if num_classes <= 0:
         raise ValueError(f"one_hot: num_classes must be positive, got {num_classes}")
-    from ..tensor import Tensor
-    if isinstance(x, Tensor) and x.size and (x.numpy().min() < 0 or
-                                             x.numpy().max() >= num_classes):
+    return bind("one_hot", x, num_classes=num_classes)
+
+
+@functools.lru_cache(maxsize=64)
+def _identity(n):
+    eye = np.eye(n, dtype=np.float32)
+    eye.flags.writeable = False  # shared by every call (`take` copies its rows)
+    return eye
+
+
+def _one_hot_kernel(x, num_classes):
+    # `take` raises past the end; a negative value would wrap, so it is looked for
+    try:
+        if x.dtype.kind == "i" and x.size and x.min() < 0:
+            raise IndexError
+        return _identity(num_classes).take(x, axis=0)
+    except IndexError:
         raise IndexError(f"one_hot: values must be in [0, {num_classes}), got "
-                         f"[{x.numpy().min()}, {x.numpy().max()}]")
-    # rows of the identity picked by gather: a value >= num_classes (and a
-    # negative one, sent past the end first) raises IndexError in a program too
-    from .elementwise import greater_equal, where
-    from .manipulation import gather
-    safe = where(greater_equal(x, 0), x, num_classes)
-    return gather(constant(np.eye(num_classes, dtype=np.float32), np.float32), safe, axis=0)
+                         f"[{x.min()}, {x.max()}]") from None
+
+
+register_op("one_hot", _one_hot_kernel,
+            lambda x, num_classes: Aval(tuple(x.shape) + (num_classes,), np.dtype(np.float32)),
+            fresh=True, checks=True)

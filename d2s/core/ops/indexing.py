@@ -6,6 +6,8 @@ Variable (e.g. `x[i]` with a loop counter inside a `while`).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..dispatch import all_eager, bind, run_eager
@@ -205,7 +207,16 @@ def getitem_shape(shape, spec, avals, opname="getitem"):
 
 
 def _getitem_kernel(x, *tensors, spec):
+    if not tensors:  # ints, slices, None, Ellipsis: the same index every call
+        return x[_constant_index(spec)]
     return x[decode_index(spec, tensors)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _constant_index(spec):
+    """`decode_index` of a spec that refers to no tensor, remembered: an eager
+    `x[:, a:b]` (split's pieces) decodes the same spec on every call."""
+    return decode_index(spec, ())
 
 
 def _getitem_infer(x, *tensors, spec):

@@ -3,9 +3,12 @@ transpose_y), mm, bmm and einsum. Each is transposes, reshapes, sums and
 matmuls: gradients and backend forms are those ops'."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._base import lift
+from .linalg import matmul
 
 __all__ = ["matmul_t", "mm", "bmm", "einsum", "inverse"]
 
@@ -22,7 +25,6 @@ def matmul_t(x, y, transpose_x=False, transpose_y=False, name=None):
     """Paddle's `matmul`: `x @ y`, after swapping the last two dims of x
     (`transpose_x`) and/or y (`transpose_y`); NumPy's rules for 1-D operands
     and broadcast batch dims."""
-    from .linalg import matmul
     if transpose_x:
         x = _swap_last(lift(x))
     if transpose_y:
@@ -32,13 +34,11 @@ def matmul_t(x, y, transpose_x=False, transpose_y=False, name=None):
 
 def mm(input, mat2, name=None):
     """The matrix product `input @ mat2`."""
-    from .linalg import matmul
     return matmul(input, mat2)
 
 
 def bmm(x, y, name=None):
     """Batched matrix product of 3-D tensors with the same batch size."""
-    from .linalg import matmul
     x, y = lift(x), lift(y)
     if len(x.shape) != 3 or len(y.shape) != 3:
         raise ValueError(f"bmm: x and y must be 3-D, got {tuple(x.shape)} and {tuple(y.shape)}")
@@ -49,6 +49,14 @@ def bmm(x, y, name=None):
 
 # ---- einsum ------------------------------------------------------------------------------
 def _parse(equation, operands):
+    subs, out = _parse_ranks(equation, tuple(len(x.shape) for x in operands))
+    return list(subs), out
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_ranks(equation, ranks):
+    """`_parse` for operands of these ranks (all the subscripts depend on):
+    remembered, since a model calls the same einsum on every step."""
     eq = equation.replace(" ", "")
     if "->" in eq:
         lhs, out = eq.split("->")
@@ -56,24 +64,24 @@ def _parse(equation, operands):
     else:
         lhs, out, explicit = eq, None, False
     terms = lhs.split(",")
-    if len(terms) != len(operands):
+    if len(terms) != len(ranks):
         raise ValueError(f"einsum: {equation!r} names {len(terms)} operands, got "
-                         f"{len(operands)}")
+                         f"{len(ranks)}")
     used = set(c for c in eq if c.isalpha())
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
     n_ell = 0
-    for t, x in zip(terms, operands):
+    for t, rank in zip(terms, ranks):
         if "..." in t:
-            n_ell = max(n_ell, len(x.shape) - (len(t) - 3))
+            n_ell = max(n_ell, rank - (len(t) - 3))
     ell = "".join(spare[:n_ell])
     subs = []
-    for t, x in zip(terms, operands):
+    for t, rank in zip(terms, ranks):
         if "..." in t:
-            k = len(x.shape) - (len(t) - 3)
+            k = rank - (len(t) - 3)
             t = t.replace("...", ell[n_ell - k:] if k else "")
-        if len(t) != len(x.shape) or not t.isalpha() and t:
-            raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of shape "
-                             f"{tuple(x.shape)}")
+        if len(t) != rank or not t.isalpha() and t:
+            raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of rank "
+                             f"{rank}")
         if len(set(t)) != len(t):
             raise NotImplementedError(f"einsum: a subscript repeated within one operand "
                                       f"({t!r}, a diagonal) is not supported")
@@ -91,7 +99,7 @@ def _parse(equation, operands):
             raise ValueError(f"einsum: output subscript {c!r} names no operand dim")
     if len(set(out)) != len(out):
         raise ValueError(f"einsum: output subscripts {out!r} repeat a letter")
-    return subs, out
+    return tuple(subs), out
 
 
 def _dims_of(x, letters):
@@ -109,13 +117,13 @@ def _product(values):
 def _contract(a, sa, b, sb, keep):
     """a (letters sa) times b (letters sb), summing the letters in both that
     `keep` does not hold; -> (result, its letters)."""
-    from .linalg import matmul
     from .manipulation import reshape, transpose
     batch = [c for c in sa if c in sb and c in keep]
     inner = [c for c in sa if c in sb and c not in keep]
     free_a = [c for c in sa if c not in sb]
     free_b = [c for c in sb if c not in sa]
-    da, db = _dims_of(a, sa), _dims_of(b, sb)
+    if len(free_a) != 1 or len(free_b) != 1 or len(inner) != 1:  # the dims, read before the transposes (run-time values where unknown)
+        da, db = _dims_of(a, sa), _dims_of(b, sb)
     order_a = batch + free_a + inner
     order_b = batch + inner + free_b
     if list(sa) != order_a:
@@ -123,11 +131,19 @@ def _contract(a, sa, b, sb, keep):
     if list(sb) != order_b:
         b = transpose(b, [sb.index(c) for c in order_b])
     nb = len(batch)
-    a = reshape(a, [0] * nb + [_product(da[c] for c in free_a), _product(da[c] for c in inner)])
-    b = reshape(b, [0] * nb + [_product(db[c] for c in inner), _product(db[c] for c in free_b)])
+    # (one free and one summed letter per operand, as in "bij,bjk->bik": the
+    # operands already are matmul's, and reshapes that change nothing are ops
+    # every call would run)
+    if len(free_a) != 1 or len(inner) != 1:
+        a = reshape(a, [0] * nb + [_product(da[c] for c in free_a),
+                                   _product(da[c] for c in inner)])
+    if len(free_b) != 1 or len(inner) != 1:
+        b = reshape(b, [0] * nb + [_product(db[c] for c in inner),
+                                   _product(db[c] for c in free_b)])
     out = matmul(a, b)
-    shape = [0] * nb + [da[c] for c in free_a] + [db[c] for c in free_b]
-    return reshape(out, shape), "".join(batch + free_a + free_b)
+    if len(free_a) != 1 or len(free_b) != 1:
+        out = reshape(out, [0] * nb + [da[c] for c in free_a] + [db[c] for c in free_b])
+    return out, "".join(batch + free_a + free_b)
 
 
 def einsum(equation, *operands):
@@ -135,15 +151,46 @@ def einsum(equation, *operands):
     `"i,j->ij"`, `"...ij->...ji"`, implicit outputs): sums of unshared
     letters, then pairwise products by `matmul`. A letter repeated within
     one operand (a diagonal) is not supported."""
-    from .manipulation import transpose
-    from .reduction import sum as _sum
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     xs = [lift(x) for x in operands]
     if not xs:
         raise ValueError("einsum: needs at least one operand")
+    ranks = tuple(len(x.shape) for x in xs)
+    empty = any(d == 0 for x in xs for d in x.shape)
+    if not empty and _is_matmul(equation, ranks):
+        return matmul(xs[0], xs[1])
     subs, out = _parse(equation, xs)
-    if any(d == 0 for x in xs for d in x.shape):
+    return _einsum(xs, subs, out, empty)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_matmul(equation, ranks):
+    """Whether the equation, on operands of these ranks, is `matmul(a, b)`
+    itself: "ij,jk->ik", "bij,bjk->bik", "...ij,...jk->...ik", and a batch on
+    one side only, which matmul broadcasts ("bsd,dh->bsh", "ij,bjk->bik").
+    The general plan would transpose and reshape to get there (steps an eager
+    call pays for each time)."""
+    subs, out = _parse_ranks(equation, ranks)
+    if len(subs) != 2:
+        return False
+    sa, sb = subs
+    if len(sa) < 2 or len(sb) < 2:
+        return False  # a vector operand
+    (i, j), (j2, k) = sa[-2:], sb[-2:]
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    if j != j2 or j in out or i == k or i in sb or k in sa:
+        return False
+    if batch_a and batch_b and batch_a != batch_b:
+        return False
+    return out == (batch_a or batch_b) + i + k
+
+
+def _einsum(xs, subs, out, empty):
+    """`einsum` of lifted operands with their parsed subscripts."""
+    from .manipulation import transpose
+    from .reduction import sum as _sum
+    if empty:
         # a zero-size dim is either in the output (an empty result) or summed
         # over (zeros): the result is zeros either way
         from .creation import zeros
@@ -199,7 +246,6 @@ def _inverse_infer(x):
 def _inverse_vjp(g, out, x):
     """d(X^-1) = -X^-1 dX X^-1, so the cotangent is -out^T g out^T."""
     from ._base import cast_like
-    from .linalg import matmul
     t = _swap_last(out)
     return (cast_like(-matmul(matmul(t, g), t), x),)
 

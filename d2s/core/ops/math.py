@@ -44,7 +44,10 @@ def _round_half_away(x):
 
 
 def _rsqrt_kernel(x):
-    return np.reciprocal(np.sqrt(x))
+    root = np.sqrt(x)
+    if type(root) is np.ndarray:  # (a 0-d input gives a numpy scalar)
+        return np.reciprocal(root, out=root)  # one array, not two
+    return np.reciprocal(root)
 
 
 _LN2, _LN10 = _math.log(2.0), _math.log(10.0)

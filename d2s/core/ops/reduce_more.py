@@ -1,11 +1,14 @@
-"""More reductions: any, all, logsumexp (compositions of sum / max) and prod
-(a primitive: its xla and ONNX rules are in the targets' `rules/reduce_more.py`)."""
+"""More reductions: any, all (compositions of sum), logsumexp and prod
+(primitives: their xla and ONNX rules are in the targets' `rules/reduce_more.py`)."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from ..dispatch import bind
-from ..registry import register_op
+from ..registry import Aval, register_op
+from ..shapes import reduced_shape
 from ._base import cast_like, lift
 from .reduction import _axes, _expand_reduced, _reduce_infer
 
@@ -29,26 +32,65 @@ def all(x, axis=None, keepdim=False, name=None):
     return equal(_sum(logical_not(x), axis, keepdim), 0)
 
 
+# ---- logsumexp (a primitive: one kernel in place of a dozen ops per call) ---------
+def _logsumexp_kernel(x, axes, keepdim):
+    """log(sum(exp(x))) over `axes`, shifted by the max so that exp cannot
+    overflow. A max of -inf or inf is clamped to the dtype's finite range
+    (inf - inf would make nan of a -inf or inf result): the result is still
+    -inf or inf. The lower clamp is the reduction's own `initial` (no call of
+    its own); a reduction over an empty axis raises, as numpy's max does."""
+    if not axes:
+        return x.copy()
+    axis = axes[0] if len(axes) == 1 else axes  # (an int axis: the cheaper call)
+    if x.dtype.kind == "f" and x.size:
+        lo, hi = _finite_range(x.dtype)
+        m = np.maximum.reduce(x, axis=axis, keepdims=True, initial=lo)
+        np.minimum(m, hi, out=m)
+    else:
+        m = np.maximum.reduce(x, axis=axis, keepdims=True)
+    out = np.log(np.add.reduce(np.exp(x - m), axis=axis, keepdims=True))
+    out += m  # (an all -inf slice: log(0) is -inf, with numpy's warning)
+    return out if keepdim else out[_dropped(x.ndim, axes)]
+
+
+@functools.lru_cache(maxsize=256)
+def _dropped(ndim, axes):
+    """The index that drops the kept size-1 `axes` (a view: no reshape call);
+    the Ellipsis keeps a full reduction a 0-d array, not a numpy scalar."""
+    return tuple(0 if i in axes else slice(None) for i in range(ndim)) + (Ellipsis,)
+
+
+@functools.lru_cache(maxsize=None)
+def _finite_range(dtype):
+    """(lowest finite value, a 0-d array of the highest): a 0-d array operand
+    costs a ufunc less than a numpy scalar, which it converts every call."""
+    info = np.finfo(dtype)
+    return info.min, np.array(info.max, dtype)
+
+
+def _logsumexp_infer(x, axes, keepdim):
+    return Aval(reduced_shape(tuple(x.shape), axes, keepdim), np.dtype(x.dtype))
+
+
+def _logsumexp_vjp(g, out, x, axes, keepdim):
+    """d logsumexp / d x = exp(x - logsumexp): softmax over `axes`."""
+    from .elementwise import exp
+    g_b = _expand_reduced(g, x, axes, keepdim)
+    return (g_b * exp(x - _expand_reduced(out, x, axes, keepdim)),)
+
+
+register_op("logsumexp", _logsumexp_kernel, _logsumexp_infer, vjp=_logsumexp_vjp, fresh=True)
+
+
 def logsumexp(x, axis=None, keepdim=False, name=None):
     """log(sum(exp(x))) over `axis`, computed stably (the max is subtracted
-    first: its gradient cancels, leaving softmax(x) as the derivative)."""
-    from .elementwise import exp, log, where
-    from .manipulation import detach
-    from .reduction import max as _max, sum as _sum
+    first); its derivative is softmax(x). Integer and bool inputs are read
+    as float32."""
     x = lift(x)
     if np.dtype(x.dtype).kind not in "fc":
         from .elementwise import cast
         x = cast(x, "float32")
-    m = detach(_max(x, axis, keepdim=True))
-    # an all -inf slice (or +inf) would give nan from inf - inf: shift by 0 there
-    from .math import isfinite
-    finite = isfinite(m)
-    m = where(finite, m, bind("full_like", m, fill_value=0, dtype=None))
-    out = log(_sum(exp(x - m), axis, keepdim=True)) + m
-    if keepdim:
-        return out
-    axes = _axes(x, axis, "logsumexp")
-    return bind("squeeze", out, axes=axes) if axes else out
+    return bind("logsumexp", x, axes=_axes(x, axis, "logsumexp"), keepdim=bool(keepdim))
 
 
 def _np_prod(x):

@@ -15,14 +15,26 @@ from ..dtypes import as_dtype
 from ..registry import Aval, register_op
 from ..shapes import normalize_axis
 from ._base import cast_like, lift, probe_dtype
+# (module-level, not in the functions: an import statement costs an eager call
+# about a microsecond each time it runs)
+from .elementwise import cast
+from .manipulation import flatten, reshape
 
 __all__ = ["cumsum", "cumprod"]
 
 
-def _scan_kernel(fn):
+def _scan_kernel(fn, ufunc):
+    # A float scan calls the ufunc's accumulate, which `fn` (np.cumsum,
+    # np.cumprod) wraps: the same arithmetic without the wrapper's per-call
+    # cost. Other dtypes take `fn`, whose result dtype NumPy 2 widens (an int32
+    # cumsum is int64), which accumulate alone would not.
+    accumulate = ufunc.accumulate
+
     def kernel(x, axis, reverse):
         if reverse:
             return np.flip(fn(np.flip(x, axis), axis=axis), axis)
+        if x.dtype.kind == "f":
+            return accumulate(x, axis=axis)
         return fn(x, axis=axis)
     return kernel
 
@@ -54,13 +66,11 @@ def _cumprod_vjp(g, out, x, axis, reverse):
     return (cast_like(acc / x, x),)
 
 
-register_op("cumsum", _scan_kernel(np.cumsum), _scan_infer(_np_cumsum), _cumsum_vjp)
-register_op("cumprod", _scan_kernel(np.cumprod), _scan_infer(_np_cumprod), _cumprod_vjp)
+register_op("cumsum", _scan_kernel(np.cumsum, np.add), _scan_infer(_np_cumsum), _cumsum_vjp)
+register_op("cumprod", _scan_kernel(np.cumprod, np.multiply), _scan_infer(_np_cumprod), _cumprod_vjp)
 
 
 def _prepared(x, axis, dtype, opname):
-    from .elementwise import cast
-    from .manipulation import flatten
     x = lift(x)
     if dtype is not None:
         x = cast(x, as_dtype(dtype))
@@ -75,7 +85,6 @@ def cumsum(x, axis=None, dtype=None, name=None):
     """Cumulative sum along `axis` (over the flattened x when None)."""
     x, axis = _prepared(x, axis, dtype, "cumsum")
     if not x.shape:
-        from .manipulation import reshape
         return reshape(bind("cumsum", reshape(x, [1]), axis=0, reverse=False), [])
     return bind("cumsum", x, axis=axis, reverse=False)
 
@@ -84,6 +93,5 @@ def cumprod(x, dim=None, dtype=None, name=None):
     """Cumulative product along `dim` (over the flattened x when None)."""
     x, axis = _prepared(x, dim, dtype, "cumprod")
     if not x.shape:
-        from .manipulation import reshape
         return reshape(bind("cumprod", reshape(x, [1]), axis=0, reverse=False), [])
     return bind("cumprod", x, axis=axis, reverse=False)

@@ -2,14 +2,19 @@
 sort, topk, take_along_axis, put_along_axis, index_select, index_sample,
 gather_nd, scatter, masked_fill, masked_select.
 
-Only `argsort` is new to the backends; the rest are compositions of it and
-of `getitem` / `getitem_grad` (numpy's advanced indexing and its
-scatter-add transpose), `where` and comparisons: their gradients, shape
-rules and xla / ONNX forms are those ops'. `argsort` is stable: equal values
-keep their order (descending too), as numpy's stable sort, JAX's and ONNX's
-TopK do, so every backend picks the same indices.
+Only `argsort` and `topk` are new to the backends; the rest are
+compositions of them and of `getitem` / `getitem_grad` (numpy's advanced
+indexing and its scatter-add transpose), `where` and comparisons: their
+gradients, shape rules and xla / ONNX forms are those ops'. Both sorts are
+stable: equal values keep their order (descending too), as numpy's stable
+sort, JAX's and ONNX's TopK do, so every backend picks the same indices.
+(`topk` is a primitive, not argsort + slice + gather, because a model calls
+it on every decoding step: one kernel instead of three ops and their index
+bookkeeping.)
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -290,8 +295,8 @@ def sort(x, axis=-1, descending=False, stable=False, name=None):
 def topk(x, k, axis=None, largest=True, sorted=True, name=None):
     """(values, int64 indices) of the `k` largest (or smallest) entries along
     `axis` (the last by default), largest first; ties keep their order. `k`
-    is an int (or an eager 0-d tensor) no larger than the axis."""
-    from .indexing import getitem
+    is an int (or an eager 0-d tensor) no larger than the axis. `sorted`
+    changes nothing: the result is always sorted."""
     x = lift(x)
     if is_value(k):
         from ..tensor import Tensor
@@ -308,6 +313,55 @@ def topk(x, k, axis=None, largest=True, sorted=True, name=None):
     if n is not None and k > n:
         raise ValueError(f"topk: k={k} is larger than the size {n} of axis {axis} of x "
                          f"{tuple(x.shape)}")
-    order = argsort(x, axis, descending=bool(largest))
-    indices = getitem(order, (slice(None),) * axis + (slice(0, int(k)),))
-    return take_along_axis(x, indices, axis), indices
+    return bind("topk", x, k=int(k), axis=axis, largest=bool(largest))
+
+
+def _topk_kernel(x, k, axis, largest):
+    n = x.shape[axis]
+    if k > n:  # (a dim unknown while building)
+        raise ValueError(f"topk: k={k} is larger than the size {n} of axis {axis} of x "
+                         f"{x.shape}")
+    head = (slice(None),) * axis
+    if largest:
+        # stable descending, as argsort's kernel: the reversed axis sorted
+        # ascending, whose last k, read backwards, are the first k
+        order = x[head + (slice(None, None, -1),)].argsort(axis=axis, kind="stable")
+        idx = n - 1 - order[head + (slice(n - 1, n - 1 - k if k < n else None, -1),)]
+    else:
+        idx = x.argsort(axis=axis, kind="stable")[head + (slice(0, k),)]
+    # (the array methods, not np.argsort: its wrapper costs a call per call)
+    idx = idx.astype(np.int64, copy=False)
+    index = list(_other_axes(x.shape, axis))  # numpy's take_along_axis, less its wrapper
+    index[axis] = idx
+    return x[tuple(index)], idx
+
+
+@functools.lru_cache(maxsize=256)
+def _other_axes(shape, axis):
+    """For each axis of an array of `shape` but `axis`, its positions shaped to
+    broadcast along it (the index `take_along_axis` builds every call)."""
+    grid = []
+    for i, d in enumerate(shape):
+        if i == axis:
+            grid.append(None)
+            continue
+        positions = np.arange(d).reshape([-1 if j == i else 1 for j in range(len(shape))])
+        positions.flags.writeable = False
+        grid.append(positions)
+    return tuple(grid)
+
+
+def _topk_infer(x, k, axis, largest):
+    shape = tuple(k if i == axis else d for i, d in enumerate(x.shape))
+    return Aval(shape, np.dtype(x.dtype)), Aval(shape, np.dtype("int64"))
+
+
+def _topk_vjp(g, out, x, k, axis, largest):
+    """The values' cotangent scattered back to where they were read."""
+    if g[0] is None:
+        return (None,)
+    return (_scatter_add(g[0], x, _along_axis_index(x, out[1], axis)),)
+
+
+register_op("topk", _topk_kernel, _topk_infer, vjp=_topk_vjp, num_outputs=2, fresh=True,
+            checks=lambda op: op.inputs[0].shape[op.attrs["axis"]] is None)

@@ -12,8 +12,17 @@ import numpy as np
 
 import builtins
 
+from ..dispatch import all_eager, bind, run_eager
+from ..registry import OPS
 from ..shapes import normalize_axis
+from ..tensor import Tensor
 from ._base import is_value, lift
+# (imported here, not in each function: an import statement costs an eager call
+# about a microsecond each time it runs)
+from .creation import arange
+from .elementwise import greater_equal, less_equal, where, zeros_like_
+from .indexing import getitem
+from .manipulation import concat, expand, flatten, reshape, unsqueeze
 
 __all__ = ["split", "chunk", "unbind", "tile", "broadcast_to", "expand_as", "flip", "roll",
            "tril", "triu", "meshgrid", "slice", "strided_slice"]
@@ -21,7 +30,6 @@ __all__ = ["split", "chunk", "unbind", "tile", "broadcast_to", "expand_as", "fli
 
 def _int(v, opname, what):
     if is_value(v):
-        from ..tensor import Tensor
         if isinstance(v, Tensor) and v.size == 1:
             return int(v.item())
         raise TypeError(f"{opname}: {what} must be known while building (an int), got a "
@@ -41,8 +49,17 @@ def _dim(x, i):
 
 
 def _take(x, axis, start, stop, step=1):
-    from .indexing import getitem
+    if type(start) is int and type(stop) is int and type(step) is int:
+        # the spec `getitem` would encode, written directly (split's pieces)
+        spec = (_WHOLE,) * axis + (("slice", start, stop, step),)
+        if type(x) is Tensor and all_eager[0]:  # `bind`'s eager case, decided here
+            return run_eager(_GETITEM, (x,), {"spec": spec})
+        return bind("getitem", x, spec=spec)
     return getitem(x, (builtins.slice(None),) * axis + (builtins.slice(start, stop, step),))
+
+
+_WHOLE = ("slice", None, None, None)  # `:` in an index spec (indexing.encode_index)
+_GETITEM = OPS["getitem"]
 
 
 
@@ -103,7 +120,6 @@ def chunk(x, chunks, axis=0, name=None):
 def unbind(input, axis=0):
     """The slices of `input` along `axis`, each without that axis (its size
     must be known while building)."""
-    from .indexing import getitem
     x = lift(input)
     axis = _axis(x, axis, "unbind")
     n = x.shape[axis] if x.shape else None
@@ -116,7 +132,6 @@ def unbind(input, axis=0):
 # ---- tile / broadcast ------------------------------------------------------------------------
 def _sizes(values, opname):
     if is_value(values):
-        from ..tensor import Tensor
         if isinstance(values, Tensor):
             values = values.numpy().tolist()
         else:
@@ -126,14 +141,11 @@ def _sizes(values, opname):
 
 def broadcast_to(x, shape, name=None):
     """`x` broadcast to `shape` (Paddle's expand)."""
-    from .manipulation import expand
     return expand(x, shape)
 
 
 def expand_as(x, y, name=None):
     """`x` broadcast to the shape of `y`."""
-    from ..dispatch import bind
-    from .manipulation import expand
     x, y = lift(x), lift(y)
     if None not in tuple(y.shape):
         return expand(x, list(y.shape))
@@ -147,7 +159,6 @@ def tile(x, repeat_times, name=None):
     A repeat count known only at run time (`tile([b])` with `b = x.shape[0]`
     of a `None` batch dim) broadcasts a new axis to that count and merges it
     into the tiled one, which is the same layout."""
-    from .manipulation import concat, unsqueeze
     x = lift(x)
     reps = [r if _run_time_int(r) else _int(r, "tile", "a repeat count")
             for r in _sizes(repeat_times, "tile")]
@@ -169,14 +180,12 @@ def tile(x, repeat_times, name=None):
 
 def _run_time_int(r):
     """A repeat count computed in the program (not an eager Tensor's value)."""
-    from ..tensor import Tensor
     return is_value(r) and not isinstance(r, Tensor)
 
 
 def _tile_run_time(x, axis, r):
     """`x` tiled `r` times along `axis`, `r` a 0-d integer value: the copies
     are a new leading axis broadcast to `r`, merged with `axis`."""
-    from .manipulation import expand, reshape, unsqueeze
     if tuple(r.shape) not in ((), (1,)) or np.dtype(r.dtype).kind not in "iu":
         raise TypeError(f"tile: a repeat count must be an integer scalar, got shape "
                         f"{list(r.shape)} dtype {r.dtype}")
@@ -189,7 +198,6 @@ def _tile_run_time(x, axis, r):
 # ---- flip / roll -----------------------------------------------------------------------------
 def flip(x, axis, name=None):
     """`x` reversed along each axis in `axis` (an int or a list)."""
-    from .indexing import getitem
     x = lift(x)
     axes = [axis] if not isinstance(axis, (list, tuple)) else list(axis)
     ndim = len(x.shape)
@@ -205,7 +213,6 @@ def flip(x, axis, name=None):
 def roll(x, shifts, axis=None, name=None):
     """`x` shifted circularly by `shifts` along `axis` (over the flattened x,
     then reshaped back, when axis is None)."""
-    from .manipulation import concat, flatten, reshape
     x = lift(x)
     shifts_l = [shifts] if not isinstance(shifts, (list, tuple)) else list(shifts)
     shifts_l = [_int(s, "roll", "a shift") for s in shifts_l]
@@ -238,9 +245,6 @@ def roll(x, shifts, axis=None, name=None):
 
 # ---- tril / triu ------------------------------------------------------------------------------
 def _triangle(x, diagonal, lower, opname):
-    from .creation import arange
-    from .elementwise import greater_equal, less_equal, where, zeros_like_
-    from .manipulation import unsqueeze
     x = lift(x)
     if len(x.shape) < 2:
         raise ValueError(f"{opname}: x must have at least 2 dims, got {tuple(x.shape)}")
@@ -271,7 +275,6 @@ def triu(x, diagonal=0, name=None):
 def meshgrid(*args, **kwargs):
     """Coordinate grids of 1-D tensors, "ij" indexing (Paddle's): the i-th
     result varies along dim i; all have shape (len(x0), len(x1), ...)."""
-    from .manipulation import expand, reshape
     xs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
     xs = [lift(x) for x in xs]
     for x in xs:
@@ -295,7 +298,6 @@ def slice(input, axes, starts, ends):
 
 def strided_slice(x, axes, starts, ends, strides, name=None):
     """`x[starts[k]:ends[k]:strides[k]]` along each `axes[k]`."""
-    from .indexing import getitem
     x = lift(x)
     axes, starts, ends, strides = (list(v) for v in (axes, starts, ends, strides))
     if not len(axes) == len(starts) == len(ends) == len(strides):

@@ -41,3 +41,15 @@ register_lowering("onnx", "full_like", lambda ns, x, fill_value, dtype=None: onn
 register_lowering("onnx", "arange", _arange_onnx)
 register_lowering("onnx", "shape", lambda ns, x: ns.shape_of(x))
 register_lowering("onnx", "numel", _numel_onnx)
+
+
+def _one_hot(ns, x, num_classes):
+    # the identity's rows by Gather, which fails on an index past the end, as
+    # the kernel raises; a negative value (Gather would wrap it) is sent there
+    index = ns.cast(x, np.int64)
+    safe = ns.node("Where", ns.node("GreaterOrEqual", index, ns.scalar(0, np.int64)), index,
+                   ns.scalar(num_classes, np.int64))
+    return ns.node("Gather", ns.const(np.eye(num_classes, dtype=np.float32)), safe, axis=0)
+
+
+register_lowering("onnx", "one_hot", _one_hot)

@@ -17,6 +17,7 @@ from . import math  # noqa: F401
 from . import scan  # noqa: F401
 from . import search  # noqa: F401
 from . import reduce_more  # noqa: F401
+from . import counting  # noqa: F401  (var)
 from . import linalg_more  # noqa: F401
 from . import conv  # noqa: F401  (convolution and pooling, 2-D and 3-D)
 from . import optim  # noqa: F401  (Momentum, RMSProp, Adagrad, AdamW updates)

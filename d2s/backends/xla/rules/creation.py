@@ -33,3 +33,14 @@ def _numel(ns, rule, x, axes=None):
 
 
 register_lowering("xla", "numel", _numel, variant="tensor_array")
+
+
+def _one_hot(ns, x, num_classes):
+    jnp = ns.jnp
+    # a value outside [0, num_classes) raises IndexError on numpy; here it
+    # runs the call again on numpy, which raises it
+    ns.check_on_numpy(jnp.all((x >= 0) & (x < num_classes)))
+    return (x[..., None] == jnp.arange(num_classes, dtype=x.dtype)).astype(np.float32)
+
+
+register_lowering("xla", "one_hot", _one_hot)
