@@ -20,7 +20,7 @@ import d2s.distributed
 import d2s.nn.functional as F
 from d2s.core.dispatch import bind
 from d2s import static
-from d2s.core.ops.quant import weight_dequantize
+from d2s.core.ops.quant import gather_dequantize, weight_dequantize
 from d2s.core.registry import OPS, NotLowerable
 from d2s.onnx.exporter import export_program
 from d2s.static.control_ops import CONTROL_OPS
@@ -256,6 +256,10 @@ CASES = [
     ("weight_dequantize_int4_t", lambda q, s: weight_dequantize(q, s, bits=4, k=7,
                                                                 transpose=True),
      [ints(4, 3, low=0, high=256, dtype=np.uint8), np.abs(f32(2, 3)) + 0.1]),
+    # int8 embedding rows: a lookup of [2, 3] ids in a 6-row table
+    ("gather_dequantize", lambda q, s, i: gather_dequantize(q, s, i),
+     [ints(6, 4, low=-127, high=128, dtype=np.int8), np.abs(f32(6, 1)) + 0.1,
+      ints(2, 3, low=0, high=6)]),
 ]
 
 

@@ -105,7 +105,7 @@ def _gather_dequantize_kernel(q, scale, index):
 def _gather_dequantize_infer(q, scale, index):
     if np.dtype(q.dtype) != np.int8:
         raise TypeError(f"gather_dequantize: the table must be int8, got {np.dtype(q.dtype).name}")
-    if len(q.shape) != 2 or len(scale.shape) != 2 or scale.shape[1] != 1:
+    if len(q.shape) != 2 or len(scale.shape) != 2 or scale.shape[1] not in (1, None):
         raise ValueError(f"gather_dequantize: q must be [rows, dim] and scale [rows, 1], got "
                          f"{tuple(q.shape)} and {tuple(scale.shape)}")
     if None not in (q.shape[0], scale.shape[0]) and q.shape[0] != scale.shape[0]:
