@@ -21,6 +21,8 @@ tracing it twice repeats no user code with effects: see
 """
 from __future__ import annotations
 
+import itertools
+
 from ..core.registry import OPS
 from .control_flow import _transaction
 from .control_ops import sub_block_ids
@@ -50,6 +52,10 @@ def trace_inline(program, fn):
     raises (or handles) it as it always did."""
     block = program.current_block()
     n_ops, n_blocks = len(block.ops), len(program.blocks)
+    # (the names a rejected trial used are given out again: the program built
+    # then is the one built without the trial, names included)
+    first_name = next(program._names)
+    program._names = itertools.count(first_name)
     try:
         with _transaction(program, block):
             value = fn()
@@ -57,6 +63,7 @@ def trace_inline(program, fn):
                     _pure_and_cheap(op) for op in block.ops[n_ops:]):
                 raise _Rejected()
     except Exception:  # (_Rejected, or the operand's own error: see above)
+        program._names = itertools.count(first_name)
         return NOT_INLINED
     return value
 
