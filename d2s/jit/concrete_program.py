@@ -242,9 +242,12 @@ class ConcreteProgram(TapedRuns):
         structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
         placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
         value, version = _VALUE, state.tensor_attributes_version
-        if getattr(self._runners.get(backend), "takes_device_arrays", False):
+        runner = self._runners.get(backend)
+        if getattr(runner, "takes_device_arrays", False):
             # inputs read as held, outputs kept as the backend made them (device arrays)
             value, new = _RAW, new_device_tensor
+        # (a backend may read the inputs itself: xla moves inputs passed again to the device)
+        arrays = getattr(runner, "input_arrays", None)
         single, flat_tuple = structure.single, structure.flat_tuple
 
         def call(tensors):
@@ -253,7 +256,7 @@ class ConcreteProgram(TapedRuns):
                 params = captured.current()  # a layer attribute was replaced
             if placed() or tls.grad_enabled and needs_grad(tensors, params):
                 return slow(backend, tensors)
-            outs = plain(list(map(value, tensors)), params)
+            outs = plain(list(map(value, tensors)) if arrays is None else arrays(tensors), params)
             if single:
                 return new(outs[0])
             if flat_tuple:

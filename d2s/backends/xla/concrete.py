@@ -35,6 +35,7 @@ from ...core.tensor import is_device_array
 from ...static.executor import check_fed
 from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
+from .resident_inputs import input_arrays
 from .runner import Lowered
 
 
@@ -124,6 +125,9 @@ class ConcreteRunner(_FallsBack):
     # Inputs are read as their Tensors hold them: device arrays stay on the device
     # (`d2s.core.tensor.DeviceTensor`), and so do the outputs.
     takes_device_arrays = True
+    # The per-call path's input reader (jit.concrete_program): host inputs move
+    # to the device as they are read (see resident_inputs).
+    input_arrays = staticmethod(input_arrays)
 
     @property
     def plain_call(self):
@@ -419,6 +423,9 @@ class _StepCallHooks:
 
     def run(self, w, step, arrays):
         runner = self.runner
+        n = len(step.inputs)  # (the inputs' arrays come first; then held gradients)
         w.globals.update(_run=runner.run, _traced=step._traced_tensors,
-                         _values=lambda tensors: runner._fallback().values(tensors))
-        w.emit(f"r = _run([{', '.join(arrays)}], _traced, lambda: _values(tensors), None)")
+                         _values=lambda tensors: runner._fallback().values(tensors),
+                         _inputs=input_arrays)  # (see resident_inputs)
+        rest = f" + [{', '.join(arrays[n:])}]" if arrays[n:] else ""
+        w.emit(f"r = _run(_inputs(tensors){rest}, _traced, lambda: _values(tensors), None)")
