@@ -55,9 +55,12 @@ def _new_runner(before):
 def _recorded_feeds(runner, wl):
     """(feeds, tensors) as the jit layer hands them to the runner's per-call
     path: a step's recorded from one call; a forward's are its Tensor
-    arguments' arrays (`wl.program`'s example arguments, flat)."""
+    arguments' arrays as they hold them (`wl.program`'s example arguments,
+    flat)."""
     if isinstance(runner, xla_concrete.ConcreteRunner):
-        feeds = [a._value for a in wl.program[1] if isinstance(a, d2s.Tensor)]
+        # (as held: an input the calls moved to the device is its device array;
+        # `_value` would make a host copy and hold it, keeping it off the device)
+        feeds = [a._raw for a in wl.program[1] if isinstance(a, d2s.Tensor)]
         return feeds, runner._forward.xla.params.tensors
     fast, seen = runner._fast, []
 

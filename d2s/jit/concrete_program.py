@@ -221,6 +221,10 @@ class ConcreteProgram(TapedRuns):
         if self._needs_grad(tensors, captured):
             values, saved = exe.forward_for_grad(feeds, captured)
             return self._taped(tensors, captured, values, (exe, saved))
+        arrays = getattr(exe, "input_arrays", None)  # (as `_fast_call` reads them)
+        if arrays is not None:
+            del feeds
+            feeds = arrays(tensors)
         values = exe.forward(feeds, captured)
         plain = exe.plain_call
         if plain is not None:

@@ -307,10 +307,12 @@ class StepRunner(_FallsBack):
         """Values of the step's `run_outputs`, nothing committed yet (on XLA,
         or on numpy when it does not lower)."""
         step = self._step
-        feeds = [t._raw for t in tensors]
+        placed = dist_attr.any_placed()
+        # (unplaced inputs move to the device as they are read: see resident_inputs)
+        feeds = [t._raw for t in tensors] if placed else input_arrays(tensors)
         feeds.extend(step._held_grads(tensors))
         attrs = None  # the inputs' placements (d2s.distributed): a sharded step
-        if dist_attr.any_placed():
+        if placed:
             attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
         # parameters are the backend's to send (or keep)
         return self.run(feeds, step._traced_tensors, lambda: self._fallback().values(tensors),

@@ -90,3 +90,29 @@ def test_a_training_step_moves_its_batch():
         if i >= 2:  # (the step's per-call path from its second call)
             assert type(x) is DeviceTensor
     np.testing.assert_allclose(net.weight.numpy(), ref.weight.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_an_input_reused_while_its_results_live_moves_on_its_first_call():
+    """JAX keeps a host array it was fed alive while that call's results live:
+    moved before the first call, the Tensor is never fed as a host array."""
+    sf = to_static(scale, backend="xla")
+    x, k = d2s.to_tensor(np.ones(3, np.float32)), d2s.to_tensor(np.ones(3, np.float32))
+    with d2s.no_grad():
+        y = sf(x, k)
+        assert type(x) is DeviceTensor
+        for _ in range(3):
+            y = sf(x, k)
+            assert type(x) is DeviceTensor
+    np.testing.assert_array_equal(y.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_a_call_that_records_gradients_leaves_its_inputs_on_the_host():
+    """The tape reads the inputs on the host: moving them would copy them back."""
+    sf = to_static(scale, backend="xla")
+    x = d2s.to_tensor(np.ones(3, np.float32), stop_gradient=False)
+    k = d2s.to_tensor(np.ones(3, np.float32))
+    for _ in range(2):
+        y = sf(x, k)
+        y.sum().backward()
+        assert type(x) is not DeviceTensor
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])  # two backward passes
