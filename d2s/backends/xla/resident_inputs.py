@@ -3,11 +3,13 @@
 An xla call fed a host array converts it on every call (JAX's C++ path does
 it, but it is a conversion per argument and, on an accelerator, a copy: a
 large part of a small program's call). A Tensor holding a device array is
-passed as it is. So the per-call path moves each input Tensor that holds a
-host array to the device (a `d2s.core.tensor.DeviceTensor`) as it reads
-it: the copy the call would make anyway (on CPU, `jax.device_put` of an
-aligned array shares its memory), made once and kept, so a Tensor passed
-again is passed as its device array.
+passed as it is. So a forward that records no gradient, and a whole
+training step, move each input Tensor that holds a host array to the
+device (a `d2s.core.tensor.DeviceTensor`) as they read it, from the
+signature's first call on: the copy the call would make anyway (on CPU,
+`jax.device_put` may share the array's memory), made once and kept, so a
+Tensor passed again is passed as its device array. (A call recording
+gradients leaves its inputs on the host: the tape reads them there.)
 
 Why this keeps every meaning: a device-resident Tensor is the same Tensor
 to every reader; the first host read (`.numpy()`, an eager op, printing)
