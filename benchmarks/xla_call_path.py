@@ -55,9 +55,12 @@ def _new_runner(before):
 def _recorded_feeds(runner, wl):
     """(feeds, tensors) as the jit layer hands them to the runner's per-call
     path: a step's recorded from one call; a forward's are its Tensor
-    arguments' arrays (`wl.program`'s example arguments, flat)."""
+    arguments' arrays as they hold them (`wl.program`'s example arguments,
+    flat)."""
     if isinstance(runner, xla_concrete.ConcreteRunner):
-        feeds = [a._value for a in wl.program[1] if isinstance(a, d2s.Tensor)]
+        # (as held: an input the calls moved to the device is its device array;
+        # `_value` would make a host copy and hold it, keeping it off the device)
+        feeds = [a._raw for a in wl.program[1] if isinstance(a, d2s.Tensor)]
         return feeds, runner._forward.xla.params.tensors
     fast, seen = runner._fast, []
 
@@ -145,6 +148,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=100, help="timed rounds per mode (default 100)")
     ap.add_argument("--calls", type=int, default=10, help="calls per round")
     args = ap.parse_args(argv)
+    # Compiled on the calling thread: the timed calls run the executable, not
+    # the numpy tier a background compile serves meanwhile (d2s.backends.xla.background).
+    os.environ.setdefault("D2S_XLA_SYNC", "1")
     d2s.jit.set_backend("xla")
     print(f"{'workload':8s} {'mode':14s} {'p10':>9s} {'median':>9s}  p10 / jax.jit")
     for key in args.workloads.split(","):

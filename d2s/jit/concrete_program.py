@@ -221,6 +221,10 @@ class ConcreteProgram(TapedRuns):
         if self._needs_grad(tensors, captured):
             values, saved = exe.forward_for_grad(feeds, captured)
             return self._taped(tensors, captured, values, (exe, saved))
+        arrays = getattr(exe, "input_arrays", None)  # (as `_fast_call` reads them)
+        if arrays is not None:
+            del feeds
+            feeds = arrays(tensors)
         values = exe.forward(feeds, captured)
         plain = exe.plain_call
         if plain is not None:
@@ -242,9 +246,12 @@ class ConcreteProgram(TapedRuns):
         structure, new, slow = self.output_structure, Tensor._from_array, self._call_on
         placed = dist_attr.any_placed  # placed values take `_call_on` (their placements)
         value, version = _VALUE, state.tensor_attributes_version
-        if getattr(self._runners.get(backend), "takes_device_arrays", False):
+        runner = self._runners.get(backend)
+        if getattr(runner, "takes_device_arrays", False):
             # inputs read as held, outputs kept as the backend made them (device arrays)
             value, new = _RAW, new_device_tensor
+        # (a backend may read the inputs itself: xla moves inputs passed again to the device)
+        arrays = getattr(runner, "input_arrays", None)
         single, flat_tuple = structure.single, structure.flat_tuple
 
         def call(tensors):
@@ -253,7 +260,7 @@ class ConcreteProgram(TapedRuns):
                 params = captured.current()  # a layer attribute was replaced
             if placed() or tls.grad_enabled and needs_grad(tensors, params):
                 return slow(backend, tensors)
-            outs = plain(list(map(value, tensors)), params)
+            outs = plain(list(map(value, tensors)) if arrays is None else arrays(tensors), params)
             if single:
                 return new(outs[0])
             if flat_tuple:

@@ -88,4 +88,4 @@ def test_fused_walks_give_the_code_of_the_converters_one_by_one():
     # that is an `and` is converted, then its call wrapped.
     assert "@functools.lru_cache(maxsize=_jst.convert_len(xs))" in text
     assert "def g(a=_jst.convert_len(xs), b: print=None) ->len:" in text
-    assert "_jst.convert_call(_jst.convert_logical_and(g, lambda : deco))(out" in text
+    assert "_jst.convert_call(_jst.convert_logical_and(g, lambda : deco, True))(out" in text

@@ -51,6 +51,7 @@ _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
               "floor_divide": "//", "remainder": "%", "pow": "**", "less_than": "<",
               "less_equal": "<=", "greater_than": ">", "greater_equal": ">=", "equal": "==",
               "not_equal": "!="}
+_BOOL_OPERATORS = {"logical_and": "&", "logical_or": "|"}  # (both operands bool)
 _SIMPLE = (type(None), bool, int, str)
 _WORD = re.compile(r"[^0-9A-Za-z_]")  # ASCII: what is left is always part of an identifier
 _KERNEL_NAMES = {}  # op type -> the global its kernel is bound to
@@ -225,6 +226,11 @@ class _Emitter:
             call = f"{self.kernel(op.type)}({', '.join(args + kwargs)})"
         elif buf is not None and is_ufunc_op(op):
             call = f"{self.kernel(op.type)}({', '.join(args + ['out=' + self.ident(buf)])})"
+        elif op.type in _BOOL_OPERATORS and len(args) == 2 \
+                and all(v.dtype == np.bool_ for v in op.inputs):
+            # bool `&`/`|` is logical_and/or, and skips the ufunc call on numpy
+            # scalars (a converted `while a and b` test: d2s.static.inline_operand)
+            call = f"{args[0]} {_BOOL_OPERATORS[op.type]} {args[1]}"
         elif symbol is not None and len(args) == 2 and OPS[op.type].kernel is _UFUNCS[op.type]:
             if all(not v.shape for v in op.inputs):  # scalar arithmetic (loop counters)
                 args = [self.scalar_const(v.name) or a for v, a in zip(op.inputs, args)]

@@ -35,6 +35,7 @@ from ...core.tensor import is_device_array
 from ...static.executor import check_fed
 from .errors import RaisesOnNumpy, Unsupported
 from .program import XlaProgram
+from .resident_inputs import input_arrays
 from .runner import Lowered
 
 
@@ -124,6 +125,9 @@ class ConcreteRunner(_FallsBack):
     # Inputs are read as their Tensors hold them: device arrays stay on the device
     # (`d2s.core.tensor.DeviceTensor`), and so do the outputs.
     takes_device_arrays = True
+    # The per-call path's input reader (jit.concrete_program): host inputs move
+    # to the device as they are read (see resident_inputs).
+    input_arrays = staticmethod(input_arrays)
 
     @property
     def plain_call(self):
@@ -303,10 +307,12 @@ class StepRunner(_FallsBack):
         """Values of the step's `run_outputs`, nothing committed yet (on XLA,
         or on numpy when it does not lower)."""
         step = self._step
-        feeds = [t._raw for t in tensors]
+        placed = dist_attr.any_placed()
+        # (unplaced inputs move to the device as they are read: see resident_inputs)
+        feeds = [t._raw for t in tensors] if placed else input_arrays(tensors)
         feeds.extend(step._held_grads(tensors))
         attrs = None  # the inputs' placements (d2s.distributed): a sharded step
-        if dist_attr.any_placed():
+        if placed:
             attrs = [dist_attr.get(t) for t in tensors] + [None] * (len(feeds) - len(tensors))
         # parameters are the backend's to send (or keep)
         return self.run(feeds, step._traced_tensors, lambda: self._fallback().values(tensors),
@@ -419,6 +425,9 @@ class _StepCallHooks:
 
     def run(self, w, step, arrays):
         runner = self.runner
+        n = len(step.inputs)  # (the inputs' arrays come first; then held gradients)
         w.globals.update(_run=runner.run, _traced=step._traced_tensors,
-                         _values=lambda tensors: runner._fallback().values(tensors))
-        w.emit(f"r = _run([{', '.join(arrays)}], _traced, lambda: _values(tensors), None)")
+                         _values=lambda tensors: runner._fallback().values(tensors),
+                         _inputs=input_arrays)  # (see resident_inputs)
+        rest = f" + [{', '.join(arrays[n:])}]" if arrays[n:] else ""
+        w.emit(f"r = _run(_inputs(tensors){rest}, _traced, lambda: _values(tensors), None)")

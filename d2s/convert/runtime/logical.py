@@ -11,6 +11,12 @@ with a bool `a` (a comparison, the usual case) it is bool, the right side
 taken by its truth value (`x > 1 or limit is None`); with a number-valued
 `a` (`x or default`) values are kept, the right side promoted by the
 branch-output rule.
+
+A right side the converter marks `simple` (no calls in its source) facing a
+bool left side is first traced inline: when its ops are pure and cheap it
+is combined elementwise (`logical_and` / `logical_or`, no conditional on
+the path; `d2s.static.inline_operand` says when and why), else the `cond`
+above is built.
 """
 import operator
 
@@ -20,15 +26,18 @@ __all__ = ["convert_logical_and", "convert_logical_or", "convert_logical_not",
            "convert_compare_chain", "python_test_only", "static_truth"]
 
 
-def convert_logical_and(lhs, rhs_fn):
+def convert_logical_and(lhs, rhs_fn, simple=False):
+    """`lhs and rhs_fn()`; `simple`: the right side's source has no calls (it
+    may be traced twice: see the module docstring)."""
     if _is_static(lhs):
-        return _static_logical_and(lhs, rhs_fn)
+        return _static_select(lhs, rhs_fn, False, "the value of `and`", simple)
     return rhs_fn() if lhs else lhs
 
 
-def convert_logical_or(lhs, rhs_fn):
+def convert_logical_or(lhs, rhs_fn, simple=False):
+    """`lhs or rhs_fn()`; `simple`: see `convert_logical_and`."""
     if _is_static(lhs):
-        return _static_logical_or(lhs, rhs_fn)
+        return _static_select(lhs, rhs_fn, True, "the value of `or`", simple)
     return lhs if lhs else rhs_fn()
 
 
@@ -124,7 +133,7 @@ def _truth(value):
     return bool(value)
 
 
-def _static_select(lhs, rhs_fn, lhs_when, label):
+def _static_select(lhs, rhs_fn, lhs_when, label, simple=False):
     """`cond(truth(lhs), ...)` giving `lhs` on the path where its truth is
     `lhs_when`, and the lazily traced right side on the other.
 
@@ -134,6 +143,10 @@ def _static_select(lhs, rhs_fn, lhs_when, label):
     other shapes that differ are an error saying how to write the test."""
     pred = static_truth(lhs)
     as_bool = str(lhs.dtype) == "bool"
+    if simple and as_bool:
+        combined = _combined(lhs, rhs_fn, lhs_when, label)
+        if combined is not None:
+            return combined
 
     def rhs():
         value = rhs_fn()
@@ -146,6 +159,25 @@ def _static_select(lhs, rhs_fn, lhs_when, label):
     true_fn, false_fn = (keep, rhs) if lhs_when else (rhs, keep)
     out = _static_nn().cond(pred, true_fn, false_fn, names=[label])
     return out[0] if isinstance(out, (list, tuple)) else out
+
+
+def _combined(lhs, rhs_fn, lhs_when, label):
+    """`lhs & truth(rhs)` (`lhs | ...` for `or`) with the right side traced
+    inline, when its ops are pure and cheap; else None (nothing traced)."""
+    from d2s.core import ops
+    from d2s.static.inline_operand import NOT_INLINED, trace_inline
+
+    def rhs():
+        value = _truth(rhs_fn())
+        if not (_is_static(value) and str(value.dtype) == "bool"):
+            raise TypeError("not a bool tensor")  # (a Python value: the cond's rule)
+        value = _like_left(lhs, value, label)
+        if tuple(value.shape) != tuple(lhs.shape):
+            raise TypeError("shapes differ")  # (a dim known at run time: the cond checks)
+        return (ops.logical_or if lhs_when else ops.logical_and)(lhs, value)
+
+    out = trace_inline(lhs.block.program, rhs)
+    return None if out is NOT_INLINED else out
 
 
 def _like_left(lhs, value, label):
@@ -178,14 +210,6 @@ def _numel(shape):
     for d in shape:
         size *= d
     return size
-
-
-def _static_logical_and(lhs, rhs_fn):
-    return _static_select(lhs, rhs_fn, False, "the value of `and`")
-
-
-def _static_logical_or(lhs, rhs_fn):
-    return _static_select(lhs, rhs_fn, True, "the value of `or`")
 
 
 def _static_logical_not(value):

@@ -8,6 +8,14 @@ A `:=` in an operand that would move into a lambda (the lambda would bind its
 target) keeps Python's `and`/`or`/chain; testing a tensor there is then a
 clear error naming the target. One in the leftmost operand is evaluated
 outside any lambda and converts as usual.
+
+A right side whose source has no calls (names, constants, attributes,
+subscripts, operators: `norm > eps and i < n`) is marked `simple`
+(`_jst.convert_logical_and(a, lambda: b, True)`): facing a tensor it may be
+traced inline and combined elementwise when its ops are pure and cheap, and
+traced once more inside a `cond` when they are not (see
+`d2s.static.inline_operand`); with no calls there is no user code whose
+effects a second trace would repeat.
 """
 import ast
 
@@ -20,8 +28,19 @@ _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
         ast.NotIn: "not in"}
 
 
+# What a `simple` right side may hold (no calls, lambdas, `:=`, comprehensions).
+_SIMPLE = (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple,
+           ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.expr_context, ast.operator,
+           ast.unaryop, ast.cmpop, ast.boolop)
+
+
+def _is_simple(node):
+    return all(isinstance(n, _SIMPLE) for n in ast.walk(node))
+
+
 class _Logical(NodeTransformer):
     def visit_BoolOp(self, node):
+        simple = [_is_simple(v) for v in node.values]  # (the source, before conversion)
         self.generic_visit(node)
         targets = walrus_targets(node.values[1:])
         if targets:
@@ -31,9 +50,12 @@ class _Logical(NodeTransformer):
             return node
         helper = "convert_logical_and" if isinstance(node.op, ast.And) else "convert_logical_or"
         result = node.values[-1]
-        for left in reversed(node.values[:-1]):
+        for k in range(len(node.values) - 2, -1, -1):
+            # the right side of operand k: every operand after it
+            template = ("_jst.helper(left, lambda: right, True)" if all(simple[k + 1:])
+                        else "_jst.helper(left, lambda: right)")
             result = templates.replace_as_expression(
-                "_jst.helper(left, lambda: right)", helper=helper, left=left, right=result)
+                template, helper=helper, left=node.values[k], right=result)
         return finish(result, node)
 
     def visit_UnaryOp(self, node):
