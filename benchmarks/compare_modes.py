@@ -34,6 +34,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 # Only `--flags`: XLA stops reading XLA_FLAGS at the first token that is not one.
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Steady-state executables: the xla columns must time XLA, not the numpy tier
+# serving calls while a background compile runs (benchmarks/xla_variable_lengths.py
+# measures that tier on purpose).
+os.environ.setdefault("D2S_XLA_SYNC", "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
