@@ -7,7 +7,7 @@ from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinst
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
                         convert_reversed, convert_shape, convert_sum)
 from .call import convert_call
-from .casts import convert_bool, convert_float, convert_int
+from .casts import convert_bool, convert_float, convert_int, convert_item, convert_numpy
 from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifelse,
                            convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
@@ -25,7 +25,7 @@ from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
     "check_caught", "checked_method", "convert_list_pop", "comprehension_test", "new_container",
-    "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_item", "convert_numpy", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_reached_list_call",
