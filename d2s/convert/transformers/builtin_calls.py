@@ -2,7 +2,7 @@
 
 `print(...)` -> `_jst.convert_print(...)`, `assert t, m` ->
 `_jst.convert_assert(t, lambda: m)`, `len(x)` -> `_jst.convert_len(x)`,
-`x.shape` -> `_jst.convert_shape(x)`, `range/enumerate/zip(...)` ->
+`x.shape` / `x.size` -> `_jst.convert_shape/size(x)` (unknown dims), `range/enumerate/zip(...)` ->
 `_jst.convert_range/enumerate/zip(...)` (so `for` can see tensor bounds
 before Python's `range` would reject them), `isinstance(...)` ->
 `_jst.convert_isinstance(...)` (a static Variable is a `d2s.Tensor` to user
@@ -43,6 +43,9 @@ _RENAMED = {
     "float": "convert_float",
 }
 
+
+# Attributes whose value may be known only when the program runs.
+_ATTRIBUTES = {"shape": "convert_shape", "size": "convert_size"}
 
 # Methods asking a tensor for its value: a static Variable's stands for it.
 _VALUE_METHODS = {"numpy": "convert_numpy", "item": "convert_item"}
@@ -120,9 +123,9 @@ class _BuiltinCalls(NodeTransformer):
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if node.attr == "shape" and isinstance(node.ctx, ast.Load):
+        if node.attr in _ATTRIBUTES and isinstance(node.ctx, ast.Load):
             return finish(templates.replace_as_expression(
-                "_jst.convert_shape(value)", value=node.value), node)
+                f"_jst.{_ATTRIBUTES[node.attr]}(value)", value=node.value), node)
         return node
 
     def visit_Assert(self, node):
