@@ -82,6 +82,13 @@ def apply(t, compute, what, keep_shape=True):
     new = _conform(compute(before), t, what, keep_shape)
     if _holds_symbolic(new):
         raise TypeError(f"{what}: an eager Tensor cannot hold a value of a program being built")
+    node = new._node
+    if node is not None and all(x is not before for x in node.inputs):
+        # The new value was computed from t itself before the write (`assign(acc +
+        # x, output=acc)`), not from `before`: only t's record of the old version
+        # leads there, so it holds the snapshot (a weak one would die now, and
+        # the gradient through the old value with it).
+        t._past[t._version] = (lambda snapshot=before: snapshot)
     t._value = new._value
     t._node, t._out_index = new._node, new._out_index
     t.stop_gradient = new.stop_gradient  # (no node: nothing reaches any history)
@@ -166,10 +173,13 @@ def method(x, what, compute, keep_shape=True):
         x._value
         return apply(x, compute, what, keep_shape)
     if not getattr(_rebinding, "on", False):
+        functional = ("`out = d2s.assign(x)` (and return `out` where a caller needs it)"
+                      if what == "assign" else f"`x = x.{what.rstrip('_')}(...)`")
         raise TypeError(
             f"{what}: a value of a program cannot be changed in place outside converted code "
-            f"(here nothing rebinds it); write the functional form, e.g. "
-            f"`x = x.{what.rstrip('_')}(...)`, or convert the function with to_static")
+            f"(here nothing rebinds it; a function's argument is not rebound either: its "
+            f"caller would not see the write); write the functional form, e.g. {functional}, "
+            f"or convert the function with to_static")
     return compute(x)
 
 
