@@ -172,6 +172,16 @@ def method(x, what, compute, keep_shape=True):
     if is_resident(x):  # an eager write: on the host copy (made now), as eagerly
         x._value
         return apply(x, compute, what, keep_shape)
+    if getattr(x, "is_data", False) and effects.overlay() is not None:
+        # An input of the converted function (a to_static trace, not a hand-built
+        # program's data): eagerly the caller's Tensor changes;
+        # the program would only rebind its own name (a silent difference).
+        functional = ("`y = d2s.assign(v)`" if what == "assign"
+                      else f"`y = x.{what.rstrip('_')}(...)`")
+        raise TypeError(
+            f"{what}: an in-place write to the input '{x.name}' of a converted function: "
+            f"the caller's Tensor would not change, as it does eagerly; write the functional "
+            f"form, e.g. {functional}, and return the new value to the caller")
     if not getattr(_rebinding, "on", False):
         functional = ("`out = d2s.assign(x)` (and return `out` where a caller needs it)"
                       if what == "assign" else f"`x = x.{what.rstrip('_')}(...)`")

@@ -66,3 +66,22 @@ def test_eager_assign_from_the_output_itself_keeps_the_old_values_gradient():
         paddle.assign(acc + x * i, acc)
     acc.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def _scale_input(x):
+    x.scale_(2.0)
+    return x + 1.0
+
+
+def _assign_input(x):
+    paddle.assign(x * 3.0, x)
+    return x
+
+
+@pytest.mark.parametrize("fn", [_scale_input, _assign_input])
+def test_an_in_place_write_to_an_input_is_a_clear_error(fn):
+    x = tensor([1.0, 2.0])
+    fn(x)
+    assert x.numpy().tolist() != [1.0, 2.0]   # eagerly the caller's tensor changes
+    with pytest.raises(TypeError, match="in-place write to the input 'x'.*caller's Tensor"):
+        to_static(fn)(tensor([1.0, 2.0]))
