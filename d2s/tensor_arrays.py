@@ -6,7 +6,9 @@ Paddle's dynamic mode.
 In a loop on a tensor, converted code turns `list.append(x)` into a tensor
 array of the program; an `array_write` at an index only known when the
 program runs has no such form yet, so it is refused with that advice
-rather than guessed.
+rather than guessed. An index that is a program value computed from
+constants only (`zero + j`, PaddlePaddle's seq2seq code) is known while
+the program is built and used as such.
 """
 from __future__ import annotations
 
@@ -35,6 +37,10 @@ def create_array(dtype, initialized_list=None):
 
 def _index(i, where):
     if isinstance(i, Symbolic):
+        from .static.build_time_values import build_time_value
+        known = build_time_value(i)   # `zero + j`: a program constant
+        if known is not None and known.size == 1 and known.dtype.kind in "iu":
+            return int(known.reshape(()))
         raise NotImplementedError(
             f"{where}: an index known only when the program runs (a value of a tensor loop) "
             "is not supported; in converted code append instead (`arr.append(x)` becomes a "

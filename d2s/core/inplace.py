@@ -82,6 +82,13 @@ def apply(t, compute, what, keep_shape=True):
     new = _conform(compute(before), t, what, keep_shape)
     if _holds_symbolic(new):
         raise TypeError(f"{what}: an eager Tensor cannot hold a value of a program being built")
+    node = new._node
+    if node is not None and all(x is not before for x in node.inputs):
+        # The new value was computed from t itself before the write (`assign(acc +
+        # x, output=acc)`), not from `before`: only t's record of the old version
+        # leads there, so it holds the snapshot (a weak one would die now, and
+        # the gradient through the old value with it).
+        t._past[t._version] = (lambda snapshot=before: snapshot)
     t._value = new._value
     t._node, t._out_index = new._node, new._out_index
     t.stop_gradient = new.stop_gradient  # (no node: nothing reaches any history)
@@ -165,11 +172,24 @@ def method(x, what, compute, keep_shape=True):
     if is_resident(x):  # an eager write: on the host copy (made now), as eagerly
         x._value
         return apply(x, compute, what, keep_shape)
+    if getattr(x, "is_data", False) and effects.overlay() is not None:
+        # An input of the converted function (a to_static trace, not a hand-built
+        # program's data): eagerly the caller's Tensor changes;
+        # the program would only rebind its own name (a silent difference).
+        functional = ("`y = d2s.assign(v)`" if what == "assign"
+                      else f"`y = x.{what.rstrip('_')}(...)`")
+        raise TypeError(
+            f"{what}: an in-place write to the input '{x.name}' of a converted function: "
+            f"the caller's Tensor would not change, as it does eagerly; write the functional "
+            f"form, e.g. {functional}, and return the new value to the caller")
     if not getattr(_rebinding, "on", False):
+        functional = ("`out = d2s.assign(x)` (and return `out` where a caller needs it)"
+                      if what == "assign" else f"`x = x.{what.rstrip('_')}(...)`")
         raise TypeError(
             f"{what}: a value of a program cannot be changed in place outside converted code "
-            f"(here nothing rebinds it); write the functional form, e.g. "
-            f"`x = x.{what.rstrip('_')}(...)`, or convert the function with to_static")
+            f"(here nothing rebinds it; a function's argument is not rebound either: its "
+            f"caller would not see the write); write the functional form, e.g. {functional}, "
+            f"or convert the function with to_static")
     return compute(x)
 
 

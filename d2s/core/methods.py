@@ -189,6 +189,41 @@ class TensorMethods:
     def var(self, axis=None, unbiased=True, keepdim=False, name=None):
         return _F.var(self, axis, unbiased, keepdim)
     def nonzero(self, as_tuple=False): return _F.nonzero(self, as_tuple)
+    # ---- issue 25: methods that ported PaddlePaddle model code calls --------
+    def numel(self, name=None): return _F.numel(self)
+    def dim(self): return len(self.shape)
+    def ndimension(self): return len(self.shape)
+    def t(self, name=None):
+        """The transpose of a matrix; a 0-d or 1-D tensor as it is (Paddle's rule)."""
+        if len(self.shape) > 2:
+            raise ValueError(f"t(): a tensor of at most 2 dims, got shape {list(self.shape)}; "
+                             "use transpose(perm)")
+        return self if len(self.shape) < 2 else _F.transpose(self, [1, 0])
+    def std(self, axis=None, unbiased=True, keepdim=False, name=None):
+        return _F.sqrt(_F.var(self, axis, unbiased, keepdim))
+    def gather_nd(self, index, name=None): return _F.gather_nd(self, index)
+    def scatter(self, index, updates, overwrite=True, name=None):
+        return _F.scatter(self, index, updates, overwrite)
+    def masked_select(self, mask, name=None): return _F.masked_select(self, mask)
+    def mm(self, mat2, name=None): return _F.mm(self, mat2)
+    def bmm(self, y, name=None): return _F.bmm(self, y)
+    def equal(self, y, name=None): return _F.equal(self, y)
+    def not_equal(self, y, name=None): return _F.not_equal(self, y)
+    def greater_than(self, y, name=None): return _F.greater_than(self, y)
+    def greater_equal(self, y, name=None): return _F.greater_equal(self, y)
+    def less_than(self, y, name=None): return _F.less_than(self, y)
+    def less_equal(self, y, name=None): return _F.less_equal(self, y)
+    def logical_and(self, y, out=None, name=None): return _F.logical_and(self, y)
+    def logical_or(self, y, out=None, name=None): return _F.logical_or(self, y)
+    def logical_xor(self, y, out=None, name=None): return _F.logical_xor(self, y)
+    def logical_not(self, out=None, name=None): return _F.logical_not(self)
+    def reciprocal(self, name=None): return _F.reciprocal(self)
+    def log2(self, name=None): return _F.log2(self)
+    def log10(self, name=None): return _F.log10(self)
+    def expm1(self, name=None): return _F.expm1(self)
+    def neg(self, name=None): return _F.neg(self)
+    def trunc(self, name=None): return _F.trunc(self)
+
     # one device (the host): placement methods are the identity
     def cpu(self): return self
     def cuda(self, device_id=None, blocking=True): return self

@@ -85,10 +85,12 @@ class Tensor(TensorMethods):
             state.read_value(self, self._value)
         return self._value
 
-    def item(self):
+    def item(self, *index):
+        """The element as a Python number; `item(i)` indexes the flattened
+        tensor, `item(i, j, ...)` one element per axis (numpy's rule)."""
         if state.value_reads:
             state.read_value(self, self._value)
-        return self._value.item()
+        return self._value.item(*index)
 
     def __array__(self, dtype=None, copy=None):
         """NumPy 2 protocol: `copy=True` always copies (the Tensor's array is never

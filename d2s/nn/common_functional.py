@@ -13,8 +13,10 @@ import math
 
 import numpy as np
 
+from ..core.dispatch import Symbolic
 from ..core.ops import (arange, cast, concat, constant, equal, full_like, gather, matmul,
-                        maximum, norm, softmax, sqrt, sum as _sum, transpose, unsqueeze, where)
+                        maximum, norm, reshape, softmax, sqrt, sum as _sum, transpose, unsqueeze,
+                        where)
 from ..core.ops._base import lift
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
@@ -52,15 +54,19 @@ def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
 
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
-    """mask[..., j] = j < x[...]; `maxlen` defaults to max(x) (eager tensors only)."""
+    """mask[..., j] = j < x[...]; `maxlen` (an int or a one-element integer
+    tensor, e.g. `paddle.shape(tar)[1]` in converted code) defaults to max(x)."""
     x = lift(x)
     if maxlen is None:
-        try:
-            maxlen = int(np.max(x.numpy()))
-        except Exception:
-            raise ValueError("sequence_mask: inside a converted function pass maxlen "
-                             "(the mask's width must be known)") from None
-    return cast(arange(0, int(maxlen), dtype=x.dtype) < unsqueeze(x, -1), dtype)
+        maxlen = x.max() if isinstance(x, Symbolic) else int(np.max(x.numpy()))
+    elif isinstance(maxlen, Symbolic):
+        if tuple(maxlen.shape) not in ((), (1,)):
+            raise ValueError(f"sequence_mask: maxlen must hold one integer, got shape "
+                             f"{list(maxlen.shape)}")
+        maxlen = reshape(maxlen, [])
+    else:
+        maxlen = int(maxlen)
+    return cast(arange(0, maxlen, dtype=x.dtype) < unsqueeze(x, -1), dtype)
 
 
 # ---- padding ----------------------------------------------------------------------------------

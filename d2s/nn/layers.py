@@ -14,17 +14,6 @@ def _attr(attr):
     return None if attr is True else attr
 
 
-def _param_init(attr, default):
-    """`attr` is None/True (use `default`), False (no parameter) or an Initializer."""
-    if attr is False:
-        return None
-    if attr is None or attr is True:
-        return default
-    if callable(attr):
-        return attr
-    raise TypeError(f"parameter attr must be None, True, False or an initializer, got {attr!r}")
-
-
 class Linear(Layer):
     """`y = x @ weight + bias`, weight of shape (in_features, out_features),
     Xavier-uniform; bias zeros (`bias_attr=False`: no bias)."""

@@ -28,7 +28,7 @@ from ..core.ops._base import lift
 from ..core.tensor import Tensor
 from . import initializer as init
 from .layer import Layer
-from .layers import _param_init
+from .layers import _attr
 
 __all__ = ["BatchNorm", "BatchNorm1D", "BatchNorm2D", "batch_norm"]
 
@@ -120,8 +120,9 @@ class _BatchNormBase(Layer):
     _FORMATS = _CHANNEL_FIRST + _CHANNEL_LAST
 
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
-                 bias_attr=None, data_format="NCHW", use_global_stats=None, name=None):
-        super().__init__(name)
+                 bias_attr=None, data_format="NCHW", use_global_stats=None, name=None,
+                 dtype="float32"):
+        super().__init__(name, dtype)
         if data_format not in self._FORMATS:
             raise ValueError(f"{type(self).__name__}: data_format must be one of "
                              f"{list(self._FORMATS)}, got {data_format!r}")
@@ -131,11 +132,12 @@ class _BatchNormBase(Layer):
         self._data_format = data_format
         self._use_global_stats = use_global_stats
         c = [self._num_features]
-        winit = _param_init(weight_attr, init.Constant(1.0))
-        binit = _param_init(bias_attr, init.Constant(0.0))
-        self.weight = self.create_parameter(c, initializer=winit) if winit else None
-        self.bias = (self.create_parameter(c, initializer=binit, is_bias=True)
-                     if binit else None)
+        # a ParamAttr (its name, initializer, learning rate), an initializer, or
+        # False: no parameter (scale 1, shift 0)
+        self.weight = self.create_parameter(c, attr=_attr(weight_attr),
+                                            default_initializer=init.Constant(1.0))
+        self.bias = self.create_parameter(c, attr=_attr(bias_attr), is_bias=True,
+                                          default_initializer=init.Constant(0.0))
         self.register_buffer("_mean", Tensor(np.zeros(c, dtype=self._dtype)))
         self.register_buffer("_variance", Tensor(np.ones(c, dtype=self._dtype)))
 
@@ -154,7 +156,62 @@ class _BatchNormBase(Layer):
 
 
 class BatchNorm(_BatchNormBase):
-    """Batch normalization over the channel axis of a 2-D to 5-D input."""
+    """Batch normalization over the channel axis of a 2-D to 5-D input.
+
+    PaddlePaddle's `nn.BatchNorm` keeps the signature of its first dygraph
+    API, which model code ported from PaddlePaddle calls (`BatchNorm(c,
+    act="relu", param_attr=..., moving_mean_name=...)`): `act` names an
+    activation applied to the output; `param_attr` / `data_layout` are
+    `weight_attr` / `data_format`; `is_test`, `in_place`, the moving
+    statistics' names and `do_model_average_for_mean_and_var` do not change
+    what a forward computes (the layer's `training` flag picks batch or
+    running statistics, as there). The newer keywords are accepted too.
+    """
+
+    def __init__(self, num_channels, act=None, is_test=False, momentum=0.9, epsilon=1e-05,
+                 param_attr=None, bias_attr=None, dtype="float32", data_layout="NCHW",
+                 in_place=False, moving_mean_name=None, moving_variance_name=None,
+                 do_model_average_for_mean_and_var=True, use_global_stats=False,
+                 trainable_statistics=False, weight_attr=None, data_format=None, name=None):
+        if trainable_statistics:
+            raise NotImplementedError(
+                "BatchNorm: trainable_statistics=True (batch statistics in eval mode) is not "
+                "supported; leave it False and call train() while the statistics should move")
+        if act is not None and _ACTIVATIONS.get(act) is None:
+            raise ValueError(f"BatchNorm: unknown act {act!r}; one of {sorted(_ACTIVATIONS)}")
+        super().__init__(num_channels, momentum, epsilon,
+                         param_attr if weight_attr is None else weight_attr, bias_attr,
+                         data_layout if data_format is None else data_format,
+                         True if use_global_stats else None, name, dtype)
+        self._act = act
+        self._is_test = is_test
+
+    def forward(self, x):
+        y = super().forward(x)
+        return y if self._act is None else _ACTIVATIONS[self._act](y)
+
+
+def _leaky_relu_op_default(x):
+    """PaddlePaddle's activation op `leaky_relu` (what act="leaky_relu" runs)
+    has a default slope of 0.02, not the functional API's 0.01."""
+    from .functional import leaky_relu
+    return leaky_relu(x, 0.02)
+
+
+def _functional(name):
+    def act(x):
+        from . import functional
+        return getattr(functional, name)(x)
+    act.__name__ = name
+    return act
+
+
+_ACTIVATIONS = {name: _functional(name) for name in (
+    "relu", "relu6", "sigmoid", "tanh", "elu", "gelu", "swish", "silu", "hardswish",
+    "hardsigmoid", "softplus", "softsign", "mish", "log_sigmoid", "tanhshrink")}
+_ACTIVATIONS["hard_swish"] = _ACTIVATIONS["hardswish"]
+_ACTIVATIONS["hard_sigmoid"] = _ACTIVATIONS["hardsigmoid"]
+_ACTIVATIONS["leaky_relu"] = _leaky_relu_op_default
 
 
 class BatchNorm1D(_BatchNormBase):

@@ -400,13 +400,21 @@ def _to_branch_var(builder, block, x, other):
 
 def _expand_undefined(a, b):
     """An undefined value facing a tuple/list/dict (a returned tuple on one path)
-    stands for that whole structure of undefined values."""
+    stands for that whole structure of undefined values; a pending carried list
+    facing a list, for its items."""
     if type(a) is Variable and type(b) is Variable:
         return a, b  # the usual leaves: nothing to expand
     if _is_undefined(a) and isinstance(b, (tuple, list, dict)):
         a = _like(b, a)
     elif _is_undefined(b) and isinstance(a, (tuple, list, dict)):
         b = _like(a, b)
+    # A list a loop carries (pending while its body is first traced) facing a
+    # list the other path made (`h = [f(s) for s in h]` after a tensor `break`):
+    # the carried list is its items, nothing appended to it on this path.
+    if isinstance(a, PendingArray) and type(b) is list and not a.indexed:
+        a = list(a.items)
+    elif isinstance(b, PendingArray) and type(a) is list and not b.indexed:
+        b = list(b.items)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b) \
             and type(a) is type(b):
         pairs = [_expand_undefined(x, y) for x, y in zip(a, b)]

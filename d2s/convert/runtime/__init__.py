@@ -5,9 +5,10 @@ builds static control flow for static Variables (one rule: `_is_static`).
 """
 from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinstance,
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
-                        convert_reversed, convert_shape, convert_sum)
+                        convert_reversed, convert_shape, convert_size,
+                        convert_sum)
 from .call import convert_call
-from .casts import convert_bool, convert_float, convert_int
+from .casts import convert_bool, convert_float, convert_int, convert_item, convert_numpy
 from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifelse,
                            convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
@@ -25,13 +26,13 @@ from .undefined import UndefinedVar, ld, return_value
 
 __all__ = [
     "check_caught", "checked_method", "convert_list_pop", "comprehension_test", "new_container",
-    "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
+    "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_item", "convert_numpy", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_reached_list_call",
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
-    "convert_raise", "convert_range", "convert_reversed", "convert_shape", "convert_sum",
+    "convert_raise", "convert_range", "convert_reversed", "convert_shape", "convert_size", "convert_sum",
     "convert_while_loop", "convert_zip",
     "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
     "inplace_call", "make_slice", "return_value", "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",

@@ -19,7 +19,7 @@ from .iteration import python_int
 from .logical import check_truth_size
 from .try_bodies import check_uncaught_raise
 
-__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_raise",
+__all__ = ["convert_print", "convert_assert", "convert_len", "convert_shape", "convert_size", "convert_raise",
            "convert_isinstance", "convert_max", "convert_min", "convert_reversed", "convert_sum",
            "convert_any", "convert_all"]
 
@@ -137,6 +137,16 @@ def convert_shape(value):
     if _is_static(value):
         return _static_shape(value)
     return value.shape
+
+
+def convert_size(value):
+    """`x.size`: the number of elements, a Python int where every dim is known
+    while the program is built, else a weak int64 0-d Variable (as an unknown
+    `x.shape[i]` is) computed when it runs."""
+    if _is_static(value) and None in tuple(value.shape):
+        from d2s.core.ops import numel
+        return python_int(numel(value))
+    return value.size
 
 
 # ---- static paths ----------------------------------------------------------

@@ -7,13 +7,20 @@ float64, weakly typed like the Python number it stands for (`x * float(s)`
 keeps x's dtype, as the eager Python float would).  Where a Python value is
 truly needed (a `range` bound outside a converted `for`, a Python list
 index) the cast Variable's `__index__` raises the usual clear error.
+
+`t.numpy()` and `t.item(...)` ask for the same value and get the same
+answer: the array is the Variable itself (detached: the eager array carries
+no gradient), the number a weak 0-d cast of the one element (`item(i)`
+indexes the flattened tensor, `item(i, j, ...)` one element per axis).
+Code that then needs real numpy (np.* functions) meets the Variable's clear
+"no value while its program is being built" error.
 """
 import builtins
 
 from .dispatch import _is_static
 from .logical import check_truth_size
 
-__all__ = ["convert_bool", "convert_int", "convert_float"]
+__all__ = ["convert_bool", "convert_int", "convert_float", "convert_numpy", "convert_item"]
 
 
 def convert_bool(*args, **kwargs):
@@ -34,6 +41,33 @@ def convert_float(*args, **kwargs):
     return builtins.float(*args, **kwargs)
 
 
+def convert_numpy(value):
+    if _is_static(value):
+        from d2s.core import ops
+        return ops.detach(value)
+    return value.numpy()
+
+
+def convert_item(value, *index):
+    if not _is_static(value):
+        return value.item(*index)
+    if len(index) == 1:
+        value = value.reshape([-1])[index[0]]
+    elif index:
+        if len(index) != len(value.shape):
+            raise ValueError(f"item() of a {len(value.shape)}-d Tensor takes 0, 1 or "
+                             f"{len(value.shape)} indices, not {len(index)}")
+        value = value[tuple(index)]
+    kind = value.dtype.kind
+    if kind == "b":
+        return _cast(value, "bool", "item")
+    if kind in "iu":
+        return _cast(value, "int64", "item")
+    if kind == "f":
+        return _cast(value, "float64", "item")
+    value._no_value(".item()")   # a complex number has no weak 0-d stand-in
+
+
 def _cast(value, dtype, builtin):
     """The one element of `value` as a weak 0-d Variable of `dtype`.
 
@@ -44,6 +78,9 @@ def _cast(value, dtype, builtin):
     from d2s.core import ops
     if builtin == "bool":
         check_truth_size(value)
+    elif builtin == "item" and all(type(d) is int for d in value.shape) and _size(value.shape) != 1:
+        raise ValueError(f"item() of a Tensor with {_size(value.shape)} elements: only "
+                         "one-element tensors convert (or give the index: t.item(i))")
     elif all(type(d) is int for d in value.shape) and _size(value.shape) != 1:
         raise ValueError(f"{builtin}() of a Tensor with {_size(value.shape)} elements is "
                          "ambiguous; only one-element tensors convert")

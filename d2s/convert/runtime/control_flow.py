@@ -11,7 +11,7 @@ and body closures write their results straight into the caller's variables.
 A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
-from .iteration import StaticIterable, static_iteration_plan
+from .iteration import StaticIterable, TensorBoundRange, static_iteration_plan
 from .lists import check_list_aliases, enter_trace, exit_trace, sharing, tracing_paths
 from .logical import check_truth_size, static_truth
 from .targets import entries_read, writing_back
@@ -135,6 +135,11 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     while True:
         if cond_fn is not None:
             go_on = cond_fn()
+            if _is_static(go_on) and isinstance(iterable, TensorBoundRange):
+                keyed = _check_carried(uncarried, "a `for` loop")
+                with _traced("the body of a `for` loop on a tensor"):
+                    return _static_for(iterable.rest(iterator), body_fn, get_state, set_state,
+                                       state_names, loop_vars, cond_fn, returns, keyed)
             if _is_static(go_on):
                 with _traced("a `for` loop after a `break` on a tensor"):
                     return _static_for_rest(iterator, go_on, body_fn, get_state, set_state,

@@ -59,7 +59,61 @@ def convert_range(*args):
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (
             tuple(args) + (1,) if len(args) == 2 else tuple(args))
         return StaticRange(start, stop, step)
+    if any(isinstance(a, _eager_tensor_class()) for a in args):
+        return TensorBoundRange(builtins.range(*args))
     return builtins.range(*args)
+
+
+def _eager_tensor_class():
+    from d2s.core.tensor import Tensor
+    return Tensor
+
+
+class TensorBoundRange:
+    """`range(t)` in converted code, `t` an eager Tensor (PaddlePaddle's
+    `for i in range(paddle.to_tensor(max_len))`): its bound is known while the
+    program is built, so the loop is unrolled with Python ints, as `range(n)`
+    is. Should a `break` on a tensor stop it, the trips left become one
+    `while` op (`rest`), as the author of such a loop meant, instead of one
+    guarded copy of the body per trip: state whose shape changes per trip (a
+    decoder's growing caches) cannot merge across such a guard. Otherwise it
+    is the range (iteration, len, indexing, `in`)."""
+
+    __slots__ = ("range",)
+
+    def __init__(self, r):
+        self.range = r
+
+    def __iter__(self):
+        return iter(self.range)
+
+    def __len__(self):
+        return len(self.range)
+
+    def __getitem__(self, index):
+        return self.range[index]
+
+    def __contains__(self, value):
+        return value in self.range
+
+    def __reversed__(self):
+        return reversed(self.range)
+
+    def __eq__(self, other):
+        return self.range == (other.range if isinstance(other, TensorBoundRange) else other)
+
+    def __hash__(self):
+        return hash(self.range)
+
+    def __repr__(self):
+        return repr(self.range)
+
+    def rest(self, iterator):
+        """The items `iterator` (over this range) has not given yet, as a range
+        with a static start: a `for` over it is a `while` op."""
+        from d2s.core.ops import constant
+        left = self.range[len(self.range) - iterator.__length_hint__():]
+        return StaticRange(python_int(constant(left.start)), left.stop, left.step)
 
 
 def _check_integer_bound(value):

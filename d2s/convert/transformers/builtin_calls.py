@@ -2,7 +2,7 @@
 
 `print(...)` -> `_jst.convert_print(...)`, `assert t, m` ->
 `_jst.convert_assert(t, lambda: m)`, `len(x)` -> `_jst.convert_len(x)`,
-`x.shape` -> `_jst.convert_shape(x)`, `range/enumerate/zip(...)` ->
+`x.shape` / `x.size` -> `_jst.convert_shape/size(x)` (unknown dims), `range/enumerate/zip(...)` ->
 `_jst.convert_range/enumerate/zip(...)` (so `for` can see tensor bounds
 before Python's `range` would reject them), `isinstance(...)` ->
 `_jst.convert_isinstance(...)` (a static Variable is a `d2s.Tensor` to user
@@ -11,7 +11,10 @@ would ask `bool()` of a Variable), `sum(...)` / `reversed(...)` ->
 `_jst.convert_sum/reversed(...)` (a list appended in a tensor loop is one
 Variable: its rows are added, or walked last first), `bool/int/float(...)` ->
 `_jst.convert_bool/int/float(...)` (casts of a static Variable, which has
-no Python value while the program is built), and zero-argument `super()` ->
+no Python value while the program is built), `t.numpy()` / `t.item(...)` ->
+`_jst.convert_numpy(t)` / `_jst.convert_item(t, ...)` (the same: the value
+stands for the array or number, as PaddlePaddle's converter lets
+`if x.numpy()[0] > 0` and `x * s.item()` run), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -39,6 +42,13 @@ _RENAMED = {
     "int": "convert_int",
     "float": "convert_float",
 }
+
+
+# Attributes whose value may be known only when the program runs.
+_ATTRIBUTES = {"shape": "convert_shape", "size": "convert_size"}
+
+# Methods asking a tensor for its value: a static Variable's stands for it.
+_VALUE_METHODS = {"numpy": "convert_numpy", "item": "convert_item"}
 
 
 _BINDING = frozenset((ast.arg, ast.FunctionDef, ast.ClassDef, ast.alias))
@@ -87,6 +97,8 @@ class _BuiltinCalls(NodeTransformer):
     def rewrite_call(self, node):
         """The call (its parts converted) with a builtin routed through the runtime."""
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _VALUE_METHODS:
+            return self.rewrite_value_method(node, func)
         if not isinstance(func, ast.Name) or func.id in self.rebound:
             return node
         if func.id in _RENAMED:
@@ -98,11 +110,22 @@ class _BuiltinCalls(NodeTransformer):
                                 ast.Name(id=self.self_names[-1], ctx=ast.Load())], func)
         return node
 
+    def rewrite_value_method(self, node, func):
+        """`obj.numpy()` / `obj.item(*index)` -> `_jst.convert_numpy(obj)` /
+        `_jst.convert_item(obj, *index)`: the runtime calls the method itself
+        unless `obj` is a static Variable (whose value does not exist yet)."""
+        helper = _VALUE_METHODS[func.attr]
+        if helper == "convert_numpy" and (node.args or node.keywords):
+            return node
+        call = ast.Call(func=templates.replace_as_expression("_jst.helper", helper=helper),
+                        args=[func.value] + node.args, keywords=node.keywords)
+        return finish(call, node)
+
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if node.attr == "shape" and isinstance(node.ctx, ast.Load):
+        if node.attr in _ATTRIBUTES and isinstance(node.ctx, ast.Load):
             return finish(templates.replace_as_expression(
-                "_jst.convert_shape(value)", value=node.value), node)
+                f"_jst.{_ATTRIBUTES[node.attr]}(value)", value=node.value), node)
         return node
 
     def visit_Assert(self, node):

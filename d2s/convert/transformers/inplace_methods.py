@@ -1,5 +1,6 @@
-"""`x.add_(y)` -> `x = _jst.inplace_call(x.add_, y)`; `d2s.reshape_(x, s)` likewise
-rebinds `x`.
+"""`x.add_(y)` -> `x = _jst.inplace_call(x.add_, y)`; `d2s.reshape_(x, s)` and
+`d2s.assign(x, out)` (`output=out`) likewise rebind `x` / `out` (`out` not a
+parameter: a write into the caller's tensor stays the runtime's clear error).
 
 Why: on a program's value an in-place method is functional (core.inplace),
 so converted code rebinds the receiver's name to its result, as for item
@@ -35,14 +36,19 @@ def _marked(call):
 class _InplaceMethods(StatementTransformer):
     def __init__(self):
         self.rebindable = []
+        self.params = []
 
     def visit_ClassDef(self, node):
         return node
 
     def visit_FunctionDef(self, node):
         self.rebindable.append(scope_locals(node) | declared_nonlocals(node))
+        args = node.args
+        self.params.append({a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+                           | {a.arg for a in (args.vararg, args.kwarg) if a is not None})
         self.generic_visit(node)
         self.rebindable.pop()
+        self.params.pop()
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -50,9 +56,18 @@ class _InplaceMethods(StatementTransformer):
     def _receiver(self, call):
         """The local name an in-place call writes, or None."""
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in _NAMES and self.rebindable):
+                and self.rebindable):
             return None
         local = self.rebindable[-1]
+        if call.func.attr == "assign":   # `paddle.assign(x, out)` / `assign(x, output=out)`
+            out = call.args[1] if len(call.args) > 1 else next(
+                (k.value for k in call.keywords if k.arg == "output"), None)
+            # Not a parameter: the caller's tensor would not see the write (the
+            # runtime's clear error instead of a silent difference).
+            return (out.id if isinstance(out, ast.Name) and out.id in local
+                    and out.id not in self.params[-1] else None)
+        if call.func.attr not in _NAMES:
+            return None
         owner = call.func.value
         if isinstance(owner, ast.Name) and owner.id in local:
             return owner.id  # x.add_(y)
@@ -77,6 +92,7 @@ class _InplaceMethods(StatementTransformer):
 
 
 def transform(node, ctx):
-    if not any(isinstance(n, ast.Attribute) and n.attr in _NAMES for n in ctx.user_nodes):
+    if not any(isinstance(n, ast.Attribute) and (n.attr in _NAMES or n.attr == "assign")
+               for n in ctx.user_nodes):
         return node  # the usual function: no walk
     return _InplaceMethods().visit(node)

@@ -126,6 +126,13 @@ def ones(shape, dtype="float32"):
 
 
 def full_like(x, fill_value, dtype=None):
+    """`fill_value` may be a one-element tensor, read as in `full`; the dtype
+    defaults to x's."""
+    x = lift(x)
+    if is_value(fill_value):
+        dims = tuple(x.shape)
+        return _full_of_tensor(list(dims) if None not in dims else shape(x), fill_value,
+                               x.dtype if dtype is None else dtype)
     return bind("full_like", lift(x), fill_value=fill_value,
                 dtype=None if dtype is None else as_dtype(dtype).name)
 

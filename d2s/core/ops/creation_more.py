@@ -76,12 +76,15 @@ def assign(x, output=None):
         # effect of the program while one is traced, replayed after each run)
         from .. import inplace
         from ..tensor import Tensor
-        if type(output) is not Tensor:
-            raise NotImplementedError(
-                "assign: output= must be an eager Tensor (a parameter, a buffer, a tensor the "
-                "caller holds); for a value computed in the program write "
-                "`output = d2s.assign(x)`")
-        return inplace.apply(output, lambda _: out, "assign(x, output=...)")
+        if type(output) is Tensor:
+            return inplace.apply(output, lambda _: out, "assign(x, output=...)")
+        if not is_value(output):
+            raise TypeError(f"assign: output must be a Tensor, got {type(output).__name__}")
+        # a value of a program: functional, as for an in-place method; converted
+        # code rebinds the output's name to the result (`paddle.assign(x, y)`
+        # statements), elsewhere it is a clear error
+        return inplace.method(output, "assign", lambda v: inplace._conform(
+            out, v, "assign(x, output=...)", True))
     return out
 
 

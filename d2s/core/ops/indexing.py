@@ -310,4 +310,9 @@ def getitem(x, index):
         # x[i] in an eager loop: the spec encode_index would make, without its walk
         return run_eager(_GETITEM, (x,), {"spec": (("int", index),)})
     spec, tensors = encode_index(index)
-    return bind("getitem", lift(x), *tensors, spec=spec)
+    out = bind("getitem", lift(x), *tensors, spec=spec)
+    if getattr(x, "is_array", False) and spec and spec[0][0] == "slice":
+        # A slice of a tensor array along its items (`res = res[::-1]`, `feats[1:]`)
+        # is a list of those items: still an array (stack/concat read it as one).
+        out.is_array = True
+    return out

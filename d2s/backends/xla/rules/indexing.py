@@ -153,6 +153,8 @@ def _getitem_xla(ns, x, *tensors, spec):
         # a run reaching it is numpy's IndexError: it runs again on numpy.
         ns.check_on_numpy(ns.jnp.zeros((), np.bool_))
         x = ns.jnp.zeros(tuple(1 if i in axes else d for i, d in enumerate(shape)), x.dtype)
+    if isinstance(x, np.ndarray):  # a constant of the program: numpy cannot take traced indices
+        x = ns.jnp.asarray(x)
     return x[index]
 
 
