@@ -25,6 +25,10 @@ def _masked(ns, x, v, mask):
 
 def _xla(ns, x, v, *tensors, spec):
     shape = getattr(x, "shape", None)
+    if isinstance(x, np.ndarray):
+        # A constant target (`y = d2s.zeros([3])`, then `y[i] = ...`) comes
+        # as a numpy array: no `.at`, and no indexing by traced values.
+        x = ns.jnp.asarray(x)
     if len(spec) == 1 and spec[0][0] == "tensor" and np.dtype(tensors[0].dtype) == np.bool_ \
             and shape is not None:
         return _masked(ns, x, v, tensors[0])
