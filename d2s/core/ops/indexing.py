@@ -299,4 +299,9 @@ def getitem(x, index):
         # x[i] in an eager loop: the spec encode_index would make, without its walk
         return run_eager(_GETITEM, (x,), {"spec": (("int", index),)})
     spec, tensors = encode_index(index)
-    return bind("getitem", lift(x), *tensors, spec=spec)
+    out = bind("getitem", lift(x), *tensors, spec=spec)
+    if type(index) is slice and getattr(x, "is_array", False):
+        # A slice of the list a tensor loop filled (`res = res[::-1]`,
+        # `outs[1:]`) is a list too: `stack`/`concat` of it take its rows.
+        out.is_array = True
+    return out

@@ -215,8 +215,11 @@ def _getitem_grad(ns, rule, g, x, *tensors, spec):
     kind = spec[0][0]
     if any(ns.is_tensor_array(t) for t in tensors):
         raise ns.Unsupported("it indexes with a tensor array")
-    if spec == (("slice", None, None, -1),) and ns.is_tensor_array(g):
-        return g.reversed_rows()  # `reversed(outs)`: its own inverse
+    if spec == (("slice", None, None, -1),):  # `reversed(outs)`: its own inverse
+        if not ns.is_tensor_array(g):  # a cotangent from the host: the reversed rows
+            ns.check_on_numpy(x.length == g.shape[0])
+            g = ns.TensorArray(ns.unshift_rows(g, 0, x.capacity), x.length, x.base)
+        return g.reversed_rows()
     if kind == "slice" and len(spec) == 1 and not tensors:
         start, length = x.slice_bounds(slice(*spec[0][1:]))
         if ns.is_tensor_array(g):
