@@ -145,6 +145,10 @@ def _without_window(spec, window):
 def _getitem_xla(ns, x, *tensors, spec):
     # a backend's tensor array has no static shape (its length is a run-time value)
     shape = getattr(x, "shape", None)
+    if isinstance(x, np.ndarray) and tensors:
+        # A constant (a Python list a tensor loop reads by its counter:
+        # `zip(row, [1.0, 2.0])`) is a numpy array, which traced indices break.
+        x = ns.jnp.asarray(x)
     window = None if shape is None else _window(ns, shape, spec, tensors)
     if window is not None:  # `x[t:t + c]`: a window of x, then the rest of the index
         start = _in_window(ns, shape, window)
