@@ -11,7 +11,9 @@ would ask `bool()` of a Variable), `sum(...)` / `reversed(...)` ->
 `_jst.convert_sum/reversed(...)` (a list appended in a tensor loop is one
 Variable: its rows are added, or walked last first), `bool/int/float(...)` ->
 `_jst.convert_bool/int/float(...)` (casts of a static Variable, which has
-no Python value while the program is built), and zero-argument `super()` ->
+no Python value while the program is built), `xs[i]` with a computed index
+-> `_jst.convert_subscript(xs, i)` (a Python list picked by a tensor, a
+loop counter: a list has no item at a Variable), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -105,6 +107,15 @@ class _BuiltinCalls(NodeTransformer):
                 "_jst.convert_shape(value)", value=node.value), node)
         return node
 
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and _computed_index(node.slice) \
+                and getattr(self, "wrap_calls", True):
+            return finish(templates.replace_as_expression(
+                "_jst.convert_subscript(value, index, label)", value=node.value,
+                index=node.slice, label=ast.Constant(value=ast.unparse(node.value))), node)
+        return node
+
     def visit_Assert(self, node):
         self.generic_visit(node)
         if node.msg is None:
@@ -113,6 +124,14 @@ class _BuiltinCalls(NodeTransformer):
             new = templates.replace("_jst.convert_assert(test, lambda: msg)",
                                     test=node.test, msg=node.msg)
         return finish(new, node)
+
+
+def _computed_index(index):
+    """An index that may be a tensor (`xs[t]`, `ws[i - 1]`): not a literal, a
+    slice or a tuple of them (those index tensors, never pick list items)."""
+    if isinstance(index, ast.UnaryOp):
+        index = index.operand
+    return not isinstance(index, (ast.Constant, ast.Slice, ast.Tuple))
 
 
 def rebound_names(ctx):
