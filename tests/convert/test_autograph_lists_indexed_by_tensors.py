@@ -37,8 +37,16 @@ def _last_by_tensor(x, n):
     return items[n - 1] * items[-n]
 
 
+def _fibonacci_rows(x, n):
+    rows = [x[0], x[1]]
+    for i in range(2, n + 2):
+        rows.append(rows[i - 1] + rows[i - 2] * 0.5)   # the list the loop appends to
+    return d2s.stack(rows).sum(0)
+
+
 @pytest.mark.parametrize("backend", ["numpy", "xla"])
-@pytest.mark.parametrize("fn", [_rnn_over_steps, _weights_by_counter, _last_by_tensor])
+@pytest.mark.parametrize("fn", [_rnn_over_steps, _weights_by_counter, _last_by_tensor,
+                                _fibonacci_rows])
 def test_a_list_indexed_by_a_tensor_picks_the_item_at_run_time(backend, fn):
     if backend == "xla":
         pytest.importorskip("jax")

@@ -20,8 +20,14 @@ __all__ = ["convert_subscript"]
 
 def convert_subscript(container, index, label="the list"):
     """`label`: the container's source text, which messages name."""
-    if _is_static(index) and type(container) in (list, tuple):
-        return _picked(container, index, label)
+    if _is_static(index):
+        if type(container) in (list, tuple):
+            return _picked(container, index, label)
+        from d2s.static.tensor_array import PendingArray
+        if type(container) is PendingArray:
+            # the list a tensor loop appends to, on the loop's first trace (it
+            # learns what is appended): `fib.append(fib[i - 1] + fib[i - 2])`
+            return _picked(container.items, index, label)
     return container[index]
 
 
