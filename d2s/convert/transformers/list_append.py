@@ -4,7 +4,8 @@
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
 `obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
 an error under a tensor `if` or loop (never an append shown on every path);
-`y = x.pop(i)` / `x.pop(i)` / `return x.pop(i)` (a statement of its own) ->
+`y = x.pop(i)` / `x.pop(i)` / `return x.pop(i)` / `s += x.pop(i)` (a statement
+of its own) ->
 `x, y = _jst.convert_list_pop(x, "x", outer, i)`: a list a tensor loop filled
 (or a tensor `if` shares) is a tensor array there, popped by rebinding its
 name to the shorter array; any other `x.pop(...)` (and the other methods
@@ -38,8 +39,9 @@ _METHOD_HELPERS = {"append": "convert_list_append", "extend": "convert_list_exte
 class _ListAppend(StatementTransformer):
     """Rewrites statements only (expressions hold none)."""
 
-    def __init__(self):
+    def __init__(self, namer=None):
         self.loops = 0
+        self.namer = namer   # fresh names for the item popped by `s += a.pop()`
         # list_names of the innermost def: the names holding only lists it
         # creates (`own`), and those of them it hands out nowhere before
         # changing them (`fresh`)
@@ -161,6 +163,20 @@ class _ListAppend(StatementTransformer):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
+        owner = _popped_name(node.value)
+        if (owner is not None and isinstance(node.target, ast.Name)
+                and node.target.id != owner and self.namer is not None):
+            # `s += a.pop()` -> `a, item = _jst.convert_list_pop(a, "a", outer)`
+            # then `s += item`: the pop a statement of its own (as a target
+            # name has no side effect to run first, the order is Python's)
+            item = self.namer.new("popped")
+            pop = ast.Assign(
+                targets=[ast.Tuple([ast.Name(owner, ast.Store()), ast.Name(item, ast.Store())],
+                                   ast.Store())],
+                value=self._pop_call(owner, node.value))
+            aug = ast.AugAssign(target=node.target, op=node.op,
+                                value=ast.Name(item, ast.Load()))
+            return finish([pop, aug], node)
         if (isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
                 and isinstance(node.value, ast.List)
                 and (self.loops or node.target.id not in self.fresh)):
@@ -250,7 +266,7 @@ class _MutatorCalls(ast.NodeTransformer):
 
 
 def transform(node, ctx):
-    appends = _ListAppend()
+    appends = _ListAppend(ctx.namer)
     node = appends.visit(node)
     # One scan of the user's nodes instead of a transformer's walk of the tree
     # when, as in most functions, no such method is called.
