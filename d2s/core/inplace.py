@@ -144,14 +144,23 @@ _rebinding = threading.local()
 
 
 class rebinding:
-    """While converted code calls an in-place method whose result it rebinds."""
+    """While converted code calls an in-place method whose result it rebinds.
+
+    `held`: the receiver is an attribute converted code assigns the result
+    to (`self.total.add_(v)` -> `self.total = ...`): while a program is
+    built, an eager Tensor there (a buffer) gets the functional result too,
+    so that the attribute write is what the program records and replays
+    (jit.outliving), also inside a tensor `if`/`while`."""
+
+    def __init__(self, held=False):
+        self.held = held
 
     def __enter__(self):
-        self.outer = getattr(_rebinding, "on", False)
-        _rebinding.on = True
+        self.outer = getattr(_rebinding, "on", False), getattr(_rebinding, "held", False)
+        _rebinding.on, _rebinding.held = True, self.held
 
     def __exit__(self, *exc):
-        _rebinding.on = self.outer
+        _rebinding.on, _rebinding.held = self.outer
         return False
 
 
@@ -160,6 +169,10 @@ def method(x, what, compute, keep_shape=True):
     x); on a program's value the functional result, which converted code
     rebinds the name to. Elsewhere (code that is not converted, a hand-built
     program) nothing would rebind it: a clear error, never a silent no-op."""
+    if getattr(_rebinding, "held", False) and state._tls.builders and (
+            type(x) is Tensor or is_resident(x)):
+        ov = effects.overlay()
+        return _conform(compute(ov.read(x) if ov is not None else x), x, what, keep_shape)
     if type(x) is Tensor:
         return apply(x, compute, what, keep_shape)
     if is_resident(x):  # an eager write: on the host copy (made now), as eagerly

@@ -45,3 +45,13 @@ def inplace_call(fn, *args, **kwargs):
     from d2s.core.inplace import rebinding
     with rebinding():
         return fn(*args, **kwargs)
+
+
+def inplace_call_held(fn, *args, **kwargs):
+    """`o.t.add_(y)` in converted code, which assigns the result to `o.t`:
+    as `inplace_call`; while a program is built an eager Tensor receiver (a
+    buffer) gives the functional result, so the attribute write is what the
+    program records (core.inplace.rebinding)."""
+    from d2s.core.inplace import rebinding
+    with rebinding(held=True):
+        return fn(*args, **kwargs)

@@ -5,11 +5,15 @@ Why: on a program's value an in-place method is functional (core.inplace),
 so converted code rebinds the receiver's name to its result, as for item
 assignment (transformers.item_assignment); on an eager Tensor the method
 returns the Tensor itself, so the rebinding changes nothing. `y = x.add_(1)`
-rebinds both. Only names the function may bind are rewritten. The helper
+rebinds both; `return x.add_(y)` writes, then returns `x`; a chain
+`x.add_(a).multiply_(b)` is one rebinding statement per call; `o.t.add_(y)`
+rebinds the attribute (`o.t = ...`), which the program records as any
+attribute write. Only names the function may bind are rewritten. The helper
 marks the call as rebound: an in-place method on a program's value anywhere
 else raises (nothing would rebind it).
 """
 import ast
+import copy
 
 from .. import templates
 from ..analysis.activity import declared_nonlocals, scope_locals
@@ -24,9 +28,9 @@ INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "cl
 _NAMES = frozenset(INPLACE_NAMES)
 
 
-def _marked(call):
+def _marked(call, helper="inplace_call"):
     """`f(args)` -> `_jst.inplace_call(f, args)`."""
-    new = templates.replace_as_expression("_jst.inplace_call(fn)", fn=call.func)
+    new = templates.replace_as_expression("_jst.helper(fn)", helper=helper, fn=call.func)
     new.args.extend(call.args)
     new.keywords.extend(call.keywords)
     return new
@@ -56,16 +60,71 @@ class _InplaceMethods(StatementTransformer):
         owner = call.func.value
         if isinstance(owner, ast.Name) and owner.id in local:
             return owner.id  # x.add_(y)
-        if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in local:
-            return call.args[0].id  # d2s.reshape_(x, shape)
+        if (call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in local
+                and isinstance(owner, ast.Name)):
+            # d2s.reshape_(x, shape): a module's function (`self.total.add_(x)`
+            # writes `self.total`, never its argument)
+            return call.args[0].id
         return None
+
+    def _chain(self, call):
+        """(`y`, its calls in order) of `y.add_(a).multiply_(b)` on a local
+        name `y`: each writes `y` and returns it eagerly, so each is a
+        statement rebinding `y`; else None."""
+        calls = []
+        while (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+               and call.func.attr in _NAMES):
+            calls.append(call)
+            call = call.func.value
+        if len(calls) < 2 or not (isinstance(call, ast.Name) and self.rebindable
+                                  and call.id in self.rebindable[-1]):
+            return None
+        return call.id, [ast.Call(func=ast.Attribute(ast.Name(call.id, ast.Load()),
+                                                     c.func.attr, ast.Load()),
+                                  args=c.args, keywords=c.keywords) for c in reversed(calls)]
+
+    @staticmethod
+    def _attribute_receiver(call):
+        """`o.t` of `o.t.add_(v)` (attributes of a name), whose attribute is
+        rebound to the result as a local name is (an attribute write the
+        program records and replays on a layer or object), or None."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _NAMES and isinstance(call.func.value, ast.Attribute)):
+            return None
+        root = call.func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return call.func.value if isinstance(root, ast.Name) else None
 
     def visit_Expr(self, node):
         name = self._receiver(node.value)
+        if name is not None:
+            return finish(templates.replace("name = call", name=name,
+                                            call=_marked(node.value)), node)
+        chain = self._chain(node.value)
+        if chain is not None:
+            name, calls = chain
+            new = []
+            for call in calls:
+                new += templates.replace("name = call", name=name, call=_marked(call))
+            return finish(new, node)
+        target = self._attribute_receiver(node.value)
+        if target is not None:
+            assign = ast.Assign(targets=[copy.deepcopy(target)],
+                                value=_marked(node.value, "inplace_call_held"))
+            assign.targets[0].ctx = ast.Store()
+            return finish([assign], node)
+        return node
+
+    def visit_Return(self, node):
+        name = self._receiver(node.value)
         if name is None:
             return node
-        return finish(templates.replace("name = call", name=name, call=_marked(node.value)),
-                      node)
+        # `return y.add_(v)`: the write, then `return y` (eagerly the same
+        # Tensor the method returns)
+        new = templates.replace("name = call", name=name, call=_marked(node.value))
+        new.append(ast.Return(value=ast.Name(id=name, ctx=ast.Load())))
+        return finish(new, node)
 
     def visit_Assign(self, node):
         name = self._receiver(node.value)
