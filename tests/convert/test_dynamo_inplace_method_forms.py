@@ -1,5 +1,6 @@
 """In-place methods in converted code beyond `x.add_(y)` as a statement:
-`return y.add_(v)`, a chain `y.add_(a).multiply_(b)`, and an attribute
+`return y.add_(v)`, a chain `y.add_(a).multiply_(b)`, one inside an
+expression (`z = d2s.tanh(y.add_(v)) * 2`, written first), and an attribute
 receiver `self.total.add_(x)` (also under a tensor `if`), whose attribute is
 rebound to the result, so the program records and replays the write (a
 layer's buffer keeps counting over calls, on numpy and xla). The attribute
@@ -23,6 +24,12 @@ def _chain(x):
     return y * x
 
 
+def _inside_an_expression(x):
+    y = x * 1.0
+    z = d2s.tanh(y.add_(d2s.ones_like(y))) * 2.0   # y reads before its write only
+    return z + y
+
+
 class _Box:
     pass
 
@@ -35,7 +42,8 @@ def _attribute_receiver(x):
 
 
 @pytest.mark.parametrize("backend", ["numpy", "xla"])
-@pytest.mark.parametrize("fn", [_return_written, _chain, _attribute_receiver])
+@pytest.mark.parametrize("fn", [_return_written, _chain, _attribute_receiver,
+                                _inside_an_expression])
 def test_inplace_method_forms(backend, fn):
     if backend == "xla":
         pytest.importorskip("jax")

@@ -6,7 +6,9 @@ so converted code rebinds the receiver's name to its result, as for item
 assignment (transformers.item_assignment); on an eager Tensor the method
 returns the Tensor itself, so the rebinding changes nothing. `y = x.add_(1)`
 rebinds both; `return x.add_(y)` writes, then returns `x`; a chain
-`x.add_(a).multiply_(b)` is one rebinding statement per call; `o.t.add_(y)`
+`x.add_(a).multiply_(b)` is one rebinding statement per call; one inside
+an expression (`z = x.add_(y) * 2`) is written first when the statement
+reads `x` nowhere but in that call (the order Python evaluates it in); `o.t.add_(y)`
 rebinds the attribute (`o.t = ...`), which the program records as any
 attribute write. Only names the function may bind are rewritten. The helper
 marks the call as rebound: an in-place method on a program's value anywhere
@@ -96,6 +98,36 @@ class _InplaceMethods(StatementTransformer):
             root = root.value
         return call.func.value if isinstance(root, ast.Name) else None
 
+    def _hoisted(self, node, value_field="value"):
+        """`z = y.add_(v) * 2` -> `y = _jst.inplace_call(y.add_, v)` then
+        `z = y * 2`: one in-place call on a local name inside the statement's
+        expression, the name read nowhere else in the statement but in that
+        call (which reads it before writing), so the write first is the order
+        Python evaluates it in; outside lambdas and comprehensions. Else None."""
+        value = getattr(node, value_field, None)
+        if value is None:
+            return None
+        found, reads = [], 0
+        for sub in ast.walk(value):
+            if isinstance(sub, (ast.Lambda,) + _SCOPES):
+                return None
+            if isinstance(sub, ast.Call) and self._receiver(sub) is not None \
+                    and isinstance(sub.func.value, ast.Name):
+                found.append(sub)
+        if len(found) != 1:
+            return None
+        call = found[0]
+        name = call.func.value.id
+        inside = {id(sub) for sub in ast.walk(call)}   # read before the write
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id == name and id(sub) not in inside:
+                reads += 1
+        if reads:
+            return None
+        new = templates.replace("name = call", name=name, call=_marked(call))
+        _replace_node(node, call, ast.Name(id=name, ctx=ast.Load()))
+        return finish(new, node) + [node]
+
     def visit_Expr(self, node):
         name = self._receiver(node.value)
         if name is not None:
@@ -114,12 +146,12 @@ class _InplaceMethods(StatementTransformer):
                                 value=_marked(node.value, "inplace_call_held"))
             assign.targets[0].ctx = ast.Store()
             return finish([assign], node)
-        return node
+        return self._hoisted(node) or node
 
     def visit_Return(self, node):
         name = self._receiver(node.value)
         if name is None:
-            return node
+            return self._hoisted(node) or node
         # `return y.add_(v)`: the write, then `return y` (eagerly the same
         # Tensor the method returns)
         new = templates.replace("name = call", name=name, call=_marked(node.value))
@@ -128,11 +160,28 @@ class _InplaceMethods(StatementTransformer):
 
     def visit_Assign(self, node):
         name = self._receiver(node.value)
-        if name is None or len(node.targets) != 1:
+        if name is None:
+            return self._hoisted(node) or node
+        if len(node.targets) != 1:
             return node
         new = templates.replace("name = call", name=name, call=_marked(node.value))
         new += [ast.Assign(targets=node.targets, value=ast.Name(id=name, ctx=ast.Load()))]
         return finish(new, node)
+
+
+_SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef)
+
+
+def _replace_node(tree, old, new):
+    """Put `new` where `old` is in `tree` (one occurrence)."""
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list) and any(v is old for v in value):
+                value[[i for i, v in enumerate(value) if v is old][0]] = new
+                return
 
 
 def transform(node, ctx):
