@@ -1,5 +1,6 @@
 """`total += items.pop()` in a loop on a tensor (AutoGraph's list tests pop a
-prefilled list that way): the pop becomes a statement of its own, so the
+prefilled list that way), `total = total * 0.5 + rows.pop() * 2.0`,
+`total = f(rows.pop(0)) + total`: the pop becomes a statement of its own, so the
 list, carried as a tensor array, is popped by rebinding its name, as `item
 = items.pop()` is. Values match eager for zero and several trips on numpy
 and xla (it was "'items.pop(...)' inside an expression ... write `item =
@@ -40,12 +41,27 @@ def _pop_at_an_index(n):
     return d2s.stack(items), total
 
 
+def _pop_inside_expressions(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x * (i + 1.0))
+    total = x * 0
+    while len(rows) > 2:
+        total = total * 0.5 + rows.pop() * 2.0
+    total = d2s.tanh(rows.pop(0)) + total
+    out = total * rows.pop()
+    return out, len(rows)
+
+
 @pytest.mark.parametrize("backend", ["numpy", "xla"])
 def test_augmented_assignment_of_a_pop_in_tensor_loops(backend):
     if backend == "xla":
         pytest.importorskip("jax")
     cases = [(_pop_prefilled, lambda n: (d2s.to_tensor(np.array(n)),)),
              (_pop_at_an_index, lambda n: (d2s.to_tensor(np.array(n)),)),
+             (_pop_inside_expressions,
+              lambda n: (d2s.to_tensor(np.array([1.0, -2.0], "float32")),
+                         d2s.to_tensor(np.array(n + 2)))),
              (_pop_what_a_loop_filled,
               lambda n: (d2s.to_tensor(np.array([1.0, -2.0], "float32")),
                          d2s.to_tensor(np.array(n + 1))))]
