@@ -69,6 +69,15 @@ def _layers_by_counter(x, n):
     return x
 
 
+_BLOCKS = d2s.nn.LayerList([d2s.nn.Linear(3, 3), d2s.nn.Linear(3, 3)])
+
+
+def _layer_list_by_counter(x, n):
+    for t in range(n):
+        x = _BLOCKS[t](x)
+    return x
+
+
 def _ragged_by_counter(x, n):
     parts = [x[0], x[1, :2]]
     s = x[0, 0] * 0
@@ -78,6 +87,7 @@ def _ragged_by_counter(x, n):
 
 
 @pytest.mark.parametrize("fn, why", [(_layers_by_counter, "holds a Linear"),
+                                     (_layer_list_by_counter, "a LayerList has no item"),
                                      (_ragged_by_counter, "different")])
 def test_items_no_tensor_row_stands_for_are_a_clear_error(fn, why):
     values = np.array([[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]], "float32")
@@ -85,5 +95,5 @@ def test_items_no_tensor_row_stands_for_are_a_clear_error(fn, why):
         to_static(fn)(d2s.to_tensor(values), d2s.to_tensor(np.array(2)))
     text = str(info.value)
     assert why in text and "test_autograph_lists_indexed_by_tensors.py" in text
-    assert "'layers'" in text or "'parts'" in text
+    assert "'layers'" in text or "'parts'" in text or "'_BLOCKS'" in text
     assert "range(len(" in text

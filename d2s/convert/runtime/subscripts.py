@@ -9,7 +9,8 @@ when it runs, the items become rows of one tensor (`stack`) and the index a
 numbers is a constant whose picked value stays weakly typed, as the number
 would be (`x * ws[t]` keeps x's dtype). Items no tensor row can stand for
 (layers, dicts, tensors of different shapes) are a clear error naming the
-list and the line. Everything else is the plain subscript.
+list and the line, as is another sequence that has no item at a run-time
+index (`layers[i](x)` of a LayerList in a loop on a tensor). Everything else is the plain subscript.
 """
 import numbers
 
@@ -28,7 +29,19 @@ def convert_subscript(container, index, label="the list"):
             # the list a tensor loop appends to, on the loop's first trace (it
             # learns what is appended): `fib.append(fib[i - 1] + fib[i - 2])`
             return _picked(container.items, index, label)
+        if hasattr(container, "__len__") and not isinstance(container, (dict, str, bytes)) \
+                and not _is_static(container) and not _is_tensor(container):
+            try:
+                return container[index]
+            except TypeError as e:   # a sequence of layers (`layers[i](x)`), of objects
+                raise _refusal(container, label, f"a {type(container).__name__} has no "
+                               "item at a value known only when the program runs") from e
     return container[index]
+
+
+def _is_tensor(value):
+    from d2s.core.tensor import Tensor
+    return isinstance(value, Tensor)
 
 
 def _picked(items, index, label):
@@ -63,9 +76,13 @@ def _picked(items, index, label):
 
 
 def _refuse(items, label, why):
+    raise _refusal(items, label, why)
+
+
+def _refusal(items, label, why):
     from d2s.static import ControlFlowError
     kind = type(items).__name__
-    raise ControlFlowError(
+    return ControlFlowError(
         f"'{label}[...]': the {kind} '{label}' ({len(items)} items) is indexed by a tensor "
         f"(a value known only when the program runs, such as the counter of a loop on a "
         f"tensor), and {why}, so the program cannot pick the item. Index it with a Python "
