@@ -10,7 +10,8 @@ numbers is a constant whose picked value stays weakly typed, as the number
 would be (`x * ws[t]` keeps x's dtype). Items no tensor row can stand for
 (layers, dicts, tensors of different shapes) are a clear error naming the
 list and the line, as is another sequence that has no item at a run-time
-index (`layers[i](x)` of a LayerList in a loop on a tensor). Everything else is the plain subscript.
+index (`layers[i](x)` of a LayerList in a loop on a tensor). Everything
+else is the plain subscript.
 """
 import numbers
 
