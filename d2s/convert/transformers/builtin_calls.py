@@ -101,6 +101,8 @@ class _BuiltinCalls(NodeTransformer):
         return node
 
     def visit_Attribute(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            _mark_target_parts(node.value)
         self.generic_visit(node)
         if node.attr == "shape" and isinstance(node.ctx, ast.Load):
             return finish(templates.replace_as_expression(
@@ -108,9 +110,11 @@ class _BuiltinCalls(NodeTransformer):
         return node
 
     def visit_Subscript(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            _mark_target_parts(node.value)
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load) and _computed_index(node.slice) \
-                and getattr(self, "wrap_calls", True):
+                and getattr(self, "wrap_calls", True) and not getattr(node, _TARGET_PART, False):
             return finish(templates.replace_as_expression(
                 "_jst.convert_subscript(value, index, label)", value=node.value,
                 index=node.slice, label=ast.Constant(value=ast.unparse(node.value))), node)
@@ -124,6 +128,18 @@ class _BuiltinCalls(NodeTransformer):
             new = templates.replace("_jst.convert_assert(test, lambda: msg)",
                                     test=node.test, msg=node.msg)
         return finish(new, node)
+
+
+_TARGET_PART = "_d2s_target_part"
+
+
+def _mark_target_parts(node):
+    """The containers of a written target (`caches[i]` of `caches[i]["k"] =
+    v`) stay subscripts: the analyses carry such a target through tensor
+    constructs by its name-rooted chain (analysis.targets)."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        setattr(node, _TARGET_PART, True)
+        node = node.value
 
 
 def _computed_index(index):
