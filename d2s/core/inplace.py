@@ -180,9 +180,12 @@ def method(x, what, compute, keep_shape=True):
         return apply(x, compute, what, keep_shape)
     if not getattr(_rebinding, "on", False):
         raise TypeError(
-            f"{what}: a value of a program cannot be changed in place outside converted code "
-            f"(here nothing rebinds it); write the functional form, e.g. "
-            f"`x = x.{what.rstrip('_')}(...)`, or convert the function with to_static")
+            f"{what}: a value of a program cannot be changed in place outside converted code, "
+            f"nor in converted code where nothing rebinds it (a receiver that is not a name "
+            f"or an attribute: an item `xs[0].{what}(...)`, a slice, a call's result; or "
+            f"inside a conditional expression); write the functional form, e.g. "
+            f"`x = x.{what.rstrip('_')}(...)` (`xs[0] = xs[0].{what.rstrip('_')}(...)`), or "
+            f"convert the function with to_static")
     return compute(x)
 
 

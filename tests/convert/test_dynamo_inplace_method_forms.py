@@ -84,3 +84,17 @@ def test_a_buffer_written_in_place_in_forward_is_written_back(backend):
         np.testing.assert_allclose(converted.count.numpy(), eager.count.numpy())
         np.testing.assert_allclose(converted.total.numpy(), eager.total.numpy(), rtol=1e-6)
     assert type(converted.total) is type(eager.total)
+
+
+def _on_a_list_item(x):
+    ys = [x * 1.0, x * 2.0]
+    ys[0].add_(d2s.ones_like(x))
+    return ys[0]
+
+
+def test_an_inplace_call_nothing_rebinds_says_where_and_what_to_write():
+    """An item receiver is not rebound: a clear error saying so (it said
+    "outside converted code", which the code already was)."""
+    with pytest.raises(TypeError, match=r"(?s)nor in converted code where nothing rebinds "
+                                        r"it.*an item.*xs\[0\] = xs\[0\]\.add\(\.\.\.\)"):
+        to_static(_on_a_list_item)(d2s.to_tensor(np.array([1.0, 2.0], "float32")))
