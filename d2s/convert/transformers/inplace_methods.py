@@ -10,7 +10,8 @@ rebinds both; `return x.add_(y)` writes, then returns `x`; a chain
 an expression (`z = x.add_(y) * 2`) is written first when the statement
 reads `x` nowhere but in that call (the order Python evaluates it in); `o.t.add_(y)`
 rebinds the attribute (`o.t = ...`), which the program records as any
-attribute write. Only names the function may bind are rewritten. The helper
+attribute write; `xs[i].add_(y)` rebinds the item of the function's own
+list (`_jst.inplace_on_item` otherwise). Only names the function may bind are rewritten. The helper
 marks the call as rebound: an in-place method on a program's value anywhere
 else raises (nothing would rebind it).
 """
@@ -21,6 +22,7 @@ from .. import templates
 from ..analysis.activity import declared_nonlocals, scope_locals
 from ..traversal import StatementTransformer
 from .common import finish
+from .item_assignment import _index_expr, _python_containers
 
 # Paddle's in-place names d2s has (core.inplace.INPLACE_NAMES; the conversion
 # side does not import the core, a test checks that both lists agree).
@@ -41,15 +43,40 @@ def _marked(call, helper="inplace_call"):
 class _InplaceMethods(StatementTransformer):
     def __init__(self):
         self.rebindable = []
+        self.containers = []   # per def: names bound to a list/dict it creates
 
     def visit_ClassDef(self, node):
         return node
 
     def visit_FunctionDef(self, node):
         self.rebindable.append(scope_locals(node) | declared_nonlocals(node))
+        self.containers.append(_python_containers(node))
         self.generic_visit(node)
         self.rebindable.pop()
+        self.containers.pop()
         return node
+
+    def _item_receiver(self, node, call):
+        """`xs[i].add_(v)` (an item of a local name): the function's own list
+        or dict (`xs = [...]`) has the item rebound, a statement the
+        analyses carry through tensor constructs like `xs[i] = v`; anything
+        else goes through `_jst.inplace_on_item`, which writes a tensor's
+        item copy as eager code does (its value unchanged) and refuses a
+        list it cannot rebind. Else None."""
+        recv = call.func.value
+        if not (isinstance(recv, ast.Subscript) and isinstance(recv.value, ast.Name)
+                and self.rebindable and recv.value.id in self.rebindable[-1]):
+            return None
+        if recv.value.id in self.containers[-1]:
+            target = copy.deepcopy(recv)
+            target.ctx = ast.Store()
+            return finish([ast.Assign(targets=[target], value=_marked(call))], node)
+        helper = templates.replace_as_expression(
+            "_jst.inplace_on_item(container, index, method)", container=recv.value,
+            index=_index_expr(recv.slice), method=ast.Constant(call.func.attr))
+        helper.args.extend(call.args)
+        helper.keywords.extend(call.keywords)
+        return finish([ast.Expr(value=helper)], node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -103,14 +130,15 @@ class _InplaceMethods(StatementTransformer):
         `z = y * 2`: one in-place call on a local name inside the statement's
         expression, the name read nowhere else in the statement but in that
         call (which reads it before writing), so the write first is the order
-        Python evaluates it in; outside lambdas and comprehensions. Else None."""
+        Python evaluates it in; outside lambdas, comprehensions, conditional
+        expressions and `and`/`or`. Else None."""
         value = getattr(node, value_field, None)
         if value is None:
             return None
         found, reads = [], 0
         for sub in ast.walk(value):
-            if isinstance(sub, (ast.Lambda,) + _SCOPES):
-                return None
+            if isinstance(sub, (ast.Lambda, ast.IfExp, ast.BoolOp) + _SCOPES):
+                return None   # (parts Python may run later, or not at all)
             if isinstance(sub, ast.Call) and self._receiver(sub) is not None \
                     and isinstance(sub.func.value, ast.Name):
                 found.append(sub)
@@ -146,6 +174,11 @@ class _InplaceMethods(StatementTransformer):
                                 value=_marked(node.value, "inplace_call_held"))
             assign.targets[0].ctx = ast.Store()
             return finish([assign], node)
+        if (isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr in _NAMES):
+            item = self._item_receiver(node, node.value)
+            if item is not None:
+                return item
         return self._hoisted(node) or node
 
     def visit_Return(self, node):
