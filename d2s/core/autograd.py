@@ -161,7 +161,9 @@ def _apply_node(node, node_cts, cts):
 VALUE_FREE = frozenset((
     "getitem", "add", "subtract", "neg", "reshape", "transpose", "unsqueeze", "squeeze",
     "flatten", "expand", "broadcast_to", "concat", "stack", "sum", "mean", "cast",
-    "set_item", "detach", "clone", "assign", "sum_to_like", "scale"))
+    "set_item", "detach", "clone", "assign", "sum_to_like", "scale",
+    # no gradient at all (`y.add_(d2s.ones_like(y))`)
+    "full_like"))
 
 
 def _needs_value(op, i, inputs):

@@ -151,14 +151,23 @@ _rebinding = threading.local()
 
 
 class rebinding:
-    """While converted code calls an in-place method whose result it rebinds."""
+    """While converted code calls an in-place method whose result it rebinds.
+
+    `held`: the receiver is an attribute converted code assigns the result
+    to (`self.total.add_(v)` -> `self.total = ...`): while a program is
+    built, an eager Tensor there (a buffer) gets the functional result too,
+    so that the attribute write is what the program records and replays
+    (jit.outliving), also inside a tensor `if`/`while`."""
+
+    def __init__(self, held=False):
+        self.held = held
 
     def __enter__(self):
-        self.outer = getattr(_rebinding, "on", False)
-        _rebinding.on = True
+        self.outer = getattr(_rebinding, "on", False), getattr(_rebinding, "held", False)
+        _rebinding.on, _rebinding.held = True, self.held
 
     def __exit__(self, *exc):
-        _rebinding.on = self.outer
+        _rebinding.on, _rebinding.held = self.outer
         return False
 
 
@@ -167,6 +176,10 @@ def method(x, what, compute, keep_shape=True):
     x); on a program's value the functional result, which converted code
     rebinds the name to. Elsewhere (code that is not converted, a hand-built
     program) nothing would rebind it: a clear error, never a silent no-op."""
+    if getattr(_rebinding, "held", False) and state._tls.builders and (
+            type(x) is Tensor or is_resident(x)):
+        ov = effects.overlay()
+        return _conform(compute(ov.read(x) if ov is not None else x), x, what, keep_shape)
     if type(x) is Tensor:
         return apply(x, compute, what, keep_shape)
     if is_resident(x):  # an eager write: on the host copy (made now), as eagerly
@@ -186,10 +199,13 @@ def method(x, what, compute, keep_shape=True):
         functional = ("`out = d2s.assign(x)` (and return `out` where a caller needs it)"
                       if what == "assign" else f"`x = x.{what.rstrip('_')}(...)`")
         raise TypeError(
-            f"{what}: a value of a program cannot be changed in place outside converted code "
-            f"(here nothing rebinds it; a function's argument is not rebound either: its "
-            f"caller would not see the write); write the functional form, e.g. {functional}, "
-            f"or convert the function with to_static")
+            f"{what}: a value of a program cannot be changed in place outside converted code, "
+            f"nor in converted code where nothing rebinds it (a receiver that is not a name "
+            f"or an attribute: an item `xs[0].{what}(...)`, a slice, a call's result; a "
+            f"function's argument, whose caller would not see the write; or inside a "
+            f"conditional expression); write the functional form, e.g. {functional} "
+            f"(`xs[0] = xs[0].{what.rstrip('_')}(...)`), or convert the function with "
+            f"to_static")
     return compute(x)
 
 

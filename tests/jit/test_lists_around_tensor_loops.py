@@ -167,7 +167,7 @@ def _pop_in_an_expression(x, n):
     a = [x * (k + 1.0) for k in range(6)]
     b = x
     for i in range(n):
-        b = b + a.pop() * 2.0
+        b = b + a.pop() * len(a)   # (`a` read again: the pop cannot go first)
     return b
 
 
@@ -313,7 +313,7 @@ def _pop_after_the_loop_in_an_expression(x, n):
     a = []
     for i in range(n):
         a.append(x * i)
-    return a.pop() * 2.0
+    return a.pop() * len(a)
 
 
 def _sort_after_the_loop(x, n):

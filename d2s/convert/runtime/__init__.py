@@ -13,11 +13,12 @@ from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifels
                            convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
 from .gradients import set_stop_gradient
-from .items import inplace_call, make_slice, set_item
+from .items import inplace_call, inplace_call_held, inplace_on_item, make_slice, set_item
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
                     convert_list_extend_call, convert_reached_list_call, checked_method,
                     convert_list_pop, new_container)
+from .subscripts import convert_subscript
 from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
 from .targets import load_attr, load_item, store_attr, store_item
@@ -32,8 +33,9 @@ __all__ = [
     "convert_reached_list_call",
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
-    "convert_raise", "convert_range", "convert_reversed", "convert_shape", "convert_size", "convert_sum",
+    "convert_raise", "convert_range", "convert_subscript", "convert_reversed", "convert_shape",
+    "convert_size", "convert_sum",
     "convert_while_loop", "convert_zip",
     "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
-    "inplace_call", "make_slice", "return_value", "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",
+    "inplace_call", "inplace_call_held", "inplace_on_item", "make_slice", "return_value", "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",
 ]

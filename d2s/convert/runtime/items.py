@@ -45,3 +45,41 @@ def inplace_call(fn, *args, **kwargs):
     from d2s.core.inplace import rebinding
     with rebinding():
         return fn(*args, **kwargs)
+
+
+def inplace_call_held(fn, *args, **kwargs):
+    """`o.t.add_(y)` in converted code, which assigns the result to `o.t`:
+    as `inplace_call`; while a program is built an eager Tensor receiver (a
+    buffer) gives the functional result, so the attribute write is what the
+    program records (core.inplace.rebinding)."""
+    from d2s.core.inplace import rebinding
+    with rebinding(held=True):
+        return fn(*args, **kwargs)
+
+
+def inplace_on_item(container, index, method, *args, **kwargs):
+    """`xs[i].add_(v)` in converted code where `xs` is not a list or dict the
+    function made itself (transformers.inplace_methods). An item of a tensor
+    is a copy (eagerly `y[1:].add_(v)` leaves `y` as it was): its write is
+    made and dropped, on an eager Tensor and on a program's value alike. An
+    item of another container is written in place when it is an eager
+    Tensor; a program's value there would need the container rebound, which
+    only works outside tensor constructs (else a clear error)."""
+    from d2s.core.inplace import rebinding
+    from d2s.core.tensor import Tensor
+    item = container[index]
+    with rebinding():
+        result = getattr(item, method)(*args, **kwargs)
+    if _is_static(container) or isinstance(container, Tensor) or not _is_static(item):
+        return None
+    from .lists import tracing_paths
+    if getattr(tracing_paths, "depth", 0):
+        from d2s.static import ControlFlowError
+        raise ControlFlowError(
+            f"'...[{index!r}].{method}(...)' inside an `if` or a loop on a tensor: the item of "
+            f"a {type(container).__name__} the function did not create cannot be rebound "
+            f"there (others may hold the container); write `item = container[i]."
+            f"{method.rstrip('_')}(...)` and use `item`, or create the container in this "
+            f"function")
+    container[index] = result
+    return None

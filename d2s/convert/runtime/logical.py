@@ -105,8 +105,23 @@ def static_truth(value):
     raises bool()'s own ValueError of an eager Tensor (an `except ValueError`
     around the code takes it on both sides); with an unknown dim, the size
     is checked when the program runs."""
+    if _is_list_array(value):
+        return _array_not_empty(value)
     check_truth_size(value)
     return value if value.dtype.kind == "b" else value != 0
+
+
+def _is_list_array(value):
+    """A tensor array stands for the Python list a tensor loop filled: its
+    truth is the list's (`if outs:`, `while stack:`), not its items'."""
+    from d2s.static.tensor_array import is_tensor_array
+    return is_tensor_array(value)
+
+
+def _array_not_empty(value):
+    from d2s.core.ops import lift
+    from .builtins_ import convert_len
+    return lift(convert_len(value)) > 0
 
 
 def check_truth_size(value):
@@ -114,6 +129,8 @@ def check_truth_size(value):
     `value` surely holds other than one element. Called before a construct's
     trace begins too: the error holds for every input, so an `except` may
     take it (`control_flow._traced`)."""
+    if _is_list_array(value):
+        return
     shape = tuple(value.shape)
     if all(type(d) is int and d >= 0 for d in shape):
         size = 1

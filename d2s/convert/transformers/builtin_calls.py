@@ -14,7 +14,9 @@ Variable: its rows are added, or walked last first), `bool/int/float(...)` ->
 no Python value while the program is built), `t.numpy()` / `t.item(...)` ->
 `_jst.convert_numpy(t)` / `_jst.convert_item(t, ...)` (the same: the value
 stands for the array or number, as PaddlePaddle's converter lets
-`if x.numpy()[0] > 0` and `x * s.item()` run), and zero-argument `super()` ->
+`if x.numpy()[0] > 0` and `x * s.item()` run), `xs[i]` with a computed index
+-> `_jst.convert_subscript(xs, i)` (a Python list picked by a tensor, a
+loop counter: a list has no item at a Variable), and zero-argument `super()` ->
 `super(__class__, self)` (the recompiled function has no implicit class
 cell).  A builtin name the user rebinds anywhere in the function is left
 alone.
@@ -122,10 +124,23 @@ class _BuiltinCalls(NodeTransformer):
         return finish(call, node)
 
     def visit_Attribute(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            _mark_target_parts(node.value)
         self.generic_visit(node)
         if node.attr in _ATTRIBUTES and isinstance(node.ctx, ast.Load):
             return finish(templates.replace_as_expression(
                 f"_jst.{_ATTRIBUTES[node.attr]}(value)", value=node.value), node)
+        return node
+
+    def visit_Subscript(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            _mark_target_parts(node.value)
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and _computed_index(node.slice) \
+                and getattr(self, "wrap_calls", True) and not getattr(node, _TARGET_PART, False):
+            return finish(templates.replace_as_expression(
+                "_jst.convert_subscript(value, index, label)", value=node.value,
+                index=node.slice, label=ast.Constant(value=ast.unparse(node.value))), node)
         return node
 
     def visit_Assert(self, node):
@@ -136,6 +151,26 @@ class _BuiltinCalls(NodeTransformer):
             new = templates.replace("_jst.convert_assert(test, lambda: msg)",
                                     test=node.test, msg=node.msg)
         return finish(new, node)
+
+
+_TARGET_PART = "_d2s_target_part"
+
+
+def _mark_target_parts(node):
+    """The containers of a written target (`caches[i]` of `caches[i]["k"] =
+    v`) stay subscripts: the analyses carry such a target through tensor
+    constructs by its name-rooted chain (analysis.targets)."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        setattr(node, _TARGET_PART, True)
+        node = node.value
+
+
+def _computed_index(index):
+    """An index that may be a tensor (`xs[t]`, `ws[i - 1]`): not a literal, a
+    slice or a tuple of them (those index tensors, never pick list items)."""
+    if isinstance(index, ast.UnaryOp):
+        index = index.operand
+    return not isinstance(index, (ast.Constant, ast.Slice, ast.Tuple))
 
 
 def rebound_names(ctx):

@@ -4,7 +4,9 @@
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
 `obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
 an error under a tensor `if` or loop (never an append shown on every path);
-`y = x.pop(i)` / `x.pop(i)` / `return x.pop(i)` (a statement of its own) ->
+`y = x.pop(i)` / `x.pop(i)` / `return x.pop(i)` (a statement of its own; a
+pop inside a statement's expression, `s += x.pop()`, `b = b + x.pop() * 2`,
+becomes one first when the statement reads `x` nowhere else) ->
 `x, y = _jst.convert_list_pop(x, "x", outer, i)`: a list a tensor loop filled
 (or a tensor `if` shares) is a tensor array there, popped by rebinding its
 name to the shorter array; any other `x.pop(...)` (and the other methods
@@ -38,8 +40,9 @@ _METHOD_HELPERS = {"append": "convert_list_append", "extend": "convert_list_exte
 class _ListAppend(StatementTransformer):
     """Rewrites statements only (expressions hold none)."""
 
-    def __init__(self):
+    def __init__(self, namer=None):
         self.loops = 0
+        self.namer = namer   # fresh names for the item popped by `s += a.pop()`
         # list_names of the innermost def: the names holding only lists it
         # creates (`own`), and those of them it hands out nowhere before
         # changing them (`fresh`)
@@ -112,7 +115,45 @@ class _ListAppend(StatementTransformer):
                 label=ast.Constant(ast.unparse(owner))), node)
         return node
 
+    def _hoisted_pop(self, node):
+        """`s += a.pop()`, `b = b + a.pop() * 2`, `return f(a.pop(0))` ->
+        `a, item = _jst.convert_list_pop(a, "a", outer, ...)` then the
+        statement with `item`: the pop a statement of its own, as the list a
+        tensor loop carries is popped by rebinding its name. Only for one pop
+        of a local name the statement reads nowhere else (its targets
+        included), outside lambdas and comprehensions: the pop first is then
+        the order Python evaluates it in. Else None."""
+        if self.namer is None or node.value is None:
+            return None
+        pops = []
+        for sub in ast.walk(node.value):
+            if isinstance(sub, _DEFERRED):
+                return None
+            if _popped_name(sub) is not None:
+                pops.append(sub)
+        if len(pops) != 1 or pops[0] is node.value and not isinstance(node, ast.AugAssign):
+            return None   # (a pop that is the whole value has its own forms)
+        call = pops[0]
+        owner = _popped_name(call)
+        inside = {id(sub) for sub in ast.walk(call)}
+        if any(isinstance(sub, ast.Name) and sub.id == owner and id(sub) not in inside
+               for sub in ast.walk(node)):
+            return None
+        item = self.namer.new("popped")
+        pop = ast.Assign(
+            targets=[ast.Tuple([ast.Name(owner, ast.Store()), ast.Name(item, ast.Store())],
+                               ast.Store())],
+            value=self._pop_call(owner, call))
+        if call is node.value:
+            node.value = ast.Name(item, ast.Load())
+        else:
+            _replace(node.value, call, ast.Name(item, ast.Load()))
+        return finish([pop], node) + [node]
+
     def visit_Return(self, node):
+        hoisted = self._hoisted_pop(node)
+        if hoisted is not None:
+            return hoisted
         owner = _popped_name(node.value)
         if owner is not None:
             # `return a.pop()` -> `return _jst.convert_list_pop(a, "a", outer)[1]`
@@ -121,6 +162,9 @@ class _ListAppend(StatementTransformer):
         return node
 
     def visit_Assign(self, node):
+        hoisted = self._hoisted_pop(node)
+        if hoisted is not None:
+            return hoisted
         value = node.value
         owner = _popped_name(value)
         if (owner is not None and len(node.targets) == 1
@@ -161,6 +205,9 @@ class _ListAppend(StatementTransformer):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
+        hoisted = self._hoisted_pop(node)
+        if hoisted is not None:
+            return hoisted
         if (isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
                 and isinstance(node.value, ast.List)
                 and (self.loops or node.target.id not in self.fresh)):
@@ -170,6 +217,24 @@ class _ListAppend(StatementTransformer):
             stmts[0].value.keywords.extend(self._outer(node.target.id))
             return finish(stmts, node)
         return node
+
+
+_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+             ast.IfExp, ast.BoolOp)   # parts Python may run later, or not at all
+
+
+def _replace(tree, old, new):
+    """Put `new` where `old` is in `tree` (one occurrence)."""
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    if v is old:
+                        value[i] = new
+                        return
 
 
 def _popped_name(call):
@@ -250,7 +315,7 @@ class _MutatorCalls(ast.NodeTransformer):
 
 
 def transform(node, ctx):
-    appends = _ListAppend()
+    appends = _ListAppend(ctx.namer)
     node = appends.visit(node)
     # One scan of the user's nodes instead of a transformer's walk of the tree
     # when, as in most functions, no such method is called.

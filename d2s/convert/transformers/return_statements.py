@@ -123,9 +123,10 @@ class _Canonicalizer:
                     setattr(stmt, field, self.block(getattr(stmt, field), in_loop))
             for handler in getattr(stmt, "handlers", []):
                 handler.body = self.block(handler.body, in_loop)
-        for field in ("body",):
-            if not getattr(stmt, field):
-                setattr(stmt, field, [ast.Pass()])
+        if hasattr(stmt, "body") and not stmt.body:
+            stmt.body = [ast.Pass()]
+        for case in getattr(stmt, "cases", ()):
+            case.body = case.body or [ast.Pass()]
         return stmt
 
 

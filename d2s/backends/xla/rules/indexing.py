@@ -25,6 +25,10 @@ def _masked(ns, x, v, mask):
 
 def _xla(ns, x, v, *tensors, spec):
     shape = getattr(x, "shape", None)
+    if isinstance(x, np.ndarray):
+        # A constant target (`y = d2s.zeros([3])`, then `y[i] = ...`) comes
+        # as a numpy array: no `.at`, and no indexing by traced values.
+        x = ns.jnp.asarray(x)
     if len(spec) == 1 and spec[0][0] == "tensor" and np.dtype(tensors[0].dtype) == np.bool_ \
             and shape is not None:
         return _masked(ns, x, v, tensors[0])
@@ -141,6 +145,10 @@ def _without_window(spec, window):
 def _getitem_xla(ns, x, *tensors, spec):
     # a backend's tensor array has no static shape (its length is a run-time value)
     shape = getattr(x, "shape", None)
+    if isinstance(x, np.ndarray) and tensors:
+        # A constant (a Python list a tensor loop reads by its counter:
+        # `zip(row, [1.0, 2.0])`) is a numpy array, which traced indices break.
+        x = ns.jnp.asarray(x)
     window = None if shape is None else _window(ns, shape, spec, tensors)
     if window is not None:  # `x[t:t + c]`: a window of x, then the rest of the index
         start = _in_window(ns, shape, window)
@@ -213,8 +221,11 @@ def _getitem_grad(ns, rule, g, x, *tensors, spec):
     kind = spec[0][0]
     if any(ns.is_tensor_array(t) for t in tensors):
         raise ns.Unsupported("it indexes with a tensor array")
-    if spec == (("slice", None, None, -1),) and ns.is_tensor_array(g):
-        return g.reversed_rows()  # `reversed(outs)`: its own inverse
+    if spec == (("slice", None, None, -1),):  # `reversed(outs)`: its own inverse
+        if not ns.is_tensor_array(g):  # a cotangent from the host: the reversed rows
+            ns.check_on_numpy(x.length == g.shape[0])
+            g = ns.TensorArray(ns.unshift_rows(g, 0, x.capacity), x.length, x.base)
+        return g.reversed_rows()
     if kind == "slice" and len(spec) == 1 and not tensors:
         start, length = x.slice_bounds(slice(*spec[0][1:]))
         if ns.is_tensor_array(g):
