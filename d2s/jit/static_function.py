@@ -22,7 +22,7 @@ from ..static.origins import warn_in_user_code
 from . import buckets as shape_buckets
 from . import global_watch
 from .concrete_program import ConcreteProgram
-from .concrete_program import EffectProgram
+from .concrete_program import EffectProgram, GuardedProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
@@ -469,7 +469,7 @@ class StaticFunction:
                                                        self._check_finite,
                                                        self._program_passes))
         _note_unstopped_inputs(concrete)
-        if isinstance(concrete, (StepProgram, EffectProgram)):
+        if isinstance(concrete, (StepProgram, GuardedProgram)):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
                 it = iter(tensors)

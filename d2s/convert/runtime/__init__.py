@@ -19,6 +19,7 @@ from .lists import (convert_list_append, convert_list_concat, convert_list_exten
                     convert_list_pop, new_container)
 from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
+from .reads import note_function, read_attr, read_item
 from .targets import load_attr, load_item, store_attr, store_item
 from .try_bodies import try_body
 from .undefined import UndefinedVar, ld, return_value
@@ -33,6 +34,6 @@ __all__ = [
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
     "convert_raise", "convert_range", "convert_reversed", "convert_shape", "convert_sum",
     "convert_while_loop", "convert_zip",
-    "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
+    "note_function", "python_test_only", "read_attr", "read_item", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
     "inplace_call", "make_slice", "return_value", "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",
 ]
