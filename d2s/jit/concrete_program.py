@@ -452,10 +452,11 @@ class GuardedProgram(ConcreteProgram):
         return labels
 
     def __call__(self, tensors, backend=None):
-        if not self.writes.hold():
-            program = self._variant(tensors)
-            if program is not self:
-                return program(tensors, backend)
+        program = self if self.writes.hold() else self._variant(tensors)
+        return _run_chosen(program, tensors, backend)
+
+    def _run(self, tensors, backend):
+        """Run this program, chosen for the state now (its guards hold)."""
         return ConcreteProgram.__call__(self, tensors, backend)
 
     def _fast_call(self, backend, plain):
@@ -465,7 +466,7 @@ class GuardedProgram(ConcreteProgram):
         def call(tensors):
             if hold():
                 return inner(tensors)
-            return variant(tensors)(tensors, backend)
+            return _run_chosen(variant(tensors), tensors, backend)
         return call
 
     def _variant(self, tensors):
@@ -517,10 +518,15 @@ class EffectProgram(GuardedProgram):
         super().__init__(*args, writes=writes)
         self.fast_calls = _NoFastCalls()
 
-    def __call__(self, tensors, backend=None):
-        program = self if self.writes.hold() else self._variant(tensors)
-        if not isinstance(program, EffectProgram):
-            return program(tensors, backend)
-        result, values = ConcreteProgram.__call__(program, tensors, backend)
-        program.writes.replay(values)
+    def _run(self, tensors, backend):
+        result, values = ConcreteProgram.__call__(self, tensors, backend)
+        self.writes.replay(values)
         return result
+
+
+def _run_chosen(program, tensors, backend):
+    """Run `program`, a variant `GuardedProgram._variant` chose (or the
+    program itself, its guards holding), without checking its guards again."""
+    if isinstance(program, GuardedProgram):
+        return program._run(tensors, backend)
+    return program(tensors, backend)

@@ -123,8 +123,8 @@ def build(reads, watch):
         if rec is None:
             continue
         _, copy, label, owner = rec
-        if owner is not None:
-            continue  # (an object's __dict__: its entries are read one by one)
+        if owner is not None or len(container) != len(copy):
+            continue  # (an object's __dict__: read entry by entry; changed by the trace)
         _add(entries, seen, "len", container, None, len(copy), f"len({label})", False)
         items = enumerate(copy) if isinstance(copy, list) else copy.items()
         for key, old in items:

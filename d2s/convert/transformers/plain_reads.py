@@ -17,7 +17,7 @@ names (`__...`) are never wrapped.
 """
 import ast
 
-from ..origin import ORIGIN
+from ..origin import inherit_origin
 
 _GROWS = ("append", "extend")
 _CALLEE_ARG = ("convert_call",)  # runtime calls whose first argument is a callee
@@ -52,11 +52,8 @@ def _call(helper, node, args):
     new = ast.Call(func=ast.Attribute(value=ast.Name(id="_jst", ctx=ast.Load()), attr=helper,
                                       ctx=ast.Load()), args=args, keywords=[])
     ast.copy_location(new, node)
+    inherit_origin(new, node)
     ast.fix_missing_locations(new)
-    origin = getattr(node, ORIGIN, None)
-    if origin is not None:
-        setattr(new, ORIGIN, origin)
-        setattr(new.func, ORIGIN, origin)
     return new
 
 
@@ -83,6 +80,8 @@ class _Reads(ast.NodeTransformer):
             if role is not None:
                 args.append(ast.Constant(role))
             return _call("read_item", node, args)
+        if kind is ast.Attribute or kind is ast.Subscript:
+            return self.generic_visit(node)
         return self.visit(node)
 
     def visit_Attribute(self, node):
