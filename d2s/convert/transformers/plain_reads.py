@@ -9,9 +9,8 @@ Python values baked into the program are still what the caller holds.
 Last in the pipeline: every other converter matches the user's attribute
 and subscript nodes (targets carried by tensor constructs, `lst.append`),
 and this only wraps loads, whose value it leaves unchanged. A method
-call's callee (`x.m(...)`) stays an attribute: methods are not data; its
-receiver is recorded, as "append" for `.append` / `.extend` (a list the
-trace only grows). A subscript with a slice stays as it is, its base read
+call's receiver (`x` in `x.m(...)`) is read as "append" for `.append` /
+`.extend` (a list the trace only grows), as a whole value otherwise. A subscript with a slice stays as it is, its base read
 as a whole value. The runtime's own calls (`_jst.*`) and the generated
 names (`__...`) are never wrapped.
 """
@@ -120,10 +119,12 @@ class _Reads(ast.NodeTransformer):
         return node
 
     def callee(self, node):
-        """A called expression: `x.m` keeps its attribute, its receiver is read."""
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            if not _generated(node.value):
-                node.value = self.load(node.value,
-                                       "append" if node.attr in _GROWS else None)
-            return node
+        """A called expression: in `x.m(...)`, `x` is read as the receiver of
+        `m` ("append" for `.append` / `.extend`), and `x.m` is recorded only
+        where it is `x`'s own attribute (a sublayer, a stored function: a
+        method is not)."""
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
+                and not _generated(node.value):
+            base = self.load(node.value, "append" if node.attr in _GROWS else None)
+            return _call("read_attr", node, [base, ast.Constant(node.attr)])
         return self.visit(node)
