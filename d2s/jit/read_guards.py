@@ -117,20 +117,24 @@ def build(reads, watch):
         _add(entries, seen, kind, container, key, old, _label(where, reads, container, key),
              attr and is_layer(owner))
         if None in roles and isinstance(old, (list, dict)):
-            whole.append(old)
-    for container in whole:
+            whole.append((old, False))
+        elif roles - {"path"} and is_layer(old):
+            # a Layer called or iterated: which sublayers it holds (a Sequential's,
+            # a LayerList's), changed only through Layer.__setattr__ / __delattr__
+            whole.append((old.__dict__.get("_sub_layers"), True))
+    for container, layer in whole:
         rec = before.get(id(container))
         if rec is None:
             continue
         _, copy, label, owner = rec
         if owner is not None or len(container) != len(copy):
             continue  # (an object's __dict__: read entry by entry; changed by the trace)
-        _add(entries, seen, "len", container, None, len(copy), f"len({label})", False)
+        _add(entries, seen, "len", container, None, len(copy), f"len({label})", layer)
         items = enumerate(copy) if isinstance(copy, list) else copy.items()
         for key, old in items:
             kind = _kind(old)
             if kind is not None and _entry(container, key) is old:
-                _add(entries, seen, kind, container, key, old, f"{label}[{key!r}]", False)
+                _add(entries, seen, kind, container, key, old, f"{label}[{key!r}]", layer)
     for fn in reads.functions.values():
         _global_entries(fn, entries, seen)
     return ReadGuards(entries) if entries else None

@@ -82,6 +82,30 @@ class Headed(nn.Layer):
         return self.head(self.body(x))
 
 
+class Scaled(nn.Layer):
+    def __init__(self, k=1.0):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.k = k
+
+    def forward(self, h):
+        return self.fc(h) * self.k
+
+
+class Stacked(nn.Layer):
+    """Sublayers in a LayerList (indexed, counted) and a Sequential (called)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.LayerList([Scaled(), Scaled()])
+        self.seq = nn.Sequential(nn.Linear(3, 3))
+
+    def forward(self, h):
+        for i in range(len(self.blocks)):
+            h = self.blocks[i](h)
+        return self.seq(h)
+
+
 class Logging(nn.Layer):
     """A list the forward only appends to (a loss history)."""
 
@@ -208,6 +232,26 @@ def test_swapped_sublayer(backend):
     out = fn(x)
     assert tuple(out.shape) == (1, 4)
     np.testing.assert_allclose(out.numpy(), eager(x).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("change", ["replace_item", "append_item", "item_attr",
+                                    "sequential_grows"])
+def test_layer_containers_changed_between_calls(backend, change):
+    eager, fn, model = _pair(Stacked, backend)
+    x = t([[1.0, -2.0, 0.5]])
+    np.testing.assert_allclose(fn(x).numpy(), eager(x).numpy(), rtol=1e-5)
+    new = Scaled(3.0)
+    for m in (eager, model):
+        if change == "replace_item":
+            m.blocks[1] = new
+        elif change == "append_item":
+            m.blocks.append(new)
+        elif change == "item_attr":
+            m.blocks[0].k = 0.5
+        else:
+            m.seq.add_sublayer("1", nn.Tanh())
+    np.testing.assert_allclose(fn(x).numpy(), eager(x).numpy(), rtol=1e-5)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

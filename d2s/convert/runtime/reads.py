@@ -16,6 +16,7 @@ a list, a dict), the key and how the loaded value is used next (`role`):
   read (the next load records its own entry);
 - "append": the receiver of `.append` / `.extend`: a list the trace only
   grows, whose length and items it never saw;
+- "call": the value is called (`self.head(h)`);
 - None: anything else (passed to a call, iterated, `len()`, a method
   receiver): a list's or dict's whole contents may have been read.
 
@@ -89,7 +90,14 @@ def read_item(container, key, role=None):
     values of the program)."""
     value = container[key]
     reads = getattr(_local, "recorder", None)
-    if reads is not None and isinstance(container, (list, dict)):
+    if reads is not None and type(key) is int and isinstance(
+            getattr(container, "_sub_layers", None), dict):
+        # a LayerList's item: the sublayer registered as "i" (in its __dict__)
+        d = getattr(container, "__dict__", None)
+        name = str(key if key >= 0 else key + len(container))
+        if type(d) is dict and d.get(name) is value:
+            reads.add(d, name, role, value)
+    elif reads is not None and isinstance(container, (list, dict)):
         if isinstance(container, list):
             if type(key) is int:
                 reads.add(container, key if key >= 0 else key + len(container), role, value)

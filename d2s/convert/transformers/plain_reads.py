@@ -126,5 +126,8 @@ class _Reads(ast.NodeTransformer):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
                 and not _generated(node.value):
             base = self.load(node.value, "append" if node.attr in _GROWS else None)
-            return _call("read_attr", node, [base, ast.Constant(node.attr)])
+            return _call("read_attr", node, [base, ast.Constant(node.attr),
+                                             ast.Constant("call")])
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            return self.load(node, "call")
         return self.visit(node)
