@@ -138,7 +138,7 @@ class ConcreteProgram(TapedRuns):
                     writes.add_assigns(overlay.value_assigns(), program)
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
-                if writes.effects if not overlay.active else writes:
+                if writes.effects if not overlay.active else writes.replays():
                     # their values come back after the function's result
                     result = (result, tuple(writes.variables))
                 out_leaves, out_tree = flatten(result)
@@ -179,11 +179,13 @@ class ConcreteProgram(TapedRuns):
                 n_forward, captured)
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
-            if writes:
+            if writes.replays():
                 from .effect_step import EffectStep
                 return EffectStep(*args, effects=effects, check_finite=check_finite,
                                   writes=writes)
-            return StepProgram(*args, effects=effects, check_finite=check_finite)
+            # (only its reads guarded: a term of its own guard, jit.step_call)
+            return StepProgram(*args, effects=effects, check_finite=check_finite,
+                               read_guards=writes.read_guards)
         if writes.effects:
             concrete = EffectProgram(*args, writes=writes)
         elif writes:  # guards only: the program writes nothing back

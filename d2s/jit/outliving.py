@@ -150,6 +150,10 @@ class Effects:
                 return False
         return True
 
+    def replays(self):
+        """Whether a run has writes to perform or conditions beyond its reads."""
+        return bool(self.effects or self.value_guards or self.guards)
+
     def __bool__(self):
         return bool(self.effects or self.value_guards or self.guards
                     or self.read_guards is not None)

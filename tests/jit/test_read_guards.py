@@ -298,3 +298,37 @@ def test_a_function_reading_nothing_has_no_guards():
     fn = d2s.jit.to_static(lambda x: x * 2.0)
     fn(t([1.0]))
     assert not isinstance(fn.concrete_program, GuardedProgram)
+
+
+def _train(static, backend):
+    """Losses and final weights of 6 SGD steps on a Tempered model whose
+    temperature changes after the third step (a whole training step)."""
+    np.random.seed(0)
+    model = Tempered()
+    model.fc.weight.set_value(np.eye(3, dtype="float32") * 0.5)
+    opt = d2s.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+
+    def step(x):
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    if static:
+        step = d2s.jit.to_static(step, backend=_backend(backend))
+    x = t([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    losses = []
+    for i in range(6):
+        if i == 3:
+            model.temperature = 2.0
+        losses.append(float(step(x)))
+    return losses, model.fc.weight.numpy()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_training_step_reads_the_attribute_now(backend):
+    eager_losses, eager_w = _train(False, backend)
+    losses, w = _train(True, backend)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(w, eager_w, rtol=1e-5)
