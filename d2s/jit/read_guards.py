@@ -99,7 +99,7 @@ def build(reads, watch):
     before = watch.before
     for container, key, roles, value in reads.entries.values():
         if key is None:  # the container itself, read whole (a tensor index, a[-1])
-            whole.append(container)
+            whole.append((container, False))
             continue
         rec = before.get(id(container))
         if rec is None:
@@ -207,4 +207,4 @@ def _compile(entries):
                 "        memo[0] = V[0]"]
     src.append(f"    return {' and '.join(terms) if terms else 'True'}")
     exec(compile("\n".join(src), "<d2s read guards>", "exec"), ns)  # noqa: S102 (own text)
-    return ns["check"]
+    return ns.pop("check")  # (not left in its own globals: no reference cycle)

@@ -334,7 +334,18 @@ class StaticFunction:
                 raise
             raise new from None
         why = None
-        if type(concrete) is not ConcreteProgram:
+        if type(concrete) is GuardedProgram:  # (conditions on values it read: jit.read_guards)
+            def retrace(tensors):
+                """The program for the values read now, padded likewise."""
+                with self._lock:
+                    again = self._build_bucketed(signature, padded)
+                if again is None:
+                    raise RuntimeError(f"{self._function.__qualname__}: traced again for "
+                                       "the Python values it reads, the program is no longer "
+                                       "pad-safe for InputSpec buckets")
+                return again
+            concrete._retrace = retrace
+        if type(concrete) not in (ConcreteProgram, GuardedProgram):
             why = "it writes state (a training step or side effects): buckets pad inference only"
         else:
             input_axes = {}

@@ -50,9 +50,10 @@ def _simple_index(index):
 def _call(helper, node, args):
     new = ast.Call(func=ast.Attribute(value=ast.Name(id="_jst", ctx=ast.Load()), attr=helper,
                                       ctx=ast.Load()), args=args, keywords=[])
-    ast.copy_location(new, node)
     inherit_origin(new, node)
-    ast.fix_missing_locations(new)
+    for part in (new, new.func, new.func.value, *args):
+        if "lineno" not in part.__dict__:  # (generated: the load's position)
+            ast.copy_location(part, node)
     return new
 
 
