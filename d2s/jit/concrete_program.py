@@ -31,10 +31,9 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
-from ..convert import layer_writes
+from ..convert import layer_writes, recording_reads
 from ..gc_pause import gc_paused
 from ..static.origins import warn_in_user_code
-from ..convert.runtime.reads import recording
 from . import read_guards
 from .guards import locate, reading_values, too_many_variants
 from .outliving import Watch, function_roots, swap_in, swap_out
@@ -126,7 +125,7 @@ class ConcreteProgram(TapedRuns):
                     args = (bound_self,) + tuple(args)
                 # what the trace may write that outlives the call (jit.outliving)
                 watch = Watch(_roots(converted_fn, signature, bound_self))
-                with reading_values() as value_guards, recording() as reads:
+                with reading_values() as value_guards, recording_reads() as reads:
                     result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program, read_guards.grown_only(reads, watch))
                 if value_guards:
