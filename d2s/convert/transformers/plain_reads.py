@@ -59,6 +59,12 @@ def _call(helper, node, args):
 
 class _Reads(ast.NodeTransformer):
 
+    def visit_FunctionDef(self, node):
+        # the body only: decorators, defaults and annotations run at definition
+        # time and are left as written (as call_trees leaves them)
+        node.body = [self.visit(stmt) for stmt in node.body]
+        return node
+
     def load(self, node, role):
         """`node` (an expression) with its own load recorded under `role`."""
         kind = node.__class__
