@@ -462,7 +462,10 @@ class GuardedProgram(ConcreteProgram):
 
     def _fast_call(self, backend, plain):
         inner = super()._fast_call(backend, plain)
-        hold, variant = self.writes.hold, self._variant
+        writes, variant = self.writes, self._variant
+        hold = writes.hold
+        if writes.read_guards is not None and not writes.replays():
+            hold = writes.read_guards.holds  # (its only conditions: one call)
 
         def call(tensors):
             if hold():

@@ -36,6 +36,7 @@ import numpy as np
 from ..core import state
 from ..core.tensor import Tensor
 from ..static.ir import Variable
+from ..static.origins import resolved
 from ..static.reachable import is_layer
 from .global_watch import _equal, _names
 
@@ -175,10 +176,11 @@ def _entry(container, key):
 
 
 def _label(where, reads, container, key):
-    origin = reads.origins.get((id(container), key))
-    if origin:
-        return f"{where} (read at {origin[0]}, line {origin[1]}: `{origin[2]}`)"
-    return where
+    at = reads.origins.get((id(container), key))
+    if at is None:
+        return where
+    origin = resolved(*at)  # (the user's line of the converted code's)
+    return f"{where} (read at {origin[0]}, line {origin[1]}: `{origin[2]}`)"
 
 
 def _compile(entries):

@@ -23,9 +23,9 @@ a list, a dict), the key and how the loaded value is used next (`role`):
 The converted functions a trace called are recorded too (`note_function`):
 the module globals they name are guarded like attributes.
 """
+import sys
 import threading
 
-from ...static.origins import user_origin
 
 __all__ = ["read_attr", "read_item", "recording", "note_function"]
 
@@ -34,8 +34,8 @@ _local = threading.local()   # .recorder: the innermost `Reads` of this thread, 
 
 class Reads:
     """The reads of one trace: `entries` {(id(container), key): [container, key,
-    roles, value]}, `origins` {(id(container), key): the user's (file, line,
-    text) of the first read} and `functions` {id(fn): fn} (converted
+    roles, value]}, `origins` {(id(container), key): (file, line) of the
+    converted code's first read (jit.read_guards maps it to the user's)} and `functions` {id(fn): fn} (converted
     functions called)."""
 
     __slots__ = ("entries", "origins", "functions", "outer")
@@ -46,16 +46,19 @@ class Reads:
         self.functions = {}
         self.outer = outer
 
-    def add(self, container, key, role, value):
+    def add(self, container, key, role, value, at=None):
         k = (id(container), key)
         entry = self.entries.get(k)
         if entry is None:
             self.entries[k] = [container, key, {role}, value]
-            self.origins[k] = user_origin()
+            if at is None:
+                frame = sys._getframe(1)  # (add <- read_attr / read_item <- converted code)
+                at = (frame.f_back.f_code.co_filename, frame.f_back.f_lineno)
+            self.origins[k] = at
         else:
             entry[2].add(role)
         if self.outer is not None:  # an enclosing trace reads through this one
-            self.outer.add(container, key, role, value)
+            self.outer.add(container, key, role, value, at or self.origins[k])
 
 
 class recording:
