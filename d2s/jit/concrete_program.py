@@ -438,6 +438,11 @@ class GuardedProgram(ConcreteProgram):
     def __init__(self, *args, writes):
         super().__init__(*args)
         self.writes = writes
+        # whether its conditions hold now: the compiled read guards alone when
+        # they are its only ones (one call per run)
+        self._holds = (writes.read_guards.holds
+                       if writes.read_guards is not None and not writes.replays()
+                       else writes.hold)
         self._variants = [self]
         self._retrace = None
         self._warned_variants = False
@@ -453,8 +458,9 @@ class GuardedProgram(ConcreteProgram):
         return labels
 
     def __call__(self, tensors, backend=None):
-        program = self if self.writes.hold() else self._variant(tensors)
-        return _run_chosen(program, tensors, backend)
+        if self._holds():
+            return ConcreteProgram.__call__(self, tensors, backend)
+        return _run_chosen(self._variant(tensors), tensors, backend)
 
     def _run(self, tensors, backend):
         """Run this program, chosen for the state now (its guards hold)."""
@@ -462,10 +468,7 @@ class GuardedProgram(ConcreteProgram):
 
     def _fast_call(self, backend, plain):
         inner = super()._fast_call(backend, plain)
-        writes, variant = self.writes, self._variant
-        hold = writes.hold
-        if writes.read_guards is not None and not writes.replays():
-            hold = writes.read_guards.holds  # (its only conditions: one call)
+        hold, variant = self._holds, self._variant
 
         def call(tensors):
             if hold():
@@ -521,6 +524,10 @@ class EffectProgram(GuardedProgram):
     def __init__(self, *args, writes):
         super().__init__(*args, writes=writes)
         self.fast_calls = _NoFastCalls()
+
+    def __call__(self, tensors, backend=None):
+        program = self if self.writes.hold() else self._variant(tensors)
+        return _run_chosen(program, tensors, backend)
 
     def _run(self, tensors, backend):
         result, values = ConcreteProgram.__call__(self, tensors, backend)
