@@ -82,10 +82,16 @@ def read_attr(obj, name, role=None):
     value = getattr(obj, name)
     reads = getattr(_local, "recorder", None)
     if reads is not None:
-        d = getattr(obj, "__dict__", None)
-        if type(d) is dict and name in d and d[name] is value:
+        try:
+            d = object.__getattribute__(obj, "__dict__")
+        except Exception:  # (no instance dict: slots, builtins)
+            d = None
+        if type(d) is dict and d.get(name, _NOTHING) is value:
             reads.add(d, name, role, value)
     return value
+
+
+_NOTHING = object()
 
 
 def read_item(container, key, role=None):
