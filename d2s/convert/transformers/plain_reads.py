@@ -8,11 +8,14 @@ Python values baked into the program are still what the caller holds.
 
 Last in the pipeline: every other converter matches the user's attribute
 and subscript nodes (targets carried by tensor constructs, `lst.append`),
-and this only wraps loads, whose value it leaves unchanged. A method
-call's receiver (`x` in `x.m(...)`) is read as "append" for `.append` /
-`.extend` (a list the trace only grows), as a whole value otherwise. A subscript with a slice stays as it is, its base read
-as a whole value. The runtime's own calls (`_jst.*`) and the generated
-names (`__...`) are never wrapped.
+and this only wraps loads, whose value it leaves unchanged. A called
+attribute (`x.m(...)`) is read with the role "call" (recorded only where it
+is `x`'s own attribute: a sublayer, a stored function, never a method), its
+receiver `x` as "append" for `.append` / `.extend` (a list the trace only
+grows), as a whole value otherwise. A subscript with a slice stays as it
+is, its base read as a whole value. The runtime's own calls (`_jst.*`),
+the generated names (`__...`) and the definition-time parts of nested
+defs (decorators, defaults, annotations) are never wrapped.
 """
 import ast
 
