@@ -9,7 +9,7 @@ from .naming import Namer
 from .transformers import (annotations, break_continue, builtin_calls, call_trees,
                            conditional_expressions, for_loops, global_writes, ifelse,
                            inplace_methods, item_assignment, list_append,
-                           logical_expressions, mangling,
+                           logical_expressions, mangling, plain_reads,
                            raise_statements, return_statements, stop_gradient, try_statements,
                            undefined_names, unsupported, while_loops)
 from .transformers.common import user_functions
@@ -146,6 +146,9 @@ PIPELINE = [
     _ControlFlow,
     # After control flow: declares `global` in the closures it generated.
     global_writes,
+    # Last: wraps attribute and item loads (recorded reads, for the guards of
+    # jit.read_guards); every converter above matches the user's own nodes.
+    plain_reads,
 ]
 
 

@@ -44,6 +44,12 @@ def _count_push(n):
 # attribute path look them up again only after it changed.
 tensor_attributes_version = [0]
 
+# Bumped whenever a Layer attribute is assigned or deleted with a value that
+# is not a Tensor (nn.Layer.__setattr__ / __delattr__; jit.outliving when it
+# puts entries back): the guards on plain values a program read from Layers
+# (jit.read_guards) are checked again only after it changed.
+plain_attributes_version = [0]
+
 # While programs are traced, a recorder per trace (jit.guards) of the eager
 # Tensors whose value the traced code turned into a Python value (`int(t)`,
 # `bool(t)`, `t.item()`), with the value read: the program holds only while

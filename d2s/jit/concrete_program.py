@@ -31,9 +31,10 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
-from ..convert import layer_writes
+from ..convert import layer_writes, recording_reads
 from ..gc_pause import gc_paused
 from ..static.origins import warn_in_user_code
+from . import read_guards
 from .guards import locate, reading_values, too_many_variants
 from .outliving import Watch, function_roots, swap_in, swap_out
 from .program_parts import CapturedTensors, OutputStructure
@@ -124,17 +125,20 @@ class ConcreteProgram(TapedRuns):
                     args = (bound_self,) + tuple(args)
                 # what the trace may write that outlives the call (jit.outliving)
                 watch = Watch(_roots(converted_fn, signature, bound_self))
-                with reading_values() as value_guards:
+                with reading_values() as value_guards, recording_reads() as reads:
                     result = converted_fn(*args, **kwargs)
-                writes = watch.collect(program)
+                writes = watch.collect(program, read_guards.grown_only(reads, watch))
                 if value_guards:
                     locate(value_guards, watch.before.values())
                 writes.value_guards = value_guards
+                # the plain values it read from state the caller keeps (jit.read_guards)
+                writes.read_guards = read_guards.build(reads, watch)
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
                     writes.add_assigns(overlay.value_assigns(), program)
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
-                if writes:  # their values come back after the function's result
+                if writes.effects if not overlay.active else writes.replays():
+                    # their values come back after the function's result
                     result = (result, tuple(writes.variables))
                 out_leaves, out_tree = flatten(result)
                 outputs, positions, constants = [], [], list(out_leaves)
@@ -174,13 +178,17 @@ class ConcreteProgram(TapedRuns):
                 n_forward, captured)
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)
-            if writes:
+            if writes.replays():
                 from .effect_step import EffectStep
                 return EffectStep(*args, effects=effects, check_finite=check_finite,
                                   writes=writes)
-            return StepProgram(*args, effects=effects, check_finite=check_finite)
-        if writes:
+            # (only its reads guarded: a term of its own guard, jit.step_call)
+            return StepProgram(*args, effects=effects, check_finite=check_finite,
+                               read_guards=writes.read_guards)
+        if writes.effects:
             concrete = EffectProgram(*args, writes=writes)
+        elif writes:  # guards only: the program writes nothing back
+            concrete = GuardedProgram(*args, writes=writes)
         else:
             concrete = cls(*args)
         concrete.modes_read = overlay.modes_read()
@@ -405,6 +413,7 @@ def _step_writes(overlay, writes):
     rest = [e for e in writes.effects if e.kind != "assign"]
     kept = Effects(rest, writes.variables if rest else [], writes.guards, writes.read_paths)
     kept.value_guards = writes.value_guards
+    kept.read_guards = writes.read_guards
     return kept
 
 
@@ -423,36 +432,24 @@ def _count_leaves(tree):
     return sum(_count_leaves(sub) for sub in tree[-1])
 
 
-class EffectProgram(ConcreteProgram):
-    """A program whose trace wrote traced values into objects that outlive the
-    call (jit.outliving): its result is `(the function's result, the written
-    values)`; each call returns the first and, after the whole run
-    succeeded, performs the writes with the second.
-
-    A write that replaced a Python value (`self.count += 1` under a tensor
-    `if`, with `count` an int) leaves a Tensor where the trace read the int,
-    and one that replaced a tensor the program reads may change its shape:
-    the program holds only while those entries are what the trace found
-    (the same Python value, a tensor of the same shape and dtype:
-    `Effects.hold`); otherwise the function is traced again for the state
-    now (`_retrace`, set by StaticFunction) and the programs of this
-    signature are kept side by side, each with its own condition."""
+class GuardedProgram(ConcreteProgram):
+    """A program built for Python values its trace read from state the caller
+    keeps (`writes`: a jit.outliving.Effects; its guards, jit.guards and
+    jit.read_guards): it runs while they hold; otherwise the function is
+    traced again for the state now (`_retrace`, set by StaticFunction) and
+    the programs of this signature are kept side by side, each with its own
+    condition. Its per-call path checks the guards first."""
 
     MAX_VARIANTS = 8
-
-    def result_outputs(self):
-        """The output Variables of the function's own result, without the
-        written values, and their positions among that result's leaves: what
-        an exported model computes (it cannot write back, as `torch.onnx`
-        leaves out buffers a forward mutates)."""
-        n = _count_leaves(self.output_structure.tree[1][0])
-        kept = [(v, p) for v, p in zip(self.outputs, self.output_structure.positions) if p < n]
-        return [v for v, _ in kept], [p for _, p in kept]
 
     def __init__(self, *args, writes):
         super().__init__(*args)
         self.writes = writes
-        self.fast_calls = _NoFastCalls()
+        # whether its conditions hold now: the compiled read guards alone when
+        # they are its only ones (one call per run)
+        self._holds = (writes.read_guards.holds
+                       if writes.read_guards is not None and not writes.replays()
+                       else writes.hold)
         self._variants = [self]
         self._retrace = None
         self._warned_variants = False
@@ -460,23 +457,36 @@ class EffectProgram(ConcreteProgram):
     def _guard_labels(self):
         labels = []
         for v in self._variants:
-            if isinstance(v, EffectProgram):
+            if isinstance(v, GuardedProgram):
                 labels += [g[3] for g in v.writes.guards]
                 labels += [g.label for g in v.writes.value_guards]
+                if v.writes.read_guards is not None:
+                    labels += v.writes.read_guards.failing()
         return labels
 
     def __call__(self, tensors, backend=None):
-        program = self if self.writes.hold() else self._variant(tensors)
-        if not isinstance(program, EffectProgram):
-            return program(tensors, backend)
-        result, values = ConcreteProgram.__call__(program, tensors, backend)
-        program.writes.replay(values)
-        return result
+        if self._holds():
+            return ConcreteProgram.__call__(self, tensors, backend)
+        return _run_chosen(self._variant(tensors), tensors, backend)
+
+    def _run(self, tensors, backend):
+        """Run this program, chosen for the state now (its guards hold)."""
+        return ConcreteProgram.__call__(self, tensors, backend)
+
+    def _fast_call(self, backend, plain):
+        inner = super()._fast_call(backend, plain)
+        hold, variant = self._holds, self._variant
+
+        def call(tensors):
+            if hold():
+                return inner(tensors)
+            return _run_chosen(variant(tensors), tensors, backend)
+        return call
 
     def _variant(self, tensors):
         with self._lock:
             for v in self._variants:
-                if not isinstance(v, EffectProgram) or v.writes.hold():
+                if not isinstance(v, GuardedProgram) or v.writes.hold():
                     return v
             if self._retrace is None:
                 from ..static.control_flow import ControlFlowError
@@ -494,3 +504,47 @@ class EffectProgram(ConcreteProgram):
             variant = self._retrace(tensors)
             self._variants.append(variant)
             return variant
+
+
+class EffectProgram(GuardedProgram):
+    """A program whose trace wrote traced values into objects that outlive the
+    call (jit.outliving): its result is `(the function's result, the written
+    values)`; each call returns the first and, after the whole run
+    succeeded, performs the writes with the second.
+
+    A write that replaced a Python value (`self.count += 1` under a tensor
+    `if`, with `count` an int) leaves a Tensor where the trace read the int,
+    and one that replaced a tensor the program reads may change its shape:
+    the program holds only while those entries are what the trace found
+    (the same Python value, a tensor of the same shape and dtype:
+    `Effects.hold`), as a `GuardedProgram`."""
+
+    def result_outputs(self):
+        """The output Variables of the function's own result, without the
+        written values, and their positions among that result's leaves: what
+        an exported model computes (it cannot write back, as `torch.onnx`
+        leaves out buffers a forward mutates)."""
+        n = _count_leaves(self.output_structure.tree[1][0])
+        kept = [(v, p) for v, p in zip(self.outputs, self.output_structure.positions) if p < n]
+        return [v for v, _ in kept], [p for _, p in kept]
+
+    def __init__(self, *args, writes):
+        super().__init__(*args, writes=writes)
+        self.fast_calls = _NoFastCalls()
+
+    def __call__(self, tensors, backend=None):
+        program = self if self.writes.hold() else self._variant(tensors)
+        return _run_chosen(program, tensors, backend)
+
+    def _run(self, tensors, backend):
+        result, values = ConcreteProgram.__call__(self, tensors, backend)
+        self.writes.replay(values)
+        return result
+
+
+def _run_chosen(program, tensors, backend):
+    """Run `program`, a variant `GuardedProgram._variant` chose (or the
+    program itself, its guards holding), without checking its guards again."""
+    if isinstance(program, GuardedProgram):
+        return program._run(tensors, backend)
+    return program(tensors, backend)

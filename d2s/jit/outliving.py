@@ -121,9 +121,15 @@ class Effects:
         self.guards = list(guards)
         # jit.guards.ValueGuard: eager tensors whose value the trace read as Python
         self.value_guards = []
+        # jit.read_guards.ReadGuards: plain values it read from the caller's state
+        self.read_guards = None
 
     def hold(self):
-        """The entries the program wrote still hold what its trace found."""
+        """The entries the program wrote, and the values it read, still hold
+        what its trace found."""
+        read = self.read_guards
+        if read is not None and not read.holds():
+            return False
         for g in self.value_guards:
             if not g.holds():
                 return False
@@ -144,8 +150,13 @@ class Effects:
                 return False
         return True
 
+    def replays(self):
+        """Whether a run has writes to perform or conditions beyond its reads."""
+        return bool(self.effects or self.value_guards or self.guards)
+
     def __bool__(self):
-        return bool(self.effects or self.value_guards)
+        return bool(self.effects or self.value_guards or self.guards
+                    or self.read_guards is not None)
 
     def replay(self, values):
         """Perform every write with `values` (eager Tensors, one per variable)."""
@@ -298,10 +309,14 @@ class Watch:
                 touched_layers = touched_layers or owner is not None
         if touched_layers:
             state.tensor_attributes_version[0] += 1
+            state.plain_attributes_version[0] += 1
 
-    def collect(self, program):
+    def collect(self, program, grown_only=frozenset()):
         """The trace succeeded: put back every entry holding a Variable and
-        return the writes to replay (`Effects`)."""
+        return the writes to replay (`Effects`). `grown_only`: ids of the lists
+        the trace only appended to, never reading their length or items
+        (convert.runtime.reads): no guard on their length."""
+        self.grown_only = grown_only
         slots, effects = {}, []
         self.guards, self.read_paths = [], []
         gb = program.global_block()
@@ -328,6 +343,7 @@ class Watch:
                         container.pop(key, None)
         if restore:
             state.tensor_attributes_version[0] += 1
+            state.plain_attributes_version[0] += 1
         ordered = sorted(slots.values(), key=lambda s: s[0].index)
         return Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
 
@@ -339,8 +355,9 @@ class Watch:
             new = lst[n:]
             self._check_visible(new, f"{label} (items appended)", gb)
             # the trace may have read its length or items: the program holds for
-            # a list of this length only (jit.guards)
-            self.guards.append((lst, _LENGTH, n, label))
+            # a list of this length only (jit.guards), unless it only grew it
+            if id(lst) not in self.grown_only:
+                self.guards.append((lst, _LENGTH, n, label))
             return [Effect("extend", lst, None, _template(new, slots), None, label)]
         if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
             found = []

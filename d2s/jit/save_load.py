@@ -71,7 +71,7 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
             "writes parameters, gradients and optimizer state): save the model, not the "
             f"step, e.g. {caller}(model, path, input_spec=[...])")
     writes = getattr(concrete, "writes", None)
-    if writes:
+    if writes is not None and (writes.effects or writes.value_guards):
         raise TypeError(
             f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
             f"({', '.join(writes.labels())}), as a layer in training mode updating its "

@@ -22,7 +22,7 @@ from ..static.origins import warn_in_user_code
 from . import buckets as shape_buckets
 from . import global_watch
 from .concrete_program import ConcreteProgram
-from .concrete_program import EffectProgram
+from .concrete_program import EffectProgram, GuardedProgram
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
@@ -334,7 +334,18 @@ class StaticFunction:
                 raise
             raise new from None
         why = None
-        if type(concrete) is not ConcreteProgram:
+        if type(concrete) is GuardedProgram:  # (conditions on values it read: jit.read_guards)
+            def retrace(tensors):
+                """The program for the values read now, padded likewise."""
+                with self._lock:
+                    again = self._build_bucketed(signature, padded)
+                if again is None:
+                    raise RuntimeError(f"{self._function.__qualname__}: traced again for "
+                                       "the Python values it reads, the program is no longer "
+                                       "pad-safe for InputSpec buckets")
+                return again
+            concrete._retrace = retrace
+        if type(concrete) not in (ConcreteProgram, GuardedProgram):
             why = "it writes state (a training step or side effects): buckets pad inference only"
         else:
             input_axes = {}
@@ -469,7 +480,7 @@ class StaticFunction:
                                                        self._check_finite,
                                                        self._program_passes))
         _note_unstopped_inputs(concrete)
-        if isinstance(concrete, (StepProgram, EffectProgram)):
+        if isinstance(concrete, (StepProgram, GuardedProgram)):
             def retrace(tensors):
                 """Another program of this signature, for the eager state of `tensors`."""
                 it = iter(tensors)

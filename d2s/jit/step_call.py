@@ -77,8 +77,17 @@ def _emit_mode(w, layer, flag):
     return [f"{w.global_name('m', layer)}.training != {w.global_name('f', flag)}"]
 
 
+def _reads(tensors, holds):
+    return holds()
+
+
+def _emit_reads(w, holds):
+    return [f"not {w.global_name('read_guards', holds)}()"]
+
+
 GUARD = {
     "watched": (_watched, _emit_watched),          # a tracked Tensor: frozen? has a grad?
+    "reads": (_reads, _emit_reads),                # plain values read (jit.read_guards)
     "argument": (_argument, _emit_argument),       # a differentiated argument: has a grad?
     "held_dtype": (_held_dtype, _emit_held_dtype),  # a gradient read: its dtype
     "mode": (_mode, _emit_mode),                   # a Layer's flag the trace read: train()?

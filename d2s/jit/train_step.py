@@ -66,9 +66,10 @@ class StepProgram(ConcreteProgram):
     `StepParts` (d2s.backends.base) a backend makes its Executable of."""
 
     def __init__(self, main_program, inputs, outputs, output_structure, n_forward,
-                 captured=None, *, effects, check_finite=False):
+                 captured=None, *, effects, check_finite=False, read_guards=None):
         super().__init__(main_program, inputs, outputs, output_structure, n_forward, captured)
         self.effects = effects
+        self.read_guards = read_guards  # jit.read_guards.ReadGuards, or None
         self.check_finite = check_finite
         gb = main_program.global_block()
         # The captured tensors as traced: a layer attribute replaced since gives
@@ -109,7 +110,9 @@ class StepProgram(ConcreteProgram):
                                                            self._expected[len(self._watched):])]
                 + [("held_dtype", slot.tensor, slot.input_index, gb.vars[name].dtype)
                    for name, slot in self._grad_inputs]
-                + [("mode", layer, flag) for layer, flag in self.effects.modes])
+                + [("mode", layer, flag) for layer, flag in self.effects.modes]
+                + ([("reads", self.read_guards.holds)] if self.read_guards is not None
+                   else []))
 
     def _entered_with(self, frozen):
         """The trace began with `frozen` ({id: stop_gradient} of Tensors before

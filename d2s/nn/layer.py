@@ -106,6 +106,8 @@ class Layer:
         subs = self._sub_layers
         if isinstance(value, Tensor) or isinstance(self.__dict__.get(name), Tensor):
             state.tensor_attributes_version[0] += 1  # captured by path (d2s.jit)
+        else:
+            state.plain_attributes_version[0] += 1  # read guards (jit.read_guards)
         buffers = self.__dict__.get("_buffers")
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, (Tensor, Symbolic)):
@@ -136,6 +138,7 @@ class Layer:
     def __delattr__(self, name):
         if isinstance(self.__dict__.get(name), Tensor):
             state.tensor_attributes_version[0] += 1
+        state.plain_attributes_version[0] += 1
         self._parameters.pop(name, None)
         self._sub_layers.pop(name, None)
         buffers = self.__dict__.get("_buffers")

@@ -21,6 +21,7 @@ from .lists import (convert_list_append, convert_list_concat, convert_list_exten
 from .subscripts import convert_subscript
 from .logical import (comprehension_test, convert_compare_chain, convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
+from .reads import note_function, read_attr, read_item
 from .targets import load_attr, load_item, store_attr, store_item
 from .try_bodies import try_body
 from .undefined import UndefinedVar, ld, return_value
@@ -36,6 +37,8 @@ __all__ = [
     "convert_raise", "convert_range", "convert_subscript", "convert_reversed", "convert_shape",
     "convert_size", "convert_sum",
     "convert_while_loop", "convert_zip",
-    "python_test_only", "ReturnSlots", "UndefinedVar", "ld", "load_attr", "load_item",
-    "inplace_call", "inplace_call_held", "inplace_on_item", "make_slice", "return_value", "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",
+    "note_function", "python_test_only", "read_attr", "read_item", "ReturnSlots",
+    "UndefinedVar", "ld", "load_attr", "load_item",
+    "inplace_call", "inplace_call_held", "inplace_on_item", "make_slice", "return_value",
+    "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",
 ]

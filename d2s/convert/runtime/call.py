@@ -11,6 +11,8 @@ import inspect
 import types
 import weakref
 
+from .reads import note_function
+
 __all__ = ["convert_call"]
 
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -20,14 +22,18 @@ def _convert_function_or_self(fn):
     from ..api import convert_function, is_convertible, cached_conversion
     cached = cached_conversion(fn)
     if cached is not None:
+        note_function(fn)  # (its globals are read: jit.read_guards)
         return cached
     if fn.__code__.co_flags & _GENERATOR_FLAGS or not is_convertible(fn):
         return fn
     from ..errors import SourceUnavailableError
     try:
-        return convert_function(fn)[0]
+        converted = convert_function(fn)[0]
     except SourceUnavailableError:
         return fn
+    if converted is not fn:
+        note_function(fn)
+    return converted
 
 
 def convert_call(f):

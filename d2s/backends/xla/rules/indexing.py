@@ -42,6 +42,8 @@ def _xla(ns, x, v, *tensors, spec):
     k = x[index].ndim
     if v.ndim > k:  # numpy drops v's extra leading size-1 dims
         v = v.reshape(v.shape[v.ndim - k:])
+    if isinstance(x, np.ndarray):  # a folded constant (`d2s.zeros` written at an int)
+        x = ns.jnp.asarray(x)
     return x.at[index].set(v)
 
 

@@ -1,0 +1,130 @@
+"""What a trace read from objects: the attribute and item loads of converted code.
+
+A trace bakes every plain Python value it reads into the program
+(`x / self.temperature` divides by a constant). jit.read_guards turns the
+reads of state that outlives the call into guards checked before each run;
+this module only records them. The converted code loads attributes and
+items through `read_attr` / `read_item` (convert.transformers.plain_reads);
+converted code runs only while a program is traced, so the recording costs
+trace time, never a run.
+
+A read is recorded as the container it came from (an object's `__dict__`,
+a list, a dict), the key and how the loaded value is used next (`role`):
+
+- "path": the value is the base of another attribute or item load
+  (`self.cfg.t`, `self.opts["k"]`): only what it is, not its contents, was
+  read (the next load records its own entry);
+- "append": the receiver of `.append` / `.extend`: a list the trace only
+  grows, whose length and items it never saw;
+- "call": the value is called (`self.head(h)`);
+- None: anything else (passed to a call, iterated, `len()`, a method
+  receiver): a list's or dict's whole contents may have been read.
+
+The converted functions a trace called are recorded too (`note_function`):
+the module globals they name are guarded like attributes.
+"""
+import sys
+import threading
+
+
+__all__ = ["read_attr", "read_item", "recording", "note_function"]
+
+_local = threading.local()   # .recorder: the innermost `Reads` of this thread, or None
+
+
+class Reads:
+    """The reads of one trace: `entries` {(id(container), key): [container, key,
+    roles, value]}, `origins` {(id(container), key): (file, line) of the
+    converted code's first read (jit.read_guards maps it to the user's)} and `functions` {id(fn): fn} (converted
+    functions called)."""
+
+    __slots__ = ("entries", "origins", "functions", "outer")
+
+    def __init__(self, outer):
+        self.entries = {}
+        self.origins = {}
+        self.functions = {}
+        self.outer = outer
+
+    def add(self, container, key, role, value, at=None):
+        k = (id(container), key)
+        entry = self.entries.get(k)
+        if entry is None:
+            self.entries[k] = [container, key, {role}, value]
+            if at is None:
+                frame = sys._getframe(1)  # (add <- read_attr / read_item <- converted code)
+                at = (frame.f_back.f_code.co_filename, frame.f_back.f_lineno)
+            self.origins[k] = at
+        else:
+            entry[2].add(role)
+        if self.outer is not None:  # an enclosing trace reads through this one
+            self.outer.add(container, key, role, value, at or self.origins[k])
+
+
+class recording:
+    """While the block runs, record the reads of converted code in this thread
+    (`as` gives the `Reads`)."""
+
+    __slots__ = ("reads",)
+
+    def __enter__(self):
+        self.reads = Reads(getattr(_local, "recorder", None))
+        _local.recorder = self.reads
+        return self.reads
+
+    def __exit__(self, *exc):
+        _local.recorder = self.reads.outer
+        return False
+
+
+def read_attr(obj, name, role=None):
+    """`obj.name`, recorded when it came from `obj`'s own `__dict__`."""
+    value = getattr(obj, name)
+    reads = getattr(_local, "recorder", None)
+    if reads is not None:
+        try:
+            d = object.__getattribute__(obj, "__dict__")
+        except Exception:  # (no instance dict: slots, builtins)
+            d = None
+        if type(d) is dict and d.get(name, _NOTHING) is value:
+            reads.add(d, name, role, value)
+    return value
+
+
+_NOTHING = object()
+
+
+def read_item(container, key, role=None):
+    """`container[key]`, recorded for a list or dict (a Tensor's items are
+    values of the program)."""
+    value = container[key]
+    reads = getattr(_local, "recorder", None)
+    if reads is not None and type(key) is int and isinstance(
+            getattr(container, "_sub_layers", None), dict):
+        # a LayerList's item: the sublayer registered as "i" (in its __dict__)
+        d = getattr(container, "__dict__", None)
+        name = str(key if key >= 0 else key + len(container))
+        if type(d) is dict and d.get(name) is value:
+            reads.add(d, name, role, value)
+    elif reads is not None and isinstance(container, (list, dict)):
+        if isinstance(container, list):
+            if type(key) is int:
+                reads.add(container, key if key >= 0 else key + len(container), role, value)
+                if key < 0:
+                    reads.add(container, None, None, container)  # counted from the end
+            else:  # (a tensor index: any item)
+                reads.add(container, None, None, container)
+        else:
+            try:
+                reads.add(container, key, role, value)
+            except TypeError:  # (an unhashable key cannot be found in a dict anyway)
+                pass
+    return value
+
+
+def note_function(fn):
+    """`fn` (a user function whose converted code runs now) was called by a trace."""
+    reads = getattr(_local, "recorder", None)
+    while reads is not None:
+        reads.functions[id(fn)] = fn
+        reads = reads.outer
