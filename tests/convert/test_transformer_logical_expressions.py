@@ -24,4 +24,4 @@ def test_right_side_with_a_call_is_not_marked_simple():
             return a and b(x), a or x[0] > 1
     """)).replace(" )", ")")
     assert "_jst.convert_logical_and(a, lambda : _jst.convert_call(b)(x))" in src
-    assert "_jst.convert_logical_or(a, lambda : x[0] > 1, True)" in src
+    assert "_jst.convert_logical_or(a, lambda : _jst.read_item(x, 0) > 1, True)" in src
