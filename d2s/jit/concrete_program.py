@@ -124,7 +124,8 @@ class ConcreteProgram(TapedRuns):
                 if bound_self is not None:
                     args = (bound_self,) + tuple(args)
                 # what the trace may write that outlives the call (jit.outliving)
-                watch = Watch(_roots(converted_fn, signature, bound_self))
+                watch = Watch(_roots(converted_fn, signature, bound_self),
+                              _argument_roots(signature, bound_self))
                 with reading_values() as value_guards, recording_reads() as reads:
                     result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program, read_guards.grown_only(reads, watch))
@@ -400,6 +401,16 @@ def _roots(converted_fn, signature, bound_self):
         roots.append((f"argument '{k}'", v))
     roots.extend(function_roots(converted_fn))
     return roots
+
+
+def _argument_roots(signature, bound_self):
+    """{index in `_roots`: ("pos", i) / ("kw", name)} of the call's arguments:
+    the containers reached through them are written per call (outliving)."""
+    first = 0 if bound_self is None else 1
+    found = {first + i: ("pos", i) for i in range(len(signature.args))}
+    found.update({first + len(signature.args) + j: ("kw", k)
+                  for j, k in enumerate(signature.kwargs)})
+    return found
 
 
 def _step_writes(overlay, writes):

@@ -48,7 +48,7 @@ from ..static.ir import Variable
 from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, holds,
                                 is_layer, walkable_object)
 
-__all__ = ["Watch", "Effects", "swap_in", "swap_out", "function_roots"]
+__all__ = ["Watch", "Effects", "CALLS", "swap_in", "swap_out", "function_roots"]
 
 _MAX_DEPTH = MAX_DEPTH
 _MAX_NODES = MAX_NODES
@@ -95,16 +95,85 @@ class _Slot:
 class Effect:
     """One write a run performs: `kind` "set" (container[key] = value; an
     object's attribute when `owner` is set), "extend" (list.extend(value)) or
-    "assign" (an eager Tensor's value, in place: `container` is the Tensor)."""
-    __slots__ = ("kind", "container", "key", "template", "owner", "label")
+    "assign" (an eager Tensor's value, in place: `container` is the Tensor).
+    `route`: for a container the trace reached through an argument, how to
+    reach it from each call's own arguments (`_Route`), else None."""
+    __slots__ = ("kind", "container", "key", "template", "owner", "label", "route")
 
-    def __init__(self, kind, container, key, template, owner, label):
+    def __init__(self, kind, container, key, template, owner, label, route=None):
         self.kind = kind
         self.container = container
         self.key = key
         self.template = template
         self.owner = owner
         self.label = label
+        self.route = route
+
+    def targets(self, call):
+        """(container, owner) this run writes: the traced call's, or for a
+        container reached through an argument, the one `call` (the running
+        call's (args, kwargs)) holds at the same place."""
+        if self.route is None or call is None:
+            return self.container, self.owner
+        found = self.route.resolve(call, self.label)
+        if self.route.is_object:
+            return found.__dict__, (found if self.owner is not None else None)
+        return found, None
+
+
+class _Route:
+    """Where a container sits under a call's arguments: the argument (a
+    position or a keyword) and the steps from it (("item", key) for a list,
+    tuple or dict item, ("attr", name) for an object's attribute);
+    `is_object`: the container is that object's `__dict__`."""
+    __slots__ = ("argument", "steps", "is_object")
+
+    def __init__(self, argument, steps, is_object):
+        self.argument, self.steps, self.is_object = argument, steps, is_object
+
+    def resolve(self, call, label):
+        args, kwargs = call
+        kind, key = self.argument
+        try:
+            value = args[key] if kind == "pos" else kwargs[key]
+            for how, k in self.steps:
+                value = getattr(value, k) if how == "attr" else value[k]
+        except (IndexError, KeyError, AttributeError, TypeError):
+            raise ControlFlowError(
+                f"{label}: the program writes this entry of an argument after each run, "
+                "and this call's argument has no such entry (its structure differs from "
+                "the call the program was traced for); pass arguments of the same structure, "
+                "or return the new values and store them after the call") from None
+        return value
+
+
+class _Calls:
+    """The running call's arguments, per thread (set by StaticFunction around a
+    run): a program's writes into an argument's containers go to this call's."""
+
+    def __init__(self):
+        import threading
+        self._local = threading.local()
+
+    @property
+    def current(self):
+        return getattr(self._local, "call", None)
+
+    def running(self, args, kwargs):
+        import contextlib
+
+        @contextlib.contextmanager
+        def scope():
+            before = getattr(self._local, "call", None)
+            self._local.call = (tuple(args), dict(kwargs))
+            try:
+                yield
+            finally:
+                self._local.call = before
+        return scope()
+
+
+CALLS = _Calls()
 
 
 class Effects:
@@ -161,26 +230,28 @@ class Effects:
     def replay(self, values):
         """Perform every write with `values` (eager Tensors, one per variable)."""
         replaced = False
+        call = CALLS.current
         for e in self.effects:
             if e.kind == "assign":
                 new = values[e.template.index]
                 e.container._value = new._value
                 continue
+            container, owner = e.targets(call)
             if e.kind == "python":  # a Python value the trace wrote (jit.guards)
-                if e.owner is not None:
-                    setattr(e.owner, e.key, e.template)
+                if owner is not None:
+                    setattr(owner, e.key, e.template)
                 else:
-                    e.container[e.key] = e.template
+                    container[e.key] = e.template
                 continue
             value = _rebuild(e.template, values)
             if e.kind == "extend":
-                e.container.extend(value)
+                container.extend(value)
                 continue
             replaced = True
-            if e.owner is not None:
-                setattr(e.owner, e.key, value)
+            if owner is not None:
+                setattr(owner, e.key, value)
             else:
-                e.container[e.key] = value
+                container[e.key] = value
         if replaced:  # programs reading these entries by path look again
             state.tensor_attributes_version[0] += 1
 
@@ -245,8 +316,15 @@ class Watch:
     """The containers reachable from `roots` ((label, value) pairs) as they
     were before a trace (see module doc)."""
 
-    def __init__(self, roots):
-        self.roots = [(label, v) for label, v in roots if v is not None]
+    def __init__(self, roots, arguments=None):
+        # `arguments`: {index in `roots`: ("pos", i) or ("kw", name)} for the
+        # roots that are the call's arguments (their containers get routes)
+        arguments = arguments or {}
+        kept = [(i, label, v) for i, (label, v) in enumerate(roots) if v is not None]
+        self.roots = [(label, v) for _, label, v in kept]
+        self._root_args = [arguments.get(i) for i, _, _ in kept]
+        # id(container) -> _Route, for containers first reached through an argument
+        self.routes = {}
         # id -> (container, shallow copy, label, owning object or None)
         self.before = {}
         self._walk(self.before, record=True)
@@ -261,14 +339,16 @@ class Watch:
 
     def _walk(self, seen, record):
         count = 0
-        stack = [(value, label, 0, None) for label, value in reversed(self.roots)]
+        stack = [(value, label, 0, None, None if arg is None else (arg, ()))
+                 for (label, value), arg in reversed(list(zip(self.roots, self._root_args)))]
         while stack and count < _MAX_NODES:
-            value, label, depth, owner = stack.pop()
+            value, label, depth, owner, route = stack.pop()
             if isinstance(value, _LEAVES) or depth > _MAX_DEPTH:
                 continue
             if isinstance(value, tuple):
                 for i, v in enumerate(value):
-                    stack.append((v, f"{label}[{i}]", depth + 1, None))
+                    stack.append((v, f"{label}[{i}]", depth + 1, None,
+                                  None if route is None else (route[0], route[1] + (("item", i),))))
                 continue
             if isinstance(value, (list, dict)):
                 container, obj = value, owner
@@ -284,16 +364,20 @@ class Watch:
             if record:
                 copy = list(container) if isinstance(container, list) else dict(container)
                 seen[id(container)] = (container, copy, label, obj)
+                if route is not None:
+                    self.routes[id(container)] = _Route(route[0], route[1], obj is not None)
             else:
                 seen[id(container)] = (container, None, label, obj)
             items = enumerate(container) if isinstance(container, list) else list(
                 container.items())
+            how = "attr" if obj is not None else "item"
             for key, v in items:
                 if obj is not None:
                     child = f"{label}.{key}"
                 else:
                     child = f"{label}[{key!r}]"
-                stack.append((v, child, depth + 1, None))
+                stack.append((v, child, depth + 1, None,
+                              None if route is None else (route[0], route[1] + ((how, key),))))
 
     # ---- after the trace ---------------------------------------------------------------
     def rollback(self):
@@ -344,6 +428,9 @@ class Watch:
         if restore:
             state.tensor_attributes_version[0] += 1
             state.plain_attributes_version[0] += 1
+        for e in effects:
+            if e.kind != "assign":
+                e.route = self.routes.get(id(e.container))
         ordered = sorted(slots.values(), key=lambda s: s[0].index)
         return Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
 

@@ -23,6 +23,7 @@ from . import buckets as shape_buckets
 from . import global_watch
 from .concrete_program import ConcreteProgram
 from .concrete_program import EffectProgram, GuardedProgram
+from .outliving import CALLS
 from .train_step import RunEagerly, StepProgram
 from .program_cache import CLOCK, ProgramCache, cache_limit
 from .signature import Signature, make_signature, varying_arguments
@@ -251,7 +252,9 @@ class StaticFunction:
                                           None if len(positions) == len(args) else positions)
         try:
             if isinstance(concrete, _WRITERS):
-                return _STATE.write(concrete, tensors, self.backend)
+                # (writes into the arguments' containers go to this call's: outliving)
+                with CALLS.running(signature.args, signature.kwargs):
+                    return _STATE.write(concrete, tensors, self.backend)
             return _STATE.read(concrete, tensors, self.backend)
         except RunEagerly:
             return self.dygraph_function(*args, **kwargs)
