@@ -423,6 +423,7 @@ def _step_writes(overlay, writes):
             overlay.assign(e.container, writes.variables[e.template.index])
     rest = [e for e in writes.effects if e.kind != "assign"]
     kept = Effects(rest, writes.variables if rest else [], writes.guards, writes.read_paths)
+    kept.guard_routes = writes.guard_routes
     kept.value_guards = writes.value_guards
     kept.read_guards = writes.read_guards
     return kept

@@ -192,6 +192,8 @@ class Effects:
         self.value_guards = []
         # jit.read_guards.ReadGuards: plain values it read from the caller's state
         self.read_guards = None
+        # {index in `guards`: _Route} for entries of containers under the arguments
+        self.guard_routes = {}
 
     def hold(self):
         """The entries the program wrote, and the values it read, still hold
@@ -202,7 +204,16 @@ class Effects:
         for g in self.value_guards:
             if not g.holds():
                 return False
-        for d, key, before, _ in self.guards:
+        call = CALLS.current if self.guard_routes else None
+        for i, (d, key, before, label) in enumerate(self.guards):
+            route = self.guard_routes.get(i) if call is not None else None
+            if route is not None:  # an argument's container: this call's
+                try:
+                    d = route.resolve(call, label)
+                except ControlFlowError:
+                    return False
+                if route.is_object:
+                    d = d.__dict__
             if key is _LENGTH:
                 if len(d) != before:
                     return False
@@ -432,7 +443,10 @@ class Watch:
             if e.kind != "assign":
                 e.route = self.routes.get(id(e.container))
         ordered = sorted(slots.values(), key=lambda s: s[0].index)
-        return Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
+        found = Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
+        found.guard_routes = {i: self.routes[id(g[0])] for i, g in enumerate(self.guards)
+                              if id(g[0]) in self.routes}
+        return found
 
     def _list_effects(self, lst, copy, label, slots, gb):
         if not any(has_variable(v) for v in lst):

@@ -79,3 +79,18 @@ def test_attribute_of_an_argument_object_in_each_calls_object():
         _set_attribute(x, refs[i])
     for mine, ref in zip(boxes, refs):
         np.testing.assert_allclose(mine.total.numpy(), ref.total.numpy())
+
+
+def _grow(x, history):
+    history.append(x * 3.0)
+    return x + float(len(history))     # reads the length: a guard on it
+
+
+def test_a_length_read_is_guarded_on_each_calls_list():
+    static = to_static(_grow)
+    a, b = [], [_t([0.0])] * 2
+    ra, rb = [], [_t([0.0])] * 2
+    for mine, ref in ((a, ra), (b, rb), (a, ra), (b, rb)):
+        x = _t([1.0])
+        np.testing.assert_allclose(static(x, mine).numpy(), _grow(x, ref).numpy())
+    assert [len(a), len(b)] == [len(ra), len(rb)] == [2, 4]
