@@ -62,7 +62,8 @@ def gemm_floor_ms(calls):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--calls", type=int, default=30,
+                        help="timed calls per mode (the minimum and median are reported)")
     parser.add_argument("--floor", action="store_true",
                         help="also time the convolutions' matrix products alone")
     args = parser.parse_args(argv)

@@ -64,9 +64,9 @@ def kinds(hlo, config, batch, max_len):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--prompt", type=int, default=32)
-    p.add_argument("--new", type=int, default=128)
+    p.add_argument("--batch", type=int, default=8, help="sequences decoded together")
+    p.add_argument("--prompt", type=int, default=32, help="prompt length in tokens")
+    p.add_argument("--new", type=int, default=128, help="new tokens generated and profiled")
     p.add_argument("--quick", action="store_true", help="benchmarks/llm.py's tiny model (CI)")
     args = p.parse_args(argv)
     import jax
