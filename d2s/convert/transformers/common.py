@@ -265,3 +265,18 @@ class ScopedTransformer(StatementTransformer):
 
     def visit_ClassDef(self, node):
         return node
+
+
+def replace_node(tree, old, new):
+    """Put `new` where the node `old` is in `tree` (its one occurrence): a
+    call lifted out of an expression leaves a name in its place."""
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    if v is old:
+                        value[i] = new
+                        return

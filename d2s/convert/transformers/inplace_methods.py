@@ -22,7 +22,7 @@ import copy
 from .. import templates
 from ..analysis.activity import declared_nonlocals, scope_locals
 from ..traversal import StatementTransformer
-from .common import finish
+from .common import finish, replace_node
 from .item_assignment import _index_expr, _python_containers
 
 # Paddle's in-place names d2s has (core.inplace.INPLACE_NAMES; the conversion
@@ -168,7 +168,7 @@ class _InplaceMethods(StatementTransformer):
         if reads:
             return None
         new = templates.replace("name = call", name=name, call=_marked(call))
-        _replace_node(node, call, ast.Name(id=name, ctx=ast.Load()))
+        replace_node(node, call, ast.Name(id=name, ctx=ast.Load()))
         return finish(new, node) + [node]
 
     def visit_Expr(self, node):
@@ -218,18 +218,6 @@ class _InplaceMethods(StatementTransformer):
 
 
 _SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef)
-
-
-def _replace_node(tree, old, new):
-    """Put `new` where `old` is in `tree` (one occurrence)."""
-    for parent in ast.walk(tree):
-        for field, value in ast.iter_fields(parent):
-            if value is old:
-                setattr(parent, field, new)
-                return
-            if isinstance(value, list) and any(v is old for v in value):
-                value[[i for i, v in enumerate(value) if v is old][0]] = new
-                return
 
 
 def transform(node, ctx):

@@ -31,7 +31,7 @@ import ast
 from .. import templates
 from ..analysis.fresh_lists import new_list_or_no_list, list_names
 from ..traversal import StatementTransformer
-from .common import finish
+from .common import finish, replace_node
 
 
 _METHOD_HELPERS = {"append": "convert_list_append", "extend": "convert_list_extend_call"}
@@ -147,7 +147,7 @@ class _ListAppend(StatementTransformer):
         if call is node.value:
             node.value = ast.Name(item, ast.Load())
         else:
-            _replace(node.value, call, ast.Name(item, ast.Load()))
+            replace_node(node.value, call, ast.Name(item, ast.Load()))
         return finish([pop], node) + [node]
 
     def visit_Return(self, node):
@@ -221,20 +221,6 @@ class _ListAppend(StatementTransformer):
 
 _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.IfExp, ast.BoolOp)   # parts Python may run later, or not at all
-
-
-def _replace(tree, old, new):
-    """Put `new` where `old` is in `tree` (one occurrence)."""
-    for parent in ast.walk(tree):
-        for field, value in ast.iter_fields(parent):
-            if value is old:
-                setattr(parent, field, new)
-                return
-            if isinstance(value, list):
-                for i, v in enumerate(value):
-                    if v is old:
-                        value[i] = new
-                        return
 
 
 def _popped_name(call):
