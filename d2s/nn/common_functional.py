@@ -1,4 +1,4 @@
-"""Other functions of `d2s.nn.functional`: one-hot and label smoothing, padding,
+"""Other functions of `d2s.nn.functional`: one-hot (the core op) and label smoothing, padding,
 resizing, cosine similarity, normalize, sequence masks, scaled dot-product attention.
 
 All are compositions of registered ops. Padding and resizing work along one
@@ -14,21 +14,15 @@ import math
 import numpy as np
 
 from ..core.dispatch import Symbolic
-from ..core.ops import (arange, cast, concat, constant, equal, full_like, gather, matmul,
+from ..core.ops import (arange, cast, concat, constant, full_like, gather, matmul,
                         maximum, norm, reshape, softmax, sqrt, sum as _sum, transpose, unsqueeze,
                         where)
 from ..core.ops._base import lift
+from ..core.ops.creation_more import one_hot  # (the op: one home, out-of-range ids an error)
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
            "normalize",
            "sequence_mask", "scaled_dot_product_attention"]
-
-
-def one_hot(x, num_classes, name=None):
-    """float32 one-hot vectors of the int ids `x` along a new last axis."""
-    x = lift(x)
-    classes = arange(0, int(num_classes), dtype=x.dtype)
-    return cast(equal(unsqueeze(x, -1), classes), "float32")
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
