@@ -18,7 +18,7 @@ from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadca
                        multinomial, one_hot, prod, put_along_axis, randint, randperm,
                        reciprocal, roll, round, rsqrt, scale, scatter, sin, sinh, slice, sort,
                        split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
-                       triu, trunc, unbind, bincount, nonzero, add_n, var, inverse,
+                       triu, trunc, unbind, bincount, nonzero, add_n, var, std, inverse,
                        set_item)
 from .autograd import grad  # noqa: E402  (paddle.grad)
 from . import autograd  # noqa: E402,F811

@@ -200,7 +200,7 @@ class TensorMethods:
                              "use transpose(perm)")
         return self if len(self.shape) < 2 else _F.transpose(self, [1, 0])
     def std(self, axis=None, unbiased=True, keepdim=False, name=None):
-        return _F.sqrt(_F.var(self, axis, unbiased, keepdim))
+        return _F.std(self, axis, unbiased, keepdim)
     def gather_nd(self, index, name=None): return _F.gather_nd(self, index)
     def scatter(self, index, updates, overwrite=True, name=None):
         return _F.scatter(self, index, updates, overwrite)

@@ -137,6 +137,16 @@ def test_var_is_one_op_on_every_backend_with_its_gradient(axis, unbiased, keepdi
     check(fn, [x], lambda a: np.var(a, np_axis, ddof=int(unbiased), keepdims=keepdim))
 
 
+@pytest.mark.parametrize("axis,unbiased", [(1, True), (None, False)])
+def test_std_is_the_root_of_var(axis, unbiased):
+    x = R.standard_normal((3, 4)) + 2.0
+    fn = lambda t: d2s.std(t, axis=axis, unbiased=unbiased)  # noqa: E731
+    assert _op_types(fn, x) == ["var", "sqrt"]
+    check(fn, [x], lambda a: np.std(a, axis, ddof=int(unbiased)))
+    np.testing.assert_allclose(d2s.to_tensor(x).std(axis, unbiased).numpy(),
+                               np.std(x, axis, ddof=int(unbiased)), rtol=1e-12)
+
+
 def test_var_second_derivative():
     # d/dx_i sum_j r_j * dvar/dx_j = 2 / (n - 1) * (r_i - mean(r))
     a = R.standard_normal(5)

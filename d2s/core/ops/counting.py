@@ -14,7 +14,7 @@ from ._base import is_value, lift
 from .elementwise import cast
 from .reduction import _axes, _count, _expand_reduced
 
-__all__ = ["bincount", "nonzero", "add_n", "var"]
+__all__ = ["bincount", "nonzero", "add_n", "var", "std"]
 
 
 def bincount(x, weights=None, minlength=0, name=None):
@@ -132,3 +132,9 @@ def _var_vjp(g, out, x, axes, unbiased, keepdim):
 
 
 register_op("var", _var_kernel, _var_infer, vjp=_var_vjp, fresh=True)
+
+
+def std(x, axis=None, unbiased=True, keepdim=False, name=None):
+    """Paddle's `std`: the square root of `var` (the same arguments)."""
+    from .elementwise import sqrt
+    return sqrt(var(x, axis, unbiased, keepdim))
