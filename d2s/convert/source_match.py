@@ -20,6 +20,7 @@ The conversion cache keys on `cache_dir.code_digest(fn.__code__)`: an entry
 is used only by the code it was verified against.
 """
 import ast
+import copy
 import dis
 import os
 import time
@@ -138,10 +139,26 @@ def _compiled_alone(fn, node):
         outer.body[-1].body = [node]
     else:
         outer.body[-1] = node
+    if "@pytest_ar" in fn.__globals__:   # a test module pytest rewrote on import
+        tree = copy.deepcopy(tree)          # (the parsed def itself is converted next)
+        _rewrite_asserts_as_pytest(tree, code.co_filename)
     compiled = compile(tree, code.co_filename, "exec", dont_inherit=True,
                        flags=code.co_flags & _FUTURE_FLAGS)
     found = [c for c in _nested(compiled) if c.co_name == node.name]
     return found[0] if len(found) == 1 else None
+
+
+def _rewrite_asserts_as_pytest(tree, filename):
+    """pytest compiles its test modules with every `assert` rewritten (its
+    assertion introspection): the def is rewritten the same way before the
+    comparison, by pytest itself (running: the module was imported by it)."""
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+        with open(filename, "rb") as f:
+            source = f.read()
+        rewrite_asserts(tree, source, filename)
+    except Exception:   # (another pytest, or the file gone: compared as written)
+        return
 
 
 def matches(fn, node):
