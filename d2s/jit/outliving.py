@@ -126,10 +126,11 @@ class _Route:
     position or a keyword) and the steps from it (("item", key) for a list,
     tuple or dict item, ("attr", name) for an object's attribute);
     `is_object`: the container is that object's `__dict__`."""
-    __slots__ = ("argument", "steps", "is_object")
+    __slots__ = ("argument", "steps", "is_object", "where")
 
     def __init__(self, argument, steps, is_object):
         self.argument, self.steps, self.is_object = argument, steps, is_object
+        self.where = ""   # ", computed at <file>, line N" of a value written there
 
     def resolve(self, call, label):
         args, kwargs = call
@@ -140,7 +141,8 @@ class _Route:
                 value = getattr(value, k) if how == "attr" else value[k]
         except (IndexError, KeyError, AttributeError, TypeError):
             raise ControlFlowError(
-                f"{label}: the program writes this entry of an argument after each run, "
+                f"{label}{self.where}: the program writes this entry of an argument after "
+                "each run, "
                 "and this call's argument has no such entry (its structure differs from "
                 "the call the program was traced for); pass arguments of the same structure, "
                 "or return the new values and store them after the call") from None
@@ -439,11 +441,14 @@ class Watch:
         if restore:
             state.tensor_attributes_version[0] += 1
             state.plain_attributes_version[0] += 1
+        ordered = sorted(slots.values(), key=lambda s: s[0].index)
+        variables = [v for _, v in ordered]
         for e in effects:
             if e.kind != "assign":
                 e.route = self.routes.get(id(e.container))
-        ordered = sorted(slots.values(), key=lambda s: s[0].index)
-        found = Effects(effects, [v for _, v in ordered], self.guards, self.read_paths)
+                if e.route is not None and not e.route.where and e.kind != "python":
+                    e.route.where = _origin_of(_rebuild(e.template, variables), gb)
+        found = Effects(effects, variables, self.guards, self.read_paths)
         found.guard_routes = {i: self.routes[id(g[0])] for i, g in enumerate(self.guards)
                               if id(g[0]) in self.routes}
         return found
