@@ -45,17 +45,9 @@ def _adagrad(ns, param, grad, moment, lr, epsilon):
 
 @lowers("xla", "adamw_update")
 def _adamw(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon, coeff):
-    jnp = ns.jnp
-    dt = param.dtype
+    # Adam's update of the decayed parameter, in the parameter's own dtype
     decayed = param - (lr * coeff) * param
-    t = step + 1
-    m = beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad * grad
-    tf = t.astype(np.float64)
-    m_hat = m / (1 - jnp.power(beta1, tf))
-    v_hat = v / (1 - jnp.power(beta2, tf))
-    new = decayed - lr * m_hat / (jnp.sqrt(v_hat) + epsilon)
-    return new.astype(dt), m.astype(dt), v.astype(dt), t.astype(step.dtype)
+    return _adam_xla(ns, decayed, grad, m, v, step, lr, beta1, beta2, epsilon, dt=param.dtype)
 
 
 @lowers("xla", "adamax_update")
@@ -74,7 +66,7 @@ def _sgd_xla(ns, param, grad, lr):
     return param - grad.astype(param.dtype) * ns.jnp.asarray(lr, param.dtype)
 
 
-def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
+def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon, dt=None):
     # The kernel's dtypes, spelled out: the bias corrections are float64 (a
     # Python float to an int64 power) and pull the update up to float64.
     jnp = ns.jnp
@@ -85,7 +77,7 @@ def _adam_xla(ns, param, grad, m, v, step, lr, beta1, beta2, epsilon):
     m_hat = m / (1 - jnp.power(beta1, tf))
     v_hat = v / (1 - jnp.power(beta2, tf))
     new = param - lr * m_hat / (jnp.sqrt(v_hat) + epsilon)
-    dt = param.dtype
+    dt = param.dtype if dt is None else dt
     return new.astype(dt), m.astype(dt), v.astype(dt), t.astype(step.dtype)
 
 
