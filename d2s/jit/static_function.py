@@ -100,10 +100,14 @@ class StaticFunction:
             except TypeError:
                 pass
             # Later lookups find it in the instance dict first (this is a
-            # non-data descriptor): no weak-dict lookup per call.
+            # non-data descriptor): no weak-dict lookup per call. Only when this
+            # StaticFunction is the class's attribute (a decorated method):
+            # `to_static(layer.forward)` binds one of its own, and must not
+            # change what `layer.forward` (so `layer(x)`) runs.
             name = self._function.__name__
             if isinstance(getattr(instance, "__dict__", None), dict) \
-                    and name not in instance.__dict__:
+                    and name not in instance.__dict__ \
+                    and _class_attribute(type(instance), name) is self:
                 instance.__dict__[name] = bound
         return bound
 
@@ -409,12 +413,7 @@ class StaticFunction:
         modes = None
         if self._mode_layers:
             modes = tuple(_flag_of(ref()) for ref in self._mode_layers)
-        hooks = forward_hooks_version[0]
-        if hooks:  # forward hooks were set (or removed): the program ran them
-            modes = ("hooks", hooks) + (modes or ())
-        amp = amp_state.key()
-        if amp is not None:  # inside `auto_cast`: the program casts as it said
-            modes = ("amp", amp) + (modes or ())
+        modes = _with_call_context(modes)
         self._mode_memo = (version, modes)
         return modes
 
@@ -434,7 +433,8 @@ class StaticFunction:
                 known.add(id(layer))
         self._mode_memo = (-1, None)
         as_read = {id(layer): flag for layer, flag in read}
-        modes = tuple(as_read.get(id(ref()), _flag_of(ref())) for ref in self._mode_layers)
+        modes = _with_call_context(
+            tuple(as_read.get(id(ref()), _flag_of(ref())) for ref in self._mode_layers))
         bound = signature.key[2][0] if isinstance(signature.key[2], tuple) else signature.key[2]
         return Signature((signature.key[0], signature.key[1], (bound, modes)), signature.leaves,
                          signature.tree, signature.specs, signature.names, signature.args,
@@ -647,3 +647,26 @@ def _without_first_param(fn):
         pass
     shim.__signature__ = sig.replace(parameters=params)
     return shim
+
+
+def _class_attribute(cls, name):
+    """`name` as the class (or a base) holds it, without running descriptors."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def _with_call_context(modes):
+    """`modes` (the Layer flags, or None) with what else a program was built
+    under: the forward hooks' version and the `auto_cast` state. One
+    function for both the key a call looks up (`_modes_now`) and the key a
+    new program is cached under (`_keyed_by_modes`): were they composed
+    apart, every later lookup of that program would miss."""
+    hooks = forward_hooks_version[0]
+    if hooks:  # forward hooks were set (or removed): the program ran them
+        modes = ("hooks", hooks) + (modes or ())
+    amp = amp_state.key()
+    if amp is not None:  # inside `auto_cast`: the program casts as it said
+        modes = ("amp", amp) + (modes or ())
+    return modes

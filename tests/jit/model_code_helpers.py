@@ -58,6 +58,8 @@ def backward_of(outputs):
     loss = terms[0]
     for t in terms[1:]:
         loss = loss + t
+    if loss.stop_gradient:  # eagerly no output depends on a gradient input (a
+        return              # zero-trip loop): no gradients, as eager leaves them
     loss.backward()
 
 
