@@ -107,8 +107,10 @@ class ConcreteRunner(_FallsBack):
         xla = part.xla
         if xla is not None:
             try:
-                if xla.pending(feeds):  # compiling in the background: numpy serves
-                    return self._fallback().forward(feeds, tensors)
+                rent = xla.pending(feeds)
+                if rent:  # compiling in the background (or not yet): numpy serves
+                    with rent:
+                        return self._fallback().forward(feeds, tensors)
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -179,8 +181,10 @@ class ConcreteRunner(_FallsBack):
                                   ops=backward.forward_ops, keep=self.kept), self.concrete)
 
     def _run_grad_forward(self, xla, feeds, tensors, feed_attrs=None):
-        if xla.pending(feeds):  # compiling in the background: numpy serves (and its backward)
-            return self._fallback().forward_for_grad(feeds, tensors)
+        rent = xla.pending(feeds)
+        if rent:  # compiling in the background (or not yet): numpy serves (and its backward)
+            with rent:
+                return self._fallback().forward_for_grad(feeds, tensors)
         values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
         by_name = dict(zip(self.input_names, feeds))
         saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
@@ -212,10 +216,13 @@ class ConcreteRunner(_FallsBack):
                        self.concrete)
 
     def _run_backward(self, xla, saved, cts, wanted):
-        if xla.pending(list(cts) + saved.feeds, given=saved.residuals):
-            # compiling in the background: the forward again, and this backward, on numpy
-            return self._fallback().gradients_from(saved.host_feeds + saved.host_params,
-                                                   cts, wanted)
+        rent = xla.pending(list(cts) + saved.feeds, given=saved.residuals)
+        if rent:
+            # compiling in the background (or not yet): the forward again, and
+            # this backward, on numpy
+            with rent:
+                return self._fallback().gradients_from(saved.host_feeds + saved.host_params,
+                                                       cts, wanted)
         attrs = None if saved.feed_attrs is None else [None] * len(cts) + saved.feed_attrs
         grads, _, _ = xla.run(list(cts) + saved.feeds, saved.tensors, given=saved.residuals,
                               params=saved.params, feed_attrs=attrs)
@@ -371,8 +378,10 @@ class StepRunner(_FallsBack):
             try:
                 # Not compiled yet: this whole step runs on numpy (the tier is
                 # chosen once per call, before anything is donated or written)
-                if xla.pending(feeds):
-                    return numpy_fallback()
+                rent = xla.pending(feeds)
+                if rent:
+                    with rent:
+                        return numpy_fallback()
                 fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
