@@ -11,7 +11,8 @@ invisible but for speed.
 Why one thread and a bounded queue: compiles are CPU-bound (XLA releases the
 GIL while it compiles, tracing holds it); more threads would only take more
 of the cores the calls run on. The worker runs at the lowest scheduling
-priority the OS grants, so that on a busy machine the calls come first. A
+priority the OS grants, so that on a busy machine the calls come first
+(not on one core under a compile budget, see `_niced`). A
 shape that finds the queue full runs on numpy and asks again at its next call.
 
 When to compile: a compile budget (the "ski rental" rule of JIT runtimes).
@@ -165,10 +166,11 @@ class _Worker:
         return True
 
     def _loop(self):
-        try:  # Linux: this thread only (and what XLA starts from it)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
-        except (AttributeError, OSError):  # pragma: no cover - other systems
-            pass
+        if _niced():
+            try:  # Linux: this thread only (and what XLA starts from it)
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+            except (AttributeError, OSError):  # pragma: no cover - other systems
+                pass
         while True:
             job = self.queue.get()
             job.run()
@@ -194,6 +196,19 @@ def _one_core():
         return len(os.sched_getaffinity(0)) == 1
     except (AttributeError, OSError):  # pragma: no cover - other systems
         return (os.cpu_count() or 1) == 1
+
+
+def _niced():
+    """Whether the worker yields to the calls (`WORKER_NICE`): not on one
+    core under a budget. There a queued compile has been paid for, and at
+    the lowest priority it would get almost no CPU while calls keep coming
+    (and, holding the GIL while it traces, would hold them up): it shares
+    the core as any thread does, so that calls run slower while it compiles
+    rather than it never finishing."""
+    try:
+        return not (_one_core() and compile_budget() > 0)
+    except ValueError:  # (the bad value is reported to the caller, see compile_budget)
+        return True
 
 
 def wait_idle(timeout=None):

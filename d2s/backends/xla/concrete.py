@@ -90,6 +90,7 @@ class ConcreteRunner(_FallsBack):
         check_fed(program, program.all_ops(), self.input_names)
         self._forward = None
         self._fast = None      # the forward's per-call path, once known (see fast_path)
+        self._numpy_tier = False  # the last call ran on the numpy tier (see input_arrays)
         # Every call has the inputs' declared shapes (no None dim): one executable.
         self._fixed_shapes = all(d is not None for v in concrete.inputs for d in v.shape)
         self._grad_forward = None
@@ -107,7 +108,7 @@ class ConcreteRunner(_FallsBack):
         xla = part.xla
         if xla is not None:
             try:
-                rent = xla.pending(feeds)
+                rent = self._numpy_tier = xla.pending(feeds)
                 if rent:  # compiling in the background (or not yet): numpy serves
                     with rent:
                         return self._fallback().forward(feeds, tensors)
@@ -127,9 +128,11 @@ class ConcreteRunner(_FallsBack):
     # Inputs are read as their Tensors hold them: device arrays stay on the device
     # (`d2s.core.tensor.DeviceTensor`), and so do the outputs.
     takes_device_arrays = True
-    # The per-call path's input reader (jit.concrete_program): host inputs move
-    # to the device as they are read (see resident_inputs).
-    input_arrays = staticmethod(input_arrays)
+    def input_arrays(self, tensors):
+        """The per-call path's input reader (jit.concrete_program): host inputs
+        move to the device as they are read (see resident_inputs); not while
+        calls run on the numpy tier (see `_tier_inputs`)."""
+        return _tier_inputs(self, tensors)
 
     @property
     def plain_call(self):
@@ -306,6 +309,7 @@ class StepRunner(_FallsBack):
         self._n_inputs = n_inputs
         self._fast = None
         self._held_types = ()
+        self._numpy_tier = False  # the last call ran on the numpy tier (see _tier_inputs)
 
     plain_call = None
     takes_device_arrays = True  # (see ConcreteRunner)
@@ -316,7 +320,7 @@ class StepRunner(_FallsBack):
         step = self._step
         placed = dist_attr.any_placed()
         # (unplaced inputs move to the device as they are read: see resident_inputs)
-        feeds = [t._raw for t in tensors] if placed else input_arrays(tensors)
+        feeds = [t._raw for t in tensors] if placed else _tier_inputs(self, tensors)
         feeds.extend(step._held_grads(tensors))
         attrs = None  # the inputs' placements (d2s.distributed): a sharded step
         if placed:
@@ -378,7 +382,7 @@ class StepRunner(_FallsBack):
             try:
                 # Not compiled yet: this whole step runs on numpy (the tier is
                 # chosen once per call, before anything is donated or written)
-                rent = xla.pending(feeds)
+                rent = self._numpy_tier = xla.pending(feeds)
                 if rent:
                     with rent:
                         return numpy_fallback()
@@ -403,6 +407,17 @@ class StepRunner(_FallsBack):
             if a.dtype != dtype or a.shape != shape:
                 return False
         return True
+
+
+def _tier_inputs(runner, tensors):
+    """The input arrays of a call of `runner`, moved to the device as read
+    (`resident_inputs.input_arrays`), unless its last call ran on the numpy
+    tier (its compile pending): numpy would read each moved input back to
+    the host, a copy each way on every call until the executable is ready.
+    (A call that then runs on XLA takes host arrays as any call may.)"""
+    if runner._numpy_tier:
+        return [t._raw for t in tensors]
+    return input_arrays(tensors)
 
 
 def _tiered(xla, parts):
@@ -437,6 +452,6 @@ class _StepCallHooks:
         n = len(step.inputs)  # (the inputs' arrays come first; then held gradients)
         w.globals.update(_run=runner.run, _traced=step._traced_tensors,
                          _values=lambda tensors: runner._fallback().values(tensors),
-                         _inputs=input_arrays)  # (see resident_inputs)
+                         _inputs=lambda tensors: _tier_inputs(runner, tensors))
         rest = f" + [{', '.join(arrays[n:])}]" if arrays[n:] else ""
         w.emit(f"r = _run(_inputs(tensors){rest}, _traced, lambda: _values(tensors), None)")
