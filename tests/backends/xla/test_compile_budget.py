@@ -208,3 +208,15 @@ def test_sync_ignores_the_budget(budget, monkeypatch):
     out = _forward(sf, x)
     assert len(_program(sf, x)._executables) == 1
     np.testing.assert_allclose(out.numpy(), (lin(x) * 2.0).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("one_core, factor, niced", [
+    (True, "1", False),    # a paid-for compile shares the one core (else it starves)
+    (True, "0", True),     # compile at once: the calls come first
+    (False, "1", True),    # spare cores: the compile runs beside the calls
+])
+def test_worker_yields_to_the_calls_unless_one_core_under_a_budget(monkeypatch, one_core,
+                                                                   factor, niced):
+    monkeypatch.setattr(background, "_one_core", lambda: one_core)
+    monkeypatch.setenv(background.BUDGET_ENV, factor)
+    assert background._niced() is niced
