@@ -21,16 +21,20 @@ at once. On one usable core (`taskset -c 0`, a container's limit) a compile
 takes its CPU from the calls, and compiling every new shape at once cannot
 pay within a short run: a shape stays on numpy ("renting") until the time
 its calls spent there reaches `D2S_XLA_COMPILE_BUDGET` times the compile's
-expected cost, and only then is queued ("buying"). That is never worse than
-twice the better of never and always compiling, without knowing how many
-calls will come; the bound it cannot beat: a run shorter than a compile is
-not faster than numpy. The expected cost is this program's last compile (the
-CPU its compile took outside the calling thread, another shape of the same
-ops), else the process's last compile per op times this program's op count,
-else `OP_SECONDS` per op. `D2S_XLA_COMPILE_BUDGET`: a factor >= 0 (0:
-compile at once, on any machine; unset: 1 on one core, 0 with spare cores).
-The time counted is each numpy-tier call's wall time, for the callers that
-charge it (`with rent:` around the numpy run, see `Tiers.pending`).
+expected cost, and only then is queued ("buying"). With the expected cost
+right, that costs at most twice the better of never and always compiling
+that shape, without knowing how many calls will come (renting paid at most
+one compile's worth, buying one compile); the bound it cannot beat: a run
+shorter than a compile is not faster than numpy. The rent counted is each
+numpy-tier call's whole wall time, not only what XLA would save of it, so
+the rule buys somewhat early (a factor above 1 corrects for that). The
+expected cost is this program's last compile (the CPU its compile took
+outside the main thread: another shape of the same ops), else the
+process's last compile per op times this program's op count, else
+`OP_SECONDS` per op. `D2S_XLA_COMPILE_BUDGET`: a factor >= 0 (0: compile
+at once, on any machine; unset: 1 on one core, 0 with spare cores). Only
+callers that charge the time count it (`with rent:` around the numpy run,
+see `Tiers.pending`).
 
 What a compile reports is reported on the caller's thread, at the program's
 next call (the warnings module points at user code only from there): a
