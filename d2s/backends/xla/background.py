@@ -28,7 +28,7 @@ one compile's worth, buying one compile); the bound it cannot beat: a run
 shorter than a compile is not faster than numpy. The rent counted is each
 numpy-tier call's whole wall time, not only what XLA would save of it, so
 the rule buys somewhat early (a factor above 1 corrects for that). The
-expected cost is this program's last compile (the CPU its compile took
+expected cost is this program's dearest compile yet (the CPU it took
 outside the main thread: another shape of the same ops), else the
 process's last compile per op times this program's op count, else
 `OP_SECONDS` per op. `D2S_XLA_COMPILE_BUDGET`: a factor >= 0 (0: compile
@@ -126,7 +126,7 @@ class _Job:
         self.done = threading.Event()  # set when compiled, or failed
         self.error = None
         self.seconds = 0.0  # wall time (reported when slow)
-        self.cost = 0.0  # CPU time outside the calling thread (the next estimate)
+        self.cost = 0.0  # CPU time outside the main thread (the next estimate)
         self.on_done = on_done  # called with the job, on the worker, before `done` is set
 
     def run(self):
@@ -304,7 +304,7 @@ class Tiers:
         self.spent = {}
         self.waiting = {}  # key -> (shapes, compile) of a shape still renting
         self.finished = []
-        self.last_cost = None  # this program's last compile cost (another shape)
+        self.last_cost = None  # this program's dearest compile yet (another shape)
         self.lock = threading.Lock()
 
     def expected_seconds(self):
@@ -353,9 +353,12 @@ class Tiers:
             self.jobs[key] = job
 
     def _done(self, job, shapes):
-        """On the worker: the compile's cost is the next estimate."""
+        """On the worker: the compile's cost is the next estimate. Within a
+        program the dearest one yet: a shape loaded from d2s's cache of
+        executables compiles in a fraction of the time, and must not make
+        the next shape, maybe not cached, look cheap."""
         if job.error is None:
-            self.last_cost = job.cost
+            self.last_cost = max(job.cost, self.last_cost or 0.0)
             _WORKER.op_seconds = job.cost / self.size
         self.finished.append((job, shapes))
 

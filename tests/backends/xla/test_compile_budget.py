@@ -140,6 +140,19 @@ def test_expected_cost_scales_the_last_compile_per_op(budget):
     assert big.expected_seconds() == 0.5
 
 
+def test_a_cached_shape_compiling_fast_does_not_make_the_next_look_cheap(budget):
+    """Within a program the estimate is the dearest compile yet; the
+    process-wide per-op rate is the last one's."""
+    tiers = background.Tiers("f", size=10)
+    for cost, expect in ((2.0, 2.0), (0.05, 2.0), (3.0, 3.0)):
+        job = background._Job(None)
+        job.cost = cost
+        tiers._done(job, [[1, 4]])
+        assert tiers.expected_seconds() == expect
+        assert background._WORKER.op_seconds == pytest.approx(cost / 10)
+    assert len(tiers.finished) == 3  # (reported at the program's next call)
+
+
 def test_training_step_rents_then_switches_with_eager_results(budget, monkeypatch):
     """A whole step charged per call: numpy until the budget, then xla; the
     losses and parameters on both tiers equal eager's."""
