@@ -15,9 +15,14 @@ its first call, the behaviour before the budget).
 
 Each mode runs in a fresh process with an empty d2s cache folder (no
 executable from an earlier run), timed from its first step to its last
-(imports, the model, and for xla JAX's start-up excluded); the losses of
-every mode are compared with eager's. Usage:
-`taskset -c 0 python benchmarks/xla_variable_lengths.py [--epochs N]`.
+(imports, the model, and for xla JAX's and the backend's start-up
+excluded), in wall time or (`--clock cpu`, for a loaded machine) the
+process's CPU time, background compiles included; the losses of every
+mode are compared with the first mode's (eager's by default: over long
+runs XLA's and numpy's float32 rounding lets the trajectories drift
+apart). Compiles still under way when the run ends are not counted.
+Usage: `taskset -c 0 python benchmarks/xla_variable_lengths.py
+[--epochs N] [--clock cpu] [--modes numpy,xla-async]`.
 """
 from __future__ import annotations
 
