@@ -90,6 +90,7 @@ class ConcreteRunner(_FallsBack):
         check_fed(program, program.all_ops(), self.input_names)
         self._forward = None
         self._fast = None      # the forward's per-call path, once known (see fast_path)
+        self._numpy_tier = False  # the last call ran on the numpy tier (see input_arrays)
         # Every call has the inputs' declared shapes (no None dim): one executable.
         self._fixed_shapes = all(d is not None for v in concrete.inputs for d in v.shape)
         self._grad_forward = None
@@ -107,8 +108,10 @@ class ConcreteRunner(_FallsBack):
         xla = part.xla
         if xla is not None:
             try:
-                if xla.pending(feeds):  # compiling in the background: numpy serves
-                    return self._fallback().forward(feeds, tensors)
+                rent = self._numpy_tier = xla.pending(feeds)
+                if rent:  # compiling in the background (or not yet): numpy serves
+                    with rent:
+                        return self._fallback().forward(feeds, tensors)
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -125,9 +128,11 @@ class ConcreteRunner(_FallsBack):
     # Inputs are read as their Tensors hold them: device arrays stay on the device
     # (`d2s.core.tensor.DeviceTensor`), and so do the outputs.
     takes_device_arrays = True
-    # The per-call path's input reader (jit.concrete_program): host inputs move
-    # to the device as they are read (see resident_inputs).
-    input_arrays = staticmethod(input_arrays)
+    def input_arrays(self, tensors):
+        """The per-call path's input reader (jit.concrete_program): host inputs
+        move to the device as they are read (see resident_inputs); not while
+        calls run on the numpy tier (see `_tier_inputs`)."""
+        return _tier_inputs(self, tensors)
 
     @property
     def plain_call(self):
@@ -179,8 +184,10 @@ class ConcreteRunner(_FallsBack):
                                   ops=backward.forward_ops, keep=self.kept), self.concrete)
 
     def _run_grad_forward(self, xla, feeds, tensors, feed_attrs=None):
-        if xla.pending(feeds):  # compiling in the background: numpy serves (and its backward)
-            return self._fallback().forward_for_grad(feeds, tensors)
+        rent = xla.pending(feeds)
+        if rent:  # compiling in the background (or not yet): numpy serves (and its backward)
+            with rent:
+                return self._fallback().forward_for_grad(feeds, tensors)
         values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
         by_name = dict(zip(self.input_names, feeds))
         saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
@@ -212,10 +219,13 @@ class ConcreteRunner(_FallsBack):
                        self.concrete)
 
     def _run_backward(self, xla, saved, cts, wanted):
-        if xla.pending(list(cts) + saved.feeds, given=saved.residuals):
-            # compiling in the background: the forward again, and this backward, on numpy
-            return self._fallback().gradients_from(saved.host_feeds + saved.host_params,
-                                                   cts, wanted)
+        rent = xla.pending(list(cts) + saved.feeds, given=saved.residuals)
+        if rent:
+            # compiling in the background (or not yet): the forward again, and
+            # this backward, on numpy
+            with rent:
+                return self._fallback().gradients_from(saved.host_feeds + saved.host_params,
+                                                       cts, wanted)
         attrs = None if saved.feed_attrs is None else [None] * len(cts) + saved.feed_attrs
         grads, _, _ = xla.run(list(cts) + saved.feeds, saved.tensors, given=saved.residuals,
                               params=saved.params, feed_attrs=attrs)
@@ -299,6 +309,7 @@ class StepRunner(_FallsBack):
         self._n_inputs = n_inputs
         self._fast = None
         self._held_types = ()
+        self._numpy_tier = False  # the last call ran on the numpy tier (see _tier_inputs)
 
     plain_call = None
     takes_device_arrays = True  # (see ConcreteRunner)
@@ -309,7 +320,7 @@ class StepRunner(_FallsBack):
         step = self._step
         placed = dist_attr.any_placed()
         # (unplaced inputs move to the device as they are read: see resident_inputs)
-        feeds = [t._raw for t in tensors] if placed else input_arrays(tensors)
+        feeds = [t._raw for t in tensors] if placed else _tier_inputs(self, tensors)
         feeds.extend(step._held_grads(tensors))
         attrs = None  # the inputs' placements (d2s.distributed): a sharded step
         if placed:
@@ -371,8 +382,10 @@ class StepRunner(_FallsBack):
             try:
                 # Not compiled yet: this whole step runs on numpy (the tier is
                 # chosen once per call, before anything is donated or written)
-                if xla.pending(feeds):
-                    return numpy_fallback()
+                rent = self._numpy_tier = xla.pending(feeds)
+                if rent:
+                    with rent:
+                        return numpy_fallback()
                 fetched = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -394,6 +407,17 @@ class StepRunner(_FallsBack):
             if a.dtype != dtype or a.shape != shape:
                 return False
         return True
+
+
+def _tier_inputs(runner, tensors):
+    """The input arrays of a call of `runner`, moved to the device as read
+    (`resident_inputs.input_arrays`), unless its last call ran on the numpy
+    tier (its compile pending): numpy would read each moved input back to
+    the host, a copy each way on every call until the executable is ready.
+    (A call that then runs on XLA takes host arrays as any call may.)"""
+    if runner._numpy_tier:
+        return [t._raw for t in tensors]
+    return input_arrays(tensors)
 
 
 def _tiered(xla, parts):
@@ -428,6 +452,6 @@ class _StepCallHooks:
         n = len(step.inputs)  # (the inputs' arrays come first; then held gradients)
         w.globals.update(_run=runner.run, _traced=step._traced_tensors,
                          _values=lambda tensors: runner._fallback().values(tensors),
-                         _inputs=input_arrays)  # (see resident_inputs)
+                         _inputs=lambda tensors: _tier_inputs(runner, tensors))
         rest = f" + [{', '.join(arrays[n:])}]" if arrays[n:] else ""
         w.emit(f"r = _run(_inputs(tensors){rest}, _traced, lambda: _values(tensors), None)")

@@ -409,7 +409,9 @@ class XlaProgram:
         is not compiled yet and compiles in the background (tiered, see
         `background`; never for placed values, nor when compiles are
         synchronous). A whole call decides once, before it runs: a step
-        switches tiers only between calls."""
+        switches tiers only between calls. Truthy: a context the caller's
+        numpy run goes in (`with rent:`), which counts its time towards the
+        compile budget."""
         tiers = self.tiers
         if tiers is not None and tiers.finished:
             tiers.report()  # (on this thread: warnings point at the caller)
@@ -420,7 +422,8 @@ class XlaProgram:
             return False
         if tiers is None:
             with self._lock:
-                tiers = self.tiers = self.tiers or background.Tiers(self.label)
+                tiers = self.tiers = self.tiers or background.Tiers(
+                    self.label, sum(map(len, self.blocks.values())))
         stubs = [_Spec(a.shape, a.dtype) for a in feeds]
         return tiers.pending(key, [list(a.shape) for a in feeds],
                              lambda: self.executable(stubs, given))

@@ -6,7 +6,8 @@ with the numpy backend whichever tier ran.
 Deterministic: the worker is held busy (`held_worker`) while the first
 calls run, so their compile cannot have finished; `background.wait_idle()`
 then waits until it has. (The suite runs with D2S_XLA_SYNC=1, see
-tests/conftest.py; these tests ask for compile="async".)"""
+tests/conftest.py; these tests ask for compile="async", and a compile budget
+of 0: queued at the first call.)"""
 import threading
 import warnings
 
@@ -21,6 +22,13 @@ from d2s.backends.base import BackendFallbackWarning  # noqa: E402
 from d2s.backends.xla import background  # noqa: E402
 from d2s.core.registry import OPS  # noqa: E402
 from d2s.static import InputSpec  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def compile_at_once(monkeypatch):
+    """A new shape is queued at its first call on any machine (the budget of
+    one core is tests/backends/xla/test_compile_budget.py's)."""
+    monkeypatch.setenv(background.BUDGET_ENV, "0")
 
 
 @pytest.fixture
@@ -253,27 +261,3 @@ def test_slow_compile_is_one_warning_naming_function_and_shape(held_worker, monk
     assert len(slow) == 1
     text = str(slow[0].message)
     assert "slow_to_compile" in text and "[6, 3]" in text and "\n" not in text
-
-
-def test_one_core_compile_waits_for_a_pause_or_its_patience(monkeypatch):
-    """On one core a compile starts when calls pause, or once numpy served as
-    long as a compile takes (the ski-rental rule in `_wait_for_turn`)."""
-    import time
-    worker = background._Worker()
-    monkeypatch.setattr(background, "PATIENCE_S", 3600.0)
-    monkeypatch.setattr(background, "LAST_CALL", [time.perf_counter() + 3600])  # calls keep coming
-    job = background._Job(lambda: None)
-    waiting = threading.Thread(target=worker._wait_for_turn, args=(job,), daemon=True)
-    waiting.start()
-    waiting.join(0.2)
-    assert waiting.is_alive()                    # no pause, patience not spent: it waits
-    background.LAST_CALL[0] = 0.0                # the calls paused
-    waiting.join(60)
-    assert not waiting.is_alive()
-    background.LAST_CALL[0] = time.perf_counter() + 3600
-    monkeypatch.setattr(background, "PATIENCE_S", 1.0)
-    job.submitted -= 2.0                         # numpy served longer than a compile takes
-    patient = threading.Thread(target=worker._wait_for_turn, args=(job,), daemon=True)
-    patient.start()
-    patient.join(60)
-    assert not patient.is_alive()
