@@ -33,6 +33,7 @@ size when it runs (plus `output_padding`).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import NamedTuple
 
@@ -224,13 +225,24 @@ def _unpad(xp, padding, spatial):
 
 
 def taps(kernel, dilation):
-    """(kernel index, offset) per kernel tap, row-major."""
-    return [(idx, tuple(i * d for i, d in zip(idx, dilation)))
-            for idx in itertools.product(*(range(k) for k in kernel))]
+    """(kernel index, offset) per kernel tap, row-major (a tuple, made once
+    per geometry: every convolution and pooling call of a program walks it)."""
+    return _taps(tuple(kernel), tuple(dilation))
+
+
+@functools.lru_cache(maxsize=256)
+def _taps(kernel, dilation):
+    return tuple((idx, tuple(i * d for i, d in zip(idx, dilation)))
+                 for idx in itertools.product(*(range(k) for k in kernel)))
 
 
 def window(offset, stride, out):
     """The index of the strided view of a padded input at one kernel offset."""
+    return _window(tuple(offset), tuple(stride), tuple(out))
+
+
+@functools.lru_cache(maxsize=1024)
+def _window(offset, stride, out):
     return _NC + tuple(slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, stride, out))
 
 
@@ -363,7 +375,7 @@ def _grad_filter_one_product(x, g, kernel, stride, padding, dilation):
     xp = _pad(x, padding)
     cols = np.empty((c,) + tuple(kernel) + (n,) + out, xp.dtype)
     for idx, off in taps(kernel, dilation):
-        cols[(slice(None),) + idx] = np.moveaxis(xp[window(off, stride, out)], 1, 0)
+        cols[(slice(None),) + idx] = xp[window(off, stride, out)].swapaxes(0, 1)
     positions = n * int(np.prod(out))
     g_last = np.moveaxis(g, 1, -1).reshape(positions, o)   # (a copy)
     dw_t = np.matmul(cols.reshape(c * int(np.prod(kernel)), positions), g_last)
