@@ -100,10 +100,10 @@ def test_every_control_op_has_its_numpy_rule_in_the_numpy_backend():
 
 
 def test_the_inplace_pass_is_numpys_and_static_passes_are_target_neutral():
-    from d2s.backends.numpy import inplace, passes as numpy_passes
+    from d2s.backends.numpy import inplace, passes as numpy_passes, pool_mask
     from d2s.static import passes
-    assert inplace not in passes.PIPELINE
-    assert numpy_passes.PIPELINE == [*passes.PIPELINE, inplace]
+    assert inplace not in passes.PIPELINE and pool_mask not in passes.PIPELINE
+    assert numpy_passes.PIPELINE == [*passes.PIPELINE, pool_mask, inplace]
     assert not (PKG / "static/passes/inplace.py").exists()
 
 

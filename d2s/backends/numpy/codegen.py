@@ -31,6 +31,7 @@ from ...core.ops.indexing import index_source
 from ...core.registry import OPS
 from ...static.control_ops import control_op, kept_names, restored_var, saved_var
 from ...static.passes import ProgramView
+from .heap import keep_freed_pages
 from .passes import optimize
 from .inplace import is_ufunc_op
 from ...static.scope import UndefinedValue
@@ -300,6 +301,7 @@ class CompiledFunction:
     """`fn(*inputs) -> tuple of outputs`, with readable `.source`."""
 
     def __init__(self, view, name="program"):
+        keep_freed_pages()  # (once per process: its calls reuse their freed pages)
         em = _Emitter(view)
         params = [em.ident(n) for n in view.inputs]
         for cname, value in view.consts.items():

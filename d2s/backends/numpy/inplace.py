@@ -33,7 +33,23 @@ def _fresh(op):
     if is_ufunc_op(op):
         return True
     opdef = OPS.get(op.type)
-    return opdef is not None and opdef.fresh
+    if opdef is not None and opdef.fresh:
+        return True
+    when = _FRESH_WHEN.get(op.type)
+    return when is not None and when(op)
+
+
+def _sums_something(op):
+    """`sum_to_like(g, x)` returns `g` itself where the shapes are equal and a
+    new array of sums otherwise: fresh where the shapes, known when the
+    program is built, differ (a bias or batch norm gradient's sums), so the
+    cotangent it reads can still be overwritten after it."""
+    g, x = op.inputs
+    return None not in g.shape and None not in x.shape and tuple(g.shape) != tuple(x.shape)
+
+
+# ops whose results are fresh for some operand shapes only
+_FRESH_WHEN = {"sum_to_like": _sums_something}
 
 
 def _aval(v):

@@ -33,6 +33,7 @@ size when it runs (plus `output_padding`).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import NamedTuple
 
@@ -224,13 +225,24 @@ def _unpad(xp, padding, spatial):
 
 
 def taps(kernel, dilation):
-    """(kernel index, offset) per kernel tap, row-major."""
-    return [(idx, tuple(i * d for i, d in zip(idx, dilation)))
-            for idx in itertools.product(*(range(k) for k in kernel))]
+    """(kernel index, offset) per kernel tap, row-major (a tuple, made once
+    per geometry: every convolution and pooling call of a program walks it)."""
+    return _taps(tuple(kernel), tuple(dilation))
+
+
+@functools.lru_cache(maxsize=256)
+def _taps(kernel, dilation):
+    return tuple((idx, tuple(i * d for i, d in zip(idx, dilation)))
+                 for idx in itertools.product(*(range(k) for k in kernel)))
 
 
 def window(offset, stride, out):
     """The index of the strided view of a padded input at one kernel offset."""
+    return _window(tuple(offset), tuple(stride), tuple(out))
+
+
+@functools.lru_cache(maxsize=1024)
+def _window(offset, stride, out):
     return _NC + tuple(slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, stride, out))
 
 
@@ -363,7 +375,7 @@ def _grad_filter_one_product(x, g, kernel, stride, padding, dilation):
     xp = _pad(x, padding)
     cols = np.empty((c,) + tuple(kernel) + (n,) + out, xp.dtype)
     for idx, off in taps(kernel, dilation):
-        cols[(slice(None),) + idx] = np.moveaxis(xp[window(off, stride, out)], 1, 0)
+        cols[(slice(None),) + idx] = xp[window(off, stride, out)].swapaxes(0, 1)
     positions = n * int(np.prod(out))
     g_last = np.moveaxis(g, 1, -1).reshape(positions, o)   # (a copy)
     dw_t = np.matmul(cols.reshape(c * int(np.prod(kernel)), positions), g_last)
@@ -507,32 +519,47 @@ def _tiled_pairs_pool_grad(g, x, best, kh):
     """The 2-D max-pool cotangent for windows that tile the input exactly and
     are 2 wide (the common 2x2 stride-2 pooling). Per-tap strided views make
     numpy loop over rows `ow` long with a stride of 2; here every pass runs
-    over whole input rows: `best` and `g` are repeated along the width, the
-    comparison marks each window's maxima, and the first maximum in row-major
-    order is kept by viewing each window row's two flags as one uint16 (the
-    right flag cleared where the left is set; a later row cleared where an
-    earlier row has one)."""
+    over whole input rows: `best` and `g` are repeated along the width
+    (`_pairs`), the comparison marks each window's maxima, and the first
+    maximum in row-major order is kept by viewing each window row's two flags
+    as one uint16: the right flag is cleared where the left is set (one pass
+    over all rows at once), then a later row is cleared where an earlier row
+    has one."""
     n, c, oh, ow = g.shape
-    wide = 2 * ow
-    hit = x.reshape(n, c, oh, kh, wide) == np.repeat(best, 2, axis=3)[:, :, :, None, :]
+    hit = x.reshape(n, c, oh, kh, 2 * ow) == _pairs(best)[:, :, :, None, :]
     rows = hit.view(np.uint16)               # (n, c, oh, kh, ow): a window row each
-    shifted = np.empty((n, c, oh, ow), np.uint16)
-    free = None
-    for i in range(kh):
-        r = rows[:, :, :, i]
-        np.left_shift(r, 8, out=shifted)     # the left flag moved onto the right one
-        np.invert(shifted, out=shifted)
-        r &= shifted
-        if free is not None:
+    shifted = np.left_shift(rows, 8)         # the left flag moved onto the right one
+    np.invert(shifted, out=shifted)
+    rows &= shifted
+    if kh > 1:
+        free = rows[:, :, :, 0] == 0         # windows with no maximum yet
+        for i in range(1, kh):
+            r = rows[:, :, :, i]
             r *= free
-        if i < kh - 1:
-            empty = (r == 0).view(np.uint8)
-            if free is None:
-                free = empty.astype(np.uint16)
-            else:
-                free *= empty
-    out = np.multiply(hit, np.repeat(g, 2, axis=3)[:, :, :, None, :], dtype=g.dtype)
+            if i < kh - 1:
+                free &= r == 0
+    out = np.multiply(hit, _pairs(g)[:, :, :, None, :], dtype=g.dtype)
     return out.reshape(x.shape)
+
+
+# (element size: the unsigned type of one element, of two, and the multiplier
+# that copies the low half onto the high one)
+_PAIR_TYPES = {2: (np.uint16, np.uint32, 0x10001), 4: (np.uint32, np.uint64, 0x100000001)}
+
+
+def _pairs(a):
+    """`a` with each element repeated twice along its last axis (as
+    `np.repeat(a, 2, axis=-1)`, bit for bit). For 2- and 4-byte elements each
+    one is widened into an integer twice its size holding its bits in both
+    halves: two passes over contiguous memory instead of np.repeat's copy of
+    one element at a time."""
+    spec = _PAIR_TYPES.get(a.dtype.itemsize)
+    if spec is None or not a.flags.c_contiguous:
+        return np.repeat(a, 2, axis=-1)
+    narrow, wide, mul = spec
+    w = a.view(narrow).astype(wide)
+    w *= wide(mul)
+    return w.view(a.dtype)
 
 
 def _max_pool_pick_kernel(v, x, kernel, stride, padding, ceil_mode):

@@ -27,6 +27,9 @@ def _count(x, axes):
 
 
 def _batch_normalize_kernel(x, axes, epsilon):
+    if x.ndim >= 3 and x.size and tuple(axes) == (0,) + tuple(range(2, x.ndim)) \
+            and x.dtype in _BLAS_FLOATS:
+        return _per_channel(x, epsilon)
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -36,6 +39,28 @@ def _batch_normalize_kernel(x, axes, epsilon):
                          count).astype(x.dtype)
     xhat = np.true_divide(centered, np.sqrt(var + x.dtype.type(epsilon)), out=centered)
     return xhat, mu, var
+
+
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _per_channel(x, epsilon):
+    """Statistics per channel of an N C ... input (every axis but 1: batch
+    norm's). Each (sample, channel) row is contiguous: the sums run along
+    rows, and the squared deviations are dot products of the centered rows
+    with themselves (a batched matrix product), so the squares are never
+    stored as an input-sized array."""
+    n, c = x.shape[:2]
+    count = x.size // c
+    rows = x.reshape(n, c, -1)
+    mu = np.true_divide(np.add.reduce(np.add.reduce(rows, axis=2), axis=0),
+                        count).astype(x.dtype)
+    centered = np.subtract(rows, mu[:, None])
+    squares = np.matmul(centered[:, :, None, :], centered[:, :, :, None]).reshape(n, c)
+    var = np.true_divide(np.add.reduce(squares, axis=0), count).astype(x.dtype)
+    np.true_divide(centered, np.sqrt(var + x.dtype.type(epsilon))[:, None], out=centered)
+    stats = (1, c) + (1,) * (x.ndim - 2)
+    return centered.reshape(x.shape), mu.reshape(stats), var.reshape(stats)
 
 
 def _batch_normalize_infer(x, axes, epsilon):

@@ -112,7 +112,7 @@ def _np_mean(x):
 register_op("sum", _sum_kernel, _reduce_infer(_np_sum),
             vjp=lambda g, out, x, axes, keepdim: (
                 cast(_expand_reduced(g, x, axes, keepdim), x.dtype),))
-register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp)
+register_op("mean", _mean_kernel, _reduce_infer(_np_mean), vjp=_mean_vjp, fresh=True)
 
 
 # axis=None (reduce everything), the common case, needs no normalizing.
