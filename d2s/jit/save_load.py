@@ -84,9 +84,10 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
 def _encode_tree(tree):
     if tree is None:
         return None
-    if tree[0] is dict:
+    if len(tree) == 3:  # a dict (a subclass is loaded as a plain dict)
         return {"t": "dict", "k": list(tree[1]), "c": [_encode_tree(c) for c in tree[2]]}
-    return {"t": tree[0].__name__, "c": [_encode_tree(c) for c in tree[1]]}
+    return {"t": "list" if issubclass(tree[0], list) else "tuple",
+            "c": [_encode_tree(c) for c in tree[1]]}
 
 
 def _decode_tree(obj, where="out_tree", depth=0):
