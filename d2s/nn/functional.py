@@ -58,12 +58,14 @@ def gelu(x, approximate=False):
     return _gelu(x, approximate=approximate)
 
 
-def softmax(x, axis=-1):
-    return _softmax(x, axis=axis)
+def softmax(x, axis=-1, dtype=None, name=None):
+    """Softmax over `axis`; `dtype` (Paddle's) casts the input first."""
+    return _softmax(x if dtype is None else cast(x, dtype), axis=axis)
 
 
-def log_softmax(x, axis=-1):
-    return _log_softmax(x, axis=axis)
+def log_softmax(x, axis=-1, dtype=None, name=None):
+    """Log-softmax over `axis`; `dtype` (Paddle's) casts the input first."""
+    return _log_softmax(x if dtype is None else cast(x, dtype), axis=axis)
 
 
 def linear(x, weight, bias=None):
