@@ -84,10 +84,9 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
 def _encode_tree(tree):
     if tree is None:
         return None
-    if len(tree) == 3:  # a dict (a subclass is loaded as a plain dict)
+    if tree[0] is dict:
         return {"t": "dict", "k": list(tree[1]), "c": [_encode_tree(c) for c in tree[2]]}
-    return {"t": "list" if issubclass(tree[0], list) else "tuple",
-            "c": [_encode_tree(c) for c in tree[1]]}
+    return {"t": tree[0].__name__, "c": [_encode_tree(c) for c in tree[1]]}
 
 
 def _decode_tree(obj, where="out_tree", depth=0):

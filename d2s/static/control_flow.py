@@ -24,7 +24,7 @@ from .control_ops import sub_block_ids
 from .control_ops.cond import append_cond
 from .control_ops.undefined import append_cast_if_defined
 from .ir import Variable
-from .pytree import dict_like, flatten, rebuild, unflatten
+from .pytree import flatten, rebuild, unflatten
 from .side_effects import abandon_block, unbound_read
 from .tensor_array import PendingArray, array_init
 
@@ -421,14 +421,13 @@ def _expand_undefined(a, b):
         return rebuild(type(a), [p[0] for p in pairs]), rebuild(type(b), [p[1] for p in pairs])
     if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         pairs = {k: _expand_undefined(a[k], b[k]) for k in a}
-        return (dict_like(a, {k: p[0] for k, p in pairs.items()}),
-                dict_like(b, {k: p[1] for k, p in pairs.items()}))
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
     return a, b
 
 
 def _like(structure, undefined):
     if isinstance(structure, dict):
-        return dict_like(structure, {k: _like(v, undefined) for k, v in structure.items()})
+        return {k: _like(v, undefined) for k, v in structure.items()}
     if isinstance(structure, (tuple, list)):
         return rebuild(type(structure), [_like(v, undefined) for v in structure])
     return undefined

@@ -24,7 +24,7 @@ from .builder import check_visible
 from .control_ops.undefined import append_undefined
 from .control_ops.while_ import append_while
 from .ir import Variable
-from .pytree import dict_like, flatten, rebuild, unflatten
+from .pytree import flatten, rebuild, unflatten
 from .tensor_array import PendingArray, array_init
 
 
@@ -311,7 +311,7 @@ def _unpend(a, b):
     if isinstance(a, (tuple, list)) and type(a) is type(b) and len(a) == len(b):
         return rebuild(type(a), [_unpend(x, y) for x, y in zip(a, b)])
     if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
-        return dict_like(a, {k: _unpend(a[k], b[k]) for k in a})
+        return {k: _unpend(a[k], b[k]) for k in a}
     return a
 
 
