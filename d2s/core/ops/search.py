@@ -302,10 +302,7 @@ def topk(x, k, axis=None, largest=True, sorted=True, name=None):
         from ..tensor import Tensor
         if not isinstance(k, Tensor):
             raise TypeError("topk: k must be known while building (an int); got a tensor "
-                            "computed in the program (such as `min(k, x.shape[1])` of a dim "
-                            "the InputSpec leaves None: the number of results would be known "
-                            "only when the program runs). Pass k as a Python int, or give "
-                            "that dim a size in the InputSpec")
+                            "computed in the program")
         k = int(k.item())
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 0:
         raise ValueError(f"topk: k must be a non-negative int, got {k!r}")
