@@ -14,12 +14,14 @@ import math
 import numpy as np
 
 from ..core.dispatch import Symbolic
-from ..core.ops import (abs as abs_, arange, cast, concat, constant, floor, full_like, gather, matmul,
-                        maximum, minimum, norm, reshape, shape, softmax, sqrt, sum as _sum,
-                        transpose, unsqueeze, where, zeros_like)
-from ..core.dispatch import bind
+from ..core.ops import (arange, cast, concat, constant, full_like, gather, matmul,
+                        maximum, norm, reshape, softmax, sqrt, sum as _sum, transpose, unsqueeze,
+                        where)
 from ..core.ops._base import lift
 from ..core.ops.creation_more import one_hot  # (the op: one home, out-of-range ids an error)
+# (padding of dims known only at run time)
+from ..core.dispatch import bind
+from ..core.ops import abs as abs_, minimum, shape as _shape_op, zeros_like
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
            "normalize",
@@ -98,6 +100,14 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
         inside.reshape(-1)[lo:lo + n] = True
         out = where(constant(inside), out, cast(constant(value), x.dtype))
     return out
+
+
+def _dim_at_run_time(x, axis):
+    """Dim `axis` of `x`: an int when known, else a 0-d int64 tensor."""
+    d = x.shape[axis]
+    if d is not None:
+        return d
+    return reshape(gather(_shape_op(x), constant(np.array([axis], np.int64))), [])
 
 
 def _pad_index_at_run_time(x, axis, lo, hi, mode, where_):
@@ -212,30 +222,22 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
         raise ValueError(f"interpolate: expects a 3-D or 4-D input, got {list(x.shape)}")
     channel_last = data_format in ("NWC", "NHWC")
     axes = list(range(1, rank - 1)) if channel_last else list(range(2, rank))
+    sizes = [x.shape[a] for a in axes]
+    if None in sizes:
+        raise ValueError(f"interpolate: needs the spatial dims known, got {list(x.shape)}")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
-    sizes = [x.shape[a] for a in axes]
     if size is not None:
-        size = _resize_sizes(size, len(axes))
-        if len(size) != len(axes):
-            raise ValueError(f"interpolate: {len(size)} sizes for {len(axes)} spatial dims")
+        size = [int(size)] * len(axes) if isinstance(size, int) else [int(s) for s in size]
+        ratios = [n / o for n, o in zip(sizes, size)]
     else:
         scales = ([float(scale_factor)] * len(axes) if isinstance(scale_factor, (int, float))
                   else [float(s) for s in scale_factor])
-        if len(scales) != len(axes):
-            raise ValueError(f"interpolate: {len(scales)} scales for {len(axes)} spatial dims")
-    kind = _RESIZE_MODES[mode]
-    if None in sizes or (size is not None and any(isinstance(s, Symbolic) for s in size)):
-        # sizes known only at run time (an InputSpec's None dims, a size read
-        # from `paddle.shape(y)`): the same sampling, its indices computed in
-        # the program
-        return _interpolate_at_run_time(x, axes, size, None if size is not None else scales,
-                                        kind, align_corners, align_mode)
-    if size is not None:
-        ratios = [n / o for n, o in zip(sizes, size)]
-    else:
         size = [int(math.floor(n * s)) for n, s in zip(sizes, scales)]
         ratios = [1.0 / s for s in scales]
+    if len(size) != len(axes):
+        raise ValueError(f"interpolate: {len(size)} sizes for {len(axes)} spatial dims")
+    kind = _RESIZE_MODES[mode]
     out = x
     for axis, n_in, n_out, ratio in zip(axes, sizes, size, ratios):
         if n_in == n_out and (kind == "nearest" or not align_corners) and ratio == 1.0:
@@ -246,89 +248,6 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
         perm = [a for a in range(rank) if a != axis] + [axis]
         back = list(np.argsort(perm))
         out = transpose(matmul(transpose(out, perm), transpose(mat, [1, 0])), back)
-    return out
-
-
-def _resize_sizes(size, n):
-    """`size` as a list of `n` ints or 0-d int tensors: an int, a list of ints
-    and scalar tensors, or a 1-D int tensor (`paddle.shape(y)[2:]`)."""
-    if isinstance(size, (int, np.integer)):
-        return [int(size)] * n
-    if isinstance(size, Symbolic):
-        if len(size.shape) == 0:
-            return [size] * n
-        if len(size.shape) != 1:
-            raise ValueError(f"interpolate: size must be a list or a 1-D tensor, got shape "
-                             f"{list(size.shape)}")
-        return [reshape(gather(size, constant(np.array([i], np.int64))), [])
-                for i in range(size.shape[0] if size.shape[0] is not None else n)]
-    if hasattr(size, "numpy") and not isinstance(size, (list, tuple)):
-        return [int(s) for s in np.asarray(size.numpy()).reshape(-1)]
-    out = []
-    for s in size:
-        if isinstance(s, Symbolic):
-            if int(np.prod(s.shape)) != 1:
-                raise ValueError(f"interpolate: each size must hold one integer, got shape "
-                                 f"{list(s.shape)}")
-            out.append(reshape(s, []))
-        else:
-            out.append(int(s))
-    return out
-
-
-def _dim_at_run_time(x, axis):
-    """Dim `axis` of `x`: an int when known, else a 0-d int64 tensor."""
-    d = x.shape[axis]
-    if d is not None:
-        return d
-    return reshape(gather(shape(x), constant(np.array([axis], np.int64))), [])
-
-
-def _f64(v):
-    """`v` (a Python number or an int tensor) as float64, for position arithmetic."""
-    return cast(v, "float64") if isinstance(v, Symbolic) else cast(constant(float(v)), "float64")
-
-
-def _interpolate_at_run_time(x, axes, size, scales, kind, align_corners, align_mode):
-    """`interpolate` where an input or output size is a run-time value: along
-    each axis, the source rows every output row reads (and, for linear modes,
-    their weights) are computed from `arange(n_out)` as `_resize_matrix` does
-    in numpy; the rows are gathered and mixed. Positions are computed in
-    float64, as the known-size path computes its matrix."""
-    rank = len(x.shape)
-    out = x
-    for k, axis in enumerate(axes):
-        n_in = _dim_at_run_time(out, axis)
-        if scales is not None:
-            n_out = cast(floor(cast(n_in, "float64") * scales[k]), "int64") \
-                if isinstance(n_in, Symbolic) else int(math.floor(n_in * scales[k]))
-            ratio = 1.0 / scales[k]
-        else:
-            n_out = size[k]
-            ratio = _f64(n_in) / _f64(n_out)
-        i = cast(arange(0, n_out, dtype="int64"), "float64")
-        last = n_in - 1
-        if kind == "nearest":
-            idx = minimum(cast(floor(i * ratio), "int64"), last)
-            out = gather(out, idx, axis=axis)
-            continue
-        if align_corners:
-            # (n_in - 1) / (n_out - 1); one output row reads row 0
-            span = maximum(n_out - 1, 1) if isinstance(n_out, Symbolic) else max(n_out - 1, 1)
-            src = i * (_f64(last) / _f64(span))
-        elif align_mode == 0:
-            src = maximum((i + 0.5) * ratio - 0.5, _f64(0.0))
-        else:
-            src = i * ratio
-        lo = minimum(cast(floor(src), "int64"), last)
-        hi = minimum(lo + 1, last)
-        frac = src - cast(lo, "float64")
-        along = [1] * rank
-        along[axis] = -1
-        frac = reshape(cast(frac, x.dtype), along)
-        a, b = gather(out, lo, axis=axis), gather(out, hi, axis=axis)
-        # a row read whole (weight 1) is that row exactly, as the matrix gives it
-        out = where(frac > 0, a * (1.0 - frac) + b * frac, a)
     return out
 
 
