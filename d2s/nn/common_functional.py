@@ -19,9 +19,6 @@ from ..core.ops import (arange, cast, concat, constant, full_like, gather, matmu
                         where)
 from ..core.ops._base import lift
 from ..core.ops.creation_more import one_hot  # (the op: one home, out-of-range ids an error)
-# (padding of dims known only at run time)
-from ..core.dispatch import bind
-from ..core.ops import abs as abs_, minimum, shape as _shape_op, zeros_like
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
            "normalize",
@@ -104,10 +101,11 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
 
 def _dim_at_run_time(x, axis):
     """Dim `axis` of `x`: an int when known, else a 0-d int64 tensor."""
+    from ..core.ops import shape as shape_of
     d = x.shape[axis]
     if d is not None:
         return d
-    return reshape(gather(_shape_op(x), constant(np.array([axis], np.int64))), [])
+    return reshape(gather(shape_of(x), constant(np.array([axis], np.int64))), [])
 
 
 def _pad_index_at_run_time(x, axis, lo, hi, mode, where_):
@@ -115,6 +113,8 @@ def _pad_index_at_run_time(x, axis, lo, hi, mode, where_):
     known only at run time (reflection padding in a PaddleGAN/PaddleSeg
     generator exported with `None` spatial dims). Reflection needs `lo` and
     `hi` below `n`: a run-time check raises as the known-size path does."""
+    from ..core.dispatch import bind
+    from ..core.ops import abs as abs_, minimum, zeros_like
     n = _dim_at_run_time(x, axis)
     idx = arange(-lo, n + hi, dtype="int64")
     if mode == "reflect":
