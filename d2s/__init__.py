@@ -1,7 +1,7 @@
 """d2s: write eager Python, run it as a static program."""
 from .core import (Tensor, disable_static, enable_static, from_dlpack, in_dynamic_mode,
                    no_grad, seed, to_tensor)
-from .core.ops import (abs, add, arange, argmax, cast, clip, concat, detach, divide, equal,
+from .core.ops import (abs, add, arange, argmax, argmin, cast, clip, concat, detach, divide, equal,
                        exp, expand, flatten, floor_divide, full, full_like, gather, greater_equal,
                        greater_than, less_equal, less_than, log, logical_and, logical_not,
                        logical_or, logical_xor, matmul, max, maximum, mean, min, minimum,

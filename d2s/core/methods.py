@@ -101,11 +101,17 @@ class TensorMethods:
         return _inplace().flatten_(self, start_axis, stop_axis)
 
     # ---- methods -----------------------------------------------------------
-    def sum(self, axis=None, keepdim=False): return _F.sum(self, axis, keepdim)
+    def sum(self, axis=None, dtype=None, keepdim=False, name=None):
+        if isinstance(dtype, bool):  # (d2s's order: keepdim second)
+            dtype, keepdim = None, dtype
+        return _F.sum(self, axis, keepdim, dtype)
     def mean(self, axis=None, keepdim=False): return _F.mean(self, axis, keepdim)
     def max(self, axis=None, keepdim=False): return _F.max(self, axis, keepdim)
     def min(self, axis=None, keepdim=False): return _F.min(self, axis, keepdim)
-    def argmax(self, axis=None, keepdim=False): return _F.argmax(self, axis, keepdim)
+    def argmax(self, axis=None, keepdim=False, dtype="int64", name=None):
+        return _F.argmax(self, axis, keepdim, dtype)
+    def argmin(self, axis=None, keepdim=False, dtype="int64", name=None):
+        return _F.argmin(self, axis, keepdim, dtype)
     def norm(self, p=2, axis=None, keepdim=False): return _F.norm(self, p, axis, keepdim)
     def reshape(self, shape, *more):
         return _F.reshape(self, (shape,) + more if more else shape)

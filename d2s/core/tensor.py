@@ -380,8 +380,13 @@ ALIGN_INPUTS_FROM_BYTES = 16384
 INPUT_ALIGNMENT = 64
 
 
-def to_tensor(data, dtype=None, stop_gradient=True):
+def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     """Make an eager Tensor (a copy of `data`). Python floats -> float32, ints -> int64.
+
+    `place` (Paddle's `CPUPlace()`, `CUDAPlace(0)`, "gpu:0", ...) is accepted
+    as ported code passes it: an eager Tensor's values live on the host, and
+    a backend moves them where it runs. (A bool there is the
+    `stop_gradient` that d2s took third before.)
 
     Why the copy of a large array is aligned to 64 bytes: to_tensor is how a
     batch enters d2s, and a program on the xla backend hands it to XLA on
@@ -390,6 +395,8 @@ def to_tensor(data, dtype=None, stop_gradient=True):
     every call); numpy's allocator promises 16. Small arrays keep numpy's
     own allocation. The aligned array is a view of a private buffer (its
     `.base`); nothing else changes."""
+    if isinstance(place, bool):
+        stop_gradient = place
     if isinstance(data, Tensor):
         data = data._value
     elif _holds_traced(data):

@@ -14,7 +14,7 @@ def _is_layer(obj):
 
 
 def to_static(function=None, input_spec=None, full_graph=True, check_finite=False,
-              backend=None, compile=None):
+              backend=None, compile=None, build_strategy=None):
     """Convert a function, a Layer method, or a Layer instance into static programs.
 
     `@to_static`, `@to_static(input_spec=[...])` and `to_static(fn)` return a
@@ -38,6 +38,11 @@ def to_static(function=None, input_spec=None, full_graph=True, check_finite=Fals
     the background, unless `D2S_XLA_SYNC=1`; "sync" compiles on the calling
     thread (the first call of a shape waits for it); "async" is the
     background compile whatever `D2S_XLA_SYNC` says.
+
+    `build_strategy` (PaddlePaddle's `paddle.static.BuildStrategy`: which
+    fusions its executor applies) is accepted so that ported calls run
+    unchanged, and unused: it chooses how Paddle runs a program, never
+    what the program computes.
     """
     if backend is not None:
         backend_state.resolve(backend)  # an unknown name fails here, not at the first call

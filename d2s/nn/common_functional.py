@@ -88,9 +88,7 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
     if n is None:
         if mode == "constant":
             return _pad_constant_unknown(x, axis, lo, hi, value)
-        raise ValueError(f"{where_}: {mode!r} padding needs the padded dims known, got shape "
-                         f"{list(x.shape)}; give that dim a size in the InputSpec, or use "
-                         f"mode='constant'")
+        return gather(x, _pad_index_at_run_time(x, axis, lo, hi, mode, where_), axis=axis)
     out = gather(x, constant(_pad_index(n, lo, hi, mode, where_).astype(np.int64)), axis=axis)
     if mode == "constant":
         shape = [1] * len(x.shape)
@@ -99,6 +97,37 @@ def _pad_axis(x, axis, lo, hi, mode, value, where_):
         inside.reshape(-1)[lo:lo + n] = True
         out = where(constant(inside), out, cast(constant(value), x.dtype))
     return out
+
+
+def _dim_at_run_time(x, axis):
+    """Dim `axis` of `x`: an int when known, else a 0-d int64 tensor."""
+    from ..core.ops import shape as shape_of
+    d = x.shape[axis]
+    if d is not None:
+        return d
+    return reshape(gather(shape_of(x), constant(np.array([axis], np.int64))), [])
+
+
+def _pad_index_at_run_time(x, axis, lo, hi, mode, where_):
+    """`_pad_index` computed in the program, for an axis whose size `n` is
+    known only at run time (reflection padding in a PaddleGAN/PaddleSeg
+    generator exported with `None` spatial dims). Reflection needs `lo` and
+    `hi` below `n`: a run-time check raises as the known-size path does."""
+    from ..core.dispatch import bind
+    from ..core.ops import abs as abs_, minimum, zeros_like
+    n = _dim_at_run_time(x, axis)
+    idx = arange(-lo, n + hi, dtype="int64")
+    if mode == "reflect":
+        bind("assert", n > max(lo, hi),
+             message=f"{where_}: reflect padding ({lo}, {hi}) must be smaller than the dim "
+                     f"{axis} of the input at run time")
+        idx = abs_(idx)
+        idx = where(idx >= n, 2 * (n - 1) - idx, idx)
+    elif mode == "circular":
+        idx = idx % n
+    else:  # replicate
+        idx = minimum(maximum(idx, zeros_like(idx)), n - 1)
+    return idx
 
 
 def _pad_constant_unknown(x, axis, lo, hi, value):

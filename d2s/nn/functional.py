@@ -8,7 +8,7 @@ ops' registered vjp rules. No numpy here.
 from __future__ import annotations
 
 from ..core.dispatch import bind
-from ..core.ops import (gather, gelu as _gelu,
+from ..core.ops import (cast, gather, gelu as _gelu, rand,
                         log_softmax as _log_softmax, matmul, mean, relu as _relu,
                         sigmoid as _sigmoid, softmax as _softmax, sqrt, tanh as _tanh)
 from ..core.ops._base import lift
@@ -21,6 +21,7 @@ from .activation_functional import *  # noqa: E402,F401,F403
 from .activation_functional import __all__ as _activation_names  # noqa: E402
 from .common_functional import *  # noqa: E402,F401,F403
 from .common_functional import __all__ as _common_names  # noqa: E402
+from .common_functional import _dim_at_run_time  # noqa: E402
 from .conv_functional import *  # noqa: E402,F401,F403
 from .conv_functional import __all__ as _conv_names  # noqa: E402
 from .loss_functional import *  # noqa: E402,F401,F403
@@ -57,12 +58,14 @@ def gelu(x, approximate=False):
     return _gelu(x, approximate=approximate)
 
 
-def softmax(x, axis=-1):
-    return _softmax(x, axis=axis)
+def softmax(x, axis=-1, dtype=None, name=None):
+    """Softmax over `axis`; `dtype` (Paddle's) casts the input first."""
+    return _softmax(x if dtype is None else cast(x, dtype), axis=axis)
 
 
-def log_softmax(x, axis=-1):
-    return _log_softmax(x, axis=axis)
+def log_softmax(x, axis=-1, dtype=None, name=None):
+    """Log-softmax over `axis`; `dtype` (Paddle's) casts the input first."""
+    return _log_softmax(x if dtype is None else cast(x, dtype), axis=axis)
 
 
 def linear(x, weight, bias=None):
@@ -71,15 +74,40 @@ def linear(x, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def dropout(x, p=0.5, training=True):
-    """Inverted dropout: zero each element with probability `p`, scale the rest by
-    `1 / (1 - p)`. Identity when not training or when `p == 0`."""
+_DROPOUT_MODES = ("upscale_in_train", "downscale_in_infer")
+
+
+def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
+    """Paddle's dropout: zero each element with probability `p`.
+
+    mode "upscale_in_train" (inverted dropout) scales the kept elements by
+    `1 / (1 - p)` while training and is the identity otherwise;
+    "downscale_in_infer" keeps them as they are while training and scales
+    the whole input by `1 - p` otherwise. `axis` (an int or a list) draws
+    one keep/drop per index of those dims, the same along the others."""
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    if not training or p == 0.0:
+    if mode not in _DROPOUT_MODES:
+        raise ValueError(f"dropout: mode must be one of {list(_DROPOUT_MODES)}, got {mode!r}")
+    if isinstance(axis, bool):
+        raise TypeError("dropout: axis must be an int or a list of ints (the third argument "
+                        "is Paddle's axis: pass training= by keyword)")
+    if not training:
+        return x if mode == "upscale_in_train" or p == 0.0 else lift(x) * (1.0 - p)
+    if p == 0.0:
         return x
-    return bind("dropout", lift(x), p=p)[0]
+    x = lift(x)
+    if axis is None and mode == "upscale_in_train":
+        return bind("dropout", x, p=p)[0]
+    rank = len(x.shape)
+    axes = list(range(rank)) if axis is None else \
+        [a % rank for a in ([axis] if isinstance(axis, int) else axis)]
+    mask_shape = [_dim_at_run_time(x, a) if a in axes else 1 for a in range(rank)]
+    keep = cast(rand(mask_shape, x.dtype) >= p, x.dtype)
+    if mode == "upscale_in_train":
+        keep = keep * (1.0 / (1.0 - p)) if p < 1.0 else keep * 0.0
+    return x * keep
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-5):

@@ -103,16 +103,18 @@ class Embedding(Layer):
 
 
 class Dropout(Layer):
-    """Inverted dropout while training; identity in eval mode."""
+    """Paddle's Dropout layer: `F.dropout` with the layer's training flag (inverted
+    dropout by default; `mode`, `axis` as `F.dropout`)."""
 
-    def __init__(self, p=0.5, name=None):
+    def __init__(self, p=0.5, axis=None, mode="upscale_in_train", name=None):
         super().__init__(name)
         if not 0.0 <= float(p) <= 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
         self.p = float(p)
+        self.axis, self.mode = axis, mode
 
     def forward(self, x):
-        return F.dropout(x, self.p, training=self.training)
+        return F.dropout(x, self.p, axis=self.axis, training=self.training, mode=self.mode)
 
     def extra_repr(self):
         return f"p={self.p}"

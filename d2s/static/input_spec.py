@@ -6,6 +6,8 @@ call's length on that dim is padded up to the next bucket, so one program
 length. The spec checks its bucket list here, where the user wrote it."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.dtypes import as_dtype
 
 # `buckets="pow2"`: powers of two from 1 up to this (a longer length is an error).
@@ -79,6 +81,12 @@ class InputSpec:
     @classmethod
     def from_tensor(cls, tensor, name=None):
         return cls(tensor.shape, tensor.dtype, name)
+
+    @classmethod
+    def from_numpy(cls, ndarray, name=None):
+        """The spec of a numpy array (Paddle's name): its shape and dtype."""
+        ndarray = np.asarray(ndarray)
+        return cls(ndarray.shape, ndarray.dtype, name)
 
     def _key(self):
         return (self.shape, self.dtype.str, self.name, self.buckets, self.bucket_axis)

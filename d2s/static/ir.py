@@ -136,6 +136,9 @@ class Variable(Symbolic, TensorMethods):
     def numpy(self):
         self._no_value(".numpy()")
 
+    def tolist(self):
+        self._no_value(".tolist()")
+
     def __float__(self):
         self._no_value("float()")
 

@@ -111,7 +111,7 @@ class ConcreteRunner(_FallsBack):
                 rent = self._numpy_tier = xla.pending(feeds)
                 if rent:  # compiling in the background (or not yet): numpy serves
                     with rent:
-                        return self._fallback().forward(feeds, tensors)
+                        return self._fallback().forward(on_host(feeds), tensors)
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -187,7 +187,7 @@ class ConcreteRunner(_FallsBack):
         rent = xla.pending(feeds)
         if rent:  # compiling in the background (or not yet): numpy serves (and its backward)
             with rent:
-                return self._fallback().forward_for_grad(feeds, tensors)
+                return self._fallback().forward_for_grad(on_host(feeds), tensors)
         values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
         by_name = dict(zip(self.input_names, feeds))
         saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],

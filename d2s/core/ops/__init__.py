@@ -19,7 +19,7 @@ from . import optim_more as _optim_more  # noqa: F401,E402  (Adadelta, Lamb upda
 from . import beam_ops as _beam_ops  # noqa: F401,E402  (gather_tree)
 from . import yolo_ops as _yolo_ops  # noqa: F401,E402  (yolo_loss_targets)
 from .random_ops import normal, rand, randn, uniform
-from .reduction import argmax, max, mean, min, norm, sum
+from .reduction import argmax, argmin, max, mean, min, norm, sum
 from ._base import constant, lift
 # ---- tensor-level op families of issue 27 (math, scan, search, shaping, ...) ----
 from .math import *  # noqa: F401,F403

@@ -17,6 +17,26 @@ from .conv_nd import conv, conv_out_size, input_size, pool, pool_counts
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d", "conv_out_size", "conv_pads", "input_size"]
 
 
+def same_pads(in_sizes, kernel, stride, dilation, where):
+    """padding='SAME' -> (lo, hi) per spatial dim: the output keeps
+    ceil(size / stride). With stride 1 the padding is d * (k - 1) whatever the
+    size, so a dim known only at run time (an InputSpec's None) is fine;
+    with a larger stride it depends on the size."""
+    pads = []
+    for size, k, s, d in zip(in_sizes, kernel, stride, dilation):
+        if size is None and s != 1:
+            raise ValueError(f"{where}: padding='SAME' with stride {s} needs the spatial dims "
+                             f"known (input spatial shape {tuple(in_sizes)}): its padding "
+                             f"depends on the size. Give those dims a size in the InputSpec, "
+                             f"or give the padding as ints (they hold for any size)")
+        if size is None:
+            total = d * (k - 1)
+        else:
+            total = max((-(-size // s) - 1) * s + d * (k - 1) + 1 - size, 0)
+        pads += [total // 2, total - total // 2]
+    return tuple(pads)
+
+
 def conv_pads(padding, in_hw, kernel, stride, dilation, where, channel_last=False):
     """Paddle's `padding` forms -> (top, bottom, left, right): an int, a pair, four
     ints, per-dim pairs (2 or 4 dims: the batch and channel pairs must be 0),
@@ -28,15 +48,7 @@ def conv_pads(padding, in_hw, kernel, stride, dilation, where, channel_last=Fals
         if mode != "SAME":
             raise ValueError(f"{where}: padding must be 'SAME', 'VALID', an int or a list, "
                              f"got {padding!r}")
-        pads = []
-        for size, k, s, d in zip(in_hw, kernel, stride, dilation):
-            if size is None:
-                raise ValueError(f"{where}: padding='SAME' needs the spatial dims known "
-                                 f"(input spatial shape {tuple(in_hw)})")
-            out = -(-size // s)
-            total = max((out - 1) * s + d * (k - 1) + 1 - size, 0)
-            pads += [total // 2, total - total // 2]
-        return tuple(pads)
+        return same_pads(in_hw, kernel, stride, dilation, where)
     if isinstance(padding, (int, np.integer)):
         p = int(padding)
         return (p, p, p, p)

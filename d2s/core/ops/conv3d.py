@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dispatch import bind
 from ._base import lift
+from .conv import same_pads
 from .conv_nd import conv, pool, pool_counts, transposed_conv_attrs
 
 __all__ = ["conv3d", "conv3d_transpose_op", "max_pool3d", "avg_pool3d", "triple", "pads3d"]
@@ -41,13 +42,7 @@ def pads3d(padding, in_dhw, kernel, stride, dilation, where, channel_last=False)
         if mode != "SAME":
             raise ValueError(f"{where}: padding must be 'SAME', 'VALID', an int or a list, "
                              f"got {padding!r}")
-        pads = []
-        for size, k, s, d in zip(in_dhw, kernel, stride, dilation):
-            if size is None:
-                raise ValueError(f"{where}: padding='SAME' needs the spatial dims known")
-            total = max((-(-size // s) - 1) * s + d * (k - 1) + 1 - size, 0)
-            pads += [total // 2, total - total // 2]
-        return tuple(pads)
+        return same_pads(in_dhw, kernel, stride, dilation, where)
     if isinstance(padding, (int, np.integer)):
         return (int(padding),) * (2 * ND)
     flat = list(padding)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..dispatch import binary_function, bind, unary_function
+from ..dispatch import Symbolic, binary_function, bind, unary_function
 from ..dtypes import as_dtype, is_floating
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
@@ -160,9 +160,32 @@ register_op("clip", _clip_kernel, same_infer, _clip_vjp, elementwise=True)
 
 
 def clip(x, min=None, max=None):
-    """Clamp to [min, max]; the gradient passes where the value was inside."""
+    """Clamp to [min, max]; the gradient passes where the value was inside.
+
+    A bound may be a one-element tensor (Paddle's `clip(x, min=t)`): an
+    eager one is read as its number; one computed in the program is a
+    value of it (selected with `where`, no gradient to the bound, as
+    eager's number has none)."""
+    if isinstance(min, Symbolic) or isinstance(max, Symbolic):
+        return _clip_by_values(lift(x), min, max)
     return bind("clip", lift(x), min=None if min is None else float(min),
                 max=None if max is None else float(max))
+
+
+def _clip_by_values(x, low, high):
+    out = x
+    for bound, outside in ((low, less_than), (high, greater_than)):
+        if bound is None:
+            continue
+        if isinstance(bound, Symbolic):
+            if int(np.prod(bound.shape)) != 1:
+                raise ValueError(f"clip: a tensor bound must hold one value, got shape "
+                                 f"{list(bound.shape)}")
+            b = cast(bind("reshape", bind("detach", bound), shape=()), x.dtype)
+        else:
+            b = cast(lift(float(bound)), x.dtype)
+        out = where(outside(out, b), b, out)
+    return out
 
 
 def _cast_kernel(x, dtype):

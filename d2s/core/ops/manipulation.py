@@ -295,7 +295,9 @@ def _array_axis_to(arr, axis):
     return arr if axis == 0 else transpose(arr, perm)
 
 
-def concat(xs, axis=0):
+def concat(xs=None, axis=0, name=None, x=None):
+    """Join tensors along `axis` (`x=`: Paddle's keyword for the list)."""
+    xs = _tensors_arg(xs, x, "concat")
     if getattr(xs, "is_array", False):
         # The items are rows of one Variable: stack them at `axis`, then merge
         # that axis with the next (their number is known only at run time).
@@ -323,7 +325,19 @@ register_op("stack", lambda *xs, axis: np.stack(xs, axis=axis), _stack_infer,
             vjp=_stack_vjp)
 
 
-def stack(xs, axis=0):
+def _tensors_arg(xs, x, where):
+    if x is not None:
+        if xs is not None:
+            raise TypeError(f"{where}: give the tensors once (xs or x)")
+        return x
+    if xs is None:
+        raise TypeError(f"{where}: missing the list of tensors")
+    return xs
+
+
+def stack(xs=None, axis=0, name=None, x=None):
+    """Stack tensors along a new `axis` (`x=`: Paddle's keyword for the list)."""
+    xs = _tensors_arg(xs, x, "stack")
     if getattr(xs, "is_array", False):  # a tensor array is already stacked along axis 0
         return _array_axis_to(xs, normalize_axis(axis, len(xs.shape), "stack"))
     xs = [lift(x) for x in xs]

@@ -11,7 +11,8 @@ from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import normalize_axis
 from ._base import lift, same_infer
-from .elementwise import cast, erf, exp, tanh
+from .elementwise import cast, erf, exp, not_equal, tanh
+from .manipulation import unsqueeze
 from .reduction import sum as _sum
 
 
@@ -63,26 +64,48 @@ def log_softmax(x, axis=-1):
 _UNSIGNED = {np.dtype(f"int{b}"): np.dtype(f"uint{b}") for b in (8, 16, 32, 64)}
 
 
+# Paddle's default `ignore_index`: a row with this label adds nothing to the
+# loss and leaves the mean's divisor (the token labels of padding and special
+# tokens in PaddleNLP's heads); the fused op serves that default.
+IGNORED_LABEL = -100
+
+
 def _check_labels(label, n_classes):
+    """None when every label is a class; else the mask of the ignored rows
+    (labels equal to IGNORED_LABEL). Any other label out of [0, C) raises."""
     if not label.size:
-        return
+        return None
     unsigned = _UNSIGNED.get(label.dtype)
     seen = label.view(unsigned) if unsigned is not None else label
     # (the ufuncs' reduce: `label.max()` reaches it through Python wrappers)
-    if np.maximum.reduce(seen, axis=None) >= n_classes or (
+    if not (np.maximum.reduce(seen, axis=None) >= n_classes or (
             unsigned is None and label.dtype.kind == "i"
-            and np.minimum.reduce(label, axis=None) < 0):
+            and np.minimum.reduce(label, axis=None) < 0)):
+        return None
+    ignored = label == IGNORED_LABEL
+    kept = label[~ignored]
+    if kept.size and (kept.min() < 0 or kept.max() >= n_classes):
         raise ValueError(f"cross_entropy: labels must lie in [0, {n_classes}), got "
-                         f"[{label.min()}, {label.max()}]")
+                         f"[{kept.min()}, {kept.max()}] (a label of {IGNORED_LABEL}, the "
+                         f"default ignore_index, is left out)")
+    return ignored
 
 
 def _cross_entropy_kernel(logits, label):
-    """(mean loss, softmax): the probabilities are an output so that the
-    gradient reuses them instead of computing the softmax again."""
-    _check_labels(label, logits.shape[-1])
+    """(mean loss over the rows not ignored, softmax): the probabilities are an
+    output so that the gradient reuses them instead of computing the softmax
+    again."""
+    ignored = _check_labels(label, logits.shape[-1])
     z, e, s = _shifted_exp(logits, -1)
     rows = np.arange(label.shape[0])
-    loss = np.true_divide(np.add.reduce(np.log(s[:, 0]) - z[rows, label]), label.shape[0])
+    if ignored is None:
+        loss = np.true_divide(np.add.reduce(np.log(s[:, 0]) - z[rows, label]), label.shape[0])
+    else:
+        per_row = np.log(s[:, 0]) - z[rows, np.where(ignored, 0, label)]
+        with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: 0 / 0, as Paddle
+            loss = np.true_divide(np.add.reduce(np.where(ignored, 0, per_row)),
+                                  np.asarray(label.size - np.count_nonzero(ignored),
+                                             logits.dtype))
     e /= s
     return np.asarray(loss, dtype=logits.dtype), e
 
@@ -108,8 +131,8 @@ def _cross_entropy_vjp(g, out, logits, label):
     return grad, None
 
 
-# Mean softmax cross-entropy of (N, C) logits and (N,) int labels; the second
-# output is softmax(logits).
+# Mean softmax cross-entropy of (N, C) logits and (N,) int labels (those equal
+# to IGNORED_LABEL left out); the second output is softmax(logits).
 register_op("cross_entropy", _cross_entropy_kernel, _cross_entropy_infer,
             vjp=_cross_entropy_vjp, num_outputs=2, fresh=True, checks=True)
 
@@ -123,17 +146,27 @@ def _cross_entropy_grad_kernel(g, probs, label, out=None):
         p = out
         if out is not probs:
             np.copyto(out, probs)
+    if label.size and np.minimum.reduce(label, axis=None) < 0:  # ignored rows: zero
+        ignored = label == IGNORED_LABEL
+        p[np.arange(label.shape[0]), np.where(ignored, 0, label)] -= 1
+        p[ignored] = 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p *= (g / np.asarray(label.size - np.count_nonzero(ignored), g.dtype)).astype(p.dtype)
+        return p
     p[np.arange(label.shape[0]), label] -= 1
     p *= (g / label.shape[0]).astype(p.dtype)
     return p
 
 
 def _cross_entropy_grad_vjp(gg, out, g, probs, label):
-    # out = (probs - onehot(label)) * g / N: linear in g and in probs.
+    # out = (probs - onehot(label)) * g / N at the rows kept: linear in g and in probs.
     unit = bind("cross_entropy_grad", bind("full_like", g, fill_value=1, dtype=None),
                 probs, label)
-    n = cast(bind("numel", label, axes=None), g.dtype)
-    return cast(_sum(gg * unit), g.dtype), cast(gg * (g / n), probs.dtype), None
+    # (rows of IGNORED_LABEL are 0 whatever g and probs, and leave N)
+    kept = not_equal(label, IGNORED_LABEL)
+    n = _sum(cast(kept, g.dtype))
+    return (cast(_sum(gg * unit), g.dtype),
+            cast(gg * (g / n), probs.dtype) * unsqueeze(cast(kept, probs.dtype), 1), None)
 
 
 register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
@@ -142,7 +175,8 @@ register_op("cross_entropy_grad", _cross_entropy_grad_kernel,
 
 
 def cross_entropy(logits, label):
-    """Mean softmax cross-entropy; `label` holds int64 class indices (N,)."""
+    """Mean softmax cross-entropy; `label` holds int64 class indices (N,), or
+    IGNORED_LABEL for a row left out of the mean."""
     return bind("cross_entropy", lift(logits), lift(label))[0]
 
 

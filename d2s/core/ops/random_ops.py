@@ -51,7 +51,15 @@ def uniform(shape, dtype="float32", min=-1.0, max=1.0):
                 low=float(min), high=float(max))
 
 
-def normal(shape, mean=0.0, std=1.0, dtype="float32"):
+def normal(shape=None, mean=0.0, std=1.0, dtype="float32", name=None):
+    """Normal samples of `shape`. Paddle's order, `normal(mean, std, shape)`,
+    is read as such when the first argument is a number."""
+    if shape is None or isinstance(shape, (int, float)) and not isinstance(shape, bool):
+        if shape is not None:  # normal(mean, std, shape): Paddle's positional order
+            shape, mean, std = std, shape, mean
+        if shape is None or isinstance(shape, (int, float)):
+            raise TypeError("normal: give the shape (a list), e.g. normal(shape=[2, 3], "
+                            "mean=0.0, std=1.0)")
     spec, dims = split_shape(shape, "normal")
     return bind("gaussian", *dims, shape=spec, dtype=as_dtype(dtype).name,
                 mean=float(mean), std=float(std))

@@ -132,9 +132,21 @@ def _axes(x, axis, opname="reduction"):
     return normalize_axes(axis, ndim, opname)
 
 
-def sum(x, axis=None, keepdim=False):
+def _is_dtype_arg(v):
+    """A dtype where Paddle's signature has one (`sum(x, axis, dtype, keepdim)`)."""
+    return isinstance(v, (str, np.dtype, type)) and not isinstance(v, bool)
+
+
+def sum(x, axis=None, keepdim=False, dtype=None, name=None):
+    """Sum over `axis` (all by default); `dtype` (Paddle's) casts the input
+    first. A dtype given third, as Paddle's signature has it, is one."""
+    if _is_dtype_arg(keepdim):
+        keepdim, dtype = (dtype if isinstance(dtype, bool) else False), keepdim
     x = lift(x)
-    return bind("sum", x, axes=_axes(x, axis), keepdim=bool(keepdim))
+    if dtype is None:
+        return bind("sum", x, axes=_axes(x, axis), keepdim=bool(keepdim))
+    # (the sum of small ints is int64, as numpy's: the result is cast too)
+    return cast(bind("sum", cast(x, dtype), axes=_axes(x, axis), keepdim=bool(keepdim)), dtype)
 
 
 def mean(x, axis=None, keepdim=False):
@@ -195,12 +207,24 @@ def _argmax_infer(x, axis, keepdim):
 register_op("argmax", _argmax_kernel, _argmax_infer)
 
 
-def argmax(x, axis=None, keepdim=False):
+def argmax(x, axis=None, keepdim=False, dtype="int64", name=None):
+    """Index of the first largest value over `axis` (of the flattened input
+    by default), as `dtype` (Paddle's: int64 or int32)."""
     x = lift(x)
     if axis is not None:
         axes = _axes(x, axis, "argmax")
         axis = axes[0] if axes else None
-    return bind("argmax", x, axis=axis, keepdim=bool(keepdim))
+    out = bind("argmax", x, axis=axis, keepdim=bool(keepdim))
+    return out if dtype is None or np.dtype(dtype) == np.int64 else cast(out, dtype)
+
+
+def argmin(x, axis=None, keepdim=False, dtype="int64", name=None):
+    """Index of the first smallest value: the first largest of `-x` (unsigned
+    and bool inputs negated as int64, floats as they are: NaN stays first)."""
+    x = lift(x)
+    if np.dtype(x.dtype).kind in "ub":
+        x = cast(x, "int64")
+    return argmax(-x, axis, keepdim, dtype)
 
 
 # ---- norm (composite) -------------------------------------------------------------------

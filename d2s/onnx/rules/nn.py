@@ -3,22 +3,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.ops.nn_ops import IGNORED_LABEL
 from ...core.registry import register_lowering
 
 
+def _kept_rows(ns, label):
+    """(label as int64 with ignored rows read as class 0, bool (N, 1) of the
+    rows kept, their count as a float of `dtype`-to-be): IGNORED_LABEL rows
+    add nothing and leave the mean's divisor, as the kernel's."""
+    label = ns.cast(label, np.int64)
+    kept = ns.node("Not", ns.node("Equal", label, ns.scalar(IGNORED_LABEL, np.int64)))
+    safe = ns.node("Where", kept, label, ns.scalar(0, np.int64))
+    return (ns.node("Unsqueeze", safe, ns.ints([1])), ns.node("Unsqueeze", kept, ns.ints([1])),
+            kept)
+
+
 def _cross_entropy_onnx(ns, logits, label):
-    # Labels out of [0, C) fail in ONNX Runtime's GatherElements, as numpy raises.
-    rows = ns.node("Unsqueeze", ns.cast(label, np.int64), ns.ints([1]))
+    # Labels out of [0, C) (but the ignored) fail in ONNX Runtime's
+    # GatherElements, as numpy raises.
+    rows, kept, kept_1d = _kept_rows(ns, label)
     picked = ns.node("GatherElements", ns.node("LogSoftmax", logits, axis=-1), rows, axis=1)
-    loss = ns.node("Neg", ns.node("ReduceMean", picked, keepdims=0))
+    picked = ns.node("Where", kept, picked, ns.scalar(0, picked.dtype))
+    n = ns.node("ReduceSum", ns.cast(kept_1d, picked.dtype), keepdims=0)
+    loss = ns.node("Neg", ns.node("Div", ns.node("ReduceSum", picked, keepdims=0), n))
     return loss, ns.node("Softmax", logits, axis=-1)
 
 
 def _cross_entropy_grad_onnx(ns, g, probs, label):
-    rows = ns.node("Unsqueeze", ns.cast(label, np.int64), ns.ints([1]))
+    rows, kept, kept_1d = _kept_rows(ns, label)
     minus_one = ns.node("Expand", ns.scalar(-1, probs.dtype), ns.shape_of(rows))
     p = ns.node("ScatterElements", probs, rows, minus_one, axis=1, reduction="add")
-    n = ns.cast(ns.node("Reshape", ns.shape_of(label), ns.ints([])), g.dtype)
+    p = ns.node("Where", kept, p, ns.scalar(0, probs.dtype))
+    n = ns.node("ReduceSum", ns.cast(kept_1d, g.dtype), keepdims=0)
     return ns.node("Mul", p, ns.cast(ns.node("Div", g, n), probs.dtype))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core.ops.nn_ops import IGNORED_LABEL
 from ....core.registry import register_lowering
 from ._tensor_arrays import _filled, _mask, _rows_of
 
@@ -25,18 +26,27 @@ def _log_softmax_xla(ns, x, axis):
 
 
 def _cross_entropy_xla(ns, logits, label):
-    # Labels out of [0, C) raise on numpy (XLA would clamp them): the call runs
-    # again on numpy, which raises the error with the labels it saw.
-    ns.check_on_numpy(ns.jnp.all((label >= 0) & (label < logits.shape[-1])))
-    z, e, s = _shifted_exp_xla(ns.jnp, logits, -1)
+    # Labels out of [0, C) but IGNORED_LABEL raise on numpy (XLA would clamp
+    # them): the call runs again on numpy, which raises the error with the
+    # labels it saw. Ignored rows add nothing and leave the mean's divisor.
+    jnp = ns.jnp
+    kept = label != IGNORED_LABEL
+    ns.check_on_numpy(jnp.all(((label >= 0) & (label < logits.shape[-1])) | ~kept))
+    z, e, s = _shifted_exp_xla(jnp, logits, -1)
     rows = np.arange(label.shape[0])
-    loss = ns.jnp.sum(ns.jnp.log(s[:, 0]) - z[rows, label]) / label.shape[0]
+    per_row = jnp.log(s[:, 0]) - z[rows, jnp.where(kept, label, 0)]
+    total = jnp.sum(jnp.where(kept, per_row, jnp.zeros((), per_row.dtype)))
+    loss = total / jnp.sum(kept).astype(total.dtype)
     return loss.astype(logits.dtype), e / s
 
 
 def _cross_entropy_grad_xla(ns, g, probs, label):
-    p = probs.at[np.arange(label.shape[0]), label].add(-1)
-    return p * (g / label.shape[0]).astype(p.dtype)
+    jnp = ns.jnp
+    kept = label != IGNORED_LABEL
+    ones = jnp.where(kept, -1, 0).astype(probs.dtype)
+    p = probs.at[np.arange(label.shape[0]), jnp.where(kept, label, 0)].add(ones)
+    p = jnp.where(kept[:, None], p, jnp.zeros((), p.dtype))
+    return p * (g / jnp.sum(kept).astype(g.dtype)).astype(p.dtype)
 
 
 register_lowering("xla", "softmax", _softmax_xla)
@@ -64,10 +74,10 @@ def _normalized(log):
 
 
 def _cross_entropy(ns, rule, logits, label):
-    """The mean over the rows within the length. Each row past it is made one
-    whose loss is exactly 0 (logits 0 at class 0 and -inf elsewhere, label
-    0), so the rule's mean over the buffer times capacity / length is the
-    mean over the rows; their probabilities are 0."""
+    """The mean over the rows within the length: each row past it is
+    ignored (label IGNORED_LABEL; logits 0 at class 0 and -inf elsewhere, so
+    nothing it holds is read), so the rule's mean is over the rows; their
+    probabilities are 0."""
     (logits, label), length = _rows_of(ns, [logits, label])
     if length is None:
         return rule(ns, logits, label)
@@ -77,21 +87,21 @@ def _cross_entropy(ns, rule, logits, label):
     classes = ns.lax.broadcasted_iota(np.int64, (1, logits.shape[1]), 1)
     empty_row = ns.jnp.where(classes == 0, 0, -np.inf).astype(logits.dtype)
     logits = ns.jnp.where(rows[:, None], logits, empty_row)
-    label = ns.jnp.where(rows, label, ns.jnp.zeros((), label.dtype))
+    label = ns.jnp.where(rows, label, ns.jnp.full((), IGNORED_LABEL, label.dtype))
     loss, probs = rule(ns, logits, label)
-    loss = loss * (label.shape[0] / length.astype(loss.dtype))
     probs = ns.jnp.where(rows[:, None], probs, ns.jnp.zeros((), probs.dtype))
     return loss.astype(logits.dtype), ns.TensorArray(probs, length, label.shape[0])
 
 
 def _cross_entropy_grad(ns, rule, g, probs, label):
-    """(probs - onehot(label)) * g / length at the rows within the length."""
+    """(probs - onehot(label)) * g / length at the rows within the length (those
+    past it ignored, as in the forward)."""
     (probs, label), length = _rows_of(ns, [probs, label])
     if length is None:
         return rule(ns, g, probs, label)
     rows = ns.lax.broadcasted_iota(np.int64, (label.shape[0],), 0) < length
-    label = ns.jnp.where(rows, label, ns.jnp.zeros((), label.dtype))
-    per_row = rule(ns, g * label.shape[0] / length.astype(g.dtype), probs, label)
+    label = ns.jnp.where(rows, label, ns.jnp.full((), IGNORED_LABEL, label.dtype))
+    per_row = rule(ns, g, probs, label)
     return ns.TensorArray(ns.jnp.where(rows[:, None], per_row, ns.jnp.zeros((), per_row.dtype)),
                        length, label.shape[0])
 
