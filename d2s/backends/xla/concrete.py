@@ -108,7 +108,7 @@ class ConcreteRunner(_FallsBack):
         if xla is not None:
             try:
                 if xla.pending(feeds):  # compiling in the background: numpy serves
-                    return self._fallback().forward(feeds, tensors)
+                    return self._fallback().forward(on_host(feeds), tensors)
                 values = xla.run(feeds, tensors, feed_attrs=feed_attrs)[0]
             except Unsupported as e:
                 part.fall_back(e)
@@ -180,7 +180,7 @@ class ConcreteRunner(_FallsBack):
 
     def _run_grad_forward(self, xla, feeds, tensors, feed_attrs=None):
         if xla.pending(feeds):  # compiling in the background: numpy serves (and its backward)
-            return self._fallback().forward_for_grad(feeds, tensors)
+            return self._fallback().forward_for_grad(on_host(feeds), tensors)
         values, kept, params = xla.run(feeds, tensors, feed_attrs=feed_attrs)
         by_name = dict(zip(self.input_names, feeds))
         saved = SavedOnDevice(self, kept, [by_name[n] for n in self.backward_feeds],
