@@ -152,18 +152,19 @@ def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_ax
 _resize_matrix = resize_matrix  # (one home: core.ops.resize, which builds it at run time too)
 
 
-_RESIZE_MODES = {"nearest": "nearest", "bilinear": "linear", "linear": "linear"}
+_RESIZE_MODES = {"nearest": "nearest", "bilinear": "linear", "linear": "linear",
+                 "bicubic": "cubic"}
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
                 align_mode=0, data_format="NCHW", name=None):
     """Resize the spatial dims (3-D NCW / 4-D NCHW inputs, or channel-last) by
-    `size` or `scale_factor`, 'nearest' or '(bi)linear', with Paddle's
+    `size` or `scale_factor`, 'nearest', '(bi)linear' or 'bicubic', with Paddle's
     `align_corners` / `align_mode` sampling."""
     x = lift(x)
     if mode not in _RESIZE_MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
-                                  "linear, bilinear)")
+                                  "linear, bilinear, bicubic)")
     if mode == "nearest" and align_corners:
         raise ValueError("interpolate: align_corners applies to linear modes only")
     rank = len(x.shape)

@@ -19,7 +19,8 @@ __all__ = ["resize_matrix", "resize_weights"]
 
 def resize_matrix(n_in, n_out, mode, align_corners, align_mode, ratio, dtype):
     """(n_out, n_in) weights of one axis: 'nearest' picks a source row,
-    'linear' blends two (Paddle's `align_corners` / `align_mode` sampling)."""
+    'linear' blends two (Paddle's `align_corners` / `align_mode` sampling),
+    'cubic' four."""
     m = np.zeros((n_out, n_in), dtype)
     i = np.arange(n_out)
     if mode == "nearest":
@@ -30,6 +31,8 @@ def resize_matrix(n_in, n_out, mode, align_corners, align_mode, ratio, dtype):
             src = np.floor(i * ratio).astype(np.int64)
         m[i, np.minimum(src, n_in - 1)] = 1.0
         return m
+    if mode == "cubic":
+        return _cubic_matrix(m, i, n_in, n_out, align_corners, ratio)
     if align_corners:
         src = i * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
     elif align_mode == 0:
@@ -41,6 +44,27 @@ def resize_matrix(n_in, n_out, mode, align_corners, align_mode, ratio, dtype):
     frac = src - lo
     np.add.at(m, (i, lo), 1.0 - frac)
     np.add.at(m, (i, hi), frac)
+    return m
+
+
+_CUBIC_A = -0.75  # the cubic convolution kernel's parameter PyTorch and PaddlePaddle use
+
+
+def _cubic_matrix(m, i, n_in, n_out, align_corners, ratio):
+    """Bicubic (Keys cubic convolution) weights of one axis: four source rows
+    around each output position, indices past the ends clamped to them."""
+    if align_corners:
+        src = i * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        src = (i + 0.5) * ratio - 0.5  # (not clamped at 0, unlike linear)
+    base = np.floor(src).astype(np.int64)
+    frac = src - base
+    a = _CUBIC_A
+    near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1          # |d| <= 1
+    far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a     # 1 < |d| < 2
+    weights = (far(frac + 1), near(frac), near(1 - frac), far(2 - frac))
+    for offset, w in zip((-1, 0, 1, 2), weights):
+        np.add.at(m, (i, np.clip(base + offset, 0, n_in - 1)), w)
     return m
 
 
