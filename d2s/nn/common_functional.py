@@ -239,11 +239,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = matmul(qh, transpose(kh, [0, 1, 3, 2])) * (1.0 / math.sqrt(q.shape[-1]))
     if is_causal:
         L, S = q.shape[1], k.shape[1]
-        if L is None or S is None:
-            raise ValueError("scaled_dot_product_attention: is_causal needs the sequence "
-                             "lengths known")
-        keep = np.tril(np.ones((L, S), bool))
-        scores = where(constant(keep), scores, cast(constant(-np.inf), scores.dtype))
+        if L is None or S is None:  # lengths known at run time: the same mask, built then
+            from ..core.ops import ones, tril
+            L, S = (shape(q)[1] if L is None else L), (shape(k)[1] if S is None else S)
+            keep = tril(ones([L, S], dtype="bool"))
+        else:
+            keep = constant(np.tril(np.ones((L, S), bool)))
+        scores = where(keep, scores, cast(constant(-np.inf), scores.dtype))
     if attn_mask is not None:
         mask = lift(attn_mask)
         if mask.dtype == np.bool_:
