@@ -45,6 +45,16 @@ def _is_int(x):
     return x.dtype.kind in "iu"
 
 
+def _none_ignored(label):
+    """Whether the fused kernel (which averages over every row) may take these
+    labels: eager ones holding no -100 (the default `ignore_index`, which
+    masked-LM labels use for every unmasked token; the masked form ignores
+    them). A program's labels are known only at run time: the fused op, whose
+    check names the workaround should one be -100."""
+    from ..core.tensor import Tensor
+    return type(label) is not Tensor or not (label.numpy() == -100).any()
+
+
 def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean",
                   soft_label=False, axis=-1, use_softmax=True, label_smoothing=0.0, name=None):
     """Softmax cross-entropy as Paddle computes it.
@@ -67,7 +77,7 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
                          f"{label_smoothing}")
     if (not soft_label and weight is None and reduction == "mean" and use_softmax
             and label_smoothing == 0.0 and rank == 2 and axis == 1 and ignore_index == -100
-            and _is_int(label) and len(label.shape) in (1, 2)):
+            and _is_int(label) and len(label.shape) in (1, 2) and _none_ignored(label)):
         if len(label.shape) == 2:
             if label.shape[1] != 1:
                 raise ValueError(f"cross_entropy: hard labels must be shaped (N,) or (N, 1), "
@@ -76,6 +86,9 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
         return _fused_cross_entropy(input, label)
     logp = log_softmax(input, axis) if use_softmax else log(input)
     n_classes = input.shape[axis]
+    if n_classes is None:  # known at run time: read there
+        from ..core.ops import shape as _shape
+        n_classes = _shape(input)[axis]
     if soft_label:
         if tuple(label.shape) != tuple(input.shape):
             raise ValueError(f"cross_entropy: soft labels must have the input's shape "

@@ -72,8 +72,11 @@ def _check_labels(label, n_classes):
     if np.maximum.reduce(seen, axis=None) >= n_classes or (
             unsigned is None and label.dtype.kind == "i"
             and np.minimum.reduce(label, axis=None) < 0):
+        hint = ("; inside a converted program the mean loss takes no ignored labels: "
+                "to skip -100 labels there, compute F.cross_entropy(..., reduction='none') "
+                "and average it over `labels != -100`") if (label == -100).any() else ""
         raise ValueError(f"cross_entropy: labels must lie in [0, {n_classes}), got "
-                         f"[{label.min()}, {label.max()}]")
+                         f"[{label.min()}, {label.max()}]{hint}")
 
 
 def _cross_entropy_kernel(logits, label):
