@@ -49,6 +49,17 @@ class Record:
             return cls(**dict(zip(keys, values)))
 
 
+def record_fields(x):
+    """The field names of a dataclass instance that it holds (flattened in
+    this order)."""
+    return tuple(f.name for f in dataclasses.fields(x) if hasattr(x, f.name))
+
+
+def is_record(x):
+    """A dataclass instance (not a dataclass type, nor a dict)."""
+    return not isinstance(x, dict) and _is_record(x)
+
+
 def _is_record(x):
     """A dict subclass or a dataclass instance (not a dataclass type)."""
     cls = type(x)
@@ -74,7 +85,7 @@ def _flatten(x, leaves):
             keys = tuple(x)
             values = [x[k] for k in keys]
         else:
-            keys = tuple(f.name for f in dataclasses.fields(x) if hasattr(x, f.name))
+            keys = record_fields(x)
             values = [getattr(x, k) for k in keys]
         kind = Record(type(x), getattr(x, "default_factory", None))
         return (kind, keys, tuple([_flatten(v, leaves) for v in values]))

@@ -144,3 +144,28 @@ def test_saved_output_containers_load_as_plain(tmp_path):
     assert type(out) is dict and out["attentions"] is None
     np.testing.assert_allclose(out["pooler_output"].numpy(), expected.pooler_output.numpy(),
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_output_container_passed_to_a_converted_decoder(backend):
+    """An encoder's dataclass output (and an OrderedDict) handed to a converted
+    function as an argument: its tensors are the program's inputs, each call
+    reads the values it is given."""
+    d2s.seed(0)
+    lin = nn.Linear(4, 4)
+
+    def decode(x, enc, extra):
+        h = lin(x) * enc.last_hidden_state
+        if enc.attentions is not None:
+            h = h + enc.attentions[0].sum()
+        return h.sum(-1) + extra["bias"]
+
+    static = d2s.jit.to_static(decode, backend=backend)
+    rng = np.random.RandomState(4)
+    for i in range(3):
+        x = rng.randn(2, 4).astype("float32")
+        enc = BaseModelOutput(last_hidden_state=t(rng.randn(2, 4)), pooler_output=None,
+                              attentions=(t(rng.randn(2, 2)),) if i == 2 else None)
+        extra = collections.OrderedDict(bias=t(rng.randn(2)))
+        close(static(t(x), enc, extra).numpy(), decode(t(x), enc, extra).numpy(), backend,
+              f"call {i}")
