@@ -169,3 +169,27 @@ def test_output_container_passed_to_a_converted_decoder(backend):
         extra = collections.OrderedDict(bias=t(rng.randn(2)))
         close(static(t(x), enc, extra).numpy(), decode(t(x), enc, extra).numpy(), backend,
               f"call {i}")
+
+
+def test_saved_namedtuple_output_loads_as_a_tuple(tmp_path):
+    """A namedtuple output is written as a tuple (the loading process need not
+    have the class); before, the file could not be loaded."""
+    d2s.seed(0)
+    lin = nn.Linear(4, 3)
+
+    class Head(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.lin = lin
+
+        def forward(self, x):
+            logits = self.lin(x)
+            return Classified(logits, F.softmax(logits).sum())
+
+    model = Head()
+    model.eval()
+    x = t(np.random.RandomState(5).randn(2, 4))
+    d2s.jit.save(model, str(tmp_path / "head"), input_spec=[InputSpec([None, 4], "float32")])
+    out = d2s.jit.load(str(tmp_path / "head"))(x)
+    assert type(out) is tuple and len(out) == 2
+    np.testing.assert_allclose(out[0].numpy(), model(x).logits.numpy(), rtol=1e-6, atol=1e-6)
