@@ -15,7 +15,7 @@ from .core.ops import (acos, all, any, argsort, asin, assign, atan, bmm, broadca
                        empty_like, expand_as, expm1, eye, flip, floor, gather_nd, increment,
                        index_sample, index_select, isfinite, isinf, isnan, linspace, log10,
                        log1p, log2, logsumexp, masked_fill, masked_select, meshgrid, mm,
-                       multinomial, one_hot, prod, put_along_axis, randint, randperm,
+                       multinomial, one_hot, prod, put_along_axis, randint, randperm, bernoulli,
                        reciprocal, roll, round, rsqrt, scale, scatter, sin, sinh, slice, sort,
                        split, square, strided_slice, take_along_axis, tan, tile, topk, tril,
                        triu, trunc, unbind, bincount, nonzero, add_n, var, std, inverse,

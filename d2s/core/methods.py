@@ -191,6 +191,10 @@ class TensorMethods:
     def masked_fill(self, mask, value, name=None): return _F.masked_fill(self, mask, value)
     def take_along_axis(self, indices, axis, broadcast=True):
         return _F.take_along_axis(self, indices, axis, broadcast)
+    def put_along_axis(self, indices, values, axis, reduce="assign", include_self=True,
+                       broadcast=True, name=None):
+        """A copy with `values` put at `indices` (graph nets' scatter-add)."""
+        return _F.put_along_axis(self, indices, values, axis, reduce, include_self, broadcast)
     def clone(self): return _F.clone(self)
     def var(self, axis=None, unbiased=True, keepdim=False, name=None):
         return _F.var(self, axis, unbiased, keepdim)

@@ -31,6 +31,7 @@ from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
+from ..static.tensor_array import is_tensor_array
 from ..convert import layer_writes, recording_reads
 from ..gc_pause import gc_paused
 from ..static.origins import warn_in_user_code
@@ -138,6 +139,9 @@ class ConcreteProgram(TapedRuns):
                     writes.add_assigns(overlay.value_assigns(), program)
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
+                # lists the trace filled in tensor loops (tensor arrays): lists again
+                lists = [pos for pos, leaf in enumerate(flatten(result)[0])
+                         if is_tensor_array(leaf)]
                 if writes.effects if not overlay.active else writes.replays():
                     # their values come back after the function's result
                     result = (result, tuple(writes.variables))
@@ -175,7 +179,7 @@ class ConcreteProgram(TapedRuns):
         captured = CapturedTensors.from_layers(program, layers)
         if writes:
             captured.add_paths(writes.read_paths)
-        args = (program, inputs, outputs, OutputStructure(out_tree, constants, positions),
+        args = (program, inputs, outputs, OutputStructure(out_tree, constants, positions, lists),
                 n_forward, captured)
         if effects is not None:
             from .train_step import StepProgram  # (it builds on this module)

@@ -18,17 +18,22 @@ class OutputStructure:
     The function's result is flattened to leaves; `positions` are the leaves
     computed by the program, every other leaf is a Python value traced as is
     (None included: a function may return None, so None never marks a slot).
+    `lists` are the leaves that were Python lists filled in a tensor loop or
+    `if` (a tensor array in the program, one value whose axis 0 holds the
+    items): each run gives them back as a list of its rows, as eager code
+    returns the list, its length known once the program has run.
     """
-    __slots__ = ("tree", "constants", "positions", "single", "flat_tuple")
+    __slots__ = ("tree", "constants", "positions", "single", "flat_tuple", "lists")
 
-    def __init__(self, tree, constants, positions):
+    def __init__(self, tree, constants, positions, lists=()):
         self.tree = tree
         self.constants = constants
         self.positions = positions
-        self.single = tree is None and positions == [0]  # the common case, kept fast
+        self.lists = frozenset(lists)
+        self.single = tree is None and positions == [0] and not self.lists  # the common case
         # `return a, b`: a tuple of computed values only (also kept fast)
         self.flat_tuple = (tree == (tuple, (None,) * len(constants))
-                           and positions == list(range(len(constants))))
+                           and positions == list(range(len(constants))) and not self.lists)
 
     def restructure(self, values):
         if self.single:
@@ -36,9 +41,16 @@ class OutputStructure:
         if self.flat_tuple:
             return tuple(values)
         leaves = list(self.constants)
+        lists = self.lists
         for pos, value in zip(self.positions, values):
-            leaves[pos] = value
+            leaves[pos] = _rows(value) if pos in lists else value
         return unflatten(self.tree, leaves)
+
+
+def _rows(value):
+    """A tensor array's value as the Python list of its items (differentiable:
+    each is a row of the output)."""
+    return [value[i] for i in range(int(value.shape[0]))]
 
 
 class CapturedTensors:

@@ -20,6 +20,7 @@ from ..core.tensor import Tensor
 from ..static.executor import check_feed
 from ..static.input_spec import InputSpec
 from ..static.ir import Variable
+from ..static.pytree import Record
 from .. import backends as backend_state
 from .concrete_program import ConcreteProgram, OutputStructure
 from ..core.attr_schema import VALUE
@@ -84,9 +85,13 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
 def _encode_tree(tree):
     if tree is None:
         return None
-    if tree[0] is dict:
+    if tree[0] is dict or type(tree[0]) is Record:
+        # (a dict subclass or a dataclass loads as a plain dict: the loading
+        # process need not have the class)
         return {"t": "dict", "k": list(tree[1]), "c": [_encode_tree(c) for c in tree[2]]}
-    return {"t": tree[0].__name__, "c": [_encode_tree(c) for c in tree[1]]}
+    # (a namedtuple loads as a tuple, for the same reason)
+    kind = "list" if issubclass(tree[0], list) else "tuple"
+    return {"t": kind, "c": [_encode_tree(c) for c in tree[1]]}
 
 
 def _decode_tree(obj, where="out_tree", depth=0):
@@ -143,6 +148,8 @@ def save_program(program, forward_ops, inputs, outputs, path, output_structure=N
         "out_positions": output_structure.positions,
         "params": params,
     }
+    if output_structure.lists:  # returned lists filled in tensor loops
+        doc["out_lists"] = sorted(output_structure.lists)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     with open(path + ".json", "w") as f:
@@ -151,7 +158,7 @@ def save_program(program, forward_ops, inputs, outputs, path, output_structure=N
 
 
 _DOC_KEYS = frozenset({"format", "version", "blocks", "inputs", "outputs", "out_tree",
-                       "out_consts", "out_positions", "params"})
+                       "out_consts", "out_positions", "out_lists", "params"})
 _PARAM_KEYS = frozenset({"var", "key", "name", "trainable"})
 
 
@@ -239,8 +246,11 @@ def load(path):
     if not (isinstance(positions, list) and len(positions) == len(outputs)
             and all(type(p) is int and 0 <= p < len(consts) for p in positions)):
         raise ProgramFormatError(f"{json_path}: outputs and output structure disagree")
+    lists = doc.get("out_lists", [])  # (absent: written before lists came back as lists)
+    if not (isinstance(lists, list) and all(p in positions for p in lists)):
+        raise ProgramFormatError(f"{json_path}: out_lists must name output positions")
     concrete = ConcreteProgram(program, inputs, outputs,
-                               OutputStructure(out_tree, consts, positions), len(gb.ops))
+                               OutputStructure(out_tree, consts, positions, lists), len(gb.ops))
     return TranslatedLayer(concrete, params)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..static.input_spec import InputSpec
-from ..static.pytree import flatten
+from ..static.pytree import flatten, is_record, record_fields
 
 
 class Signature:
@@ -72,6 +72,9 @@ def _leaf_names(value, name, out):
     elif isinstance(value, dict):
         for k in value:
             _leaf_names(value[k], f"{name}_{k}", out)
+    elif is_record(value):  # a dataclass: its fields, as static.pytree flattens it
+        for k in record_fields(value):
+            _leaf_names(getattr(value, k), f"{name}_{k}", out)
     else:
         out.append(name)
 

@@ -15,10 +15,11 @@ import numpy as np
 
 from ..core.dispatch import Symbolic
 from ..core.ops import (arange, cast, concat, constant, full_like, gather, matmul,
-                        maximum, norm, reshape, softmax, sqrt, sum as _sum, transpose, unsqueeze,
-                        where)
+                        maximum, norm, reshape, shape, softmax, sqrt, sum as _sum, transpose,
+                        unsqueeze, where)
 from ..core.ops._base import lift
 from ..core.ops.creation_more import one_hot  # (the op: one home, out-of-range ids an error)
+from ..core.ops.resize import resize_matrix, resize_weights
 
 __all__ = ["one_hot", "label_smooth", "pad", "interpolate", "upsample", "cosine_similarity",
            "normalize",
@@ -177,44 +178,22 @@ def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_ax
 
 
 # ---- resizing ---------------------------------------------------------------------------------
-def _resize_matrix(n_in, n_out, mode, align_corners, align_mode, ratio, dtype):
-    """(n_out, n_in) weights of one axis."""
-    m = np.zeros((n_out, n_in), dtype)
-    i = np.arange(n_out)
-    if mode == "nearest":
-        if align_corners:
-            r = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-            src = np.floor(i * r + 0.5).astype(np.int64)
-        else:
-            src = np.floor(i * ratio).astype(np.int64)
-        m[i, np.minimum(src, n_in - 1)] = 1.0
-        return m
-    if align_corners:
-        src = i * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
-    elif align_mode == 0:
-        src = np.maximum((i + 0.5) * ratio - 0.5, 0.0)
-    else:
-        src = i * ratio
-    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    hi = np.minimum(lo + 1, n_in - 1)
-    frac = src - lo
-    np.add.at(m, (i, lo), 1.0 - frac)
-    np.add.at(m, (i, hi), frac)
-    return m
+_resize_matrix = resize_matrix  # (one home: core.ops.resize, which builds it at run time too)
 
 
-_RESIZE_MODES = {"nearest": "nearest", "bilinear": "linear", "linear": "linear"}
+_RESIZE_MODES = {"nearest": "nearest", "bilinear": "linear", "linear": "linear",
+                 "bicubic": "cubic"}
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
                 align_mode=0, data_format="NCHW", name=None):
     """Resize the spatial dims (3-D NCW / 4-D NCHW inputs, or channel-last) by
-    `size` or `scale_factor`, 'nearest' or '(bi)linear', with Paddle's
+    `size` or `scale_factor`, 'nearest', '(bi)linear' or 'bicubic', with Paddle's
     `align_corners` / `align_mode` sampling."""
     x = lift(x)
     if mode not in _RESIZE_MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
-                                  "linear, bilinear)")
+                                  "linear, bilinear, bicubic)")
     if mode == "nearest" and align_corners:
         raise ValueError("interpolate: align_corners applies to linear modes only")
     rank = len(x.shape)
@@ -223,32 +202,51 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
     channel_last = data_format in ("NWC", "NHWC")
     axes = list(range(1, rank - 1)) if channel_last else list(range(2, rank))
     sizes = [x.shape[a] for a in axes]
-    if None in sizes:
-        raise ValueError(f"interpolate: needs the spatial dims known, got {list(x.shape)}")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
+    scales = [None] * len(axes)
     if size is not None:
-        size = [int(size)] * len(axes) if isinstance(size, int) else [int(s) for s in size]
-        ratios = [n / o for n, o in zip(sizes, size)]
+        if hasattr(size, "shape") and len(size.shape) == 1:  # a 1-D tensor of sizes
+            size = [size[i] for i in range(size.shape[0])]
+        size = [size] * len(axes) if not isinstance(size, (list, tuple)) else list(size)
+        size = [_size_value(s) for s in size]
     else:
         scales = ([float(scale_factor)] * len(axes) if isinstance(scale_factor, (int, float))
                   else [float(s) for s in scale_factor])
-        size = [int(math.floor(n * s)) for n, s in zip(sizes, scales)]
-        ratios = [1.0 / s for s in scales]
+        size = [None if n is None else int(math.floor(n * s)) for n, s in zip(sizes, scales)]
     if len(size) != len(axes):
         raise ValueError(f"interpolate: {len(size)} sizes for {len(axes)} spatial dims")
     kind = _RESIZE_MODES[mode]
     out = x
-    for axis, n_in, n_out, ratio in zip(axes, sizes, size, ratios):
-        if n_in == n_out and (kind == "nearest" or not align_corners) and ratio == 1.0:
-            continue
-        mat = constant(_resize_matrix(n_in, n_out, kind, align_corners, align_mode, ratio,
-                                      np.dtype(x.dtype)))
+    for axis, n_in, n_out, scale in zip(axes, sizes, size, scales):
+        if isinstance(n_in, int) and isinstance(n_out, int):
+            ratio = n_in / n_out if scale is None else 1.0 / scale
+            if n_in == n_out and (kind == "nearest" or not align_corners) and ratio == 1.0:
+                continue
+            mat = constant(_resize_matrix(n_in, n_out, kind, align_corners, align_mode, ratio,
+                                          np.dtype(x.dtype)))
+        else:  # a size known only at run time: the same matrix, built by the run
+            n_in = shape(x)[axis] if n_in is None else n_in
+            mat = resize_weights(n_in, None if scale is not None else n_out, mode=kind,
+                                 align_corners=align_corners, align_mode=align_mode,
+                                 scale=scale, dtype=x.dtype)
         # the axis last, a product with the matrix, the axis back
         perm = [a for a in range(rank) if a != axis] + [axis]
         back = list(np.argsort(perm))
         out = transpose(matmul(transpose(out, perm), transpose(mat, [1, 0])), back)
     return out
+
+
+def _size_value(s):
+    """An output size: a Python int, or an int scalar tensor (a dim read from
+    another tensor's shape while building: known at run time)."""
+    if isinstance(s, (int, np.integer)):
+        return int(s)
+    if hasattr(s, "shape") and hasattr(s, "dtype"):
+        if isinstance(s, Symbolic):
+            return s
+        return int(s.item())  # an eager tensor holds its value
+    return int(s)
 
 
 def upsample(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
@@ -270,11 +268,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = matmul(qh, transpose(kh, [0, 1, 3, 2])) * (1.0 / math.sqrt(q.shape[-1]))
     if is_causal:
         L, S = q.shape[1], k.shape[1]
-        if L is None or S is None:
-            raise ValueError("scaled_dot_product_attention: is_causal needs the sequence "
-                             "lengths known")
-        keep = np.tril(np.ones((L, S), bool))
-        scores = where(constant(keep), scores, cast(constant(-np.inf), scores.dtype))
+        if L is None or S is None:  # lengths known at run time: the same mask, built then
+            from ..core.ops import ones, tril
+            L, S = (shape(q)[1] if L is None else L), (shape(k)[1] if S is None else S)
+            keep = tril(ones([L, S], dtype="bool"))
+        else:
+            keep = constant(np.tril(np.ones((L, S), bool)))
+        scores = where(keep, scores, cast(constant(-np.inf), scores.dtype))
     if attn_mask is not None:
         mask = lift(attn_mask)
         if mask.dtype == np.bool_:

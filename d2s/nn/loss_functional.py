@@ -76,6 +76,9 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
         return _fused_cross_entropy(input, label)
     logp = log_softmax(input, axis) if use_softmax else log(input)
     n_classes = input.shape[axis]
+    if n_classes is None:  # known at run time: read there
+        from ..core.ops import shape as _shape
+        n_classes = _shape(input)[axis]
     if soft_label:
         if tuple(label.shape) != tuple(input.shape):
             raise ValueError(f"cross_entropy: soft labels must have the input's shape "

@@ -536,6 +536,29 @@ cases("full",
       C(np.array(3), attrs=dict(shape=(2, None), fill_value=0.5, dtype="float64"),
         ref=lambda n: np.full((2, 3), 0.5), dynamic=True, label="dynamic"))
 _const = U(2, 3)
+def _resize_ref(n_in, n_out, corners=False):
+    """Linear interpolation weights by np.interp of the identity's columns."""
+    i = np.arange(n_out)
+    src = (i * ((n_in - 1) / (n_out - 1)) if corners
+           else np.maximum((i + 0.5) * n_in / n_out - 0.5, 0.0))
+    eye = np.eye(n_in)
+    return np.stack([np.interp(src, np.arange(n_in), eye[:, j]) for j in range(n_in)],
+                    axis=1).astype(np.float32)
+
+
+_RESIZE = dict(align_corners=False, align_mode=0, scale=None, dtype="float32")
+cases("resize_weights",
+      C(np.array(4), np.array(2), attrs=dict(_RESIZE, mode="nearest"),
+        ref=lambda a, b: np.eye(4, dtype=np.float32)[[0, 2]], dynamic=True, grad=False,
+        label="nearest_down"),
+      C(np.array(3), np.array(5), attrs=dict(_RESIZE, mode="linear"),
+        ref=lambda a, b: _resize_ref(3, 5), dynamic=True, grad=False, label="linear_up"),
+      C(np.array(3), np.array(5), attrs=dict(_RESIZE, mode="linear", align_corners=True),
+        ref=lambda a, b: _resize_ref(3, 5, True), dynamic=True, grad=False,
+        label="linear_corners"),
+      C(np.array(2), attrs=dict(_RESIZE, mode="nearest", scale=2.0),
+        ref=lambda a: np.eye(2, dtype=np.float32)[[0, 0, 1, 1]], dynamic=True, grad=False,
+        label="nearest_scale"))
 cases("assign_value",
       C(attrs=dict(value=_const), ref=lambda: _const, label="f64"),
       C(attrs=dict(value=np.array([1, 2, 3], np.int32)),

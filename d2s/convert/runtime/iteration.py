@@ -35,6 +35,13 @@ class StaticRange(StaticIterable):
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
 
+    def __reversed__(self):
+        """`reversed(range(n))` with `n` known at run time (a backward pass
+        over time steps: GAE, Viterbi backtracking): the same items last
+        first, as Python's `range(start + (n-1)*step, start - step, -step)`."""
+        n = _length(self)
+        return StaticRange(self.start + (n - 1) * self.step, self.start - self.step, -self.step)
+
 
 class StaticEnumerate(StaticIterable):
     def __init__(self, iterable, start):

@@ -14,7 +14,7 @@ from .dispatch import _is_static
 __all__ = ["convert_list_append", "convert_list_extend", "convert_list_extend_call",
            "convert_list_concat", "convert_reached_list_call", "check_list_aliases", "sharing",
            "tracing_paths", "enter_trace", "exit_trace", "new_container", "checked_method",
-           "convert_list_pop"]
+           "convert_list_pop", "convert_list_reverse"]
 
 _shared = threading.local()   # .ids: ids of the lists shared by the branches being traced
 # .depth: how many tensor `if` branches / loop bodies are being traced now
@@ -111,6 +111,32 @@ def convert_list_pop(lst, label, outer, *args):
         return lst, pop(*args)
     from .call import convert_call
     return lst, convert_call(pop)(*args)
+
+
+def convert_list_reverse(lst, label, outer):
+    """`lst.reverse()` as `lst = convert_list_reverse(lst, "lst", outer)`: a
+    list (any object) reverses in place, checked as `checked_method` checks
+    it; a tensor array (a list a tensor loop filled: Viterbi's backtracked
+    path) is a program value no call changes, so its items last first come
+    back for the name to be rebound, as `pop` does."""
+    from d2s.core.ops import getitem, lift, stack
+    from d2s.static.tensor_array import PendingArray, _mark, is_tensor_array
+    if not outer and type(lst) is list:
+        lst = _pending(lst, lst, "reverse") or lst
+    if isinstance(lst, PendingArray):
+        items = [lift(x) for x in lst.items]
+        return _mark(stack(items[::-1])) if items else lst
+    if is_tensor_array(lst):
+        if outer:
+            check_outer_list(lst, label, "reverse")
+        return getitem(lst, slice(None, None, -1))  # (still an array: getitem)
+    reverse = checked_method(lst, "reverse", label)
+    if type(lst) in _CONTAINERS:
+        reverse()
+    else:
+        from .call import convert_call
+        convert_call(reverse)()
+    return lst
 
 
 def _pending_pop(pending, label, index=-1):

@@ -23,7 +23,7 @@ import operator
 from .dispatch import _is_static, _static_nn
 
 __all__ = ["convert_logical_and", "convert_logical_or", "convert_logical_not",
-           "convert_compare_chain", "python_test_only", "static_truth"]
+           "convert_compare_chain", "convert_contains", "python_test_only", "static_truth"]
 
 
 def convert_logical_and(lhs, rhs_fn, simple=False):
@@ -47,10 +47,32 @@ def convert_logical_not(value):
     return not value
 
 
+def convert_contains(key, container):
+    """`key in container`, Python's test. A dict entry that a tensor loop or
+    `if` assigns on only some of the paths a run may take (a cache entry
+    first created inside a decoding loop: `if "prev_key" in state: ...
+    state["prev_key"] = k`) holds a value the program may leave unset: the
+    test would be decided once, while the program is built, for every trip,
+    so it is an error saying what to write instead."""
+    found = key in container
+    if found and isinstance(container, dict):
+        value = container[key]
+        if _is_static(value) and getattr(value, "may_be_undefined", False):
+            from d2s.static import ControlFlowError
+            raise ControlFlowError(  # (it names the file and line)
+                f"`{key!r} in ...` tests a dict entry that a loop or `if` on a tensor "
+                "assigns on only some of the paths a run takes (e.g. first created inside "
+                "the loop); a static program decides `in` once, while it is built, not per "
+                "trip. Create the entry before the loop (e.g. an empty tensor of the shape "
+                "it grows from, `d2s.zeros([batch, 0, dim])`, that `concat` extends), or "
+                "keep a tensor flag of whether it was set")
+    return found
+
+
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne, "is": operator.is_,
-            "is not": operator.is_not, "in": lambda a, b: a in b,
-            "not in": lambda a, b: a not in b}
+            "is not": operator.is_not, "in": convert_contains,
+            "not in": lambda a, b: not convert_contains(a, b)}
 
 
 def convert_compare_chain(left, *ops_and_fns):

@@ -16,7 +16,7 @@ import copy
 from .. import templates
 from ..analysis import annos
 from ..traversal import StatementTransformer
-from .common import LOOP_NODES, SCOPE_NODES, contains, finish, walrus_targets
+from .common import AFTER_EXIT, LOOP_NODES, SCOPE_NODES, contains, finish, walrus_targets
 
 _STOP = SCOPE_NODES + LOOP_NODES
 
@@ -49,8 +49,13 @@ class _Guarder:
                     ast.Name(id=flags[0], ctx=ast.Load()) if len(flags) == 1 else
                     ast.BoolOp(op=ast.Or(), values=[ast.Name(id=f, ctx=ast.Load())
                                                     for f in flags])))
-                out += finish(templates.replace("if test:\n    rest", test=test, rest=rest),
-                              stmt)
+                guard = templates.replace("if test:\n    rest", test=test, rest=rest)
+                for node in guard:
+                    # the rest of a trip that a tensor `break` may skip: a value it
+                    # changes may change shape there (a decoder's `cur = nxt[:, None]`
+                    # after a first trip on the whole prompt): see transformers.ifelse
+                    setattr(node, AFTER_EXIT, True)
+                out += finish(guard, stmt)
             return out
         return out
 

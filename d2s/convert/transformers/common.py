@@ -10,6 +10,8 @@ from ..traversal import StatementTransformer, statement_fields
 
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor)
+# attribute of the `if` guarding what follows a `break`/`continue` in a trip
+AFTER_EXIT = "_d2s_after_exit"
 
 
 def walk_scope(nodes, stop=SCOPE_NODES):

@@ -12,8 +12,8 @@ from ..traversal import walk
 
 from .. import templates
 from ..analysis import annos
-from .common import (ScopedTransformer, construct_state, construct_targets, finish,
-                     mark_generated, state_functions, with_roles)
+from .common import (AFTER_EXIT, ScopedTransformer, construct_state, construct_targets,
+                     finish, mark_generated, state_functions, with_roles)
 
 _TEMPLATE = """
 def true_fn():
@@ -53,6 +53,12 @@ class _IfConverter(ScopedTransformer):
         if lists:
             stmts[-1].value.keywords.append(
                 ast.keyword(arg="lists", value=templates.str_tuple(lists)))
+        if getattr(node, AFTER_EXIT, False):
+            # the guard of the statements after a `break`/`continue` on a tensor:
+            # what they assign may differ in shape from the value a trip that
+            # left keeps (it is the value the run has, whichever path ran), so
+            # its dims may be unknown after the guard, as a loop variable's are
+            stmts[-1].value.keywords.append(ast.keyword(arg="relax", value=ast.Constant(True)))
         mark_generated(stmts)
         return finish(stmts, node)
 

@@ -94,6 +94,16 @@ class _ListAppend(StatementTransformer):
             return finish(ast.Assign(
                 targets=[ast.Name(owner, ast.Store())],
                 value=ast.Subscript(self._pop_call(owner, call), ast.Constant(0), ast.Load())), node)
+        owner = _reversed_name(call)
+        if owner is not None and owner in self.own:  # (rebinding a global would make it local)
+            # `a.reverse()` -> `a = _jst.convert_list_reverse(a, "a", outer)`
+            return finish(ast.Assign(
+                targets=[ast.Name(owner, ast.Store())],
+                value=ast.Call(
+                    func=ast.Attribute(ast.Name("_jst", ast.Load()), "convert_list_reverse",
+                                       ast.Load()),
+                    args=[ast.Name(owner, ast.Load()), ast.Constant(owner),
+                          ast.Constant(owner not in self.fresh)], keywords=[])), node)
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr in _METHOD_HELPERS and len(call.args) == 1
                 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
@@ -221,6 +231,16 @@ class _ListAppend(StatementTransformer):
 
 _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.IfExp, ast.BoolOp)   # parts Python may run later, or not at all
+
+
+def _reversed_name(call):
+    """`a` when `call` is `a.reverse()` (`a` a user's name), else None."""
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "reverse" and isinstance(call.func.value, ast.Name)
+            and not call.args and not call.keywords
+            and call.func.value.id != "_jst" and not call.func.value.id.startswith("__")):
+        return call.func.value.id
+    return None
 
 
 def _popped_name(call):

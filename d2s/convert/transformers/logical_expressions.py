@@ -67,6 +67,15 @@ class _Logical(NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            # `key in d`: Python's test, checked for an entry a tensor construct
+            # may leave unset (runtime.logical.convert_contains)
+            call = templates.replace_as_expression("_jst.convert_contains(key, container)",
+                                                   key=node.left,
+                                                   container=node.comparators[0])
+            if isinstance(node.ops[0], ast.NotIn):
+                call = ast.UnaryOp(op=ast.Not(), operand=call)
+            return finish(call, node)
         if len(node.ops) < 2 or walrus_targets(node.comparators):
             return node
         call = templates.replace_as_expression("_jst.convert_compare_chain(left)",

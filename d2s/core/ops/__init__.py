@@ -18,6 +18,7 @@ from . import conv3d as _conv3d  # noqa: F401,E402  (3-D convolution and pooling
 from . import optim_more as _optim_more  # noqa: F401,E402  (Adadelta, Lamb update ops)
 from . import beam_ops as _beam_ops  # noqa: F401,E402  (gather_tree)
 from . import yolo_ops as _yolo_ops  # noqa: F401,E402  (yolo_loss_targets)
+from . import resize as _resize  # noqa: F401,E402  (resize_weights: interpolate at run-time sizes)
 from .random_ops import normal, rand, randn, uniform
 from .reduction import argmax, argmin, max, mean, min, norm, sum
 from ._base import constant, lift

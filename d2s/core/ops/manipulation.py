@@ -339,7 +339,10 @@ def stack(xs=None, axis=0, name=None, x=None):
     """Stack tensors along a new `axis` (`x=`: Paddle's keyword for the list)."""
     xs = _tensors_arg(xs, x, "stack")
     if getattr(xs, "is_array", False):  # a tensor array is already stacked along axis 0
-        return _array_axis_to(xs, normalize_axis(axis, len(xs.shape), "stack"))
+        axis = normalize_axis(axis, len(xs.shape), "stack")
+        # a value of its own, no longer the list: a function returning it
+        # returns a Tensor, one returning the list a list (jit.program_parts)
+        return bind("reshape_like", xs, xs) if axis == 0 else _array_axis_to(xs, axis)
     xs = [lift(x) for x in xs]
     if not xs:
         raise ValueError("stack: needs at least one tensor")

@@ -1,5 +1,5 @@
 """More random ops, each composed from `uniform` (whose draws the xla backend
-makes on the host, as numpy's): randint, randperm, multinomial. No new
+makes on the host, as numpy's): randint, randperm, multinomial, bernoulli. No new
 primitive: the numbers on every backend are the numpy backend's."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from ..dtypes import as_dtype
 from ._base import is_value, lift
 
-__all__ = ["randint", "randperm", "multinomial", "top_p_sampling"]
+__all__ = ["randint", "randperm", "multinomial", "top_p_sampling", "bernoulli"]
 
 
 def _int(v, opname, what):
@@ -138,3 +138,19 @@ def top_p_sampling(x, ps, threshold=None, topp_seed=None, seed=-1, k=0, mode="tr
     j = minimum(j, _dim(x, 1) - 1) if x.shape[1] is None else minimum(j, x.shape[1] - 1)
     ids = take_along_axis(order, j, 1)
     return take_along_axis(x, ids, 1), ids
+
+
+def bernoulli(x, name=None):
+    """0/1 samples (in `x`'s float dtype), 1 with probability `x` elementwise
+    (PaddlePaddle's `bernoulli`; stochastic depth's keep mask in timm-style
+    `drop_path`): a uniform draw below `x`. No gradient flows to `x`."""
+    from .creation import shape as shape_of
+    from .elementwise import cast, less_than
+    from .manipulation import detach
+    from .random_ops import rand
+    x = lift(x)
+    if np.dtype(x.dtype).kind != "f":
+        raise TypeError(f"bernoulli: x must be a float tensor of probabilities, got "
+                        f"{np.dtype(x.dtype).name}")
+    dims = list(x.shape) if None not in x.shape else shape_of(x)
+    return cast(less_than(rand(dims, x.dtype), detach(x)), x.dtype)

@@ -301,8 +301,7 @@ def topk(x, k, axis=None, largest=True, sorted=True, name=None):
     if is_value(k):
         from ..tensor import Tensor
         if not isinstance(k, Tensor):
-            raise TypeError("topk: k must be known while building (an int); got a tensor "
-                            "computed in the program")
+            return _topk_run_time_k(x, k, axis, largest)
         k = int(k.item())
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 0:
         raise ValueError(f"topk: k must be a non-negative int, got {k!r}")
@@ -314,6 +313,26 @@ def topk(x, k, axis=None, largest=True, sorted=True, name=None):
         raise ValueError(f"topk: k={k} is larger than the size {n} of axis {axis} of x "
                          f"{tuple(x.shape)}")
     return bind("topk", x, k=int(k), axis=axis, largest=bool(largest))
+
+
+def _topk_run_time_k(x, k, axis, largest):
+    """`topk` with `k` computed in the program (torchvision's
+    `min(topk_candidates, scores.shape[0])` after a score filter): the first
+    `k` of the stable sort along the axis (the entries and ties `topk`
+    picks), their count known at run time."""
+    from .indexing import getitem
+    if len(k.shape) != 0 or np.dtype(k.dtype).kind not in "iu":
+        raise TypeError(f"topk: k must be an int or a 0-d integer tensor, got a "
+                        f"{np.dtype(k.dtype).name} tensor of shape {list(k.shape)}")
+    if not x.shape:
+        raise ValueError("topk: x must have at least one dim")
+    axis = _check_axis(x, -1 if axis is None else axis, "topk")
+    n = x.shape[axis] if x.shape[axis] is not None else _dim(x, axis)
+    bind("assert", (k >= 0) & (k <= n),
+         message=f"topk: k is negative or larger than the size of axis {axis} of x")
+    order = argsort(x, axis=axis, descending=largest)
+    idx = getitem(order, (slice(None),) * axis + (slice(None, k),))
+    return take_along_axis(x, idx, axis), idx
 
 
 def _topk_kernel(x, k, axis, largest):
