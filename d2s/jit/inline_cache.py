@@ -1,0 +1,188 @@
+"""A StaticFunction's monomorphic inline cache: its last fast-path hit, as code.
+
+A cached call of a converted function otherwise builds a key of every
+argument (`static_function._fast_key`), hashes it, looks it up, and then
+walks through the cache entry, the program and the state lock in general
+code. Most call sites call one function with arguments of one signature
+over and over: the inline cache remembers that signature as straight-line
+checks generated for the call's arity and argument kinds (a Tensor's shape,
+dtype and stop_gradient; a Python scalar's type and value) followed by the
+program's per-call function under the state lock's optimistic read, all in
+one frame. Any difference from what it was made for returns `MISS` and the
+call takes the full path (which makes a new inline cache for its hit).
+
+What it checks, besides the arguments, is what the full path reads on every
+call: the to_static switch and eager mode, the Layer modes version (train /
+eval, hooks, amp), the backend, the watched globals, and the bound Layer's
+`training` flag. A StaticFunction drops its inline cache whenever its
+program cache changes (a build, an eviction, a global rebinding, a pass).
+
+Code is generated once per call shape (arity, kinds, options) and kept; an
+inline cache is a closure of that code over one hit's constants.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+
+from ..core.tensor import DeviceTensor, Tensor
+
+MISS = object()  # returned on any difference: take the full path
+
+_TEMPLATES = {}  # call shape -> factory (the generated code, compiled once)
+_LOCK = threading.Lock()
+
+
+def make(sf, entry, fast, args, positions, backend, step, context):
+    """The inline cache of `sf`'s call `args` that hit `entry` (its program's
+    per-call function `fast` on `backend`); `positions`: the tensor
+    arguments' (None: all); `step`: a writer (the state lock's write);
+    `context`: the constants the checks compare with (see `_factory`)."""
+    kinds = tuple("T" if type(a) in (Tensor, DeviceTensor) else "S" for a in args)
+    unstop = tuple(getattr(entry.program, "_d2s_unstop", None) or ())
+    bound = sf._bound_self
+    bound_check = bound is not None and not _layer_flag(bound)
+    parts = None
+    if not step and not unstop and all(a.stop_gradient is True for a in args
+                                       if type(a) in (Tensor, DeviceTensor)):
+        parts = entry.program.inline_parts(backend)
+    direct = None
+    if parts is not None:
+        structure = parts["structure"]
+        direct = ("arrays" if parts["arrays"] is not None else "raw" if parts["raw"]
+                  else "value", bool(parts["floating"]),
+                  "single" if structure.single else "tuple" if structure.flat_tuple else "tree")
+    shape = (kinds, None if positions is None else tuple(positions), unstop,
+             sf._backend is None, context["watch"] is not None, bound_check, step, direct)
+    factory = _TEMPLATES.get(shape)
+    if factory is None:
+        with _LOCK:
+            factory = _TEMPLATES.get(shape) or _compile(shape)
+            _TEMPLATES[shape] = factory
+    consts = []
+    for a in args:
+        if type(a) in (Tensor, DeviceTensor):
+            v = a._raw
+            consts += (v.shape, v.dtype, a.stop_gradient)
+        else:
+            consts += (type(a), a)
+    return factory(sf, entry, fast, backend, context, bound, parts, *consts)
+
+
+def _layer_flag(bound):
+    """Whether `bound`'s `training` is a Layer's flag: every set bumps the
+    Layer modes version (nn.Layer.training's setter), which the inline cache
+    checks already."""
+    prop = inspect.getattr_static(type(bound), "training", None)
+    return (isinstance(prop, property) and getattr(prop.fget, "__qualname__", "")
+            == "Layer.training" and "_training" in getattr(bound, "__dict__", {}))
+
+
+def _compile(shape):
+    kinds, positions, unstop, global_backend, watched, bound_check, step, direct = shape
+    n = len(kinds)
+    params, checks = [], []
+    for i, k in enumerate(kinds):
+        a = f"a{i}"
+        if k == "T":
+            params += [f"S{i}", f"D{i}", f"G{i}"]
+            checks += [f"    {a} = args[{i}]",
+                       f"    t = type({a})",
+                       "    if t is not TENSOR and t is not DTENSOR:",
+                       "        return MISS",
+                       f"    v = {a}._raw",
+                       f"    if v.shape != S{i} or {a}.stop_gradient is not G{i}:",
+                       "        return MISS",
+                       f"    if v.dtype is not D{i} and v.dtype != D{i}:",
+                       "        return MISS"]
+        else:
+            params += [f"T{i}", f"V{i}"]
+            checks += [f"    {a} = args[{i}]",
+                       f"    if type({a}) is not T{i} or {a} != V{i}:",
+                       "        return MISS"]
+    tensors = "args" if positions is None else \
+        "(" + "".join(f"a{i}, " for i in positions) + ")"
+    lines = ["def factory(SF, ENTRY, FAST, BACKEND, C, BOUND, P, " + ", ".join(params) + "):",
+             "  SWITCH, ALL_EAGER, TLS, GLOBAL = C['switch'], C['all_eager'], C['tls'], C['global']",
+             "  MODES, MV, BSTATE, WATCH = C['modes'], C['modes_version'], C['backends'], C['watch']",
+             "  EPOCH, LOCKED, WRITE, CLOCK = C['epoch'], C['locked'], C['write'], C['clock']",
+             "  TR = getattr(BOUND, 'training', None)",
+             "  if P is not None:",
+             "    CAP, PLAIN, ARRAYS, NEW, STRUCT = P['captured'], P['plain'], P['arrays'], "
+             "P['new'], P['structure']",
+             "    SLOW, VERSION, PLACED, FLOATING = P['slow'], P['version'], P['placed'], "
+             "P['floating']",
+             "  TENSOR, DTENSOR, MISS, EAGERLY = C['tensor'], C['dtensor'], C['miss'], C['eagerly']",
+             "  def inline(args):",
+             f"    if len(args) != {n} or MODES[0] != MV or not SWITCH['enabled']:",
+             "        return MISS",
+             "    if not ALL_EAGER[0] and (TLS.builders or GLOBAL['static']):",
+             "        return MISS"]
+    if global_backend:
+        lines += ["    if (BSTATE['default'] or BSTATE['env']) != BACKEND:",
+                  "        return MISS"]
+    if watched:
+        lines += ["    if WATCH():",
+                  "        return MISS"]
+    if bound_check:
+        lines += ["    if getattr(BOUND, 'training', None) != TR:",
+                  "        return MISS"]
+    lines += checks
+    lines += ["    ENTRY.last_used = next(CLOCK)"]
+    lines += [f"    {tensors}[{j}].stop_gradient = False" for j in unstop]
+    lines += [f"    tensors = {tensors}",
+              "    try:"]
+    if step:
+        lines += ["      return WRITE(FAST, tensors)"]
+    else:
+        # the state lock's optimistic read (core.state_lock.StateLock.read), inline
+        lines += ["      epoch = EPOCH[0]",
+                  "      if not epoch & 1:",
+                  "        try:",
+                  ] + (_direct_lines(direct, positions, len(kinds)) if direct else
+                       ["          out = FAST(tensors)"]) + [
+                  "        except Exception:",
+                  "          if EPOCH[0] == epoch:",
+                  "            raise",
+                  "        else:",
+                  "          if EPOCH[0] == epoch:",
+                  "            return out",
+                  "      return LOCKED(FAST, tensors)"]
+    lines += ["    except EAGERLY:",
+              "      return SF.dygraph_function(*args)",
+              "  return inline"]
+    source = "\n".join(lines)
+    namespace = {"_wants_grad": _wants_grad}
+    exec(compile(source, "<d2s inline cache>", "exec"), namespace)
+    return namespace["factory"]
+
+
+
+def _direct_lines(direct, positions, n):
+    """`ConcreteProgram._fast_call`'s per-call function, inline (the program
+    gave its parts: `inline_parts`): the inputs are known to need no
+    gradient, so only the captured tensors are looked at."""
+    feeds, floating, result = direct
+    names = [f"a{i}" for i in (range(n) if positions is None else positions)]
+    if feeds == "arrays":
+        arrays = "ARRAYS(tensors)"
+    else:
+        attr = "_raw" if feeds == "raw" else "_value"
+        arrays = "[" + ", ".join(f"{a}.{attr}" for a in names) + "]"
+    wrap = {"single": "NEW(outs[0])", "tuple": "tuple(map(NEW, outs))",
+            "tree": "STRUCT.restructure(list(map(NEW, outs)))"}[result]
+    grad = "TLS.grad_enabled and _wants_grad(FLOATING, params)" if floating else "False"
+    return ["          params = CAP.tensors",
+            "          if PLACED or CAP.paths and VERSION[0] != CAP.version or " + grad + ":",
+            "            out = SLOW(BACKEND, tensors)",
+            "          else:",
+            f"            outs = PLAIN({arrays}, params)",
+            f"            out = {wrap}"]
+
+
+def _wants_grad(floating, params):
+    """Whether a captured floating tensor wants its gradient (then the call is taped)."""
+    for i in floating:
+        if not params[i].stop_gradient:
+            return True
+    return False
