@@ -29,6 +29,7 @@ from ..core.tensor import DeviceTensor, Tensor
 
 MISS = object()  # returned on any difference: take the full path
 
+_INLINE_NAMES = 8  # watched globals checked inline (more: GlobalWatch.changed is called)
 _TEMPLATES = {}  # call shape -> factory (the generated code, compiled once)
 _LOCK = threading.Lock()
 
@@ -52,8 +53,12 @@ def make(sf, entry, fast, args, positions, backend, step, context):
         direct = ("arrays" if parts["arrays"] is not None else "raw" if parts["raw"]
                   else "value", bool(parts["floating"]),
                   "single" if structure.single else "tuple" if structure.flat_tuple else "tree")
+    watch = context["watch"]
+    names = None if watch is None else tuple(name for name, _ in watch.watched)
+    if names is not None and len(names) > _INLINE_NAMES:
+        names = "call"
     shape = (kinds, None if positions is None else tuple(positions), unstop,
-             sf._backend is None, context["watch"] is not None, bound_check, step, direct)
+             sf._backend is None, names, bound_check, step, direct)
     factory = _TEMPLATES.get(shape)
     if factory is None:
         with _LOCK:
@@ -66,6 +71,8 @@ def make(sf, entry, fast, args, positions, backend, step, context):
             consts += (v.shape, v.dtype, a.stop_gradient)
         else:
             consts += (type(a), a)
+    if names is not None and names != "call":
+        consts += [value for _, value in watch.watched]
     return factory(sf, entry, fast, backend, context, bound, parts, *consts)
 
 
@@ -93,13 +100,16 @@ def _compile(shape):
                        f"    v = {a}._raw",
                        f"    if v.shape != S{i} or {a}.stop_gradient is not G{i}:",
                        "        return MISS",
-                       f"    if v.dtype is not D{i} and v.dtype != D{i}:",
+                       "    v = v.dtype",
+                       f"    if v is not D{i} and v != D{i}:",
                        "        return MISS"]
         else:
             params += [f"T{i}", f"V{i}"]
             checks += [f"    {a} = args[{i}]",
                        f"    if type({a}) is not T{i} or {a} != V{i}:",
                        "        return MISS"]
+    if watched and watched != "call":
+        params += [f"W{j}" for j in range(len(watched))]
     tensors = "args" if positions is None else \
         "(" + "".join(f"a{i}, " for i in positions) + ")"
     lines = ["def factory(SF, ENTRY, FAST, BACKEND, C, BOUND, P, " + ", ".join(params) + "):",
@@ -121,9 +131,13 @@ def _compile(shape):
     if global_backend:
         lines += ["    if (BSTATE['default'] or BSTATE['env']) != BACKEND:",
                   "        return MISS"]
-    if watched:
-        lines += ["    if WATCH():",
+    if watched == "call":
+        lines += ["    if WATCH.changed():",
                   "        return MISS"]
+    elif watched:  # (`GlobalWatch.changed` inline: its names are constants here)
+        lines += ["    get = WATCH.namespace.get"]
+        lines += [f"    if get({name!r}, MISS) is not W{j}:\n        return MISS"
+                  for j, name in enumerate(watched)]
     if bound_check:
         lines += ["    if getattr(BOUND, 'training', None) != TR:",
                   "        return MISS"]

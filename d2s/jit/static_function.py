@@ -286,7 +286,7 @@ class StaticFunction:
             return
         if self._mode_memo != (layer_modes_version[0], modes):
             return  # (the modes changed meanwhile: made by the next call)
-        context = dict(_INLINE_CONTEXT, watch=self._globals.changed if self._globals else None,
+        context = dict(_INLINE_CONTEXT, watch=self._globals,
                        modes_version=layer_modes_version[0])
         self._inline = inline_cache.make(self, entry, fast, args, positions, backend, step,
                                          context)
