@@ -280,10 +280,10 @@ class ConcreteProgram(TapedRuns):
     def inline_parts(self, backend):
         """What an inline cache (jit.inline_cache) needs to run `_fast_call`'s
         path itself, in its own frame: a dict, or None where the program is
-        not a plain forward on `backend` (guards, writes, no per-call path)."""
+        not a plain forward on `backend` (writes, no per-call path)."""
         runner = self._runners.get(backend)
         plain = getattr(runner, "plain_call", None)
-        if type(self) is not ConcreteProgram or plain is None \
+        if type(self) not in (ConcreteProgram, GuardedProgram) or plain is None \
                 or backend not in self.fast_calls:
             return None
         raw = getattr(runner, "takes_device_arrays", False)
@@ -293,7 +293,10 @@ class ConcreteProgram(TapedRuns):
                 "new": new_device_tensor if raw else Tensor._from_array,
                 "structure": structure, "slow": self._call_on,
                 "version": state.tensor_attributes_version, "placed": dist_attr.placed_values(),
-                "floating": tuple(self._captured.floating)}
+                "floating": tuple(self._captured.floating),
+                # a GuardedProgram's conditions: while they fail, its own per-call
+                # path picks the program for the state now
+                "holds": getattr(self, "_holds", None)}
 
     def _call_placed(self, exe, tensors, captured, feeds):
         """`_call_on` with the inputs' placements: outputs report the ones the

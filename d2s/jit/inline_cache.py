@@ -23,10 +23,12 @@ inline cache is a closure of that code over one hit's constants.
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 
 from ..core.tensor import DeviceTensor, Tensor
 
+_FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<inline cache>")
 MISS = object()  # returned on any difference: take the full path
 
 _INLINE_NAMES = 8  # watched globals checked inline (more: GlobalWatch.changed is called)
@@ -52,7 +54,8 @@ def make(sf, entry, fast, args, positions, backend, step, context):
         structure = parts["structure"]
         direct = ("arrays" if parts["arrays"] is not None else "raw" if parts["raw"]
                   else "value", bool(parts["floating"]),
-                  "single" if structure.single else "tuple" if structure.flat_tuple else "tree")
+                  "single" if structure.single else "tuple" if structure.flat_tuple else "tree",
+                  parts["holds"] is not None)
     watch = context["watch"]
     names = None if watch is None else tuple(name for name, _ in watch.watched)
     if names is not None and len(names) > _INLINE_NAMES:
@@ -122,6 +125,7 @@ def _compile(shape):
              "P['new'], P['structure']",
              "    SLOW, VERSION, PLACED, FLOATING = P['slow'], P['version'], P['placed'], "
              "P['floating']",
+             "    HOLDS = P['holds']",
              "  TENSOR, DTENSOR, MISS, EAGERLY = C['tensor'], C['dtensor'], C['miss'], C['eagerly']",
              "  def inline(args):",
              f"    if len(args) != {n} or MODES[0] != MV or not SWITCH['enabled']:",
@@ -167,7 +171,8 @@ def _compile(shape):
               "  return inline"]
     source = "\n".join(lines)
     namespace = {"_wants_grad": _wants_grad}
-    exec(compile(source, "<d2s inline cache>", "exec"), namespace)
+    # (named as a file inside d2s: warnings and tracebacks skip its frames as d2s's)
+    exec(compile(source, _FILENAME, "exec"), namespace)
     return namespace["factory"]
 
 
@@ -176,7 +181,7 @@ def _direct_lines(direct, positions, n):
     """`ConcreteProgram._fast_call`'s per-call function, inline (the program
     gave its parts: `inline_parts`): the inputs are known to need no
     gradient, so only the captured tensors are looked at."""
-    feeds, floating, result = direct
+    feeds, floating, result, guarded = direct
     names = [f"a{i}" for i in (range(n) if positions is None else positions)]
     if feeds == "arrays":
         arrays = "ARRAYS(tensors)"
@@ -186,12 +191,17 @@ def _direct_lines(direct, positions, n):
     wrap = {"single": "NEW(outs[0])", "tuple": "tuple(map(NEW, outs))",
             "tree": "STRUCT.restructure(list(map(NEW, outs)))"}[result]
     grad = "TLS.grad_enabled and _wants_grad(FLOATING, params)" if floating else "False"
-    return ["          params = CAP.tensors",
-            "          if PLACED or CAP.paths and VERSION[0] != CAP.version or " + grad + ":",
-            "            out = SLOW(BACKEND, tensors)",
-            "          else:",
-            f"            outs = PLAIN({arrays}, params)",
-            f"            out = {wrap}"]
+    lines = ["          params = CAP.tensors",
+             "          if PLACED or CAP.paths and VERSION[0] != CAP.version or " + grad + ":",
+             "            out = SLOW(BACKEND, tensors)",
+             "          else:",
+             f"            outs = PLAIN({arrays}, params)",
+             f"            out = {wrap}"]
+    if guarded:  # (GuardedProgram._fast_call: its conditions first)
+        lines = ["          if not HOLDS():",
+                 "            out = FAST(tensors)",
+                 "          else:"] + ["  " + line for line in lines]
+    return lines
 
 
 def _wants_grad(floating, params):

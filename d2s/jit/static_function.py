@@ -216,7 +216,7 @@ class StaticFunction:
                     _unstop(program, tensors)
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
-                if fast is not None and not self._bucket_specs:
+                if not self._bucket_specs:
                     self._remember_inline(entry, fast, args, positions, backend, modes)
                 try:
                     # (one consistent parameter state per call: d2s.core.state_lock)
@@ -281,9 +281,10 @@ class StaticFunction:
             if self._inline_misses > INLINE_MISSES:
                 return
         program = entry.program
-        step = type(program) is StepProgram
-        if not step and isinstance(program, _WRITERS):
-            return
+        # as the dictionary path below runs it: a writer under the state lock's write
+        step = type(program) is StepProgram or fast is None and isinstance(program, _WRITERS)
+        if fast is None:
+            fast = functools.partial(program, backend=backend)
         if self._mode_memo != (layer_modes_version[0], modes):
             return  # (the modes changed meanwhile: made by the next call)
         context = dict(_INLINE_CONTEXT, watch=self._globals,

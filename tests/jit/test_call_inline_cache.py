@@ -191,3 +191,23 @@ def test_alternating_signatures_stop_replacing_it():
         _close(sf(b), b.numpy() * SCALE)
     from d2s.jit.static_function import INLINE_MISSES
     assert sf._inline_misses > INLINE_MISSES
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameters_wanting_gradients_are_taped(backend):
+    eager = Moded()
+    model = Moded()
+    model.set_state_dict(eager.state_dict())
+    fwd = d2s.jit.to_static(model.forward, backend=_backend(backend))
+    x = t(np.linspace(-1, 1, 6).reshape(2, 3))
+    _warm(fwd, x)
+    out = fwd(x)
+    assert not out.stop_gradient
+    out.sum().backward()
+    eager(x).sum().backward()
+    np.testing.assert_allclose(np.asarray(model.fc.weight.grad.numpy()),
+                               eager.fc.weight.grad.numpy(), rtol=1e-5)
+    # frozen: the same inline cache runs it untaped
+    for p in model.parameters():
+        p.stop_gradient = True
+    assert fwd(x).stop_gradient
