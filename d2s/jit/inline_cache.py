@@ -8,7 +8,8 @@ over and over: the inline cache remembers that signature as straight-line
 checks generated for the call's arity and argument kinds (a Tensor's shape,
 dtype and stop_gradient; a Python scalar's type and value) followed by the
 program's per-call function under the state lock's optimistic read, all in
-one frame. Any difference from what it was made for returns `MISS` and the
+one frame. (Its cache entry's recency is stamped when the cache next builds,
+the only time recency is read: StaticFunction._build.) Any difference from what it was made for returns `MISS` and the
 call takes the full path (which makes a new inline cache for its hit).
 
 What it checks, besides the arguments, is what the full path reads on every
@@ -96,8 +97,7 @@ def _compile(shape):
         a = f"a{i}"
         if k == "T":
             params += [f"S{i}", f"D{i}", f"G{i}"]
-            checks += [f"    {a} = args[{i}]",
-                       f"    t = type({a})",
+            checks += [f"    t = type({a})",
                        "    if t is not TENSOR and t is not DTENSOR:",
                        "        return MISS",
                        f"    v = {a}._raw",
@@ -108,8 +108,7 @@ def _compile(shape):
                        "        return MISS"]
         else:
             params += [f"T{i}", f"V{i}"]
-            checks += [f"    {a} = args[{i}]",
-                       f"    if type({a}) is not T{i} or {a} != V{i}:",
+            checks += [f"    if type({a}) is not T{i} or {a} != V{i}:",
                        "        return MISS"]
     if watched and watched != "call":
         params += [f"W{j}" for j in range(len(watched))]
@@ -118,7 +117,7 @@ def _compile(shape):
     lines = ["def factory(SF, ENTRY, FAST, BACKEND, C, BOUND, P, " + ", ".join(params) + "):",
              "  SWITCH, ALL_EAGER, TLS, GLOBAL = C['switch'], C['all_eager'], C['tls'], C['global']",
              "  MODES, MV, BSTATE, WATCH = C['modes'], C['modes_version'], C['backends'], C['watch']",
-             "  EPOCH, LOCKED, WRITE, CLOCK = C['epoch'], C['locked'], C['write'], C['clock']",
+             "  EPOCH, LOCKED, WRITE = C['epoch'], C['locked'], C['write']",
              "  TR = getattr(BOUND, 'training', None)",
              "  if P is not None:",
              "    CAP, PLAIN, ARRAYS, NEW, STRUCT = P['captured'], P['plain'], P['arrays'], "
@@ -128,7 +127,11 @@ def _compile(shape):
              "    HOLDS = P['holds']",
              "  TENSOR, DTENSOR, MISS, EAGERLY = C['tensor'], C['dtensor'], C['miss'], C['eagerly']",
              "  def inline(args):",
-             f"    if len(args) != {n} or MODES[0] != MV or not SWITCH['enabled']:",
+             "    try:",
+             "      " + "".join(f"a{i}, " for i in range(n)) + "= args",
+             "    except ValueError:",
+             "      return MISS",
+             "    if MODES[0] != MV or not SWITCH['enabled']:",
              "        return MISS",
              "    if not ALL_EAGER[0] and (TLS.builders or GLOBAL['static']):",
              "        return MISS"]
@@ -146,7 +149,6 @@ def _compile(shape):
         lines += ["    if getattr(BOUND, 'training', None) != TR:",
                   "        return MISS"]
     lines += checks
-    lines += ["    ENTRY.last_used = next(CLOCK)"]
     lines += [f"    {tensors}[{j}].stop_gradient = False" for j in unstop]
     lines += [f"    tensors = {tensors}",
               "    try:"]
@@ -168,6 +170,7 @@ def _compile(shape):
                   "      return LOCKED(FAST, tensors)"]
     lines += ["    except EAGERLY:",
               "      return SF.dygraph_function(*args)",
+              "  inline.entry = ENTRY",
               "  return inline"]
     source = "\n".join(lines)
     namespace = {"_wants_grad": _wants_grad}

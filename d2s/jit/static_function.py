@@ -505,6 +505,9 @@ class StaticFunction:
         signature = self._keyed_by_modes(concrete, signature)
         if self._globals is None and not self._cache.builds:
             self._globals = global_watch.watch(self._function)  # as this trace read them
+        inline = self._inline
+        if inline is not None:  # it served the calls since its entry was stamped
+            inline.entry.last_used = next(CLOCK)
         evicted = self._cache.add(signature, concrete)
         self._inline = None  # (it may serve an evicted program)
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
@@ -603,7 +606,7 @@ class StaticFunction:
 _INLINE_CONTEXT = {
     "switch": SWITCH, "all_eager": all_eager, "tls": state._tls, "global": state._global,
     "modes": layer_modes_version, "backends": backend_state._STATE, "epoch": _EPOCH,
-    "locked": _STATE.locked, "write": _STATE.write, "clock": CLOCK, "tensor": Tensor,
+    "locked": _STATE.locked, "write": _STATE.write, "tensor": Tensor,
     "dtensor": DeviceTensor, "miss": inline_cache.MISS, "eagerly": RunEagerly,
 }
 INLINE_MISSES = 32

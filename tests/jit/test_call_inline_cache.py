@@ -211,3 +211,21 @@ def test_parameters_wanting_gradients_are_taped(backend):
     for p in model.parameters():
         p.stop_gradient = True
     assert fwd(x).stop_gradient
+
+
+@pytest.mark.filterwarnings("ignore:_scaled has built")
+def test_the_program_it_serves_is_not_evicted_as_least_recent():
+    from d2s.jit import program_cache
+    sf = d2s.jit.to_static(_scaled)
+    hot, others = t([1.0]), [t(np.ones(n)) for n in range(2, 5)]
+    limit = program_cache.cache_limit()
+    program_cache.set_cache_limit(2)
+    try:
+        _warm(sf, hot)
+        for x in others:  # each builds a program; the hot one is called between
+            sf(x)
+            for _ in range(3):
+                _close(sf(hot), hot.numpy() * SCALE)
+        assert sf._cache.builds == 4  # the hot program was never built again
+    finally:
+        program_cache.set_cache_limit(limit)
