@@ -27,6 +27,8 @@ import inspect
 import os
 import threading
 
+import numpy as np
+
 from ..core.tensor import DeviceTensor, Tensor
 
 _FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<inline cache>")
@@ -100,10 +102,10 @@ def _compile(shape):
             checks += [f"    t = type({a})",
                        "    if t is not TENSOR and t is not DTENSOR:",
                        "        return MISS",
-                       f"    v = {a}._raw",
-                       f"    if v.shape != S{i} or {a}.stop_gradient is not G{i}:",
+                       f"    r{i} = {a}._raw",
+                       f"    if r{i}.shape != S{i} or {a}.stop_gradient is not G{i}:",
                        "        return MISS",
-                       "    v = v.dtype",
+                       f"    v = r{i}.dtype",
                        f"    if v is not D{i} and v != D{i}:",
                        "        return MISS"]
         else:
@@ -149,6 +151,11 @@ def _compile(shape):
         lines += ["    if getattr(BOUND, 'training', None) != TR:",
                   "        return MISS"]
     lines += checks
+    raws = [f"r{i}" for i, k in enumerate(kinds) if k == "T"]
+    if raws and not (direct and direct[0] == "arrays"):
+        # (the arrays' references dropped: a reader moving an array only its
+        # Tensor holds counts them, jit.resident_inputs)
+        lines += ["    " + _clear(raws)]
     lines += [f"    {tensors}[{j}].stop_gradient = False" for j in unstop]
     lines += [f"    tensors = {tensors}",
               "    try:"]
@@ -173,7 +180,7 @@ def _compile(shape):
               "  inline.entry = ENTRY",
               "  return inline"]
     source = "\n".join(lines)
-    namespace = {"_wants_grad": _wants_grad}
+    namespace = {"_wants_grad": _wants_grad, "NDARRAY": np.ndarray}
     # (named as a file inside d2s: warnings and tracebacks skip its frames as d2s's)
     exec(compile(source, _FILENAME, "exec"), namespace)
     return namespace["factory"]
@@ -185,9 +192,20 @@ def _direct_lines(direct, positions, n):
     gave its parts: `inline_parts`): the inputs are known to need no
     gradient, so only the captured tensors are looked at."""
     feeds, floating, result, guarded = direct
-    names = [f"a{i}" for i in (range(n) if positions is None else positions)]
-    if feeds == "arrays":
-        arrays = "ARRAYS(tensors)"
+    index = list(range(n) if positions is None else positions)
+    names = [f"a{i}" for i in index]
+    reader = []
+    if feeds == "arrays":  # (the backend's reader only while an input is a host array)
+        raws = ", ".join(f"r{i}" for i in index)
+        host = " or ".join(f"type(r{i}) is NDARRAY" for i in index) or "False"
+        # (its references to the host arrays dropped first: the reader moves
+        # an array only its Tensor holds, counting references)
+        reader = [f"            if {host}:",
+                  "              " + _clear([f"r{i}" for i in index]),
+                  "              feeds = ARRAYS(tensors)",
+                  "            else:",
+                  f"              feeds = [{raws}]"]
+        arrays = "feeds"
     else:
         attr = "_raw" if feeds == "raw" else "_value"
         arrays = "[" + ", ".join(f"{a}.{attr}" for a in names) + "]"
@@ -196,8 +214,9 @@ def _direct_lines(direct, positions, n):
     grad = "TLS.grad_enabled and _wants_grad(FLOATING, params)" if floating else "False"
     lines = ["          params = CAP.tensors",
              "          if PLACED or CAP.paths and VERSION[0] != CAP.version or " + grad + ":",
+             ] + (["            " + _clear([f"r{i}" for i in index])] if reader else []) + [
              "            out = SLOW(BACKEND, tensors)",
-             "          else:",
+             "          else:"] + reader + [
              f"            outs = PLAIN({arrays}, params)",
              f"            out = {wrap}"]
     if guarded:  # (GuardedProgram._fast_call: its conditions first)
@@ -213,3 +232,8 @@ def _wants_grad(floating, params):
         if not params[i].stop_gradient:
             return True
     return False
+
+
+def _clear(names):
+    """A statement binding each of `names` to None."""
+    return " = ".join(names) + " = None"
