@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-from ..core.tensor import DeviceTensor, Tensor
+from ..core.tensor import DEVICE_META, DeviceTensor, Tensor
 
 _FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<inline cache>")
 MISS = object()  # returned on any difference: take the full path
@@ -63,18 +63,26 @@ def make(sf, entry, fast, args, positions, backend, step, context):
     names = None if watch is None else tuple(name for name, _ in watch.watched)
     if names is not None and len(names) > _INLINE_NAMES:
         names = "call"
+    # (per tensor argument, the device type whose shape and dtype are read from
+    # its `meta` attribute: the one registered, else the argument's own type)
+    device = next(iter(DEVICE_META.items())) if len(DEVICE_META) == 1 else None
+    devices = [device or (type(a._raw), DEVICE_META.get(type(a._raw)))
+               if k == "T" else (None, None) for a, k in zip(args, kinds)]
+    metas = tuple(meta for _, meta in devices)
     shape = (kinds, None if positions is None else tuple(positions), unstop,
-             sf._backend is None, names, bound_check, step, direct)
+             sf._backend is None, names, bound_check, step, direct, metas)
     factory = _TEMPLATES.get(shape)
     if factory is None:
         with _LOCK:
             factory = _TEMPLATES.get(shape) or _compile(shape)
             _TEMPLATES[shape] = factory
     consts = []
-    for a in args:
+    for a, (cls, meta) in zip(args, devices):
         if type(a) in (Tensor, DeviceTensor):
             v = a._raw
             consts += (v.shape, v.dtype, a.stop_gradient)
+            if meta is not None:
+                consts.append(cls)
         else:
             consts += (type(a), a)
     if names is not None and names != "call":
@@ -92,7 +100,7 @@ def _layer_flag(bound):
 
 
 def _compile(shape):
-    kinds, positions, unstop, global_backend, watched, bound_check, step, direct = shape
+    kinds, positions, unstop, global_backend, watched, bound_check, step, direct, metas = shape
     n = len(kinds)
     params, checks = [], []
     for i, k in enumerate(kinds):
@@ -102,10 +110,17 @@ def _compile(shape):
             checks += [f"    t = type({a})",
                        "    if t is not TENSOR and t is not DTENSOR:",
                        "        return MISS",
-                       f"    r{i} = {a}._raw",
-                       f"    if r{i}.shape != S{i} or {a}.stop_gradient is not G{i}:",
+                       f"    r{i} = {a}._raw"]
+            meta = metas[i]
+            if meta is None:
+                checks += [f"    m = r{i}"]
+            else:  # (a device array: its shape and dtype read where they cost less)
+                checks += [f"    m = r{i}.{meta} if type(r{i}) is DEV{i} else r{i}"]
+                params += [f"DEV{i}"]
+            checks += [f"    if m.shape != S{i} or {a}.stop_gradient is not G{i}:",
                        "        return MISS",
-                       f"    v = r{i}.dtype",
+                       "    v = m.dtype",
+                       "    m = None",  # (see `_clear`'s callers: references counted)
                        f"    if v is not D{i} and v != D{i}:",
                        "        return MISS"]
         else:
