@@ -288,7 +288,7 @@ class ConcreteProgram(TapedRuns):
             return None
         raw = getattr(runner, "takes_device_arrays", False)
         structure = self.output_structure
-        return {"captured": self._captured, "plain": plain,
+        return {"captured": self._captured, "plain": plain, "exe": runner,
                 "arrays": getattr(runner, "input_arrays", None), "raw": raw,
                 "new": new_device_tensor if raw else Tensor._from_array,
                 "structure": structure, "slow": self._call_on,

@@ -24,6 +24,7 @@ inline cache is a closure of that code over one hit's constants.
 from __future__ import annotations
 
 import inspect
+import operator
 import os
 import threading
 
@@ -58,7 +59,10 @@ def make(sf, entry, fast, args, positions, backend, step, context):
         direct = ("arrays" if parts["arrays"] is not None else "raw" if parts["raw"]
                   else "value", bool(parts["floating"]),
                   "single" if structure.single else "tuple" if structure.flat_tuple else "tree",
-                  parts["holds"] is not None)
+                  parts["holds"] is not None,
+                  # (the generated function called itself, see _direct_lines)
+                  hasattr(parts["exe"], "direct_fn") and not parts["arrays"]
+                  and not parts["raw"], bool(parts["captured"].tensors))
     watch = context["watch"]
     names = None if watch is None else tuple(name for name, _ in watch.watched)
     if names is not None and len(names) > _INLINE_NAMES:
@@ -141,7 +145,7 @@ def _compile(shape):
              "P['new'], P['structure']",
              "    SLOW, VERSION, PLACED, FLOATING = P['slow'], P['version'], P['placed'], "
              "P['floating']",
-             "    HOLDS = P['holds']",
+             "    HOLDS, EXE = P['holds'], P['exe']",
              "  TENSOR, DTENSOR, MISS, EAGERLY = C['tensor'], C['dtensor'], C['miss'], C['eagerly']",
              "  def inline(args):",
              "    try:",
@@ -195,7 +199,8 @@ def _compile(shape):
               "  inline.entry = ENTRY",
               "  return inline"]
     source = "\n".join(lines)
-    namespace = {"_wants_grad": _wants_grad, "NDARRAY": np.ndarray}
+    namespace = {"_wants_grad": _wants_grad, "NDARRAY": np.ndarray,
+                 "VALUE": operator.attrgetter("_value")}
     # (named as a file inside d2s: warnings and tracebacks skip its frames as d2s's)
     exec(compile(source, _FILENAME, "exec"), namespace)
     return namespace["factory"]
@@ -206,7 +211,7 @@ def _direct_lines(direct, positions, n):
     """`ConcreteProgram._fast_call`'s per-call function, inline (the program
     gave its parts: `inline_parts`): the inputs are known to need no
     gradient, so only the captured tensors are looked at."""
-    feeds, floating, result, guarded = direct
+    feeds, floating, result, guarded, own_fn, has_params = direct
     index = list(range(n) if positions is None else positions)
     names = [f"a{i}" for i in index]
     reader = []
@@ -232,7 +237,8 @@ def _direct_lines(direct, positions, n):
              ] + (["            " + _clear([f"r{i}" for i in index])] if reader else []) + [
              "            out = SLOW(BACKEND, tensors)",
              "          else:"] + reader + [
-             f"            outs = PLAIN({arrays}, params)",
+              ] + (_own_fn_lines(arrays, has_params, result) if own_fn else [
+             f"            outs = PLAIN({arrays}, params)"]) + [
              f"            out = {wrap}"]
     if guarded:  # (GuardedProgram._fast_call: its conditions first)
         lines = ["          if not HOLDS():",
@@ -252,3 +258,24 @@ def _wants_grad(floating, params):
 def _clear(names):
     """A statement binding each of `names` to None."""
     return " = ".join(names) + " = None"
+
+
+def _own_fn_lines(arrays, has_params, result):
+    """`plain_call` (numpy's `ForwardExecutable._plain`) inline, once the
+    backend has its generated function (`direct_fn`); before that, and on
+    the interpreter, `plain_call` itself."""
+    args = arrays[1:-1] + (", *map(VALUE, params)" if has_params else "")
+    check = (["              if type(outs[0]) is not NDARRAY:",
+              "                outs = EXE.as_arrays(outs)"] if result == "single" else
+             ["              for o in outs:",
+              "                if type(o) is not NDARRAY:",
+              "                  outs = EXE.as_arrays(outs)",
+              "                  break"])
+    return ["            fn = EXE.direct_fn",
+            "            if fn is None:",
+            f"              outs = PLAIN({arrays}, params)",
+            "            else:",
+            "              try:",
+            f"                outs = fn({args})",
+            "              except Exception as e:",
+            "                raise EXE.direct_located(e) from None"] + check

@@ -229,3 +229,18 @@ def test_the_program_it_serves_is_not_evicted_as_least_recent():
         assert sf._cache.builds == 4  # the hot program was never built again
     finally:
         program_cache.set_cache_limit(limit)
+
+
+def _take(x, i):
+    return d2s.gather(x, i)  # the line a kernel's error names
+
+
+def test_an_error_in_the_generated_code_names_the_users_line():
+    sf = d2s.jit.to_static(_take)
+    x = t([1.0, 2.0, 3.0])
+    good, bad = d2s.to_tensor(np.array([0, 2])), d2s.to_tensor(np.array([0, 7]))
+    _warm(sf, x, good)
+    _close(sf(x, good), np.array([1.0, 3.0]))
+    with pytest.raises(IndexError) as info:
+        sf(x, bad)
+    assert "'gather'" in str(info.value) and "test_call_inline_cache.py, line" in str(info.value)
