@@ -337,7 +337,7 @@ def new_device_tensor(value, stop_gradient=True):
     """`new_tensor` for a device array `value` (a backend's result on its
     per-call path, where every output is one): the slots set directly."""
     t = _object_new(DeviceTensor)
-    _RAW_SET(t, value)
+    t._raw = value  # (the slot itself, stored as an attribute: no descriptor call)
     t.stop_gradient = stop_gradient
     t._grad = None
     t._node = None
