@@ -8,9 +8,16 @@ over and over: the inline cache remembers that signature as straight-line
 checks generated for the call's arity and argument kinds (a Tensor's shape,
 dtype and stop_gradient; a Python scalar's type and value) followed by the
 program's per-call function under the state lock's optimistic read, all in
-one frame. (Its cache entry's recency is stamped when the cache next builds,
-the only time recency is read: StaticFunction._build.) Any difference from what it was made for returns `MISS` and the
-call takes the full path (which makes a new inline cache for its hit).
+one frame. Any difference from what it was made for returns `MISS` and the
+call takes the full path (which makes a new inline cache for its hit). Its
+cache entry's recency is stamped when the cache next builds, the only time
+recency is read (StaticFunction._build), not on every call.
+
+For a plain or guarded forward program the program's per-call function
+(`ConcreteProgram._fast_call`) is written inline too (`inline_parts`), and
+on numpy the compiled forward's own function is called from it
+(`direct_fn`): the frames a cached call passes through are the
+StaticFunction's `__call__`, this one and the generated program.
 
 What it checks, besides the arguments, is what the full path reads on every
 call: the to_static switch and eager mode, the Layer modes version (train /
@@ -37,6 +44,7 @@ MISS = object()  # returned on any difference: take the full path
 
 _INLINE_NAMES = 8  # watched globals checked inline (more: GlobalWatch.changed is called)
 _TEMPLATES = {}  # call shape -> factory (the generated code, compiled once)
+_TEMPLATES_LIMIT = 1024
 _LOCK = threading.Lock()
 
 
@@ -44,7 +52,7 @@ def make(sf, entry, fast, args, positions, backend, step, context):
     """The inline cache of `sf`'s call `args` that hit `entry` (its program's
     per-call function `fast` on `backend`); `positions`: the tensor
     arguments' (None: all); `step`: a writer (the state lock's write);
-    `context`: the constants the checks compare with (see `_factory`)."""
+    `context`: what the checks read (StaticFunction's `_INLINE_CONTEXT`)."""
     kinds = tuple("T" if type(a) in (Tensor, DeviceTensor) else "S" for a in args)
     unstop = tuple(getattr(entry.program, "_d2s_unstop", None) or ())
     bound = sf._bound_self
@@ -79,6 +87,8 @@ def make(sf, entry, fast, args, positions, backend, step, context):
     if factory is None:
         with _LOCK:
             factory = _TEMPLATES.get(shape) or _compile(shape)
+            if len(_TEMPLATES) >= _TEMPLATES_LIMIT:
+                _TEMPLATES.clear()  # (call shapes of programs long gone)
             _TEMPLATES[shape] = factory
     consts = []
     for a, (cls, meta) in zip(args, devices):
