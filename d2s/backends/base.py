@@ -98,6 +98,10 @@ class Executable(Protocol):
     # Optional: `plain_call` (feeds, captured) -> output values, a one-frame
     # forward a call that needs no gradient may take; None while there is none.
     plain_call: Optional[Callable]
+    # Optional: `direct_fn` (*input arrays, *captured arrays) -> output values,
+    # `plain_call`'s own function once there is one (None before), with
+    # `direct_located(error)` (the error to raise for one it raised) and
+    # `as_arrays(values)` (outputs that are not arrays made arrays).
 
 
 @runtime_checkable

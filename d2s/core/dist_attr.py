@@ -270,6 +270,12 @@ def any_placed():
     return bool(_ATTRS)
 
 
+def placed_values():
+    """The table `any_placed` reads (a dict, never rebound): code that inlines
+    the check reads its truth itself."""
+    return _ATTRS
+
+
 def attach(value, attr):
     """Record `attr` (a DistAttr, or None to clear) as `value`'s placements."""
     key = id(value)

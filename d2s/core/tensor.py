@@ -252,6 +252,8 @@ _RAW_SET = Tensor.__dict__["_value"].__set__
 # Types of backend device arrays (a backend registers its own, see
 # `register_device_type`); the host copy of one is made by `np.asarray`.
 _DEVICE_TYPES = set()
+# device array type -> the attribute holding its shape and dtype (see register_device_type)
+DEVICE_META = {}
 # Host copies made (a test hook: tests count materializations with it).
 materializations = [0]
 # hook(tensor, host copy, device array), called when a host copy is made: the
@@ -317,9 +319,14 @@ class DeviceTensor(Tensor):
         return int(self._raw.size)
 
 
-def register_device_type(cls):
-    """Mark `cls` (a backend's array type) as a device array a Tensor may hold."""
+def register_device_type(cls, meta=None):
+    """Mark `cls` (a backend's array type) as a device array a Tensor may hold.
+    `meta`: the name of an attribute of its arrays holding their `shape` and
+    `dtype` where reading those there costs less than on the array itself
+    (per-call checks read them: jit.inline_cache)."""
     _DEVICE_TYPES.add(cls)
+    if meta is not None:
+        DEVICE_META[cls] = meta
 
 
 def is_device_array(value):
@@ -330,7 +337,7 @@ def new_device_tensor(value, stop_gradient=True):
     """`new_tensor` for a device array `value` (a backend's result on its
     per-call path, where every output is one): the slots set directly."""
     t = _object_new(DeviceTensor)
-    _RAW_SET(t, value)
+    t._raw = value  # (the slot itself, stored as an attribute: no descriptor call)
     t.stop_gradient = stop_gradient
     t._grad = None
     t._node = None

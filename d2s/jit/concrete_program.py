@@ -281,6 +281,27 @@ class ConcreteProgram(TapedRuns):
             return structure.restructure(list(map(new, outs)))
         return call
 
+    def inline_parts(self, backend):
+        """What an inline cache (jit.inline_cache) needs to run `_fast_call`'s
+        path itself, in its own frame: a dict, or None where the program is
+        not a plain forward on `backend` (writes, no per-call path)."""
+        runner = self._runners.get(backend)
+        plain = getattr(runner, "plain_call", None)
+        if type(self) not in (ConcreteProgram, GuardedProgram) or plain is None \
+                or backend not in self.fast_calls:
+            return None
+        raw = getattr(runner, "takes_device_arrays", False)
+        structure = self.output_structure
+        return {"captured": self._captured, "plain": plain, "exe": runner,
+                "arrays": getattr(runner, "input_arrays", None), "raw": raw,
+                "new": new_device_tensor if raw else Tensor._from_array,
+                "structure": structure, "slow": self._call_on,
+                "version": state.tensor_attributes_version, "placed": dist_attr.placed_values(),
+                "floating": tuple(self._captured.floating),
+                # a GuardedProgram's conditions: while they fail, its own per-call
+                # path picks the program for the state now
+                "holds": getattr(self, "_holds", None)}
+
     def _call_placed(self, exe, tensors, captured, feeds):
         """`_call_on` with the inputs' placements: outputs report the ones the
         backend gave them."""

@@ -21,6 +21,7 @@ from ..backends import get_backend
 from ..static.origins import warn_in_user_code
 from . import buckets as shape_buckets
 from . import global_watch
+from . import inline_cache
 from .concrete_program import ConcreteProgram
 from .concrete_program import EffectProgram, GuardedProgram
 from .outliving import CALLS
@@ -80,6 +81,12 @@ class StaticFunction:
         self._bucket_specs = shape_buckets.bucketed_specs(self._input_spec)
         self._bucket_fast = {}  # see _call_bucketed
         self._buckets_off = False
+        # The last fast-path hit as code (jit.inline_cache), None after any
+        # change to the program cache; `_inline_misses`: hits the inline cache
+        # missed, past INLINE_MISSES it is no longer replaced (a call site
+        # alternating signatures keeps the dictionary path).
+        self._inline = None
+        self._inline_misses = 0
         functools.update_wrapper(self, function)
 
     # ---- descriptor: `@to_static` on a method -------------------------------------
@@ -155,6 +162,7 @@ class StaticFunction:
         with self._lock:
             self._program_passes = tuple(self._program_passes) + (pass_,)
             self._cache = ProgramCache()
+            self._inline = None
             self._bucket_fast = {}
             self._globals = None  # (watched again from the next trace)
         return self
@@ -176,6 +184,11 @@ class StaticFunction:
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         try:
+            inline = self._inline
+            if inline is not None and not kwargs:
+                out = inline(args)
+                if out is not inline_cache.MISS:
+                    return out
             return self._call(*args, **kwargs)
         except Exception as e:
             # Where an error leaves d2s: the user's frames only (convert.tracebacks).
@@ -207,6 +220,8 @@ class StaticFunction:
                     _unstop(program, tensors)
                 backend = self._backend or get_backend()
                 fast = program.fast_calls.get(backend)
+                if not self._bucket_specs:
+                    self._remember_inline(entry, fast, args, positions, backend, modes)
                 try:
                     # (one consistent parameter state per call: d2s.core.state_lock)
                     if type(program) is StepProgram:
@@ -262,6 +277,24 @@ class StaticFunction:
             return _STATE.read(concrete, tensors, self.backend)
         except RunEagerly:
             return self.dygraph_function(*args, **kwargs)
+
+    def _remember_inline(self, entry, fast, args, positions, backend, modes):
+        """Serve the next calls like this one from an inline cache (jit.inline_cache)."""
+        if self._inline is not None:
+            self._inline_misses += 1
+            if self._inline_misses > INLINE_MISSES:
+                return
+        program = entry.program
+        # as the dictionary path below runs it: a writer under the state lock's write
+        step = type(program) is StepProgram or fast is None and isinstance(program, _WRITERS)
+        if fast is None:
+            fast = functools.partial(program, backend=backend)
+        if self._mode_memo != (layer_modes_version[0], modes):
+            return  # (the modes changed meanwhile: made by the next call)
+        context = dict(_INLINE_CONTEXT, watch=self._globals,
+                       modes_version=layer_modes_version[0])
+        self._inline = inline_cache.make(self, entry, fast, args, positions, backend, step,
+                                         context)
 
     # ---- shape buckets (jit.buckets) -------------------------------------------------
     def _call_bucketed(self, args, kwargs):
@@ -380,6 +413,7 @@ class StaticFunction:
         with self._lock:
             if watch.changed():
                 self._cache = watch.switch(self._cache, ProgramCache)
+                self._inline = None
                 self._bucket_fast.clear()  # (its entries are the old cache's)
 
     def _call_converted(self, args, kwargs):
@@ -471,7 +505,11 @@ class StaticFunction:
         signature = self._keyed_by_modes(concrete, signature)
         if self._globals is None and not self._cache.builds:
             self._globals = global_watch.watch(self._function)  # as this trace read them
+        inline = self._inline
+        if inline is not None:  # it served the calls since its entry was stamped
+            inline.entry.last_used = next(CLOCK)
         evicted = self._cache.add(signature, concrete)
+        self._inline = None  # (it may serve an evicted program)
         if not self._warned and (evicted or self._cache.builds > WARN_AFTER_PROGRAMS):
             self._warned = True
             built = [s for s in evicted + self._cache.signatures() if s is not signature]
@@ -517,6 +555,7 @@ class StaticFunction:
         built so far (programs are the same on every backend)."""
         other = copy.copy(self)
         other._backend = backend
+        other._inline = None
         if compile is not None and compile != self._compile:
             other._compile = compile  # (a program keeps the mode it was built with)
             other._cache = ProgramCache()
@@ -562,6 +601,15 @@ class StaticFunction:
     def __repr__(self):
         return f"<StaticFunction {self._function.__qualname__}>"
 
+
+# What every inline cache reads (jit.inline_cache: `make`'s `context`).
+_INLINE_CONTEXT = {
+    "switch": SWITCH, "all_eager": all_eager, "tls": state._tls, "global": state._global,
+    "modes": layer_modes_version, "backends": backend_state._STATE, "epoch": _EPOCH,
+    "locked": _STATE.locked, "write": _STATE.write, "tensor": Tensor,
+    "dtensor": DeviceTensor, "miss": inline_cache.MISS, "eagerly": RunEagerly,
+}
+INLINE_MISSES = 32
 
 _SCALARS = frozenset((int, float, bool, str, type(None)))  # (by hash: no == per type)
 

@@ -36,6 +36,11 @@ class ForwardExecutable:
         self._backward_fns = {}              # gradient mask -> compiled backward
         self._saved_names = []
         self.plain_call = self._plain
+        # Once the forward is compiled: its generated function itself (input
+        # arrays, then the captured tensors' -> output values) and the error
+        # locator `_plain` applies, for a caller inlining `_plain`
+        # (jit.inline_cache); None before.
+        self.direct_fn = self.direct_located = None
 
     # ---- forward -------------------------------------------------------------------
     def forward(self, feeds, captured, feed_attrs=None):
@@ -46,6 +51,9 @@ class ForwardExecutable:
         if forward is None and self._forward_fn.plan is Plan.UNDECIDED:
             forward = self._forward_fn.when_hot(self._lock, self._compile_forward)
         if forward is not None:
+            if self.direct_fn is None:
+                self.direct_located = forward.located
+                self.direct_fn = forward.fn
             return forward(*arrays)
         return self._interpreted_outputs(arrays)
 
@@ -64,9 +72,13 @@ class ForwardExecutable:
                 raise forward.located(e) from None
         for v in values:
             if type(v) is not _ndarray:
-                return [v if type(v) is _ndarray else self.parts._as_array(i, v)
-                        for i, v in enumerate(values)]
+                return self.as_arrays(values)
         return values
+
+    def as_arrays(self, values):
+        """The forward's output values as arrays (`_plain`'s conversion)."""
+        return [v if type(v) is _ndarray else self.parts._as_array(i, v)
+                for i, v in enumerate(values)]
 
     def output_attrs(self, feeds, captured, feed_attrs, grad=False):
         return None  # placements are metadata on numpy: the output Variables'

@@ -45,7 +45,8 @@ from ._jax import jax, x64
 from .sharding import put, to_host
 
 # JAX's array type (what an XLA call returns): a Tensor may hold one.
-register_device_type(type(jax.device_put(np.zeros((), np.float32))))
+# (`aval`, kept on the array: its shape and dtype without the properties' cost)
+register_device_type(type(jax.device_put(np.zeros((), np.float32))), meta="aval")
 
 # id(Tensor) -> (host array, device array, sharding or None); entries leave
 # with their Tensor.
