@@ -1,8 +1,11 @@
 """`_jst.set_item(container, index, value)`: what `x[i] = v` becomes in
 converted code (transformers.item_assignment). A static Variable gets the
-functional `set_item` op (the caller rebinds its name to the result);
-anything else the plain subscript assignment, returning the same object
-(an eager Tensor then rebinds its own value, core.inplace)."""
+functional `set_item` op, and the Variable object is rebound to the result
+(static.rebinding: an alias, or the caller's name when a called function
+wrote its argument, reads the new value; a view writes its base); the
+caller also rebinds its name to the result. Anything else gets the plain
+subscript assignment, returning the same object (an eager Tensor then
+rebinds its own value, core.inplace)."""
 from .dispatch import _is_static
 
 
@@ -12,7 +15,14 @@ def set_item(container, index, value, held=False):
     there (a buffer) gets the functional result too, so that the attribute
     write is what the program records (state write-back, jit.outliving),
     also inside a tensor `if`/`while`."""
-    if _is_static(container) or held and _building() and _is_eager_tensor(container):
+    if _is_static(container):
+        from d2s.core.ops import set_item as functional
+        new = functional(container, index, value)
+        written = getattr(container, "_write_in_place", None)
+        if written is not None:
+            written(new)
+        return new
+    if held and _building() and _is_eager_tensor(container):
         from d2s.core.ops import set_item as functional
         return functional(container, index, value)
     if held and _building() and type(container) in (list, dict):
@@ -31,6 +41,16 @@ def _building():
 def _is_eager_tensor(value):
     from d2s.core.tensor import DeviceTensor, Tensor
     return type(value) is Tensor or type(value) is DeviceTensor
+
+
+def current(value):
+    """`x` after `x[i][j] = v` was written as `_jst.set_item(x[i], j, v)`
+    (transformers.item_assignment): the view `x[i]` wrote `x`; rebinding the
+    name to what `x` holds now lets the analyses carry `x` through tensor
+    constructs. A program's value: the Variable holding it now; anything
+    else: itself."""
+    latest = getattr(value, "_latest_value", None) if _is_static(value) else None
+    return latest() if latest is not None else value
 
 
 def make_slice(start, stop, step):
@@ -60,8 +80,9 @@ def inplace_call_held(fn, *args, **kwargs):
 def inplace_on_item(container, index, method, *args, **kwargs):
     """`xs[i].add_(v)` in converted code where `xs` is not a list or dict the
     function made itself (transformers.inplace_methods). An item of a tensor
-    is a copy (eagerly `y[1:].add_(v)` leaves `y` as it was): its write is
-    made and dropped, on an eager Tensor and on a program's value alike. An
+    by basic indexing is a view (core.views): its write reaches the tensor,
+    eagerly and on a program's value alike (an advanced index gives a copy,
+    whose write is made and dropped, as in PyTorch). An
     item of another container is written in place when it is an eager
     Tensor; a program's value there would need the container rebound, which
     only works outside tensor constructs (else a clear error)."""

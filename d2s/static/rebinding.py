@@ -1,0 +1,116 @@
+"""In-place writes on a program's values: the Variable object is rebound.
+
+A program's value is immutable: `y[0] = 5`, `y.add_(1)` on a static
+Variable compute the functional result (`set_item`, `add`). Eagerly the
+write changes the Tensor *object*, so every name holding it -- an alias
+`z = y`, the caller's name when a called function wrote its argument, a
+list holding it -- reads the new value. Here the written Variable takes a
+link to its new value (`_latest`, "superseded by"), and everything that
+reads a Variable as an op's input (`Builder.to_var`, `append_op`: ops, the
+converted function's outputs, state written back, loop and branch values)
+reads the end of that chain. The Variable's own fields never change (the
+ops that read it before the write keep reading the old value), so the
+Program/Block/Variable structures stay as they are.
+
+Inside a tensor `if`/`while` a link may point into the body's block, which
+does not run when the construct is not taken: each construct logs the
+links it makes on Variables of enclosing blocks and undoes them when its
+body is traced. A `cond` carries each such Variable out as one more output
+of the op and links it to that output; a `while` carries the loop
+variables written in place (their initial Variables are linked to the
+loop's results) and refuses any other outer write with a
+`ControlFlowError` naming the write's line (no stale value, and no
+Variable of a sub-block reachable after the construct).
+"""
+from __future__ import annotations
+
+import threading
+
+_tls = threading.local()
+
+
+def latest(var):
+    """The Variable holding `var`'s value now (`var` if never written)."""
+    while var._latest is not None:
+        var = var._latest
+    return var
+
+
+def supersede(old, new):
+    """`old` (a Variable) was written in place; `new` holds its value now.
+    A view (`old._base`, core.views) writes its base as well."""
+    from .ir import Variable, user_origin
+    head = latest(old)
+    if head is new:
+        return new
+    logs = getattr(_tls, "logs", None)
+    if logs:
+        log = logs[-1]
+        block = head.block.program.current_block()
+        if head.block is not block and head not in log.saved:
+            log.saved[head] = (head._latest, user_origin())
+    head._latest = new
+    base = old._base or head._base
+    if base is not None and type(new) is Variable:
+        _write_base(old if old._base is not None else head, new)
+    return new
+
+
+def _write_base(view, new):
+    from ..core.ops import set_item
+    from .ir import Variable
+    base, index, token = view._base
+    if type(base) is Variable:
+        if token is not None and latest(base) is not token:
+            from .control_flow import ControlFlowError
+            raise ControlFlowError(
+                f"'{view.name}' is a view `base[{index!r}]` of a tensor that was written after "
+                f"the view was taken (directly, or through another view of it){_where()}: its "
+                "values are stale, and writing them back would undo that write. Take the view "
+                "again after writing the base (`row = y[i]`), or write the base itself "
+                "(`y[i, j] = v`)")
+        written = set_item(latest(base), index, new)
+        supersede(base, written)
+        new._base = (base, index, latest(base))
+    else:  # an eager Tensor (a buffer, written through the trace's overlay)
+        base[index] = new
+        new._base = (base, index, None)
+
+
+def _where():
+    from .ir import user_origin
+    o = user_origin()
+    return f" ({o[0]}, line {o[1]})" if o else ""
+
+
+class _Log:
+    __slots__ = ("saved",)
+
+    def __init__(self):
+        self.saved = {}  # head Variable -> (its _latest before, origin of the first write)
+
+
+def begin():
+    """Start logging the writes of a construct's body on outer Variables."""
+    logs = getattr(_tls, "logs", None)
+    if logs is None:
+        logs = _tls.logs = []
+    log = _Log()
+    logs.append(log)
+    return log
+
+
+def end(log):
+    """Stop logging; undo the body's links on outer Variables. Returns
+    {Variable: (its value at the end of the body, origin of the write)}."""
+    _tls.logs.remove(log)
+    found = {v: (latest(v), origin) for v, (_, origin) in log.saved.items()}
+    for v, (before, _) in log.saved.items():
+        v._latest = before
+    return found
+
+
+def describe_write(var, origin):
+    where = f" ({origin[0]}, line {origin[1]}: `{origin[2]}`)" if origin and len(origin) > 2 \
+        else (f" ({origin[0]}, line {origin[1]})" if origin else "")
+    return f"the tensor '{var.name}' written in place{where}"
