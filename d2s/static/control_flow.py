@@ -263,11 +263,17 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
     if names and isinstance(t_out, (tuple, list)):
         names = leaf_names(t_out, names)
     n_results = len(t_leaves)
-    if written:
-        t_leaves = list(t_leaves) + [t_written[v][0] if v in t_written else latest(v)
-                                     for v in written]
-        f_leaves = list(f_leaves) + [f_written[v][0] if v in f_written else latest(v)
-                                     for v in written]
+    # each written Variable's output: a result whose values on both paths are
+    # its own (the usual: the name it was written through), else one more
+    written_at = []
+    for v in written:
+        a = t_written[v][0] if v in t_written else latest(v)
+        b = f_written[v][0] if v in f_written else latest(v)
+        k = next((k for k in range(n_results) if t_leaves[k] is a and f_leaves[k] is b), None)
+        if k is None:
+            k = len(t_leaves)
+            t_leaves, f_leaves = list(t_leaves) + [a], list(f_leaves) + [b]
+        written_at.append(k)
 
     outs, t_names, f_names, labels, results, branch_vars = [], [], [], [], [], []
     blocks = (true_block, false_block)
@@ -306,8 +312,8 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
         if all(v is not u for u in free):
             free.append(v)
     append_cond(parent, pred, free, outs, (true_block, false_block), (t_names, f_names), labels)
-    for v, out in zip(written, results[n_results:]):
-        supersede(v, out)
+    for v, k in zip(written, written_at):
+        supersede(v, results[k])
     return unflatten(tree, results[:n_results])
 
 
