@@ -263,6 +263,10 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
     if names and isinstance(t_out, (tuple, list)):
         names = leaf_names(t_out, names)
     n_results = len(t_leaves)
+    if written or any(type(x) is Variable and x._latest is not None
+                      for x in t_leaves + f_leaves):
+        t_leaves = [_at_end(x, t_written) for x in t_leaves]
+        f_leaves = [_at_end(x, f_written) for x in f_leaves]
     # each written Variable's output: a result whose values on both paths are
     # its own (the usual: the name it was written through), else one more
     written_at = []
@@ -324,18 +328,20 @@ def _trace_branch(program, block, fn):
     the branch's end, origin)}."""
     log = rebinding.begin()
     try:
-        out, stop = trace_path(program, block, lambda: _current_values(fn()))
+        out, stop = trace_path(program, block, fn)
     finally:
         written = rebinding.end(log)
     return out, stop, written
 
 
-def _current_values(value):
-    """`value` with each Variable in it read as it is now (static.rebinding)."""
-    leaves, tree = flatten(value)
-    if not any(isinstance(x, Variable) and x._latest is not None for x in leaves):
-        return value
-    return unflatten(tree, [latest(x) if isinstance(x, Variable) else x for x in leaves])
+def _at_end(x, written):
+    """A branch's result `x` as it is at the branch's end: written in place
+    since (static.rebinding), the value the branch left it (`written`: the
+    branch's writes on outer Variables, whose links are undone)."""
+    if type(x) is not Variable or x._latest is None and x not in written:
+        return x
+    x = latest(x)
+    return written[x][0] if x in written else x
 
 
 def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):
