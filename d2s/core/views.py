@@ -45,7 +45,8 @@ def remember(out, base, index):
     from .tensor import Tensor
     if isinstance(out, Tensor) and isinstance(base, Tensor):
         out._base = (base, index, base._version)
-    elif isinstance(out, Symbolic) and hasattr(out, "_base"):
+    elif isinstance(out, Symbolic) and hasattr(out, "_base") and isinstance(
+            base, (Tensor, Symbolic)):
         out._base = (base, index, _token(base))
 
 

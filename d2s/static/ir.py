@@ -85,11 +85,13 @@ class Variable(Symbolic, TensorMethods):
             v = v._latest
         return v
 
-    def _write_in_place(self, new):
+    def _write_in_place(self, new, through_view=True):
         """This value was written in place and `new` holds it now: every holder
-        of this Variable reads `new` from here on (static.rebinding)."""
+        of this Variable reads `new` from here on (static.rebinding), and a
+        view writes its base unless `through_view` is False (the caller
+        writes the base itself)."""
         from .rebinding import supersede
-        return supersede(self, new)
+        return supersede(self, new, through_view)
 
     @property
     def ndim(self):

@@ -36,9 +36,10 @@ def latest(var):
     return var
 
 
-def supersede(old, new):
+def supersede(old, new, through_view=True):
     """`old` (a Variable) was written in place; `new` holds its value now.
-    A view (`old._base`, core.views) writes its base as well."""
+    A view (`old._base`, core.views) writes its base as well, unless
+    `through_view` is False."""
     from .ir import Variable, user_origin
     head = latest(old)
     if head is new:
@@ -51,7 +52,7 @@ def supersede(old, new):
             log.saved[head] = (head._latest, user_origin())
     head._latest = new
     base = old._base or head._base
-    if base is not None and type(new) is Variable:
+    if base is not None and through_view and type(new) is Variable:
         _write_base(old if old._base is not None else head, new)
     return new
 

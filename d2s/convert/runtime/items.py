@@ -20,7 +20,9 @@ def set_item(container, index, value, held=False):
         new = functional(container, index, value)
         written = getattr(container, "_write_in_place", None)
         if written is not None:
-            written(new)
+            # (held: an item of an attribute, `self.b[i][j] = v`, whose caller
+            # writes the attribute itself with the outer item)
+            written(new, not held)
         return new
     if held and _building() and _is_eager_tensor(container):
         from d2s.core.ops import set_item as functional
@@ -41,6 +43,42 @@ def _building():
 def _is_eager_tensor(value):
     from d2s.core.tensor import DeviceTensor, Tensor
     return type(value) is Tensor or type(value) is DeviceTensor
+
+
+def set_nested(root, indices, value):
+    """`root[i][j]... = value` in converted code, on a name (transformers.
+    item_assignment); returns what the name holds after it.
+
+    A tensor's item by basic indexing is a view (core.views): written, it
+    writes the tensor (an alias of the tensor, or the caller's name, sees
+    it; static.rebinding); an item by advanced indexing is a copy whose write
+    is dropped, as eagerly. Below a list or dict the item is written
+    functionally and stored back into the container (`cache["k"][:, i] = v`
+    is `cache["k"] = set_item(cache["k"], (..., i), v)`), which the analyses
+    of tensor loops carry as an item of the container."""
+    if len(indices) == 1:
+        return set_item(root, indices[0], value)
+    if _is_tensor(root):
+        set_nested(root[indices[0]], indices[1:], value)
+        return current(root)
+    return set_item(root, indices[0], _functional_nested(root[indices[0]], indices[1:], value))
+
+
+def _functional_nested(container, indices, value):
+    """The new value of `container` with `container[i][j]... = value`, the
+    tensors on the way written functionally (no view writes, no rebinding:
+    the caller stores the result where `container` came from)."""
+    if len(indices) > 1:
+        value = _functional_nested(container[indices[0]], indices[1:], value)
+    if _is_static(container) or _building() and _is_eager_tensor(container):
+        from d2s.core.ops import set_item as functional
+        return functional(container, indices[0], value)
+    container[indices[0]] = value
+    return container
+
+
+def _is_tensor(value):
+    return _is_static(value) or _is_eager_tensor(value)
 
 
 def current(value):
