@@ -105,25 +105,30 @@ def apply(t, compute, what, keep_shape=True):
 
 
 def _check_base(t, what, grad_on):
-    """Before writing the view `t` (core.views): every tensor it was taken
-    from, up the chain, still holds what it held then (else the view's values
-    are stale and writing them back would undo that write), and none is a
-    leaf that requires grad (PyTorch refuses a view of one as well)."""
-    while t._base is not None:
-        base, index, version = t._base
-        if base._version != version:
-            raise RuntimeError(
-                f"{what}: this tensor is a view `base[{index!r}]` of a tensor that was written "
-                "after the view was taken (directly, or through another view of it); its "
-                "values are stale, and writing them back would undo that write. Take the "
-                "view again after writing the base (`row = y[i]`), or write the base itself "
-                "(`y[i, j] = v`)")
+    """Before writing the view `t` (core.views): no tensor it was taken from,
+    up the chain, is a leaf that requires grad (PyTorch refuses a view of one
+    as well); then each view on the way that is stale (its base was written
+    since by another route: the base itself, a sibling view) takes the
+    base's values again, so the write starts from them and writing it back
+    undoes nothing (`a = y[0]; b = y[0]; a[1] = 7; b[0] = 1` keeps the 7)."""
+    chain, v = [], t
+    while v._base is not None:
+        base = v._base[0]
         if grad_on and base._node is None and not base.stop_gradient:
             raise RuntimeError(
                 f"{what}: a view of a leaf Variable that requires grad is being used in an "
                 "in-place operation (the write reaches the leaf); write it under "
                 "`with d2s.no_grad():`, or on a copy (`y = x.clone()`)")
-        t = base
+        chain.append(v)
+        v = base
+    for v in reversed(chain):  # from the root down: each base is fresh first
+        base, index, version = v._base
+        if base._version != version:
+            v._base = None  # (taking the values again is no write of the base)
+            try:
+                apply(v, lambda _, b=base, i=index: _ops().getitem(b, i), what)
+            finally:
+                v._base = (base, index, base._version)
 
 
 def _write_base(t):
@@ -249,7 +254,8 @@ def method(x, what, compute, keep_shape=True):
             f"conditional expression); write the functional form, e.g. {functional} "
             f"(`xs[0] = xs[0].{what.rstrip('_')}(...)`), or convert the function with "
             f"to_static")
-    new = compute(x)
+    start = getattr(x, "_fresh", None)  # a stale view starts from its base's values
+    new = compute(start() if start is not None else x)
     written = getattr(x, "_write_in_place", None)
     if written is not None:  # every holder of x reads `new` (static.rebinding)
         written(new)

@@ -12,12 +12,14 @@ program's values (static.rebinding): the write rebinds the base Variable.
 
 Not views, as in PyTorch and numpy: advanced indexing (integer or bool
 tensors, lists) gives a copy, and so do the results of every other op.
-Limits, where shared storage would differ and d2s says so instead of
-answering silently: a view remembers the version of its base when it was
-taken; writing the view after the base was written by another route (the
-base itself, or a sibling view `a = y[0]; b = y[0]; a[1] = 7; b[0] = 1`)
-raises, since its values would be stale. Reading a view after such a write
-gives its values as they were when it was taken (take the view again).
+
+Where shared storage would differ: a view remembers its base's version (or,
+in a program, the Variable holding the base) when taken. Written after the
+base was written by another route (the base itself, a sibling view
+`a = y[0]; b = y[0]; a[1] = 7; b[0] = 1`), the view first takes the base's
+values again, so the write starts from them and undoes nothing (PyTorch's
+answer). *Reading* such a view before writing it gives its values as they
+were when it was taken: take the view again after writing the base.
 """
 from __future__ import annotations
 

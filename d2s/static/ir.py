@@ -85,6 +85,14 @@ class Variable(Symbolic, TensorMethods):
             v = v._latest
         return v
 
+    def _fresh(self):
+        """The value an in-place write of this Variable starts from
+        (static.rebinding.fresh: a stale view takes its base's values again)."""
+        if self._base is None and self._latest is None:
+            return self
+        from .rebinding import fresh
+        return fresh(self)
+
     def _write_in_place(self, new, through_view=True):
         """This value was written in place and `new` holds it now: every holder
         of this Variable reads `new` from here on (static.rebinding), and a

@@ -51,10 +51,34 @@ def supersede(old, new, through_view=True):
         if head.block is not block and head not in log.saved:
             log.saved[head] = (head._latest, user_origin())
     head._latest = new
-    base = old._base or head._base
-    if base is not None and through_view and type(new) is Variable:
-        _write_base(old if old._base is not None else head, new)
+    view = head if head._base is not None else old  # (the head's record is the newest)
+    if view._base is not None and through_view and type(new) is Variable:
+        _write_base(view, new)
     return new
+
+
+def fresh(var):
+    """The value of `var` to write in place: a view (core.views) whose base
+    was written since by another route (the base itself, a sibling view)
+    first takes the base's values again, from the root of its chain down, so
+    the write starts from them and writing it back undoes nothing."""
+    from ..core.ops import getitem
+    from .ir import Variable
+    head = latest(var)
+    view = head if head._base is not None else var
+    if view._base is None:
+        return head
+    base, index, token = view._base
+    if type(base) is not Variable:
+        return head
+    fresh(base)
+    now = latest(base)
+    if token is None or now is token:
+        return head
+    again = getitem(now, index)
+    supersede(var, again, through_view=False)
+    again._base = (base, index, now)
+    return again
 
 
 def _write_base(view, new):

@@ -17,7 +17,9 @@ def set_item(container, index, value, held=False):
     also inside a tensor `if`/`while`."""
     if _is_static(container):
         from d2s.core.ops import set_item as functional
-        new = functional(container, index, value)
+        start = getattr(container, "_fresh", None)
+        new = functional(start() if start is not None and not held else container, index,
+                         value)
         written = getattr(container, "_write_in_place", None)
         if written is not None:
             # (held: an item of an attribute, `self.b[i][j] = v`, whose caller
