@@ -13,8 +13,8 @@ from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifels
                            convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
 from .gradients import set_stop_gradient
-from .items import (current, inplace_call, inplace_call_held, inplace_on_item, make_slice,
-                    set_item, set_nested)
+from .items import (inplace_call, inplace_call_held, inplace_on_item, make_slice, set_item,
+                    set_nested)
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
                     convert_list_extend_call, convert_reached_list_call, checked_method,
@@ -40,6 +40,6 @@ __all__ = [
     "convert_while_loop", "convert_zip",
     "note_function", "python_test_only", "read_attr", "read_item", "ReturnSlots",
     "UndefinedVar", "ld", "load_attr", "load_item",
-    "current", "inplace_call", "inplace_call_held", "inplace_on_item", "make_slice", "return_value",
+    "inplace_call", "inplace_call_held", "inplace_on_item", "make_slice", "return_value",
     "set_item", "set_nested", "set_stop_gradient", "store_attr", "store_item", "try_body",
 ]

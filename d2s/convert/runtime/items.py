@@ -84,11 +84,9 @@ def _is_tensor(value):
 
 
 def current(value):
-    """`x` after `x[i][j] = v` was written as `_jst.set_item(x[i], j, v)`
-    (transformers.item_assignment): the view `x[i]` wrote `x`; rebinding the
-    name to what `x` holds now lets the analyses carry `x` through tensor
-    constructs. A program's value: the Variable holding it now; anything
-    else: itself."""
+    """What `value` holds now: a program's value written in place since (a
+    view of it written, static.rebinding), the Variable holding it; anything
+    else itself."""
     latest = getattr(value, "_latest_value", None) if _is_static(value) else None
     return latest() if latest is not None else value
 
