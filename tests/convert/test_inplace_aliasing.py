@@ -139,7 +139,25 @@ def method_in_while(x):
     return z + 0.0
 
 
-CASES = [callee_write, alias_write, alias_methods, alias_zero, nested_target, row_view, chain,
+def list_holder(x):
+    y = x * 1.0
+    held = [y, {"k": y}]
+    y[1, 0] = 2.0
+    return held[0] + held[1]["k"]
+
+
+def write_in_if_in_while(x):
+    y = x * 1.0
+    z = y
+    i = d2s.to_tensor(0)
+    while i < 3:
+        if y.sum() > -100.0:
+            y[1] = y[1] * 2.0
+        i += 1
+    return z + 0.0, y
+
+
+CASES = [list_holder, write_in_if_in_while, callee_write, alias_write, alias_methods, alias_zero, nested_target, row_view, chain,
          item_method, advanced_copy, reshape_alias, callee_in_if, alias_in_if, view_in_if,
          alias_in_while, method_in_while]
 
