@@ -85,6 +85,15 @@ class Variable(Symbolic, TensorMethods):
             v = v._latest
         return v
 
+    def __setitem__(self, index, value):
+        """`v[index] = value` where no name is rebound to the result (an item
+        of a list or dict the function made, `cache["k"][i] = v`; code that is
+        not converted): an in-place write, which every holder of this
+        Variable reads from here on (static.rebinding)."""
+        from ..core.ops import set_item
+        from .rebinding import fresh, supersede
+        supersede(self, set_item(fresh(self), index, value))
+
     def _fresh(self):
         """The value an in-place write of this Variable starts from
         (static.rebinding.fresh: a stale view takes its base's values again)."""

@@ -171,7 +171,7 @@ class _LoopBuilder:
             self.placeholders[i] = ph
         args = unflatten(self.tree, [self.placeholders.get(i, x)
                                      for i, x in enumerate(self.leaves)])
-        log = rebinding.begin()
+        log = rebinding.begin(loop=True)
         try:
             self._trace_blocks(args)
         finally:

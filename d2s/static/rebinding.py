@@ -44,6 +44,8 @@ def supersede(old, new, through_view=True):
     head = latest(old)
     if head is new:
         return new
+    if head.is_data and head.block.program._builder.overlay is not None:
+        _input_written(head)
     logs = getattr(_tls, "logs", None)
     if logs:
         log = logs[-1]
@@ -55,6 +57,17 @@ def supersede(old, new, through_view=True):
     if view._base is not None and through_view and type(new) is Variable:
         _write_base(view, new)
     return new
+
+
+def _input_written(var):
+    """An in-place write that reaches an input of a function `to_static`
+    traces (itself, or through a view of it): eagerly the caller's Tensor
+    changes, while the program would only rebind its own names."""
+    raise TypeError(
+        f"an in-place write to the input '{var.name}' of a converted function{_where()}: the "
+        "caller's Tensor would not change, as it does eagerly; write on a copy "
+        f"(`y = {var.name}.clone()`, then `y[i] = v`) or the functional form "
+        f"(`y = d2s.set_item({var.name}, i, v)`), and return the new value to the caller")
 
 
 def fresh(var):
@@ -109,20 +122,28 @@ def _where():
 
 
 class _Log:
-    __slots__ = ("saved",)
+    __slots__ = ("saved", "loop")
 
-    def __init__(self):
+    def __init__(self, loop):
         self.saved = {}  # head Variable -> (its _latest before, origin of the first write)
+        self.loop = loop
 
 
-def begin():
-    """Start logging the writes of a construct's body on outer Variables."""
+def begin(loop=False):
+    """Start logging the writes of a construct's body (a loop's: `loop`) on
+    outer Variables."""
     logs = getattr(_tls, "logs", None)
     if logs is None:
         logs = _tls.logs = []
-    log = _Log()
+    log = _Log(loop)
     logs.append(log)
     return log
+
+
+def in_loop():
+    """Whether a tensor loop's body is being traced (its writes on outer
+    Variables must be carried by the loop)."""
+    return any(log.loop for log in getattr(_tls, "logs", None) or ())
 
 
 def end(log):

@@ -157,7 +157,17 @@ def write_in_if_in_while(x):
     return z + 0.0, y
 
 
-CASES = [list_holder, write_in_if_in_while, callee_write, alias_write, alias_methods, alias_zero, nested_target, row_view, chain,
+def container_item(x):
+    y = x * 1.0
+    cache = {"k": y}
+    k = cache["k"]
+    cache["k"][0, 1] = x[1, 0] * 9.0
+    if x.sum() < 100.0:
+        cache["k"][1, 2] = 3.0
+    return k + 0.0, cache["k"]
+
+
+CASES = [container_item, list_holder, write_in_if_in_while, callee_write, alias_write, alias_methods, alias_zero, nested_target, row_view, chain,
          item_method, advanced_copy, reshape_alias, callee_in_if, alias_in_if, view_in_if,
          alias_in_while, method_in_while]
 
@@ -250,3 +260,29 @@ def test_sibling_views_written_in_turn_equal_eager(backend):
     got = d2s.jit.to_static(siblings, backend=backend)(d2s.to_tensor(X)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert want[0, 1] == X[1, 1] * 7.0  # a's write survives b's
+
+
+def input_item(x):
+    x[0, 1] = 5.0
+    return x * 1.0
+
+
+def input_view(x):
+    row = x[1]
+    row.add_(1.0)
+    return x * 1.0
+
+
+def input_callee(x):
+    _helper(x)
+    return x * 1.0
+
+
+@pytest.mark.parametrize("fn", [input_item, input_view, input_callee],
+                         ids=["item", "view", "callee"])
+def test_a_write_reaching_an_input_raises_naming_it(fn):
+    x = d2s.to_tensor(X)
+    with pytest.raises(TypeError, match="input 'x' of a converted function") as e:
+        d2s.jit.to_static(fn)(x)
+    assert "clone()" in str(e.value)
+    np.testing.assert_array_equal(x.numpy(), X)  # the caller's Tensor as it was

@@ -57,16 +57,18 @@ def set_nested(root, indices, value):
     is dropped, as eagerly. Below a list or dict the item is written
     functionally and stored back into the container (`cache["k"][:, i] = v`
     is `cache["k"] = set_item(cache["k"], (..., i), v)`), which the analyses
-    of tensor loops carry as an item of the container."""
+    of tensor loops carry as an item of the container; outside a tensor loop
+    the tensor is rebound too (an alias of it reads the write)."""
     if len(indices) == 1:
         return set_item(root, indices[0], value)
     if _is_tensor(root):
         set_nested(root[indices[0]], indices[1:], value)
         return current(root)
-    return set_item(root, indices[0], _functional_nested(root[indices[0]], indices[1:], value))
+    return set_item(root, indices[0],
+                    _functional_nested(root[indices[0]], indices[1:], value, top=True))
 
 
-def _functional_nested(container, indices, value):
+def _functional_nested(container, indices, value, top=False):
     """The new value of `container` with `container[i][j]... = value`, the
     tensors on the way written functionally (no view writes, no rebinding:
     the caller stores the result where `container` came from)."""
@@ -74,7 +76,14 @@ def _functional_nested(container, indices, value):
         value = _functional_nested(container[indices[0]], indices[1:], value)
     if _is_static(container) or _building() and _is_eager_tensor(container):
         from d2s.core.ops import set_item as functional
-        return functional(container, indices[0], value)
+        new = functional(container, indices[0], value)
+        if top and _is_static(container):
+            from d2s.static import rebinding
+            if not rebinding.in_loop():
+                # an alias of the tensor (held outside the container) reads the
+                # write too; a tensor loop carries the container's item instead
+                container._write_in_place(new, False)
+        return new
     container[indices[0]] = value
     return container
 
