@@ -88,8 +88,11 @@ class Variable(Symbolic, TensorMethods):
     def __setitem__(self, index, value):
         """`v[index] = value` where no name is rebound to the result (an item
         of a list or dict the function made, `cache["k"][i] = v`; code that is
-        not converted): an in-place write, which every holder of this
-        Variable reads from here on (static.rebinding)."""
+        not converted) while `to_static` traces: an in-place write, which every
+        holder of this Variable reads from here on (static.rebinding). In a
+        program built by hand, the error that asks for the functional form."""
+        if self.block.program._builder.overlay is None:
+            return TensorMethods.__setitem__(self, index, value)
         from ..core.ops import set_item
         from .rebinding import fresh, supersede
         supersede(self, set_item(fresh(self), index, value))
