@@ -58,8 +58,12 @@ def apply(t, compute, what, keep_shape=True):
         new = compute(ov.read(t))
         new = _conform(new, t, what, keep_shape)
         ov.assign(t, new)
+        if t._base is not None:
+            _write_base(t)
         return t
     grad_on = state._tls.grad_enabled
+    if t._base is not None:
+        _check_base(t, what, grad_on)
     if grad_on and t._node is None and not t.stop_gradient:
         raise RuntimeError(
             f"{what}: a leaf Variable that requires grad is being used in an in-place "
@@ -71,6 +75,8 @@ def apply(t, compute, what, keep_shape=True):
         new = _conform(new, t, what, keep_shape)
         t._value = new._value
         t._version += 1
+        if t._base is not None:
+            _write_base(t)
         return t
     before = new_tensor(t._value, t.stop_gradient)
     before._node, before._out_index = t._node, t._out_index
@@ -93,7 +99,45 @@ def apply(t, compute, what, keep_shape=True):
     t._node, t._out_index = new._node, new._out_index
     t.stop_gradient = new.stop_gradient  # (no node: nothing reaches any history)
     t._version += 1
+    if t._base is not None:
+        _write_base(t)
     return t
+
+
+def _check_base(t, what, grad_on):
+    """Before writing the view `t` (core.views): no tensor it was taken from,
+    up the chain, is a leaf that requires grad (PyTorch refuses a view of one
+    as well); then each view on the way that is stale (its base was written
+    since by another route: the base itself, a sibling view) takes the
+    base's values again, so the write starts from them and writing it back
+    undoes nothing (`a = y[0]; b = y[0]; a[1] = 7; b[0] = 1` keeps the 7)."""
+    chain, v = [], t
+    while v._base is not None:
+        base = v._base[0]
+        if grad_on and base._node is None and not base.stop_gradient:
+            raise RuntimeError(
+                f"{what}: a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation (the write reaches the leaf); write it under "
+                "`with d2s.no_grad():`, or on a copy (`y = x.clone()`)")
+        chain.append(v)
+        v = base
+    for v in reversed(chain):  # from the root down: each base is fresh first
+        base, index, version = v._base
+        if base._version != version:
+            v._base = None  # (taking the values again is no write of the base)
+            try:
+                apply(v, lambda _, b=base, i=index: _ops().getitem(b, i), what)
+            finally:
+                v._base = (base, index, base._version)
+
+
+def _write_base(t):
+    """After the view `t` was written: `base[index] = t` (an in-place write
+    of the base, which writes its own base in turn), then `t` is a view of
+    the base as it is now."""
+    base, index, _ = t._base
+    setitem(base, index, t)
+    t._base = (base, index, base._version)
 
 
 def _conform(new, t, what, keep_shape):
@@ -124,9 +168,13 @@ def set_value(t, value):
     if tuple(array.shape) != tuple(t.shape):
         raise ValueError(f"set_value: a value of shape {list(array.shape)} for a tensor of "
                          f"shape {list(t.shape)}")
+    if t._base is not None:
+        _check_base(t, "set_value", state._tls.grad_enabled)
     t._value = np.array(array, dtype=t.dtype, copy=True)
     t._version += 1
     autograd.inplace_seen[0] = True
+    if t._base is not None:
+        _write_base(t)
     return t
 
 
@@ -206,7 +254,12 @@ def method(x, what, compute, keep_shape=True):
             f"conditional expression); write the functional form, e.g. {functional} "
             f"(`xs[0] = xs[0].{what.rstrip('_')}(...)`), or convert the function with "
             f"to_static")
-    return compute(x)
+    start = getattr(x, "_fresh", None)  # a stale view starts from its base's values
+    new = compute(start() if start is not None else x)
+    written = getattr(x, "_write_in_place", None)
+    if written is not None:  # every holder of x reads `new` (static.rebinding)
+        written(new)
+    return new
 
 
 # ---- Paddle's in-place functions (d2s.reshape_(x, shape), ...) ----------------------

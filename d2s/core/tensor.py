@@ -24,6 +24,7 @@ def new_tensor(value, stop_gradient=True):
     t.name = None
     t._version = 0
     t._past = None
+    t._base = None
     return t
 
 
@@ -37,8 +38,10 @@ class Tensor(TensorMethods):
     # a slot added here is added to both (tests/core check that both fill all).
     # `_version` counts in-place writes (core.inplace): the tape checks it;
     # `_past`: None, or {version: weakref to the snapshot of that version}.
+    # `_base`: None, or (base, index, base's _version) for a view made by basic
+    # indexing: an in-place write to it writes the base too (core.inplace).
     __slots__ = ("_value", "stop_gradient", "_grad", "_node", "_out_index", "name",
-                 "_version", "_past", "__weakref__")
+                 "_version", "_past", "_base", "__weakref__")
     _name_counter = [0]
 
     def __init__(self, data, dtype=None, stop_gradient=True, name=None):
@@ -57,6 +60,7 @@ class Tensor(TensorMethods):
         self.name = name
         self._version = 0
         self._past = None
+        self._base = None
         if state._tls.builders:  # made while a program is being built
             effects.note_new_tensor(self)
 
@@ -345,6 +349,7 @@ def new_device_tensor(value, stop_gradient=True):
     t.name = None
     t._version = 0
     t._past = None
+    t._base = None
     return t
 
 

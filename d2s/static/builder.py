@@ -25,6 +25,8 @@ class Builder:
         if isinstance(x, Variable):
             if x.block.program is not self.program:
                 raise ValueError(f"Variable '{x.name}' belongs to another program")
+            while x._latest is not None:  # written in place since (static.rebinding)
+                x = x._latest
             return x
         if isinstance(x, Tensor):
             if self.overlay is not None:
@@ -65,7 +67,8 @@ class Builder:
         ins = []
         stop = True
         for x in inputs:
-            if type(x) is not Variable or x.block.program is not program:
+            if type(x) is not Variable or x.block.program is not program \
+                    or x._latest is not None:
                 x = self.to_var(x)
             # gradient blocks read saved forward scopes
             if x.block is not block and not building_grad:

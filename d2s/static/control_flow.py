@@ -23,8 +23,10 @@ from ..core.tensor import Tensor
 from .control_ops import sub_block_ids
 from .control_ops.cond import append_cond
 from .control_ops.undefined import append_cast_if_defined
+from . import rebinding
 from .ir import Variable
 from .pytree import flatten, rebuild, unflatten
+from .rebinding import latest, supersede
 from .side_effects import abandon_block, unbound_read
 from .tensor_array import PendingArray, array_init
 
@@ -239,11 +241,14 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
             f"(x > 0).any() or x.sum() > 0")
     parent = program.current_block()
     true_block = program._create_block(parent)
-    t_out, t_stop = trace_path(program, true_block, true_fn)
+    t_out, t_stop, t_written = _trace_branch(program, true_block, true_fn)
     false_block = program._create_block(parent)
-    f_out, f_stop = trace_path(program, false_block, false_fn)
+    f_out, f_stop, f_written = _trace_branch(program, false_block, false_fn)
     if t_stop is not None and f_stop is not None:
         raise t_stop  # every path stops there: so does the code around the `if`
+    # Outer Variables a branch wrote in place (static.rebinding): carried out
+    # as more outputs, after the branch results, each linked to its output.
+    written = list(t_written) + [v for v in f_written if v not in t_written]
     # A path that stopped at such a read gives no results (its block raises):
     # each of them is the other path's.
     if t_stop is not None:
@@ -257,6 +262,22 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
         _structure_error(t_out, f_out, names)
     if names and isinstance(t_out, (tuple, list)):
         names = leaf_names(t_out, names)
+    n_results = len(t_leaves)
+    if written or any(type(x) is Variable and x._latest is not None
+                      for x in t_leaves + f_leaves):
+        t_leaves = [_at_end(x, t_written) for x in t_leaves]
+        f_leaves = [_at_end(x, f_written) for x in f_leaves]
+    # each written Variable's output: a result whose values on both paths are
+    # its own (the usual: the name it was written through), else one more
+    written_at = []
+    for v in written:
+        a = t_written[v][0] if v in t_written else latest(v)
+        b = f_written[v][0] if v in f_written else latest(v)
+        k = next((k for k in range(n_results) if t_leaves[k] is a and f_leaves[k] is b), None)
+        if k is None:
+            k = len(t_leaves)
+            t_leaves, f_leaves = list(t_leaves) + [a], list(f_leaves) + [b]
+        written_at.append(k)
 
     outs, t_names, f_names, labels, results, branch_vars = [], [], [], [], [], []
     blocks = (true_block, false_block)
@@ -295,7 +316,32 @@ def _build_cond(builder, pred, true_fn, false_fn, names, optional, relax=False):
         if all(v is not u for u in free):
             free.append(v)
     append_cond(parent, pred, free, outs, (true_block, false_block), (t_names, f_names), labels)
-    return unflatten(tree, results)
+    for v, k in zip(written, written_at):
+        supersede(v, results[k])
+    return unflatten(tree, results[:n_results])
+
+
+def _trace_branch(program, block, fn):
+    """`trace_path` of a branch, its results read as they are at its end
+    (values written in place since: static.rebinding), and the outer
+    Variables it wrote in place, their links undone: {Variable: (value at
+    the branch's end, origin)}."""
+    log = rebinding.begin()
+    try:
+        out, stop = trace_path(program, block, fn)
+    finally:
+        written = rebinding.end(log)
+    return out, stop, written
+
+
+def _at_end(x, written):
+    """A branch's result `x` as it is at the branch's end: written in place
+    since (static.rebinding), the value the branch left it (`written`: the
+    branch's writes on outer Variables, whose links are undone)."""
+    if type(x) is not Variable or x._latest is None and x not in written:
+        return x
+    x = latest(x)
+    return written[x][0] if x in written else x
 
 
 def _one_sided_output(builder, parent, blocks, a, b, name, label, optional):

@@ -38,7 +38,8 @@ class Variable(Symbolic, TensorMethods):
     `weak` (True where it stands for a Python number, see __init__)."""
 
     __slots__ = ("block", "name", "shape", "dtype", "stop_gradient", "persistable",
-                 "is_data", "weak", "is_array", "dim_of", "may_be_undefined", "__weakref__")
+                 "is_data", "weak", "is_array", "dim_of", "may_be_undefined", "_latest", "_base",
+                 "__weakref__")
 
     def __init__(self, block, name, shape, dtype, stop_gradient=False, persistable=False,
                  is_data=False):
@@ -70,6 +71,47 @@ class Variable(Symbolic, TensorMethods):
         # on. An op reading it may raise NameError, so it is never pruned
         # (passes.dce); no op may read it on a path where it is unset.
         self.may_be_undefined = False
+        # Set by an in-place write on this value (static.rebinding): the Variable
+        # holding its value since, which every later read takes.
+        self._latest = None
+        # (base, index, base's value then) for a view made by basic indexing:
+        # an in-place write to it writes the base too (core.views).
+        self._base = None
+
+    def _latest_value(self):
+        """The Variable holding this value now (static.rebinding)."""
+        v = self
+        while v._latest is not None:
+            v = v._latest
+        return v
+
+    def __setitem__(self, index, value):
+        """`v[index] = value` where no name is rebound to the result (an item
+        of a list or dict the function made, `cache["k"][i] = v`; code that is
+        not converted) while `to_static` traces: an in-place write, which every
+        holder of this Variable reads from here on (static.rebinding). In a
+        program built by hand, the error that asks for the functional form."""
+        if self.block.program._builder.overlay is None:
+            return TensorMethods.__setitem__(self, index, value)
+        from ..core.ops import set_item
+        from .rebinding import fresh, supersede
+        supersede(self, set_item(fresh(self), index, value))
+
+    def _fresh(self):
+        """The value an in-place write of this Variable starts from
+        (static.rebinding.fresh: a stale view takes its base's values again)."""
+        if self._base is None and self._latest is None:
+            return self
+        from .rebinding import fresh
+        return fresh(self)
+
+    def _write_in_place(self, new, through_view=True):
+        """This value was written in place and `new` holds it now: every holder
+        of this Variable reads `new` from here on (static.rebinding), and a
+        view writes its base unless `through_view` is False (the caller
+        writes the base itself)."""
+        from .rebinding import supersede
+        return supersede(self, new, through_view)
 
     @property
     def ndim(self):

@@ -23,7 +23,9 @@ from .control_flow import (ControlFlowError, _builder_for, _expand_undefined, _i
 from .builder import check_visible
 from .control_ops.undefined import append_undefined
 from .control_ops.while_ import append_while
+from . import rebinding
 from .ir import Variable
+from .rebinding import supersede
 from .pytree import flatten, rebuild, unflatten
 from .tensor_array import PendingArray, array_init
 
@@ -169,6 +171,15 @@ class _LoopBuilder:
             self.placeholders[i] = ph
         args = unflatten(self.tree, [self.placeholders.get(i, x)
                                      for i, x in enumerate(self.leaves)])
+        log = rebinding.begin(loop=True)
+        try:
+            self._trace_blocks(args)
+        finally:
+            written = rebinding.end(log)
+        self._check_written(written)
+
+    def _trace_blocks(self, args):
+        program, builder = self.program, self.builder
         self.cond_block = program._create_block(self.loop_block)
         with program._block_guard(self.cond_block):
             c = self.cond_fn(*args)
@@ -212,6 +223,41 @@ class _LoopBuilder:
                     f"loop variable {self.label(i)} holds a {type(x).__name__} that the "
                     "loop body changes; only tensors and numbers can be carried by a loop on "
                     "a tensor: change it after the loop, or hold what changes in a tensor")
+
+    def _check_written(self, written):
+        """Values the condition or body wrote in place (static.rebinding): a
+        loop variable whose body value is its own in-place writes is carried
+        as a write of the Variable it starts from (aliases of it read the
+        loop's result); any other outer Variable written in place cannot be
+        carried (the loop does not hold it): a clear error, never a stale
+        value."""
+        self.written_in_place = set()
+        for v, (end, origin) in written.items():
+            i = next((i for i, ph in self.placeholders.items() if ph is v), None)
+            what = rebinding.describe_write(v, origin)
+            if i is None:
+                raise ControlFlowError(
+                    f"{what} inside a loop on a tensor, but the loop does not carry it: it "
+                    "was written through a function's argument, an alias or a view that the "
+                    "loop does not assign. Return the tensor from the function and assign it "
+                    "(`y = helper(y)`), or write it through the name itself in the loop "
+                    "(`y[i] = v`)")
+            label = self.label(i)
+            if self.outs.get(i) is not end:
+                raise ControlFlowError(
+                    f"loop variable {label} is written in place and then rebound in the loop "
+                    f"body ({what}): eagerly only the first trip writes the tensor it held "
+                    "before the loop, which a loop on a tensor cannot express; write "
+                    f"`{label.strip(chr(39))} = {label.strip(chr(39))}.clone()` before the loop "
+                    "or make the write functional (`y = d2s.set_item(y, i, v)`)")
+            start = self.leaves[i]
+            if isinstance(start, Variable) and any(
+                    j != i and self.leaves[j] is start for j in self.placeholders):
+                raise ControlFlowError(
+                    f"loop variable {label} is written in place in the loop body and another "
+                    "loop variable holds the same tensor; the loop carries them apart. Copy "
+                    f"one before the loop (`z = y.clone()`) or use one name")
+            self.written_in_place.add(i)
 
     def _python_result(self, i, value):
         """An optional value the body sets to a Python object (e.g. `return None`
@@ -288,12 +334,21 @@ class _LoopBuilder:
         free = external_reads([self.cond_block, self.body_block], local)
         free += [o for o in out_list if o.block is not self.body_block and id(o) not in local
                  and all(o is not u for u in free)]
+        for i in self.written_in_place:
+            if any(f is init[i] for f in free):
+                raise ControlFlowError(
+                    f"loop variable {self.label(i)} is written in place in a loop on a tensor "
+                    "and read through another name (an alias made before the loop) inside "
+                    "it; the loop carries the name it writes, not the alias: read the name "
+                    "itself in the loop")
         append_while(self.parent, [init[i] for i in carried], free, out_vars,
                      (self.loop_block, self.cond_block, self.body_block),
                      [p.name for p in ph_list], self.c.name, [o.name for o in out_list])
         result = list(self.leaves)
         for i, v in zip(carried, out_vars):
             result[i] = v
+            if i in self.written_in_place and isinstance(self.leaves[i], Variable):
+                supersede(self.leaves[i], v)  # its aliases read the loop's result
         for i, value in self.python_results.items():
             result[i] = value
         for i, value in self.still_undefined.items():

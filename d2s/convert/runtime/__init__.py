@@ -13,7 +13,8 @@ from .control_flow import (ReturnSlots, check_caught, convert_for, convert_ifels
                            convert_ifelse_expr, convert_while_loop)
 from .dispatch import _is_static
 from .gradients import set_stop_gradient
-from .items import inplace_call, inplace_call_held, inplace_on_item, make_slice, set_item
+from .items import (inplace_call, inplace_call_held, inplace_on_item, make_slice, set_item,
+                    set_nested)
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
                     convert_list_extend_call, convert_reached_list_call, checked_method,
@@ -41,5 +42,5 @@ __all__ = [
     "note_function", "python_test_only", "read_attr", "read_item", "ReturnSlots",
     "UndefinedVar", "ld", "load_attr", "load_item",
     "inplace_call", "inplace_call_held", "inplace_on_item", "make_slice", "return_value",
-    "set_item", "set_stop_gradient", "store_attr", "store_item", "try_body",
+    "set_item", "set_nested", "set_stop_gradient", "store_attr", "store_item", "try_body",
 ]

@@ -1,8 +1,11 @@
 """`_jst.set_item(container, index, value)`: what `x[i] = v` becomes in
 converted code (transformers.item_assignment). A static Variable gets the
-functional `set_item` op (the caller rebinds its name to the result);
-anything else the plain subscript assignment, returning the same object
-(an eager Tensor then rebinds its own value, core.inplace)."""
+functional `set_item` op, and the Variable object is rebound to the result
+(static.rebinding: an alias, or the caller's name when a called function
+wrote its argument, reads the new value; a view writes its base); the
+caller also rebinds its name to the result. Anything else gets the plain
+subscript assignment, returning the same object (an eager Tensor then
+rebinds its own value, core.inplace)."""
 from .dispatch import _is_static
 
 
@@ -12,7 +15,18 @@ def set_item(container, index, value, held=False):
     there (a buffer) gets the functional result too, so that the attribute
     write is what the program records (state write-back, jit.outliving),
     also inside a tensor `if`/`while`."""
-    if _is_static(container) or held and _building() and _is_eager_tensor(container):
+    if _is_static(container):
+        from d2s.core.ops import set_item as functional
+        start = getattr(container, "_fresh", None)
+        new = functional(start() if start is not None and not held else container, index,
+                         value)
+        written = getattr(container, "_write_in_place", None)
+        if written is not None:
+            # (held: an item of an attribute, `self.b[i][j] = v`, whose caller
+            # writes the attribute itself with the outer item)
+            written(new, not held)
+        return new
+    if held and _building() and _is_eager_tensor(container):
         from d2s.core.ops import set_item as functional
         return functional(container, index, value)
     if held and _building() and type(container) in (list, dict):
@@ -31,6 +45,59 @@ def _building():
 def _is_eager_tensor(value):
     from d2s.core.tensor import DeviceTensor, Tensor
     return type(value) is Tensor or type(value) is DeviceTensor
+
+
+def set_nested(root, indices, value):
+    """`root[i][j]... = value` in converted code, on a name (transformers.
+    item_assignment); returns what the name holds after it.
+
+    A tensor's item by basic indexing is a view (core.views): written, it
+    writes the tensor (an alias of the tensor, or the caller's name, sees
+    it; static.rebinding); an item by advanced indexing is a copy whose write
+    is dropped, as eagerly. Below a list or dict the item is written
+    functionally and stored back into the container (`cache["k"][:, i] = v`
+    is `cache["k"] = set_item(cache["k"], (..., i), v)`), which the analyses
+    of tensor loops carry as an item of the container; outside a tensor loop
+    the tensor is rebound too (an alias of it reads the write)."""
+    if len(indices) == 1:
+        return set_item(root, indices[0], value)
+    if _is_tensor(root):
+        set_nested(root[indices[0]], indices[1:], value)
+        return current(root)
+    return set_item(root, indices[0],
+                    _functional_nested(root[indices[0]], indices[1:], value, top=True))
+
+
+def _functional_nested(container, indices, value, top=False):
+    """The new value of `container` with `container[i][j]... = value`, the
+    tensors on the way written functionally (no view writes, no rebinding:
+    the caller stores the result where `container` came from)."""
+    if len(indices) > 1:
+        value = _functional_nested(container[indices[0]], indices[1:], value)
+    if _is_static(container) or _building() and _is_eager_tensor(container):
+        from d2s.core.ops import set_item as functional
+        new = functional(container, indices[0], value)
+        if top and _is_static(container):
+            from d2s.static import rebinding
+            if not rebinding.in_loop():
+                # an alias of the tensor (held outside the container) reads the
+                # write too; a tensor loop carries the container's item instead
+                container._write_in_place(new, False)
+        return new
+    container[indices[0]] = value
+    return container
+
+
+def _is_tensor(value):
+    return _is_static(value) or _is_eager_tensor(value)
+
+
+def current(value):
+    """What `value` holds now: a program's value written in place since (a
+    view of it written, static.rebinding), the Variable holding it; anything
+    else itself."""
+    latest = getattr(value, "_latest_value", None) if _is_static(value) else None
+    return latest() if latest is not None else value
 
 
 def make_slice(start, stop, step):
@@ -60,8 +127,9 @@ def inplace_call_held(fn, *args, **kwargs):
 def inplace_on_item(container, index, method, *args, **kwargs):
     """`xs[i].add_(v)` in converted code where `xs` is not a list or dict the
     function made itself (transformers.inplace_methods). An item of a tensor
-    is a copy (eagerly `y[1:].add_(v)` leaves `y` as it was): its write is
-    made and dropped, on an eager Tensor and on a program's value alike. An
+    by basic indexing is a view (core.views): its write reaches the tensor,
+    eagerly and on a program's value alike (an advanced index gives a copy,
+    whose write is made and dropped, as in PyTorch). An
     item of another container is written in place when it is an eager
     Tensor; a program's value there would need the container rebound, which
     only works outside tensor constructs (else a clear error)."""

@@ -26,6 +26,8 @@ the module globals they name are guarded like attributes.
 import sys
 import threading
 
+from d2s.static.ir import Variable as _Variable
+
 
 __all__ = ["read_attr", "read_item", "recording", "note_function"]
 
@@ -78,7 +80,11 @@ class recording:
 
 
 def read_attr(obj, name, role=None):
-    """`obj.name`, recorded when it came from `obj`'s own `__dict__`."""
+    """`obj.name`, recorded when it came from `obj`'s own `__dict__`. A
+    program's value written in place since (an alias after `y.reshape_(s)`)
+    is read as it is now: its shape, its methods (static.rebinding)."""
+    if type(obj) is _Variable and obj._latest is not None:
+        obj = obj._latest_value()
     value = getattr(obj, name)
     reads = getattr(_local, "recorder", None)
     if reads is not None:

@@ -12,7 +12,12 @@ the trace's state overlay; see core.inplace). An attribute root
 (`self.buf[i] = v`) becomes `self.buf = _jst.set_item(self.buf, i, v, True)`:
 the attribute write is what the state write-back machinery records
 (jit.outliving), also inside a tensor `if`/`while`. A nested target
-`x[i][j] = v` becomes `x = set_item(x, i, set_item(x[i], j, v))`.
+`x[i][j] = v` on a name becomes `x = _jst.set_nested(x, (i, j), v)`: a
+tensor's `x[i]` by basic indexing is a view whose write reaches `x`
+(core.views), by advanced indexing a copy whose write does not, as eagerly
+and in PyTorch; a list's or dict's item is written and stored back; the
+rebinding makes the analyses carry `x`. An attribute root keeps the
+functional form `self.b = set_item(self.b, i, set_item(self.b[i], j, v, True), True)`.
 """
 import ast
 import copy
@@ -121,6 +126,18 @@ class _ItemAssignment(StatementTransformer):
     def _rewrite(self, target, value, node):
         root = _root(target)
         held = not isinstance(root, ast.Name)
+        if not held and isinstance(target.value, ast.Subscript):
+            # `x[i][j] = v`: a tensor's item by basic index is a view whose write
+            # reaches `x` (core.views, static.rebinding), a copy's does not, as
+            # eagerly; a list's or dict's item is stored back (_jst.set_nested)
+            indices, t = [], target
+            while isinstance(t, ast.Subscript):
+                indices.insert(0, _index_expr(_load(t.slice)))
+                t = t.value
+            new = templates.replace_as_expression(
+                "_jst.set_nested(root, indices, value)", root=_load(root),
+                indices=ast.Tuple(elts=indices, ctx=ast.Load()), value=value)
+            return finish([ast.Assign(targets=[_store(root)], value=new)], node)
         new = [ast.Assign(targets=[_store(root)], value=_rebuilt(target, value, held))]
         return finish(new, node)
 

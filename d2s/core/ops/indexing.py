@@ -16,6 +16,7 @@ from ..registry import OPS, Aval, register_op
 from ..tensor import Tensor
 from ..shapes import broadcast_shapes
 from ._base import is_value, lift
+from .. import views
 
 
 def encode_index(index):
@@ -308,9 +309,13 @@ _GETITEM = OPS["getitem"]
 def getitem(x, index):
     if type(index) is int and type(x) is Tensor and all_eager[0]:
         # x[i] in an eager loop: the spec encode_index would make, without its walk
-        return run_eager(_GETITEM, (x,), {"spec": (("int", index),)})
+        out = run_eager(_GETITEM, (x,), {"spec": (("int", index),)})
+        out._base = (x, index, x._version)  # a view (core.views)
+        return out
     spec, tensors = encode_index(index)
     out = bind("getitem", lift(x), *tensors, spec=spec)
+    if views.is_basic(spec, tensors):
+        views.remember(out, x, index)
     if getattr(x, "is_array", False) and spec and spec[0][0] == "slice":
         # A slice of a tensor array along its items (`res = res[::-1]`, `feats[1:]`)
         # is a list of those items: still an array (stack/concat read it as one).
