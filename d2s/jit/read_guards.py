@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..convert.runtime.reads import ABSENT
 from ..core import state
 from ..core.tensor import Tensor
 from ..static.ir import Variable
@@ -138,7 +139,24 @@ def build(reads, watch):
                 _add(entries, seen, kind, container, key, old, f"{label}[{key!r}]", layer)
     for fn in reads.functions.values():
         _global_entries(fn, entries, seen)
+    for container, key, value, label, at in reads.fixed.values():
+        _fixed_entry(entries, seen, container, key, value, label, at)
     return ReadGuards(entries) if entries else None
+
+
+def _fixed_entry(entries, seen, container, key, value, label, at):
+    """A class's plain attribute (or an instance's absence of it) or a user
+    module's, as the trace read it: guarded on every call (no Layer's
+    `__setattr__` sees a class's or a module's attributes change)."""
+    if value is ABSENT:
+        if _entry(container, key) is _MISSING:
+            _add(entries, seen, "is", container, key, _MISSING, label, False)
+        return
+    if not _plain(value) or _entry(container, key) is not value:
+        return  # an object (a class's method, a sublayer type): not a value baked in
+    origin = resolved(*at)
+    _add(entries, seen, "eq", container, key, value,
+         f"{label} (read at {origin[0]}, line {origin[1]}: `{origin[2]}`)", False)
 
 
 def _global_entries(fn, entries, seen):
@@ -192,8 +210,8 @@ def _compile(entries):
         if kind == "len":
             term = f"len(c{i}) == v{i}"
         else:
-            get = (f"c{i}.get(k{i}, M)" if isinstance(container, dict)
-                   else f"(c{i}[k{i}] if len(c{i}) > k{i} else M)")
+            get = (f"(c{i}[k{i}] if len(c{i}) > k{i} else M)" if isinstance(container, list)
+                   else f"c{i}.get(k{i}, M)")  # (a dict, a class's mappingproxy)
             if kind == "is":
                 term = f"{get} is v{i}"
             elif type(value) is tuple:

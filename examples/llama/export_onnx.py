@@ -35,14 +35,21 @@ else:
 
 class DecodeStep(nn.Layer):
     """forward(token [B, 1], position (int64 scalar), k_0, v_0, k_1, v_1, ...)
-    -> (logits [B, vocab], new k_0, v_0, ...)."""
+    -> (logits [B, vocab], new k_0, v_0, ...).
+
+    The model writes this token's keys and values into the caches it is
+    given; a converted function may not write into its inputs (the caller's
+    Tensors would not change, as they do eagerly), so the step writes into
+    copies and returns them (in the exported graph the copies are free:
+    ONNX Runtime's ScatterND makes its own output)."""
 
     def __init__(self, model):
         super().__init__()
         self.model = model
 
     def forward(self, token, position, *caches):
-        pairs = [(caches[2 * i], caches[2 * i + 1]) for i in range(len(caches) // 2)]
+        pairs = [(caches[2 * i].clone(), caches[2 * i + 1].clone())
+                 for i in range(len(caches) // 2)]
         logits, pairs = self.model.forward_cached(token, pairs, position)
         out = [logits]
         for k, v in pairs:

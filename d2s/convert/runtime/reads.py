@@ -25,6 +25,7 @@ the module globals they name are guarded like attributes.
 """
 import sys
 import threading
+from types import ModuleType
 
 from d2s.static.ir import Variable as _Variable
 
@@ -40,13 +41,25 @@ class Reads:
     converted code's first read (jit.read_guards maps it to the user's)} and `functions` {id(fn): fn} (converted
     functions called)."""
 
-    __slots__ = ("entries", "origins", "functions", "outer")
+    __slots__ = ("entries", "origins", "functions", "fixed", "outer")
 
     def __init__(self, outer):
         self.entries = {}
         self.origins = {}
         self.functions = {}
+        self.fixed = {}
         self.outer = outer
+
+    def add_fixed(self, container, key, value, label, at):
+        """A read of a class's or a user module's attribute (`container`: its
+        namespace; `value`: ABSENT for an instance that did not have it, the
+        class's then read instead). These live outside any call's reach, so
+        they are guarded wherever they are (jit.read_guards)."""
+        k = (id(container), key)
+        if k not in self.fixed:
+            self.fixed[k] = (container, key, value, label, at)
+        if self.outer is not None:
+            self.outer.add_fixed(container, key, value, label, at)
 
     def add(self, container, key, role, value, at=None):
         k = (id(container), key)
@@ -93,11 +106,66 @@ def read_attr(obj, name, role=None):
         except Exception:  # (no instance dict: slots, builtins)
             d = None
         if type(d) is dict and d.get(name, _NOTHING) is value:
-            reads.add(d, name, role, value)
+            if type(obj) is ModuleType:
+                if _user_module(obj):
+                    reads.add_fixed(d, name, value, f"{obj.__name__}.{name}", _site())
+            else:
+                reads.add(d, name, role, value)
+        elif not name.startswith("__"):
+            _fixed_reads(reads, obj, name, value, d)
     return value
 
 
+def _site():
+    """(file, line) of the converted code that called `read_attr`."""
+    frame = sys._getframe(2)  # (_site <- read_attr <- converted code)
+    return frame.f_code.co_filename, frame.f_lineno
+
+
 _NOTHING = object()
+ABSENT = object()  # an instance attribute found absent (its class's was read)
+
+
+def _fixed_reads(reads, obj, name, value, instance_dict):
+    """Record `obj.name` when a user class holds `value` itself (`CFG.k` of a
+    class used as a config, `self.scale` found on the Layer's class): the
+    class's entry, and for an instance also its own entry's absence (an
+    instance attribute set later would shadow the class's)."""
+    klass_of = obj if isinstance(obj, type) else type(obj)
+    for klass in klass_of.__mro__:
+        namespace = klass.__dict__
+        if name in namespace:
+            if namespace[name] is not value or not _user_module(
+                    sys.modules.get(klass.__module__)):
+                return  # a descriptor's product (a method, a property), or a library's
+            frame = sys._getframe(2)  # (_fixed_reads <- read_attr <- converted code)
+            at = frame.f_code.co_filename, frame.f_lineno
+            reads.add_fixed(namespace, name, value, f"{klass.__qualname__}.{name}", at)
+            if klass_of is not obj and type(instance_dict) is dict:
+                reads.add_fixed(instance_dict, name, ABSENT,
+                                f"{type(obj).__qualname__}.{name} (an instance attribute)", at)
+            return
+
+
+def _user_module(module):
+    """A module of the user's code (not d2s, the standard library or an
+    installed package): its attributes may change while the program runs."""
+    name = getattr(module, "__name__", "")
+    if name.split(".")[0] in ("d2s", "builtins") or name in sys.stdlib_module_names:
+        return False
+    path = getattr(module, "__file__", None)
+    if not path:
+        return name == "__main__"
+    return not path.startswith(_LIBRARY_PATHS)
+
+
+def _library_paths():
+    import sysconfig
+    paths = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(sorted(p for p in paths if p))
+
+
+_LIBRARY_PATHS = _library_paths()
 
 
 def read_item(container, key, role=None):
