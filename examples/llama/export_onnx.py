@@ -40,8 +40,7 @@ class DecodeStep(nn.Layer):
     The model writes this token's keys and values into the caches it is
     given; a converted function may not write into its inputs (the caller's
     Tensors would not change, as they do eagerly), so the step writes into
-    copies and returns them (in the exported graph the copies are free:
-    ONNX Runtime's ScatterND makes its own output)."""
+    copies and returns them."""
 
     def __init__(self, model):
         super().__init__()
