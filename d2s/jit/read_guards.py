@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..convert.runtime.reads import ABSENT
 from ..core import state
 from ..core.tensor import Tensor
 from ..static.ir import Variable
@@ -139,16 +138,16 @@ def build(reads, watch):
                 _add(entries, seen, kind, container, key, old, f"{label}[{key!r}]", layer)
     for fn in reads.functions.values():
         _global_entries(fn, entries, seen)
-    for container, key, value, label, at in reads.fixed.values():
-        _fixed_entry(entries, seen, container, key, value, label, at)
+    for container, key, value, label, at, absent in reads.fixed.values():
+        _fixed_entry(entries, seen, container, key, value, label, at, absent)
     return ReadGuards(entries) if entries else None
 
 
-def _fixed_entry(entries, seen, container, key, value, label, at):
-    """A class's plain attribute (or an instance's absence of it) or a user
-    module's, as the trace read it: guarded on every call (no Layer's
-    `__setattr__` sees a class's or a module's attributes change)."""
-    if value is ABSENT:
+def _fixed_entry(entries, seen, container, key, value, label, at, absent):
+    """A class's plain attribute (or, `absent`, an instance's absence of its
+    own) or a user module's, as the trace read it: guarded on every call (no
+    Layer's `__setattr__` sees a class's or a module's attributes change)."""
+    if absent:
         if _entry(container, key) is _MISSING:
             _add(entries, seen, "is", container, key, _MISSING, label, False)
         return

@@ -50,16 +50,16 @@ class Reads:
         self.fixed = {}
         self.outer = outer
 
-    def add_fixed(self, container, key, value, label, at):
+    def add_fixed(self, container, key, value, label, at, absent=False):
         """A read of a class's or a user module's attribute (`container`: its
-        namespace; `value`: ABSENT for an instance that did not have it, the
-        class's then read instead). These live outside any call's reach, so
+        namespace), or with `absent` an instance found without its own (the
+        class's was read instead). These live outside any call's reach, so
         they are guarded wherever they are (jit.read_guards)."""
         k = (id(container), key)
         if k not in self.fixed:
-            self.fixed[k] = (container, key, value, label, at)
+            self.fixed[k] = (container, key, value, label, at, absent)
         if self.outer is not None:
-            self.outer.add_fixed(container, key, value, label, at)
+            self.outer.add_fixed(container, key, value, label, at, absent)
 
     def add(self, container, key, role, value, at=None):
         k = (id(container), key)
@@ -123,7 +123,6 @@ def _site():
 
 
 _NOTHING = object()
-ABSENT = object()  # an instance attribute found absent (its class's was read)
 
 
 def _fixed_reads(reads, obj, name, value, instance_dict):
@@ -142,8 +141,9 @@ def _fixed_reads(reads, obj, name, value, instance_dict):
             at = frame.f_code.co_filename, frame.f_lineno
             reads.add_fixed(namespace, name, value, f"{klass.__qualname__}.{name}", at)
             if klass_of is not obj and type(instance_dict) is dict:
-                reads.add_fixed(instance_dict, name, ABSENT,
-                                f"{type(obj).__qualname__}.{name} (an instance attribute)", at)
+                reads.add_fixed(instance_dict, name, None,
+                                f"{type(obj).__qualname__}.{name} (an instance attribute)", at,
+                                absent=True)
             return
 
 
