@@ -43,7 +43,9 @@ def _gather_onnx(ns, x, index, axis):
 # ONNX's Reshape reads 0 (copy the input dim) and -1 (infer) as Paddle does
 register_lowering("onnx", "reshape", lambda ns, x, *dims, shape: ns.node(
     "Reshape", x, ns.shape_vector(onnx_spec(shape, dims))))
-register_lowering("onnx", "reshape_like", lambda ns, g, x: ns.reshape(g, onnx_dims(ns, x)))
+# (`reshape_like(x, x)` is d2s's identity op: nothing to compute)
+register_lowering("onnx", "reshape_like",
+                  lambda ns, g, x: g if g is x else ns.reshape(g, onnx_dims(ns, x)))
 register_lowering("onnx", "expand", lambda ns, x, *dims, shape: ns.node(
     "Expand", x, ns.shape_vector(_expand_onnx_dims(ns, x, onnx_spec(shape, dims)))))
 register_lowering("onnx", "detach", lambda ns, x: x)
