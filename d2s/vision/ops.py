@@ -133,3 +133,7 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
     obj_loss = (where(objness > 0.0, _sce(obj, 1.0) * objness, zero)
                 + where(objness == 0.0, _sce(obj, 0.0), zero))
     return sum(per_box, axis=1) + sum(obj_loss, axis=1)
+
+from .detection import nms  # noqa: E402,F401  (the detection helpers beyond YOLO)
+
+__all__ += ["nms"]

@@ -35,3 +35,4 @@ from . import quant  # noqa: F401  (weight_dequantize, gather_dequantize: d2s.qu
 from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----
+from . import detection_ops as _detection_ops  # noqa: F401,E402  (nms_keep, roi_align, roi_pool)

@@ -1,0 +1,64 @@
+"""Paddle's `paddle.vision.ops` detection helpers beyond YOLO: `nms`,
+`box_coder`, `roi_align` / `RoIAlign`, `roi_pool` / `RoIPool`.
+
+nms's result length depends on the data: its kept-box mask is the
+fixed-shape `nms_keep` op (a compiling backend holds it), and the indices
+are taken from the mask with a bool index, as `nonzero` does (on xla such a
+program runs on numpy, after the backend's warning)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dispatch import bind
+from ..core.ops import (arange, argsort, cast, gather, getitem, reshape, zeros_like)
+from ..core.ops._base import constant, lift
+from ..core.ops.search import _dim
+
+__all__ = ["nms"]
+
+
+def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,
+        top_k=None):
+    """Greedy non-maximum suppression of `boxes` ([N, 4] as x1, y1, x2, y2):
+    a box is dropped when a kept box with a higher score overlaps it with
+    IoU > `iou_threshold`. Without `scores` the boxes are taken in their
+    given order and the kept indices come in that order. With `scores`, the
+    kept indices (into `boxes`) come sorted by descending score (ties keep
+    their order); with `category_idxs` (int [N]) and `categories` (the ids
+    to keep), boxes only suppress boxes of their own category and boxes of
+    other categories are dropped; `top_k` keeps the first k."""
+    boxes = lift(boxes)
+    if len(boxes.shape) != 2 or boxes.shape[1] not in (4, None):
+        raise ValueError(f"nms: boxes must be [num_boxes, 4], got {list(boxes.shape)}")
+    if np.dtype(boxes.dtype).kind != "f":
+        raise TypeError(f"nms: boxes must be float32 or float64, got {boxes.dtype}")
+    n = _dim(boxes, 0)
+    index = arange(n)
+    thr = float(iou_threshold)
+    if scores is None:
+        groups = cast(zeros_like(boxes[:, 0]), "int64")
+        return getitem(index, bind("nms_keep", boxes, groups, iou_threshold=thr))
+    scores = lift(scores)
+    if len(scores.shape) != 1:
+        raise ValueError(f"nms: scores must be 1-D [num_boxes], got {list(scores.shape)}")
+    order = argsort(scores, descending=True)
+    sorted_boxes = gather(boxes, order)
+    if category_idxs is None:
+        groups = cast(zeros_like(scores), "int64")
+        keep = bind("nms_keep", sorted_boxes, groups, iou_threshold=thr)
+    else:
+        if categories is None:
+            raise ValueError("nms: category_idxs needs categories, the list of category ids "
+                             "to keep")
+        from ..core.ops import any as _any, equal, logical_and, unsqueeze
+        groups = gather(cast(lift(category_idxs), "int64"), order)
+        ids = constant(np.asarray([int(c) for c in categories], np.int64).reshape(-1))
+        listed = _any(equal(unsqueeze(groups, -1), ids), axis=-1)
+        keep = logical_and(bind("nms_keep", sorted_boxes, groups, iou_threshold=thr), listed)
+    kept = getitem(order, keep)
+    if top_k is not None:
+        top_k = int(top_k)
+        if top_k < 0:
+            raise ValueError(f"nms: top_k must be >= 0, got {top_k}")
+        kept = kept[:top_k]
+    return kept
