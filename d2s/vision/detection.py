@@ -14,7 +14,7 @@ from ..core.ops import (arange, argsort, cast, gather, getitem, reshape, zeros_l
 from ..core.ops._base import constant, lift
 from ..core.ops.search import _dim
 
-__all__ = ["nms"]
+__all__ = ["nms", "roi_align", "RoIAlign"]
 
 
 def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,
@@ -62,3 +62,62 @@ def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=No
             raise ValueError(f"nms: top_k must be >= 0, got {top_k}")
         kept = kept[:top_k]
     return kept
+
+
+def _pair(output_size, what):
+    if isinstance(output_size, int):
+        return output_size, output_size
+    h, w = (int(v) for v in output_size)
+    if h <= 0 or w <= 0:
+        raise ValueError(f"{what}: output_size must be positive, got {output_size}")
+    return h, w
+
+
+def _rois_of(x, boxes, boxes_num, what):
+    x, boxes = lift(x), lift(boxes)
+    if boxes_num is None:
+        if x.shape[0] != 1:
+            raise ValueError(f"{what}: boxes_num (the number of boxes of each image) is needed "
+                             f"when x holds {x.shape[0]} images; pass boxes_num=[n0, n1, ...]")
+        boxes_num = cast(reshape(_dim(boxes, 0), [1]), "int32")
+    boxes_num = lift(boxes_num)
+    if np.dtype(boxes_num.dtype).kind not in "iu":
+        raise TypeError(f"{what}: boxes_num must be an integer tensor, got {boxes_num.dtype}")
+    if np.dtype(boxes.dtype) != np.dtype(x.dtype):
+        boxes = cast(boxes, x.dtype)
+    return x, boxes, boxes_num
+
+
+def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_ratio=-1,
+              aligned=True, name=None):
+    """RoI Align (Mask R-CNN): each of the `boxes` ([R, 4] as x1, y1, x2, y2 in
+    input coordinates, grouped by image: `boxes_num[i]` of image i) is cut into
+    `output_size` bins, and each bin is the mean of bilinear samples of `x`
+    ([N, C, H, W]) on a `sampling_ratio` x `sampling_ratio` grid (<= 0: an
+    adaptive ceil(bin size) grid per RoI). Box coordinates are scaled by
+    `spatial_scale`; `aligned` shifts them by half a pixel (and allows RoIs
+    smaller than a pixel). -> [R, C, out_h, out_w]; differentiable in `x`."""
+    ph, pw = _pair(output_size, "roi_align")
+    x, boxes, boxes_num = _rois_of(x, boxes, boxes_num, "roi_align")
+    return bind("roi_align", x, boxes, boxes_num, pooled_height=ph, pooled_width=pw,
+                spatial_scale=float(spatial_scale), sampling_ratio=int(sampling_ratio),
+                aligned=bool(aligned))
+
+
+def _layer():
+    from ..nn import Layer
+    return Layer
+
+
+class RoIAlign(_layer()):
+    """`roi_align` as a layer: `RoIAlign(output_size, spatial_scale)(x, boxes,
+    boxes_num, aligned=True)`."""
+
+    def __init__(self, output_size, spatial_scale=1.0):
+        super().__init__()
+        self._output_size = output_size
+        self._spatial_scale = spatial_scale
+
+    def forward(self, x, boxes, boxes_num, aligned=True):
+        return roi_align(x, boxes, boxes_num, self._output_size, self._spatial_scale,
+                         aligned=aligned)

@@ -44,3 +44,112 @@ def _nms_keep_infer(boxes, groups, iou_threshold):
 
 
 register_op("nms_keep", _nms_keep_kernel, _nms_keep_infer)
+
+
+# ---- roi_align ----------------------------------------------------------------------------
+# Each output bin averages bilinear samples on a regular grid inside it. The
+# bilinear weight of a sample factorizes over y and x (and so does its
+# validity: a sample beyond one pixel outside the map weighs 0), so a RoI's
+# output is `Ay @ x[b, c] @ Ax.T / count` with `Ay` [ph, H] and `Ax` [pw, W]
+# the summed sample weights per row and column: one pair of small matrix
+# products per RoI, and the gradient is the transposed products.
+def roi_batch_index(boxes_num, rois):
+    """Image index of each RoI: RoIs come grouped by image, boxes_num[i] of image i."""
+    ends = np.cumsum(np.asarray(boxes_num, np.int64))
+    if ends.size and ends[-1] != rois:
+        raise ValueError(f"roi_align/roi_pool: boxes_num sums to {int(ends[-1])} but there are "
+                         f"{rois} boxes")
+    return np.searchsorted(ends, np.arange(rois), side="right")
+
+
+def _axis_weights(start, size, pooled, grid, limit, dtype):
+    """[pooled, limit]: the summed bilinear weights of the `grid` samples per
+    bin along one axis (Paddle's rule: samples below -1 or above `limit`
+    weigh 0; others clamp at 0 and at the last pixel)."""
+    bins = size / pooled
+    pos = (start + np.arange(pooled)[:, None] * bins
+           + (np.arange(grid)[None, :] + 0.5) * bins / grid)          # [pooled, grid]
+    valid = (pos >= -1.0) & (pos <= limit)
+    pos = np.maximum(pos, 0.0)
+    low = np.floor(pos).astype(np.int64)
+    top = low >= limit - 1
+    low = np.where(top, limit - 1, low)
+    high = np.where(top, limit - 1, low + 1)
+    frac = np.where(top, 0.0, pos - low)
+    out = np.zeros((pooled, limit), dtype)
+    rows = np.broadcast_to(np.arange(pooled)[:, None], pos.shape)
+    np.add.at(out, (rows, low), np.where(valid, 1.0 - frac, 0.0))
+    np.add.at(out, (rows, high), np.where(valid, frac, 0.0))
+    return out
+
+
+def roi_align_plan(box, height, width, pooled_height, pooled_width, spatial_scale,
+                   sampling_ratio, aligned, dtype):
+    """(Ay [ph, H], Ax [pw, W]) of one RoI, the 1 / count folded into Ay."""
+    off = 0.5 if aligned else 0.0
+    x1, y1, x2, y2 = (float(v) * spatial_scale - off for v in box)
+    rw, rh = x2 - x1, y2 - y1
+    if not aligned:
+        rw, rh = max(rw, 1.0), max(rh, 1.0)
+    gh = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rh / pooled_height))
+    gw = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rw / pooled_width))
+    count = max(gh * gw, 1)
+    ay = _axis_weights(y1, rh, pooled_height, max(gh, 0), height, np.float64) / count
+    ax = _axis_weights(x1, rw, pooled_width, max(gw, 0), width, np.float64)
+    return ay.astype(dtype), ax.astype(dtype)
+
+
+def _roi_align_kernel(x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale,
+                      sampling_ratio, aligned):
+    n, c, h, w = x.shape
+    rois = boxes.shape[0]
+    batch = roi_batch_index(boxes_num, rois)
+    out = np.zeros((rois, c, pooled_height, pooled_width), x.dtype)
+    for r in range(rois):
+        ay, ax = roi_align_plan(boxes[r], h, w, pooled_height, pooled_width, spatial_scale,
+                                sampling_ratio, aligned, x.dtype)
+        out[r] = ay @ x[batch[r]] @ ax.T
+    return out
+
+
+def _roi_align_grad_kernel(g, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale,
+                           sampling_ratio, aligned):
+    n, c, h, w = x.shape
+    rois = boxes.shape[0]
+    batch = roi_batch_index(boxes_num, rois)
+    gx = np.zeros(x.shape, g.dtype)
+    for r in range(rois):
+        ay, ax = roi_align_plan(boxes[r], h, w, pooled_height, pooled_width, spatial_scale,
+                                sampling_ratio, aligned, g.dtype)
+        gx[batch[r]] += ay.T @ g[r] @ ax
+    return gx
+
+
+def _roi_align_infer(x, boxes, boxes_num, pooled_height, pooled_width, **_):
+    if len(x.shape) != 4:
+        raise ValueError(f"roi_align: x must be 4-D [N, C, H, W], got {list(x.shape)}")
+    if len(boxes.shape) != 2 or boxes.shape[1] not in (4, None):
+        raise ValueError(f"roi_align: boxes must be [num_boxes, 4], got {list(boxes.shape)}")
+    if len(boxes_num.shape) != 1:
+        raise ValueError(f"roi_align: boxes_num must be 1-D [N], got {list(boxes_num.shape)}")
+    return Aval((boxes.shape[0], x.shape[1], pooled_height, pooled_width), np.dtype(x.dtype))
+
+
+def _roi_align_vjp(g, out, x, boxes, boxes_num, **attrs):
+    from ..dispatch import bind
+    return bind("roi_align_grad", g, x, boxes, boxes_num, **attrs), None, None
+
+
+def _roi_align_grad_infer(g, x, boxes, boxes_num, **_):
+    return Aval(tuple(x.shape), np.dtype(g.dtype))
+
+
+def _roi_align_grad_vjp(gg, out, g, x, boxes, boxes_num, **attrs):
+    """The gradient is linear in `g`: its own adjoint is roi_align."""
+    from ..dispatch import bind
+    return bind("roi_align", gg, boxes, boxes_num, **attrs), None, None, None
+
+
+register_op("roi_align", _roi_align_kernel, _roi_align_infer, vjp=_roi_align_vjp, fresh=True)
+register_op("roi_align_grad", _roi_align_grad_kernel, _roi_align_grad_infer,
+            vjp=_roi_align_grad_vjp, fresh=True)

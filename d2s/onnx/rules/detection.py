@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.registry import lowers
+from ...core.registry import NotLowerable, lowers, register_lowering
 
 
 @lowers("onnx", "nms_keep")
@@ -39,3 +39,12 @@ def _nms_keep(ns, boxes, groups, iou_threshold):
     hit = ns.node("ScatterElements", zeros, idx, ones, axis=0)
     return ns.cast(hit, np.bool_)
 
+
+
+_GRAD = NotLowerable("a gradient op of training programs; an ONNX model holds the forward "
+                     "pass only (export the layer, not a training step)")
+register_lowering("onnx", "roi_align_grad", _GRAD)
+
+register_lowering("onnx", "roi_align", NotLowerable(
+    "ONNX Runtime has no kernel for RoiAlign at the opsets d2s exports (18 and later resolve "
+    "to RoiAlign-22; its CPU kernels stop at 16)"))

@@ -26,3 +26,81 @@ def _nms_keep(ns, boxes, groups, iou_threshold):
     def step(i, keep):
         return keep.at[i].set(~jnp.any(over[:, i] & keep))
     return lax.fori_loop(0, n, step, jnp.zeros((n,), bool))
+
+
+# ---- roi_align: the kernel's factorized form, every RoI at once ---------------------------
+def _axis_weights(ns, start, size, pooled, grid, bound, limit):
+    """[R, pooled, limit]: summed bilinear weights of each bin's samples
+    along one axis; `grid` [R] samples per bin (at most `bound`)."""
+    jnp = ns.jnp
+    f = start.dtype
+    bins = size / pooled
+    k = jnp.arange(bound, dtype=f)
+    live = k[None, :] < grid[:, None]                                     # [R, G]
+    step = bins / jnp.maximum(grid, 1).astype(f)
+    pos = (start[:, None, None] + jnp.arange(pooled, dtype=f)[None, :, None] * bins[:, None, None]
+           + (k + 0.5)[None, None, :] * step[:, None, None])              # [R, pooled, G]
+    valid = (pos >= -1.0) & (pos <= limit) & live[:, None, :]
+    pos = jnp.maximum(pos, 0.0)
+    low = jnp.floor(pos).astype(jnp.int32)
+    top = low >= limit - 1
+    low = jnp.where(top, limit - 1, low)
+    high = jnp.where(top, limit - 1, low + 1)
+    frac = jnp.where(top, 0.0, pos - low.astype(f))
+    cols = jnp.arange(limit)
+    w_low = jnp.where(valid, 1.0 - frac, 0.0)[..., None] * (low[..., None] == cols)
+    w_high = jnp.where(valid, frac, 0.0)[..., None] * (high[..., None] == cols)
+    return jnp.sum(w_low + w_high, axis=2)
+
+
+def _roi_plan(ns, x_shape, boxes, boxes_num, pooled_height, pooled_width, spatial_scale,
+              sampling_ratio, aligned):
+    """(image index [R], Ay [R, ph, H] with 1/count folded in, Ax [R, pw, W]),
+    computed in float64 as the kernel does. An adaptive grid is bounded by
+    the map's size over the bins (a RoI inside the map never needs more);
+    a larger RoI sends the call to numpy."""
+    jnp = ns.jnp
+    _, _, h, w = x_shape
+    b = boxes.astype(jnp.float64)
+    off = 0.5 if aligned else 0.0
+    x1, y1, x2, y2 = (b[:, k] * spatial_scale - off for k in range(4))
+    rw, rh = x2 - x1, y2 - y1
+    if not aligned:
+        rw, rh = jnp.maximum(rw, 1.0), jnp.maximum(rh, 1.0)
+    if sampling_ratio > 0:
+        gh = gw = jnp.full(b.shape[:1], sampling_ratio, jnp.int32)
+        bound_h = bound_w = sampling_ratio
+    else:
+        gh = jnp.maximum(jnp.ceil(rh / pooled_height), 0).astype(jnp.int32)
+        gw = jnp.maximum(jnp.ceil(rw / pooled_width), 0).astype(jnp.int32)
+        bound_h = max(-(-h // pooled_height), 1)
+        bound_w = max(-(-w // pooled_width), 1)
+        ns.check_on_numpy(jnp.all(gh <= bound_h) & jnp.all(gw <= bound_w))
+    count = jnp.maximum(gh * gw, 1).astype(jnp.float64)
+    ay = _axis_weights(ns, y1, rh, pooled_height, gh, bound_h, h) / count[:, None, None]
+    ax = _axis_weights(ns, x1, rw, pooled_width, gw, bound_w, w)
+    ends = jnp.cumsum(boxes_num.astype(jnp.int64))
+    ns.check_on_numpy(ends[-1] == b.shape[0])
+    batch = jnp.searchsorted(ends, jnp.arange(b.shape[0]), side="right")
+    return batch, ay, ax
+
+
+@lowers("xla", "roi_align")
+def _roi_align(ns, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale,
+               sampling_ratio, aligned):
+    jnp = ns.jnp
+    batch, ay, ax = _roi_plan(ns, x.shape, boxes, boxes_num, pooled_height, pooled_width,
+                              spatial_scale, sampling_ratio, aligned)
+    ay, ax = ay.astype(x.dtype), ax.astype(x.dtype)
+    return jnp.einsum("rph,rchw,rqw->rcpq", ay, x[batch], ax)
+
+
+@lowers("xla", "roi_align_grad")
+def _roi_align_grad(ns, g, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale,
+                    sampling_ratio, aligned):
+    jnp = ns.jnp
+    batch, ay, ax = _roi_plan(ns, x.shape, boxes, boxes_num, pooled_height, pooled_width,
+                              spatial_scale, sampling_ratio, aligned)
+    ay, ax = ay.astype(g.dtype), ax.astype(g.dtype)
+    per_roi = jnp.einsum("rph,rcpq,rqw->rchw", ay, g, ax)
+    return jnp.zeros(x.shape, g.dtype).at[batch].add(per_roi)
