@@ -14,7 +14,7 @@ from ..core.ops import (arange, argsort, cast, gather, getitem, reshape, zeros_l
 from ..core.ops._base import constant, lift
 from ..core.ops.search import _dim
 
-__all__ = ["nms", "roi_align", "RoIAlign"]
+__all__ = ["nms", "box_coder", "roi_align", "RoIAlign"]
 
 
 def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,
@@ -121,3 +121,72 @@ class RoIAlign(_layer()):
     def forward(self, x, boxes, boxes_num, aligned=True):
         return roi_align(x, boxes, boxes_num, self._output_size, self._spatial_scale,
                          aligned=aligned)
+
+
+def _centers(boxes, extra):
+    """(center x, center y, width, height) of corner boxes [..., 4]; `extra`
+    is 1 for pixel boxes (box_normalized=False: the corners are inclusive)."""
+    w = boxes[..., 2] - boxes[..., 0] + extra
+    h = boxes[..., 3] - boxes[..., 1] + extra
+    return boxes[..., 0] + w * 0.5, boxes[..., 1] + h * 0.5, w, h
+
+
+def box_coder(prior_box, prior_box_var, target_box, code_type="encode_center_size",
+              box_normalized=True, axis=0, name=None):
+    """Paddle's center-size box coding against prior boxes ([M, 4] corners).
+
+    encode_center_size: target_box [N, 4] corners -> [N, M, 4] offsets
+    ((tcx - pcx) / pw, (tcy - pcy) / ph, log|tw / pw|, log|th / ph|), each
+    divided by its variance. decode_center_size: target_box [N, M, 4]
+    offsets (priors along dim 1; with `axis=1`, [M, N, 4] with priors along
+    dim 0) -> corner boxes: the inverse, offsets scaled by the variances.
+    `prior_box_var`: a [M, 4] tensor, a list of 4 floats, or None (ones).
+    With `box_normalized=False` widths count both edge pixels (+1)."""
+    from ..core.ops import exp, log, abs as _abs, stack, unsqueeze
+    prior_box, target_box = lift(prior_box), lift(target_box)
+    if len(prior_box.shape) != 2:
+        raise ValueError(f"box_coder: prior_box must be [M, 4], got {list(prior_box.shape)}")
+    extra = 0.0 if box_normalized else 1.0
+    if prior_box_var is None:
+        var = None
+    elif isinstance(prior_box_var, (list, tuple)):
+        if len(prior_box_var) != 4:
+            raise ValueError(f"box_coder: a list prior_box_var holds 4 floats, got "
+                             f"{prior_box_var}")
+        var = [float(v) for v in prior_box_var]
+    else:
+        v = cast(lift(prior_box_var), prior_box.dtype)
+        var = [v[:, k] for k in range(4)]
+    pcx, pcy, pw, ph = _centers(prior_box, extra)
+    if code_type == "encode_center_size":
+        if len(target_box.shape) != 2:
+            raise ValueError(f"box_coder: encode_center_size takes target_box [N, 4], got "
+                             f"{list(target_box.shape)}")
+        t = unsqueeze(target_box, 1)                                   # [N, 1, 4]
+        tcx, tcy, tw, th = _centers(t, extra)
+        parts = [(tcx - pcx) / pw, (tcy - pcy) / ph, log(_abs(tw / pw)), log(_abs(th / ph))]
+        if var is not None:
+            parts = [p / v for p, v in zip(parts, var)]
+        return stack(parts, axis=-1)
+    if code_type != "decode_center_size":
+        raise ValueError(f"box_coder: code_type must be 'encode_center_size' or "
+                         f"'decode_center_size', got {code_type!r}")
+    if len(target_box.shape) != 3:
+        raise ValueError(f"box_coder: decode_center_size takes target_box [N, M, 4], got "
+                         f"{list(target_box.shape)}")
+    if axis not in (0, 1):
+        raise ValueError(f"box_coder: axis must be 0 or 1, got {axis!r}")
+
+    def along(p):  # a per-prior [M] value against target_box's prior dim
+        return unsqueeze(p, 0 if axis == 0 else 1)
+    pcx, pcy, pw, ph = (along(p) for p in (pcx, pcy, pw, ph))
+    if var is None:
+        var = [1.0] * 4
+    elif not isinstance(var[0], float):
+        var = [along(v) for v in var]
+    cx = var[0] * target_box[..., 0] * pw + pcx
+    cy = var[1] * target_box[..., 1] * ph + pcy
+    w = exp(var[2] * target_box[..., 2]) * pw
+    h = exp(var[3] * target_box[..., 3]) * ph
+    return stack([cx - w * 0.5, cy - h * 0.5, cx + w * 0.5 - extra, cy + h * 0.5 - extra],
+                 axis=-1)
