@@ -14,7 +14,7 @@ from ..core.ops import (arange, argsort, cast, gather, getitem, reshape, zeros_l
 from ..core.ops._base import constant, lift
 from ..core.ops.search import _dim
 
-__all__ = ["nms", "box_coder", "roi_align", "RoIAlign"]
+__all__ = ["nms", "box_coder", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]
 
 
 def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,
@@ -190,3 +190,28 @@ def box_coder(prior_box, prior_box_var, target_box, code_type="encode_center_siz
     h = exp(var[3] * target_box[..., 3]) * ph
     return stack([cx - w * 0.5, cy - h * 0.5, cx + w * 0.5 - extra, cy + h * 0.5 - extra],
                  axis=-1)
+
+
+def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
+    """RoI max pooling (Fast R-CNN): each of the `boxes` ([R, 4] x1, y1, x2, y2,
+    grouped by image as `boxes_num` says) is scaled by `spatial_scale`, its
+    corners rounded to pixels, and cut into `output_size` integer windows of
+    `x` ([N, C, H, W]); each output is its window's max (0 for an empty
+    window). -> [R, C, out_h, out_w]; the gradient goes to each window's
+    first maximum."""
+    ph, pw = _pair(output_size, "roi_pool")
+    x, boxes, boxes_num = _rois_of(x, boxes, boxes_num, "roi_pool")
+    return bind("roi_pool", x, boxes, boxes_num, pooled_height=ph, pooled_width=pw,
+                spatial_scale=float(spatial_scale))
+
+
+class RoIPool(_layer()):
+    """`roi_pool` as a layer: `RoIPool(output_size, spatial_scale)(x, boxes, boxes_num)`."""
+
+    def __init__(self, output_size, spatial_scale=1.0):
+        super().__init__()
+        self._output_size = output_size
+        self._spatial_scale = spatial_scale
+
+    def forward(self, x, boxes, boxes_num):
+        return roi_pool(x, boxes, boxes_num, self._output_size, self._spatial_scale)

@@ -134,6 +134,7 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
                 + where(objness == 0.0, _sce(obj, 0.0), zero))
     return sum(per_box, axis=1) + sum(obj_loss, axis=1)
 
-from .detection import RoIAlign, box_coder, nms, roi_align  # noqa: E402,F401  (beyond YOLO)
+from .detection import (RoIAlign, RoIPool, box_coder, nms, roi_align,  # noqa: E402,F401
+                        roi_pool)  # (detection beyond YOLO)
 
-__all__ += ["nms", "box_coder", "roi_align", "RoIAlign"]
+__all__ += ["nms", "box_coder", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]

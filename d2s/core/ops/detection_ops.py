@@ -153,3 +153,80 @@ def _roi_align_grad_vjp(gg, out, g, x, boxes, boxes_num, **attrs):
 register_op("roi_align", _roi_align_kernel, _roi_align_infer, vjp=_roi_align_vjp, fresh=True)
 register_op("roi_align_grad", _roi_align_grad_kernel, _roi_align_grad_infer,
             vjp=_roi_align_grad_vjp, fresh=True)
+
+
+# ---- roi_pool -----------------------------------------------------------------------------
+# Each bin is the max of x over an integer window of the RoI (Fast R-CNN,
+# Paddle's rule: corners rounded half away from zero after `spatial_scale`,
+# both edge pixels counted, bin edges floored/ceiled and clipped to the
+# map; an empty window gives 0). The gradient goes to each window's first
+# maximum (row-major), found again by the gradient op.
+def _round_away(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def roi_pool_windows(boxes, pooled_height, pooled_width, spatial_scale, height, width):
+    """(hs, he) [R, ph] and (ws, we) [R, pw] int64 window bounds."""
+    b = _round_away(np.asarray(boxes, np.float64) * spatial_scale).astype(np.int64)
+    rh = np.maximum(b[:, 3] - b[:, 1] + 1, 1).astype(np.float64)
+    rw = np.maximum(b[:, 2] - b[:, 0] + 1, 1).astype(np.float64)
+
+    def bounds(start, size, pooled, limit):
+        k = np.arange(pooled, dtype=np.float64)[None, :]
+        lo = np.floor(k * (size[:, None] / pooled)).astype(np.int64) + start[:, None]
+        hi = np.ceil((k + 1) * (size[:, None] / pooled)).astype(np.int64) + start[:, None]
+        return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
+    hs, he = bounds(b[:, 1], rh, pooled_height, height)
+    ws, we = bounds(b[:, 0], rw, pooled_width, width)
+    return hs, he, ws, we
+
+
+def _roi_pool_argmax(x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    """(out [R, C, ph, pw], flat H*W index of each bin's max, -1 where empty)."""
+    n, c, h, w = x.shape
+    rois = boxes.shape[0]
+    batch = roi_batch_index(boxes_num, rois)
+    hs, he, ws, we = roi_pool_windows(boxes, pooled_height, pooled_width, spatial_scale, h, w)
+    out = np.zeros((rois, c, pooled_height, pooled_width), x.dtype)
+    arg = np.full(out.shape, -1, np.int64)
+    for r in range(rois):
+        for i in range(pooled_height):
+            for j in range(pooled_width):
+                if he[r, i] <= hs[r, i] or we[r, j] <= ws[r, j]:
+                    continue
+                win = x[batch[r], :, hs[r, i]:he[r, i], ws[r, j]:we[r, j]]
+                k = np.argmax(win.reshape(c, -1), axis=1)
+                ww = we[r, j] - ws[r, j]
+                arg[r, :, i, j] = (hs[r, i] + k // ww) * w + ws[r, j] + k % ww
+                out[r, :, i, j] = np.take_along_axis(win.reshape(c, -1), k[:, None], 1)[:, 0]
+    return out, arg
+
+
+def _roi_pool_kernel(x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    return _roi_pool_argmax(x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale)[0]
+
+
+def _roi_pool_grad_kernel(g, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    n, c, h, w = x.shape
+    _, arg = _roi_pool_argmax(x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale)
+    batch = roi_batch_index(boxes_num, boxes.shape[0])
+    gx = np.zeros((n, c, h * w), g.dtype)
+    hit = arg >= 0
+    r, ch, _, _ = np.nonzero(hit)
+    np.add.at(gx, (batch[r], ch, arg[hit]), g[hit])
+    return gx.reshape(x.shape)
+
+
+def _roi_pool_infer(x, boxes, boxes_num, pooled_height, pooled_width, **_):
+    return _roi_align_infer(x, boxes, boxes_num, pooled_height, pooled_width)
+
+
+def _roi_pool_vjp(g, out, x, boxes, boxes_num, **attrs):
+    from ..dispatch import bind
+    return bind("roi_pool_grad", g, x, boxes, boxes_num, **attrs), None, None
+
+
+register_op("roi_pool", _roi_pool_kernel, _roi_pool_infer, vjp=_roi_pool_vjp, fresh=True)
+register_op("roi_pool_grad", _roi_pool_grad_kernel,
+            lambda g, x, boxes, boxes_num, **_: Aval(tuple(x.shape), np.dtype(g.dtype)),
+            fresh=True)

@@ -44,7 +44,63 @@ def _nms_keep(ns, boxes, groups, iou_threshold):
 _GRAD = NotLowerable("a gradient op of training programs; an ONNX model holds the forward "
                      "pass only (export the layer, not a training step)")
 register_lowering("onnx", "roi_align_grad", _GRAD)
+register_lowering("onnx", "roi_pool_grad", _GRAD)
 
 register_lowering("onnx", "roi_align", NotLowerable(
     "ONNX Runtime has no kernel for RoiAlign at the opsets d2s exports (18 and later resolve "
     "to RoiAlign-22; its CPU kernels stop at 16)"))
+
+
+def _batch_index(ns, boxes, boxes_num):
+    """Image of each RoI: how many of boxes_num's running totals it is past."""
+    ends = ns.node("CumSum", ns.cast(boxes_num, np.int64), ns.scalar(0, np.int64))
+    rois = ns.node("Shape", boxes, start=0, end=1)
+    r = ns.node("Range", ns.scalar(0, np.int64), ns.node("Squeeze", rois, ns.ints([0])),
+                ns.scalar(1, np.int64))
+    past = ns.node("LessOrEqual", ns.node("Unsqueeze", ends, ns.ints([0])),
+                   ns.node("Unsqueeze", r, ns.ints([1])))              # [R, N]
+    return ns.node("ReduceSum", ns.cast(past, np.int64), ns.ints([1]), keepdims=0)
+
+
+@lowers("onnx", "roi_pool")
+def _roi_pool(ns, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    """The kernel's windows as row and column masks and a masked ReduceMax
+    (ONNX's MaxRoiPool has no ONNX Runtime kernel at the opsets d2s exports)."""
+    f64, i64 = np.dtype(np.float64), np.dtype(np.int64)
+    b = ns.node("Mul", ns.cast(boxes, f64), ns.scalar(spatial_scale, f64))
+    b = ns.cast(ns.node("Mul", ns.node("Sign", b),
+                        ns.node("Floor", ns.node("Add", ns.node("Abs", b),
+                                                 ns.scalar(0.5, f64)))), i64)
+    shape = ns.node("Shape", x)
+
+    def col(k):
+        return ns.node("Gather", b, ns.scalar(k, np.int64), axis=1)   # [R]
+
+    def window(start, end, pooled, dim):       # [R, pooled, limit] mask
+        size = ns.node("Max", ns.node("Add", ns.node("Sub", end, start), ns.scalar(1, i64)),
+                       ns.scalar(1, i64))
+        per = ns.node("Div", ns.node("Unsqueeze", ns.cast(size, f64), ns.ints([1])),
+                      ns.scalar(float(pooled), f64))                   # [R, 1]
+        k = ns.const(np.arange(pooled, dtype=np.float64)[None, :])
+        s0 = ns.node("Unsqueeze", start, ns.ints([1]))
+        lo = ns.node("Add", ns.cast(ns.node("Floor", ns.node("Mul", k, per)), i64), s0)
+        hi = ns.node("Add", ns.cast(ns.node("Ceil", ns.node("Mul", ns.node(
+            "Add", k, ns.scalar(1.0, f64)), per)), i64), s0)
+        limit = ns.node("Gather", shape, ns.scalar(dim, np.int64), axis=0)
+        zero = ns.scalar(0, i64)
+        lo = ns.node("Min", ns.node("Max", lo, zero), limit)
+        hi = ns.node("Min", ns.node("Max", hi, zero), limit)
+        idx = ns.node("Range", zero, limit, ns.scalar(1, i64))
+        return ns.node("And", ns.node("GreaterOrEqual", idx, ns.node("Unsqueeze", lo, ns.ints([2]))),
+                       ns.node("Less", idx, ns.node("Unsqueeze", hi, ns.ints([2]))))
+    mh = window(col(1), col(3), pooled_height, 2)                      # [R, ph, H]
+    mw = window(col(0), col(2), pooled_width, 3)                       # [R, pw, W]
+    inside = ns.node("And", ns.node("Unsqueeze", mh, ns.ints([1, 3, 5])),
+                     ns.node("Unsqueeze", mw, ns.ints([1, 2, 4])))     # [R,1,ph,pw,H,W]
+    vals = ns.node("Unsqueeze", ns.node("Gather", x, _batch_index(ns, boxes, boxes_num), axis=0),
+                   ns.ints([2, 3]))                                    # [R,C,1,1,H,W]
+    masked = ns.node("Where", inside, vals, ns.scalar(-np.inf, x.dtype))
+    out = ns.node("ReduceMax", masked, ns.ints([4, 5]), keepdims=0)
+    some = ns.node("ReduceMax", ns.cast(inside, i64), ns.ints([4, 5]), keepdims=0)
+    return ns.node("Where", ns.node("Greater", some, ns.scalar(0, i64)), out,
+                   ns.scalar(0, x.dtype))

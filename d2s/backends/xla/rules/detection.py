@@ -104,3 +104,57 @@ def _roi_align_grad(ns, g, x, boxes, boxes_num, pooled_height, pooled_width, spa
     ay, ax = ay.astype(g.dtype), ax.astype(g.dtype)
     per_roi = jnp.einsum("rph,rcpq,rqw->rchw", ay, g, ax)
     return jnp.zeros(x.shape, g.dtype).at[batch].add(per_roi)
+
+
+# ---- roi_pool: every bin's window as masks over rows and columns --------------------------
+def _roi_pool_argmax(ns, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    jnp = ns.jnp
+    _, c, h, w = x.shape
+    b = boxes.astype(jnp.float64) * spatial_scale
+    b = (jnp.sign(b) * jnp.floor(jnp.abs(b) + 0.5)).astype(jnp.int64)
+    rh = jnp.maximum(b[:, 3] - b[:, 1] + 1, 1).astype(jnp.float64)
+    rw = jnp.maximum(b[:, 2] - b[:, 0] + 1, 1).astype(jnp.float64)
+
+    def window(start, size, pooled, limit):   # [R, pooled, limit] mask
+        k = jnp.arange(pooled, dtype=jnp.float64)[None, :]
+        lo = jnp.floor(k * (size[:, None] / pooled)).astype(jnp.int64) + start[:, None]
+        hi = jnp.ceil((k + 1) * (size[:, None] / pooled)).astype(jnp.int64) + start[:, None]
+        lo, hi = jnp.clip(lo, 0, limit), jnp.clip(hi, 0, limit)
+        idx = jnp.arange(limit)
+        return (idx >= lo[..., None]) & (idx < hi[..., None])
+    mh = window(b[:, 1], rh, pooled_height, h)
+    mw = window(b[:, 0], rw, pooled_width, w)
+    ends = jnp.cumsum(boxes_num.astype(jnp.int64))
+    ns.check_on_numpy(ends[-1] == b.shape[0])
+    batch = jnp.searchsorted(ends, jnp.arange(b.shape[0]), side="right")
+    inside = mh[:, None, :, None, :, None] & mw[:, None, None, :, None, :]  # [R,1,ph,pw,H,W]
+    vals = x[batch][:, :, None, None, :, :]
+    low = jnp.array(-jnp.inf, x.dtype)
+    masked = jnp.where(inside, vals, low).reshape(
+        (b.shape[0], c, pooled_height, pooled_width, h * w))
+    arg = jnp.argmax(masked, axis=-1)
+    empty = ~jnp.any(inside.reshape(inside.shape[:4] + (h * w,)), axis=-1)  # [R,1,ph,pw]
+    out = jnp.take_along_axis(masked, arg[..., None], axis=-1)[..., 0]
+    out = jnp.where(empty, jnp.zeros((), x.dtype), out)
+    arg = jnp.where(empty, -1, arg)
+    return out, arg, batch
+
+
+@lowers("xla", "roi_pool")
+def _roi_pool(ns, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    return _roi_pool_argmax(ns, x, boxes, boxes_num, pooled_height, pooled_width,
+                            spatial_scale)[0]
+
+
+@lowers("xla", "roi_pool_grad")
+def _roi_pool_grad(ns, g, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale):
+    jnp = ns.jnp
+    n, c, h, w = x.shape
+    _, arg, batch = _roi_pool_argmax(ns, x, boxes, boxes_num, pooled_height, pooled_width,
+                                     spatial_scale)
+    hit = arg >= 0
+    bi = jnp.broadcast_to(batch[:, None, None, None], arg.shape)
+    ci = jnp.broadcast_to(jnp.arange(c)[None, :, None, None], arg.shape)
+    gx = jnp.zeros((n, c, h * w), g.dtype).at[bi, ci, jnp.where(hit, arg, 0)].add(
+        jnp.where(hit, g, jnp.zeros((), g.dtype)))
+    return gx.reshape(x.shape)
