@@ -1,0 +1,61 @@
+"""xla rules of the decompositions and solves (`d2s/core/ops/linalg_decomp.py`):
+jnp.linalg's, which call the same LAPACK routines on CPU. Where numpy
+raises (a singular or non positive-definite matrix), XLA returns infs or
+NaNs: a non-finite result runs the call again on numpy, which raises."""
+from __future__ import annotations
+
+from ....core.registry import lowers
+
+
+def _finite(ns, *outs):
+    ok = ns.jnp.all(ns.jnp.array([ns.jnp.all(ns.jnp.isfinite(o)) for o in outs]))
+    ns.check_on_numpy(ok)
+
+
+@lowers("xla", "det")
+def _det(ns, x):
+    return ns.jnp.linalg.det(x)
+
+
+@lowers("xla", "slogdet")
+def _slogdet(ns, x):
+    sign, logabs = ns.jnp.linalg.slogdet(x)
+    return sign, logabs
+
+
+@lowers("xla", "solve")
+def _solve(ns, x, y):
+    jnp = ns.jnp
+    if y.ndim == 1:
+        out = jnp.linalg.solve(x, y[:, None])[:, 0]
+    else:
+        batch = jnp.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+        out = jnp.linalg.solve(jnp.broadcast_to(x, batch + x.shape[-2:]),
+                               jnp.broadcast_to(y, batch + y.shape[-2:]))
+    _finite(ns, out)
+    return out
+
+
+@lowers("xla", "cholesky")
+def _cholesky(ns, x):
+    out = ns.jnp.linalg.cholesky(x)
+    _finite(ns, out)
+    return out
+
+
+@lowers("xla", "qr")
+def _qr(ns, x, mode):
+    q, r = ns.jnp.linalg.qr(x, mode=mode)
+    return q, r
+
+
+@lowers("xla", "svd")
+def _svd(ns, x, full_matrices):
+    u, s, vh = ns.jnp.linalg.svd(x, full_matrices=full_matrices)
+    return u, s, vh
+
+
+@lowers("xla", "eigh")
+def _eigh(ns, x, uplo):
+    w, v = ns.jnp.linalg.eigh(x, UPLO=uplo, symmetrize_input=False)
+    return w, v

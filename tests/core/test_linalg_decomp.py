@@ -1,0 +1,125 @@
+"""d2s.linalg decompositions, solves and norms (d2s/core/ops/linalg_decomp.py,
+linalg_funcs.py): values vs numpy.linalg, gradients by finite differences of
+the numpy reference (symmetric inputs where the op reads one triangle;
+eigen/singular vectors sign-normalized), numpy and xla conversion, unknown
+dims, ONNX Runtime for the composites of ops it has."""
+import numpy as np
+import pytest
+
+import d2s
+from d2s import linalg as L
+from ops_check import check
+
+R = np.random.default_rng(21)
+
+
+def m(*s):
+    return R.standard_normal(s)
+
+
+def spd(a):  # numpy: a symmetric positive-definite matrix made from a
+    return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(a.shape[-1])
+
+
+def d_spd(a):
+    return d2s.matmul(a, a, transpose_y=True) + d2s.to_tensor(3 * np.eye(3))  # (3 x 3 inputs)
+
+
+def d_sym(a):
+    return (a + a.transpose([1, 0])) * 0.5
+
+
+def n_sign(v):  # eigen/singular vectors: the first row made non-negative
+    return v * np.where(v[..., :1, :] < 0, -1.0, 1.0)
+
+
+def d_sign(v):
+    return v * d2s.where(v[..., :1, :] < 0, -1.0 + v[..., :1, :] * 0, 1.0 + v[..., :1, :] * 0)
+
+
+A3, B32, A233 = m(3, 3), m(3, 2), m(2, 3, 3)
+NO_ONNX = {"onnx": False}
+INF = np.inf
+CASES = [
+    ("det_batch", L.det, [A233], np.linalg.det, NO_ONNX),
+    ("slogdet", L.slogdet, [A3], lambda a: np.stack(np.linalg.slogdet(a)), NO_ONNX),
+    ("solve", L.solve, [A3 + 3 * np.eye(3), B32], np.linalg.solve, NO_ONNX),
+    ("solve_vector", L.solve, [A3 + 3 * np.eye(3), m(3)], np.linalg.solve, NO_ONNX),
+    ("solve_broadcast", L.solve, [A3 + 3 * np.eye(3), m(2, 3, 2)],
+     lambda a, b: np.linalg.solve(np.broadcast_to(a, (2, 3, 3)), b), NO_ONNX),
+    ("cholesky", lambda a: L.cholesky(d_spd(a)), [A3],
+     lambda a: np.linalg.cholesky(spd(a)), NO_ONNX),
+    ("cholesky_upper", lambda a: L.cholesky(d_spd(a), upper=True), [A3],
+     lambda a: np.linalg.cholesky(spd(a)).T, NO_ONNX),
+    ("qr_tall", L.qr, [m(4, 3)], lambda a: np.linalg.qr(a), NO_ONNX),
+    ("qr_r", lambda a: L.qr(a, mode="r"), [m(3, 3)], lambda a: np.linalg.qr(a, mode="r"),
+     NO_ONNX),
+    ("svd_values", lambda a: L.svd(a)[1], [m(2, 4, 3)], lambda a: np.linalg.svd(a)[1],
+     NO_ONNX),
+    ("svd_vectors", lambda a: (L.svd(a)[0].abs(), L.svd(a)[2].abs()), [m(4, 3)],
+     lambda a: tuple(np.abs(t) for t in np.linalg.svd(a, full_matrices=False)[::2]),
+     dict(onnx=False, grad=False)),
+    ("eigh", lambda a: (L.eigh(d_sym(a))[0], d_sign(L.eigh(d_sym(a))[1])), [A3],
+     lambda a: (np.linalg.eigh((a + a.T) / 2)[0], n_sign(np.linalg.eigh((a + a.T) / 2)[1])),
+     NO_ONNX),
+    ("eigvalsh_upper", lambda a: L.eigvalsh(d_sym(a), "U"), [A3],
+     lambda a: np.linalg.eigvalsh((a + a.T) / 2, "U"), NO_ONNX),
+    ("matrix_power", lambda a: (L.matrix_power(a, 3), L.matrix_power(a, 0)), [A233],
+     lambda a: (np.linalg.matrix_power(a, 3), np.broadcast_to(np.eye(3), a.shape)), {}),
+    ("matrix_power_negative", lambda a: L.matrix_power(a, -2), [A3 + 3 * np.eye(3)],
+     lambda a: np.linalg.matrix_power(a, -2), NO_ONNX),
+    ("multi_dot", lambda a, b, c, d: L.multi_dot([a, b, c, d]), [m(3), A3, B32, m(2)],
+     lambda a, b, c, d: np.linalg.multi_dot([a, b, c, d]), {}),
+    ("vector_norm", lambda a: (L.vector_norm(a), L.vector_norm(a, 3, axis=1),
+                               L.vector_norm(a, INF, axis=[0, 2], keepdim=True),
+                               L.vector_norm(a, 0, axis=-1)),
+     [A233], lambda a: (np.linalg.norm(a.ravel()), np.sum(np.abs(a) ** 3, 1) ** (1 / 3),
+                        np.max(np.abs(a), axis=(0, 2), keepdims=True),
+                        np.count_nonzero(a, -1).astype(a.dtype)), {}),
+    ("matrix_norm", lambda a: (L.matrix_norm(a), L.matrix_norm(a, 1), L.matrix_norm(a, -INF),
+                               L.matrix_norm(a, "fro", axis=(0, 2), keepdim=True)),
+     [A233], lambda a: (np.linalg.norm(a, "fro", (-2, -1)), np.linalg.norm(a, 1, (-2, -1)),
+                        np.linalg.norm(a, -INF, (-2, -1)),
+                        np.linalg.norm(a, "fro", (0, 2), keepdims=True)), {}),
+    ("matrix_norm_svd", lambda a: (L.matrix_norm(a, "nuc"), L.matrix_norm(a, 2),
+                                   L.matrix_norm(a, -2, axis=(0, 2))),
+     [A233], lambda a: (np.linalg.norm(a, "nuc", (-2, -1)), np.linalg.norm(a, 2, (-2, -1)),
+                        np.linalg.norm(a, -2, (0, 2))), NO_ONNX),
+    ("triangular_solve", lambda a, b: (L.triangular_solve(a, b),
+                                       L.triangular_solve(a, b, upper=False, transpose=True),
+                                       L.triangular_solve(a, b, unitriangular=True)),
+     [A3 + 3 * np.eye(3), B32],
+     lambda a, b: (np.linalg.solve(np.triu(a), b), np.linalg.solve(np.tril(a).T, b),
+                   np.linalg.solve(np.triu(a, 1) + np.eye(3), b)), NO_ONNX),
+    ("cholesky_solve", lambda b, a: (L.cholesky_solve(b, a),
+                                     L.cholesky_solve(b, a.transpose([1, 0]), upper=True)),
+     [B32, np.tril(A3) + 3 * np.eye(3)],
+     lambda b, a: (np.linalg.solve(np.tril(a) @ np.tril(a).T, b),) * 2, NO_ONNX),
+    ("matrix_rank", lambda a: (L.matrix_rank(a), L.matrix_rank(a, tol=0.5)),
+     [np.array([[1.0, 2, 3], [2, 4, 6], [0, 1, 1]])],
+     lambda a: (np.linalg.matrix_rank(a), np.linalg.matrix_rank(a, tol=0.5)), NO_ONNX),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_linalg(case):
+    name, fn, arrays, ref, options = case
+    check(fn, arrays, ref, **{"rtol": 1e-6, "grad_rtol": 1e-4, **options})
+
+
+def test_linalg_errors():
+    x = d2s.to_tensor(m(3, 3), stop_gradient=False)
+    u, s, vh = L.svd(x)
+    with pytest.raises(NotImplementedError, match="singular values S only"):
+        d2s.sum(u).backward()
+    with pytest.raises(NotImplementedError, match="rows >= cols"):
+        q, r = L.qr(d2s.to_tensor(m(2, 3), stop_gradient=False))
+        d2s.sum(q).backward()
+    with pytest.raises(np.linalg.LinAlgError):
+        L.cholesky(d2s.to_tensor(-np.eye(2)))
+    with pytest.raises(ValueError, match="square"):
+        L.det(d2s.to_tensor(m(2, 3)))
+    # xla: a matrix that is not positive-definite raises numpy's error too
+    sf = d2s.jit.to_static(lambda a: L.cholesky(a), backend="xla")
+    with pytest.raises(np.linalg.LinAlgError):
+        sf(d2s.to_tensor(-np.eye(2)))
