@@ -69,3 +69,5 @@ from . import quantization  # noqa: E402  (d2s.quantization.weight_only)
 from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------
+from . import fft  # noqa: E402,F401  (d2s.fft: Paddle's paddle.fft)
+from .core.ops.fft_ops import complex, imag, real  # noqa: E402,F401,A001

@@ -1,0 +1,84 @@
+"""d2s.fft (d2s/fft.py, d2s/core/ops/fft_ops.py) and d2s.real / imag /
+complex: values vs numpy.fft (every norm, crops and pads, odd and even
+sizes, 1-D / 2-D / n-D, complex64 kept), gradients by finite differences
+through the real and imaginary parts (the adjoint rules), numpy and xla
+conversion, unknown dims."""
+import numpy as np
+import pytest
+
+import d2s
+from d2s import fft as F
+from ops_check import check
+
+R = np.random.default_rng(8)
+A, B = R.standard_normal((3, 6)), R.standard_normal((3, 6))
+C3 = R.standard_normal((2, 3, 4))
+
+
+def parts(z):  # d2s: a complex result as its (real, imag) parts
+    return d2s.real(z), d2s.imag(z)
+
+
+def nparts(z):
+    return np.real(z).copy(), np.imag(z).copy()
+
+
+def cplx(a, b):
+    return d2s.complex(a, b)
+
+
+NO = {"onnx": False}
+FIRST = {"onnx": False, "unknown": "first"}
+CASES = [
+    ("fft_crop_pad", lambda a: parts(F.fft(a, 4)) + parts(F.fft(a, 8, norm="ortho")), [A],
+     lambda a: nparts(np.fft.fft(a, 4)) + nparts(np.fft.fft(a, 8, norm="ortho")), NO),
+    ("ifft_complex_axis0", lambda a, b: parts(F.ifft(cplx(a, b), axis=0, norm="forward")),
+     [A, B], lambda a, b: nparts(np.fft.ifft(a + 1j * b, axis=0, norm="forward")), NO),
+    ("rfft", lambda a: parts(F.rfft(a)) + parts(F.rfft(a, 5, norm="forward")), [A],
+     lambda a: nparts(np.fft.rfft(a)) + nparts(np.fft.rfft(a, 5, norm="forward")), NO),
+    ("irfft", lambda a, b: (F.irfft(cplx(a, b)), F.irfft(cplx(a, b), 7, norm="ortho"),
+                            F.irfft(cplx(a, b), 4, norm="forward")),
+     [A[:, :4], B[:, :4]],
+     lambda a, b: (np.fft.irfft(a + 1j * b), np.fft.irfft(a + 1j * b, 7, norm="ortho"),
+                   np.fft.irfft(a + 1j * b, 4, norm="forward")), FIRST),
+    ("fft2_ifft2", lambda a, b: parts(F.fft2(cplx(a, b), s=(2, 5)))
+     + parts(F.ifft2(cplx(a, b), norm="ortho")), [A, B],
+     lambda a, b: nparts(np.fft.fft2(a + 1j * b, s=(2, 5)))
+     + nparts(np.fft.ifft2(a + 1j * b, norm="ortho")), NO),
+    ("rfft2_irfft2", lambda a, b: parts(F.rfft2(a)) + (F.irfft2(cplx(a, b), s=(3, 5)),),
+     [A, B], lambda a, b: nparts(np.fft.rfft2(a)) + (np.fft.irfft2(a + 1j * b, s=(3, 5)),),
+     NO),
+    ("fftn_rfftn_irfftn", lambda c: parts(F.fftn(c, axes=(0, 2))) + parts(F.rfftn(c))
+     + (F.irfftn(F.rfftn(c), s=(2, 3, 4)), F.irfftn(cplx(c, c * 2), s=(3, 3), axes=(1, 2))),
+     [C3], lambda c: nparts(np.fft.fftn(c, axes=(0, 2))) + nparts(np.fft.rfftn(c))
+     + (np.fft.irfftn(np.fft.rfftn(c), s=(2, 3, 4), axes=(0, 1, 2)),
+        np.fft.irfftn(c + 2j * c, s=(3, 3), axes=(1, 2))), NO),
+    ("ifftn", lambda a, b: parts(F.ifftn(cplx(a, b), s=[4])), [A, B],
+     lambda a, b: nparts(np.fft.ifftn(a + 1j * b, s=[4], axes=[-1])), NO),
+    ("shift_and_freq", lambda a: (F.fftshift(a), F.ifftshift(a, axes=1), F.fftfreq(5, 0.5),
+                                  F.rfftfreq(6, dtype="float64")),
+     [R.standard_normal((3, 5))],
+     lambda a: (np.fft.fftshift(a), np.fft.ifftshift(a, axes=1),
+                np.fft.fftfreq(5, 0.5).astype("float32"), np.fft.rfftfreq(6)),
+     {"onnx": False, "unknown_dims": False}),   # (a shift needs its dim's size)
+    ("complex64_kept", lambda a: (F.fft(a), F.rfft(a), F.irfft(F.rfft(a), 6)),
+     [A.astype("float32")],
+     lambda a: (np.fft.fft(a), np.fft.rfft(a), np.fft.irfft(np.fft.rfft(a), 6)),
+     {"onnx": False, "rtol": 1e-5}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_fft(case):
+    name, fn, arrays, ref, options = case
+    check(fn, arrays, ref, **options)
+
+
+def test_fft_bad_input():
+    x = d2s.to_tensor(A)
+    with pytest.raises(ValueError, match="norm must be"):
+        F.fft(x, norm="none")
+    with pytest.raises(TypeError, match="must be real"):
+        F.rfft(d2s.complex(x, x))
+    with pytest.raises(ValueError, match="differ in length"):
+        F.fftn(x, s=[2, 3], axes=[0])
