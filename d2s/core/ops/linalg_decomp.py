@@ -10,6 +10,8 @@ with d2s ops so that it also builds in a static program:
 * qr (reduced, rows >= cols): the triangular-solve form of the QR rule;
 * eigh (distinct eigenvalues): dA = V (diag(gw) + F o (V^T gV)) V^T with
   F_ij = 1 / (w_j - w_i), symmetrized;
+* pinv (P = A^+, its rank held fixed): dA = -P^T G P^T + (I - A P) G^T P P^T
+  + P^T P G^T (I - P A);
 * svd: through the singular values only (dA = U diag(gS) V^H); a gradient
   through U or V^H raises NotImplementedError (it is undefined where
   singular values repeat, and sign-ambiguous everywhere).
@@ -24,7 +26,7 @@ from ._base import cast_like, lift, unbroadcast
 from .linalg import matmul
 from .linalg_more import _swap_last as _mT, inverse
 
-__all__ = ["det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh"]
+__all__ = ["det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv"]
 
 
 def _float_of(dtype):
@@ -326,3 +328,34 @@ def eigh(x, UPLO="L", name=None):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     x = _float_input(x)
     return bind("eigh", x, uplo=UPLO)
+
+
+# ---- pinv ----------------------------------------------------------------------------------
+def _pinv_infer(x, rcond, hermitian):
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise ValueError(f"pinv: x must be at least 2-D, got {list(shape)}")
+    return Aval(shape[:-2] + (shape[-1], shape[-2]), _float_of(x.dtype))
+
+
+def _pinv_vjp(g, out, x, rcond, hermitian):
+    p, pt, gt = out, _mT(out), _mT(g)
+    ap, pa = matmul(x, p), matmul(p, x)
+    ga = (-matmul(matmul(pt, g), pt)
+          + matmul(matmul(_eye_like(ap) - ap, gt), matmul(p, pt))
+          + matmul(matmul(pt, p), matmul(gt, _eye_like(pa) - pa)))
+    return (cast_like(ga, x),)
+
+
+register_op("pinv", lambda x, rcond, hermitian: np.linalg.pinv(x, rcond=rcond,
+                                                               hermitian=hermitian),
+            _pinv_infer, vjp=_pinv_vjp)
+
+
+def pinv(x, rcond=1e-15, hermitian=False, name=None):
+    """The Moore-Penrose pseudo-inverse of the matrices of `x` ([..., M, N] ->
+    [..., N, M]): singular values at most `rcond` times the largest are
+    treated as zero. `hermitian`: x is read as symmetric (an
+    eigendecomposition). The gradient holds the rank fixed."""
+    x = _float_input(x)
+    return bind("pinv", x, rcond=float(rcond), hermitian=bool(hermitian))

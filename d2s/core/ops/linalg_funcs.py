@@ -1,6 +1,6 @@
 """`d2s.linalg` functions composed from d2s ops (their gradients and backend
 forms are those ops'): eigvalsh, matrix_power, multi_dot, vector_norm,
-matrix_norm, triangular_solve, cholesky_solve, matrix_rank."""
+matrix_norm, triangular_solve, cholesky_solve, matrix_rank, lstsq."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,7 @@ from .linalg_decomp import _eye_like, _float_input, _mT, eigh, solve, svd
 from .linalg_more import inverse
 
 __all__ = ["eigvalsh", "matrix_power", "multi_dot", "vector_norm", "matrix_norm",
-           "triangular_solve", "cholesky_solve", "matrix_rank"]
+           "triangular_solve", "cholesky_solve", "matrix_rank", "lstsq"]
 
 
 def eigvalsh(x, UPLO="L", name=None):
@@ -170,3 +170,41 @@ def matrix_rank(x, tol=None, hermitian=False, name=None):
             big = float(max(m, n))
         tol = unsqueeze(_max(s, -1) * big * float(np.finfo(np.dtype(x.dtype)).eps), -1)
     return _sum(cast(greater_than(s, tol), "int64"), -1)
+
+
+def lstsq(x, y, rcond=None, driver=None, name=None):
+    """Least squares: the Z minimizing ||x @ Z - y|| per matrix (x [..., M,
+    N], y [..., M, K]) -> (solution [..., N, K], residuals, rank,
+    singular_values), Paddle's outputs. The solution is the minimum-norm
+    one (pinv(x, rcond) @ y, as the gelsd/gelss drivers give; for a
+    full-rank x every driver's). residuals: the squared residual norms
+    [..., K] when M > N, else empty; rank: int32 (empty for "gels");
+    singular_values: for "gelsd"/"gelss", else empty. rcond: singular
+    values below rcond * the largest count as zero (default eps * max(M, N))."""
+    from .creation import zeros
+    from .elementwise import cast
+    from .linalg_decomp import pinv
+    from .reduction import sum as _sum
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"lstsq: driver must be None, 'gels', 'gelsy', 'gelsd' or 'gelss', "
+                         f"got {driver!r}")
+    x, y = _float_input(x), _float_input(y)
+    if len(x.shape) < 2 or len(y.shape) < 2:
+        raise ValueError(f"lstsq: x and y must be [..., M, N] and [..., M, K], got "
+                         f"{list(x.shape)} and {list(y.shape)}")
+    m, n = x.shape[-2:]
+    if rcond is None:
+        if m is None or n is None:
+            raise ValueError("lstsq: pass rcond when x's matrix dims are unknown (the default "
+                             "is eps * max(M, N))")
+        rcond = float(np.finfo(np.dtype(x.dtype)).eps) * max(m, n)
+    solution = matmul(pinv(x, rcond), y)
+    empty = zeros([0], x.dtype)
+    if m is not None and n is not None and m > n:
+        r = matmul(x, solution) - y
+        residuals = _sum(r * r, -2)
+    else:
+        residuals = empty
+    rank = empty if driver == "gels" else cast(matrix_rank(x, tol=None), "int32")
+    singular = svd(x)[1] if driver in ("gelsd", "gelss") else empty
+    return solution, residuals, rank, singular

@@ -59,3 +59,8 @@ def _svd(ns, x, full_matrices):
 def _eigh(ns, x, uplo):
     w, v = ns.jnp.linalg.eigh(x, UPLO=uplo, symmetrize_input=False)
     return w, v
+
+
+@lowers("xla", "pinv")
+def _pinv(ns, x, rcond, hermitian):
+    return ns.jnp.linalg.pinv(x, rtol=rcond, hermitian=hermitian)
