@@ -37,6 +37,17 @@ def d_sign(v):
     return v * d2s.where(v[..., :1, :] < 0, -1.0 + v[..., :1, :] * 0, 1.0 + v[..., :1, :] * 0)
 
 
+def _scipy_linalg():  # the LU reference (LAPACK's getrf); skipped without scipy
+    return pytest.importorskip("scipy.linalg")
+
+
+def _ref_lu(a):  # packed factors, 1-based pivots, infos (all 0 here)
+    sl = _scipy_linalg()
+    out = [sl.lu_factor(t) for t in a]
+    return (np.stack([f[0] for f in out]), np.stack([f[1] + 1 for f in out]).astype(np.int32),
+            np.zeros(len(a), np.int32))
+
+
 A3, B32, A233 = m(3, 3), m(3, 2), m(2, 3, 3)
 NO_ONNX = {"onnx": False}
 INF = np.inf
@@ -104,6 +115,12 @@ CASES = [
     ("lstsq_wide_min_norm", lambda a, b: L.lstsq(a, b)[:3], [m(1, 2, 4), m(1, 2, 1)],
      lambda a, b: (np.linalg.lstsq(a[0], b[0])[0][None], np.zeros(0), np.array([2], np.int32)),
      dict(onnx=False, unknown="first")),
+    ("lu", lambda a: L.lu(a, get_infos=True), [m(2, 4, 3)], lambda a: _ref_lu(a),
+     dict(onnx=False, grad=False)),
+    ("lu_singular_and_unpack", lambda a: L.lu(a, get_infos=True)[2:] + L.lu_unpack(*L.lu(a)),
+     [np.array([[0.0, 2.0, 1.0], [0.0, 1.0, 3.0], [0.0, 4.0, 1.0]])],
+     lambda a: (np.int32(1),) + tuple(_scipy_linalg().lu(a)),
+     dict(onnx=False, grad=False, unknown_dims=False)),   # (unpacking needs the dims)
     ("matrix_rank", lambda a: (L.matrix_rank(a), L.matrix_rank(a, tol=0.5)),
      [np.array([[1.0, 2, 3], [2, 4, 6], [0, 1, 1]])],
      lambda a: (np.linalg.matrix_rank(a), np.linalg.matrix_rank(a, tol=0.5)), NO_ONNX),
@@ -126,6 +143,8 @@ def test_linalg_errors():
         d2s.sum(q).backward()
     with pytest.raises(np.linalg.LinAlgError):
         L.cholesky(d2s.to_tensor(-np.eye(2)))
+    with pytest.raises(NotImplementedError, match="lu: gradients"):
+        d2s.sum(L.lu(x)[0]).backward()
     with pytest.raises(ValueError, match="square"):
         L.det(d2s.to_tensor(m(2, 3)))
     # xla: a matrix that is not positive-definite raises numpy's error too

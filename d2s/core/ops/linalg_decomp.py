@@ -12,6 +12,7 @@ with d2s ops so that it also builds in a static program:
   F_ij = 1 / (w_j - w_i), symmetrized;
 * pinv (P = A^+, its rank held fixed): dA = -P^T G P^T + (I - A P) G^T P P^T
   + P^T P G^T (I - P A);
+* lu: values only (its gradient raises NotImplementedError);
 * svd: through the singular values only (dA = U diag(gS) V^H); a gradient
   through U or V^H raises NotImplementedError (it is undefined where
   singular values repeat, and sign-ambiguous everywhere).
@@ -26,7 +27,7 @@ from ._base import cast_like, lift, unbroadcast
 from .linalg import matmul
 from .linalg_more import _swap_last as _mT, inverse
 
-__all__ = ["det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv"]
+__all__ = ["det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv", "lu", "lu_unpack"]
 
 
 def _float_of(dtype):
@@ -359,3 +360,100 @@ def pinv(x, rcond=1e-15, hermitian=False, name=None):
     eigendecomposition). The gradient holds the rank fixed."""
     x = _float_input(x)
     return bind("pinv", x, rcond=float(rcond), hermitian=bool(hermitian))
+
+
+# ---- lu ------------------------------------------------------------------------------------
+def _lu_kernel(x):
+    """LAPACK getrf's partial pivoting, matrix by matrix: (packed L\\U, 1-based
+    int32 pivots, int32 infos: the 1-based index of the first zero pivot, or 0)."""
+    *batch, m, n = x.shape
+    k = min(m, n)
+    a = np.array(x, copy=True).reshape(-1, m, n)
+    piv = np.zeros((a.shape[0], k), np.int32)
+    info = np.zeros(a.shape[0], np.int32)
+    for b in range(a.shape[0]):
+        mat = a[b]
+        for j in range(k):
+            p = j + int(np.argmax(np.abs(mat[j:, j])))
+            piv[b, j] = p + 1
+            if mat[p, j] == 0:
+                if not info[b]:
+                    info[b] = j + 1
+                continue
+            if p != j:
+                mat[[j, p]] = mat[[p, j]]
+            mat[j + 1:, j] /= mat[j, j]
+            mat[j + 1:, j + 1:] -= np.outer(mat[j + 1:, j], mat[j, j + 1:])
+    return (a.reshape(x.shape), piv.reshape(tuple(batch) + (k,)),
+            info.reshape(tuple(batch)))
+
+
+def _lu_infer(x):
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise ValueError(f"lu: x must be at least 2-D, got {list(shape)}")
+    m, n = shape[-2:]
+    k = None if m is None or n is None else min(m, n)
+    i32 = np.dtype(np.int32)
+    return (Aval(shape, _float_of(x.dtype)), Aval(shape[:-2] + (k,), i32),
+            Aval(shape[:-2], i32))
+
+
+def _lu_vjp(g, out, x):
+    raise NotImplementedError("lu: gradients through the LU factorization are not supported; "
+                              "differentiate solve / det / inverse instead")
+
+
+register_op("lu", _lu_kernel, _lu_infer, vjp=_lu_vjp, num_outputs=3)
+
+
+def lu(x, pivot=True, get_infos=False, name=None):
+    """Paddle's lu: the LU factorization with partial pivoting of the matrices
+    of `x` ([..., M, N]) -> (LU packed in one tensor: L's unit diagonal
+    implied, 1-based int32 pivots [..., min(M, N)]) and with `get_infos`
+    the int32 infos (0, or the 1-based index of the first zero pivot).
+    Use `lu_unpack` for P, L, U."""
+    if not pivot:
+        raise NotImplementedError("lu: pivot=False is not supported (as on Paddle's CPU); "
+                                  "use pivot=True")
+    x = _float_input(x)
+    packed, pivots, infos = bind("lu", x)
+    return (packed, pivots, infos) if get_infos else (packed, pivots)
+
+
+def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
+    """(P, L, U) from `lu`'s packed factors `x` and pivots `y`, with
+    x_original = P @ L @ U (None for a part not asked for)."""
+    from .creation import arange, ones_like
+    from .elementwise import cast, equal, where
+    from .manipulation import unsqueeze
+    from .search import take_along_axis
+    from .shaping import tril, triu
+    x, y = lift(x), lift(y)
+    m, n = x.shape[-2:]
+    k = y.shape[-1]
+    if None in (m, n, k):
+        raise ValueError(f"lu_unpack: the matrix dims must be known, got {list(x.shape)}")
+    lower = upper = perm_matrix = None
+    if unpack_ludata:
+        low = tril(x, -1)[..., :, :k]
+        eye = constant_eye(m, k, x.dtype)
+        lower = low + eye
+        upper = triu(x)[..., :k, :]
+    if unpack_pivots:
+        piv = cast(y, "int64") - 1
+        idx = arange(m)
+        perm = cast(ones_like(piv[..., :1]), "int64") * idx          # [..., m]
+        for j in range(k):
+            p = piv[..., j:j + 1]
+            at_p = take_along_axis(perm, p, -1)
+            at_j = perm[..., j:j + 1]
+            perm = where(equal(idx, j), at_p, where(equal(idx, p), at_j, perm))
+        # P[perm[i], i] = 1
+        perm_matrix = cast(equal(unsqueeze(idx, -1), unsqueeze(perm, -2)), x.dtype)
+    return perm_matrix, lower, upper
+
+
+def constant_eye(m, k, dtype):
+    from ._base import constant
+    return constant(np.eye(m, k, dtype=np.dtype(dtype)))

@@ -64,3 +64,17 @@ def _eigh(ns, x, uplo):
 @lowers("xla", "pinv")
 def _pinv(ns, x, rcond, hermitian):
     return ns.jnp.linalg.pinv(x, rtol=rcond, hermitian=hermitian)
+
+
+@lowers("xla", "lu")
+def _lu(ns, x):
+    """lax.linalg.lu (getrf): 0-based pivots made 1-based; infos from U's
+    diagonal (the first exact zero), as the kernel reports them."""
+    jnp = ns.jnp
+    packed, pivots, _ = ns.lax.linalg.lu(x)
+    k = min(x.shape[-2:])
+    diag = jnp.diagonal(packed, axis1=-2, axis2=-1)[..., :k]
+    zero = diag == 0
+    first = jnp.argmax(zero, axis=-1).astype(jnp.int32) + 1
+    infos = jnp.where(jnp.any(zero, axis=-1), first, 0).astype(jnp.int32)
+    return packed, (pivots + 1).astype(jnp.int32), infos
