@@ -138,3 +138,6 @@ from .detection import (RoIAlign, RoIPool, box_coder, nms, roi_align,  # noqa: E
                         roi_pool)  # (detection beyond YOLO)
 
 __all__ += ["nms", "box_coder", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]
+from .deform import DeformConv2D, deform_conv2d  # noqa: E402,F401
+
+__all__ += ["deform_conv2d", "DeformConv2D"]
