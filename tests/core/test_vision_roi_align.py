@@ -2,7 +2,8 @@
 values vs a sample-by-sample numpy reference written from the definition
 (bilinear samples on a grid per bin, averaged; Paddle's rules for samples
 outside the map, `aligned`, adaptive grids), gradients w.r.t. x by finite
-differences, converted on numpy and xla, unknown dims, ONNX Runtime (RoiAlign)."""
+differences, converted on numpy and xla, unknown dims, ONNX Runtime (an Einsum
+of the same factorized form)."""
 import math
 
 import numpy as np
@@ -82,7 +83,7 @@ CASES = [
 def test_roi_align(case):
     name, fn, arrays, ref = case
     rtol = 1e-5 if arrays[0].dtype == np.float32 else 1e-6
-    check(fn, arrays, ref, rtol=rtol, onnx=False)  # (ONNX: see the NotLowerable reason)
+    check(fn, arrays, ref, rtol=rtol)
 
 
 def test_roi_align_second_order_and_bad_input():

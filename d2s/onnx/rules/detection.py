@@ -46,10 +46,6 @@ _GRAD = NotLowerable("a gradient op of training programs; an ONNX model holds th
 register_lowering("onnx", "roi_align_grad", _GRAD)
 register_lowering("onnx", "roi_pool_grad", _GRAD)
 
-register_lowering("onnx", "roi_align", NotLowerable(
-    "ONNX Runtime has no kernel for RoiAlign at the opsets d2s exports (18 and later resolve "
-    "to RoiAlign-22; its CPU kernels stop at 16)"))
-
 
 def _batch_index(ns, boxes, boxes_num):
     """Image of each RoI: how many of boxes_num's running totals it is past."""
@@ -104,3 +100,79 @@ def _roi_pool(ns, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scal
     some = ns.node("ReduceMax", ns.cast(inside, i64), ns.ints([4, 5]), keepdims=0)
     return ns.node("Where", ns.node("Greater", some, ns.scalar(0, i64)), out,
                    ns.scalar(0, x.dtype))
+
+
+def _axis_weights(ns, start, size, pooled, grid, limit):
+    """[R, pooled, limit]: the kernel's summed bilinear sample weights along
+    one axis (float64); `grid` [R] samples per bin, as many as the largest
+    grid looped over (a run-time Range) and masked per RoI."""
+    f64 = np.dtype(np.float64)
+    one = ns.scalar(1.0, f64)
+    bins = ns.node("Div", size, ns.scalar(float(pooled), f64))                   # [R]
+    most = ns.cast(ns.node("ReduceMax", grid, keepdims=0), np.int64)
+    k = ns.cast(ns.node("Range", ns.scalar(0, np.int64), most, ns.scalar(1, np.int64)), f64)
+    live = ns.node("Less", ns.node("Unsqueeze", k, ns.ints([0])),
+                   ns.node("Unsqueeze", grid, ns.ints([1])))                      # [R, G]
+    step = ns.node("Div", bins, ns.node("Max", grid, one))
+    r3 = ns.ints([1, 2])
+    pos = ns.node("Add", ns.node("Add", ns.node("Unsqueeze", start, r3), ns.node(
+        "Mul", ns.const(np.arange(pooled, dtype=np.float64)[None, :, None]),
+        ns.node("Unsqueeze", bins, r3))), ns.node(
+        "Mul", ns.node("Unsqueeze", ns.node("Add", k, ns.scalar(0.5, f64)), ns.ints([0, 1])),
+        ns.node("Unsqueeze", step, r3)))                                         # [R, P, G]
+    lim = ns.cast(limit, f64)
+    valid = ns.node("And", ns.node("And", ns.node("GreaterOrEqual", pos, ns.scalar(-1.0, f64)),
+                                   ns.node("LessOrEqual", pos, lim)),
+                    ns.node("Unsqueeze", live, ns.ints([1])))
+    pos = ns.node("Max", pos, ns.scalar(0.0, f64))
+    low = ns.node("Floor", pos)
+    last = ns.node("Sub", lim, one)
+    top = ns.node("GreaterOrEqual", low, last)
+    low = ns.node("Where", top, last, low)
+    high = ns.node("Where", top, last, ns.node("Add", low, one))
+    frac = ns.node("Where", top, ns.scalar(0.0, f64), ns.node("Sub", pos, low))
+    zero = ns.scalar(0.0, f64)
+    cols = ns.cast(ns.node("Range", ns.scalar(0, np.int64), limit, ns.scalar(1, np.int64)), f64)
+
+    def spread(at, weight):  # [R, P, G] -> [R, P, G, limit]
+        hit = ns.cast(ns.node("Equal", ns.node("Unsqueeze", at, ns.ints([3])), cols), f64)
+        return ns.node("Mul", ns.node("Unsqueeze", ns.node("Where", valid, weight, zero),
+                                      ns.ints([3])), hit)
+    both = ns.node("Add", spread(low, ns.node("Sub", one, frac)), spread(high, frac))
+    return ns.node("ReduceSum", both, ns.ints([2]), keepdims=0)
+
+
+@lowers("onnx", "roi_align")
+def _roi_align(ns, x, boxes, boxes_num, pooled_height, pooled_width, spatial_scale,
+               sampling_ratio, aligned):
+    """The kernel's factorized form, out[r] = Ay[r] @ x[b] @ Ax[r]^T, as an
+    Einsum (ONNX Runtime has no RoiAlign kernel at the opsets d2s exports)."""
+    f64 = np.dtype(np.float64)
+    b = ns.node("Sub", ns.node("Mul", ns.cast(boxes, f64), ns.scalar(spatial_scale, f64)),
+                ns.scalar(0.5 if aligned else 0.0, f64))
+
+    def col(i):
+        return ns.node("Gather", b, ns.scalar(i, np.int64), axis=1)
+    x1, y1, x2, y2 = (col(i) for i in range(4))
+    rw, rh = ns.node("Sub", x2, x1), ns.node("Sub", y2, y1)
+    if not aligned:
+        rw, rh = (ns.node("Max", t, ns.scalar(1.0, f64)) for t in (rw, rh))
+    if sampling_ratio > 0:
+        gh = gw = ns.node("Add", ns.node("Mul", rw, ns.scalar(0.0, f64)),
+                          ns.scalar(float(sampling_ratio), f64))
+    else:
+        zero = ns.scalar(0.0, f64)
+        gh = ns.node("Max", ns.node("Ceil", ns.node("Div", rh, ns.scalar(float(pooled_height),
+                                                                       f64))), zero)
+        gw = ns.node("Max", ns.node("Ceil", ns.node("Div", rw, ns.scalar(float(pooled_width),
+                                                                       f64))), zero)
+    count = ns.node("Max", ns.node("Mul", gh, gw), ns.scalar(1.0, f64))
+    shape = ns.node("Shape", x)
+    h = ns.node("Gather", shape, ns.scalar(2, np.int64), axis=0)
+    w = ns.node("Gather", shape, ns.scalar(3, np.int64), axis=0)
+    ay = ns.node("Div", _axis_weights(ns, y1, rh, pooled_height, gh, h),
+                 ns.node("Unsqueeze", count, ns.ints([1, 2])))
+    ax = _axis_weights(ns, x1, rw, pooled_width, gw, w)
+    xb = ns.node("Gather", x, _batch_index(ns, boxes, boxes_num), axis=0)
+    ay, ax = ns.cast(ay, x.dtype), ns.cast(ax, x.dtype)
+    return ns.node("Einsum", ay, xb, ax, equation="rph,rchw,rqw->rcpq")
