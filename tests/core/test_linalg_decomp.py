@@ -121,6 +121,13 @@ CASES = [
      [np.array([[0.0, 2.0, 1.0], [0.0, 1.0, 3.0], [0.0, 4.0, 1.0]])],
      lambda a: (np.int32(1),) + tuple(_scipy_linalg().lu(a)),
      dict(onnx=False, grad=False, unknown_dims=False)),   # (unpacking needs the dims)
+    ("tensor_methods", lambda a, b: (a.matrix_power(2), a.solve(b), a.triangular_solve(b),
+                                     d_sym(a).eigvalsh(), d2s.complex(a, a * 2).imag(),
+                                     d_spd(a).cholesky()),
+     [A3 + 3 * np.eye(3), B32],
+     lambda a, b: (a @ a, np.linalg.solve(a, b), np.linalg.solve(np.triu(a), b),
+                   np.linalg.eigvalsh((a + a.T) / 2), 2 * a, np.linalg.cholesky(spd(a))),
+     NO_ONNX),
     ("matrix_rank", lambda a: (L.matrix_rank(a), L.matrix_rank(a, tol=0.5)),
      [np.array([[1.0, 2, 3], [2, 4, 6], [0, 1, 1]])],
      lambda a: (np.linalg.matrix_rank(a), np.linalg.matrix_rank(a, tol=0.5)), NO_ONNX),
