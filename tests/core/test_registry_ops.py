@@ -1393,6 +1393,170 @@ cases("softplus",
 # ---- end of nn ops block ----
 
 
+# -- detection (d2s/core/ops/detection_ops.py): greedy NMS mask, RoI Align / Pool ------------
+def _nms_keep_ref(boxes, groups, iou_threshold):
+    keep = []
+    for i, b in enumerate(boxes):
+        ok = True
+        for j in keep:
+            a = boxes[j]
+            iw = max(min(a[2], b[2]) - max(a[0], b[0]), 0.0)
+            ih = max(min(a[3], b[3]) - max(a[1], b[1]), 0.0)
+            union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - iw * ih
+            ok &= not (groups[i] == groups[j] and iw * ih / union > iou_threshold)
+        if ok:
+            keep.append(i)
+    return np.isin(np.arange(len(boxes)), keep)
+
+
+_nms_lo = _rng.uniform(0, 1.5, size=(6, 2))
+_NMS_BOXES = np.concatenate([_nms_lo, _nms_lo + _rng.uniform(0.5, 2, size=(6, 2))], 1)
+cases("nms_keep",
+      C(_NMS_BOXES, np.zeros(6, np.int64), attrs=dict(iou_threshold=0.3),
+        ref=lambda b, g: _nms_keep_ref(b, g, 0.3), label="one_group"),
+      C(_NMS_BOXES, np.array([0, 1, 0, 1, 1, 0]), attrs=dict(iou_threshold=0.1),
+        ref=lambda b, g: _nms_keep_ref(b, g, 0.1), label="groups"))
+
+
+def _linear_adjoint(f, x, g):
+    """J^T g of the linear map f at x's shape, by its columns (unit inputs)."""
+    out = np.zeros(x.size)
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = 1.0
+        out[i] = np.sum(np.asarray(f(e.reshape(x.shape)), F64) * g)
+    return out.reshape(x.shape).astype(x.dtype)
+
+
+_ROI_X = U(2, 2, 4, 5)
+_ROI_BOXES = np.array([[0.5, 0.5, 3.0, 3.5], [1.0, 0.0, 4.5, 2.5], [-1.0, 1.0, 2.0, 5.0]])
+_ROI_NUM = np.array([1, 2], np.int32)
+_ROI_ALIGN = dict(pooled_height=2, pooled_width=2, spatial_scale=1.0, sampling_ratio=-1,
+                  aligned=True)
+_ROI_POOL = dict(pooled_height=2, pooled_width=2, spatial_scale=1.0)
+
+
+def _roi_align_ref(x, boxes, num):
+    from test_vision_roi_align import ref_roi_align
+    return ref_roi_align(x, boxes, num, 2, 2)
+
+
+def _roi_pool_ref(x, boxes, num):
+    from test_vision_roi_pool import ref_roi_pool
+    return ref_roi_pool(x, boxes, num, 2, 2)
+
+
+def _roi_pool_grad_ref(g, x, boxes, num):
+    """The max's derivative: 1 at each window's (unique) maximum."""
+    out = np.zeros(x.size)
+    base = _roi_pool_ref(x, boxes, num)
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = 1e-3
+        out[i] = np.sum((_roi_pool_ref(x + e.reshape(x.shape), boxes, num) - base) / 1e-3 * g)
+    return out.reshape(x.shape)
+
+
+_ROI_G = U(3, 2, 2, 2)
+cases("roi_align",
+      C(_ROI_X, _ROI_BOXES, _ROI_NUM, attrs=_ROI_ALIGN, ref=_roi_align_ref, wrt=(0,),
+        none=(0, 1), label="adaptive"))
+cases("roi_align_grad",
+      C(_ROI_G, _ROI_X, _ROI_BOXES, _ROI_NUM, attrs=_ROI_ALIGN, wrt=(0,), none=(0, 1, 2),
+        ref=lambda g, x, b, n: _linear_adjoint(lambda t: _roi_align_ref(t, b, n), x, g),
+        label="adjoint"))
+cases("roi_pool",
+      C(_ROI_X, _ROI_BOXES, _ROI_NUM, attrs=_ROI_POOL, ref=_roi_pool_ref, wrt=(0,),
+        none=(0, 1), label="max"))
+cases("roi_pool_grad",
+      C(_ROI_G, _ROI_X, _ROI_BOXES, _ROI_NUM, attrs=_ROI_POOL, grad=False, none=(0, 1, 2),
+        ref=_roi_pool_grad_ref, label="to_argmax"))
+
+
+# -- linear algebra (d2s/core/ops/linalg_decomp.py): numpy.linalg; the ops that read one
+# -- triangle (cholesky, eigh) and svd's vectors have their gradients checked on symmetric
+# -- inputs / through S in tests/core/test_linalg_decomp.py ------------------------------------
+_SQ = U(2, 3, 3) + 3 * np.eye(3)
+_SPD = _SQ @ np.swapaxes(_SQ, -1, -2)
+
+
+def _lu_ref(x):
+    import scipy.linalg as sl
+    lu, piv = sl.lu_factor(x)
+    return lu, (piv + 1).astype(np.int32), np.array(0, np.int32)
+
+
+cases("det", C(_SQ, ref=np.linalg.det, label="batch"))
+cases("slogdet", C(U(3, 3), ref=lambda x: tuple(np.linalg.slogdet(x)), label="signs"))
+cases("solve", C(_SQ, U(2, 3, 2), ref=np.linalg.solve, label="batch"),
+      C(_SQ[0], U(3), ref=np.linalg.solve, label="vector", none=(0,)))
+cases("cholesky", C(_SPD, ref=np.linalg.cholesky, grad=False, label="spd"))
+cases("qr", C(U(4, 3), attrs=dict(mode="reduced"), ref=lambda x: tuple(np.linalg.qr(x)),
+              label="tall"))
+cases("svd", C(U(3, 2), attrs=dict(full_matrices=False), grad=False,
+               ref=lambda x: tuple(np.linalg.svd(x, full_matrices=False)),
+               label="reduced"))
+cases("eigh", C(_SPD, attrs=dict(uplo="L"), grad=False,
+                ref=lambda x: tuple(np.linalg.eigh(x)), label="spd"))
+cases("pinv", C(U(4, 3), attrs=dict(rcond=1e-15, hermitian=False),
+                ref=lambda x: np.linalg.pinv(x, rcond=1e-15), label="tall"))
+cases("lu", C(_SQ[0], ref=_lu_ref, grad=False, label="square"))
+
+
+# -- Fourier transforms and complex parts (d2s/core/ops/fft_ops.py): numpy.fft; the adjoints
+# -- against the transforms' matrices (their columns on unit inputs) --------------------------
+_CX = U(3, 4) + 1j * U(3, 4)
+
+
+def _adjoint_c(f, shape, g):
+    """M^H g of a complex-linear (or real-to-complex) map f of inputs `shape`."""
+    n = int(np.prod(shape))
+    cols = np.stack([np.asarray(f(np.eye(n)[i].reshape(shape))).ravel() for i in range(n)], 1)
+    return (cols.conj().T @ np.asarray(g).ravel()).reshape(shape)
+
+
+def _irfft_adjoint(g, x, axes, norm):
+    """dL/dRe + i dL/dIm of <g, irfftn(x)>, input entry by input entry."""
+    out = np.zeros(x.shape, complex)
+    for idx in np.ndindex(x.shape):
+        for unit in (1.0, 1j):
+            e = np.zeros(x.shape, complex)
+            e[idx] = unit
+            d = np.sum(np.fft.irfftn(e, s=[g.shape[a] for a in axes], axes=axes, norm=norm) * g)
+            out[idx] += d * (1.0 if unit == 1.0 else 1j)
+    return out
+
+
+cases("fft_c2c",
+      C(_CX, attrs=dict(axes=(1,), sizes=(6,), norm="ortho", inverse=False),
+        ref=lambda x, **a: np.fft.fftn(x, s=(6,), axes=(1,), norm="ortho"), label="pad"),
+      C(_CX, attrs=dict(axes=(0, 1), sizes=None, norm="backward", inverse=True),
+        ref=lambda x, **a: np.fft.ifftn(x, axes=(0, 1)), label="inverse2d"))
+cases("fft_c2c_adjoint",
+      C(U(3, 3) + 1j * U(3, 3), _CX, attrs=dict(axes=(1,), norm="forward", inverse=False),
+        grad=False, none=(), label="crop",
+        ref=lambda g, x, **a: np.stack([_adjoint_c(
+            lambda t: np.fft.fft(t, 3, norm="forward"), (4,), row) for row in g])))
+cases("fft_r2c",
+      C(U(3, 5), attrs=dict(axes=(1,), sizes=None, norm="backward"),
+        ref=lambda x, **a: np.fft.rfftn(x, axes=(1,)), label="odd"))
+cases("fft_r2c_adjoint",
+      C(U(2, 3) + 1j * U(2, 3), U(2, 5), attrs=dict(axes=(1,), sizes=(4,), norm="ortho"),
+        grad=False, none=(), label="crop",
+        ref=lambda g, x, **a: np.stack([_adjoint_c(
+            lambda t: np.fft.rfft(t, 4, norm="ortho"), (5,), row).real for row in g])))
+cases("fft_c2r",
+      C(_CX, attrs=dict(axes=(1,), sizes=(6,), norm="backward"),
+        ref=lambda x, **a: np.fft.irfftn(x, s=(6,), axes=(1,)), label="even"))
+cases("fft_c2r_adjoint",
+      C(U(2, 5), U(2, 3) + 1j * U(2, 3), attrs=dict(axes=(1,), norm="forward"), grad=False,
+        none=(), label="odd",
+        ref=lambda g, x: _irfft_adjoint(g, x, (1,), "forward")))
+cases("real", C(_CX, ref=np.real, label="c128"))
+cases("imag", C(_CX.astype(np.complex64), ref=np.imag, label="c64"))
+cases("complex", C(U(2, 3), U(3), ref=lambda a, b: a + 1j * b, label="broadcast"))
+
+
 # ---- the harness ---------------------------------------------------------------------------
 def _as_tuple(x):
     if x is None:  # ops without outputs (print, assert)
@@ -1503,10 +1667,10 @@ def _assert_same(got, want, what, exact=False):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-    if exact or not _is_float(want):
+    if exact or not (_is_float(want) or want.dtype.kind == "c"):  # (complex: as floats)
         np.testing.assert_array_equal(got, want, err_msg=what)
     else:
-        rtol = 1e-6 if want.dtype == F64 else 1e-5
+        rtol = 1e-6 if want.dtype in (F64, np.complex128) else 1e-5
         np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12, err_msg=what)
 
 
