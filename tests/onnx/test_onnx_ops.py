@@ -260,6 +260,16 @@ CASES = [
     ("gather_dequantize", lambda q, s, i: gather_dequantize(q, s, i),
      [ints(6, 4, low=-127, high=128, dtype=np.int8), np.abs(f32(6, 1)) + 0.1,
       ints(2, 3, low=0, high=6)]),
+    # detection (d2s.vision.ops): NMS's kept-box mask (NonMaxSuppression) and the RoI ops
+    ("vision_nms", lambda b, s: d2s.vision.ops.nms(b, 0.2, s),
+     [np.array([[0, 0, 2, 2], [0.2, 0, 2.2, 2], [1, 1, 3, 3], [0, 0.1, 2, 2.1]], np.float32),
+      np.array([0.9, 0.8, 0.7, 0.95], np.float32)]),
+    ("vision_roi_align", lambda x, b, n: d2s.vision.ops.roi_align(x, b, n, 2),
+     [f32(2, 2, 5, 5), np.array([[0.5, 0.5, 3.0, 4.0], [1.0, 0.0, 4.5, 2.5]], np.float32),
+      np.array([1, 1], np.int32)]),
+    ("vision_roi_pool", lambda x, b, n: d2s.vision.ops.roi_pool(x, b, n, 2),
+     [f32(2, 2, 5, 5), np.array([[0.5, 0.5, 3.0, 4.0], [1.0, 0.0, 4.5, 2.5]], np.float32),
+      np.array([1, 1], np.int32)]),
 ]
 
 
