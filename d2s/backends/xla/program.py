@@ -91,8 +91,9 @@ class Executable:
         self.lean = (not any(a or lab for a, lab in self.layout)
                      and not self.uses_room and self.kept_labels is None)
         self.plain = self.lean and not n_written and not self.checked
-        # 64-bit arguments lose their width unless x64 is on when they are passed.
-        self.needs_x64 = any(np.dtype(a.dtype).itemsize == 8 for a in traced["args"])
+        # 64-bit arguments (complex128's 64-bit parts too) lose their width unless
+        # x64 is on when they are passed.
+        self.needs_x64 = any(np.dtype(a.dtype).itemsize >= 8 for a in traced["args"])
         self.out_attrs = None  # per fetch: the DistAttr XLA gave it (sharded runs)
         self.donates = ()  # positions of the parameters whose buffers a call donates
         # (draw, shape, dtype) per value drawn on the host before a call, in
