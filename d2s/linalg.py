@@ -3,8 +3,8 @@ from .core.ops import norm  # noqa: F401
 from .core.ops import bmm, einsum, inverse, mm  # noqa: F401
 inv = inverse
 from .core.ops.linalg_more import matmul_t as matmul  # noqa: F401
-from .core.ops.linalg_decomp import (cholesky, det, eigh, lu, lu_unpack, pinv,  # noqa: F401,E402
-                                     qr, slogdet, solve, svd)
+from .core.ops.linalg_decomp import (cholesky, det, eig, eigh, eigvals, lu,  # noqa: F401,E402
+                                     lu_unpack, pinv, qr, slogdet, solve, svd)
 from .core.ops.linalg_funcs import (cholesky_solve, eigvalsh, matrix_norm,  # noqa: F401,E402
                                     matrix_power, matrix_rank, multi_dot, triangular_solve,
-                                    vector_norm, lstsq)
+                                    vector_norm, lstsq, cond)

@@ -61,8 +61,9 @@ CASES = [
      lambda a: (np.fft.fftshift(a), np.fft.ifftshift(a, axes=1),
                 np.fft.fftfreq(5, 0.5).astype("float32"), np.fft.rfftfreq(6)),
      {"onnx": False, "unknown_dims": False}),   # (a shift needs its dim's size)
-    ("complex128_fed", lambda z: (F.fft(z), F.ifft2(z).real(), z.imag()), [A + 1j * B],
-     lambda z: (np.fft.fft(z), np.fft.ifft2(z).real.copy(), z.imag.copy()), NO),
+    ("complex128_fed", lambda z: (F.fft(z), F.ifft2(z).real(), z.imag(), d2s.abs(F.fft(z))),
+     [A + 1j * B], lambda z: (np.fft.fft(z), np.fft.ifft2(z).real.copy(), z.imag.copy(),
+                              np.abs(np.fft.fft(z))), NO),
     ("complex64_kept", lambda a: (F.fft(a), F.rfft(a), F.irfft(F.rfft(a), 6)),
      [A.astype("float32")],
      lambda a: (np.fft.fft(a), np.fft.rfft(a), np.fft.irfft(np.fft.rfft(a), 6)),

@@ -128,6 +128,12 @@ CASES = [
      lambda a, b: (a @ a, np.linalg.solve(a, b), np.linalg.solve(np.triu(a), b),
                    np.linalg.eigvalsh((a + a.T) / 2), 2 * a, np.linalg.cholesky(spd(a))),
      NO_ONNX),
+    ("eig_general", lambda a: (L.eigvals(a), a.eig()[1].abs()), [m(2, 3, 3)],
+     lambda a: (np.linalg.eig(a)[0].astype(complex), np.abs(np.linalg.eig(a)[1])),
+     dict(onnx=False, grad=False)),
+    ("cond", lambda a: (L.cond(a), L.cond(a, -2), L.cond(a, "fro"), L.cond(a, 1)), [A233],
+     lambda a: (np.linalg.cond(a), np.linalg.cond(a, -2), np.linalg.cond(a, "fro"),
+                np.linalg.cond(a, 1)), NO_ONNX),
     ("matrix_rank", lambda a: (L.matrix_rank(a), L.matrix_rank(a, tol=0.5)),
      [np.array([[1.0, 2, 3], [2, 4, 6], [0, 1, 1]])],
      lambda a: (np.linalg.matrix_rank(a), np.linalg.matrix_rank(a, tol=0.5)), NO_ONNX),
@@ -150,6 +156,10 @@ def test_linalg_errors():
         d2s.sum(q).backward()
     with pytest.raises(np.linalg.LinAlgError):
         L.cholesky(d2s.to_tensor(-np.eye(2)))
+    w, v = L.eig(d2s.to_tensor(np.array([[0.0, -1.0], [1.0, 0.0]])))  # a rotation: +-i
+    np.testing.assert_allclose(np.sort_complex(w.numpy()), [-1j, 1j], atol=1e-12)
+    a = np.array([[0.0, -1.0], [1.0, 0.0]])
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy(), atol=1e-12)
     with pytest.raises(NotImplementedError, match="lu: gradients"):
         d2s.sum(L.lu(x)[0]).backward()
     with pytest.raises(ValueError, match="square"):

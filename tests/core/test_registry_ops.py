@@ -1501,6 +1501,8 @@ cases("eigh", C(_SPD, attrs=dict(uplo="L"), grad=False,
 cases("pinv", C(U(4, 3), attrs=dict(rcond=1e-15, hermitian=False),
                 ref=lambda x: np.linalg.pinv(x, rcond=1e-15), label="tall"))
 cases("lu", C(_SQ[0], ref=_lu_ref, grad=False, label="square"))
+cases("eig", C(U(3, 3), grad=False, label="general",
+               ref=lambda x: tuple(t.astype(complex) for t in np.linalg.eig(x))))
 
 
 # -- Fourier transforms and complex parts (d2s/core/ops/fft_ops.py): numpy.fft; the adjoints

@@ -12,6 +12,7 @@ with d2s ops so that it also builds in a static program:
   F_ij = 1 / (w_j - w_i), symmetrized;
 * pinv (P = A^+, its rank held fixed): dA = -P^T G P^T + (I - A P) G^T P P^T
   + P^T P G^T (I - P A);
+* eig (general matrices, complex results): values only;
 * lu: values only (its gradient raises NotImplementedError);
 * svd: through the singular values only (dA = U diag(gS) V^H); a gradient
   through U or V^H raises NotImplementedError (it is undefined where
@@ -27,7 +28,7 @@ from ._base import cast_like, lift, unbroadcast
 from .linalg import matmul
 from .linalg_more import _swap_last as _mT, inverse
 
-__all__ = ["det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv", "lu", "lu_unpack"]
+__all__ = ["det", "slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv", "lu", "lu_unpack", "eig", "eigvals"]
 
 
 def _float_of(dtype):
@@ -457,3 +458,37 @@ def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
 def constant_eye(m, k, dtype):
     from ._base import constant
     return constant(np.eye(m, k, dtype=np.dtype(dtype)))
+
+
+# ---- eig (general square matrices: complex eigenvalues and vectors) ------------------------
+def _eig_infer(x):
+    shape = _square(x, "eig")
+    dt = np.result_type(_float_of(x.dtype), np.complex64)
+    return Aval(shape[:-1], dt), Aval(shape, dt)
+
+
+def _eig_kernel(x):
+    w, v = np.linalg.eig(x)
+    dt = np.result_type(x.dtype, np.complex64)
+    return w.astype(dt), v.astype(dt)
+
+
+def _eig_vjp(g, out, x):
+    raise NotImplementedError("eig: gradients are not supported (for a symmetric matrix use "
+                              "eigh, whose gradient is)")
+
+
+register_op("eig", _eig_kernel, _eig_infer, vjp=_eig_vjp, num_outputs=2)
+
+
+def eig(x, name=None):
+    """(eigenvalues, eigenvectors as columns) of general square matrices,
+    always complex (complex64 from float32, complex128 from float64), in
+    LAPACK's order; the vectors have unit norm."""
+    x = _float_input(x)
+    return bind("eig", x)
+
+
+def eigvals(x, name=None):
+    """The (complex) eigenvalues of general square matrices (see `eig`)."""
+    return eig(x)[0]

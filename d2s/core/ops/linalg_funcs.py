@@ -1,6 +1,6 @@
 """`d2s.linalg` functions composed from d2s ops (their gradients and backend
 forms are those ops'): eigvalsh, matrix_power, multi_dot, vector_norm,
-matrix_norm, triangular_solve, cholesky_solve, matrix_rank, lstsq."""
+matrix_norm, triangular_solve, cholesky_solve, matrix_rank, lstsq, cond."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,7 @@ from .linalg_decomp import _eye_like, _float_input, _mT, eigh, solve, svd
 from .linalg_more import inverse
 
 __all__ = ["eigvalsh", "matrix_power", "multi_dot", "vector_norm", "matrix_norm",
-           "triangular_solve", "cholesky_solve", "matrix_rank", "lstsq"]
+           "triangular_solve", "cholesky_solve", "matrix_rank", "lstsq", "cond"]
 
 
 def eigvalsh(x, UPLO="L", name=None):
@@ -208,3 +208,19 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
     rank = empty if driver == "gels" else cast(matrix_rank(x, tol=None), "int32")
     singular = svd(x)[1] if driver in ("gelsd", "gelss") else empty
     return solution, residuals, rank, singular
+
+
+def cond(x, p=None, name=None):
+    """The condition number of the matrices of `x` in the norm `p`: None / 2
+    (largest over smallest singular value), -2 (its inverse), or "fro",
+    "nuc", 1, -1, inf, -inf (norm(x) * norm(inverse(x)), square x only)."""
+    from .reduction import max as _max, min as _min
+    x = _float_input(x)
+    if p is None or p in (2, -2):
+        s = svd(x)[1]
+        big, small = _max(s, -1), _min(s, -1)
+        return big / small if p in (None, 2) else small / big
+    if p not in ("fro", "nuc", 1, -1, np.inf, -np.inf):
+        raise ValueError(f"cond: p must be None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got "
+                         f"{p!r}")
+    return matrix_norm(x, p) * matrix_norm(inverse(x), p)

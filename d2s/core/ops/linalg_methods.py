@@ -17,6 +17,8 @@ def _methods():
         "lu_unpack": lambda self, y, unpack_ludata=True, unpack_pivots=True, name=None:
             D.lu_unpack(self, y, unpack_ludata, unpack_pivots),
         "solve": lambda self, y, name=None: D.solve(self, y),
+        "eig": lambda self, name=None: D.eig(self),
+        "eigvals": lambda self, name=None: D.eigvals(self),
         "matrix_power": lambda self, n, name=None: F.matrix_power(self, n),
         "eigvalsh": lambda self, UPLO="L", name=None: F.eigvalsh(self, UPLO),
         "cholesky_solve": lambda self, y, upper=False, name=None:

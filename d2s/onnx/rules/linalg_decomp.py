@@ -11,7 +11,7 @@ register_lowering("onnx", "det", NotLowerable(
     "Det-22; its CPU kernels stop at 11)"))
 
 
-for _op in ("slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv", "lu"):
+for _op in ("slogdet", "solve", "cholesky", "qr", "svd", "eigh", "pinv", "lu", "eig"):
     register_lowering("onnx", _op, NotLowerable(
         f"ONNX's standard operator set has no {_op} (of linear algebra it has Det and "
         "MatMul only)"))

@@ -17,7 +17,10 @@ def promoted(fn_name):
         # (int32 / int32 in float64, bool // bool in int8); JAX's differ
         # (float32, int32). A comparison's bool result is no loop type.
         out = probe_dtype(kernel, *(np.dtype(x.dtype) for x in xs))
-        if out != np.bool_ and np.dtype(xs[0].dtype) != out:
+        # (A complex operand of a real result, abs's, is never cast: the cast
+        # would drop its imaginary part.)
+        if out != np.bool_ and np.dtype(xs[0].dtype) != out and \
+                not (np.dtype(xs[0].dtype).kind == "c" and out.kind != "c"):
             xs = tuple(x.astype(out) for x in xs)
         return getattr(ns.jnp, fn_name)(*xs)
     rule.__name__ = f"xla_{fn_name}"

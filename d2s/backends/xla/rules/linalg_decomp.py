@@ -4,6 +4,8 @@ raises (a singular or non positive-definite matrix), XLA returns infs or
 NaNs: a non-finite result runs the call again on numpy, which raises."""
 from __future__ import annotations
 
+import numpy as np
+
 from ....core.registry import lowers
 
 
@@ -78,3 +80,14 @@ def _lu(ns, x):
     first = jnp.argmax(zero, axis=-1).astype(jnp.int32) + 1
     infos = jnp.where(jnp.any(zero, axis=-1), first, 0).astype(jnp.int32)
     return packed, (pivots + 1).astype(jnp.int32), infos
+
+
+@lowers("xla", "eig")
+def _eig(ns, x):
+    """jnp.linalg.eig runs on the CPU only (LAPACK's geev): elsewhere the
+    program runs on numpy."""
+    if ns.jax.default_backend() != "cpu":
+        raise ns.Unsupported("eig of a general matrix: XLA has it on the CPU only")
+    w, v = ns.jnp.linalg.eig(x)
+    dt = np.result_type(x.dtype, np.complex64)
+    return w.astype(dt), v.astype(dt)
