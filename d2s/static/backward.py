@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from ..core import state
 from ..core.dtypes import is_floating
 from ..core.ops import add, zeros_like
@@ -30,7 +32,9 @@ __all__ = ["GradientError", "backward_block", "gradients", "append_backward",
 
 
 def _float(v):
-    return is_floating(v.dtype)
+    """A value gradients flow through: floating, or complex (the Fourier
+    transforms' results: eager's tape differentiates through them too)."""
+    return is_floating(v.dtype) or np.dtype(v.dtype).kind == "c"
 
 
 def _differentiable(op, through_grad_ops=True, walked=False):
