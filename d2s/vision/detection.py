@@ -14,7 +14,7 @@ from ..core.ops import (arange, argsort, cast, gather, getitem, reshape, zeros_l
 from ..core.ops._base import constant, lift
 from ..core.ops.search import _dim
 
-__all__ = ["nms", "box_coder", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]
+__all__ = ["nms", "box_coder", "prior_box", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]
 
 
 def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,
@@ -215,3 +215,68 @@ class RoIPool(_layer()):
 
     def forward(self, x, boxes, boxes_num):
         return roi_pool(x, boxes, boxes_num, self._output_size, self._spatial_scale)
+
+
+def _expand_ratios(aspect_ratios, flip):
+    """1 first, then each new ratio (and with `flip` its inverse), duplicates
+    (within 1e-6) skipped: Paddle's order of the priors at a location."""
+    out = [1.0]
+    for ar in aspect_ratios:
+        ar = float(ar)
+        if any(abs(ar - o) < 1e-6 for o in out):
+            continue
+        out.append(ar)
+        if flip:
+            out.append(1.0 / ar)
+    return out
+
+
+def prior_box(input, image, min_sizes, max_sizes=None, aspect_ratios=[1.0],
+              variance=[0.1, 0.1, 0.2, 0.2], flip=False, clip=False, steps=[0.0, 0.0],
+              offset=0.5, min_max_aspect_ratios_order=False, name=None):
+    """SSD's prior (anchor) boxes for a feature map `input` [N, C, H, W] of an
+    `image` [N, C, IH, IW]: at each cell, for each min size, a box per
+    aspect ratio (1 first; with `flip` the inverses too) and, with
+    `max_sizes`, one of size sqrt(min * max) (after the ratio-1 box with
+    `min_max_aspect_ratios_order`, else last). Corners are normalized by the
+    image size (clipped to [0, 1] with `clip`). -> (boxes [H, W, P, 4],
+    variances [H, W, P, 4]); constants of the shapes, as in Paddle."""
+    input, image = lift(input), lift(image)
+    if len(input.shape) != 4 or len(image.shape) != 4:
+        raise ValueError(f"prior_box: input and image must be 4-D NCHW, got "
+                         f"{list(input.shape)} and {list(image.shape)}")
+    fh, fw = input.shape[2:]
+    ih, iw = image.shape[2:]
+    if None in (fh, fw, ih, iw):
+        raise ValueError(f"prior_box: the map sizes must be known (input {list(input.shape)}, "
+                         f"image {list(image.shape)}): the boxes are constants of them")
+    min_sizes = [float(v) for v in min_sizes]
+    max_sizes = [float(v) for v in (max_sizes or [])]
+    if max_sizes and len(max_sizes) != len(min_sizes):
+        raise ValueError(f"prior_box: max_sizes {max_sizes} must pair with min_sizes "
+                         f"{min_sizes}")
+    ratios = _expand_ratios(aspect_ratios, flip)
+    step_w, step_h = (float(v) for v in steps)
+    if step_w == 0 or step_h == 0:
+        step_w, step_h = iw / fw, ih / fh
+    sizes = []  # (half width, half height) per prior, in order
+    for k, m in enumerate(min_sizes):
+        by_ratio = [(m * np.sqrt(ar) / 2, m / np.sqrt(ar) / 2) for ar in ratios]
+        big = [(np.sqrt(m * max_sizes[k]) / 2,) * 2] if max_sizes else []
+        if min_max_aspect_ratios_order:
+            sizes += [(m / 2, m / 2)] + big + [wh for ar, wh in zip(ratios, by_ratio)
+                                               if abs(ar - 1.0) >= 1e-6]
+        else:
+            sizes += by_ratio + big
+    half = np.array(sizes)                                              # [P, 2]
+    cx = (np.arange(fw) + offset) * step_w
+    cy = (np.arange(fh) + offset) * step_h
+    cx = np.broadcast_to(cx[None, :, None], (fh, fw, len(sizes)))
+    cy = np.broadcast_to(cy[:, None, None], (fh, fw, len(sizes)))
+    boxes = np.stack([(cx - half[:, 0]) / iw, (cy - half[:, 1]) / ih,
+                      (cx + half[:, 0]) / iw, (cy + half[:, 1]) / ih], axis=-1)
+    if clip:
+        boxes = np.clip(boxes, 0.0, 1.0)
+    dt = np.dtype(input.dtype)
+    var = np.broadcast_to(np.asarray(variance, np.float64).reshape(1, 1, 1, 4), boxes.shape)
+    return constant(boxes.astype(dt)), constant(np.ascontiguousarray(var).astype(dt))
