@@ -14,7 +14,8 @@ from ..core.ops import (arange, argsort, cast, gather, getitem, reshape, zeros_l
 from ..core.ops._base import constant, lift
 from ..core.ops.search import _dim
 
-__all__ = ["nms", "box_coder", "prior_box", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]
+__all__ = ["nms", "box_coder", "prior_box", "roi_align", "RoIAlign", "roi_pool", "RoIPool",
+           "psroi_pool", "PSRoIPool"]
 
 
 def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,
@@ -280,3 +281,69 @@ def prior_box(input, image, min_sizes, max_sizes=None, aspect_ratios=[1.0],
     dt = np.dtype(input.dtype)
     var = np.broadcast_to(np.asarray(variance, np.float64).reshape(1, 1, 1, 4), boxes.shape)
     return constant(boxes.astype(dt)), constant(np.ascontiguousarray(var).astype(dt))
+
+
+def _batch_of(boxes_num, boxes):
+    """The image index of each RoI (RoIs grouped by image, `boxes_num[i]` of
+    image i): how many running totals of boxes_num it is past."""
+    from ..core.ops import cumsum, sum as _sum, unsqueeze
+    ends = cumsum(cast(boxes_num, "int64"), axis=0)
+    r = arange(_dim(boxes, 0))
+    return _sum(cast(unsqueeze(ends, 0) <= unsqueeze(r, 1), "int64"), axis=1)
+
+
+def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
+    """Position-sensitive RoI average pooling (R-FCN): x [N, C, H, W] with C =
+    out_channels * out_h * out_w; bin (i, j) of output channel c averages
+    input channel (c * out_h + i) * out_w + j over its window of the RoI
+    (corners rounded half away from zero, the far edge pixel included, then
+    scaled by `spatial_scale`; windows floored/ceiled and clipped to the
+    map; an empty window gives 0). -> [R, out_channels, out_h, out_w];
+    differentiable in x."""
+    from ..core.ops import (abs as _abs, ceil, floor, maximum, minimum, sign, sum as _sum,
+                            unsqueeze, where)
+    ph, pw = _pair(output_size, "psroi_pool")
+    x, boxes, boxes_num = _rois_of(x, boxes, boxes_num, "psroi_pool")
+    c, h, w = x.shape[1:]
+    if None in (c, h, w):
+        raise ValueError(f"psroi_pool: the channels and map size of x must be known, got "
+                         f"{list(x.shape)}")
+    if c % (ph * pw):
+        raise ValueError(f"psroi_pool: x's {c} channels must be out_channels * {ph} * {pw}")
+    oc = c // (ph * pw)
+    dt = np.dtype(x.dtype)
+    b = sign(boxes) * floor(_abs(boxes) + 0.5)                         # C's round()
+    x1, y1 = b[:, 0] * spatial_scale, b[:, 1] * spatial_scale
+    x2, y2 = (b[:, 2] + 1.0) * spatial_scale, (b[:, 3] + 1.0) * spatial_scale
+
+    def window(start, end, pooled, limit):  # [R, pooled, limit] 0/1 weights
+        size = maximum(end - start, start * 0.0 + 0.1) / float(pooled)
+        k = constant(np.arange(pooled, dtype=dt))
+        lo = floor(unsqueeze(size, 1) * k + unsqueeze(start, 1))
+        hi = ceil(unsqueeze(size, 1) * (k + 1.0) + unsqueeze(start, 1))
+        lo = minimum(maximum(lo, lo * 0.0), lo * 0.0 + float(limit))
+        hi = minimum(maximum(hi, hi * 0.0), hi * 0.0 + float(limit))
+        idx = constant(np.arange(limit, dtype=dt))
+        inside = (idx >= unsqueeze(lo, 2)) & (idx < unsqueeze(hi, 2))
+        return cast(inside, dt)
+    mh = window(y1, y2, ph, h)                                         # [R, ph, H]
+    mw = window(x1, x2, pw, w)                                         # [R, pw, W]
+    xb = reshape(gather(x, _batch_of(boxes_num, boxes)), [-1, oc, ph, pw, h, w])
+    rows = _sum(xb * reshape(mh, [-1, 1, ph, 1, h, 1]), axis=4)        # [R, oc, ph, pw, W]
+    total = _sum(rows * reshape(mw, [-1, 1, 1, pw, w]), axis=4)        # [R, oc, ph, pw]
+    area = unsqueeze(_sum(mh, axis=2), 2) * unsqueeze(_sum(mw, axis=2), 1)   # [R, ph, pw]
+    area = unsqueeze(area, 1)
+    safe = where(area > 0.0, area, area * 0.0 + 1.0)
+    return where(area > 0.0, total / safe, total * 0.0)
+
+
+class PSRoIPool(_layer()):
+    """`psroi_pool` as a layer: `PSRoIPool(output_size, spatial_scale)(x, boxes, boxes_num)`."""
+
+    def __init__(self, output_size, spatial_scale=1.0):
+        super().__init__()
+        self._output_size = output_size
+        self._spatial_scale = spatial_scale
+
+    def forward(self, x, boxes, boxes_num):
+        return psroi_pool(x, boxes, boxes_num, self._output_size, self._spatial_scale)

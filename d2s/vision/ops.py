@@ -134,10 +134,11 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
                 + where(objness == 0.0, _sce(obj, 0.0), zero))
     return sum(per_box, axis=1) + sum(obj_loss, axis=1)
 
-from .detection import (RoIAlign, RoIPool, box_coder, nms, prior_box,  # noqa: E402,F401
-                        roi_align, roi_pool)  # (detection beyond YOLO)
+from .detection import (PSRoIPool, RoIAlign, RoIPool, box_coder, nms,  # noqa: E402,F401
+                        prior_box, psroi_pool, roi_align, roi_pool)  # (beyond YOLO)
 
-__all__ += ["nms", "box_coder", "prior_box", "roi_align", "RoIAlign", "roi_pool", "RoIPool"]
+__all__ += ["nms", "box_coder", "prior_box", "roi_align", "RoIAlign", "roi_pool", "RoIPool",
+            "psroi_pool", "PSRoIPool"]
 from .deform import DeformConv2D, deform_conv2d  # noqa: E402,F401
 
 __all__ += ["deform_conv2d", "DeformConv2D"]
