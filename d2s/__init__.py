@@ -69,3 +69,10 @@ from . import quantization  # noqa: E402  (d2s.quantization.weight_only)
 from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------
+# ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
+from .core.ops.compositions import *  # noqa: E402,F401,F403
+from . import tensor_methods as _tensor_methods  # noqa: E402
+globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(x), ...
+                  for _name, _method in _tensor_methods.install((globals(), linalg)).items()
+                  if _name not in globals()})
+del _tensor_methods

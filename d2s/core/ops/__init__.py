@@ -35,3 +35,4 @@ from . import quant  # noqa: F401  (weight_dequantize, gather_dequantize: d2s.qu
 from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----
+from .compositions import *  # noqa: F401,F403,E402  (Paddle functions made of other ops)
