@@ -36,3 +36,4 @@ from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----
 from .compositions import *  # noqa: F401,F403,E402  (Paddle functions made of other ops)
+from .bitwise import *  # noqa: F401,F403,E402  (bitwise_and, ..., shifts)
