@@ -164,4 +164,6 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 # ---- issue 25 (opsnn): the API ported models call beyond the first target list -------------
 from .patch_functional import *  # noqa: E402,F401,F403
 from .patch_functional import __all__ as _patch_names  # noqa: E402
-__all__ += _patch_names
+from .vision_functional import *  # noqa: E402,F401,F403
+from .vision_functional import __all__ as _vision_names  # noqa: E402
+__all__ += _patch_names + _vision_names
