@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from . import patch_functional as PF
 from . import vision_functional as VF
+from . import activation_more as AM
+from . import loss_more as LM
+from .ctc import ctc_loss
 from .conv_layers import _PadNd
 from .layer import Layer
 
 __all__ = ["Unfold", "Fold", "MaxUnPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "LocalResponseNorm", "ZeroPad2D",
-           "Pad3D", "Dropout2D", "Dropout3D", "AlphaDropout", "AdaptiveAvgPool3D"]
+           "Pad3D", "Dropout2D", "Dropout3D", "AlphaDropout", "AdaptiveAvgPool3D",
+           "GLU", "Softmin", "Maxout", "RReLU", "Softmax2D", "PairwiseDistance",
+           "CosineSimilarity", "CTCLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+           "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss"]
 
 
 class Unfold(Layer):
@@ -121,3 +127,97 @@ AlphaDropout = type("AlphaDropout", (Layer,), _calling(
     training=True))
 AdaptiveAvgPool3D = type("AdaptiveAvgPool3D", (Layer,), _calling(
     VF.adaptive_avg_pool3d, "`F.adaptive_avg_pool3d`", "output_size", "data_format"))
+
+GLU = type("GLU", (Layer,), _calling(AM.glu, "`F.glu`", "axis"))
+Softmin = type("Softmin", (Layer,), _calling(AM.softmin, "`F.softmin`", "axis"))
+Maxout = type("Maxout", (Layer,), _calling(AM.maxout, "`F.maxout`", "groups", "axis"))
+RReLU = type("RReLU", (Layer,), _calling(
+    AM.rrelu, "`F.rrelu`: random slopes while training, their mean in eval mode", "lower",
+    "upper", training=True))
+
+
+class Softmax2D(Layer):
+    """Softmax over the channels (dim -3) of (C, H, W) or (N, C, H, W) inputs."""
+
+    def forward(self, x):
+        from ..core.ops import softmax
+        if len(x.shape) not in (3, 4):
+            raise ValueError(f"Softmax2D: expects a 3-D or 4-D input, got shape "
+                             f"{list(x.shape)}")
+        return softmax(x, axis=-3)
+
+
+class _Pair(Layer):
+    """A Layer calling `fn(x, y, *constructor arguments)`."""
+    _fn = None
+
+    def forward(self, x, y):
+        return type(self)._fn(x, y, *self._args)
+
+
+class PairwiseDistance(_Pair):
+    """`F.pairwise_distance`."""
+    _fn = staticmethod(LM.pairwise_distance)
+
+    def __init__(self, p=2.0, epsilon=1e-6, keepdim=False, name=None):
+        super().__init__()
+        self._args = (p, epsilon, keepdim)
+
+
+class CosineSimilarity(_Pair):
+    """`F.cosine_similarity` along `axis`."""
+
+    def __init__(self, axis=1, eps=1e-8):
+        super().__init__()
+        self._args = (axis, eps)
+
+    @staticmethod
+    def _fn(x, y, axis, eps):
+        from .common_functional import cosine_similarity
+        return cosine_similarity(x, y, axis, eps)
+
+
+class CTCLoss(Layer):
+    """`F.ctc_loss` (log_probs [T, B, C] unscaled scores, padded labels [B, L])."""
+
+    def __init__(self, blank=0, reduction="mean"):
+        super().__init__()
+        self.blank, self.reduction = blank, reduction
+
+    def forward(self, log_probs, labels, input_lengths, label_lengths, norm_by_times=False):
+        return ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                        self.reduction, norm_by_times)
+
+
+class _Loss(Layer):
+    """A loss Layer: `fn(*inputs, **its constructor arguments)`."""
+    _fn = None
+    _names = ()
+
+    def __init__(self, *args, name=None, **kwargs):
+        super().__init__()
+        if len(args) > len(self._names):
+            raise TypeError(f"{type(self).__name__}: too many arguments {args}")
+        self._kw = dict(zip(self._names, args), **kwargs)
+
+    def forward(self, *inputs):
+        return type(self)._fn(*inputs, **self._kw)
+
+
+def _loss(name, fn, *names):
+    return type(name, (_Loss,), {"_fn": staticmethod(fn), "_names": names,
+                                 "__doc__": f"`F.{fn.__name__}` as a Layer."})
+
+
+CosineEmbeddingLoss = _loss("CosineEmbeddingLoss", LM.cosine_embedding_loss, "margin",
+                            "reduction")
+TripletMarginLoss = _loss("TripletMarginLoss", LM.triplet_margin_loss, "margin", "p",
+                          "epsilon", "swap", "reduction")
+MultiLabelSoftMarginLoss = _loss("MultiLabelSoftMarginLoss", LM.multi_label_soft_margin_loss,
+                                 "weight", "reduction")
+PoissonNLLLoss = _loss("PoissonNLLLoss", LM.poisson_nll_loss, "log_input", "full", "epsilon",
+                       "reduction")
+GaussianNLLLoss = _loss("GaussianNLLLoss", LM.gaussian_nll_loss, "full", "epsilon",
+                        "reduction")
+MultiMarginLoss = _loss("MultiMarginLoss", LM.multi_margin_loss, "p", "margin", "weight",
+                        "reduction")
