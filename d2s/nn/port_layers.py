@@ -11,13 +11,16 @@ from . import loss_more as LM
 from .ctc import ctc_loss
 from .conv_layers import _PadNd
 from .layer import Layer
+from .norm import _BatchNormBase
+from .spectral_norm import SpectralNorm
 
 __all__ = ["Unfold", "Fold", "MaxUnPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "LocalResponseNorm", "ZeroPad2D",
            "Pad3D", "Dropout2D", "Dropout3D", "AlphaDropout", "AdaptiveAvgPool3D",
            "GLU", "Softmin", "Maxout", "RReLU", "Softmax2D", "PairwiseDistance",
            "CosineSimilarity", "CTCLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
-           "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss"]
+           "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss",
+           "Unflatten", "BatchNorm3D", "ParameterDict", "SpectralNorm"]
 
 
 class Unfold(Layer):
@@ -221,3 +224,82 @@ GaussianNLLLoss = _loss("GaussianNLLLoss", LM.gaussian_nll_loss, "full", "epsilo
                         "reduction")
 MultiMarginLoss = _loss("MultiMarginLoss", LM.multi_margin_loss, "p", "margin", "weight",
                         "reduction")
+
+
+class Unflatten(Layer):
+    """Dim `axis` split into `shape` (a list or tuple; one entry may be -1)."""
+
+    def __init__(self, axis, shape, name=None):
+        super().__init__()
+        if hasattr(shape, "numpy"):
+            shape = shape.numpy().tolist()
+        if not isinstance(shape, (list, tuple)) or not shape:
+            raise TypeError(f"Unflatten: shape must be a non-empty list or tuple, got {shape!r}")
+        self._axis, self._shape = int(axis), [int(d) for d in shape]
+
+    def forward(self, x):
+        from ..core.ops import reshape
+        from ..core.shapes import normalize_axis
+        axis = normalize_axis(self._axis, len(x.shape), "Unflatten")
+        dims = VF._dims(x)
+        return reshape(x, dims[:axis] + self._shape + dims[axis + 1:])
+
+    def extra_repr(self):
+        return f"axis={self._axis}, shape={self._shape}"
+
+
+class BatchNorm3D(_BatchNormBase):
+    """Batch normalization of (N, C, D, H, W) inputs (`data_format` "NCDHW" or "NDHWC")."""
+    _NDIMS = (5,)
+    _FORMATS = ("NCDHW", "NDHWC")
+
+    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
+                 bias_attr=None, data_format="NCDHW", use_global_stats=None, name=None):
+        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
+                         use_global_stats, name)
+
+
+class ParameterDict(Layer):
+    """Parameters by string key, registered on the layer (so in `parameters()`
+    and `state_dict()`); a dict's reading methods."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, param):
+        from ..core.tensor import Tensor
+        if not isinstance(param, Tensor):
+            raise TypeError(f"ParameterDict: {key!r} must be a Tensor, got "
+                            f"{type(param).__name__}")
+        self.add_parameter(key, param)
+
+    def __delitem__(self, key):
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(list(self._parameters))
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return list(self._parameters.keys())
+
+    def values(self):
+        return list(self._parameters.values())
+
+    def items(self):
+        return list(self._parameters.items())
+
+    def update(self, parameters):
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, param in items:
+            self[key] = param
