@@ -10,6 +10,8 @@ into `nan`, where slicing moves each value as it is.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..core.ops import (argmax, arange, cast, concat, constant, max as _max, put_along_axis,
@@ -19,7 +21,7 @@ from ..core.ops.conv import adaptive_bins, pair
 from ..core.ops.conv_nd import low, out_shape, pool_extents
 from .common_functional import _dim_at_run_time, _pad_axis
 
-__all__ = ["unfold", "fold", "max_unpool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = ["unfold", "fold", "max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 
 
 def _paddings4(paddings, where):
@@ -48,17 +50,19 @@ def _tap_slice(start, step, count, dilation, k, tap):
     return slice(begin, -rest if rest else None, step)
 
 
-def patches(x, kernel, stride, dilation, pads, value=0.0, out=(None, None)):
-    """(N, C, kh * kw, oh, ow): the window taps of the NCHW `x`, row-major, after
-    padding by `pads` = (top, bottom, left, right) with `value`."""
-    x = _pad_axis(x, 2, pads[0], pads[1], "constant", value, "unfold")
-    x = _pad_axis(x, 3, pads[2], pads[3], "constant", value, "unfold")
+def patches(x, kernel, stride, dilation, pads, value=0.0, out=None):
+    """(N, C, prod(kernel), *out): the window taps of the channel-first `x`
+    (any number of spatial dims), row-major, after padding by `pads` = (lo, hi)
+    per spatial dim with `value`."""
+    nd = len(kernel)
+    out = out or (None,) * nd
+    for d in range(nd):
+        x = _pad_axis(x, 2 + d, pads[2 * d], pads[2 * d + 1], "constant", value, "unfold")
     taps = []
-    for i in range(kernel[0]):
-        rows = _tap_slice(0, stride[0], out[0], dilation[0], kernel[0], i)
-        for j in range(kernel[1]):
-            cols = _tap_slice(0, stride[1], out[1], dilation[1], kernel[1], j)
-            taps.append(x[:, :, rows, cols])
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        index = (slice(None), slice(None)) + tuple(
+            _tap_slice(0, stride[d], out[d], dilation[d], kernel[d], tap[d]) for d in range(nd))
+        taps.append(x[index])
     return stack(taps, axis=2)
 
 
@@ -147,32 +151,94 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
 
 
 # ---- max pooling with its mask, and its inverse -------------------------------------------
+def max_pool_with_mask(x, kernel, stride, pads, ceil_mode):
+    """(values, mask) of max pooling over the channel-first `x` (2 or 3
+    spatial dims); mask[n, c, *i] is the flat index (row-major over the
+    input's spatial dims) of the window's first largest value, int32 as
+    PaddlePaddle's. The values are the max-pool op's (its gradient goes to
+    the same first maximum)."""
+    from ..core.ops.conv_nd import pool
+    nd = len(kernel)
+    values = pool("max_pool", x, kernel, stride, pads, ceil_mode)
+    spatial = tuple(x.shape[2:])
+    if ceil_mode and None in spatial:
+        raise ValueError("max_pool(return_mask=True, ceil_mode=True) needs the input's "
+                         "spatial dims known when the program is built (give the InputSpec "
+                         "fixed spatial dims, or use ceil_mode=False)")
+    out, ext = None, pads
+    if None not in spatial:
+        out = out_shape(spatial, kernel, stride, pads, None, ceil_mode)
+        ext = pool_extents(spatial, kernel, stride, pads, out)
+    cols = patches(x, kernel, stride, (1,) * nd, ext, low(np.dtype(x.dtype)), out)
+    tap = argmax(cols, axis=2)                                 # (N, C, *out)
+    flat, rest = None, tap
+    for d in reversed(range(nd)):                              # row-major: last dim fastest
+        within = rest % kernel[d]
+        rest = rest // kernel[d]
+        shape = [1] * nd
+        shape[d] = -1
+        start = reshape(arange(0, _dim_at_run_time(tap, 2 + d), dtype="int64") * stride[d]
+                        - pads[2 * d], shape)
+        pos = start + within
+        flat = pos if flat is None else flat + pos * _plane(x, d + 1)
+    return values, cast(flat, "int32")
+
+
+def _plane(x, first):
+    """The product of `x`'s spatial dims from spatial dim `first` on."""
+    size = 1
+    for d in range(first, len(x.shape) - 2):
+        size = size * _dim_at_run_time(x, 2 + d)
+    return size
+
+
 def max_pool2d_with_mask(x, kernel, stride, pads, ceil_mode):
-    """(values, mask) of 2-D max pooling over NCHW `x`; mask[n, c, i, j] is the
-    flat index (row * W + col) in the input plane of the window's first
-    largest value, int32 as PaddlePaddle's. The values are the max-pool op's
-    (its gradient goes to the same first maximum)."""
-    from ..core.ops.conv import max_pool2d as _max_pool2d
-    values = _max_pool2d(x, kernel, stride, pads, ceil_mode)
-    h, w = x.shape[2:]
-    if ceil_mode and (h is None or w is None):
-        raise ValueError("max_pool2d(return_mask=True, ceil_mode=True) needs the input's "
-                         "height and width known when the program is built (give the "
-                         "InputSpec fixed spatial dims, or use ceil_mode=False)")
-    out = (None, None)
-    ext = pads
-    if h is not None and w is not None:
-        out = out_shape((h, w), kernel, stride, pads, None, ceil_mode)
-        ext = pool_extents((h, w), kernel, stride, pads, out)
-    cols = patches(x, kernel, stride, (1, 1), ext, low(np.dtype(x.dtype)), out)
-    tap = argmax(cols, axis=2)                                 # (N, C, oh, ow)
-    oh, ow = _dim_at_run_time(tap, 2), _dim_at_run_time(tap, 3)
-    rows = reshape(arange(0, oh, dtype="int64") * stride[0] - pads[0], [-1, 1])
-    cols_ = reshape(arange(0, ow, dtype="int64") * stride[1] - pads[2], [1, -1])
-    row = rows + tap // kernel[1]
-    col = cols_ + tap % kernel[1]
-    mask = row * _dim_at_run_time(x, 3) + col
-    return values, cast(mask, "int32")
+    """`max_pool_with_mask` of an NCHW input (flat index row * W + col)."""
+    return max_pool_with_mask(x, kernel, stride, pads, ceil_mode)
+
+
+def _tuple(v, nd, where, name):
+    out = (int(v),) * nd if isinstance(v, (int, np.integer)) else tuple(int(a) for a in v)
+    if len(out) == 1:
+        out = out * nd
+    if len(out) != nd or min(out) < 0:
+        raise ValueError(f"{where}: {name} must be a non-negative int or {nd} of them, got "
+                         f"{v!r}")
+    return out
+
+
+def _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, nd,
+                where):
+    """Each value of `x` written at its `indices` (flat positions in an output
+    plane of `nd` spatial dims), zeros elsewhere."""
+    x, indices = lift(x), lift(indices)
+    layouts = {1: "NCL", 2: "NCHW", 3: "NCDHW"}
+    if data_format != layouts[nd]:
+        raise ValueError(f"{where}: data_format must be {layouts[nd]!r}, got {data_format!r}")
+    _check_rank(x, nd + 2, where)
+    kernel = _tuple(kernel_size, nd, where, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, where, "stride")
+    pad = _tuple(padding, nd, where, "padding")
+    if output_size is not None:
+        size = [int(v) for v in output_size][-nd:]
+    else:
+        if None in x.shape[2:]:
+            raise ValueError(f"{where}: the input's spatial dims must be known when the "
+                             "program is built, or output_size given")
+        size = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel)]
+    n, c = _dim_at_run_time(x, 0), _dim_at_run_time(x, 1)
+    flat_x = reshape(x, [0, 0, -1])
+    flat_i = cast(reshape(indices, [0, 0, -1]), "int64")
+    plane = zeros([n, c, int(np.prod(size))], x.dtype)
+    out = put_along_axis(plane, flat_i, flat_x, axis=2)  # (a repeated index: the same max)
+    return reshape(out, [0, 0] + size)
+
+
+def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, data_format="NCL",
+                 output_size=None, name=None):
+    """`max_unpool2d` over (N, C, L)."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, 1,
+                       "max_unpool1d")
 
 
 def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, data_format="NCHW",
@@ -181,26 +247,15 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, data_format="N
     written at its `indices` (flat positions in an output plane), zeros
     elsewhere. The output is (H - 1) * stride - 2 * padding + kernel per dim,
     or `output_size` (2 ints, or the whole NCHW shape)."""
-    x, indices = lift(x), lift(indices)
-    if data_format != "NCHW":
-        raise ValueError(f"max_unpool2d: data_format must be 'NCHW', got {data_format!r}")
-    _check_rank(x, 4, "max_unpool2d")
-    kernel = pair(kernel_size, "max_unpool2d", "kernel_size")
-    stride = kernel if stride is None else pair(stride, "max_unpool2d", "stride")
-    pad = pair(padding, "max_unpool2d", "padding") if padding else (0, 0)
-    if output_size is not None:
-        size = [int(v) for v in output_size][-2:]
-    else:
-        if None in x.shape[2:]:
-            raise ValueError("max_unpool2d: the input's height and width must be known when "
-                             "the program is built, or output_size given")
-        size = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel)]
-    n, c = _dim_at_run_time(x, 0), _dim_at_run_time(x, 1)
-    flat_x = reshape(x, [0, 0, -1])
-    flat_i = cast(reshape(indices, [0, 0, -1]), "int64")
-    plane = zeros([n, c, size[0] * size[1]], x.dtype)
-    out = put_along_axis(plane, flat_i, flat_x, axis=2)  # (a repeated index: the same max)
-    return reshape(out, [0, 0, size[0], size[1]])
+    return _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, data_format="NCDHW",
+                 output_size=None, name=None):
+    """`max_unpool2d` over (N, C, D, H, W)."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, 3,
+                       "max_unpool3d")
 
 
 # ---- adaptive max pooling: separable (a max over rows, then over columns) ----------------

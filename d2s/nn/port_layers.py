@@ -14,7 +14,7 @@ from .layer import Layer
 from .norm import _BatchNormBase
 from .spectral_norm import SpectralNorm
 
-__all__ = ["Unfold", "Fold", "MaxUnPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
+__all__ = ["Unfold", "Fold", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "LocalResponseNorm", "ZeroPad2D",
            "Pad3D", "Dropout2D", "Dropout3D", "AlphaDropout", "AdaptiveAvgPool3D",
            "GLU", "Softmin", "Maxout", "RReLU", "Softmax2D", "PairwiseDistance",
@@ -46,16 +46,33 @@ class Fold(Layer):
         return PF.fold(x, *self._args)
 
 
-class MaxUnPool2D(Layer):
-    """`F.max_unpool2d`: values written back at a max pool's mask."""
+class _MaxUnPool(Layer):
+    """`F.max_unpoolNd`: values written back at a max pool's mask."""
+    _fn = None
+    _format = None
 
-    def __init__(self, kernel_size, stride=None, padding=0, data_format="NCHW",
+    def __init__(self, kernel_size, stride=None, padding=0, data_format=None,
                  output_size=None, name=None):
         super().__init__()
-        self._args = (kernel_size, stride, padding, data_format, output_size)
+        self._args = (kernel_size, stride, padding, data_format or self._format, output_size)
 
     def forward(self, x, indices):
-        return PF.max_unpool2d(x, indices, *self._args)
+        return type(self)._fn(x, indices, *self._args)
+
+
+class MaxUnPool1D(_MaxUnPool):
+    _fn = staticmethod(PF.max_unpool1d)
+    _format = "NCL"
+
+
+class MaxUnPool2D(_MaxUnPool):
+    _fn = staticmethod(PF.max_unpool2d)
+    _format = "NCHW"
+
+
+class MaxUnPool3D(_MaxUnPool):
+    _fn = staticmethod(PF.max_unpool3d)
+    _format = "NCDHW"
 
 
 class AdaptiveMaxPool2D(Layer):

@@ -37,6 +37,17 @@ def _unpool_ref(k, s, p, size):
     return ref
 
 
+def _pool3d_unpool(x):
+    v, m = F.max_pool3d(x, 2, 2, 1, return_mask=True)
+    return v, m, F.max_unpool3d(v, m, 2, 2, 1, output_size=[4, 3, 5])
+
+
+def _pool3d_ref(x):
+    v, i = TF.max_pool3d(t(x), 2, 2, 1, return_indices=True)
+    u = TF.max_unpool3d(v, i, 2, 2, 1, output_size=(4, 3, 5))
+    return v.numpy(), i.numpy().astype(np.int32), u.numpy()
+
+
 CASES = [
     ("unfold", lambda x: F.unfold(x, 2), [x4(2, 3, 4, 5)],
      lambda x: TF.unfold(t(x), 2).numpy(), "all"),
@@ -66,6 +77,11 @@ CASES = [
      lambda x: F.max_unpool2d(*F.max_pool2d(x, 3, 2, 1, return_mask=True), 3, 2, 1,
                               output_size=[5, 5]),
      [x4(1, 2, 5, 5)], _unpool_ref(3, 2, 1, (5, 5)), "first"),
+    ("max_pool3d_mask_unpool3d", lambda x: _pool3d_unpool(x), [x4(1, 2, 4, 3, 5)],
+     _pool3d_ref, "first"),
+    ("max_unpool1d", lambda x: F.max_unpool1d(*F.max_pool1d(x, 2, return_mask=True), 2),
+     [x4(2, 2, 6)], lambda x: TF.max_unpool1d(*TF.max_pool1d(t(x), 2, return_indices=True),
+                                              2).numpy(), "first"),
     ("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, [2, 3], return_mask=True),
      [x4(2, 2, 5, 7)],
      lambda x: tuple(a.numpy().astype(np.int32) if a.dtype == torch.int64 else a.numpy()
@@ -88,6 +104,13 @@ def test_layers_match_torch():
     np.testing.assert_array_equal(nn.MaxUnPool2D(2)(v, m).numpy(),
                                   TF.max_unpool2d(*TF.max_pool2d(t(x), 2, return_indices=True),
                                                   2).numpy())
+    np.testing.assert_array_equal(nn.MaxUnPool1D(2)(*nn.MaxPool1D(2, return_mask=True)(
+        d2s.to_tensor(x[0]))).numpy(), TF.max_unpool1d(*TF.max_pool1d(
+            t(x[0]), 2, return_indices=True), 2).numpy())
+    v3 = x4(1, 1, 2, 2, 2)
+    np.testing.assert_array_equal(nn.MaxUnPool3D(2)(*nn.MaxPool3D(2, return_mask=True)(
+        d2s.to_tensor(v3))).numpy(), TF.max_unpool3d(*TF.max_pool3d(
+            t(v3), 2, return_indices=True), 2).numpy())
     cols = nn.Unfold([2, 2])(d2s.to_tensor(x))
     np.testing.assert_allclose(cols.numpy(), TF.unfold(t(x), 2).numpy())
     np.testing.assert_allclose(nn.Fold([4, 4], 2)(cols).numpy(),
