@@ -99,8 +99,9 @@ def spectral_norm(layer, name="weight", n_power_iterations=1, eps=1e-12, dim=Non
     if int(n_power_iterations) < 0:
         raise ValueError(f"spectral_norm: n_power_iterations must be >= 0, got "
                          f"{n_power_iterations}")
-    if dim is None:
-        dim = 1 if "Transpose" in type(layer).__name__ else 0
+    if dim is None:  # the output dim: 1 for transposed convolutions and for Linear,
+        from .layers import Linear  # whose weight is (in_features, out_features) here
+        dim = 1 if "Transpose" in type(layer).__name__ or isinstance(layer, Linear) else 0
     rank = len(w.shape)
     if not -rank <= dim < rank:
         raise ValueError(f"spectral_norm: dim {dim} is out of range for a weight of rank "

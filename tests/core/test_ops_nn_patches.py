@@ -77,7 +77,7 @@ CASES = [
      lambda x: F.max_unpool2d(*F.max_pool2d(x, 3, 2, 1, return_mask=True), 3, 2, 1,
                               output_size=[5, 5]),
      [x4(1, 2, 5, 5)], _unpool_ref(3, 2, 1, (5, 5)), "first"),
-    ("max_pool3d_mask_unpool3d", lambda x: _pool3d_unpool(x), [x4(1, 2, 4, 3, 5)],
+    ("max_pool3d_mask_unpool3d", lambda x: _pool3d_unpool(x), [x4(1, 1, 4, 3, 5)],
      _pool3d_ref, "first"),
     ("max_unpool1d", lambda x: F.max_unpool1d(*F.max_pool1d(x, 2, return_mask=True), 2),
      [x4(2, 2, 6)], lambda x: TF.max_unpool1d(*TF.max_pool1d(t(x), 2, return_indices=True),
