@@ -89,7 +89,7 @@ def spectral_norm(layer, name="weight", n_power_iterations=1, eps=1e-12, dim=Non
     """Reparameterize `layer.<name>` as W / sigma(W) (see the module doc):
     parameter `<name>_orig` (the weight as it was) and buffers `<name>_u`,
     `<name>_v` replace it. `dim` is the output dim (default 0; 1 for
-    transposed convolutions). Returns the layer."""
+    transposed convolutions and `Linear`, as PaddlePaddle's). Returns the layer."""
     w = layer._parameters.get(name)
     if not isinstance(w, Tensor):
         raise ValueError(f"spectral_norm: {type(layer).__name__} has no parameter {name!r}")
