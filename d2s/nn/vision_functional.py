@@ -125,13 +125,21 @@ def affine_grid(theta, out_shape, align_corners=True, name=None):
     theta = lift(theta)
     if hasattr(out_shape, "numpy"):
         out_shape = out_shape.numpy().tolist()
-    out_shape = [int(v) for v in out_shape]
+    out_shape = list(out_shape)
     if len(out_shape) != 4:
         raise NotImplementedError(f"affine_grid: out_shape must be [N, C, H, W] (4-D), got "
                                   f"{out_shape}")
+    # N and C do not shape the grid (theta gives N): `x.shape` of a converted
+    # input with an unknown batch is fine; H and W must be numbers
+    try:
+        h, w = int(out_shape[2]), int(out_shape[3])
+    except (TypeError, ValueError):
+        h = w = -1
+    if h <= 0 or w <= 0:
+        raise ValueError(f"affine_grid: the H and W of out_shape must be known positive ints "
+                         f"when the program is built, got {out_shape}")
     if len(theta.shape) != 3 or tuple(theta.shape[1:]) != (2, 3):
         raise ValueError(f"affine_grid: theta must be (N, 2, 3), got {list(theta.shape)}")
-    h, w = out_shape[2:]
     xs, ys = _base_coords(w, align_corners), _base_coords(h, align_corners)
     base = np.stack([np.tile(xs, h), np.repeat(ys, w), np.ones(h * w)], axis=1)
     grid = matmul(constant(base.astype(theta.dtype)), transpose(theta, [0, 2, 1]))
