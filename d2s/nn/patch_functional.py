@@ -21,7 +21,8 @@ from ..core.ops.conv import adaptive_bins, pair
 from ..core.ops.conv_nd import low, out_shape, pool_extents
 from .common_functional import _dim_at_run_time, _pad_axis
 
-__all__ = ["unfold", "fold", "max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = ["unfold", "fold", "max_unpool1d", "max_unpool2d", "max_unpool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d"]
 
 
 def _paddings4(paddings, where):
@@ -304,3 +305,24 @@ def adaptive_max_pool1d(x, output_size, return_mask=False, name=None):
     if not return_mask:
         return squeeze(got, 2)
     return squeeze(got[0], 2), squeeze(got[1], 2)
+
+
+def adaptive_max_pool3d(x, output_size, return_mask=False, name=None):
+    """`adaptive_max_pool2d` over (N, C, D, H, W): a max over the depth bins,
+    then the row bins, then the column bins; the mask is the flat index
+    (d * H * W + h * W + w, int32) of each bin's first maximum."""
+    x = lift(x)
+    _check_rank(x, 5, "adaptive_max_pool3d")
+    sizes = [output_size] * 3 if isinstance(output_size, int) else list(output_size)
+    d, h, w = x.shape[2:]
+    od, oh, ow = [n if o is None else int(o) for n, o in zip((d, h, w), sizes)]
+    by_d, d_at = _adaptive_max_axis(x, 2, od)                 # (N, C, od, H, W)
+    by_h, h_at = _adaptive_max_axis(by_d, 3, oh)              # (N, C, od, oh, W)
+    out, w_at = _adaptive_max_axis(by_h, 4, ow)               # (N, C, od, oh, ow)
+    if not return_mask:
+        return out
+    hh = take_along_axis(h_at, w_at, axis=4)                  # the row of each maximum
+    hw = reshape(hh * w + w_at, [0, 0, od, -1])
+    dd = reshape(take_along_axis(reshape(d_at, [0, 0, od, -1]), hw, axis=3),
+                 [0, 0, od, oh, ow])
+    return out, cast(dd * (h * w) + hh * w + w_at, "int32")

@@ -15,6 +15,7 @@ from .norm import _BatchNormBase
 from .spectral_norm import SpectralNorm
 
 __all__ = ["Unfold", "Fold", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
+           "AdaptiveMaxPool3D",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "LocalResponseNorm", "ZeroPad2D",
            "Pad3D", "Dropout2D", "Dropout3D", "AlphaDropout", "AdaptiveAvgPool3D",
            "GLU", "Softmin", "Maxout", "RReLU", "Softmax2D", "PairwiseDistance",
@@ -82,6 +83,15 @@ class AdaptiveMaxPool2D(Layer):
 
     def forward(self, x):
         return PF.adaptive_max_pool2d(x, self._output_size, self._return_mask)
+
+
+class AdaptiveMaxPool3D(Layer):
+    def __init__(self, output_size, return_mask=False, name=None):
+        super().__init__()
+        self._output_size, self._return_mask = output_size, return_mask
+
+    def forward(self, x):
+        return PF.adaptive_max_pool3d(x, self._output_size, self._return_mask)
 
 
 class AdaptiveMaxPool1D(Layer):

@@ -87,6 +87,11 @@ CASES = [
      lambda x: tuple(a.numpy().astype(np.int32) if a.dtype == torch.int64 else a.numpy()
                      for a in TF.adaptive_max_pool2d(t(x), (2, 3), return_indices=True)),
      "first"),
+    ("adaptive_max_pool3d", lambda x: F.adaptive_max_pool3d(x, [2, 3, 2], return_mask=True),
+     [x4(1, 2, 3, 5, 4)],
+     lambda x: tuple(a.numpy().astype(np.int32) if a.dtype == torch.int64 else a.numpy()
+                     for a in TF.adaptive_max_pool3d(t(x), (2, 3, 2), return_indices=True)),
+     "first"),
     ("adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 3), [x4(2, 2, 7)],
      lambda x: TF.adaptive_max_pool1d(t(x), 3).numpy(), "first"),
 ]
@@ -115,6 +120,8 @@ def test_layers_match_torch():
     np.testing.assert_allclose(cols.numpy(), TF.unfold(t(x), 2).numpy())
     np.testing.assert_allclose(nn.Fold([4, 4], 2)(cols).numpy(),
                                TF.fold(TF.unfold(t(x), 2), (4, 4), 2).numpy())
+    np.testing.assert_allclose(nn.AdaptiveMaxPool3D(1)(d2s.to_tensor(v3)).numpy(),
+                               TF.adaptive_max_pool3d(t(v3), 1).numpy())
     np.testing.assert_allclose(nn.AdaptiveMaxPool2D(2)(d2s.to_tensor(x)).numpy(),
                                TF.adaptive_max_pool2d(t(x), 2).numpy())
 
