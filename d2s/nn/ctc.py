@@ -1,10 +1,11 @@
 """`F.ctc_loss`: Connectionist Temporal Classification loss, PaddlePaddle's form.
 
 The forward is the alpha recursion over the blank-extended label sequence in
-log space, one step per time step (unrolled: the time dim must be known when
-a program is built). Its gradient is the recursion's own derivative, taken by
-the ops' rules: exactly the alpha-beta (forward-backward) gradient, with no
-second recursion written by hand. Impossible states hold a large negative
+log space, one step per time step: unrolled where the time dim is known, one
+`while` op over the same step where a program leaves it unknown. Its gradient
+is the recursion's own derivative, taken by the ops' rules: exactly the
+alpha-beta (forward-backward) gradient, with no second recursion written by
+hand. Impossible states hold a large negative
 finite number instead of -inf, so that `logsumexp`'s derivative never meets
 `-inf - -inf`; their weight in any reachable state underflows to exactly 0.
 A target the input cannot emit (too short for its labels) gets an infinite
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..core.ops import (arange, cast, concat, full_like, log_softmax, logsumexp, maximum,
                         mean, reshape, stack, sum as _sum, take_along_axis, unsqueeze, where)
+from ..core.control import while_loop
 from ..core.ops._base import lift
 from .common_functional import _dim_at_run_time
 
@@ -66,11 +68,6 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
         raise ValueError(f"ctc_loss: log_probs must be 3-D [max_logit_length, batch_size, "
                          f"num_classes + 1], got shape {list(log_probs.shape)}")
     steps = log_probs.shape[0]
-    if steps is None:
-        raise ValueError("ctc_loss: the time dim (dim 0) of log_probs must be known when the "
-                         "program is built (the recursion is unrolled over it); give the "
-                         "InputSpec a fixed max_logit_length and pass the true lengths in "
-                         "input_lengths")
     labels = lift(labels)
     if np.dtype(labels.dtype).kind not in "iu" or len(labels.shape) != 2:
         raise ValueError(f"ctc_loss: labels must be an integer tensor [batch_size, "
@@ -88,10 +85,20 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
     state = reshape(arange(0, _dim_at_run_time(ext, 1), dtype="int64"), [1, -1])
     alpha = where(state < 2, emit[0], neg)
     t_col = unsqueeze(t_len, 1)
-    for t in range(1, steps):
+
+    def advance(t, alpha):
+        """alpha after time step t (kept as it is past a sequence's length)."""
         two = where(skip_ok, _shift(alpha, 2, _IMPOSSIBLE), neg)
         step = logsumexp(stack([alpha, _shift(alpha, 1, _IMPOSSIBLE), two]), axis=0) + emit[t]
-        alpha = where(t_col > t, step, alpha)
+        return where(t_col > t, step, alpha)
+
+    if steps is not None:  # unrolled: eager code, and programs with a known time dim
+        for t in range(1, steps):
+            alpha = advance(t, alpha)
+    else:  # the time dim known only at run time: one `while` op over the same step
+        n = _dim_at_run_time(emit, 0)
+        _, alpha = while_loop(lambda t, a: t < n, lambda t, a: (t + 1, advance(t, a)),
+                              [n * 0 + 1, alpha])
     last = unsqueeze(l_len * 2, 1)
     end_blank = take_along_axis(alpha, last, axis=1)[:, 0]
     end_label = take_along_axis(alpha, maximum(last - 1, last * 0), axis=1)[:, 0]

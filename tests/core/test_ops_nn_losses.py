@@ -162,14 +162,42 @@ def test_ctc_loss_infeasible_target_is_inf_and_layer():
     np.testing.assert_allclose(loss.numpy()[1], want[1])
 
 
-def test_ctc_loss_unknown_time_dim_is_a_clear_error():
-    from d2s import static
-    prog = static.Program()
-    with static.program_guard(prog):
-        x = static.data("x", [None, 2, 3], "float32")
-        with pytest.raises(ValueError, match="time dim .* must be known"):
-            F.ctc_loss(x, static.data("l", [2, 1], "int32"), static.data("a", [2], "int64"),
-                       static.data("b", [2], "int64"))
+class _CTCModel(d2s.nn.Layer):
+    """Scores from a linear layer, then CTC: converted with the time dim unknown."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = d2s.nn.Linear(4, 5)
+
+    def forward(self, feats, labels, il, ll):
+        return F.ctc_loss(self.fc(feats), labels, il, ll)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_ctc_loss_with_an_unknown_time_dim_is_one_loop_and_trains(backend):
+    from d2s.static import InputSpec
+    model = _CTCModel()
+    model.to(dtype="float64")
+    spec = [InputSpec([None, None, 4], "float64"), InputSpec([None, 3], "int32"),
+            InputSpec([None], "int64"), InputSpec([None], "int64")]
+    fn = d2s.jit.to_static(model.forward, input_spec=spec, backend=backend)
+    w, b = model.fc.weight.numpy(), model.fc.bias.numpy()
+    for steps in (6, 6) if backend == "xla" else (6, 7):
+        feats = rn(steps, 3, 4)
+        il = np.array([steps, 5, 4])
+        loss = fn(d2s.to_tensor(feats), d2s.to_tensor(LABELS), d2s.to_tensor(il),
+                  d2s.to_tensor(LABEL_LENS))
+        loss.backward()
+        ft = torch.tensor(feats, requires_grad=False)
+        wt, bt = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+        want = TF.ctc_loss(torch.log_softmax(ft @ wt + bt, 2), torch.tensor(LABELS).long(),
+                           torch.tensor(il), torch.tensor(LABEL_LENS))
+        want.backward()
+        np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=1e-9)
+        np.testing.assert_allclose(model.fc.weight.grad.numpy(), wt.grad.numpy(), rtol=1e-7,
+                                   atol=1e-12)
+        model.fc.clear_gradients()
+    assert len(fn.program_cache) == 1
 
 
 # ---- random activations, layers -------------------------------------------------------------
