@@ -14,8 +14,8 @@ import itertools
 
 import numpy as np
 
-from ..core.ops import (argmax, arange, cast, concat, constant, max as _max, put_along_axis,
-                        reshape, shape, stack, take_along_axis, transpose, zeros)
+from ..core.ops import (argmax, arange, cast, concat, put_along_axis, reshape, stack,
+                        take_along_axis, zeros)
 from ..core.ops._base import lift
 from ..core.ops.conv import adaptive_bins, pair
 from ..core.ops.conv_nd import low, out_shape, pool_extents
@@ -40,7 +40,7 @@ def _paddings4(paddings, where):
                      f"bottom, right], got {paddings!r}")
 
 
-def _tap_slice(start, step, count, dilation, k, tap):
+def _tap_slice(step, count, dilation, k, tap):
     """The slice of tap `tap` along one padded axis: `count` windows when known,
     else up to the end less the taps after this one (a negative bound, so a
     run-time size needs no arithmetic)."""
@@ -62,7 +62,7 @@ def patches(x, kernel, stride, dilation, pads, value=0.0, out=None):
     taps = []
     for tap in itertools.product(*(range(k) for k in kernel)):
         index = (slice(None), slice(None)) + tuple(
-            _tap_slice(0, stride[d], out[d], dilation[d], kernel[d], tap[d]) for d in range(nd))
+            _tap_slice(stride[d], out[d], dilation[d], kernel[d], tap[d]) for d in range(nd))
         taps.append(x[index])
     return stack(taps, axis=2)
 

@@ -189,7 +189,8 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=Tr
     """Sample the NCHW `x` at the normalized (x, y) locations of `grid`
     (N, Hg, Wg, 2) -> (N, C, Hg, Wg), bilinearly or at the nearest pixel;
     locations outside read zeros, the border, or the image reflected.
-    Differentiable in `x` and (bilinear) in `grid`."""
+    Differentiable in `x` and (bilinear) in `grid`. 'nearest' rounds a
+    location exactly halfway between pixels to the even one, as PyTorch."""
     x, grid = lift(x), lift(grid)
     if mode not in _GRID_MODES:
         raise ValueError(f"grid_sample: mode must be one of {list(_GRID_MODES)}, got {mode!r}")
