@@ -21,7 +21,7 @@ import d2s.nn as nn
 import d2s.nn.functional as F
 from d2s.static import InputSpec
 
-from harness import BACKENDS, build, train_and_compare
+from harness import BACKENDS, build, save_load_infer, t, train_and_compare
 from xla_budget import for_backend
 
 CLASSES, LABEL_LEN = 5, 3
@@ -110,3 +110,10 @@ def test_segnet_pool_unpool_shuffle_trains_like_eager(backend):
     _, _, fn = train_and_compare(SegNetTiny, batches, backend, SEG_SPEC, method="loss",
                                  opt="adam")
     assert len(fn.program_cache) == 1
+
+
+def test_segnet_and_recognizer_save_load_infer(tmp_path):
+    seg = build(SegNetTiny)
+    save_load_infer(seg, SEG_SPEC[:1], [t(R.normal(size=(3, 2, 4, 4)))], tmp_path / "seg")
+    rec = build(STNRecognizer)
+    save_load_infer(rec, CTC_SPEC[:1], [t(R.normal(size=(2, 1, 8, 6)))], tmp_path / "rec")
