@@ -12,7 +12,8 @@ from .loss_functional import _check_reduction, _reduce
 
 __all__ = ["pairwise_distance", "cosine_embedding_loss", "triplet_margin_loss",
            "multi_label_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
-           "sigmoid_focal_loss", "dice_loss", "multi_margin_loss"]
+           "sigmoid_focal_loss", "dice_loss", "multi_margin_loss",
+           "triplet_margin_with_distance_loss", "npair_loss"]
 
 
 def _softplus(z):
@@ -176,3 +177,35 @@ def multi_margin_loss(input, label, p=1, margin=1.0, weight=None, reduction="mea
     if weight is not None:
         loss = loss * take_along_axis(lift(weight), reshape(idx, [-1]), axis=0)
     return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(input, positive, negative, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean", name=None):
+    """`triplet_margin_loss` with any `distance_function(a, b)` (one distance
+    per sample; `pairwise_distance` by default)."""
+    _check_reduction(reduction, "triplet_margin_with_distance_loss")
+    dist = distance_function or pairwise_distance
+    a, pos, neg = lift(input), lift(positive), lift(negative)
+    d_ap, d_an = dist(a, pos), dist(a, neg)
+    if swap:
+        from ..core.ops import minimum
+        d_an = minimum(d_an, dist(pos, neg))
+    return _reduce(maximum(d_ap - d_an + margin, d_ap * 0.0), reduction)
+
+
+def npair_loss(anchor, positive, labels, l2_reg=0.002):
+    """N-pair loss (Sohn 2016), PaddlePaddle's form: the softmax cross-entropy
+    of each row of anchor @ positive^T against the row's same-label mask
+    (normalized to sum 1), averaged, plus l2_reg / 4 times the mean squared
+    norms of the anchors and of the positives."""
+    from ..core.ops import log_softmax, matmul, transpose
+    a, p, labels = lift(anchor), lift(positive), lift(labels)
+    if len(a.shape) != 2 or len(p.shape) != 2:
+        raise ValueError(f"npair_loss: anchor and positive must be 2-D [batch, dims], got "
+                         f"{list(a.shape)} and {list(p.shape)}")
+    col = reshape(labels, [-1, 1])
+    same = cast(col == transpose(col, [1, 0]), a.dtype)
+    target = same / _sum(same, axis=1, keepdim=True)
+    l2 = mean(_sum(a * a, axis=1)) + mean(_sum(p * p, axis=1))
+    ce = -_sum(target * log_softmax(matmul(a, transpose(p, [1, 0])), axis=1), axis=1)
+    return l2 * (0.25 * l2_reg) + mean(ce)

@@ -21,7 +21,7 @@ __all__ = ["Unfold", "Fold", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D", "Adapt
            "GLU", "Softmin", "Maxout", "RReLU", "Softmax2D", "PairwiseDistance",
            "CosineSimilarity", "CTCLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss",
-           "Unflatten", "BatchNorm3D", "ParameterDict", "SpectralNorm"]
+           "TripletMarginWithDistanceLoss", "Unflatten", "BatchNorm3D", "ParameterDict", "SpectralNorm"]
 
 
 class Unfold(Layer):
@@ -249,6 +249,9 @@ PoissonNLLLoss = _loss("PoissonNLLLoss", LM.poisson_nll_loss, "log_input", "full
                        "reduction")
 GaussianNLLLoss = _loss("GaussianNLLLoss", LM.gaussian_nll_loss, "full", "epsilon",
                         "reduction")
+TripletMarginWithDistanceLoss = _loss("TripletMarginWithDistanceLoss",
+                                      LM.triplet_margin_with_distance_loss, "distance_function",
+                                      "margin", "swap", "reduction")
 MultiMarginLoss = _loss("MultiMarginLoss", LM.multi_margin_loss, "p", "margin", "weight",
                         "reduction")
 

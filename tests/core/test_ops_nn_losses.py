@@ -48,6 +48,16 @@ def _dice_ref(x, label, eps=1e-5):
     return np.mean(1 - inter * 2 / (np.sum(x, axes) + np.sum(hot, axes) + eps))
 
 
+def _npair_ref(a, p, labels, l2_reg=0.1):
+    """N-pair loss as PaddlePaddle documents it (and TensorFlow's npairs_loss)."""
+    same = (labels[:, None] == labels[None, :]).astype(np.float64)
+    target = same / same.sum(1, keepdims=True)
+    logits = a @ p.T
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    l2 = np.mean(np.sum(a ** 2, 1)) + np.mean(np.sum(p ** 2, 1))
+    return l2 * 0.25 * l2_reg + np.mean(-np.sum(target * logp, 1))
+
+
 CASES = [
     ("glu", lambda x: F.glu(x), [X], lambda x: TF.glu(t(x)).numpy()),
     ("glu_axis0", lambda x: F.glu(x, axis=0), [rn(4, 3)], lambda x: TF.glu(t(x), 0).numpy()),
@@ -87,6 +97,15 @@ CASES = [
      [X, BITS, np.array([3.0])], lambda x, y, n: _focal_ref(x, y, n)),
     ("dice_loss", lambda x, l: F.dice_loss(x, l),
      [R.uniform(0.1, 1.0, (2, 3, 4)), R.integers(0, 4, (2, 3, 1))], _dice_ref),
+    ("triplet_margin_with_distance_loss", lambda a, p, n: F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: 1.0 - F.cosine_similarity(u, v, axis=-1),
+        margin=0.3, swap=True), [X, Y, Z],
+     lambda a, p, n: TF.triplet_margin_with_distance_loss(
+        t(a), t(p), t(n), distance_function=lambda u, v: 1.0 - TF.cosine_similarity(u, v),
+        margin=0.3, swap=True).numpy()),
+    ("npair_loss", lambda a, p, l: F.npair_loss(a, p, l, l2_reg=0.1), [X, Y,
+                                                                        np.array([1, 2, 1])],
+     _npair_ref),
     ("multi_margin_loss", lambda x, c: F.multi_margin_loss(x, c), [X, CLS],
      lambda x, c: TF.multi_margin_loss(t(x), t(c)).numpy()),
     ("multi_margin_loss_p2_weight", lambda x, c, w: F.multi_margin_loss(
@@ -244,6 +263,8 @@ def test_layers_match_functions():
                                torch.nn.Softmax2d()(t(v)).numpy())
     np.testing.assert_allclose(nn.TripletMarginLoss(margin=0.5)(x, y, d2s.to_tensor(Z)).numpy(),
                                TF.triplet_margin_loss(t(X), t(Y), t(Z), 0.5).numpy())
+    np.testing.assert_allclose(nn.TripletMarginWithDistanceLoss(margin=0.5)(
+        x, y, d2s.to_tensor(Z)).numpy(), TF.triplet_margin_loss(t(X), t(Y), t(Z), 0.5).numpy())
     np.testing.assert_allclose(nn.MultiMarginLoss(margin=2.0)(x, d2s.to_tensor(CLS)).numpy(),
                                TF.multi_margin_loss(t(X), t(CLS), margin=2.0).numpy())
     np.testing.assert_allclose(nn.GaussianNLLLoss()(x, y, d2s.to_tensor(VAR)).numpy(),
