@@ -102,14 +102,19 @@ def poisson_nll_loss(input, label, log_input=True, full=False, epsilon=1e-8, red
 
 def gaussian_nll_loss(input, label, variance, full=False, epsilon=1e-6, reduction="mean",
                       name=None):
-    """0.5 (log(var) + (x - y)^2 / var), var clamped below at `epsilon` (its
-    gradient stops there); `full` adds 0.5 log(2 pi). `variance` may have one
-    dim fewer (a missing last dim) or a last dim of 1 (one per sample)."""
+    """0.5 (log(var) + (x - y)^2 / var); `full` adds 0.5 log(2 pi). var is
+    clamped below at `epsilon` for the value only, as PyTorch's: its gradient
+    is taken at the clamped value and passed to var unchanged. `variance` may
+    have one dim fewer (a missing last dim) or a last dim of 1 (one per
+    sample); a negative entry of an eager `variance` is an error."""
+    from ..core.tensor import Tensor
     _check_reduction(reduction, "gaussian_nll_loss")
     x, y, var = lift(input), lift(label), lift(variance)
+    if isinstance(var, Tensor) and bool((var.numpy() < 0).any()):
+        raise ValueError("gaussian_nll_loss: variance has negative entries")
     if len(var.shape) == len(x.shape) - 1:
         var = unsqueeze(var, -1)
-    var = maximum(var, var.detach() * 0.0 + epsilon)
+    var = var + (maximum(var, var * 0.0 + epsilon) - var).detach()
     loss = 0.5 * (log(var) + (x - y) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2.0 * math.pi)

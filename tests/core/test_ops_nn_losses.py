@@ -124,6 +124,19 @@ def test_loss_or_activation(case):
     check(fn, arrays, ref)
 
 
+def test_gaussian_nll_loss_clamps_the_value_only_as_torch():
+    v = np.array([[1e-9, 0.5], [2.0, 1e-8]])
+    vd, vt = d2s.to_tensor(v, stop_gradient=False), torch.tensor(v, requires_grad=True)
+    got = F.gaussian_nll_loss(d2s.to_tensor(X[:2, :2]), d2s.to_tensor(Y[:2, :2]), vd)
+    want = TF.gaussian_nll_loss(t(X[:2, :2]), t(Y[:2, :2]), vt)
+    got.backward()
+    want.backward()
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(vd.grad.numpy(), vt.grad.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="negative"):
+        F.gaussian_nll_loss(d2s.to_tensor(X), d2s.to_tensor(Y), d2s.to_tensor(-VAR))
+
+
 # ---- ctc_loss -------------------------------------------------------------------------------
 LABELS = np.array([[1, 2, 2], [3, 1, 0], [4, 0, 0]], np.int32)
 IN_LENS = np.array([6, 5, 4], np.int64)
