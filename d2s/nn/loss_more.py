@@ -125,7 +125,8 @@ def sigmoid_focal_loss(logit, label, normalizer=None, alpha=0.25, gamma=2.0, red
                        name=None):
     """RetinaNet's focal loss on logits: the binary cross-entropy scaled by
     (1 - p_t)^gamma and alpha_t (alpha for positives, 1 - alpha for
-    negatives; a negative alpha: no alpha weighting), divided by `normalizer`."""
+    negatives; alpha = 0, PaddlePaddle's switch: no alpha weighting), divided by
+    `normalizer`."""
     from ..core.ops import sigmoid
     _check_reduction(reduction, "sigmoid_focal_loss")
     x, y = lift(logit), lift(label)
@@ -134,7 +135,7 @@ def sigmoid_focal_loss(logit, label, normalizer=None, alpha=0.25, gamma=2.0, red
     ce = (1.0 - y) * x + _softplus(-x)                        # BCE with logits
     p_t = p * y + (1.0 - p) * (1.0 - y)
     loss = ce * (1.0 - p_t) ** gamma
-    if alpha >= 0:
+    if alpha != 0:
         loss = loss * (alpha * y + (1.0 - alpha) * (1.0 - y))
     if normalizer is not None:
         loss = loss / lift(normalizer)

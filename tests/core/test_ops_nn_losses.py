@@ -37,7 +37,7 @@ def _focal_ref(x, y, normalizer=None, alpha=0.25, gamma=2.0):
     p = 1 / (1 + np.exp(-x))
     ce = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
     p_t = p * y + (1 - p) * (1 - y)
-    loss = ce * (1 - p_t) ** gamma * (alpha * y + (1 - alpha) * (1 - y))
+    loss = ce * (1 - p_t) ** gamma * ((alpha * y + (1 - alpha) * (1 - y)) if alpha else 1.0)
     return np.sum(loss / (normalizer if normalizer is not None else 1.0))
 
 
@@ -95,6 +95,9 @@ CASES = [
     ("sigmoid_focal_loss", lambda x, y: F.sigmoid_focal_loss(x, y), [X, BITS], _focal_ref),
     ("sigmoid_focal_loss_normalizer", lambda x, y, n: F.sigmoid_focal_loss(x, y, n),
      [X, BITS, np.array([3.0])], lambda x, y, n: _focal_ref(x, y, n)),
+    ("sigmoid_focal_loss_no_alpha", lambda x, y: F.sigmoid_focal_loss(x, y, alpha=0.0,
+                                                                      gamma=1.5),
+     [X, BITS], lambda x, y: _focal_ref(x, y, alpha=0.0, gamma=1.5)),
     ("dice_loss", lambda x, l: F.dice_loss(x, l),
      [R.uniform(0.1, 1.0, (2, 3, 4)), R.integers(0, 4, (2, 3, 1))], _dice_ref),
     ("triplet_margin_with_distance_loss", lambda a, p, n: F.triplet_margin_with_distance_loss(
