@@ -33,6 +33,8 @@ def _pnorm(d, p, axis, keepdim):
         return sqrt(_sum(d * d, axis=axis, keepdim=keepdim))
     if p == 1.0:
         return _sum(_abs(d), axis=axis, keepdim=keepdim)
+    if p == 0.0:  # the count of nonzero entries
+        return _sum(cast(d != 0.0, d.dtype), axis=axis, keepdim=keepdim)
     return _sum(_abs(d) ** p, axis=axis, keepdim=keepdim) ** (1.0 / p)
 
 

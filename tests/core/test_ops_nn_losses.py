@@ -72,6 +72,11 @@ CASES = [
      lambda x, y: TF.pairwise_distance(t(x), t(y)).numpy()),
     ("pairwise_distance_p1_keepdim", lambda x, y: F.pairwise_distance(x, y, 1.0, keepdim=True),
      [X, Y], lambda x, y: TF.pairwise_distance(t(x), t(y), 1.0, keepdim=True).numpy()),
+    ("pairwise_distance_p3_inf_0", lambda x, y: (F.pairwise_distance(x, y, 3),
+                                                 F.pairwise_distance(x, y, float("inf")),
+                                                 F.pairwise_distance(x, y, 0.0, 0.0)),
+     [X, Y], lambda x, y: tuple(TF.pairwise_distance(t(x), t(y), p, eps=e).numpy()
+                                for p, e in ((3, 1e-6), (float("inf"), 1e-6), (0.0, 0.0)))),
     ("cosine_embedding_loss", lambda x, y, l: F.cosine_embedding_loss(x, y, l, 0.1),
      [X, Y, np.array([1, -1, 1])],
      lambda x, y, l: TF.cosine_embedding_loss(t(x), t(y), t(l), 0.1).numpy()),
