@@ -191,6 +191,20 @@ def test_ctc_loss_blank_last_and_static_backends():
     np.testing.assert_allclose(got, want, rtol=1e-10)
 
 
+def test_ctc_loss_norm_by_times_scales_each_sequence_gradient_only():
+    x = rn(6, 3, 5)
+    grads, losses = [], []
+    for norm in (False, True):
+        xd = d2s.to_tensor(x, stop_gradient=False)
+        loss = F.ctc_loss(xd, d2s.to_tensor(LABELS), d2s.to_tensor(IN_LENS),
+                          d2s.to_tensor(LABEL_LENS), reduction="sum", norm_by_times=norm)
+        loss.backward()
+        grads.append(xd.grad.numpy())
+        losses.append(loss.numpy())
+    np.testing.assert_allclose(losses[1], losses[0])
+    np.testing.assert_allclose(grads[1], grads[0] / IN_LENS[None, :, None], rtol=1e-12)
+
+
 def test_ctc_loss_infeasible_target_is_inf_and_layer():
     x = rn(4, 2, 3)
     loss = nn.CTCLoss(reduction="none")(d2s.to_tensor(x), d2s.to_tensor(
