@@ -71,3 +71,11 @@ from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # n
 # ---- end of the nn / training API block ------------------------------------------------------
 from . import fft  # noqa: E402,F401  (d2s.fft: Paddle's paddle.fft)
 from .core.ops.fft_ops import complex, imag, real  # noqa: E402,F401,A001
+# ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
+from .core.ops.compositions import *  # noqa: E402,F401,F403
+from .core.ops.bitwise import *  # noqa: E402,F401,F403
+from . import tensor_methods as _tensor_methods  # noqa: E402
+globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(x), ...
+                  for _name, _method in _tensor_methods.install((globals(), linalg)).items()
+                  if _name not in globals()})
+del _tensor_methods

@@ -32,3 +32,7 @@ from .conv3d_layers import (AvgPool3D, Conv3D, Conv3DTranspose,  # noqa: E402
 from .sync_batch_norm import SyncBatchNorm  # noqa: E402
 __all__ += ["Conv3D", "Conv3DTranspose", "MaxPool3D", "AvgPool3D", "SyncBatchNorm"]
 # ---- end of the issue 28 block ---------------------------------------------------------------
+# ---- issue 25 (opsnn): layers ported models call beyond the first target list ---------------
+from . import port_layers  # noqa: E402
+from .port_layers import *  # noqa: E402,F401,F403
+__all__ += port_layers.__all__

@@ -90,11 +90,12 @@ def _pool_args(x, kernel_size, stride, padding, data_format, where):
 def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False,
                data_format="NCDHW", name=None):
     """3-D max pooling (`stride` defaults to `kernel_size`)."""
-    if return_mask:
-        raise NotImplementedError("max_pool3d(return_mask=True) is not supported; compute "
-                                  "the pooled values only (return_mask=False)")
     x, kernel, stride, pads, last = _pool_args(x, kernel_size, stride, padding, data_format,
                                                "max_pool3d")
+    if return_mask:  # (values, the flat argmax index into each input volume, int32)
+        from .patch_functional import max_pool_with_mask
+        out, mask = max_pool_with_mask(x, kernel, stride, pads, ceil_mode)
+        return (transpose(out, _TO_NDHWC), transpose(mask, _TO_NDHWC)) if last else (out, mask)
     out = _max_pool3d(x, kernel, stride, pads, ceil_mode)
     return transpose(out, _TO_NDHWC) if last else out
 

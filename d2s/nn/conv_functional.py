@@ -167,12 +167,15 @@ def _pool_args(x, kernel_size, stride, padding, data_format, where):
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                data_format="NCHW", name=None):
-    """2-D max pooling (`stride` defaults to `kernel_size`)."""
-    if return_mask:
-        raise NotImplementedError("max_pool2d(return_mask=True) is not supported; compute "
-                                  "the pooled values only (return_mask=False)")
+    """2-D max pooling (`stride` defaults to `kernel_size`); `return_mask` also
+    gives each window's argmax as a flat index into its input plane (int32,
+    for `max_unpool2d`)."""
     x, kernel, stride, pads, last = _pool_args(lift(x), kernel_size, stride, padding,
                                                data_format, "max_pool2d")
+    if return_mask:
+        from .patch_functional import max_pool2d_with_mask
+        out, mask = max_pool2d_with_mask(x, kernel, stride, pads, ceil_mode)
+        return (transpose(out, _TO_NHWC), transpose(mask, _TO_NHWC)) if last else (out, mask)
     out = _max_pool2d(x, kernel, stride, pads, ceil_mode)
     return transpose(out, _TO_NHWC) if last else out
 
@@ -196,6 +199,8 @@ def _pool1d(fn, x, kernel_size, stride, padding, where, **kw):
     _rank(x, 3, where, "NCL")
     out = fn(unsqueeze(x, 2), _one(kernel_size), None if stride is None else _one(stride),
              _pads_1d(padding, where), **kw)
+    if isinstance(out, tuple):  # (values, mask)
+        return tuple(squeeze(o, 2) for o in out)
     return squeeze(out, 2)
 
 

@@ -160,3 +160,15 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     from .norm import batch_norm as _batch_norm  # (norm builds on this module's layers)
     return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum,
                        epsilon, data_format, use_global_stats, name)
+
+# ---- issue 25 (opsnn): the API ported models call beyond the first target list -------------
+from .patch_functional import *  # noqa: E402,F401,F403
+from .patch_functional import __all__ as _patch_names  # noqa: E402
+from .vision_functional import *  # noqa: E402,F401,F403
+from .vision_functional import __all__ as _vision_names  # noqa: E402
+from .activation_more import *  # noqa: E402,F401,F403
+from .activation_more import __all__ as _activation_more_names  # noqa: E402
+from .loss_more import *  # noqa: E402,F401,F403
+from .loss_more import __all__ as _loss_more_names  # noqa: E402
+from .ctc import ctc_loss  # noqa: E402,F401
+__all__ += _patch_names + _vision_names + _activation_more_names + _loss_more_names + ["ctc_loss"]

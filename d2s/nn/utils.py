@@ -115,3 +115,7 @@ def remove_weight_norm(layer, name="weight"):
     object.__setattr__(layer, "__class__", cls)
     layer.add_parameter(name, Tensor._from_array(value.numpy(), stop_gradient=False))
     return layer
+
+# ---- issue 25 (opsnn): spectral normalization -------------------------------------------------
+from .spectral_norm import spectral_norm  # noqa: E402
+__all__ += ["spectral_norm"]

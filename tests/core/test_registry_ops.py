@@ -194,6 +194,16 @@ for _name, _np in [("logical_and", np.logical_and), ("logical_or", np.logical_or
 cases("logical_not", C(B(3, 4), ref=np.logical_not, label="bool"),
       C(I(5, lo=0, hi=2), ref=np.logical_not, label="int"))
 
+for _name, _np in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                   ("bitwise_xor", np.bitwise_xor)]:
+    cases(_name,
+          C(I(3, 4, lo=-9, hi=9), I(4, lo=0, hi=9), ref=_np, label="int_bcast"),
+          C(B(3, 4), B(4), ref=_np, label="bool"))
+cases("bitwise_not", C(I(3, 4, lo=-9, hi=9), ref=np.invert, label="int"),
+      C(B(5), ref=np.invert, label="bool"))
+cases("bitwise_left_shift", C(I(3, 4, lo=-9, hi=9), I(4, lo=0, hi=4), ref=np.left_shift))
+cases("bitwise_right_shift", C(I(3, 4, lo=-9, hi=9), I(4, lo=0, hi=4), ref=np.right_shift))
+
 # -- unary math -------------------------------------------------------------------------------
 _erf = np.vectorize(math.erf, otypes=[F64])
 cases("neg", C(U(3, 4), ref=np.negative, label="float"), C(I(4), ref=np.negative, label="int"))

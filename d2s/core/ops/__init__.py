@@ -39,3 +39,5 @@ from . import detection_ops as _detection_ops  # noqa: F401,E402  (nms_keep, roi
 from . import linalg_decomp as _linalg_decomp  # noqa: F401,E402  (det, solve, cholesky, qr, svd, eigh)
 from . import fft_ops as _fft_ops  # noqa: F401,E402  (fft_c2c, fft_r2c, fft_c2r, real, imag, complex)
 from . import linalg_methods as _linalg_methods  # noqa: F401,E402  (x.cholesky(), x.solve(y), x.real(), ...)
+from .compositions import *  # noqa: F401,F403,E402  (Paddle functions made of other ops)
+from .bitwise import *  # noqa: F401,F403,E402  (bitwise_and, ..., shifts)
