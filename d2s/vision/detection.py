@@ -1,5 +1,7 @@
 """Paddle's `paddle.vision.ops` detection helpers beyond YOLO: `nms`,
-`box_coder`, `roi_align` / `RoIAlign`, `roi_pool` / `RoIPool`.
+`box_coder`, `prior_box`, `roi_align` / `RoIAlign`, `roi_pool` / `RoIPool`
+(primitives in d2s/core/ops/detection_ops.py) and `psroi_pool` /
+`PSRoIPool` (a composition of window masks).
 
 nms's result length depends on the data: its kept-box mask is the
 fixed-shape `nms_keep` op (a compiling backend holds it), and the indices
