@@ -70,7 +70,8 @@ from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # n
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------
 from . import fft  # noqa: E402,F401  (d2s.fft: Paddle's paddle.fft)
-from .core.ops.fft_ops import complex, imag, real  # noqa: E402,F401,A001
+from .core.ops.fft_ops import (angle, as_complex, as_real, complex, conj,  # noqa: E402,F401,A001
+                               imag, real)
 # ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
 from .core.ops.compositions import *  # noqa: E402,F401,F403
 from .core.ops.bitwise import *  # noqa: E402,F401,F403

@@ -1,5 +1,5 @@
 """`d2s.fft`: Paddle's `paddle.fft` (numpy.fft's semantics): fft / ifft /
-rfft / irfft in 1, 2 and n dims, fftfreq / rfftfreq, fftshift /
+rfft / irfft / hfft / ihfft in 1, 2 and n dims, fftfreq / rfftfreq, fftshift /
 ifftshift. Transforms return complex tensors (complex64 from float32 or
 complex64 input, complex128 from float64 or complex128); `norm` is
 "backward" (no scaling forward, 1/n inverse), "ortho" (1/sqrt(n) both
@@ -13,8 +13,9 @@ from .core.dispatch import bind
 from .core.ops._base import constant, lift
 from .core.ops.fft_ops import complex as _complex, complex_of
 
-__all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
-           "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+           "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
 
 
 def _check_norm(norm, what):
@@ -158,6 +159,51 @@ def rfftn(x, s=None, axes=None, norm="backward", name=None):
 
 def irfftn(x, s=None, axes=None, norm="backward", name=None):
     return _c2r(x, s, axes, norm, "irfftn")
+
+
+_SWAP_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _hermitian(x, s, axes, norm, what, default_axes=None):
+    """hfft: the real signal whose spectrum is Hermitian with `x` as its half:
+    irfftn of the conjugate, with the opposite normalization."""
+    from .core.ops.fft_ops import conj
+    return _c2r(conj(_as_complex(_float(x))), s, axes, _SWAP_NORM[_check_norm(norm, what)], what,
+                default_axes)
+
+
+def _ihermitian(x, s, axes, norm, what, default_axes=None):
+    """ihfft: hfft's inverse, the conjugate of rfftn with the opposite
+    normalization."""
+    from .core.ops.fft_ops import conj
+    return conj(_r2c(x, s, axes, _SWAP_NORM[_check_norm(norm, what)], what, default_axes))
+
+
+def hfft(x, n=None, axis=-1, norm="backward", name=None):
+    """The 1-D DFT of a Hermitian-symmetric signal given by its first half
+    (complex `x`): a real result of `n` points (default 2 * (m - 1))."""
+    return _hermitian(x, _one(n), [axis], norm, "hfft")
+
+
+def ihfft(x, n=None, axis=-1, norm="backward", name=None):
+    """The inverse of hfft for a real `x`: n // 2 + 1 complex points."""
+    return _ihermitian(x, _one(n), [axis], norm, "ihfft")
+
+
+def hfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+    return _hermitian(x, s, axes, norm, "hfft2")
+
+
+def ihfft2(x, s=None, axes=(-2, -1), norm="backward", name=None):
+    return _ihermitian(x, s, axes, norm, "ihfft2")
+
+
+def hfftn(x, s=None, axes=None, norm="backward", name=None):
+    return _hermitian(x, s, axes, norm, "hfftn")
+
+
+def ihfftn(x, s=None, axes=None, norm="backward", name=None):
+    return _ihermitian(x, s, axes, norm, "ihfftn")
 
 
 def _freq_dtype(dtype):

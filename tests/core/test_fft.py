@@ -1,6 +1,7 @@
 """d2s.fft (d2s/fft.py, d2s/core/ops/fft_ops.py) and d2s.real / imag /
-complex: values vs numpy.fft (every norm, crops and pads, odd and even
-sizes, 1-D / 2-D / n-D, complex64 kept), gradients by finite differences
+complex / conj / angle / as_real / as_complex: values vs numpy.fft (scipy.fft
+for the n-D Hermitian ones): every norm, crops and pads, odd and even
+sizes, 1-D / 2-D / n-D, complex64 kept; gradients by finite differences
 through the real and imaginary parts (the adjoint rules), numpy and xla
 conversion, unknown dims."""
 import numpy as np
@@ -13,6 +14,10 @@ from ops_check import check
 R = np.random.default_rng(8)
 A, B = R.standard_normal((3, 6)), R.standard_normal((3, 6))
 C3 = R.standard_normal((2, 3, 4))
+
+
+def _scipy_fft():  # the n-D Hermitian transforms' reference (numpy has the 1-D ones)
+    return pytest.importorskip("scipy.fft")
 
 
 def parts(z):  # d2s: a complex result as its (real, imag) parts
@@ -61,6 +66,19 @@ CASES = [
      lambda a: (np.fft.fftshift(a), np.fft.ifftshift(a, axes=1),
                 np.fft.fftfreq(5, 0.5).astype("float32"), np.fft.rfftfreq(6)),
      {"onnx": False, "unknown_dims": False}),   # (a shift needs its dim's size)
+    ("hfft_ihfft", lambda a, b: (F.hfft(cplx(a, b)), F.hfft(cplx(a, b), 7, norm="ortho"))
+     + parts(F.ihfft(a, norm="forward")), [A[:, :4], B[:, :4]],
+     lambda a, b: (np.fft.hfft(a + 1j * b), np.fft.hfft(a + 1j * b, 7, norm="ortho"))
+     + nparts(np.fft.ihfft(a, norm="forward")), FIRST),
+    ("hfftn_ihfft2", lambda a, b: (F.hfftn(cplx(a, b)), F.hfft2(cplx(a, b), s=(3, 5)))
+     + parts(F.ihfft2(a)), [A[:, :4], B[:, :4]],
+     lambda a, b: (_scipy_fft().hfftn(a + 1j * b), _scipy_fft().hfft2(a + 1j * b, s=(3, 5)))
+     + nparts(_scipy_fft().ihfft2(a)), {"onnx": False, "unknown_dims": False}),
+    ("conj_angle_as_real", lambda a, b: parts(d2s.conj(cplx(a, b)))
+     + (d2s.angle(cplx(a, b)), d2s.as_real(cplx(a, b)),
+        d2s.real(d2s.as_complex(d2s.stack([a, b], -1))) * 1.0), [A, B],
+     lambda a, b: nparts(np.conj(a + 1j * b)) + (np.angle(a + 1j * b),
+                                                 np.stack([a, b], -1), a), NO),
     ("complex128_fed", lambda z: (F.fft(z), F.ifft2(z).real(), z.imag(), d2s.abs(F.fft(z))),
      [A + 1j * B], lambda z: (np.fft.fft(z), np.fft.ifft2(z).real.copy(), z.imag.copy(),
                               np.abs(np.fft.fft(z))), NO),

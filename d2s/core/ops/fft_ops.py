@@ -1,5 +1,6 @@
 """Discrete Fourier transforms (behind `d2s.fft`) and the complex helpers
-they need (`real`, `imag`, `complex`).
+they need (`real`, `imag`, `complex`; `conj`, `angle`, `as_real`,
+`as_complex` composed from them).
 
 Three transform primitives, numpy.fft's n-dimensional forms: `fft_c2c`
 (complex to complex, forward or inverse), `fft_r2c` (real to the one-sided
@@ -21,7 +22,7 @@ import numpy as np
 from ..dispatch import bind
 from ..registry import Aval, register_op
 
-__all__ = ["real", "imag", "complex"]
+__all__ = ["real", "imag", "complex", "conj", "angle", "as_real", "as_complex"]
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -203,3 +204,49 @@ def complex(real, imag, name=None):
     dt = np.result_type(np.dtype(re.dtype), np.dtype(im.dtype))
     re, im = (t if np.dtype(t.dtype) == dt else cast(t, dt) for t in (re, im))
     return bind("complex", re, im)
+
+
+def conj(x, name=None):
+    """The complex conjugate (a real tensor is returned as is)."""
+    from ._base import lift
+    x = lift(x)
+    if np.dtype(x.dtype).kind != "c":
+        return x
+    return complex(real(x), -imag(x))
+
+
+def angle(x, name=None):
+    """The argument (phase) of each element, in radians: atan2(imag, real)
+    (0 or pi for real input)."""
+    from ._base import lift
+    from .elementwise import cast, where
+    x = lift(x)
+    if np.dtype(x.dtype).kind == "c":
+        re, im = real(x), imag(x)
+    else:
+        if np.dtype(x.dtype).kind != "f":
+            x = cast(x, "float32")
+        re, im = x, x * 0.0
+    # atan2 from atan: the quadrant fixed by the signs (atan2 may live elsewhere)
+    from .math import atan
+    pi = float(np.pi)
+    safe = where(re == 0.0, re * 0.0 + 1.0, re)
+    base = atan(im / safe)
+    base = where(re < 0.0, where(im < 0.0, base - pi, base + pi), base)
+    on_axis = where(im > 0.0, im * 0.0 + pi / 2, where(im < 0.0, im * 0.0 - pi / 2, im * 0.0))
+    return where(re == 0.0, on_axis, base)
+
+
+def as_real(x, name=None):
+    """A complex tensor [...] as a real one [..., 2] of (real, imag) pairs."""
+    from .manipulation import stack
+    return stack([real(x), imag(x)], axis=-1)
+
+
+def as_complex(x, name=None):
+    """A real tensor [..., 2] of (real, imag) pairs as a complex one [...]."""
+    from ._base import lift
+    x = lift(x)
+    if not x.shape or x.shape[-1] not in (2, None):
+        raise ValueError(f"as_complex: the last dim of x must be 2, got {list(x.shape)}")
+    return complex(x[..., 0], x[..., 1])

@@ -29,6 +29,10 @@ def _methods():
             F.lstsq(self, y, rcond, driver),
         "real": lambda self, name=None: fft_ops.real(self),
         "imag": lambda self, name=None: fft_ops.imag(self),
+        "conj": lambda self, name=None: fft_ops.conj(self),
+        "angle": lambda self, name=None: fft_ops.angle(self),
+        "as_real": lambda self, name=None: fft_ops.as_real(self),
+        "as_complex": lambda self, name=None: fft_ops.as_complex(self),
     }
 
 
