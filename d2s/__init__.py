@@ -69,3 +69,7 @@ from . import quantization  # noqa: E402  (d2s.quantization.weight_only)
 from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------
+
+# ---- issue 25: tensor-level functions beyond the target list (opsmath) ----------------
+from .core.ops.products import *  # noqa: E402,F401,F403
+# ---- end of the issue 25 opsmath block ----

@@ -35,3 +35,10 @@ from . import quant  # noqa: F401  (weight_dequantize, gather_dequantize: d2s.qu
 from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----
+# ---- issue 25: tensor-level functions ported model code calls beyond the list ----
+from .products import *  # noqa: F401,F403,E402
+from . import products as _products  # noqa: E402
+from .more_methods import attach as _attach  # noqa: E402
+_attach(_products, [n for n in _products.__all__ if n not in (
+    "tril_indices", "triu_indices", "block_diag", "cartesian_prod", "broadcast_tensors")])
+# ---- end of issue 25 block ----
