@@ -41,4 +41,7 @@ from . import products as _products  # noqa: E402
 from .more_methods import attach as _attach  # noqa: E402
 _attach(_products, [n for n in _products.__all__ if n not in (
     "tril_indices", "triu_indices", "block_diag", "cartesian_prod", "broadcast_tensors")])
+from .math_more import *  # noqa: F401,F403,E402
+from . import math_more as _math_more  # noqa: E402
+_attach(_math_more, _math_more.__all__)
 # ---- end of issue 25 block ----
