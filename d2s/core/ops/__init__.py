@@ -44,4 +44,7 @@ _attach(_products, [n for n in _products.__all__ if n not in (
 from .math_more import *  # noqa: F401,F403,E402
 from . import math_more as _math_more  # noqa: E402
 _attach(_math_more, _math_more.__all__)
+from .reduce_scan_more import *  # noqa: F401,F403,E402
+from . import reduce_scan_more as _reduce_scan_more  # noqa: E402
+_attach(_reduce_scan_more, _reduce_scan_more.__all__)
 # ---- end of issue 25 block ----
