@@ -74,4 +74,5 @@ from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # n
 from .core.ops.products import *  # noqa: E402,F401,F403
 from .core.ops.math_more import *  # noqa: E402,F401,F403
 from .core.ops.reduce_scan_more import *  # noqa: E402,F401,F403
+from .core.ops.index_more import *  # noqa: E402,F401,F403
 # ---- end of the issue 25 opsmath block ----

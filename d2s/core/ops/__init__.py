@@ -47,4 +47,7 @@ _attach(_math_more, _math_more.__all__)
 from .reduce_scan_more import *  # noqa: F401,F403,E402
 from . import reduce_scan_more as _reduce_scan_more  # noqa: E402
 _attach(_reduce_scan_more, _reduce_scan_more.__all__)
+from .index_more import *  # noqa: F401,F403,E402
+from . import index_more as _index_more  # noqa: E402
+_attach(_index_more, _index_more.__all__)
 # ---- end of issue 25 block ----
