@@ -75,4 +75,5 @@ from .core.ops.products import *  # noqa: E402,F401,F403
 from .core.ops.math_more import *  # noqa: E402,F401,F403
 from .core.ops.reduce_scan_more import *  # noqa: E402,F401,F403
 from .core.ops.index_more import *  # noqa: E402,F401,F403
+from .core.ops.random_extra import *  # noqa: E402,F401,F403
 # ---- end of the issue 25 opsmath block ----

@@ -50,4 +50,5 @@ _attach(_reduce_scan_more, _reduce_scan_more.__all__)
 from .index_more import *  # noqa: F401,F403,E402
 from . import index_more as _index_more  # noqa: E402
 _attach(_index_more, _index_more.__all__)
+from .random_extra import *  # noqa: F401,F403,E402
 # ---- end of issue 25 block ----

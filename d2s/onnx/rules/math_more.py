@@ -1,6 +1,6 @@
 """ONNX rules of the primitives of `d2s/core/ops/math_more.py`. ONNX has no
 special functions and no loop-free gcd: those ops say why they do not
-export."""
+export (nor does `poisson_icdf`, of `random_extra.py`)."""
 from __future__ import annotations
 
 import math
@@ -48,3 +48,5 @@ for _op in ("erfinv", "lgamma", "digamma", "trigamma"):
     register_lowering("onnx", _op, _NO_SPECIAL)
 register_lowering("onnx", "gcd", NotLowerable("Euclid's algorithm loops a data-dependent number "
                                               "of times; ONNX has no gcd operator"))
+register_lowering("onnx", "poisson_icdf", NotLowerable(
+    "its loop runs until a sum reaches a drawn number; the exporter has no such Loop rule"))

@@ -1,6 +1,6 @@
 """xla rules of the primitives of `d2s/core/ops/math_more.py`: JAX's own
 arctan2, erf_inv, lgamma, digamma, polygamma, signbit and gcd, in the dtype
-the numpy kernel gives."""
+the numpy kernel gives; and `poisson_icdf` (`random_extra.py`) as a while loop."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,3 +33,27 @@ def _gcd(ns, x, y):
 
 
 register_lowering("xla", "gcd", _gcd)
+
+
+
+def _poisson_icdf(ns, lam, u):
+    """The numpy kernel's loop (`random_extra._icdf_kernel`), step for step."""
+    jnp, lax = ns.jnp, ns.lax
+    rate = jnp.asarray(lam).astype(jnp.float64)
+    log_rate = jnp.log(rate)
+    logp = -rate
+    cdf = jnp.exp(logp)
+    state = (jnp.zeros(rate.shape, jnp.float64), logp, cdf, cdf >= u)
+
+    def step(s):
+        k, logp, cdf, done = s
+        k = jnp.where(done, k, k + 1.0)
+        logp = jnp.where(done, logp, logp + log_rate - jnp.log(k))
+        p = jnp.exp(logp)
+        cdf = jnp.where(done, cdf, cdf + p)
+        return k, logp, cdf, done | (cdf >= u) | ((k > rate) & (p <= cdf * 1e-17))
+    k = lax.while_loop(lambda s: ~jnp.all(s[3]), step, state)[0]
+    return k.astype(lam.dtype)
+
+
+register_lowering("xla", "poisson_icdf", _poisson_icdf)
