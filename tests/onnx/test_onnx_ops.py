@@ -260,6 +260,9 @@ CASES = [
     ("gather_dequantize", lambda q, s, i: gather_dequantize(q, s, i),
      [ints(6, 4, low=-127, high=128, dtype=np.int8), np.abs(f32(6, 1)) + 0.1,
       ints(2, 3, low=0, high=6)]),
+    # issue 25 (opsmath): atan2 (float32: ORT's Atan) and signbit (-0.0 included)
+    ("atan2", d2s.atan2, [f32(2, 3), np.array([1.0, -2.0, 0.0], np.float32)]),
+    ("signbit", d2s.signbit, [np.array([-1.5, -0.0, 0.0, 2.0], np.float32)]),
 ]
 
 
