@@ -20,8 +20,8 @@ from ..dispatch import bind
 from ..registry import Aval, register_op
 from ..shapes import broadcast_shapes
 from ._base import cast_like, constant, elementwise_infer, lift, lift_pair, unbroadcast
-from .elementwise import (abs as _abs, cast, divide, equal, exp, greater_than, less_than, log,
-                          logical_and, maximum, not_equal, sign, where, zeros_like_)
+from .elementwise import (abs as _abs, cast, equal, exp, floor_divide, greater_than, less_than,
+                          log, maximum, sign, where, zeros_like_)
 
 __all__ = ["atan2", "logit", "frac", "heaviside", "erfinv", "lgamma", "digamma", "logaddexp",
            "signbit", "sgn", "nan_to_num", "lerp", "gcd", "lcm"]
@@ -228,12 +228,7 @@ def lcm(x, y, name=None):
     g = gcd(x, y)
     zero = equal(g, 0)
     safe = where(zero, constant(1, g.dtype), g)
-    return where(zero, zeros_like_(g), _abs(divide_int(x, safe) * y))
-
-
-def divide_int(x, y):
-    from .elementwise import floor_divide
-    return floor_divide(x, y)
+    return where(zero, zeros_like_(g), _abs(floor_divide(x, safe) * y))
 
 
 # ---- composites -------------------------------------------------------------------------

@@ -21,10 +21,10 @@ import numpy as np
 from ..shapes import broadcast_shapes, normalize_axis
 from ._base import constant, is_value, lift
 from .creation import arange, zeros
-from .elementwise import (abs as _abs, cast, equal, greater_than, maximum, minimum, multiply,
-                          not_equal, pow as _pow, sqrt, where, zeros_like_)
+from .elementwise import (abs as _abs, cast, equal, greater_than, multiply, not_equal,
+                          pow as _pow, sqrt, where, zeros_like_)
 from .indexing import getitem
-from .manipulation import concat, expand, flatten, reshape, stack, transpose, unsqueeze
+from .manipulation import concat, expand, reshape, stack, transpose, unsqueeze
 from .reduction import max as _max, min as _min, sum as _sum
 from .shaping import _dim, _int, _take, flip, meshgrid
 

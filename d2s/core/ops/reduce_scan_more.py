@@ -21,7 +21,7 @@ from .creation import arange
 from .elementwise import (cast, equal, less_equal, logical_not, not_equal, where,
                           zeros_like_)
 from .manipulation import flatten, reshape, squeeze, stack, unsqueeze
-from .reduction import _axes, max as _max, min as _min, sum as _sum
+from .reduction import max as _max, min as _min, sum as _sum
 from .search import argsort, take_along_axis
 from .shaping import _dim, _int, _take
 
@@ -233,26 +233,26 @@ def mode(x, axis=-1, keepdim=False, name=None):
 
 # ---- scans ------------------------------------------------------------------------------
 def _scan_grid(x, axis, opname, dtype=None):
-    """x with `axis` moved last and a new last axis of the same length: the
-    (..., j, i) grid of x_i, with the mask i <= j."""
+    """(the axis, x with it moved last, that x with a new axis before its
+    last: the (..., j, i) grid of x_i broadcast over j, the (n, n) mask i <= j)."""
     from .products import moveaxis
     if dtype is not None:
         from ..dtypes import as_dtype
         x = cast(x, as_dtype(dtype))
-    xs, ax, flat = _along(x, axis, opname)
+    xs, ax, _ = _along(x, axis, opname)
     last = moveaxis(xs, ax, -1)
     n = _dim(last, -1)
     i = unsqueeze(arange(n, dtype="int64"), 0)
     j = unsqueeze(arange(n, dtype="int64"), 1)
     mask = less_equal(i, j)  # (n, n): row j sees positions i <= j
     grid = unsqueeze(last, -2)  # (..., 1, n): broadcasts over j
-    return xs, ax, flat, last, grid, mask
+    return ax, last, grid, mask
 
 
-def _unscan(v, ax, flat, like):
+def _unscan(v, ax):
+    """The scanned axis (moved last) back at `ax`."""
     from .products import moveaxis
-    v = moveaxis(v, -1, ax)
-    return v
+    return moveaxis(v, -1, ax)
 
 
 def logcumsumexp(x, axis=None, dtype=None, name=None):
@@ -262,15 +262,15 @@ def logcumsumexp(x, axis=None, dtype=None, name=None):
     x = lift(x)
     if np.dtype(x.dtype).kind != "f" and dtype is None:
         dtype = "float32"
-    xs, ax, flat, last, grid, mask = _scan_grid(x, axis, "logcumsumexp", dtype)
+    ax, last, grid, mask = _scan_grid(x, axis, "logcumsumexp", dtype)
     minus_inf = constant(float("-inf"), last.dtype)
     out = logsumexp(where(mask, grid, minus_inf), axis=-1)
-    return _unscan(out, ax, flat, xs)
+    return _unscan(out, ax)
 
 
 def _cum_extreme(x, axis, dtype, largest, opname):
     x = lift(x)
-    xs, ax, flat, last, grid, mask = _scan_grid(x, axis, opname)
+    ax, last, grid, mask = _scan_grid(x, axis, opname)
     kind = np.dtype(last.dtype)
     if kind.kind == "f":
         fill = float("-inf") if largest else float("inf")
@@ -290,7 +290,7 @@ def _cum_extreme(x, axis, dtype, largest, opname):
     vals = take_along_axis(last, idx, -1)
     from ..dtypes import as_dtype
     idx = cast(idx, as_dtype(dtype)) if np.dtype(as_dtype(dtype)) != np.int64 else idx
-    return _unscan(vals, ax, flat, xs), _unscan(idx, ax, flat, xs)
+    return _unscan(vals, ax), _unscan(idx, ax)
 
 
 def cummax(x, axis=None, dtype="int64", name=None):
