@@ -69,11 +69,18 @@ from . import quantization  # noqa: E402  (d2s.quantization.weight_only)
 from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # noqa: E402
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------
-
-# ---- issue 25: tensor-level functions beyond the target list (opsmath) ----------------
+# ---- issue 25: tensor-level functions beyond the target list (opsmath); before the
+# Tensor methods below, which attach every one Paddle has as a method ----------------
 from .core.ops.products import *  # noqa: E402,F401,F403
 from .core.ops.math_more import *  # noqa: E402,F401,F403
 from .core.ops.reduce_scan_more import *  # noqa: E402,F401,F403
 from .core.ops.index_more import *  # noqa: E402,F401,F403
 from .core.ops.random_extra import *  # noqa: E402,F401,F403
 # ---- end of the issue 25 opsmath block ----
+# ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
+from .core.ops.compositions import *  # noqa: E402,F401,F403
+from . import tensor_methods as _tensor_methods  # noqa: E402
+globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(x), ...
+                  for _name, _method in _tensor_methods.install((globals(), linalg)).items()
+                  if _name not in globals()})
+del _tensor_methods

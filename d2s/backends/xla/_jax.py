@@ -10,6 +10,28 @@ try:
 except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     raise ImportError('the xla backend needs JAX: pip install "d2s[xla]"') from e
 
+
+
+def _settle_the_collector():
+    """One full collection now, as part of the backend's start-up.
+
+    Importing JAX leaves some 80,000 new container objects that Python's
+    cyclic collector has not yet counted as long-lived; the first full
+    collection after it (its rule: once the survivors of young collections
+    reach a quarter of the long-lived objects) then falls on whichever call
+    allocates next: a stall of tens of milliseconds in the middle of the
+    first training steps (measured by benchmarks/xla_variable_lengths.py).
+    Run here, it costs the same once, beside JAX's own import, and the next
+    full collection waits until the process holds a quarter more objects.
+    Nothing is frozen (`gc.freeze()` would also keep the user's objects from
+    ever being collected); a collector the user disabled stays untouched."""
+    import gc
+    if gc.isenabled():
+        gc.collect()
+
+
+_settle_the_collector()
+
 _enable_x64 = getattr(jax, "enable_x64", None)
 if _enable_x64 is None:  # pragma: no cover - JAX before 0.5
     from jax.experimental import enable_x64 as _enable_x64

@@ -111,7 +111,10 @@ def inplace_call(fn, *args, **kwargs):
     (core.inplace), on an eager Tensor the write itself (it returns x)."""
     from d2s.core.inplace import rebinding
     with rebinding():
-        return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
+    if result is None:  # a method of the user's own object with a Paddle in-place
+        return getattr(fn, "__self__", None)  # name, returning nothing: the receiver
+    return result
 
 
 def inplace_call_held(fn, *args, **kwargs):

@@ -19,6 +19,14 @@ the loop is traced again from scratch: an item whose shape grows per trip
 (`cache["k"][:, i] = k`) keeps its shape. A tensor `if` does the same with
 what its branches write: those items become outputs of its `cond`.
 
+A Python number such a write changes (a helper's `counter["n"] += 1`, a
+sublayer's `self.calls += 1`) is carried the same way: left as the trace
+made it, it would change once per branch traced and once per trace of the
+body, whatever the data says. Carried, it becomes a tensor holding the
+number of the path taken and the trips run (as the construct's own targets
+do). Other Python values (a lazily created parameter, a string) are side
+effects of the trace, made once, as anywhere in traced code.
+
 What a static loop cannot carry is a clear error: a list that gets or loses
 traced items (its length would differ per trip), or a dict given a tensor
 as a key.
@@ -142,8 +150,8 @@ class LoopItems:
             if isinstance(container, dict) and key not in container:
                 continue   # deleted: a Python change, made once per trace
             value = container[key]
-            if not holds_static(value):
-                continue   # a Python value: a side effect of the trace, as anywhere
+            if not holds_static(value) and not _python_number_changed(copy, key, value):
+                continue   # any other Python value: a side effect of the trace, as anywhere
             if _is_static(key):
                 raise _error(self._keyed_label(label), construct, (
                     "a dict gets an item under a tensor key; a program cannot choose a "
@@ -209,6 +217,22 @@ class LoopItems:
     def set(self, values):
         for item, value in zip(self.items, values):
             item.set(value)
+
+
+def _python_number_changed(copy, key, value):
+    """A Python number (`int`, `float`, `bool`) that held one before and now
+    holds another: a called function's `self.calls += 1` or `counter["n"] +=
+    1`. Left as the trace made it, the write would happen once per branch and
+    per trace whatever the data says (both branches of a tensor `if` are
+    traced); carried like the construct's own targets, it becomes the value
+    of the path taken (a tensor, as PaddlePaddle's converted code makes it)."""
+    try:
+        before = copy[key]
+    except (KeyError, IndexError):
+        return False
+    numbers = (int, float, bool)
+    return (type(value) in numbers and type(before) in numbers
+            and (type(value) is not type(before) or value != before))
 
 
 def _child(label, key, attrs):

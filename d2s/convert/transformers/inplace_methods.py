@@ -30,7 +30,17 @@ from .item_assignment import _index_expr, _python_containers
 INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "clip_", "add_",
                  "subtract_", "multiply_", "divide_", "zero_", "fill_", "exp_", "sqrt_",
                  "tanh_")
-_NAMES = frozenset(INPLACE_NAMES)
+# The in-place forms d2s.tensor_methods builds (`x.ceil_()`, `d2s.ceil_(x)`):
+# likewise (a test checks this list against d2s.tensor_methods.INPLACE_FORMS).
+MORE_INPLACE_NAMES = tuple(name + "_" for name in (
+    "ceil", "floor", "round", "trunc", "frac", "reciprocal", "rsqrt", "log", "log2",
+    "log10", "log1p", "sigmoid", "abs", "neg", "sin", "cos", "tan", "pow", "remainder",
+    "mod", "floor_divide", "floor_mod", "lerp", "erfinv", "logit", "lgamma", "digamma",
+    "square", "nan_to_num", "masked_fill", "where", "clip", "cast", "transpose",
+    "put_along_axis", "index_add", "index_put", "cumsum", "cumprod", "gcd", "lcm",
+    "equal", "not_equal", "greater_than", "greater_equal", "less_than", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not"))
+_NAMES = frozenset(INPLACE_NAMES + MORE_INPLACE_NAMES)
 
 
 def _marked(call, helper="inplace_call"):

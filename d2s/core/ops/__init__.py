@@ -35,20 +35,11 @@ from . import quant  # noqa: F401  (weight_dequantize, gather_dequantize: d2s.qu
 from .counting import *  # noqa: F401,F403
 from .set_item import *  # noqa: F401,F403
 # ---- end of issue 27 block ----
+from .compositions import *  # noqa: F401,F403,E402  (Paddle functions made of other ops)
 # ---- issue 25: tensor-level functions ported model code calls beyond the list ----
 from .products import *  # noqa: F401,F403,E402
-from . import products as _products  # noqa: E402
-from .more_methods import attach as _attach  # noqa: E402
-_attach(_products, [n for n in _products.__all__ if n not in (
-    "tril_indices", "triu_indices", "block_diag", "cartesian_prod", "broadcast_tensors")])
 from .math_more import *  # noqa: F401,F403,E402
-from . import math_more as _math_more  # noqa: E402
-_attach(_math_more, _math_more.__all__)
 from .reduce_scan_more import *  # noqa: F401,F403,E402
-from . import reduce_scan_more as _reduce_scan_more  # noqa: E402
-_attach(_reduce_scan_more, _reduce_scan_more.__all__)
 from .index_more import *  # noqa: F401,F403,E402
-from . import index_more as _index_more  # noqa: E402
-_attach(_index_more, _index_more.__all__)
 from .random_extra import *  # noqa: F401,F403,E402
 # ---- end of issue 25 block ----
