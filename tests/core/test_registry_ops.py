@@ -704,6 +704,12 @@ cases("signbit", C(np.array([-1.0, -0.0, 0.0, 2.0]), ref=np.signbit, label="floa
 cases("gcd", C(I(3, 4, lo=-12, hi=13), I(4, lo=-12, hi=13), ref=np.gcd, label="int"))
 cases("poisson_icdf", C(P(3, 4) * 3, U(3, 4, lo=0.0, hi=1.0), ref=_poisson_icdf_ref,
                         grad=False, label="float"))
+for _name, _np in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                   ("bitwise_xor", np.bitwise_xor)]:
+    cases(_name, C(I(3, 4, lo=-9, hi=9), I(4, lo=-9, hi=9), ref=_np, label="int"),
+          C(B(3, 4), B(4), ref=_np, label="bool"))
+cases("bitwise_not", C(I(3, 4, lo=-9, hi=9), ref=np.invert, label="int"),
+      C(B(5), ref=np.invert, label="bool"))
 # ---- end of the issue 25 (opsmath) block ----
 
 # -- tensor arrays (list.append in converted loops; declared in d2s/static/tensor_array.py) --

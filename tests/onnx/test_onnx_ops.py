@@ -263,6 +263,12 @@ CASES = [
     # issue 25 (opsmath): atan2 (float32: ORT's Atan) and signbit (-0.0 included)
     ("atan2", d2s.atan2, [f32(2, 3), np.array([1.0, -2.0, 0.0], np.float32)]),
     ("signbit", d2s.signbit, [np.array([-1.5, -0.0, 0.0, 2.0], np.float32)]),
+    ("bitwise_ints", lambda x, y: (d2s.bitwise_and(x, y), d2s.bitwise_or(x, y),
+                                   d2s.bitwise_xor(x, y), d2s.bitwise_not(x)),
+     [ints(2, 3), ints(3, dtype=np.int32)]),
+    ("bitwise_bools", lambda x, y: (d2s.bitwise_and(x, y), d2s.bitwise_or(x, y),
+                                    d2s.bitwise_xor(x, y), d2s.bitwise_not(x)),
+     [bools(4), bools(4)]),
 ]
 
 

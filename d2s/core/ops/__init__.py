@@ -43,4 +43,5 @@ from .reduce_scan_more import *  # noqa: F401,F403,E402
 from .index_more import *  # noqa: F401,F403,E402
 from .random_extra import *  # noqa: F401,F403,E402
 from .joins_scatters import *  # noqa: F401,F403,E402
+from .bits_special import *  # noqa: F401,F403,E402
 # ---- end of issue 25 block ----
