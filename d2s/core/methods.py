@@ -60,14 +60,14 @@ class TensorMethods:
     def __ge__(self, o): return _F.greater_equal(self, o)
     __hash__ = object.__hash__
 
-    # ---- logical (bool tensors) -------------------------------------------
-    def __and__(self, o): return _F.logical_and(self, o)
-    def __rand__(self, o): return _F.logical_and(o, self)
-    def __or__(self, o): return _F.logical_or(self, o)
-    def __ror__(self, o): return _F.logical_or(o, self)
-    def __xor__(self, o): return _F.logical_xor(self, o)
-    def __rxor__(self, o): return _F.logical_xor(o, self)
-    def __invert__(self): return _F.logical_not(self)
+    # ---- logical (bool tensors); bitwise on integer tensors, as Paddle ---------
+    def __and__(self, o): return _F.and_operator(self, o)
+    def __rand__(self, o): return _F.and_operator(o, self)
+    def __or__(self, o): return _F.or_operator(self, o)
+    def __ror__(self, o): return _F.or_operator(o, self)
+    def __xor__(self, o): return _F.xor_operator(self, o)
+    def __rxor__(self, o): return _F.xor_operator(o, self)
+    def __invert__(self): return _F.invert_operator(self)
 
     def __getitem__(self, index): return _F.getitem(self, index)
 

@@ -55,6 +55,50 @@ def bitwise_xor(x, y, out=None, name=None):
     return _bits(x, y, "bitwise_xor")
 
 
+def _integer_operand(x, y):
+    """True when `x op y` of `&`, `|`, `^` is Paddle's bitwise op: an
+    integer tensor meets an integer tensor, a bool one or a Python int/bool
+    (bool tensors alone, and floats, keep the logical ops)."""
+    kinds = []
+    for v in (x, y):
+        dtype = getattr(v, "dtype", None)
+        if dtype is not None:
+            kinds.append(np.dtype(dtype).kind)
+        elif isinstance(v, (bool, int, np.integer, np.bool_)):
+            kinds.append("b" if isinstance(v, (bool, np.bool_)) else "i")
+        else:
+            return False
+    tensor_int = any(getattr(v, "dtype", None) is not None and np.dtype(v.dtype).kind in "iu"
+                     for v in (x, y))
+    return tensor_int and all(k in "biu" for k in kinds)
+
+
+def and_operator(x, y):
+    """`x & y`: bitwise for integer tensors (Paddle's), logical otherwise."""
+    from .elementwise import logical_and
+    return bitwise_and(x, y) if _integer_operand(x, y) else logical_and(x, y)
+
+
+def or_operator(x, y):
+    """`x | y`: bitwise for integer tensors, logical otherwise."""
+    from .elementwise import logical_or
+    return bitwise_or(x, y) if _integer_operand(x, y) else logical_or(x, y)
+
+
+def xor_operator(x, y):
+    """`x ^ y`: bitwise for integer tensors, logical otherwise."""
+    from .elementwise import logical_xor
+    return bitwise_xor(x, y) if _integer_operand(x, y) else logical_xor(x, y)
+
+
+def invert_operator(x):
+    """`~x`: bitwise NOT of an integer tensor (Paddle's), logical NOT otherwise."""
+    from .elementwise import logical_not
+    if np.dtype(x.dtype).kind in "iu":
+        return bitwise_not(x)
+    return logical_not(x)
+
+
 def bitwise_not(x, out=None, name=None):
     """Bitwise NOT (two's complement: ~x = -x - 1; NOT of a bool)."""
     x = lift(x)
