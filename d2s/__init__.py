@@ -78,6 +78,7 @@ from .core.ops.index_more import *  # noqa: E402,F401,F403
 from .core.ops.random_extra import *  # noqa: E402,F401,F403
 from .core.ops.joins_scatters import *  # noqa: E402,F401,F403
 from .core.ops.bits_special import *  # noqa: E402,F401,F403
+from .core.ops.windows import *  # noqa: E402,F401,F403
 # ---- end of the issue 25 opsmath block ----
 # ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
 from .core.ops.compositions import *  # noqa: E402,F401,F403

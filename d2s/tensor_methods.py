@@ -46,7 +46,7 @@ METHOD_NAMES = (
     "triu", "trunc", "unbind", "unflatten", "unique", "unique_consecutive", "unsqueeze",
     "unstack", "var", "vsplit", "where",
     "view", "view_as", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "ldexp",
-    "vander", "nanmedian", "nanquantile", "polygamma",
+    "vander", "nanmedian", "nanquantile", "polygamma", "unfold",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a

@@ -44,6 +44,7 @@ from .index_more import *  # noqa: F401,F403,E402
 from .random_extra import *  # noqa: F401,F403,E402
 from .joins_scatters import *  # noqa: F401,F403,E402
 from .bits_special import *  # noqa: F401,F403,E402
+from .windows import *  # noqa: F401,F403,E402
 from .bits_special import (and_operator, invert_operator, or_operator,  # noqa: F401,E402
                            xor_operator)  # (`&`, `|`, `^`, `~` of tensors: core.methods)
 # ---- end of issue 25 block ----

@@ -24,7 +24,8 @@ from .elementwise import (abs as _abs, cast, equal, exp, floor_divide, greater_t
                           log, maximum, sign, where, zeros_like_)
 
 __all__ = ["atan2", "logit", "frac", "heaviside", "erfinv", "lgamma", "digamma", "logaddexp",
-           "signbit", "sgn", "nan_to_num", "lerp", "gcd", "lcm"]
+           "signbit", "sgn", "nan_to_num", "lerp", "gcd", "lcm", "isposinf", "isneginf",
+           "isreal"]
 
 
 def _float_of(x):
@@ -301,3 +302,28 @@ def lerp(x, y, weight, name=None):
     """x + weight * (y - x) (weight a number or a tensor, broadcast)."""
     x, y = lift_pair(x, y)
     return x + lift(weight, like=x) * (y - x)
+
+
+def isposinf(x, name=None):
+    """True where x is +inf."""
+    x = lift(x)
+    if np.dtype(x.dtype).kind != "f":
+        return equal(x, x) != equal(x, x)  # all False, shaped like x
+    return equal(x, float("inf"))
+
+
+def isneginf(x, name=None):
+    """True where x is -inf."""
+    x = lift(x)
+    if np.dtype(x.dtype).kind != "f":
+        return equal(x, x) != equal(x, x)
+    return equal(x, float("-inf"))
+
+
+def isreal(x, name=None):
+    """True everywhere for a real dtype (complex tensors: see the error)."""
+    x = lift(x)
+    if np.dtype(x.dtype).kind != "c":
+        return equal(x, x) | ~equal(x, x)  # all True (NaN included), shaped like x
+    raise TypeError("isreal of a complex tensor is not supported; compare its imaginary "
+                    "part with 0 instead")
