@@ -710,6 +710,26 @@ for _name, _np in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or
           C(B(3, 4), B(4), ref=_np, label="bool"))
 cases("bitwise_not", C(I(3, 4, lo=-9, hi=9), ref=np.invert, label="int"),
       C(B(5), ref=np.invert, label="bool"))
+cases("logcumsumexp",
+      C(U(3, 4, lo=-3, hi=3) * 10, attrs=dict(axis=1, reverse=False),
+        ref=lambda x: np.logaddexp.accumulate(x, 1), label="axis1"),
+      C(U(4, 2), attrs=dict(axis=0, reverse=True),
+        ref=lambda x: np.logaddexp.accumulate(x[::-1], 0)[::-1], label="reverse"))
+
+
+def _cum_extreme_ref(largest):
+    def ref(x):
+        acc = np.maximum if largest else np.minimum
+        v = acc.accumulate(x, 1)
+        pos = np.where(x == v, np.arange(x.shape[1]), -1)
+        return v, np.maximum.accumulate(pos, 1).astype(np.int64)
+    return ref
+
+
+cases("cum_extreme",
+      C(U(3, 5), attrs=dict(axis=1, largest=True), ref=_cum_extreme_ref(True), label="max"),
+      C(I(2, 6, lo=0, hi=3), attrs=dict(axis=1, largest=False), ref=_cum_extreme_ref(False),
+        label="min_ties"))
 # ---- end of the issue 25 (opsmath) block ----
 
 # -- tensor arrays (list.append in converted loops; declared in d2s/static/tensor_array.py) --

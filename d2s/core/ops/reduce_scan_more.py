@@ -2,12 +2,13 @@
 amin, nanmean, count_nonzero, median, quantile, mode, kthvalue,
 logcumsumexp, cummax, cummin, trace.
 
-All are compositions of existing ops. Order statistics sort (argsort +
+Most are compositions of existing ops. Order statistics sort (argsort +
 take_along_axis), so their gradient reaches exactly the picked elements.
-The scans over one axis (logcumsumexp, cummax, cummin) compare every
-position with every earlier one: an (n, n) mask along the axis, exact and
-stable (a log-sum-exp shifted by one global max would underflow to -inf
-for entries far below it), at the cost of n^2 memory along that axis.
+The scans over one axis are primitives (`logcumsumexp`, `cum_extreme`):
+a composite would compare every position with every earlier one (n^2
+memory along the axis), and a log-sum-exp shifted by one global max would
+underflow to -inf for entries far below it. Their xla rules are JAX's
+scans; ONNX has no such scan (`rules/reduce_scan_more.py`).
 """
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ import builtins
 
 import numpy as np
 
+from ..dispatch import bind
+from ..registry import Aval, register_op
 from ..shapes import normalize_axis
 from ._base import constant, lift
 from .creation import arange
-from .elementwise import (cast, equal, less_equal, logical_not, not_equal, where,
-                          zeros_like_)
+from .elementwise import (cast, equal, exp, log, logical_not, not_equal, where, zeros_like_)
 from .manipulation import flatten, reshape, squeeze, stack, unsqueeze
 from .reduction import max as _max, min as _min, sum as _sum
 from .search import argsort, take_along_axis
@@ -231,66 +233,100 @@ def mode(x, axis=-1, keepdim=False, name=None):
     return _finish(vals, ax, keepdim, flat, nd), _finish(idx, ax, keepdim, flat, nd)
 
 
-# ---- scans ------------------------------------------------------------------------------
-def _scan_grid(x, axis, opname, dtype=None):
-    """(the axis, x with it moved last, that x with a new axis before its
-    last: the (..., j, i) grid of x_i broadcast over j, the (n, n) mask i <= j)."""
-    from .products import moveaxis
-    if dtype is not None:
-        from ..dtypes import as_dtype
-        x = cast(x, as_dtype(dtype))
-    xs, ax, _ = _along(x, axis, opname)
-    last = moveaxis(xs, ax, -1)
-    n = _dim(last, -1)
-    i = unsqueeze(arange(n, dtype="int64"), 0)
-    j = unsqueeze(arange(n, dtype="int64"), 1)
-    mask = less_equal(i, j)  # (n, n): row j sees positions i <= j
-    grid = unsqueeze(last, -2)  # (..., 1, n): broadcasts over j
-    return ax, last, grid, mask
+# ---- scans (primitives: one pass, where an (n, n) composite costs n^2 memory) -----------
+def _scan_axis(x, axis, opname):
+    """(x, axis): axis None means the flattened x; a 0-d x is read as [x]."""
+    x = lift(x)
+    if axis is None:
+        return (flatten(x) if x.shape else reshape(x, [1])), 0
+    if not x.shape:
+        return reshape(x, [1]), 0
+    return x, normalize_axis(_int(axis, opname, "axis"), len(x.shape), opname)
 
 
-def _unscan(v, ax):
-    """The scanned axis (moved last) back at `ax`."""
-    from .products import moveaxis
-    return moveaxis(v, -1, ax)
+def _logcumsumexp_kernel(x, axis, reverse):
+    if reverse:
+        return np.flip(np.logaddexp.accumulate(np.flip(x, axis), axis=axis), axis)
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _logcumsumexp_vjp(g, out, x, axis, reverse):
+    """d out_j / d x_i = exp(x_i - out_j) for the j at or after i: the sum
+    over j of g_j exp(x_i - out_j), taken in log space (the opposite scan of
+    log(g_j) - out_j, for the positive and the negative parts of g apart)
+    so that no exp overflows. A slice that is -inf so far adds nothing."""
+    from .math_more import isneginf
+    from .elementwise import greater_than, less_than, neg
+    minus_inf = constant(float("-inf"), x.dtype)
+    one = constant(1.0, x.dtype)
+    stuck = isneginf(out)
+    parts = []
+    for pick, sign in ((greater_than, g), (less_than, neg(g))):
+        on = pick(g, 0)
+        logs = where(on, log(where(on, sign, one)), minus_inf)
+        logs = where(stuck, minus_inf, logs - where(stuck, zeros_like_(out), out))
+        acc = bind("logcumsumexp", logs, axis=axis, reverse=not reverse)
+        parts.append(exp(x + acc))
+    return (parts[0] - parts[1],)
+
+
+register_op("logcumsumexp", _logcumsumexp_kernel,
+            lambda x, axis, reverse: Aval(tuple(x.shape), np.dtype(x.dtype)),
+            _logcumsumexp_vjp)
 
 
 def logcumsumexp(x, axis=None, dtype=None, name=None):
     """log(cumsum(exp(x))) along `axis` (the flattened x when None), exact
-    for entries of any size (each prefix is its own log-sum-exp)."""
-    from .reduce_more import logsumexp
+    for entries of any size (each step is a log-add-exp); ints compute in
+    float32 unless `dtype`."""
     x = lift(x)
-    if np.dtype(x.dtype).kind != "f" and dtype is None:
-        dtype = "float32"
-    ax, last, grid, mask = _scan_grid(x, axis, "logcumsumexp", dtype)
-    minus_inf = constant(float("-inf"), last.dtype)
-    out = logsumexp(where(mask, grid, minus_inf), axis=-1)
-    return _unscan(out, ax)
+    if dtype is not None:
+        from ..dtypes import as_dtype
+        x = cast(x, as_dtype(dtype))
+    elif np.dtype(x.dtype).kind != "f":
+        x = cast(x, "float32")
+    x, axis = _scan_axis(x, axis, "logcumsumexp")
+    return bind("logcumsumexp", x, axis=axis, reverse=False)
+
+
+def _positions(shape, axis):
+    return np.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+
+
+def _cum_extreme_kernel(x, axis, largest):
+    """(running max or min along axis, the latest index where it was reached:
+    PyTorch's choice on ties; a NaN, once met, is the value and its index)."""
+    v = (np.maximum if largest else np.minimum).accumulate(x, axis=axis)
+    hit = x == v
+    if x.dtype.kind == "f":
+        hit |= np.isnan(x)
+    idx = np.maximum.accumulate(np.where(hit, _positions(x.shape, axis), -1), axis=axis)
+    return v, idx.astype(np.int64)
+
+
+def _cum_extreme_infer(x, axis, largest):
+    return Aval(tuple(x.shape), np.dtype(x.dtype)), Aval(tuple(x.shape), np.dtype("int64"))
+
+
+def _cum_extreme_vjp(g, out, x, axis, largest):
+    """The values' cotangent added back where each running extreme was read."""
+    from .search import _along_axis_index, _scatter_add
+    if g[0] is None:
+        return (None,)
+    return (_scatter_add(g[0], x, _along_axis_index(x, out[1], axis)),)
+
+
+register_op("cum_extreme", _cum_extreme_kernel, _cum_extreme_infer, vjp=_cum_extreme_vjp,
+            num_outputs=2)
 
 
 def _cum_extreme(x, axis, dtype, largest, opname):
-    x = lift(x)
-    ax, last, grid, mask = _scan_grid(x, axis, opname)
-    kind = np.dtype(last.dtype)
-    if kind.kind == "f":
-        fill = float("-inf") if largest else float("inf")
-    elif kind.kind == "b":
-        fill = not largest
-    else:
-        info = np.iinfo(kind)
-        fill = int(info.min if largest else info.max)
-    masked = where(mask, grid, constant(fill, last.dtype))
-    best = (_max if largest else _min)(masked, -1, keepdim=True)  # (..., n, 1)
-    n = _dim(last, -1)
-    pos = arange(n, dtype="int64")
-    hit = equal(masked, best)
-    hit = hit & mask
-    # the latest position holding the running extreme (PyTorch's and Paddle's choice)
-    idx = _max(where(hit, pos, constant(-1, "int64")), -1)
-    vals = take_along_axis(last, idx, -1)
     from ..dtypes import as_dtype
-    idx = cast(idx, as_dtype(dtype)) if np.dtype(as_dtype(dtype)) != np.int64 else idx
-    return _unscan(vals, ax), _unscan(idx, ax)
+    x, axis = _scan_axis(x, axis, opname)
+    vals, idx = bind("cum_extreme", x, axis=axis, largest=largest)
+    if as_dtype(dtype) != np.int64:
+        idx = cast(idx, as_dtype(dtype))
+    return vals, idx
 
 
 def cummax(x, axis=None, dtype="int64", name=None):
