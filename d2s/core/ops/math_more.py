@@ -74,20 +74,39 @@ def _erfinv_start(y):
 
 
 _erf = np.vectorize(_math.erf, otypes=[np.float64])
+_erfc = np.vectorize(_math.erfc, otypes=[np.float64])
 _TWO_OVER_ROOT_PI = 2.0 / _math.sqrt(_math.pi)
 
 
 def _erfinv_kernel(x):
-    """erf(out) = x: the first guess polished by Newton steps on erf; +-1
-    give +-inf, |x| > 1 gives nan."""
+    """erf(out) = x: the first guess polished by Halley steps (f'' = -2 x f',
+    so a step is x - f / (f' + x f)), on erf(t) - |x| for |x| <= 1/2 and on
+    erfc(t) - (1 - |x|) beyond, where 1 - |x| is exact and erf's values
+    crowd against 1; each entry stops once a step no longer moves it. +-1
+    give +-inf, |x| > 1 nan."""
     dtype = np.result_type(x.dtype, np.float16) if x.dtype.kind == "f" else np.float64
     y = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):
-        inside = np.abs(y) < 1.0
-        t = np.where(inside, y, 0.0)
-        out = _erfinv_start(t)
-        for _ in range(3):
-            out = out - (_erf(out) - t) / (_TWO_OVER_ROOT_PI * np.exp(-out * out))
+        a = np.abs(y)
+        inside = a < 1.0
+        a = np.where(inside, a, 0.0)
+        tail = a > 0.5
+        c = 1.0 - a
+        t = _erfinv_start(a)
+        active = inside.copy()
+        for _ in range(8):
+            if not active.any():
+                break
+            ti, tl = t[active], tail[active]
+            f = np.empty_like(ti)
+            f[tl] = _erfc(ti[tl]) - c[active][tl]
+            f[~tl] = _erf(ti[~tl]) - a[active][~tl]
+            slope = _TWO_OVER_ROOT_PI * np.exp(-ti * ti) * np.where(tl, -1.0, 1.0)
+            step = f / (slope + ti * f)
+            t[active] = ti - step
+            moving = np.abs(step) > 2e-16 * np.abs(ti)
+            active[active] = moving & np.isfinite(step)
+        out = np.copysign(t, y)
         out = np.where(inside, out, np.where(np.abs(y) == 1.0, np.sign(y) * np.inf, np.nan))
     return out.astype(dtype, copy=False)
 
