@@ -80,13 +80,11 @@ def diag(x, offset=0, padding_value=0, name=None):
         raise ValueError(f"diag: x must be 1-D or 2-D, got shape {tuple(x.shape)}")
     m, n = _dim(x, 0), _dim(x, 1)
     picked = where(_on_diagonal(m, n, offset), x, zeros_like_(x))
-    if offset >= 0:  # column j holds x[j - offset, j]: columns offset.. (at most m of them)
-        line = _sum(picked, axis=0)
-        return _take(_take(line, 0, offset, None), 0, 0, m) if isinstance(m, int) else \
-            getitem(_take(line, 0, offset, None), builtins.slice(None, m))
-    line = _sum(picked, axis=1)  # row i holds x[i, i + offset]
-    return _take(_take(line, 0, -offset, None), 0, 0, n) if isinstance(n, int) else \
-        getitem(_take(line, 0, -offset, None), builtins.slice(None, n))
+    if offset >= 0:  # column j holds x[j - offset, j]: columns offset.., at most m of them
+        line, start, limit = _sum(picked, axis=0), offset, m
+    else:  # row i holds x[i, i + offset]: rows -offset.., at most n of them
+        line, start, limit = _sum(picked, axis=1), -offset, n
+    return getitem(_take(line, 0, start, None), builtins.slice(None, limit))
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1, name=None):
