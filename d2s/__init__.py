@@ -72,6 +72,17 @@ from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # n
 from . import fft  # noqa: E402,F401  (d2s.fft: Paddle's paddle.fft)
 from .core.ops.fft_ops import (angle, as_complex, as_real, complex, conj,  # noqa: E402,F401,A001
                                imag, real)
+# ---- issue 25: tensor-level functions beyond the target list (opsmath); before the
+# Tensor methods below, which attach every one Paddle has as a method ----------------
+from .core.ops.products import *  # noqa: E402,F401,F403
+from .core.ops.math_more import *  # noqa: E402,F401,F403
+from .core.ops.reduce_scan_more import *  # noqa: E402,F401,F403
+from .core.ops.index_more import *  # noqa: E402,F401,F403
+from .core.ops.random_extra import *  # noqa: E402,F401,F403
+from .core.ops.joins_scatters import *  # noqa: E402,F401,F403
+from .core.ops.bits_special import *  # noqa: E402,F401,F403
+from .core.ops.windows import *  # noqa: E402,F401,F403
+# ---- end of the issue 25 opsmath block ----
 # ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
 from .core.ops.compositions import *  # noqa: E402,F401,F403
 from .core.ops.bitwise import *  # noqa: E402,F401,F403

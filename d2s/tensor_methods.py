@@ -45,6 +45,8 @@ METHOD_NAMES = (
     "tile", "topk", "trace", "transpose", "trapezoid", "cumulative_trapezoid", "tril",
     "triu", "trunc", "unbind", "unflatten", "unique", "unique_consecutive", "unsqueeze",
     "unstack", "var", "vsplit", "where",
+    "view", "view_as", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "ldexp",
+    "vander", "nanmedian", "nanquantile", "polygamma", "unfold",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a

@@ -194,13 +194,6 @@ for _name, _np in [("logical_and", np.logical_and), ("logical_or", np.logical_or
 cases("logical_not", C(B(3, 4), ref=np.logical_not, label="bool"),
       C(I(5, lo=0, hi=2), ref=np.logical_not, label="int"))
 
-for _name, _np in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
-                   ("bitwise_xor", np.bitwise_xor)]:
-    cases(_name,
-          C(I(3, 4, lo=-9, hi=9), I(4, lo=0, hi=9), ref=_np, label="int_bcast"),
-          C(B(3, 4), B(4), ref=_np, label="bool"))
-cases("bitwise_not", C(I(3, 4, lo=-9, hi=9), ref=np.invert, label="int"),
-      C(B(5), ref=np.invert, label="bool"))
 cases("bitwise_left_shift", C(I(3, 4, lo=-9, hi=9), I(4, lo=0, hi=4), ref=np.left_shift))
 cases("bitwise_right_shift", C(I(3, 4, lo=-9, hi=9), I(4, lo=0, hi=4), ref=np.right_shift))
 
@@ -668,6 +661,79 @@ cases("dropout",
       C(U(3, 4), attrs=dict(p=0.0), ref=None, seed=6, check=_check_dropout(0.0), label="p0"),
       C(U(3, 4), attrs=dict(p=1.0), ref=None, seed=7, check=_check_dropout(1.0), label="p1"))
 
+
+
+# ---- issue 25 (opsmath): the primitives of math_more.py and random_extra.py ----------
+# (their values against PyTorch are in tests/core/test_ops_math_more.py; here, the
+# modes against references independent of the kernels where numpy has one)
+def _erfinv_ref(y):
+    """erf^-1 by bisection on math.erf (independent of the kernel's Newton steps)."""
+    def one(v):
+        lo, hi = -6.0, 6.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        return (lo + hi) / 2
+    return np.vectorize(one, otypes=[F64])(y)
+
+
+def _kernel_of(name):
+    return lambda *xs: OPS[name].kernel(*xs)
+
+
+def _poisson_icdf_ref(lam, u):
+    out = []
+    for l_, v in zip(lam.ravel(), u.ravel()):
+        k, p = 0, math.exp(-l_)
+        c = p
+        while c < v:
+            k += 1
+            p *= l_ / k
+            c += p
+        out.append(k)
+    return np.array(out, F64).reshape(lam.shape)
+
+
+cases("atan2",
+      C(A(3, 4), A(4), ref=np.arctan2, label="bcast"),
+      C(I(5), I(5, lo=1), ref=np.arctan2, label="int"))
+cases("erfinv", C(U(3, 4, lo=-0.95, hi=0.95), ref=_erfinv_ref, label="float"))
+cases("lgamma", C(A(3, 4, gap=0.3, hi=3.0), ref=np.vectorize(math.lgamma, otypes=[F64]),
+                  label="float"))
+cases("digamma", C(P(3, 4), ref=_kernel_of("digamma"), label="float"))
+cases("trigamma", C(P(3, 4), ref=_kernel_of("trigamma"), grad=False, label="float"))
+cases("signbit", C(np.array([-1.0, -0.0, 0.0, 2.0]), ref=np.signbit, label="float"),
+      C(I(5), ref=np.signbit, label="int"))
+cases("gcd", C(I(3, 4, lo=-12, hi=13), I(4, lo=-12, hi=13), ref=np.gcd, label="int"))
+cases("poisson_icdf", C(P(3, 4) * 3, U(3, 4, lo=0.0, hi=1.0), ref=_poisson_icdf_ref,
+                        grad=False, label="float"))
+for _name, _np in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                   ("bitwise_xor", np.bitwise_xor)]:
+    cases(_name, C(I(3, 4, lo=-9, hi=9), I(4, lo=-9, hi=9), ref=_np, label="int"),
+          C(B(3, 4), B(4), ref=_np, label="bool"))
+cases("bitwise_not", C(I(3, 4, lo=-9, hi=9), ref=np.invert, label="int"),
+      C(B(5), ref=np.invert, label="bool"))
+cases("logcumsumexp",
+      C(U(3, 4, lo=-3, hi=3) * 10, attrs=dict(axis=1, reverse=False),
+        ref=lambda x: np.logaddexp.accumulate(x, 1), label="axis1"),
+      C(U(4, 2), attrs=dict(axis=0, reverse=True),
+        ref=lambda x: np.logaddexp.accumulate(x[::-1], 0)[::-1], label="reverse"))
+
+
+def _cum_extreme_ref(largest):
+    def ref(x):
+        acc = np.maximum if largest else np.minimum
+        v = acc.accumulate(x, 1)
+        pos = np.where(x == v, np.arange(x.shape[1]), -1)
+        return v, np.maximum.accumulate(pos, 1).astype(np.int64)
+    return ref
+
+
+cases("cum_extreme",
+      C(U(3, 5), attrs=dict(axis=1, largest=True), ref=_cum_extreme_ref(True), label="max"),
+      C(I(2, 6, lo=0, hi=3), attrs=dict(axis=1, largest=False), ref=_cum_extreme_ref(False),
+        label="min_ties"))
+# ---- end of the issue 25 (opsmath) block ----
 
 # -- tensor arrays (list.append in converted loops; declared in d2s/static/tensor_array.py) --
 cases("array_append",

@@ -274,6 +274,15 @@ CASES = [
     ("vision_roi_pool", lambda x, b, n: d2s.vision.ops.roi_pool(x, b, n, 2),
      [f32(2, 2, 5, 5), np.array([[0.5, 0.5, 3.0, 4.0], [1.0, 0.0, 4.5, 2.5]], np.float32),
       np.array([1, 1], np.int32)]),
+    # issue 25 (opsmath): atan2 (float32: ORT's Atan) and signbit (-0.0 included)
+    ("atan2", d2s.atan2, [f32(2, 3), np.array([1.0, -2.0, 0.0], np.float32)]),
+    ("signbit", d2s.signbit, [np.array([-1.5, -0.0, 0.0, 2.0], np.float32)]),
+    ("bitwise_ints", lambda x, y: (d2s.bitwise_and(x, y), d2s.bitwise_or(x, y),
+                                   d2s.bitwise_xor(x, y), d2s.bitwise_not(x)),
+     [ints(2, 3), ints(3, dtype=np.int32)]),
+    ("bitwise_bools", lambda x, y: (d2s.bitwise_and(x, y), d2s.bitwise_or(x, y),
+                                    d2s.bitwise_xor(x, y), d2s.bitwise_not(x)),
+     [bools(4), bools(4)]),
 ]
 
 

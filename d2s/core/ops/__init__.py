@@ -40,4 +40,16 @@ from . import linalg_decomp as _linalg_decomp  # noqa: F401,E402  (det, solve, c
 from . import fft_ops as _fft_ops  # noqa: F401,E402  (fft_c2c, fft_r2c, fft_c2r, real, imag, complex)
 from . import linalg_methods as _linalg_methods  # noqa: F401,E402  (x.cholesky(), x.solve(y), x.real(), ...)
 from .compositions import *  # noqa: F401,F403,E402  (Paddle functions made of other ops)
-from .bitwise import *  # noqa: F401,F403,E402  (bitwise_and, ..., shifts)
+from .bitwise import *  # noqa: F401,F403,E402  (bitwise shifts)
+# ---- issue 25: tensor-level functions ported model code calls beyond the list ----
+from .products import *  # noqa: F401,F403,E402
+from .math_more import *  # noqa: F401,F403,E402
+from .reduce_scan_more import *  # noqa: F401,F403,E402
+from .index_more import *  # noqa: F401,F403,E402
+from .random_extra import *  # noqa: F401,F403,E402
+from .joins_scatters import *  # noqa: F401,F403,E402
+from .bits_special import *  # noqa: F401,F403,E402
+from .windows import *  # noqa: F401,F403,E402
+from .bits_special import (and_operator, invert_operator, or_operator,  # noqa: F401,E402
+                           xor_operator)  # (`&`, `|`, `^`, `~` of tensors: core.methods)
+# ---- end of issue 25 block ----
