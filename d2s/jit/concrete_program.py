@@ -29,6 +29,7 @@ from ..static.executor import UndefinedValue
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
+from ..static.rebinding import written_inputs
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..static.tensor_array import is_tensor_array
@@ -38,6 +39,7 @@ from ..static.origins import warn_in_user_code
 from . import read_guards
 from .guards import locate, reading_values, too_many_variants
 from .outliving import Watch, function_roots, swap_in, swap_out
+from .signature import input_labels, tensor_aliases
 from .program_parts import CapturedTensors, OutputStructure
 from .taped import TapedRuns
 
@@ -92,6 +94,7 @@ class ConcreteProgram(TapedRuns):
     def _trace(cls, converted_fn, signature, bound_self, check_finite, passes=()):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
+        first_var, starts = {}, []  # id(Tensor) -> its data Variable; per input, its own
         overlay = program._builder.overlay = StateOverlay(program)
         effects, failed, writes, watch, swapped = None, True, None, None, []
         # Traced with gradients on: the caller's grad mode decides at run time
@@ -108,6 +111,13 @@ class ConcreteProgram(TapedRuns):
                     taken.add(unique)
                     var = framework.data(unique, spec.shape, spec.dtype)
                     var.stop_gradient = getattr(leaf, "stop_gradient", True)
+                    if isinstance(leaf, Tensor):
+                        same = first_var.setdefault(id(leaf), var)
+                        if same is not var:  # `f(a, a)`: one value, as eagerly (each
+                            var._latest = same  # name reads the other's writes)
+                        starts.append(same)
+                    else:
+                        starts.append(var)
                     inputs.append(var)
                     leaves.append(var)
                     arguments.append((var, leaf if isinstance(leaf, Tensor) else None))
@@ -137,6 +147,9 @@ class ConcreteProgram(TapedRuns):
                 writes.read_guards = read_guards.build(reads, watch)
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
                     writes.add_assigns(overlay.value_assigns(), program)
+                # the inputs written in place: written into the call's Tensors
+                writes.add_input_writes(written_inputs(inputs, starts), program,
+                                        input_labels(signature), _aliases(signature))
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
                 # lists the trace filled in tensor loops (tensor arrays): lists again
@@ -409,6 +422,12 @@ def _tensor_free(value):
                    for x in leaves)
 
 
+def _aliases(signature):
+    """`tensor_aliases` of the traced call's tensor inputs."""
+    return tensor_aliases([leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                           if spec is not None])
+
+
 def _roots(converted_fn, signature, bound_self):
     """(label, object) of what the caller still holds after the call: the
     bound Layer, the arguments, the closure cells and the globals the
@@ -451,6 +470,7 @@ def _step_writes(overlay, writes):
     kept.guard_routes = writes.guard_routes
     kept.value_guards = writes.value_guards
     kept.read_guards = writes.read_guards
+    kept.writes_inputs, kept.aliases = writes.writes_inputs, writes.aliases
     return kept
 
 
@@ -523,7 +543,8 @@ class GuardedProgram(ConcreteProgram):
     def _variant(self, tensors):
         with self._lock:
             for v in self._variants:
-                if not isinstance(v, GuardedProgram) or v.writes.hold():
+                if not isinstance(v, GuardedProgram) or (
+                        v.writes.hold() and v.writes.aliases_hold(tensors)):
                     return v
             if self._retrace is None:
                 from ..static.control_flow import ControlFlowError
@@ -570,12 +591,15 @@ class EffectProgram(GuardedProgram):
         self.fast_calls = _NoFastCalls()
 
     def __call__(self, tensors, backend=None):
-        program = self if self.writes.hold() else self._variant(tensors)
+        writes = self.writes
+        program = self if writes.hold() and writes.aliases_hold(tensors) \
+            else self._variant(tensors)
         return _run_chosen(program, tensors, backend)
 
     def _run(self, tensors, backend):
+        self.writes.check_inputs(tensors)
         result, values = ConcreteProgram.__call__(self, tensors, backend)
-        self.writes.replay(values)
+        self.writes.replay(values, tensors)
         return result
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import copy
 
-from ..core import state
+from ..core import inplace, state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
@@ -196,6 +196,10 @@ class Effects:
         self.read_guards = None
         # {index in `guards`: _Route} for entries of containers under the arguments
         self.guard_routes = {}
+        # signature.tensor_aliases of the traced call, when it writes an input
+        # in place: the program holds for calls passing the same Tensors alike
+        self.aliases = None
+        self.writes_inputs = False
 
     def hold(self):
         """The entries the program wrote, and the values it read, still hold
@@ -240,14 +244,39 @@ class Effects:
         return bool(self.effects or self.value_guards or self.guards
                     or self.read_guards is not None)
 
-    def replay(self, values):
-        """Perform every write with `values` (eager Tensors, one per variable)."""
+    def aliases_hold(self, tensors):
+        """The running call passes the same Tensor at the same positions as the
+        traced call did (only a program writing an input in place asks)."""
+        if not self.writes_inputs:
+            return True
+        from .signature import tensor_aliases
+        return tensor_aliases(tensors) == self.aliases
+
+    def check_inputs(self, tensors):
+        """Before a run: an input the program writes in place may be written,
+        as eagerly (not a leaf that requires grad while gradients are on)."""
+        if self.writes_inputs:
+            for e in self.effects:
+                if e.kind == "input":
+                    inplace.check_writable(tensors[e.key], e.label)
+
+    def replay(self, values, tensors=None):
+        """Perform every write with `values` (eager Tensors, one per variable);
+        `tensors`: the running call's input Tensors (written in place where
+        the program writes its inputs)."""
         replaced = False
         call = CALLS.current
+        done = set()
         for e in self.effects:
             if e.kind == "assign":
                 new = values[e.template.index]
                 e.container._value = new._value
+                continue
+            if e.kind == "input":
+                target = tensors[e.key]
+                if id(target) not in done:  # (a Tensor passed twice: written once)
+                    done.add(id(target))
+                    inplace.write_back(target, values[e.template.index], e.label)
                 continue
             container, owner = e.targets(call)
             if e.kind == "python":  # a Python value the trace wrote (jit.guards)
@@ -278,6 +307,26 @@ class Effects:
             slot = _Slot(len(self.variables))
             self.variables.append(var)
             self.effects.append(Effect("assign", tensor, None, slot, None, label))
+
+    def add_input_writes(self, written, program, labels, aliases):
+        """Also write each (input position, Variable of its final value) of
+        `written` into the running call's Tensor at that position, after
+        each run (`labels`: the inputs' names as the user wrote them)."""
+        if not written:
+            return
+        gb = program.global_block()
+        for position, var in written:
+            label = f"the input '{labels[position]}'"
+            Watch._check_visible(var, label, gb)
+            slot = _Slot(len(self.variables))
+            self.variables.append(var)
+            self.effects.append(Effect("input", None, position, slot, None, label))
+        self.writes_inputs = True
+        self.aliases = aliases
+
+    def input_labels(self):
+        """The labels of the inputs the program writes in place."""
+        return [e.label for e in self.effects if e.kind == "input"]
 
     def labels(self):
         return [e.label for e in self.effects]

@@ -472,7 +472,7 @@ class StaticFunction:
         bound = signature.key[2][0] if isinstance(signature.key[2], tuple) else signature.key[2]
         return Signature((signature.key[0], signature.key[1], (bound, modes)), signature.leaves,
                          signature.tree, signature.specs, signature.names, signature.args,
-                         signature.kwargs)
+                         signature.kwargs, signature.tops)
 
     def _concrete_for(self, args, kwargs):
         fn = self._function
@@ -528,7 +528,8 @@ class StaticFunction:
                 leaves = [leaf if spec is None else next(it)
                           for leaf, spec in zip(signature.leaves, signature.specs)]
                 again = Signature(signature.key, leaves, signature.tree, signature.specs,
-                                  signature.names, signature.args, signature.kwargs)
+                                  signature.names, signature.args, signature.kwargs,
+                                  signature.tops)
                 with self._lock:
                     try:
                         return self._tiering(ConcreteProgram.trace(

@@ -44,8 +44,6 @@ def supersede(old, new, through_view=True):
     head = latest(old)
     if head is new:
         return new
-    if head.is_data and head.block.program._builder.overlay is not None:
-        _input_written(head)
     logs = getattr(_tls, "logs", None)
     if logs:
         log = logs[-1]
@@ -59,15 +57,16 @@ def supersede(old, new, through_view=True):
     return new
 
 
-def _input_written(var):
-    """An in-place write that reaches an input of a function `to_static`
-    traces (itself, or through a view of it): eagerly the caller's Tensor
-    changes, while the program would only rebind its own names."""
-    raise TypeError(
-        f"an in-place write to the input '{var.name}' of a converted function{_where()}: the "
-        "caller's Tensor would not change, as it does eagerly; write on a copy "
-        f"(`y = {var.name}.clone()`, then `y[i] = v`) or the functional form "
-        f"(`y = d2s.set_item({var.name}, i, v)`), and return the new value to the caller")
+def written_inputs(inputs, starts):
+    """[(position, value now)] of the data Variables `inputs` (a to_static
+    trace's, in input order) that in-place writes rebound (itself, or through
+    a view of it): eagerly the caller's Tensor changes, so the value becomes
+    one more output of the program, written into the running call's Tensor
+    after each successful run (jit.outliving, "input" effects).
+    `starts`: the Variable each input stood for when the trace began (itself,
+    or for a Tensor passed twice, the first input holding it)."""
+    return [(i, latest(v)) for i, (v, start) in enumerate(zip(inputs, starts))
+            if latest(v) is not start]
 
 
 def fresh(var):
