@@ -45,6 +45,7 @@ from ..core import inplace, state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
+from ..static.rebinding import latest
 from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, holds,
                                 is_layer, walkable_object)
 
@@ -517,6 +518,9 @@ class Watch:
         if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
             found = []
             for i, (a, b) in enumerate(zip(lst, copy)):
+                if a is not b and _input_written_in_place(b, a):
+                    lst[i] = b  # (the caller's Tensor itself is written: "input" effects)
+                    continue
                 if a is not b:
                     self._check_visible(a, f"{label}[{i}]", gb)
                     found.append(Effect("set", lst, i, _template(a, slots), None,
@@ -547,6 +551,9 @@ class Watch:
             if value is before:
                 continue
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
+            if _input_written_in_place(before, value):
+                d[key] = before  # (the caller's Tensor itself is written: "input" effects)
+                continue
             if not has_variable(value):
                 if (type(value) in _PY_SCALARS and (before is _MISSING or type(before)
                                                     in _PY_SCALARS)):
@@ -628,6 +635,14 @@ def swap_out(undo):
         except (IndexError, KeyError):
             pass
     undo.clear()
+
+
+def _input_written_in_place(before, value):
+    """An entry that held an input of the program (a tensor of an argument's
+    list or dict, swapped in) and now holds that input's value after an
+    in-place write (`ys[0].add_(x)`): eagerly the entry still holds the same
+    Tensor, which the write changed; the program writes that Tensor back."""
+    return isinstance(before, Variable) and before.is_data and latest(before) is value
 
 
 def _registered(layer, d, key, before, registered):

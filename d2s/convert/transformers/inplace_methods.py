@@ -95,10 +95,9 @@ class _InplaceMethods(StatementTransformer):
         if call.func.attr == "assign":   # `paddle.assign(x, out)` / `assign(x, output=out)`
             out = call.args[1] if len(call.args) > 1 else next(
                 (k.value for k in call.keywords if k.arg == "output"), None)
-            # Not a parameter: the caller's tensor would not see the write (the
-            # runtime's clear error instead of a silent difference).
-            return (out.id if isinstance(out, ast.Name) and out.id in local
-                    and out.id not in self.params[-1] else None)
+            # (a parameter too: a write to the function's input reaches the
+            # caller's Tensor after the run, jit.outliving)
+            return out.id if isinstance(out, ast.Name) and out.id in local else None
         if call.func.attr not in _NAMES:
             return None
         owner = call.func.value
