@@ -592,8 +592,14 @@ class EffectProgram(GuardedProgram):
 
     def __call__(self, tensors, backend=None):
         writes = self.writes
-        program = self if writes.hold() and writes.aliases_hold(tensors) \
-            else self._variant(tensors)
+        aliased = writes.aliases_hold(tensors)
+        if not aliased and self._retrace is None:  # (a loaded program: jit.load)
+            raise ValueError(
+                f"{', '.join(writes.input_labels())}: this program writes its inputs in "
+                "place and was saved for calls passing a different Tensor to each input; "
+                "this call passes one Tensor for several (as eagerly, a write through one "
+                "name would change the other): pass a copy (`t.clone()`) for one of them")
+        program = self if writes.hold() and aliased else self._variant(tensors)
         return _run_chosen(program, tensors, backend)
 
     def _run(self, tensors, backend):

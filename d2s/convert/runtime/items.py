@@ -140,6 +140,8 @@ def inplace_on_item(container, index, method, *args, **kwargs):
         result = getattr(item, method)(*args, **kwargs)
     if _is_static(container) or isinstance(container, Tensor) or not _is_static(item):
         return None
+    if type(container) is tuple:  # (`*args`: no item to rebind; the value itself
+        return None               # is rebound, static.rebinding, as eagerly the Tensor)
     from .lists import tracing_paths
     if getattr(tracing_paths, "depth", 0):
         from d2s.static import ControlFlowError
