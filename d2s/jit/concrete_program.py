@@ -122,6 +122,9 @@ class ConcreteProgram(TapedRuns):
                     leaves.append(var)
                     arguments.append((var, leaf if isinstance(leaf, Tensor) else None))
                 overlay.set_arguments(arguments)
+                labels = input_labels(signature)  # (for messages: static.rebinding)
+                program.__dict__["_d2s_input_labels"] = {
+                    v.name: label for v, label in zip(inputs, labels)}
                 args, kwargs = unflatten(signature.tree, leaves)
                 # Arguments holding no tensor are passed as they are (a list the
                 # function appends to is the caller's list, as in Python).
@@ -149,7 +152,7 @@ class ConcreteProgram(TapedRuns):
                     writes.add_assigns(overlay.value_assigns(), program)
                 # the inputs written in place: written into the call's Tensors
                 writes.add_input_writes(written_inputs(inputs, starts), program,
-                                        input_labels(signature), _aliases(signature))
+                                        labels, _aliases(signature))
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
                 # lists the trace filled in tensor loops (tensor arrays): lists again

@@ -21,6 +21,18 @@ more Variables). So a trace is bracketed by a `Watch`:
   trace left them (Python side effects happen once per trace, §4);
 - a trace that fails puts back every entry it changed (`rollback`).
 
+The function's own input Tensors are the other case: an in-place write
+that reaches one (`cache[:, i] = k`, `x.add_(1)`) rebinds its data Variable
+(static.rebinding), and its final value becomes an "input" effect: after
+each successful run it is written into the Tensor the *running* call passed
+at that input position, by value (`core.inplace.write_back`: the Tensor
+keeps its identity, and its gradient path when the run was taped). A list
+or dict entry of an argument holding such an input is no effect of its own:
+eagerly the entry still holds the same Tensor. As the program reads two
+positions holding one Tensor (`f(a, a)`) as one value, a program writing
+its inputs holds only for calls passing the same Tensors alike
+(`Effects.aliases_hold`).
+
 A diff and not interception because these writes are ordinary Python stores
 into builtin lists and dicts, made by the user's code or by code it calls
 (a sublayer, a helper function): nothing can hook them, but all of them end

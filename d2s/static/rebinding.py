@@ -158,4 +158,12 @@ def end(log):
 def describe_write(var, origin):
     where = f" ({origin[0]}, line {origin[1]}: `{origin[2]}`)" if origin and len(origin) > 2 \
         else (f" ({origin[0]}, line {origin[1]})" if origin else "")
-    return f"the tensor '{var.name}' written in place{where}"
+    return f"the tensor '{display_name(var)}' written in place{where}"
+
+
+def display_name(var):
+    """`var`'s name for messages: an input of a to_static trace as the user
+    wrote it (`args[2]`, `caches[0]['k']`, see jit.signature.input_labels),
+    not its data Variable's name (`args_2`)."""
+    labels = var.block.program.__dict__.get("_d2s_input_labels")
+    return labels.get(var.name, var.name) if labels and var.is_data else var.name

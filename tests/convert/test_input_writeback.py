@@ -322,3 +322,23 @@ def test_a_leaf_that_requires_grad_is_refused_as_eagerly(backend):
         w.stop_gradient = False
         static(_t([1.0, 1.0]), w)
     assert w.numpy().tolist() == [2.0, 3.0]
+
+
+def _zero_at(t, i):
+    t[i] = 0.0
+
+
+def written_by_a_callee_in_a_loop(*args):
+    i = d2s.zeros([], "int64")
+    while i < 2:
+        _zero_at(args[1], i)
+        i += 1
+    return i
+
+
+def test_a_loop_that_cannot_carry_an_input_write_names_it_as_written():
+    from d2s.static import ControlFlowError
+    y = d2s.ones([3])
+    with pytest.raises(ControlFlowError, match=r"'args\[1\]' written in place.*y = helper\(y\)"):
+        d2s.jit.to_static(written_by_a_callee_in_a_loop)(d2s.ones([2]), y)
+    assert y.numpy().tolist() == [1.0, 1.0, 1.0]  # (a trace that fails writes nothing)
