@@ -29,7 +29,7 @@ from ..static.executor import UndefinedValue
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
-from ..static.rebinding import written_inputs
+from ..static.rebinding import entry_writes_begin, entry_writes_end, written_inputs
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..static.tensor_array import is_tensor_array
@@ -97,6 +97,7 @@ class ConcreteProgram(TapedRuns):
         first_var, starts = {}, []  # id(Tensor) -> its data Variable; per input, its own
         overlay = program._builder.overlay = StateOverlay(program)
         effects, failed, writes, watch, swapped = None, True, None, None, []
+        marks = entry_writes_begin()
         # Traced with gradients on: the caller's grad mode decides at run time
         # whether outputs join the tape; only no_grad() inside detaches.
         try:
@@ -179,6 +180,7 @@ class ConcreteProgram(TapedRuns):
             if failed and watch is not None:
                 watch.rollback()
             swap_out(swapped)
+            entry_writes_end(marks)
         kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
         prune_program(program, kept)
         if passes:

@@ -57,7 +57,7 @@ from ..core import inplace, state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
-from ..static.rebinding import latest
+from ..static.rebinding import entry_written, latest
 from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, holds,
                                 is_layer, walkable_object)
 
@@ -529,8 +529,9 @@ class Watch:
             return [Effect("extend", lst, None, _template(new, slots), None, label)]
         if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
             found = []
+            marks = entry_written(lst)
             for i, (a, b) in enumerate(zip(lst, copy)):
-                if a is not b and _input_written_in_place(b, a):
+                if a is not b and _input_written_in_place(b, a, marks.get(i)):
                     lst[i] = b  # (the caller's Tensor itself is written: "input" effects)
                     continue
                 if a is not b:
@@ -552,6 +553,7 @@ class Watch:
         if layer is None:  # a Layer's `_parameters` / `_buffers` dict: its layer
             layer = self._registry_owner.get(id(d))
         registered = {}
+        marks = entry_written(d)
         if layer is not None:  # as registered before the trace
             for reg in ("_parameters", "_buffers"):
                 held = layer.__dict__.get(reg)
@@ -563,7 +565,7 @@ class Watch:
             if value is before:
                 continue
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
-            if _input_written_in_place(before, value):
+            if _input_written_in_place(before, value, marks.get(key)):
                 d[key] = before  # (the caller's Tensor itself is written: "input" effects)
                 continue
             if not has_variable(value):
@@ -649,12 +651,22 @@ def swap_out(undo):
     undo.clear()
 
 
-def _input_written_in_place(before, value):
+def _input_written_in_place(before, value, marked=None):
     """An entry that held an input of the program (a tensor of an argument's
     list or dict, swapped in) and now holds that input's value after an
     in-place write (`ys[0].add_(x)`): eagerly the entry still holds the same
-    Tensor, which the write changed; the program writes that Tensor back."""
-    return isinstance(before, Variable) and before.is_data and latest(before) is value
+    Tensor, which the write changed; the program writes that Tensor back.
+    `marked`: the input a tensor loop wrote through this entry
+    (static.rebinding.mark_entry): the loop carried the entry, whose value
+    the input takes now (a link, read by the "input" effects)."""
+    if not (isinstance(before, Variable) and before.is_data):
+        return False
+    if latest(before) is value:
+        return True
+    if marked is before and isinstance(value, Variable):
+        latest(before)._latest = value
+        return True
+    return False
 
 
 def _registered(layer, d, key, before, registered):

@@ -69,6 +69,42 @@ def written_inputs(inputs, starts):
             if latest(v) is not start]
 
 
+def entry_writes_begin():
+    """Start recording, for a to_static trace, the list and dict entries whose
+    input tensor a tensor loop writes in place (`xs[0][i] = v`: the loop
+    carries the entry, not a link on the input; jit.outliving then writes
+    the entry's final value back into the caller's Tensor)."""
+    before = getattr(_tls, "entry_writes", None)
+    _tls.entry_writes = {}
+    return before
+
+
+def entry_writes_end(before):
+    _tls.entry_writes = before
+
+
+def entry_written(container):
+    """{(key): input Variable} of `container`'s entries whose input was written
+    in place through the entry (see `entry_writes_begin`)."""
+    marks = getattr(_tls, "entry_writes", None) or {}
+    return {k: v for (c, k), v in marks.items() if c == id(container)}
+
+
+def mark_entry(container, key, var, written):
+    """`container[key]`, holding the input `var`, was written in place
+    (`written`), or rebound (not `written`)."""
+    marks = getattr(_tls, "entry_writes", None)
+    if marks is None:
+        return
+    try:
+        if written:
+            marks[(id(container), key)] = var
+        else:
+            marks.pop((id(container), key), None)
+    except TypeError:  # (an unhashable key)
+        pass
+
+
 def fresh(var):
     """The value of `var` to write in place: a view (core.views) whose base
     was written since by another route (the base itself, a sibling view)
