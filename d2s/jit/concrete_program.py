@@ -593,7 +593,29 @@ class EffectProgram(GuardedProgram):
 
     def __init__(self, *args, writes):
         super().__init__(*args, writes=writes)
-        self.fast_calls = _NoFastCalls()
+        # A program whose only writes are its own inputs' (no guards: nothing
+        # else to check) keeps a per-call path: `_fast_call` writes back after it.
+        self._inputs_only = (not writes.guards and not writes.value_guards
+                             and writes.read_guards is None
+                             and all(e.kind == "input" for e in writes.effects))
+        if not self._inputs_only:
+            self.fast_calls = _NoFastCalls()
+
+    def _fast_call(self, backend, plain):
+        if not self._inputs_only:  # (never asked: fast_calls keeps nothing then)
+            return super()._fast_call(backend, plain)
+        inner = ConcreteProgram._fast_call(self, backend, plain)
+        writes, general = self.writes, self.__call__
+        aliases_hold, check, replay = writes.aliases_hold, writes.check_inputs, writes.replay
+
+        def call(tensors):
+            if not aliases_hold(tensors):  # (the program for this aliasing)
+                return general(tensors, backend)
+            check(tensors)
+            result, values = inner(tensors)
+            replay(values, tensors)
+            return result
+        return call
 
     def __call__(self, tensors, backend=None):
         writes = self.writes
@@ -609,7 +631,8 @@ class EffectProgram(GuardedProgram):
 
     def _run(self, tensors, backend):
         self.writes.check_inputs(tensors)
-        result, values = ConcreteProgram.__call__(self, tensors, backend)
+        # (not through `fast_calls`: its per-call path writes back itself)
+        result, values = self._call_on(backend or backends.get_backend(), tensors)
         self.writes.replay(values, tensors)
         return result
 

@@ -262,6 +262,10 @@ class Effects:
         traced call did (only a program writing an input in place asks)."""
         if not self.writes_inputs:
             return True
+        if self.aliases is None:  # distinct Tensors, the common case: no list built
+            n = len(tensors)
+            return n < 2 or (tensors[0] is not tensors[1] if n == 2
+                             else len(set(map(id, tensors))) == n)
         from .signature import tensor_aliases
         return tensor_aliases(tensors) == self.aliases
 

@@ -228,6 +228,9 @@ class StaticFunction:
                         if fast is not None:
                             return _STATE.write(fast, tensors)
                         return _STATE.write(program, tensors, backend)
+                    if fast is not None and type(program) is EffectProgram:
+                        # (its per-call path writes its inputs back: never run twice)
+                        return _STATE.write(fast, tensors)
                     if fast is None:
                         if isinstance(program, _WRITERS):  # writes state after its run
                             return _STATE.write(program, tensors, backend)
@@ -286,7 +289,8 @@ class StaticFunction:
                 return
         program = entry.program
         # as the dictionary path below runs it: a writer under the state lock's write
-        step = type(program) is StepProgram or fast is None and isinstance(program, _WRITERS)
+        # (an EffectProgram's per-call path, writing its inputs back, too)
+        step = isinstance(program, _WRITERS)
         if fast is None:
             fast = functools.partial(program, backend=backend)
         if self._mode_memo != (layer_modes_version[0], modes):
