@@ -1,6 +1,7 @@
 """`x.add_(y)` -> `x = _jst.inplace_call(x.add_, y)`; `d2s.reshape_(x, s)` and
-`d2s.assign(x, out)` (`output=out`) likewise rebind `x` / `out` (`out` not a
-parameter: a write into the caller's tensor stays the runtime's clear error).
+`d2s.assign(x, out)` (`output=out`) likewise rebind `x` / `out` (a parameter
+too: a write into the function's input reaches the caller's Tensor after
+the run, jit.outliving).
 
 Why: on a program's value an in-place method is functional (core.inplace),
 so converted code rebinds the receiver's name to its result, as for item
