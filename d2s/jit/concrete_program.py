@@ -171,6 +171,8 @@ class ConcreteProgram(TapedRuns):
                         outputs.append(var)
                         positions.append(pos)
                         constants[pos] = None  # replaced by the output's value on each run
+                if writes.writes_inputs and not overlay.active:
+                    writes.returned = _returned_inputs(writes, outputs, positions, out_tree)
                 if overlay.active:
                     effects = overlay.finish()
             failed = False
@@ -427,6 +429,29 @@ def _tensor_free(value):
                    for x in leaves)
 
 
+def _returned_inputs(writes, outputs, positions, out_tree):
+    """[(leaf position in the function's result, input position)] of the
+    result's leaves that are an input written in place (`x.add_(1); return
+    x`): eagerly that is the caller's Tensor itself, so the call returns it
+    (written) rather than a new Tensor of the same value."""
+    written = {id(writes.variables[e.template.index]): e.key for e in writes.effects
+               if e.kind == "input"}
+    n = _count_leaves(out_tree[1][0])
+    return [(p, written[id(v)]) for v, p in zip(outputs, positions)
+            if p < n and id(v) in written]
+
+
+def _with_inputs(result, returned, tensors):
+    """`result` with the leaves `returned` (see `_returned_inputs`) replaced by
+    the call's input Tensors at those positions."""
+    if not isinstance(result, (tuple, list, dict)) and returned[0][0] == 0:
+        return tensors[returned[0][1]]  # (the result is that one tensor)
+    leaves, tree = flatten(result)
+    for p, k in returned:
+        leaves[p] = tensors[k]
+    return unflatten(tree, leaves)
+
+
 def _aliases(signature):
     """`tensor_aliases` of the traced call's tensor inputs."""
     return tensor_aliases([leaf for leaf, spec in zip(signature.leaves, signature.specs)
@@ -614,6 +639,8 @@ class EffectProgram(GuardedProgram):
             check(tensors)
             result, values = inner(tensors)
             replay(values, tensors)
+            if writes.returned:
+                return _with_inputs(result, writes.returned, tensors)
             return result
         return call
 
@@ -634,6 +661,8 @@ class EffectProgram(GuardedProgram):
         # (not through `fast_calls`: its per-call path writes back itself)
         result, values = self._call_on(backend or backends.get_backend(), tensors)
         self.writes.replay(values, tensors)
+        if self.writes.returned:
+            return _with_inputs(result, self.writes.returned, tensors)
         return result
 
 

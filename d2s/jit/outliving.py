@@ -213,6 +213,9 @@ class Effects:
         # in place: the program holds for calls passing the same Tensors alike
         self.aliases = None
         self.writes_inputs = False
+        # [(leaf position in the result, input position)]: the call returns the
+        # written input Tensor itself there (jit.concrete_program._returned_inputs)
+        self.returned = []
 
     def hold(self):
         """The entries the program wrote, and the values it read, still hold

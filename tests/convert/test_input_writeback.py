@@ -361,3 +361,19 @@ def test_a_loop_that_cannot_carry_an_input_write_names_it_as_written():
     with pytest.raises(ControlFlowError, match=r"'args\[1\]' written in place.*y = helper\(y\)"):
         d2s.jit.to_static(written_by_a_callee_in_a_loop)(d2s.ones([2]), y)
     assert y.numpy().tolist() == [1.0, 1.0, 1.0]  # (a trace that fails writes nothing)
+
+
+def write_and_return_it(x, y):
+    x.add_(y)
+    return x, {"sum": x.sum(), "x": x}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_returning_the_written_input_returns_the_callers_tensor(backend):
+    static = d2s.jit.to_static(write_and_return_it, backend=_backend(backend))
+    for fn in (write_and_return_it, static, static):
+        x, y = _t([1.0, 2.0]), _t([3.0, 4.0])
+        first, d = fn(x, y)
+        assert first is x and d["x"] is x  # as eagerly: the same Tensor, written
+        assert x.numpy().tolist() == [4.0, 6.0]
+        assert float(d["sum"]) == 10.0
