@@ -163,7 +163,10 @@ VALUE_FREE = frozenset((
     "flatten", "expand", "broadcast_to", "concat", "stack", "sum", "mean", "cast",
     "set_item", "detach", "clone", "assign", "sum_to_like", "scale",
     # no gradient at all (`y.add_(d2s.ones_like(y))`)
-    "full_like"))
+    "full_like",
+    # a converted function's run: its rule reads what its forward saved (a
+    # run that writes its input in place leaves the input's snapshot here)
+    "run_program"))
 
 
 def _needs_value(op, i, inputs):

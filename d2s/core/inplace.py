@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from . import autograd, effects, state
-from .tensor import Tensor, is_resident, new_tensor
+from .tensor import Tensor, is_resident, new_tensor, rebind_value
 
 
 def _ops():
@@ -102,6 +102,44 @@ def apply(t, compute, what, keep_shape=True):
     if t._base is not None:
         _write_base(t)
     return t
+
+
+def check_writable(t, what):
+    """Before a converted function's run writes its input `t` in place
+    (jit.outliving): eager's refusal of a leaf that requires grad, or of a
+    view of one, while gradients are on."""
+    if not state._tls.grad_enabled:
+        return
+    v = t
+    while True:
+        if v._node is None and not v.stop_gradient:
+            kind = "leaf" if v is t else "view of a leaf"
+            raise RuntimeError(
+                f"{what}: a {kind} Variable that requires grad is being used in an in-place "
+                "operation (it would lose the values its gradient is taken at); write it "
+                "under `with d2s.no_grad():`, or on a copy (`y = x.clone()`), inside the "
+                "function or before the call")
+        if v._base is None:
+            return
+        v = v._base[0]
+
+
+def write_back(t, new, what):
+    """A converted function wrote its input `t` in place: `t` takes the run's
+    value `new` (an eager Tensor; on the tape when the run was, see
+    jit.taped), keeping its identity, as the eager write would leave it. A
+    device array stays on the device. With `new` on the tape, `t` takes its
+    history as `apply` does (the run's node reads `t` as it was through its
+    snapshot), so a backward through `t` reaches what it was computed from."""
+    if new._node is None:
+        rebind_value(t, new._raw)
+        t._version += 1
+        autograd.inplace_seen[0] = True
+        if t._base is not None:
+            with state.no_grad():
+                _write_base(t)
+        return t
+    return apply(t, lambda before: new, what)
 
 
 def _check_base(t, what, grad_on):
@@ -233,16 +271,6 @@ def method(x, what, compute, keep_shape=True):
     if is_resident(x):  # an eager write: on the host copy (made now), as eagerly
         x._value
         return apply(x, compute, what, keep_shape)
-    if getattr(x, "is_data", False) and effects.overlay() is not None:
-        # An input of the converted function (a to_static trace, not a hand-built
-        # program's data): eagerly the caller's Tensor changes;
-        # the program would only rebind its own name (a silent difference).
-        functional = ("`y = d2s.assign(v)`" if what == "assign"
-                      else f"`y = x.{what.rstrip('_')}(...)`")
-        raise TypeError(
-            f"{what}: an in-place write to the input '{x.name}' of a converted function: "
-            f"the caller's Tensor would not change, as it does eagerly; write the functional "
-            f"form, e.g. {functional}, and return the new value to the caller")
     if not getattr(_rebinding, "on", False):
         functional = ("`out = d2s.assign(x)` (and return `out` where a caller needs it)"
                       if what == "assign" else f"`x = x.{what.rstrip('_')}(...)`")

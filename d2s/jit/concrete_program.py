@@ -29,6 +29,7 @@ from ..static.executor import UndefinedValue
 from ..static.input_spec import InputSpec
 from ..static.ir import Program, Variable
 from ..static.passes.dce import prune_program
+from ..static.rebinding import entry_writes_begin, entry_writes_end, written_inputs
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..static.tensor_array import is_tensor_array
@@ -38,6 +39,7 @@ from ..static.origins import warn_in_user_code
 from . import read_guards
 from .guards import locate, reading_values, too_many_variants
 from .outliving import Watch, function_roots, swap_in, swap_out
+from .signature import input_labels, tensor_aliases
 from .program_parts import CapturedTensors, OutputStructure
 from .taped import TapedRuns
 
@@ -92,8 +94,10 @@ class ConcreteProgram(TapedRuns):
     def _trace(cls, converted_fn, signature, bound_self, check_finite, passes=()):
         program = Program()
         inputs, leaves, taken, arguments = [], [], set(), []
+        first_var, starts = {}, []  # id(Tensor) -> its data Variable; per input, its own
         overlay = program._builder.overlay = StateOverlay(program)
         effects, failed, writes, watch, swapped = None, True, None, None, []
+        marks = entry_writes_begin()
         # Traced with gradients on: the caller's grad mode decides at run time
         # whether outputs join the tape; only no_grad() inside detaches.
         try:
@@ -108,10 +112,20 @@ class ConcreteProgram(TapedRuns):
                     taken.add(unique)
                     var = framework.data(unique, spec.shape, spec.dtype)
                     var.stop_gradient = getattr(leaf, "stop_gradient", True)
+                    if isinstance(leaf, Tensor):
+                        same = first_var.setdefault(id(leaf), var)
+                        if same is not var:  # `f(a, a)`: one value, as eagerly (each
+                            var._latest = same  # name reads the other's writes)
+                        starts.append(same)
+                    else:
+                        starts.append(var)
                     inputs.append(var)
                     leaves.append(var)
                     arguments.append((var, leaf if isinstance(leaf, Tensor) else None))
                 overlay.set_arguments(arguments)
+                labels = input_labels(signature)  # (for messages: static.rebinding)
+                program.__dict__["_d2s_input_labels"] = {
+                    v.name: label for v, label in zip(inputs, labels)}
                 args, kwargs = unflatten(signature.tree, leaves)
                 # Arguments holding no tensor are passed as they are (a list the
                 # function appends to is the caller's list, as in Python).
@@ -137,6 +151,9 @@ class ConcreteProgram(TapedRuns):
                 writes.read_guards = read_guards.build(reads, watch)
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
                     writes.add_assigns(overlay.value_assigns(), program)
+                # the inputs written in place: written into the call's Tensors
+                writes.add_input_writes(written_inputs(inputs, starts), program,
+                                        labels, _aliases(signature))
                 if writes and overlay.active:
                     writes = _step_writes(overlay, writes)
                 # lists the trace filled in tensor loops (tensor arrays): lists again
@@ -154,6 +171,8 @@ class ConcreteProgram(TapedRuns):
                         outputs.append(var)
                         positions.append(pos)
                         constants[pos] = None  # replaced by the output's value on each run
+                if writes.writes_inputs and not overlay.active:
+                    writes.returned = _returned_inputs(writes, outputs, positions, out_tree)
                 if overlay.active:
                     effects = overlay.finish()
             failed = False
@@ -163,6 +182,7 @@ class ConcreteProgram(TapedRuns):
             if failed and watch is not None:
                 watch.rollback()
             swap_out(swapped)
+            entry_writes_end(marks)
         kept = [v.name for v in outputs] + (effects.written_names() if effects else [])
         prune_program(program, kept)
         if passes:
@@ -409,6 +429,35 @@ def _tensor_free(value):
                    for x in leaves)
 
 
+def _returned_inputs(writes, outputs, positions, out_tree):
+    """[(leaf position in the function's result, input position)] of the
+    result's leaves that are an input written in place (`x.add_(1); return
+    x`): eagerly that is the caller's Tensor itself, so the call returns it
+    (written) rather than a new Tensor of the same value."""
+    written = {id(writes.variables[e.template.index]): e.key for e in writes.effects
+               if e.kind == "input"}
+    n = _count_leaves(out_tree[1][0])
+    return [(p, written[id(v)]) for v, p in zip(outputs, positions)
+            if p < n and id(v) in written]
+
+
+def _with_inputs(result, returned, tensors):
+    """`result` with the leaves `returned` (see `_returned_inputs`) replaced by
+    the call's input Tensors at those positions."""
+    if not isinstance(result, (tuple, list, dict)) and returned[0][0] == 0:
+        return tensors[returned[0][1]]  # (the result is that one tensor)
+    leaves, tree = flatten(result)
+    for p, k in returned:
+        leaves[p] = tensors[k]
+    return unflatten(tree, leaves)
+
+
+def _aliases(signature):
+    """`tensor_aliases` of the traced call's tensor inputs."""
+    return tensor_aliases([leaf for leaf, spec in zip(signature.leaves, signature.specs)
+                           if spec is not None])
+
+
 def _roots(converted_fn, signature, bound_self):
     """(label, object) of what the caller still holds after the call: the
     bound Layer, the arguments, the closure cells and the globals the
@@ -451,6 +500,7 @@ def _step_writes(overlay, writes):
     kept.guard_routes = writes.guard_routes
     kept.value_guards = writes.value_guards
     kept.read_guards = writes.read_guards
+    kept.writes_inputs, kept.aliases = writes.writes_inputs, writes.aliases
     return kept
 
 
@@ -523,7 +573,8 @@ class GuardedProgram(ConcreteProgram):
     def _variant(self, tensors):
         with self._lock:
             for v in self._variants:
-                if not isinstance(v, GuardedProgram) or v.writes.hold():
+                if not isinstance(v, GuardedProgram) or (
+                        v.writes.hold() and v.writes.aliases_hold(tensors)):
                     return v
             if self._retrace is None:
                 from ..static.control_flow import ControlFlowError
@@ -567,15 +618,51 @@ class EffectProgram(GuardedProgram):
 
     def __init__(self, *args, writes):
         super().__init__(*args, writes=writes)
-        self.fast_calls = _NoFastCalls()
+        # A program whose only writes are its own inputs' (no guards: nothing
+        # else to check) keeps a per-call path: `_fast_call` writes back after it.
+        self._inputs_only = (not writes.guards and not writes.value_guards
+                             and writes.read_guards is None
+                             and all(e.kind == "input" for e in writes.effects))
+        if not self._inputs_only:
+            self.fast_calls = _NoFastCalls()
+
+    def _fast_call(self, backend, plain):
+        if not self._inputs_only:  # (never asked: fast_calls keeps nothing then)
+            return super()._fast_call(backend, plain)
+        inner = ConcreteProgram._fast_call(self, backend, plain)
+        writes, general = self.writes, self.__call__
+        aliases_hold, check, replay = writes.aliases_hold, writes.check_inputs, writes.replay
+
+        def call(tensors):
+            if not aliases_hold(tensors):  # (the program for this aliasing)
+                return general(tensors, backend)
+            check(tensors)
+            result, values = inner(tensors)
+            replay(values, tensors)
+            if writes.returned:
+                return _with_inputs(result, writes.returned, tensors)
+            return result
+        return call
 
     def __call__(self, tensors, backend=None):
-        program = self if self.writes.hold() else self._variant(tensors)
+        writes = self.writes
+        aliased = writes.aliases_hold(tensors)
+        if not aliased and self._retrace is None:  # (a loaded program: jit.load)
+            raise ValueError(
+                f"{', '.join(writes.input_labels())}: this program writes its inputs in "
+                "place and was saved for calls passing a different Tensor to each input; "
+                "this call passes one Tensor for several (as eagerly, a write through one "
+                "name would change the other): pass a copy (`t.clone()`) for one of them")
+        program = self if writes.hold() and aliased else self._variant(tensors)
         return _run_chosen(program, tensors, backend)
 
     def _run(self, tensors, backend):
-        result, values = ConcreteProgram.__call__(self, tensors, backend)
-        self.writes.replay(values)
+        self.writes.check_inputs(tensors)
+        # (not through `fast_calls`: its per-call path writes back itself)
+        result, values = self._call_on(backend or backends.get_backend(), tensors)
+        self.writes.replay(values, tensors)
+        if self.writes.returned:
+            return _with_inputs(result, self.writes.returned, tensors)
         return result
 
 

@@ -32,10 +32,16 @@ class EffectStep(StepProgram):
 
         def finish(tensors, results):
             result, values = commit(tensors, results)
-            replay(values)
+            replay(values, tensors)  # (the inputs it writes in place: this call's)
             return result
         return finish
 
+    def __call__(self, tensors, backend=None):
+        self.writes.check_inputs(tensors)  # (before the run: as eagerly, before the write)
+        return super().__call__(tensors, backend)
+
     def matches(self, tensors):
-        # (a Python value a write replaced: the program was built for the old one)
-        return self.writes.hold() and super().matches(tensors)
+        # (a Python value a write replaced: the program was built for the old one;
+        # an input written in place: for calls passing the same Tensors alike)
+        return self.writes.hold() and self.writes.aliases_hold(tensors) \
+            and super().matches(tensors)

@@ -21,6 +21,18 @@ more Variables). So a trace is bracketed by a `Watch`:
   trace left them (Python side effects happen once per trace, §4);
 - a trace that fails puts back every entry it changed (`rollback`).
 
+The function's own input Tensors are the other case: an in-place write
+that reaches one (`cache[:, i] = k`, `x.add_(1)`) rebinds its data Variable
+(static.rebinding), and its final value becomes an "input" effect: after
+each successful run it is written into the Tensor the *running* call passed
+at that input position, by value (`core.inplace.write_back`: the Tensor
+keeps its identity, and its gradient path when the run was taped). A list
+or dict entry of an argument holding such an input is no effect of its own:
+eagerly the entry still holds the same Tensor. As the program reads two
+positions holding one Tensor (`f(a, a)`) as one value, a program writing
+its inputs holds only for calls passing the same Tensors alike
+(`Effects.aliases_hold`).
+
 A diff and not interception because these writes are ordinary Python stores
 into builtin lists and dicts, made by the user's code or by code it calls
 (a sublayer, a helper function): nothing can hook them, but all of them end
@@ -41,10 +53,11 @@ from __future__ import annotations
 
 import copy
 
-from ..core import state
+from ..core import inplace, state
 from ..core.tensor import Tensor
 from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
+from ..static.rebinding import entry_written, latest
 from ..static.reachable import (LEAVES, MAX_DEPTH, MAX_NODES, function_roots, holds,
                                 is_layer, walkable_object)
 
@@ -196,6 +209,13 @@ class Effects:
         self.read_guards = None
         # {index in `guards`: _Route} for entries of containers under the arguments
         self.guard_routes = {}
+        # signature.tensor_aliases of the traced call, when it writes an input
+        # in place: the program holds for calls passing the same Tensors alike
+        self.aliases = None
+        self.writes_inputs = False
+        # [(leaf position in the result, input position)]: the call returns the
+        # written input Tensor itself there (jit.concrete_program._returned_inputs)
+        self.returned = []
 
     def hold(self):
         """The entries the program wrote, and the values it read, still hold
@@ -240,14 +260,43 @@ class Effects:
         return bool(self.effects or self.value_guards or self.guards
                     or self.read_guards is not None)
 
-    def replay(self, values):
-        """Perform every write with `values` (eager Tensors, one per variable)."""
+    def aliases_hold(self, tensors):
+        """The running call passes the same Tensor at the same positions as the
+        traced call did (only a program writing an input in place asks)."""
+        if not self.writes_inputs:
+            return True
+        if self.aliases is None:  # distinct Tensors, the common case: no list built
+            n = len(tensors)
+            return n < 2 or (tensors[0] is not tensors[1] if n == 2
+                             else len(set(map(id, tensors))) == n)
+        from .signature import tensor_aliases
+        return tensor_aliases(tensors) == self.aliases
+
+    def check_inputs(self, tensors):
+        """Before a run: an input the program writes in place may be written,
+        as eagerly (not a leaf that requires grad while gradients are on)."""
+        if self.writes_inputs:
+            for e in self.effects:
+                if e.kind == "input":
+                    inplace.check_writable(tensors[e.key], e.label)
+
+    def replay(self, values, tensors=None):
+        """Perform every write with `values` (eager Tensors, one per variable);
+        `tensors`: the running call's input Tensors (written in place where
+        the program writes its inputs)."""
         replaced = False
         call = CALLS.current
+        done = set()
         for e in self.effects:
             if e.kind == "assign":
                 new = values[e.template.index]
                 e.container._value = new._value
+                continue
+            if e.kind == "input":
+                target = tensors[e.key]
+                if id(target) not in done:  # (a Tensor passed twice: written once)
+                    done.add(id(target))
+                    inplace.write_back(target, values[e.template.index], e.label)
                 continue
             container, owner = e.targets(call)
             if e.kind == "python":  # a Python value the trace wrote (jit.guards)
@@ -278,6 +327,26 @@ class Effects:
             slot = _Slot(len(self.variables))
             self.variables.append(var)
             self.effects.append(Effect("assign", tensor, None, slot, None, label))
+
+    def add_input_writes(self, written, program, labels, aliases):
+        """Also write each (input position, Variable of its final value) of
+        `written` into the running call's Tensor at that position, after
+        each run (`labels`: the inputs' names as the user wrote them)."""
+        if not written:
+            return
+        gb = program.global_block()
+        for position, var in written:
+            label = f"the input '{labels[position]}'"
+            Watch._check_visible(var, label, gb)
+            slot = _Slot(len(self.variables))
+            self.variables.append(var)
+            self.effects.append(Effect("input", None, position, slot, None, label))
+        self.writes_inputs = True
+        self.aliases = aliases
+
+    def input_labels(self):
+        """The labels of the inputs the program writes in place."""
+        return [e.label for e in self.effects if e.kind == "input"]
 
     def labels(self):
         return [e.label for e in self.effects]
@@ -467,7 +536,11 @@ class Watch:
             return [Effect("extend", lst, None, _template(new, slots), None, label)]
         if len(lst) == n and all(a is b or has_variable(a) for a, b in zip(lst, copy)):
             found = []
+            marks = entry_written(lst)
             for i, (a, b) in enumerate(zip(lst, copy)):
+                if a is not b and _input_written_in_place(b, a, marks.get(i)):
+                    lst[i] = b  # (the caller's Tensor itself is written: "input" effects)
+                    continue
                 if a is not b:
                     self._check_visible(a, f"{label}[{i}]", gb)
                     found.append(Effect("set", lst, i, _template(a, slots), None,
@@ -487,6 +560,7 @@ class Watch:
         if layer is None:  # a Layer's `_parameters` / `_buffers` dict: its layer
             layer = self._registry_owner.get(id(d))
         registered = {}
+        marks = entry_written(d)
         if layer is not None:  # as registered before the trace
             for reg in ("_parameters", "_buffers"):
                 held = layer.__dict__.get(reg)
@@ -498,6 +572,9 @@ class Watch:
             if value is before:
                 continue
             where = f"{label}.{key}" if owner is not None else f"{label}[{key!r}]"
+            if _input_written_in_place(before, value, marks.get(key)):
+                d[key] = before  # (the caller's Tensor itself is written: "input" effects)
+                continue
             if not has_variable(value):
                 if (type(value) in _PY_SCALARS and (before is _MISSING or type(before)
                                                     in _PY_SCALARS)):
@@ -579,6 +656,24 @@ def swap_out(undo):
         except (IndexError, KeyError):
             pass
     undo.clear()
+
+
+def _input_written_in_place(before, value, marked=None):
+    """An entry that held an input of the program (a tensor of an argument's
+    list or dict, swapped in) and now holds that input's value after an
+    in-place write (`ys[0].add_(x)`): eagerly the entry still holds the same
+    Tensor, which the write changed; the program writes that Tensor back.
+    `marked`: the input a tensor loop wrote through this entry
+    (static.rebinding.mark_entry): the loop carried the entry, whose value
+    the input takes now (a link, read by the "input" effects)."""
+    if not (isinstance(before, Variable) and before.is_data):
+        return False
+    if latest(before) is value:
+        return True
+    if marked is before and isinstance(value, Variable):
+        latest(before)._latest = value
+        return True
+    return False
 
 
 def _registered(layer, d, key, before, registered):

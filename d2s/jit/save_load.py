@@ -22,7 +22,8 @@ from ..static.input_spec import InputSpec
 from ..static.ir import Variable
 from ..static.pytree import Record
 from .. import backends as backend_state
-from .concrete_program import ConcreteProgram, OutputStructure
+from .concrete_program import ConcreteProgram, EffectProgram, OutputStructure
+from .outliving import Effect, Effects, _Slot
 from ..core.attr_schema import VALUE
 from .npz_reader import max_bytes, read_arrays
 from .serialization import (FORMAT_NAME, FORMAT_VERSION, MAX_TREE_DEPTH, AttrEncoder,
@@ -72,7 +73,9 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
             "writes parameters, gradients and optimizer state): save the model, not the "
             f"step, e.g. {caller}(model, path, input_spec=[...])")
     writes = getattr(concrete, "writes", None)
-    if writes is not None and (writes.effects or writes.value_guards):
+    if writes is not None and _only_input_writes(writes):
+        pass  # saved with the program: a loaded program writes its inputs too
+    elif writes is not None and (writes.effects or writes.value_guards):
         raise TypeError(
             f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
             f"({', '.join(writes.labels())}), as a layer in training mode updating its "
@@ -80,6 +83,24 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
             "before saving (buffers are saved with the parameters)")
     concrete.captured_tensors()  # layer attributes replaced since the last run
     return concrete
+
+
+def _only_input_writes(writes):
+    """The program's only writes are in-place writes of its own inputs (what a
+    saved program can repeat: its caller passes those Tensors again)."""
+    return bool(writes.effects) and not writes.value_guards and all(
+        e.kind == "input" for e in writes.effects)
+
+
+def _input_writes(concrete):
+    """[[input position, label]] of the inputs `concrete` writes in place, in
+    the order of its written values (jit.outliving "input" effects)."""
+    writes = getattr(concrete, "writes", None)
+    if writes is None or not writes.writes_inputs:
+        return []
+    found = sorted((e.template.index, e.key, e.label) for e in writes.effects
+                   if e.kind == "input")
+    return [[key, label] for _, key, label in found]
 
 
 def _encode_tree(tree):
@@ -119,10 +140,11 @@ def save(layer_or_fn, path, input_spec=None):
     concrete = traced_program(layer_or_fn, input_spec)
     program = concrete.main_program
     save_program(program, program.global_block().ops[:concrete._n_forward], concrete.inputs,
-                 concrete.outputs, path, concrete.output_structure)
+                 concrete.outputs, path, concrete.output_structure, _input_writes(concrete))
 
 
-def save_program(program, forward_ops, inputs, outputs, path, output_structure=None):
+def save_program(program, forward_ops, inputs, outputs, path, output_structure=None,
+                 input_writes=()):
     """Write `program` restricted to `forward_ops` (block 0), reading `inputs`
     and the captured weights, returning `outputs` (as `output_structure`
     arranges them; default: a list of them)."""
@@ -148,6 +170,8 @@ def save_program(program, forward_ops, inputs, outputs, path, output_structure=N
         "out_positions": output_structure.positions,
         "params": params,
     }
+    if input_writes:  # (the result is then `(the function's result, written values)`)
+        doc["input_writes"] = [list(w) for w in input_writes]
     if output_structure.lists:  # returned lists filled in tensor loops
         doc["out_lists"] = sorted(output_structure.lists)
     directory = os.path.dirname(os.path.abspath(path))
@@ -158,7 +182,8 @@ def save_program(program, forward_ops, inputs, outputs, path, output_structure=N
 
 
 _DOC_KEYS = frozenset({"format", "version", "blocks", "inputs", "outputs", "out_tree",
-                       "out_consts", "out_positions", "out_lists", "params"})
+                       "out_consts", "out_positions", "out_lists", "params",
+                       "input_writes"})
 _PARAM_KEYS = frozenset({"var", "key", "name", "trainable"})
 
 
@@ -249,9 +274,34 @@ def load(path):
     lists = doc.get("out_lists", [])  # (absent: written before lists came back as lists)
     if not (isinstance(lists, list) and all(p in positions for p in lists)):
         raise ProgramFormatError(f"{json_path}: out_lists must name output positions")
-    concrete = ConcreteProgram(program, inputs, outputs,
-                               OutputStructure(out_tree, consts, positions, lists), len(gb.ops))
+    structure = OutputStructure(out_tree, consts, positions, lists)
+    writes = _load_input_writes(doc, inputs, out_tree, json_path)
+    if writes is None:
+        concrete = ConcreteProgram(program, inputs, outputs, structure, len(gb.ops))
+    else:
+        concrete = EffectProgram(program, inputs, outputs, structure, len(gb.ops),
+                                 writes=writes)
     return TranslatedLayer(concrete, params)
+
+
+def _load_input_writes(doc, inputs, out_tree, where):
+    """The in-place writes of its inputs a saved program performs after each
+    run (jit.outliving "input" effects), or None."""
+    found = doc.get("input_writes")
+    if found is None:
+        return None
+    if not (isinstance(found, list) and found and all(
+            isinstance(w, list) and len(w) == 2 and type(w[0]) is int
+            and 0 <= w[0] < len(inputs) and isinstance(w[1], str) for w in found)):
+        raise ProgramFormatError(f"{where}: input_writes must list [input position, label]")
+    if not (isinstance(out_tree, tuple) and out_tree[0] is tuple and len(out_tree[1]) == 2
+            and isinstance(out_tree[1][1], tuple) and len(out_tree[1][1][1]) == len(found)):
+        raise ProgramFormatError(f"{where}: input_writes and the output structure disagree")
+    effects = [Effect("input", None, position, _Slot(k), None, label[:200])
+               for k, (position, label) in enumerate(found)]
+    writes = Effects(effects, [])
+    writes.writes_inputs = True
+    return writes
 
 
 def _list(doc, key, where):

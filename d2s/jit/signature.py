@@ -19,9 +19,9 @@ from ..static.pytree import flatten, is_record, record_fields
 
 
 class Signature:
-    __slots__ = ("key", "leaves", "tree", "specs", "names", "args", "kwargs")
+    __slots__ = ("key", "leaves", "tree", "specs", "names", "args", "kwargs", "tops")
 
-    def __init__(self, key, leaves, tree, specs, names, args=(), kwargs=None):
+    def __init__(self, key, leaves, tree, specs, names, args=(), kwargs=None, tops=None):
         self.key = key
         self.leaves = leaves
         self.tree = tree
@@ -29,6 +29,7 @@ class Signature:
         self.names = names      # a readable name per leaf
         self.args = args        # the call's own arguments (containers kept by identity)
         self.kwargs = kwargs or {}
+        self.tops = tops        # each argument's name as written (`args[2]` for *args)
 
 
 _signatures = weakref.WeakKeyDictionary()  # function -> inspect.Signature or None
@@ -63,6 +64,56 @@ def arg_names(fn, args, kwargs):
         else:
             names.append(f"args_{i}")
     return names + list(kwargs)
+
+
+def _labels_top(fn, names_top, n_args):
+    """`names_top` as the user wrote the arguments: a positional one gathered
+    by `*args` is `args[i]` (its data Variable is named `args_<i>`)."""
+    sig = _signature_of(fn)
+    params = list(sig.parameters.values()) if sig is not None else []
+    star = next((p for p in params if p.kind is p.VAR_POSITIONAL), None)
+    if star is None:
+        return list(names_top)
+    first = params.index(star)
+    return [f"{star.name}[{i - first}]" if first <= i < n_args else n
+            for i, n in enumerate(names_top)]
+
+
+def input_labels(signature):
+    """A readable name per tensor input of `signature`, as the user writes it:
+    `cache`, `args[2]`, `caches[0]['k']` (for messages and the labels of the
+    inputs a program writes)."""
+    values = list(signature.args) + list(signature.kwargs.values())
+    out = []
+    for v, n in zip(values, signature.tops or ()):
+        _leaf_labels(v, n, out)
+    if len(out) != len(signature.leaves):  # (a structure this walk reads otherwise)
+        out = list(signature.names)
+    return [label for label, spec in zip(out, signature.specs) if spec is not None]
+
+
+def _leaf_labels(value, name, out):
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            _leaf_labels(v, f"{name}[{i}]", out)
+    elif isinstance(value, dict):
+        for k in value:
+            _leaf_labels(value[k], f"{name}[{k!r}]", out)
+    elif is_record(value):
+        for k in record_fields(value):
+            _leaf_labels(getattr(value, k), f"{name}.{k}", out)
+    else:
+        out.append(name)
+
+
+def tensor_aliases(tensors):
+    """None when the tensors are distinct objects, else for each the position
+    of the first one that is the same Tensor (`f(a, a)`): a program that
+    writes an input in place is built for one such pattern."""
+    ids = [id(t) for t in tensors]
+    if len(set(ids)) == len(ids):
+        return None
+    return tuple(ids.index(i) for i in ids)
 
 
 def _leaf_names(value, name, out):
@@ -149,7 +200,7 @@ def make_signature(fn, args, kwargs, input_spec=None, training=None):
         specs.append(spec)
         new_leaves.append(leaf)
     return Signature((tree, tuple(key), training), new_leaves, tree, specs, names,
-                     tuple(args), dict(kwargs))
+                     tuple(args), dict(kwargs), _labels_top(fn, names_top, len(args)))
 
 
 def varying_arguments(signatures):

@@ -228,6 +228,9 @@ class StaticFunction:
                         if fast is not None:
                             return _STATE.write(fast, tensors)
                         return _STATE.write(program, tensors, backend)
+                    if fast is not None and type(program) is EffectProgram:
+                        # (its per-call path writes its inputs back: never run twice)
+                        return _STATE.write(fast, tensors)
                     if fast is None:
                         if isinstance(program, _WRITERS):  # writes state after its run
                             return _STATE.write(program, tensors, backend)
@@ -286,7 +289,8 @@ class StaticFunction:
                 return
         program = entry.program
         # as the dictionary path below runs it: a writer under the state lock's write
-        step = type(program) is StepProgram or fast is None and isinstance(program, _WRITERS)
+        # (an EffectProgram's per-call path, writing its inputs back, too)
+        step = isinstance(program, _WRITERS)
         if fast is None:
             fast = functools.partial(program, backend=backend)
         if self._mode_memo != (layer_modes_version[0], modes):
@@ -472,7 +476,7 @@ class StaticFunction:
         bound = signature.key[2][0] if isinstance(signature.key[2], tuple) else signature.key[2]
         return Signature((signature.key[0], signature.key[1], (bound, modes)), signature.leaves,
                          signature.tree, signature.specs, signature.names, signature.args,
-                         signature.kwargs)
+                         signature.kwargs, signature.tops)
 
     def _concrete_for(self, args, kwargs):
         fn = self._function
@@ -528,7 +532,8 @@ class StaticFunction:
                 leaves = [leaf if spec is None else next(it)
                           for leaf, spec in zip(signature.leaves, signature.specs)]
                 again = Signature(signature.key, leaves, signature.tree, signature.specs,
-                                  signature.names, signature.args, signature.kwargs)
+                                  signature.names, signature.args, signature.kwargs,
+                                  signature.tops)
                 with self._lock:
                     try:
                         return self._tiering(ConcreteProgram.trace(

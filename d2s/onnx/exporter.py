@@ -139,15 +139,26 @@ def program_to_model(concrete, opset_version=None):
     into objects that outlive the call: a model cannot write back)."""
     program = concrete.main_program
     outputs, _ = concrete.result_outputs()
+    names = None
+    writes = getattr(concrete, "writes", None)
+    if writes is not None and writes.writes_inputs:
+        # an input the forward writes in place: one more output, `<input>_written`
+        # (a model cannot write its caller's tensor; its runner assigns it)
+        written = sorted((e.template.index, e.key) for e in writes.effects
+                         if e.kind == "input")
+        names = [f"output_{i}" for i in range(len(outputs))] + [
+            f"{concrete.inputs[k].name}_written" for _, k in written]
+        outputs = list(outputs) + [writes.variables[i] for i, _ in written]
     return export_program(program, program.global_block().ops[:concrete._n_forward],
-                          concrete.inputs, outputs, opset_version)
+                          concrete.inputs, outputs, opset_version, names)
 
 
-def export_program(program, ops, inputs, outputs, opset_version=None):
+def export_program(program, ops, inputs, outputs, opset_version=None, names=None):
     """The ONNX model computing `outputs` (Variables) of `ops` from `inputs`
     (data Variables; unknown dims named `<input>_dim<i>`), the program's
     captured weights as initializers, outputs named `output_0`, `output_1`,
-    ... Checked by ONNX's full checker (an ExportError if it fails)."""
+    ... (or `names`, one per output). Checked by ONNX's full checker (an
+    ExportError if it fails)."""
     opset = check_opset(opset_version)
     if not outputs:
         raise ExportError("the function returns no tensor: an ONNX model needs an output")
@@ -167,7 +178,8 @@ def export_program(program, ops, inputs, outputs, opset_version=None):
     results = []
     for i, (v, name) in enumerate(zip(outputs, exporter.outputs)):
         value = env.get(name)
-        out = Value(exporter.names.fresh(f"output_{i}"), v.dtype, v.shape)
+        out = Value(exporter.names.fresh(names[i] if names else f"output_{i}"), v.dtype,
+                    v.shape)
         results.append(graph.add_node("Identity", [value], [out])[0])
     proto = graph.to_proto("d2s", results, dim_names=lambda i, d: f"output_{i}_dim{d}")
     drop_unused_constants(proto)  # else ONNX Runtime warns about each one, every session

@@ -44,8 +44,6 @@ def supersede(old, new, through_view=True):
     head = latest(old)
     if head is new:
         return new
-    if head.is_data and head.block.program._builder.overlay is not None:
-        _input_written(head)
     logs = getattr(_tls, "logs", None)
     if logs:
         log = logs[-1]
@@ -59,15 +57,52 @@ def supersede(old, new, through_view=True):
     return new
 
 
-def _input_written(var):
-    """An in-place write that reaches an input of a function `to_static`
-    traces (itself, or through a view of it): eagerly the caller's Tensor
-    changes, while the program would only rebind its own names."""
-    raise TypeError(
-        f"an in-place write to the input '{var.name}' of a converted function{_where()}: the "
-        "caller's Tensor would not change, as it does eagerly; write on a copy "
-        f"(`y = {var.name}.clone()`, then `y[i] = v`) or the functional form "
-        f"(`y = d2s.set_item({var.name}, i, v)`), and return the new value to the caller")
+def written_inputs(inputs, starts):
+    """[(position, value now)] of the data Variables `inputs` (a to_static
+    trace's, in input order) that in-place writes rebound (itself, or through
+    a view of it): eagerly the caller's Tensor changes, so the value becomes
+    one more output of the program, written into the running call's Tensor
+    after each successful run (jit.outliving, "input" effects).
+    `starts`: the Variable each input stood for when the trace began (itself,
+    or for a Tensor passed twice, the first input holding it)."""
+    return [(i, latest(v)) for i, (v, start) in enumerate(zip(inputs, starts))
+            if latest(v) is not start]
+
+
+def entry_writes_begin():
+    """Start recording, for a to_static trace, the list and dict entries whose
+    input tensor a tensor loop writes in place (`xs[0][i] = v`: the loop
+    carries the entry, not a link on the input; jit.outliving then writes
+    the entry's final value back into the caller's Tensor)."""
+    before = getattr(_tls, "entry_writes", None)
+    _tls.entry_writes = {}
+    return before
+
+
+def entry_writes_end(before):
+    _tls.entry_writes = before
+
+
+def entry_written(container):
+    """{(key): input Variable} of `container`'s entries whose input was written
+    in place through the entry (see `entry_writes_begin`)."""
+    marks = getattr(_tls, "entry_writes", None) or {}
+    return {k: v for (c, k), v in marks.items() if c == id(container)}
+
+
+def mark_entry(container, key, var, written):
+    """`container[key]`, holding the input `var`, was written in place
+    (`written`), or rebound (not `written`)."""
+    marks = getattr(_tls, "entry_writes", None)
+    if marks is None:
+        return
+    try:
+        if written:
+            marks[(id(container), key)] = var
+        else:
+            marks.pop((id(container), key), None)
+    except TypeError:  # (an unhashable key)
+        pass
 
 
 def fresh(var):
@@ -159,4 +194,12 @@ def end(log):
 def describe_write(var, origin):
     where = f" ({origin[0]}, line {origin[1]}: `{origin[2]}`)" if origin and len(origin) > 2 \
         else (f" ({origin[0]}, line {origin[1]})" if origin else "")
-    return f"the tensor '{var.name}' written in place{where}"
+    return f"the tensor '{display_name(var)}' written in place{where}"
+
+
+def display_name(var):
+    """`var`'s name for messages: an input of a to_static trace as the user
+    wrote it (`args[2]`, `caches[0]['k']`, see jit.signature.input_labels),
+    not its data Variable's name (`args_2`)."""
+    labels = var.block.program.__dict__.get("_d2s_input_labels")
+    return labels.get(var.name, var.name) if labels and var.is_data else var.name

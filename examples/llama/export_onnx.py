@@ -38,9 +38,11 @@ class DecodeStep(nn.Layer):
     -> (logits [B, vocab], new k_0, v_0, ...).
 
     The model writes this token's keys and values into the caches it is
-    given; a converted function may not write into its inputs (the caller's
-    Tensors would not change, as they do eagerly), so the step writes into
-    copies and returns them."""
+    given. Written into the inputs themselves, the caller's Tensors would
+    change after each converted call (as eagerly), and an exported model
+    would get each cache twice as an output (returned, and `<input>_written`);
+    the step writes into copies and returns them: one output per cache, the
+    form a server's loop feeds back."""
 
     def __init__(self, model):
         super().__init__()

@@ -60,12 +60,22 @@ def set_nested(root, indices, value):
     of tensor loops carry as an item of the container; outside a tensor loop
     the tensor is rebound too (an alias of it reads the write)."""
     if len(indices) == 1:
+        if type(root) in (list, dict):  # (an entry rebound: no in-place write of it)
+            _mark_entry(root, indices[0], None, False)
         return set_item(root, indices[0], value)
     if _is_tensor(root):
         set_nested(root[indices[0]], indices[1:], value)
         return current(root)
-    return set_item(root, indices[0],
-                    _functional_nested(root[indices[0]], indices[1:], value, top=True))
+    item = root[indices[0]]
+    new = set_item(root, indices[0], _functional_nested(item, indices[1:], value, top=True))
+    if type(root) in (list, dict) and getattr(item, "is_data", False):
+        _mark_entry(root, indices[0], item, True)  # an input written through the entry
+    return new
+
+
+def _mark_entry(container, key, var, written):
+    from d2s.static import rebinding
+    rebinding.mark_entry(container, key, var, written)
 
 
 def _functional_nested(container, indices, value, top=False):
@@ -83,6 +93,11 @@ def _functional_nested(container, indices, value, top=False):
                 # an alias of the tensor (held outside the container) reads the
                 # write too; a tensor loop carries the container's item instead
                 container._write_in_place(new, False)
+                if container.is_data:
+                    # an input of the program (a tensor of an argument's list or
+                    # dict): the entry keeps holding it, as eagerly the same
+                    # Tensor, and the run writes that Tensor back (jit.outliving)
+                    return container
         return new
     container[indices[0]] = value
     return container
@@ -142,6 +157,12 @@ def inplace_on_item(container, index, method, *args, **kwargs):
     with rebinding():
         result = getattr(item, method)(*args, **kwargs)
     if _is_static(container) or isinstance(container, Tensor) or not _is_static(item):
+        return None
+    if type(container) is tuple or getattr(item, "is_data", False):
+        # (`*args`, or an input of the program in an argument's list or dict: the
+        # value itself is rebound, static.rebinding, and written back into the
+        # caller's Tensor after the run, jit.outliving; eagerly the entry keeps
+        # holding that same Tensor)
         return None
     from .lists import tracing_paths
     if getattr(tracing_paths, "depth", 0):

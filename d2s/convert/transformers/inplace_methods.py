@@ -1,6 +1,7 @@
 """`x.add_(y)` -> `x = _jst.inplace_call(x.add_, y)`; `d2s.reshape_(x, s)` and
-`d2s.assign(x, out)` (`output=out`) likewise rebind `x` / `out` (`out` not a
-parameter: a write into the caller's tensor stays the runtime's clear error).
+`d2s.assign(x, out)` (`output=out`) likewise rebind `x` / `out` (a parameter
+too: a write into the function's input reaches the caller's Tensor after
+the run, jit.outliving).
 
 Why: on a program's value an in-place method is functional (core.inplace),
 so converted code rebinds the receiver's name to its result, as for item
@@ -105,10 +106,9 @@ class _InplaceMethods(StatementTransformer):
         if call.func.attr == "assign":   # `paddle.assign(x, out)` / `assign(x, output=out)`
             out = call.args[1] if len(call.args) > 1 else next(
                 (k.value for k in call.keywords if k.arg == "output"), None)
-            # Not a parameter: the caller's tensor would not see the write (the
-            # runtime's clear error instead of a silent difference).
-            return (out.id if isinstance(out, ast.Name) and out.id in local
-                    and out.id not in self.params[-1] else None)
+            # (a parameter too: a write to the function's input reaches the
+            # caller's Tensor after the run, jit.outliving)
+            return out.id if isinstance(out, ast.Name) and out.id in local else None
         if call.func.attr not in _NAMES:
             return None
         owner = call.func.value
