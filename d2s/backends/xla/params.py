@@ -191,10 +191,15 @@ class DeviceParams:
         sharded value is gathered to a (read-only) host array instead."""
         devices = list(self._device)  # a new list: earlier callers keep their snapshot
         host, laid, tensors = self._host, self._sharding, self.tensors
+        shared = _SHARED
         for i, device_value in zip(positions, device_values):
             if laid[i] is None:
-                rebind_value(tensors[i], device_value)
-                _remember(tensors[i], None, device_value)  # (see `_host_copy_made`)
+                tensor = tensors[i]
+                rebind_value(tensor, device_value)
+                key = id(tensor)  # (`_remember(tensor, None, device_value)` inline)
+                if key not in shared:
+                    weakref.finalize(tensor, shared.pop, key, None)
+                shared[key] = (None, device_value, None)  # (see `_host_copy_made`)
                 host[i] = device_value
             else:  # (to_host gathers a value sharded across processes)
                 value = to_host(device_value)
