@@ -328,6 +328,12 @@ class XlaProgram:
             else:
                 def forward(feeds, tensors):
                     return call(*feeds)
+            if not exe.needs_x64:
+                # What an inline cache (d2s.jit.inline_cache) calls itself, in
+                # its own frame: the executable's C++ entry, fed the inputs and
+                # then (when it has any) `device_values` of the parameters.
+                forward.exe_call = call
+                forward.param_values = device_values if self.param_names else None
             return forward
         if exe.needs_x64:
             def forward(feeds, tensors):
