@@ -20,8 +20,9 @@ are the figures to read):
 So `to_static xla - per-call path` is the jit layer, `per-call path -
 executable` the backend's Python and host arrays, `executable - jax.jit np`
 the lowering, and `to_static xla - floor` what d2s's checks (guards,
-arguments, modes, state) cost beyond wrapping. Usage: `taskset -c 0 python benchmarks/xla_call_path.py
-[--workloads W2,W6] [--rounds 100] [--clock cpu]`.
+arguments, modes, state) cost beyond wrapping. Usage:
+`taskset -c 0 python benchmarks/xla_call_path.py [--workloads W2,W6]
+[--rounds 100] [--clock cpu]`.
 """
 from __future__ import annotations
 
