@@ -40,7 +40,8 @@ import weakref
 
 import numpy as np
 
-from ...core.tensor import is_device_array, on_host_copy, rebind_value, register_device_type
+from ...core.tensor import (_DEVICE_TYPES, _RAW_SET, DeviceTensor, is_device_array,
+                            on_host_copy, rebind_value, register_device_type)
 from ._jax import jax, x64
 from .sharding import put, to_host
 
@@ -195,7 +196,12 @@ class DeviceParams:
         for i, device_value in zip(positions, device_values):
             if laid[i] is None:
                 tensor = tensors[i]
-                rebind_value(tensor, device_value)
+                if type(device_value) in _DEVICE_TYPES:  # (`rebind_value` inline)
+                    _RAW_SET(tensor, device_value)
+                    if tensor.__class__ is not DeviceTensor:
+                        tensor.__class__ = DeviceTensor
+                else:
+                    rebind_value(tensor, device_value)
                 key = id(tensor)  # (`_remember(tensor, None, device_value)` inline)
                 if key not in shared:
                     weakref.finalize(tensor, shared.pop, key, None)
