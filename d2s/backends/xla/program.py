@@ -60,9 +60,9 @@ class Residuals:
         self.key = key
 
 
-def _same(value):
-    """A result left as XLA returned it (a device array)."""
-    return value
+def _host_arrays(values):
+    """`values` as writable host arrays, as numpy results are."""
+    return list(map(np.array, values))
 
 
 def _scalar(value):
@@ -349,7 +349,7 @@ class XlaProgram:
     def _fast_checked(self, exe):
         """A forward with run-time checks: its error code comes last."""
         call, asarray = exe.call, np.asarray
-        array = _same if self.device_results else np.array
+        fetch = list if self.device_results else _host_arrays  # (list: no call per value)
         device_values, error = self.params.device_values, exe.sites.error
 
         def forward(feeds, tensors):
@@ -358,7 +358,7 @@ class XlaProgram:
             code = asarray(code).item()
             if code:
                 raise error(code)
-            return list(map(array, outs))
+            return fetch(outs)
         return forward
 
     def _fast_step(self, exe):
@@ -368,7 +368,7 @@ class XlaProgram:
         if exe.donates:
             return self._fast_donating_step(exe)
         device_values, write = self.params.device_values, self.params.write
-        array = _same if self.device_results else np.array
+        fetch = list if self.device_results else _host_arrays  # (list: no call per value)
         asarray = np.asarray
         n_fetched, written_at = len(self.fetch_names), self.written_at
 
@@ -382,7 +382,7 @@ class XlaProgram:
                 *outs, code = call(feeds, tensors)
                 if selects:  # (written first, the code read last: measured cheaper)
                     write(written_at, outs[n_fetched:])
-                    fetched = list(map(array, outs[:n_fetched]))
+                    fetched = fetch(outs[:n_fetched])
                     code.block_until_ready()  # (then copied: see `_scalar`)
                     code = asarray(code).item()
                 else:
@@ -390,7 +390,7 @@ class XlaProgram:
                     code = asarray(code).item()
                     if not code:
                         write(written_at, outs[n_fetched:])
-                        fetched = list(map(array, outs[:n_fetched]))
+                        fetched = fetch(outs[:n_fetched])
                 if code:
                     raise exe.sites.error(code)
                 return fetched
@@ -399,7 +399,7 @@ class XlaProgram:
         def step(feeds, tensors):
             outs = call(feeds, tensors)
             write(written_at, outs[n_fetched:])
-            return list(map(array, outs[:n_fetched]))
+            return fetch(outs[:n_fetched])
         return step
 
     def _fast_donating_step(self, exe):
@@ -411,7 +411,7 @@ class XlaProgram:
         params = self.params
         device_values, write, donate, restore = (params.device_values, params.write,
                                                  params.donate, params.restore)
-        array = _same if self.device_results else np.array
+        fetch = list if self.device_results else _host_arrays  # (list: no call per value)
         asarray = np.asarray
         n_fetched, written_at, positions = len(self.fetch_names), self.written_at, exe.donates
         checked = exe.checked
@@ -432,7 +432,7 @@ class XlaProgram:
                     raise
                 if not checked:
                     write(written_at, outs[n_fetched:])
-                    return list(map(array, outs[:n_fetched]))
+                    return fetch(outs[:n_fetched])
                 code = outs[-1]
                 if selects:
                     write(written_at, outs[n_fetched:-1])
@@ -445,7 +445,7 @@ class XlaProgram:
                         write(written_at, outs[n_fetched:-1])
                 if code:
                     raise exe.sites.error(code)
-                return list(map(array, outs[:n_fetched]))
+                return fetch(outs[:n_fetched])
             finally:
                 resume(token)
         return step
