@@ -16,8 +16,9 @@ recency is read (StaticFunction._build), not on every call.
 For a plain or guarded forward program the program's per-call function
 (`ConcreteProgram._fast_call`) is written inline too (`inline_parts`), and
 on numpy the compiled forward's own function is called from it
-(`direct_fn`): the frames a cached call passes through are the
-StaticFunction's `__call__`, this one and the generated program.
+(`direct_fn`), on xla the executable's C++ entry (`exe_call`): the frames a
+cached call passes through are the StaticFunction's `__call__`, this one
+and the generated program (numpy) or none (xla).
 
 What it checks, besides the arguments, is what the full path reads on every
 call: the to_static switch and eager mode, the Layer modes version (train /
