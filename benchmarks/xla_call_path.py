@@ -10,13 +10,19 @@ are the figures to read):
 * `executable`: the same compiled XLA executable called bare on the same
   inputs (the parameters' device arrays; a training step donating its own
   copies), waiting for its results without making host arrays;
+* `floor` (forwards): the least a Tensor-in, Tensor-out call can do around
+  that executable: a Python function that unwraps the Tensor arguments,
+  calls it (its C++ entry) and wraps each result in a device-resident
+  Tensor, nothing checked;
 * `jax.jit np` / `jax.jit`: the hand-written JAX twin (benchmarks/others.py)
   fed the numpy input a d2s user holds / device arrays.
 
 So `to_static xla - per-call path` is the jit layer, `per-call path -
 executable` the backend's Python and host arrays, `executable - jax.jit np`
-the lowering. Usage: `taskset -c 0 python benchmarks/xla_call_path.py
-[--workloads W2,W6] [--rounds 100]`.
+the lowering, and `to_static xla - floor` what d2s's checks (guards,
+arguments, modes, state) cost beyond wrapping. Usage:
+`taskset -c 0 python benchmarks/xla_call_path.py [--workloads W2,W6]
+[--rounds 100] [--clock cpu]`.
 """
 from __future__ import annotations
 
@@ -36,7 +42,8 @@ import workloads  # noqa: E402
 from others import jax_modes  # noqa: E402
 from xla_columns import ready  # noqa: E402
 from d2s.backends.xla import concrete as xla_concrete  # noqa: E402
-from d2s.backends.xla._jax import jax, x64  # noqa: E402
+from d2s.backends.xla._jax import call_x64, jax, x64  # noqa: E402
+from d2s.core.tensor import new_device_tensor  # noqa: E402
 
 DEFAULT = "W1,W2,W3,W3b,W6"
 
@@ -103,6 +110,23 @@ def _bare_step(xla, feeds):
     return run
 
 
+def _floor_forward(xla, wl):
+    """`floor` (see the module doc): the workload's Tensor arguments
+    unwrapped, the executable called, its results wrapped, as one Python
+    function; waited for as `to_static xla` is."""
+    tensors = [a for a in wl.program[1] if isinstance(a, d2s.Tensor)]
+    exe = xla.executable([t._raw for t in tensors])
+    call = exe.compiled._call or exe.compiled
+    params = xla.params.device_values()
+    single = len(xla.fetch_names) == 1
+
+    def floor(*args):
+        feeds = [a._raw for a in args]
+        outs = call_x64(call, feeds + params) if exe.needs_x64 else call(*feeds, *params)
+        return new_device_tensor(outs[0]) if single else tuple(map(new_device_tensor, outs))
+    return lambda: ready(floor(*tensors))
+
+
 def modes_for(key, wl):
     """{mode: zero-argument function}, or None when the workload's program
     has no per-call path. Call under the workload's grad mode."""
@@ -123,20 +147,22 @@ def modes_for(key, wl):
     modes = {"to_static xla": lambda: ready(call()),
              "per-call path": lambda: jax.block_until_ready(fast(feeds, tensors)),
              "executable": bare}
+    if isinstance(runner, xla_concrete.ConcreteRunner) and wl.program:
+        modes["floor"] = _floor_forward(runner._forward.xla, wl)
     twins = jax_modes(key, wl.np_args)
     modes.update({k: twins[k] for k in ("jax.jit np", "jax.jit") if k in twins})
     return modes
 
 
-def measure(modes, rounds, calls):
+def measure(modes, rounds, calls, clock=time.perf_counter):
     res = {k: [] for k in modes}
     for _ in range(rounds):
         for k, f in modes.items():
             f()
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(calls):
                 f()
-            res[k].append((time.perf_counter() - t0) / calls)
+            res[k].append((clock() - t0) / calls)
     return {k: sorted(v) for k, v in res.items()}
 
 
@@ -147,6 +173,10 @@ def main(argv=None):
                          f"(default {DEFAULT})")
     ap.add_argument("--rounds", type=int, default=100, help="timed rounds per mode (default 100)")
     ap.add_argument("--calls", type=int, default=10, help="calls per round")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall: elapsed time; cpu: this process's CPU time, all its "
+                         "threads (XLA's too): on a shared machine, what other "
+                         "processes' load adds is left out")
     args = ap.parse_args(argv)
     # Compiled on the calling thread: the timed calls run the executable, not
     # the numpy tier a background compile serves meanwhile (d2s.backends.xla.background).
@@ -161,7 +191,8 @@ def main(argv=None):
             if modes is None:
                 print(f"{key:8s} no per-call path (the program is not plain)")
                 continue
-            res = measure(modes, args.rounds, args.calls)
+            res = measure(modes, args.rounds, args.calls,
+                          time.process_time if args.clock == "cpu" else time.perf_counter)
         p10 = {k: v[len(v) // 10] for k, v in res.items()}
         base = p10.get("jax.jit")
         for k, v in res.items():

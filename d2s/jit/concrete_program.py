@@ -313,6 +313,10 @@ class ConcreteProgram(TapedRuns):
         raw = getattr(runner, "takes_device_arrays", False)
         structure = self.output_structure
         return {"captured": self._captured, "plain": plain, "exe": runner,
+                # the backend's executable entry `plain` calls (feeds..., then
+                # param_values(captured tensors)...), when it names one
+                "call": getattr(plain, "exe_call", None),
+                "param_values": getattr(plain, "param_values", None),
                 "arrays": getattr(runner, "input_arrays", None), "raw": raw,
                 "new": new_device_tensor if raw else Tensor._from_array,
                 "structure": structure, "slow": self._call_on,

@@ -16,8 +16,9 @@ recency is read (StaticFunction._build), not on every call.
 For a plain or guarded forward program the program's per-call function
 (`ConcreteProgram._fast_call`) is written inline too (`inline_parts`), and
 on numpy the compiled forward's own function is called from it
-(`direct_fn`): the frames a cached call passes through are the
-StaticFunction's `__call__`, this one and the generated program.
+(`direct_fn`), on xla the executable's C++ entry (`exe_call`): the frames a
+cached call passes through are the StaticFunction's `__call__`, this one
+and the generated program (numpy) or none (xla).
 
 What it checks, besides the arguments, is what the full path reads on every
 call: the to_static switch and eager mode, the Layer modes version (train /
@@ -70,7 +71,10 @@ def make(sf, entry, fast, args, positions, backend, step, context):
                   parts["holds"] is not None,
                   # (the generated function called itself, see _direct_lines)
                   hasattr(parts["exe"], "direct_fn") and not parts["arrays"]
-                  and not parts["raw"], bool(parts["captured"].tensors))
+                  and not parts["raw"], bool(parts["captured"].tensors),
+                  # (the backend's executable entry called here: see _direct_lines)
+                  None if parts.get("call") is None or parts["arrays"] is None else
+                  "params" if parts.get("param_values") is not None else "bare")
     watch = context["watch"]
     names = None if watch is None else tuple(name for name, _ in watch.watched)
     if names is not None and len(names) > _INLINE_NAMES:
@@ -155,7 +159,8 @@ def _compile(shape):
              "P['new'], P['structure']",
              "    SLOW, VERSION, PLACED, FLOATING = P['slow'], P['version'], P['placed'], "
              "P['floating']",
-             "    HOLDS, EXE = P['holds'], P['exe']",
+             "    HOLDS, EXE, CALL, PV = P['holds'], P['exe'], P.get('call'), "
+             "P.get('param_values')",
              "  TENSOR, DTENSOR, MISS, EAGERLY = C['tensor'], C['dtensor'], C['miss'], C['eagerly']",
              "  def inline(args):",
              "    try:",
@@ -221,7 +226,7 @@ def _direct_lines(direct, positions, n):
     """`ConcreteProgram._fast_call`'s per-call function, inline (the program
     gave its parts: `inline_parts`): the inputs are known to need no
     gradient, so only the captured tensors are looked at."""
-    feeds, floating, result, guarded, own_fn, has_params = direct
+    feeds, floating, result, guarded, own_fn, has_params, call = direct
     index = list(range(n) if positions is None else positions)
     names = [f"a{i}" for i in index]
     reader = []
@@ -236,6 +241,15 @@ def _direct_lines(direct, positions, n):
                   "            else:",
                   f"              feeds = [{raws}]"]
         arrays = "feeds"
+        if call is not None:
+            # `PLAIN(feeds, params)` inline: the executable's own entry called
+            # here, no frame and no list between (`forward.exe_call`, xla)
+            rest = ", *PV(params)" if call == "params" else ""
+            reader = [f"            if {host}:",
+                      "              " + _clear([f"r{i}" for i in index]),
+                      f"              outs = CALL(*ARRAYS(tensors){rest})",
+                      "            else:",
+                      f"              outs = CALL({raws}{rest})"]
     else:
         attr = "_raw" if feeds == "raw" else "_value"
         arrays = "[" + ", ".join(f"{a}.{attr}" for a in names) + "]"
@@ -247,7 +261,8 @@ def _direct_lines(direct, positions, n):
              ] + (["            " + _clear([f"r{i}" for i in index])] if reader else []) + [
              "            out = SLOW(BACKEND, tensors)",
              "          else:"] + reader + [
-              ] + (_own_fn_lines(arrays, has_params, result) if own_fn else [
+              ] + (_own_fn_lines(arrays, has_params, result) if own_fn else
+                   [] if call is not None and feeds == "arrays" else [
              f"            outs = PLAIN({arrays}, params)"]) + [
              f"            out = {wrap}"]
     if guarded:  # (GuardedProgram._fast_call: its conditions first)

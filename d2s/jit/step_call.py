@@ -25,6 +25,7 @@ with linecache, so a traceback through it shows its lines.
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import linecache
 import re
@@ -33,7 +34,7 @@ import numpy as np
 
 from ..bytecode_cache import compile_module
 from ..core import state
-from ..core.tensor import Tensor, rebind_value
+from ..core.tensor import _DEVICE_TYPES, Tensor, new_device_tensor, rebind_value
 
 _counter = itertools.count()
 
@@ -74,7 +75,21 @@ def _mode(tensors, layer, flag):
 
 
 def _emit_mode(w, layer, flag):
-    return [f"{w.global_name('m', layer)}.training != {w.global_name('f', flag)}"]
+    # (a Layer's own flag read from its slot in the instance dict, as its
+    # property's getter reads it: no call per Layer per step)
+    attr = "_training" if _plain_layer_flag(layer) else "training"
+    return [f"{w.global_name('m', layer)}.{attr} != {w.global_name('f', flag)}"]
+
+
+def _plain_layer_flag(layer):
+    """Whether `layer.training` is `nn.Layer`'s property over `_training` in
+    the instance dict (so `layer._training` reads the same value, outside a
+    trace: the getter's only other work notes the read while tracing)."""
+    prop = inspect.getattr_static(type(layer), "training", None)
+    return (isinstance(prop, property)
+            and getattr(prop.fget, "__qualname__", "") == "Layer.training"
+            and inspect.getattr_static(type(layer), "_training", None) is None
+            and "_training" in getattr(layer, "__dict__", {}))
 
 
 def _reads(tensors, holds):
@@ -140,7 +155,8 @@ def build_step_call(step, backend, hooks):
     g = w.globals
     g.update(_tls=state._tls, _general=step.__call__, _ndarray=np.ndarray,
              _asarray=np.asarray, _new=Tensor._from_array, _as_array=step._as_array,
-             _as_tensor=step._as_tensor, _rebind=rebind_value)
+             _as_tensor=step._as_tensor, _rebind=rebind_value, _new_device=new_device_tensor,
+             _device_types=_DEVICE_TYPES)
     general = f"return _general(tensors, {backend!r})"
     n_inputs = len(step.inputs)
     args = [f"x{i}" for i in range(n_inputs)]
@@ -192,8 +208,9 @@ def _emit_commit(w, step):
         return f"{results[i]} if type({results[i]}) is _ndarray else _asarray({results[i]})"
 
     def wrapped(i):
-        r = results[i]
-        return f"_new({r}) if type({r}) is _ndarray else _as_tensor({i}, {r})"
+        r = results[i]  # (a backend's device array: a device-resident Tensor, made directly)
+        return (f"_new({r}) if type({r}) is _ndarray else _new_device({r}) "
+                f"if type({r}) in _device_types else _as_tensor({i}, {r})")
     structure = step.output_structure
     if structure.single:  # one Tensor returned, as most steps (the loss)
         w.emit(f"out = {wrapped(0)}")
@@ -203,8 +220,11 @@ def _emit_commit(w, step):
     at = n
     for tensor, _ in step.effects.value_writes:
         r = results[at]  # (a device array, a backend's write-back, stays on the device)
-        w.emit(f"if type({r}) is _ndarray: {w.global_name('t', tensor)}._value = {r}")
-        w.emit(f"else: _rebind({w.global_name('t', tensor)}, {r})")
+        t = w.global_name('t', tensor)
+        w.emit(f"if type({r}) is _ndarray: {t}._value = {r}")
+        # (a backend that wrote the value back already hands out the array the
+        # Tensor holds: nothing to rebind)
+        w.emit(f"elif {r} is not {t}._raw: _rebind({t}, {r})")
         at += 1
     for slot, name in step.effects.grad_writes:
         if name is None and slot.tensor is not None:

@@ -448,10 +448,35 @@ class _StepCallHooks:
         return ["_any_placed()"]
 
     def run(self, w, step, arrays):
+        """`r = runner.run(...)`, and once the runner has its per-call path
+        (`_fast`, made after the first run on XLA) that path's part of `run`
+        written out: placements were checked by the guard (`conditions`),
+        the held gradients' types are checked here, and the values written
+        back are read from the Tensors holding them."""
         runner = self.runner
         n = len(step.inputs)  # (the inputs' arrays come first; then held gradients)
-        w.globals.update(_run=runner.run, _traced=step._traced_tensors,
+        w.globals.update(_run=runner.run, _traced=step._traced_tensors, _runner=runner,
                          _values=lambda tensors: runner._fallback().values(tensors),
-                         _inputs=lambda tensors: _tier_inputs(runner, tensors))
+                         _inputs=lambda tensors: _tier_inputs(runner, tensors),
+                         _RaisesOnNumpy=RaisesOnNumpy)
         rest = f" + [{', '.join(arrays[n:])}]" if arrays[n:] else ""
-        w.emit(f"r = _run(_inputs(tensors){rest}, _traced, lambda: _values(tensors), None)")
+        w.emit(f"feeds = _inputs(tensors){rest}")
+        w.emit("f = _runner._fast")
+        held = " and _runner._held_as_made(feeds)" if arrays[n:] else ""
+        w.emit(f"if f is not None{held}:")
+        w.emit("try:", 2)
+        w.emit("fetched = f(feeds, _traced)", 3)
+        w.emit("except _RaisesOnNumpy:  # a kernel's check failed: numpy raises its error", 2)
+        w.emit("r = _values(tensors)", 3)
+        w.emit("else:", 2)
+        writes = dict(runner._writes)  # position in run_outputs -> the Tensor written
+        items, k = [], 0
+        for i in range(len(runner.output_names)):
+            if i in writes:  # (written back by the run: the array its Tensor holds)
+                items.append(f"{w.global_name('t', writes[i])}._raw")
+            else:
+                items.append(f"fetched[{k}]")
+                k += 1
+        w.emit(f"r = [{', '.join(items)}]", 3)
+        w.emit("else:")
+        w.emit("r = _run(feeds, _traced, lambda: _values(tensors), None)", 2)

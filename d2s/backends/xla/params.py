@@ -40,7 +40,8 @@ import weakref
 
 import numpy as np
 
-from ...core.tensor import is_device_array, on_host_copy, rebind_value, register_device_type
+from ...core.tensor import (_DEVICE_TYPES, _RAW_SET, DeviceTensor, is_device_array,
+                            on_host_copy, rebind_value, register_device_type)
 from ._jax import jax, x64
 from .sharding import put, to_host
 
@@ -191,10 +192,20 @@ class DeviceParams:
         sharded value is gathered to a (read-only) host array instead."""
         devices = list(self._device)  # a new list: earlier callers keep their snapshot
         host, laid, tensors = self._host, self._sharding, self.tensors
+        shared = _SHARED
         for i, device_value in zip(positions, device_values):
             if laid[i] is None:
-                rebind_value(tensors[i], device_value)
-                _remember(tensors[i], None, device_value)  # (see `_host_copy_made`)
+                tensor = tensors[i]
+                if type(device_value) in _DEVICE_TYPES:  # (`rebind_value` inline)
+                    _RAW_SET(tensor, device_value)
+                    if tensor.__class__ is not DeviceTensor:
+                        tensor.__class__ = DeviceTensor
+                else:
+                    rebind_value(tensor, device_value)
+                key = id(tensor)  # (`_remember(tensor, None, device_value)` inline)
+                if key not in shared:
+                    weakref.finalize(tensor, shared.pop, key, None)
+                shared[key] = (None, device_value, None)  # (see `_host_copy_made`)
                 host[i] = device_value
             else:  # (to_host gathers a value sharded across processes)
                 value = to_host(device_value)

@@ -60,9 +60,21 @@ class Residuals:
         self.key = key
 
 
-def _same(value):
-    """A result left as XLA returned it (a device array)."""
-    return value
+def _host_arrays(values):
+    """`values` as writable host arrays, as numpy results are."""
+    return list(map(np.array, values))
+
+
+def _scalar(value):
+    """A scalar result (an error code, the rows needed) as a Python number,
+    waited for first: `np.asarray` of a value XLA is still computing hands
+    the wait and the copy to XLA's worker threads, one more thread switch
+    per call than waiting here and copying the ready value (the fast paths
+    below do the same inline)."""
+    wait = getattr(value, "block_until_ready", None)
+    if wait is not None:
+        wait()
+    return np.asarray(value).item()
 
 
 class Executable:
@@ -127,12 +139,12 @@ class Executable:
                 value = np.moveaxis(host(value)[:length], 0, is_array - 1).copy()
             elif not on_device:
                 value = np.array(host(value))  # a writable copy, as numpy results are
-            if label is not None and np.asarray(next(it)).item():
+            if label is not None and _scalar(next(it)):
                 value = UndefinedValue(label)  # what the numpy backend hands out for it
             fetched.append(value)
         written = [next(it) for _ in range(self.n_written)]
-        code = np.asarray(next(it)).item() if len(self.sites) else 0
-        need = np.asarray(next(it)).item() if self.uses_room else 0
+        code = _scalar(next(it)) if len(self.sites) else 0
+        need = _scalar(next(it)) if self.uses_room else 0
         kept = None
         if self.kept_labels is not None:
             kept = Residuals(next(it), self.kept_labels, self.key)
@@ -317,6 +329,12 @@ class XlaProgram:
             else:
                 def forward(feeds, tensors):
                     return call(*feeds)
+            if not exe.needs_x64:
+                # What an inline cache (d2s.jit.inline_cache) calls itself, in
+                # its own frame: the executable's C++ entry, fed the inputs and
+                # then (when it has any) `device_values` of the parameters.
+                forward.exe_call = call
+                forward.param_values = device_values if self.param_names else None
             return forward
         if exe.needs_x64:
             def forward(feeds, tensors):
@@ -332,33 +350,31 @@ class XlaProgram:
     def _fast_checked(self, exe):
         """A forward with run-time checks: its error code comes last."""
         call, asarray = exe.call, np.asarray
-        array = _same if self.device_results else np.array
+        fetch = list if self.device_results else _host_arrays  # (list: no call per value)
         device_values, error = self.params.device_values, exe.sites.error
 
         def forward(feeds, tensors):
             *outs, code = call(feeds + device_values(tensors))
+            code.block_until_ready()  # (then copied: see `_scalar`)
             code = asarray(code).item()
             if code:
                 raise error(code)
-            return list(map(array, outs))
+            return fetch(outs)
         return forward
 
     def _fast_step(self, exe):
         """A program writing parameters (a training step): the new values are
         written back, then the fetches read; a checked program's error code
         raises as in `run` (a failed run that selects wrote the old values)."""
+        if exe.donates:
+            return self._fast_donating_step(exe)
         device_values, write = self.params.device_values, self.params.write
-        array = _same if self.device_results else np.array
+        fetch = list if self.device_results else _host_arrays  # (list: no call per value)
         asarray = np.asarray
         n_fetched, written_at = len(self.fetch_names), self.written_at
-        if exe.donates:
-            donating = self._call_donating
 
-            def call(feeds, tensors):
-                return donating(exe, feeds, device_values(tensors))
-        else:
-            def call(feeds, tensors):
-                return exe.call(feeds + device_values(tensors))
+        def call(feeds, tensors):
+            return exe.call(feeds + device_values(tensors))
 
         if exe.checked:  # the error code comes last (see `run`)
             selects = bool(self.donated)  # a failed run returns the old values (`_compile`)
@@ -367,33 +383,72 @@ class XlaProgram:
                 *outs, code = call(feeds, tensors)
                 if selects:  # (written first, the code read last: measured cheaper)
                     write(written_at, outs[n_fetched:])
-                    fetched = list(map(array, outs[:n_fetched]))
+                    fetched = fetch(outs[:n_fetched])
+                    code.block_until_ready()  # (then copied: see `_scalar`)
                     code = asarray(code).item()
                 else:
+                    code.block_until_ready()
                     code = asarray(code).item()
                     if not code:
                         write(written_at, outs[n_fetched:])
-                        fetched = list(map(array, outs[:n_fetched]))
+                        fetched = fetch(outs[:n_fetched])
                 if code:
                     raise exe.sites.error(code)
                 return fetched
-            return _held_back(checked_step) if exe.donates else checked_step
+            return checked_step
 
         def step(feeds, tensors):
             outs = call(feeds, tensors)
             write(written_at, outs[n_fetched:])
-            return list(map(array, outs[:n_fetched]))
-        if exe.donates:
-            token_of, resume = defer_interrupts, resume_interrupts
+            return fetch(outs[:n_fetched])
+        return step
 
-            def step(feeds, tensors):  # (`_held_back(step)` inline: a frame less)
-                token = token_of()
+    def _fast_donating_step(self, exe):
+        """`_fast_step` for an executable donating the written parameters'
+        buffers, as one function (a training step's per-call path): Ctrl-C
+        held back from the donation to the write-back (d2s.core.interrupts), the
+        buffers donated as `_call_donating` does, the executable called, the
+        new values written back, then the fetches (and the error code) read."""
+        params = self.params
+        device_values, write, donate, restore = (params.device_values, params.write,
+                                                 params.donate, params.restore)
+        fetch = list if self.device_results else _host_arrays  # (list: no call per value)
+        asarray = np.asarray
+        n_fetched, written_at, positions = len(self.fetch_names), self.written_at, exe.donates
+        checked = exe.checked
+        # A checked run that selects returns the old values when a check fails
+        # (`_compile`): written back first, the code read last.
+        selects = checked and bool(self.donated)
+        token_of, resume = defer_interrupts, resume_interrupts
+
+        def step(feeds, tensors):
+            token = token_of()
+            try:
+                args = list(device_values(tensors))
+                released = donate(positions, args)
                 try:
-                    outs = call(feeds, tensors)
+                    outs = exe.call(feeds + args)
+                except BaseException as e:
+                    restore(released, e)
+                    raise
+                if not checked:
                     write(written_at, outs[n_fetched:])
-                finally:
-                    resume(token)
-                return list(map(array, outs[:n_fetched]))
+                    return fetch(outs[:n_fetched])
+                code = outs[-1]
+                if selects:
+                    write(written_at, outs[n_fetched:-1])
+                    code.block_until_ready()  # (then copied: see `_scalar`)
+                    code = asarray(code).item()
+                else:
+                    code.block_until_ready()
+                    code = asarray(code).item()
+                    if not code:
+                        write(written_at, outs[n_fetched:-1])
+                if code:
+                    raise exe.sites.error(code)
+                return fetch(outs[:n_fetched])
+            finally:
+                resume(token)
         return step
 
     def layout(self, feeds, feed_attrs=None, tensors=None):
@@ -613,19 +668,6 @@ def _output_attrs(compiled, fetch_layout, mesh, fetch_names, program):
         if label is not None:
             next(shardings)
     return attrs
-
-
-def _held_back(step):
-    """`step` with Ctrl-C held back from the donation to the write-back: an
-    interrupt after XLA took the old buffers and before the new ones are
-    written back would lose both (see `d2s.core.interrupts`)."""
-    def held_back(feeds, tensors):
-        token = defer_interrupts()
-        try:
-            return step(feeds, tensors)
-        finally:
-            resume_interrupts(token)
-    return held_back
 
 
 def _producer(block, name):
