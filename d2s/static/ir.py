@@ -97,6 +97,26 @@ class Variable(Symbolic, TensorMethods):
         from .rebinding import fresh, supersede
         supersede(self, set_item(fresh(self), index, value))
 
+    def set_value(self, value):
+        """Paddle's `set_value` on a program's value (`p.grad.set_value(g *
+        scale)` in a converted training step, a local alias of it): new
+        values of the same shape, cast to this dtype, with no gradient path
+        to `value` -- an in-place write every holder reads from here on, as
+        `__setitem__`. In a program built by hand, the functional form."""
+        if self.block.program._builder.overlay is None:
+            raise TypeError(
+                f"set_value: the program value '{self.name}' cannot be changed in place in a "
+                "program built by hand; write the functional form `x = d2s.assign(value)`")
+        from ..core.ops import detach, lift
+        value = lift(value, like=self)
+        if len(value.shape) > len(self.shape) or any(
+                a is not None and b is not None and a != b
+                for a, b in zip(reversed(tuple(value.shape)), reversed(tuple(self.shape)))):
+            raise ValueError(f"set_value: a value of shape {list(value.shape)} for '{self.name}' "
+                             f"of shape {list(self.shape)}")
+        self[...] = detach(value)
+        return self
+
     def _fresh(self):
         """The value an in-place write of this Variable starts from
         (static.rebinding.fresh: a stale view takes its base's values again)."""

@@ -82,7 +82,16 @@ def assign(x, output=None):
             raise TypeError(f"assign: output must be a Tensor, got {type(output).__name__}")
         # a value of a program: functional, as for an in-place method; converted
         # code rebinds the output's name to the result (`paddle.assign(x, y)`
-        # statements), elsewhere it is a clear error
+        # statements). Where nothing rebinds it (`assign(g, p.grad)` in a
+        # converted step) a to_static trace writes the value in place, as
+        # `output[...] = x` does, so every holder reads it; elsewhere it is a
+        # clear error
+        from .. import effects
+        if (not getattr(inplace._rebinding, "on", False) and effects.overlay() is not None
+                and hasattr(output, "_write_in_place") and not getattr(output, "is_data", False)):
+            inplace._conform(out, output, "assign(x, output=...)", True)
+            output[...] = out
+            return output
         return inplace.method(output, "assign", lambda v: inplace._conform(
             out, v, "assign(x, output=...)", True))
     return out
