@@ -29,7 +29,7 @@ from .item_assignment import _index_expr, _python_containers
 # side does not import the core, a test checks that both lists agree).
 INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "clip_", "add_",
                  "subtract_", "multiply_", "divide_", "zero_", "fill_", "exp_", "sqrt_",
-                 "tanh_")
+                 "tanh_", "copy_", "masked_fill_")
 _NAMES = frozenset(INPLACE_NAMES)
 
 
