@@ -151,6 +151,16 @@ class Tensor(TensorMethods):
     def __repr__(self):
         return format_tensor(self._value, self.stop_gradient)
 
+    def __format__(self, spec):
+        """`f"{loss:.4f}"`: a format spec formats the one element's Python
+        number, as PyTorch and PaddlePaddle do; no spec prints the Tensor."""
+        if not spec:
+            return str(self)
+        if self._value.size != 1:
+            raise TypeError(f"unsupported format string {spec!r} for a Tensor of shape "
+                            f"{list(self.shape)}: only a one-element Tensor formats as a number")
+        return format(self._value.item(), spec)
+
     # ---- autograd ------------------------------------------------------------
     @property
     def grad(self):

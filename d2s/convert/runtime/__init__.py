@@ -3,7 +3,8 @@
 Each helper keeps Python semantics for Python values and eager Tensors and
 builds static control flow for static Variables (one rule: `_is_static`).
 """
-from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinstance,
+from .builtins_ import (convert_all, convert_any, convert_assert, convert_fstring,
+                        convert_isinstance, convert_percent, convert_str_format,
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
                         convert_reversed, convert_shape, convert_size,
                         convert_sum)
@@ -36,6 +37,7 @@ __all__ = [
     "convert_reached_list_call",
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
+    "convert_fstring", "convert_percent", "convert_str_format",
     "convert_raise", "convert_range", "convert_subscript", "convert_reversed", "convert_shape",
     "convert_size", "convert_sum",
     "convert_while_loop", "convert_zip",
