@@ -179,7 +179,11 @@ class Tensor(TensorMethods):
                 return
         self._grad = value
 
-    def backward(self, grad=None):
+    def backward(self, grad=None, retain_graph=False):
+        """Accumulate gradients into the leaves' `.grad`. `retain_graph`
+        (Paddle's and PyTorch's) is accepted: d2s keeps the tape after a
+        backward, so a second backward through it (an actor and a critic
+        loss sharing a trunk) always works."""
         if state._tls.builders:  # inside a traced step: the step's backward
             ov = effects.overlay()
             if ov is not None:

@@ -207,10 +207,12 @@ class Variable(Symbolic, TensorMethods):
     def __int__(self):
         self._no_value("int()")
 
-    def backward(self, grad=None):
+    def backward(self, grad=None, retain_graph=False):
         """In a function traced by `to_static`: the step's backward. Gradient ops
         are appended now; the gradients land on the parameters' `.grad` when a
-        run of the program commits (static.state_overlay)."""
+        run of the program commits (static.state_overlay). `retain_graph`
+        (Paddle's and PyTorch's) is accepted: the forward ops stay in the
+        program, so a second backward through them always works."""
         overlay = self._owning_builder().overlay
         if overlay is None:
             raise RuntimeError(
