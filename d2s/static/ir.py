@@ -117,6 +117,12 @@ class Variable(Symbolic, TensorMethods):
         self[...] = detach(value)
         return self
 
+    def register_hook(self, hook):
+        """`hook(grad)` rewrites the gradient reaching this value (converted
+        code; static.grad_hooks). Returns a handle whose `remove()` drops it."""
+        from .grad_hooks import register_hook
+        return register_hook(self, hook)
+
     def _fresh(self):
         """The value an in-place write of this Variable starts from
         (static.rebinding.fresh: a stale view takes its base's values again)."""
