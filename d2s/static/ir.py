@@ -201,6 +201,18 @@ class Variable(Symbolic, TensorMethods):
     def item(self):
         self._no_value(".item()")
 
+    def __format__(self, spec):
+        """`f"{loss:.4f}"` outside a print (a log line, a message built while
+        tracing): its number exists only when the program runs. (An f-string
+        printed by converted code is formatted at run time: convert.runtime.)"""
+        if not spec:
+            return repr(self)
+        raise _uncatchable(TypeError(
+            f"format spec {spec!r} for static Variable '{self.name}': its value exists only "
+            "when the program runs, not while it is built. Print it with print(f\"...\") in "
+            "the converted function (formatted on every run), or return it and format the "
+            "result"))
+
     def numpy(self):
         self._no_value(".numpy()")
 

@@ -98,3 +98,15 @@ def test_eager_tensor_takes_a_number_format_spec():
     assert f"{x}" == str(x)
     with pytest.raises(TypeError, match="only a one-element Tensor"):
         f"{d2s.ones([2]):.2f}"
+
+
+def message_built_while_tracing(x):
+    loss = (x ** 2).mean()
+    text = f"loss {loss.item():.4f}"      # a log line outside print: formatted now
+    return loss, text
+
+
+def test_a_number_formatted_outside_print_is_a_clear_error():
+    static = d2s.jit.to_static(message_built_while_tracing)
+    with pytest.raises(TypeError, match=r"format spec '\.4f'.*print\(f"):
+        static(t(INPUTS[0]))
