@@ -353,8 +353,18 @@ def tanh_(x, name=None):
     return method(x, "tanh_", lambda v: _ops().tanh(v))
 
 
+def copy_(x, src, blocking=True):
+    """PyTorch's and Paddle's `x.copy_(src)` (an EMA's `p_ema.copy_(...)`):
+    `src` broadcast and cast into x; the gradient goes to `src`."""
+    return method(x, "copy_", lambda v: _ops().set_item(v, Ellipsis, src))
+
+
+def masked_fill_(x, mask, value, name=None):
+    return method(x, "masked_fill_", lambda v: _ops().masked_fill(v, mask, value))
+
+
 # The method names converted code rebinds the receiver for (`x.add_(y)` ->
 # `x = x.add_(y)`), and the functions `d2s.<name>(x, ...)` likewise.
 INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "clip_", "add_",
                  "subtract_", "multiply_", "divide_", "zero_", "fill_", "exp_", "sqrt_",
-                 "tanh_")
+                 "tanh_", "copy_", "masked_fill_")

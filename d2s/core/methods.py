@@ -104,6 +104,9 @@ class TensorMethods:
     def exp_(self, name=None): return _inplace().exp_(self)
     def sqrt_(self, name=None): return _inplace().sqrt_(self)
     def tanh_(self, name=None): return _inplace().tanh_(self)
+    def copy_(self, src, blocking=True): return _inplace().copy_(self, src)
+    def masked_fill_(self, mask, value, name=None):
+        return _inplace().masked_fill_(self, mask, value)
     def reshape_(self, shape, name=None): return _inplace().reshape_(self, shape)
     def unsqueeze_(self, axis, name=None): return _inplace().unsqueeze_(self, axis)
     def squeeze_(self, axis=None, name=None): return _inplace().squeeze_(self, axis)

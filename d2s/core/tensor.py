@@ -151,6 +151,16 @@ class Tensor(TensorMethods):
     def __repr__(self):
         return format_tensor(self._value, self.stop_gradient)
 
+    def __format__(self, spec):
+        """`f"{loss:.4f}"`: a format spec formats the one element's Python
+        number, as PyTorch and PaddlePaddle do; no spec prints the Tensor."""
+        if not spec:
+            return str(self)
+        if self._value.size != 1:
+            raise TypeError(f"unsupported format string {spec!r} for a Tensor of shape "
+                            f"{list(self.shape)}: only a one-element Tensor formats as a number")
+        return format(self._value.item(), spec)
+
     # ---- autograd ------------------------------------------------------------
     @property
     def grad(self):
@@ -169,7 +179,11 @@ class Tensor(TensorMethods):
                 return
         self._grad = value
 
-    def backward(self, grad=None):
+    def backward(self, grad=None, retain_graph=False):
+        """Accumulate gradients into the leaves' `.grad`. `retain_graph`
+        (Paddle's and PyTorch's) is accepted: d2s keeps the tape after a
+        backward, so a second backward through it (an actor and a critic
+        loss sharing a trunk) always works."""
         if state._tls.builders:  # inside a traced step: the step's backward
             ov = effects.overlay()
             if ov is not None:

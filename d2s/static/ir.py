@@ -97,6 +97,32 @@ class Variable(Symbolic, TensorMethods):
         from .rebinding import fresh, supersede
         supersede(self, set_item(fresh(self), index, value))
 
+    def set_value(self, value):
+        """Paddle's `set_value` on a program's value (`p.grad.set_value(g *
+        scale)` in a converted training step, a local alias of it): new
+        values of the same shape, cast to this dtype, with no gradient path
+        to `value` -- an in-place write every holder reads from here on, as
+        `__setitem__`. In a program built by hand, the functional form."""
+        if self.block.program._builder.overlay is None:
+            raise TypeError(
+                f"set_value: the program value '{self.name}' cannot be changed in place in a "
+                "program built by hand; write the functional form `x = d2s.assign(value)`")
+        from ..core.ops import detach, lift
+        value = lift(value, like=self)
+        if len(value.shape) > len(self.shape) or any(
+                a is not None and b is not None and a != b
+                for a, b in zip(reversed(tuple(value.shape)), reversed(tuple(self.shape)))):
+            raise ValueError(f"set_value: a value of shape {list(value.shape)} for '{self.name}' "
+                             f"of shape {list(self.shape)}")
+        self[...] = detach(value)
+        return self
+
+    def register_hook(self, hook):
+        """`hook(grad)` rewrites the gradient reaching this value (converted
+        code; static.grad_hooks). Returns a handle whose `remove()` drops it."""
+        from .grad_hooks import register_hook
+        return register_hook(self, hook)
+
     def _fresh(self):
         """The value an in-place write of this Variable starts from
         (static.rebinding.fresh: a stale view takes its base's values again)."""
@@ -175,6 +201,18 @@ class Variable(Symbolic, TensorMethods):
     def item(self):
         self._no_value(".item()")
 
+    def __format__(self, spec):
+        """`f"{loss:.4f}"` outside a print (a log line, a message built while
+        tracing): its number exists only when the program runs. (An f-string
+        printed by converted code is formatted at run time: convert.runtime.)"""
+        if not spec:
+            return repr(self)
+        raise _uncatchable(TypeError(
+            f"format spec {spec!r} for static Variable '{self.name}': its value exists only "
+            "when the program runs, not while it is built. Print it with print(f\"...\") in "
+            "the converted function (formatted on every run), or return it and format the "
+            "result"))
+
     def numpy(self):
         self._no_value(".numpy()")
 
@@ -187,10 +225,12 @@ class Variable(Symbolic, TensorMethods):
     def __int__(self):
         self._no_value("int()")
 
-    def backward(self, grad=None):
+    def backward(self, grad=None, retain_graph=False):
         """In a function traced by `to_static`: the step's backward. Gradient ops
         are appended now; the gradients land on the parameters' `.grad` when a
-        run of the program commits (static.state_overlay)."""
+        run of the program commits (static.state_overlay). `retain_graph`
+        (Paddle's and PyTorch's) is accepted: the forward ops stay in the
+        program, so a second backward through them always works."""
         overlay = self._owning_builder().overlay
         if overlay is None:
             raise RuntimeError(

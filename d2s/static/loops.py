@@ -304,6 +304,17 @@ class _LoopBuilder:
                 self.init[i] = cast_weak(builder, parent, self.init[i], o.dtype)
                 retry = True
                 continue
+            if (o.dtype != ph.dtype and not ph.is_array and _widens(ph.dtype, o.dtype)
+                    and getattr(builder, "overlay", None) is not None
+                    and i not in getattr(self, "written_in_place", ())):
+                # The body widens it (a float32 state mixed with a numpy float64
+                # scalar, `np.sqrt(d)`; an int total given float64 values): eagerly
+                # it holds the wider dtype from the first trip on. Converted code
+                # (a to_static trace; a hand-built while_loop keeps Paddle's error)
+                # carries it in that dtype from the start: the same values.
+                self.init[i] = cast_weak(builder, parent, self.init[i], o.dtype)
+                retry = True
+                continue
             if o.dtype != ph.dtype:
                 raise ControlFlowError(
                     f"loop variable {label} changes dtype from {ph.dtype.name} to "
@@ -368,6 +379,13 @@ def _unpend(a, b):
     if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         return {k: _unpend(a[k], b[k]) for k in a}
     return a
+
+
+def _widens(before, after):
+    """`after` is `before` promoted (float32 -> float64, int32 -> int64,
+    bool -> int64): no value of `before` changes when cast to it."""
+    before, after = np.dtype(before), np.dtype(after)
+    return after.kind in "iuf" and np.promote_types(before, after) == after
 
 
 def _not_carried_yet(x):

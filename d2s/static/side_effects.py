@@ -62,15 +62,60 @@ def append_print(args, sep=" ", end="\n"):
     from ..core.dispatch import bind
     builder = state.current_builder() or next(
         a._owning_builder() for a in args if isinstance(a, Symbolic))
-    values, parts = [], []
+    values, parts, fstrings = [], [], []
     for a in args:
+        if isinstance(a, Variable) and a.weak and tuple(a.shape) == ():
+            # a Python number the code made of a tensor (`x.item()`): printed as one
+            a = _Pieces((("value", a, "", ""),))
         if isinstance(a, (Variable, Tensor)):
             parts.append(("value", len(values), bool(a.stop_gradient)))
             values.append(builder.to_var(a))
+        elif getattr(a, "fstring_pieces", None) is not None:
+            template, kinds = _fstring_part(a.fstring_pieces, values, builder)
+            fstrings.append(len(parts))
+            parts.append(("fstring", template, kinds))
         else:
             parts.append(("text", str(a)))
+    for i in fstrings:  # one kind per value of the op: "-" where the template names none
+        _, template, kinds = parts[i]
+        parts[i] = ("fstring", template, "".join(kinds.get(j, "-") for j in range(len(values))))
     with state.building(builder):
         bind("print", *values, parts=tuple(parts), sep=sep, end=end)
+
+
+def _fstring_part(pieces, values, builder):
+    from ..core.ops.debug_ops import format_field
+    """(template, {value index: kind}) of an f-string printed by converted
+    code (convert.runtime: `("text", s)` and `("value", v, conversion,
+    spec)` pieces): each tensor becomes a value of the print op, named by a
+    positional field, formatted when the program runs (debug_ops); anything
+    else is formatted now, as the f-string would."""
+    template, kinds, n = [], {}, 0
+    for piece in pieces:
+        if piece[0] == "text":
+            template.append(piece[1].replace("{", "{{").replace("}", "}}"))
+            continue
+        _, v, conversion, spec = piece
+        if isinstance(v, (Variable, Tensor)):
+            number = (isinstance(v, Variable) and getattr(v, "weak", False)
+                      and tuple(v.shape) == ())
+            kinds[len(values)] = "n" if number else ("T" if v.stop_gradient else "t")
+            template.append("{%d%s%s}" % (n, "!" + conversion if conversion else "",
+                                          ":" + spec if spec else ""))
+            values.append(builder.to_var(v))
+            n += 1
+        else:
+            if conversion:
+                v = {"r": repr, "s": str, "a": ascii}[conversion](v)
+            template.append(format_field(v, spec).replace("{", "{{").replace("}", "}}"))
+    return "".join(template), kinds
+
+
+class _Pieces:
+    __slots__ = ("fstring_pieces",)
+
+    def __init__(self, pieces):
+        self.fstring_pieces = pieces
 
 
 def append_assert(test, message):

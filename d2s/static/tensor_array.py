@@ -86,6 +86,18 @@ def array_append(arr, value):
     return _mark(bind("array_append", arr, value))
 
 
+def array_prepend(arr, value):
+    """`lst.insert(0, value)` on an array (returns computed backwards, each
+    put in front): the array reversed, `value` appended, reversed back --
+    ops every backend and the gradient already have."""
+    from ..core.ops import getitem
+    value = lift(value)
+    if isinstance(arr, PendingArray):
+        return _mark(stack([value] + arr.items))
+    flipped = _mark(getitem(arr, slice(None, None, -1)))
+    return _mark(getitem(array_append(flipped, value), slice(None, None, -1)))
+
+
 def array_extend(arr, values):
     """`arr += values` (a list literal in converted code) on an array: one
     append per value."""

@@ -36,7 +36,7 @@ def test_every_op_lowers_to_xla_and_the_random_ones_draw_on_the_host():
     refused = sorted(n for n, op in OPS.items() if isinstance(op.lowerings["xla"], NotLowerable))
     assert refused == ["c_allreduce_sum"]
     drawing = sorted(n for n, op in OPS.items() if op.draws)
-    assert drawing == ["dropout", "gaussian", "uniform"]
+    assert drawing == ["dropout", "gaussian", "python_draw", "uniform"]
     assert all(OPS[n].stateful for n in drawing)
 
 

@@ -735,6 +735,25 @@ cases("cum_extreme",
         label="min_ties"))
 # ---- end of the issue 25 (opsmath) block ----
 
+def _python_draw_case():
+    """`python_draw` (np.random / random in converted code): the call's numbers,
+    drawn anew on every run (here from d2s's generator, which the case seeds:
+    every mode draws the same)."""
+    from d2s.core.ops.python_draws import PythonDraw
+    from d2s.core.random import generator
+    call = PythonDraw(lambda size: generator().uniform(2.0, 3.0, size), (), {"size": (400,)})
+
+    def check(out):
+        (x,) = out
+        assert x.shape == (400,) and x.dtype == np.float64
+        assert x.min() >= 2.0 and x.max() < 3.0 and len(np.unique(x)) == 400
+    return C(attrs=dict(call=call, shape=(400,), dtype="float64"), ref=None, seed=10,
+             check=check, label="uniform")
+
+
+cases("python_draw", _python_draw_case())
+
+
 # -- tensor arrays (list.append in converted loops; declared in d2s/static/tensor_array.py) --
 cases("array_append",
       C(U(2, 3), U(3), ref=lambda buf, v: np.concatenate([buf, v[None]]), dynamic=True,

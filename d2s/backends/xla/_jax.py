@@ -2,6 +2,12 @@
 and 64-bit mode scoped to d2s's own tracing and calls."""
 from __future__ import annotations
 
+import numpy as _np
+
+# Importing jax draws from numpy's global generator: the user's stream (seeded
+# with np.random.seed, drawn by their code, eager or converted) is put back as
+# it was, so that the xla backend's first use changes no number they draw.
+_numpy_random_state = _np.random.get_state()
 try:
     import jax
     import jax.numpy as jnp
@@ -9,6 +15,9 @@ try:
     from jax import lax
 except ImportError as e:  # pragma: no cover - exercised in a subprocess test
     raise ImportError('the xla backend needs JAX: pip install "d2s[xla]"') from e
+finally:
+    _np.random.set_state(_numpy_random_state)
+    del _numpy_random_state
 
 
 

@@ -3,7 +3,8 @@
 Each helper keeps Python semantics for Python values and eager Tensors and
 builds static control flow for static Variables (one rule: `_is_static`).
 """
-from .builtins_ import (convert_all, convert_any, convert_assert, convert_isinstance,
+from .builtins_ import (convert_all, convert_any, convert_assert, convert_fstring,
+                        convert_isinstance, convert_percent, convert_str_format,
                         convert_len, convert_max, convert_min, convert_print, convert_raise,
                         convert_reversed, convert_shape, convert_size,
                         convert_sum)
@@ -18,7 +19,8 @@ from .items import (inplace_call, inplace_call_held, inplace_on_item, make_slice
 from .iteration import convert_enumerate, convert_range, convert_zip
 from .lists import (convert_list_append, convert_list_concat, convert_list_extend,
                     convert_list_extend_call, convert_reached_list_call, checked_method,
-                    convert_list_pop, convert_list_reverse, new_container)
+                    convert_list_insert, convert_list_pop, convert_list_reverse,
+                    new_container)
 from .subscripts import convert_subscript
 from .logical import (comprehension_test, convert_compare_chain, convert_contains,
                       convert_logical_and,
@@ -33,9 +35,11 @@ __all__ = [
     "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_item", "convert_numpy", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_contains", "convert_enumerate",
     "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
+    "convert_list_insert",
     "convert_reached_list_call",
     "convert_ifelse_expr", "convert_len",
     "convert_logical_and", "convert_logical_not", "convert_logical_or", "convert_print",
+    "convert_fstring", "convert_percent", "convert_str_format",
     "convert_raise", "convert_range", "convert_subscript", "convert_reversed", "convert_shape",
     "convert_size", "convert_sum",
     "convert_while_loop", "convert_zip",

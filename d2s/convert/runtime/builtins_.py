@@ -13,6 +13,8 @@ a tensor array) fold its rows, as the builtins fold an eager Tensor's, and
 `reversed` of one is its rows last first.
 """
 import builtins
+import re
+import string
 
 from .dispatch import _any_static, _is_static
 from .iteration import python_int
@@ -31,10 +33,113 @@ def convert_print(*args, **kwargs):
     (printing it once while tracing would show it one time, with the value
     it had then). A print into a `file` keeps Python's print for tensors: the
     print op writes to stdout only."""
+    if kwargs.get("file") is None and any(isinstance(a, FString) for a in args):
+        return _static_print(*args, **kwargs)
     if _any_static(args) or (kwargs.get("file") is None and _any_tensor(args)
                              and _building()):
         return _static_print(*args, **kwargs)
     builtins.print(*args, **kwargs)
+
+
+class FString:
+    """An f-string printed by converted code with a tensor of the program in
+    it: `print` makes it part of its op, formatted when the program runs
+    (static.side_effects). `fstring_pieces`: ("text", s) and ("value", v,
+    conversion, spec)."""
+
+    __slots__ = ("fstring_pieces",)
+
+    def __init__(self, pieces):
+        self.fstring_pieces = pieces
+
+    def __str__(self):  # printed into a file: the text as traced
+        return "".join(p[1] if p[0] == "text" else _format_now(*p[1:])
+                       for p in self.fstring_pieces)
+
+
+def _format_now(value, conversion, spec):
+    from d2s.core.ops.debug_ops import format_field
+    if conversion:
+        value = {"r": repr, "s": str, "a": ascii}[conversion](value)
+    return format_field(value, spec)
+
+
+def _pieces_or_text(pieces, values, text):
+    """An `FString` of `pieces` when `values` hold a tensor of the program
+    being built, else `text()` (Python's own formatting, its errors too)."""
+    if pieces is not None and (_any_static(values) or (_any_tensor(values) and _building())):
+        return FString(pieces)
+    return text()
+
+
+_PERCENT = re.compile(r"%(?P<key>\([^)]*\))?(?P<spec>[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?"
+                      r"[hlL]?[diouxXeEfFgGcrsa%])")
+
+
+def convert_percent(fmt, right):
+    """`"loss %.4f" % x.item()` printed by converted code: formatted when the
+    program runs where it holds a tensor of the program (see convert_fstring)."""
+    values = right if type(right) is tuple else (right,)
+    pieces, it, start = [], iter(values), 0
+    for m in _PERCENT.finditer(fmt):
+        pieces.append(("text", fmt[start:m.start()]))
+        start = m.end()
+        spec = m.group("spec")
+        if spec == "%":
+            pieces.append(("text", "%"))
+            continue
+        if m.group("key") is not None or "*" in spec:
+            pieces = None   # mapping keys, `*` widths: Python's own formatting
+            break
+        value = next(it, it)
+        if value is it:
+            pieces = None
+            break
+        pieces.append(("value", value, "", "%" + spec))
+    if pieces is not None:
+        pieces.append(("text", fmt[start:]))
+        if next(it, it) is not it:
+            pieces = None
+    return _pieces_or_text(pieces, values, lambda: fmt % right)
+
+
+def convert_str_format(fmt, *args):
+    """`"loss {:.3f}".format(x.item())` printed by converted code (positional
+    fields only): formatted when the program runs where it holds a tensor of
+    the program (see convert_fstring)."""
+    pieces, auto = [], 0
+    try:
+        parsed = list(string.Formatter().parse(fmt))
+    except ValueError:
+        parsed = None
+    for literal, field, spec, conversion in parsed or ():
+        pieces.append(("text", literal))
+        if field is None:
+            continue
+        if field == "":
+            index, auto = auto, auto + 1
+        elif field.isdigit():
+            index = int(field)
+        else:
+            pieces = None
+            break
+        if index >= len(args) or "{" in (spec or ""):
+            pieces = None
+            break
+        pieces.append(("value", args[index], conversion or "", spec or ""))
+    return _pieces_or_text(None if parsed is None else pieces, args,
+                           lambda: fmt.format(*args))
+
+
+def convert_fstring(spec, *values):
+    """An f-string argument of `print` (transformers.builtin_calls): its text
+    when it holds no tensor of a program being built, else an `FString`."""
+    pieces, it = [], iter(values)
+    for s in spec:
+        pieces.append(("text", s) if isinstance(s, str) else ("value", next(it)) + tuple(s))
+    if _any_static(values) or (_any_tensor(values) and _building()):
+        return FString(pieces)
+    return "".join(p[1] if p[0] == "text" else _format_now(*p[1:]) for p in pieces)
 
 
 def _any_tensor(values):

@@ -11,6 +11,7 @@ import inspect
 import types
 import weakref
 
+from .python_random import draw_call
 from .reads import note_function
 
 __all__ = ["convert_call"]
@@ -41,6 +42,13 @@ def convert_call(f):
         if getattr(f, "_d2s_grad_mode", None) is not None:
             return _grad_mode_call(f)
         return _convert_function_or_self(f)
+    if isinstance(f, (types.MethodType, types.BuiltinMethodType)):
+        # np.random.beta, random.random: drawn on every run while tracing
+        drawn = draw_call(f)
+        if drawn is not None:
+            return drawn
+        if not isinstance(f, types.MethodType):
+            return _convert_special_callable(f)
     if isinstance(f, types.MethodType):
         func = f.__func__
         if not isinstance(func, types.FunctionType):

@@ -209,6 +209,30 @@ def convert_list_append(lst, value, outer=None):
     return lst
 
 
+def convert_list_insert(lst, index, value, outer=None):
+    """`lst.insert(index, value)` in a loop or `if`, returning the list (the
+    generated code reassigns it). Inside a loop on a tensor a list is a
+    tensor array: `insert(0, v)` -- returns computed in a reversed loop,
+    each put in front -- puts `v` before its rows; another position raises,
+    saying what to write. `outer`: as for convert_list_append."""
+    from d2s.static.tensor_array import PendingArray, array_prepend, is_tensor_array
+    if outer is not None:
+        check_outer_list(lst, outer, "insert")
+    pending = _pending(lst, (value,), "insert")
+    lst = lst if pending is None else pending
+    if isinstance(lst, PendingArray) or is_tensor_array(lst):
+        if type(index) is not int or index != 0:
+            from d2s.static import ControlFlowError
+            raise ControlFlowError(
+                f"insert({index!r}, ...) into a list a loop on a tensor fills: only "
+                "insert(0, v) (in front) or append(v) can be carried by the loop; "
+                "append the values and reorder them after the loop")
+        _check_array_items(lst, (value,), "insert")
+        return array_prepend(lst, value)
+    lst.insert(index, value)
+    return lst
+
+
 def convert_list_extend(lst, values, outer=None):
     """`lst += values` (a list literal), returning the result (the generated code
     reassigns it). On a tensor array each value is appended; otherwise it is

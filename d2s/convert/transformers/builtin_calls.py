@@ -53,6 +53,77 @@ _ATTRIBUTES = {"shape": "convert_shape", "size": "convert_size"}
 _VALUE_METHODS = {"numpy": "convert_numpy", "item": "convert_item"}
 
 
+_CONVERSIONS = {-1: "", ord("s"): "s", ord("r"): "r", ord("a"): "a"}
+
+
+def _fstring_call(node):
+    """`f"loss {x.item():.4f}"` printed -> `_jst.convert_fstring(("loss ",
+    ("", ".4f")), x.item())`: the runtime formats it now when no tensor of a
+    program is in it (the same text), else the print op formats it when the
+    program runs, as eager code prints each call. A spec with fields of its
+    own (`{x:{width}}`) stays Python's f-string."""
+    spec, values = [], []
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            spec.append(ast.Constant(value=part.value))
+            continue
+        fmt = ""
+        if part.format_spec is not None:
+            if not all(isinstance(p, ast.Constant) for p in part.format_spec.values):
+                return node
+            fmt = "".join(p.value for p in part.format_spec.values)
+        spec.append(ast.Tuple(elts=[ast.Constant(value=_CONVERSIONS[part.conversion]),
+                                    ast.Constant(value=fmt)], ctx=ast.Load()))
+        values.append(part.value)
+    call = templates.replace_as_expression("_jst.convert_fstring(spec)",
+                                           spec=ast.Tuple(elts=spec, ctx=ast.Load()))
+    call.args.extend(values)
+    return finish(call, node)
+
+
+def _is_jst(node, name):
+    return (isinstance(node, ast.Attribute) and node.attr == name
+            and isinstance(node.value, ast.Name) and node.value.id == "_jst")
+
+
+def _format_receiver(node):
+    """The constant string of `"...".format(...)` (also as call_trees wraps
+    it: `_jst.convert_call("...".format)(...)`), or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Call) and _is_jst(func.func, "convert_call") and len(func.args) == 1:
+        func = func.args[0]   # `_jst.convert_call("...".format)(...)`
+    if (isinstance(func, ast.Call) and _is_jst(func.func, "read_attr")
+            and len(func.args) >= 2):
+        recv, attr = func.args[:2]
+        if isinstance(attr, ast.Constant) and attr.value == "format":
+            func = ast.Attribute(value=recv, attr="format", ctx=ast.Load())
+    if (isinstance(func, ast.Attribute) and func.attr == "format"
+            and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)):
+        return func.value
+    return None
+
+
+def _text_call(node):
+    """A `print` argument formatting text: an f-string, `"..." % v`, or
+    `"...".format(...)` of a constant string, routed through the runtime."""
+    if isinstance(node, ast.JoinedStr):
+        return _fstring_call(node)
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+            and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
+        call = templates.replace_as_expression("_jst.convert_percent(fmt, right)",
+                                               fmt=node.left, right=node.right)
+        return finish(call, node)
+    fmt = _format_receiver(node)
+    if fmt is not None and not node.keywords and not any(
+            isinstance(a, ast.Starred) for a in node.args):
+        call = templates.replace_as_expression("_jst.convert_str_format(fmt)", fmt=fmt)
+        call.args.extend(node.args)
+        return finish(call, node)
+    return node
+
+
 _BINDING = frozenset((ast.arg, ast.FunctionDef, ast.ClassDef, ast.alias))
 
 
@@ -106,6 +177,8 @@ class _BuiltinCalls(NodeTransformer):
         if func.id in _RENAMED:
             node.func = finish(templates.replace_as_expression(
                 "_jst.helper", helper=_RENAMED[func.id]), func)
+            if func.id == "print":
+                node.args = [_text_call(a) for a in node.args]
         elif (func.id == "super" and not node.args and not node.keywords
               and self.self_names and self.self_names[-1]):
             node.args = finish([ast.Name(id="__class__", ctx=ast.Load()),

@@ -63,7 +63,7 @@ class _IfConverter(ScopedTransformer):
         return finish(stmts, node)
 
 
-_LIST_HELPERS = frozenset(("convert_list_append", "convert_list_extend",
+_LIST_HELPERS = frozenset(("convert_list_append", "convert_list_extend", "convert_list_insert",
                            "convert_list_extend_call", "convert_list_concat"))
 
 

@@ -30,7 +30,7 @@ from .item_assignment import _index_expr, _python_containers
 # side does not import the core, a test checks that both lists agree).
 INPLACE_NAMES = ("reshape_", "unsqueeze_", "squeeze_", "flatten_", "scale_", "clip_", "add_",
                  "subtract_", "multiply_", "divide_", "zero_", "fill_", "exp_", "sqrt_",
-                 "tanh_")
+                 "tanh_", "copy_", "masked_fill_")
 # The in-place forms d2s.tensor_methods builds (`x.ceil_()`, `d2s.ceil_(x)`):
 # likewise (a test checks this list against d2s.tensor_methods.INPLACE_FORMS).
 MORE_INPLACE_NAMES = tuple(name + "_" for name in (

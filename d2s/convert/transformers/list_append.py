@@ -2,6 +2,8 @@
 `lst.extend(vs)` -> `lst = _jst.convert_list_extend_call(lst, vs)`,
 `lst += [v, ...]` (a list literal) -> `lst = _jst.convert_list_extend(lst, [v, ...])`
 and `lst = lst + [v, ...]` -> `lst = _jst.convert_list_concat(lst, [v, ...])`;
+`lst.insert(i, v)` in a loop or `if` -> `lst = _jst.convert_list_insert(lst, i, v)`
+(in front of a tensor array: returns computed backwards);
 `obj.a.append(v)` / `d["k"].extend(vs)` -> `_jst.convert_reached_list_call(...)`,
 an error under a tensor `if` or loop (never an append shown on every path);
 `y = x.pop(i)` / `x.pop(i)` / `return x.pop(i)` (a statement of its own; a
@@ -104,6 +106,18 @@ class _ListAppend(StatementTransformer):
                                        ast.Load()),
                     args=[ast.Name(owner, ast.Load()), ast.Constant(owner),
                           ast.Constant(owner not in self.fresh)], keywords=[])), node)
+        if (self.loops and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "insert" and isinstance(call.func.value, ast.Name)
+                and call.func.value.id != "_jst" and not call.func.value.id.startswith("__")
+                and len(call.args) == 2 and not call.keywords
+                and not any(isinstance(a, ast.Starred) for a in call.args)):
+            # `a.insert(i, v)` -> `a = _jst.convert_list_insert(a, i, v)`: in
+            # front of a tensor array a loop carries (returns computed backwards)
+            stmts = templates.replace(
+                "lst = _jst.convert_list_insert(lst, index, value)", lst=call.func.value.id,
+                index=call.args[0], value=call.args[1])
+            stmts[0].value.keywords.extend(self._outer(call.func.value.id))
+            return finish(stmts, node)
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr in _METHOD_HELPERS and len(call.args) == 1
                 and not call.keywords and not isinstance(call.args[0], ast.Starred)):

@@ -19,6 +19,7 @@ from . import optim_more as _optim_more  # noqa: F401,E402  (Adadelta, Lamb upda
 from . import beam_ops as _beam_ops  # noqa: F401,E402  (gather_tree)
 from . import yolo_ops as _yolo_ops  # noqa: F401,E402  (yolo_loss_targets)
 from . import resize as _resize  # noqa: F401,E402  (resize_weights: interpolate at run-time sizes)
+from . import python_draws as _python_draws  # noqa: F401,E402  (np.random / random in converted code)
 from .random_ops import normal, rand, randn, uniform
 from .reduction import argmax, argmin, max, mean, min, norm, sum
 from ._base import constant, lift

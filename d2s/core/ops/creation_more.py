@@ -38,13 +38,37 @@ def linspace(start, stop, num, dtype=None, name=None):
 
 
 def eye(num_rows, num_columns=None, dtype=None, name=None):
-    """The identity matrix (ones on the diagonal), float32 unless `dtype`."""
+    """The identity matrix (ones on the diagonal), float32 unless `dtype`.
+    A size computed by the program (`eye(2 * n)` with `n` a dynamic batch
+    size, as contrastive losses mask their diagonal) builds it from two
+    aranges compared, so one program serves every size."""
+    if _traced(num_rows) or _traced(num_columns):
+        return _eye_of_run_time_size(num_rows, num_rows if num_columns is None else num_columns,
+                                     DEFAULT_FLOAT if dtype is None else as_dtype(dtype))
     rows = int(_number(num_rows, "eye", "num_rows"))
     cols = rows if num_columns is None else int(_number(num_columns, "eye", "num_columns"))
     if rows < 0 or cols < 0:
         raise ValueError(f"eye: sizes must be >= 0, got {rows} x {cols}")
     dtype = DEFAULT_FLOAT if dtype is None else as_dtype(dtype)
     return constant(np.eye(rows, cols, dtype=dtype), dtype)
+
+
+def _traced(v):
+    """A value of the program being built (not a number, not an eager Tensor)."""
+    from ..tensor import Tensor
+    return is_value(v) and not isinstance(v, Tensor)
+
+
+def _eye_of_run_time_size(rows, cols, dtype):
+    from . import arange, cast, equal, unsqueeze
+    for v, what in ((rows, "num_rows"), (cols, "num_columns")):
+        if is_value(v) and (tuple(v.shape) not in ((), (1,))
+                            or not np.issubdtype(np.dtype(v.dtype), np.integer)):
+            raise TypeError(f"eye: {what} must be an int or a one-element int tensor, got "
+                            f"shape {list(v.shape)} of {np.dtype(v.dtype).name}")
+    r = arange(0, rows if not is_value(rows) else rows.reshape([]), 1, dtype="int64")
+    c = arange(0, cols if not is_value(cols) else cols.reshape([]), 1, dtype="int64")
+    return cast(equal(unsqueeze(r, 1), unsqueeze(c, 0)), dtype)
 
 
 def empty(shape, dtype=None, name=None):
@@ -82,7 +106,16 @@ def assign(x, output=None):
             raise TypeError(f"assign: output must be a Tensor, got {type(output).__name__}")
         # a value of a program: functional, as for an in-place method; converted
         # code rebinds the output's name to the result (`paddle.assign(x, y)`
-        # statements), elsewhere it is a clear error
+        # statements). Where nothing rebinds it (`assign(g, p.grad)` in a
+        # converted step) a to_static trace writes the value in place, as
+        # `output[...] = x` does, so every holder reads it; elsewhere it is a
+        # clear error
+        from .. import effects
+        if (not getattr(inplace._rebinding, "on", False) and effects.overlay() is not None
+                and hasattr(output, "_write_in_place") and not getattr(output, "is_data", False)):
+            inplace._conform(out, output, "assign(x, output=...)", True)
+            output[...] = out
+            return output
         return inplace.method(output, "assign", lambda v: inplace._conform(
             out, v, "assign(x, output=...)", True))
     return out

@@ -15,9 +15,58 @@ def _print_kernel(*values, parts, sep, end):
     for part in parts:
         if part[0] == "text":
             text.append(part[1])
+        elif part[0] == "fstring":
+            text.append(_format_fstring(values, part[1], part[2]))
         else:
             text.append(format_tensor(np.asarray(values[part[1]]), part[2]))
     sys.stdout.write(sep.join(text) + end)
+
+
+def _format_fstring(values, template, kinds):
+    """An f-string (or a `%` / `str.format` text) printed by converted code,
+    formatted when the program runs: `kinds` has one letter per value of
+    the op: "n" a Python number the code made of a tensor (`.item()`,
+    `float()`, a dynamic dim), "t"/"T" a Tensor that requires / stops
+    gradients, "-" a value this text does not hold. The others, in order,
+    are `template`'s positional fields, each formatted as eager code formats
+    that object (a spec starting with "%" the way `%` does)."""
+    from ..tensor import Tensor
+    objs = []
+    for kind, v in zip(kinds, values):
+        if kind == "n":
+            objs.append(_Field(np.asarray(v).item()))
+        elif kind != "-":
+            t = Tensor._from_array(np.asarray(v))
+            t.stop_gradient = kind == "T"
+            objs.append(_Field(t))
+    return template.format(*objs)
+
+
+class _Field:
+    """A value in a print's template: `{0:%.4f}` formats it with `%`, any
+    other spec with `format`; `!r`/`!s` convert the value itself."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __format__(self, spec):
+        return format_field(self.value, spec)
+
+    def __repr__(self):
+        return repr(self.value)
+
+    def __str__(self):
+        return str(self.value)
+
+
+def format_field(value, spec):
+    """`format(value, spec)`, or `spec % value` for a `%` spec (the fields
+    converted code makes of `"%.4f" % x`)."""
+    if spec.startswith("%"):
+        return spec % (value,)
+    return format(value, spec)
 
 
 def _assert_kernel(cond, message):
@@ -34,6 +83,8 @@ def _assert_error(message):
 
 
 def _print_infer(*values, parts, sep, end):
+    if any(p[0] == "fstring" and len(p[2]) != len(values) for p in parts):
+        raise IndexError(f"print: an f-string part needs one kind per value ({len(values)})")
     for part in parts:
         if part[0] == "value" and part[1] >= len(values):
             raise IndexError(f"print: part {part!r} names value {part[1]} of {len(values)}")
@@ -41,9 +92,12 @@ def _print_infer(*values, parts, sep, end):
 
 
 def _part_ok(p):
-    """("text", str) or ("value", index, stop_gradient), as `side_effects` writes them."""
+    """("text", str), ("value", index, stop_gradient) or ("fstring", template,
+    field kinds), as `side_effects` writes them."""
     return type(p) is tuple and (
         len(p) == 2 and p[0] == "text" and TEXT(p[1]) is None
+        or len(p) == 3 and p[0] == "fstring" and TEXT(p[1]) is None and type(p[2]) is str
+        and set(p[2]) <= set("ntT-")
         or len(p) == 3 and p[0] == "value" and type(p[1]) is int and 0 <= p[1] < 1 << 16
         and type(p[2]) is bool)
 

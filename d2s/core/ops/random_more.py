@@ -44,6 +44,11 @@ def randperm(n, dtype="int64", name=None):
     from .elementwise import cast
     from .random_ops import uniform
     from .search import argsort
+    from ..tensor import Tensor
+    if is_value(n) and not isinstance(n, Tensor) and tuple(n.shape) in ((), (1,)):
+        # a size known when the program runs (`randperm(x.shape[0])` with a None
+        # batch, mixup's shuffle): uniform takes it as a run-time dim
+        return cast(argsort(uniform([n.reshape([])], "float64", 0.0, 1.0)), as_dtype(dtype))
     n = _int(n, "randperm", "n")
     if n < 0:
         raise ValueError(f"randperm: n must be >= 0, got {n}")

@@ -42,6 +42,9 @@ def _kernel(x, v, *tensors, spec):
     else:
         target = out[index].shape
     _check_fits(np.shape(v), target)
+    v = np.asarray(v)
+    if v.ndim > len(target):  # numpy drops them for a region, not for one element
+        v = v.reshape(v.shape[v.ndim - len(target):])
     out[index] = v
     return out
 

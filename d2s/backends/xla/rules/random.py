@@ -2,6 +2,7 @@
 d2s's numpy generator (`ns.host_draw`), so the numbers equal the numpy backend's."""
 from __future__ import annotations
 
+from ....core.ops.python_draws import _kernel as _python_draw_kernel
 from ....core.ops.random_ops import _dropout_mask, _normal_kernel, _uniform_kernel
 from ....core.ops.shape_args import fill_spec
 from ....core.registry import register_lowering
@@ -26,3 +27,5 @@ def _dropout_xla(ns, x, p):
 register_lowering("xla", "uniform", _drawn_on_host(_uniform_kernel))
 register_lowering("xla", "gaussian", _drawn_on_host(_normal_kernel))
 register_lowering("xla", "dropout", _dropout_xla)
+register_lowering("xla", "python_draw", lambda ns, *, call, shape, dtype: ns.host_draw(
+    lambda: _python_draw_kernel(call=call, shape=shape, dtype=dtype), tuple(shape), dtype))
