@@ -62,6 +62,43 @@ INPLACE_FORMS = (
 )
 
 
+# Paddle's in-place random fills: the tensor's values redrawn, shape and
+# dtype kept (custom weight initialisation, noise injection).
+RANDOM_FILLS = ("uniform_", "normal_", "exponential_")
+
+
+def _shape_of(x):
+    from .core.ops import shape
+    return list(x.shape) if None not in x.shape else shape(x)
+
+
+def _uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
+    from .core.ops import uniform
+    return uniform(_shape_of(x), x.dtype, min, max)
+
+
+def _normal_(x, mean=0.0, std=1.0, name=None):
+    from .core.ops import cast, randn, scale
+    return cast(scale(randn(_shape_of(x)), float(std), float(mean)), x.dtype)
+
+
+def _exponential_(x, lam=1.0, name=None):
+    """Samples of Exp(lam) by inversion, `-log(1 - u) / lam` (u in [0, 1))."""
+    from .core.ops import cast, log1p, neg, scale, uniform
+    u = uniform(_shape_of(x), "float64", 0.0, 1.0)
+    return cast(scale(neg(log1p(neg(u))), 1.0 / float(lam)), x.dtype)
+
+
+def _random_fill(name, draw):
+    from .core import inplace
+
+    def method(self, *args, **kwargs):
+        return inplace.method(self, name, lambda v: draw(v, *args, **kwargs))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = draw.__doc__ or f"In place: this tensor's values redrawn ({name})."
+    return method
+
+
 def _find(name, namespaces):
     for space in namespaces:
         fn = space.get(name) if isinstance(space, dict) else getattr(space, name, None)
@@ -104,6 +141,9 @@ def install(namespaces):
         if fn is not None:
             setattr(TensorMethods, name, _forwarding(name, fn))
     made = {}
+    for name, draw in zip(RANDOM_FILLS, (_uniform_, _normal_, _exponential_)):
+        if not hasattr(TensorMethods, name):
+            setattr(TensorMethods, name, _random_fill(name, draw))
     for name in INPLACE_FORMS:
         fn = _find(name, namespaces)
         if fn is None:

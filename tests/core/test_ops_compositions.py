@@ -199,3 +199,33 @@ def test_user_method_with_an_inplace_name_keeps_its_receiver():
     got = d2s.jit.to_static(_user_object_method)(d2s.to_tensor(A), c)
     np.testing.assert_allclose(got.numpy(), A * 2.0)
     assert c.calls == 1
+
+
+def _noisy(x):
+    y = x * 1.0
+    y.uniform_(2.0, 3.0)
+    z = x * 1.0
+    z.normal_(10.0, 0.01)
+    w = x * 1.0
+    w.exponential_(4.0)
+    return y, z, w
+
+
+@pytest.mark.parametrize("mode", ["eager", "numpy", "xla"])
+def test_random_fills_redraw_in_place(mode):
+    if mode == "xla":
+        pytest.importorskip("jax")
+    fn = _noisy if mode == "eager" else d2s.jit.to_static(_noisy, backend=mode)
+    x = d2s.to_tensor(np.zeros((200, 50), "float32"))
+    y, z, w = fn(x)
+    for t in (y, z, w):
+        assert t.numpy().dtype == np.float32 and t.numpy().shape == (200, 50)
+    y, z, w = y.numpy(), z.numpy(), w.numpy()
+    assert 2.0 <= y.min() and y.max() < 3.0 and abs(y.mean() - 2.5) < 0.02
+    assert abs(z.mean() - 10.0) < 0.01 and abs(z.std() - 0.01) < 0.002
+    assert w.min() >= 0.0 and abs(w.mean() - 0.25) < 0.02    # Exp(4): mean 1/4
+    again = fn(x)[0].numpy()
+    assert not np.array_equal(again, y)                       # drawn anew per call
+    from d2s import tensor_methods
+    from d2s.convert.transformers import inplace_methods
+    assert inplace_methods.RANDOM_FILL_NAMES == tensor_methods.RANDOM_FILLS

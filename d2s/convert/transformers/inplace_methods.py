@@ -41,7 +41,9 @@ MORE_INPLACE_NAMES = tuple(name + "_" for name in (
     "put_along_axis", "index_add", "index_put", "cumsum", "cumprod", "gcd", "lcm",
     "equal", "not_equal", "greater_than", "greater_equal", "less_than", "less_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not"))
-_NAMES = frozenset(INPLACE_NAMES + MORE_INPLACE_NAMES)
+# Paddle's in-place random fills (d2s.tensor_methods.RANDOM_FILLS).
+RANDOM_FILL_NAMES = ("uniform_", "normal_", "exponential_")
+_NAMES = frozenset(INPLACE_NAMES + MORE_INPLACE_NAMES + RANDOM_FILL_NAMES)
 
 
 def _marked(call, helper="inplace_call"):
