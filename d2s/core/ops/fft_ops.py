@@ -35,8 +35,9 @@ def real_of(dtype):
     return np.finfo(complex_of(dtype)).dtype
 
 
-def _resize(y, shape, axes):
-    """`y` cropped or zero-padded along `axes` to `shape`'s sizes there."""
+def resize_along(xp, y, shape, axes):
+    """`y` cropped or zero-padded along `axes` to `shape`'s sizes there, with
+    the array module `xp` (numpy here; jax.numpy in the xla rules)."""
     for a in axes:
         n, want = y.shape[a], shape[a]
         if n > want:
@@ -44,8 +45,12 @@ def _resize(y, shape, axes):
         elif n < want:
             pad = [(0, 0)] * y.ndim
             pad[a] = (0, want - n)
-            y = np.pad(y, pad)
+            y = xp.pad(y, pad)
     return y
+
+
+def _resize(y, shape, axes):
+    return resize_along(np, y, shape, axes)
 
 
 def _sized(shape, axes, sizes):

@@ -26,7 +26,7 @@ from .elementwise import (cast, equal, greater_equal, greater_than, less_equal, 
 from .indexing import getitem
 from .manipulation import concat, expand, flatten, reshape, unsqueeze
 from .reduction import sum as _sum
-from .search import _integer_index, _scatter_add, index_select
+from .search import _integer_index, _scatter_add, index_select, nd_index
 from .shaping import _dim, _int, _take
 
 __all__ = ["repeat_interleave", "index_add", "index_put", "scatter_nd_add", "searchsorted",
@@ -124,14 +124,7 @@ def scatter_nd_add(x, index, updates, name=None):
     """A copy of `x` with `updates` added at the positions the last dim of
     `index` addresses (its first k dims; Paddle's scatter_nd_add)."""
     x = lift(x)
-    index = _integer_index(index, "scatter_nd_add")
-    if not index.shape or index.shape[-1] is None:
-        raise ValueError("scatter_nd_add: the last dim of index (how many dims of x it "
-                         "addresses) must be known while building")
-    k = index.shape[-1]
-    if k > len(x.shape):
-        raise ValueError(f"scatter_nd_add: index addresses {k} dims, x {tuple(x.shape)} has "
-                         f"{len(x.shape)}")
+    index, k = nd_index(x, index, "scatter_nd_add")
     updates = lift(updates, like=x)
     if np.dtype(updates.dtype) != np.dtype(x.dtype):
         updates = cast(updates, x.dtype)

@@ -202,19 +202,26 @@ def index_sample(x, index):
     return take_along_axis(x, index, axis=1)
 
 
+def nd_index(x, index, opname):
+    """(index as an integer tensor, k): the last dim of `index`, which must be
+    known while building, is how many leading dims of `x` it addresses."""
+    index = _integer_index(index, opname)
+    if not index.shape or index.shape[-1] is None:
+        raise ValueError(f"{opname}: the last dim of index (how many dims of x it "
+                         "addresses) must be known while building")
+    k = index.shape[-1]
+    if k > len(x.shape):
+        raise ValueError(f"{opname}: index addresses {k} dims, x {tuple(x.shape)} has "
+                         f"{len(x.shape)}")
+    return index, k
+
+
 def gather_nd(x, index, name=None):
     """`out[i...] = x[index[i..., 0], ..., index[i..., k-1]]`: the last dim of
     `index` (k, known while building) addresses the first k dims of `x`."""
     from .indexing import getitem
     x = lift(x)
-    index = _integer_index(index, "gather_nd")
-    if not index.shape or index.shape[-1] is None:
-        raise ValueError("gather_nd: the last dim of index (how many dims of x it "
-                         "addresses) must be known while building")
-    k = index.shape[-1]
-    if k > len(x.shape):
-        raise ValueError(f"gather_nd: index addresses {k} dims, x {tuple(x.shape)} has "
-                         f"{len(x.shape)}")
+    index, k = nd_index(x, index, "gather_nd")
     if k == 0:
         from .manipulation import expand, unsqueeze
         lead = list(index.shape[:-1])

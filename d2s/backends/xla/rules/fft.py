@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....core.ops.fft_ops import resize_along as _resize
 from ....core.registry import lowers
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -12,18 +13,6 @@ _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 def _complex_of(dtype):
     return np.result_type(np.dtype(dtype), np.complex64)
-
-
-def _resize(jnp, y, shape, axes):
-    for a in axes:
-        n, want = y.shape[a], shape[a]
-        if n > want:
-            y = y[(slice(None),) * a + (slice(0, want),)]
-        elif n < want:
-            pad = [(0, 0)] * y.ndim
-            pad[a] = (0, want - n)
-            y = jnp.pad(y, pad)
-    return y
 
 
 @lowers("xla", "fft_c2c")
