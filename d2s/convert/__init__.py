@@ -10,8 +10,10 @@ The AST side depends on nothing else of d2s.
 from .api import convert_function, is_convertible
 from .errors import D2SConversionError, SourceUnavailableError, UnsupportedSyntaxError
 from .origin import rewrite_exception
+from .runtime.python_random import generators_held, is_generator
 from .runtime.reads import recording as recording_reads
 from .runtime.targets import layer_writes
 
 __all__ = ["convert_function", "is_convertible", "rewrite_exception", "layer_writes", "recording_reads",
+           "generators_held", "is_generator",
            "D2SConversionError", "SourceUnavailableError", "UnsupportedSyntaxError"]

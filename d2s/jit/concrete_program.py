@@ -33,7 +33,7 @@ from ..static.rebinding import entry_writes_begin, entry_writes_end, written_inp
 from ..static.state_overlay import StateOverlay
 from ..static.pytree import flatten, unflatten
 from ..static.tensor_array import is_tensor_array
-from ..convert import layer_writes, recording_reads
+from ..convert import generators_held, is_generator, layer_writes, recording_reads
 from ..gc_pause import gc_paused
 from ..static.origins import warn_in_user_code
 from . import read_guards
@@ -141,7 +141,8 @@ class ConcreteProgram(TapedRuns):
                 # what the trace may write that outlives the call (jit.outliving)
                 watch = Watch(_roots(converted_fn, signature, bound_self),
                               _argument_roots(signature, bound_self))
-                with reading_values() as value_guards, recording_reads() as reads:
+                with reading_values() as value_guards, recording_reads() as reads, \
+                        generators_held(_held_generators(watch)):
                     result = converted_fn(*args, **kwargs)
                 writes = watch.collect(program, read_guards.grown_only(reads, watch))
                 if value_guards:
@@ -479,6 +480,19 @@ def _roots(converted_fn, signature, bound_self):
         roots.append((f"argument '{k}'", v))
     roots.extend(function_roots(converted_fn))
     return roots
+
+
+def _held_generators(watch):
+    """ids of the random generators the caller holds before the trace: roots
+    (an argument, a closure cell, a global) and entries of the containers the
+    watch recorded (`self.rng`, `cfg["rng"]`). Their draws in converted code
+    are replayed per run (convert.runtime.python_random)."""
+    found = {id(v) for _, v in watch.roots if is_generator(v)}
+    for _, copy, _, _ in watch.before.values():
+        for v in (copy.values() if isinstance(copy, dict) else copy):
+            if is_generator(v):
+                found.add(id(v))
+    return found
 
 
 def _argument_roots(signature, bound_self):

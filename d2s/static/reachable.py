@@ -23,6 +23,14 @@ LEAVES = (Tensor, Variable, str, bytes, int, float, complex, bool, type(None), t
           types.MethodType, types.CodeType, property, staticmethod, classmethod)
 
 
+def _is_generator(value):
+    """A random generator (Python's or numpy's): a global one a function draws
+    from is state the caller keeps (convert.runtime.python_random)."""
+    import random
+    import numpy as np
+    return isinstance(value, (random.Random, np.random.RandomState, np.random.Generator))
+
+
 def is_layer(obj):
     return hasattr(type(obj), "named_sublayers") and isinstance(
         getattr(obj, "__dict__", None), dict) and "_parameters" in obj.__dict__
@@ -94,7 +102,8 @@ def function_roots(fns, depth=3, bare=False):
                 value = g[name]
                 if isinstance(value, types.FunctionType):
                     called.append(value)
-                elif isinstance(value, (list, dict)) or walkable_object(value):
+                elif isinstance(value, (list, dict)) or walkable_object(value) \
+                        or _is_generator(value):
                     found.append((name if bare else f"global '{name}'", value))
         for label, value in found:
             if id(value) not in seen_roots:

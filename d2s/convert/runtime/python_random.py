@@ -1,12 +1,18 @@
-"""`np.random.beta(a, a)`, `random.random()` ... called by converted code
-while `to_static` traces: an op drawing again on every run
+"""`np.random.beta(a, a)`, `random.random()`, `self.rng.normal()` ... called
+by converted code while `to_static` traces: an op drawing again on every run
 (core.ops.python_draws), not a number drawn once and frozen into the
-program. Eager calls (no trace), draws whose arguments hold tensors and generators
-the code makes itself are Python's own calls."""
+program. The generators drawn so: the module-level ones, and those the
+caller held before the trace (an attribute of `self`, an argument, a
+closure cell or global, or inside their containers: `generators_held`).
+Eager calls (no trace), draws whose arguments hold tensors and generators
+the code makes itself during the call are Python's own calls (eagerly such
+a generator starts afresh on every call)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
+import threading
 
 import numpy as np
 
@@ -34,13 +40,43 @@ def _global_generators():
     return (random._inst, np.random.mtrand._rand)
 
 
+_GENERATORS = (random.Random, np.random.RandomState, np.random.Generator)
+_held = threading.local()   # .ids: generators the caller held before the trace
+
+
+def is_generator(value):
+    """A random generator whose draws d2s can replay per run."""
+    return isinstance(value, _GENERATORS)
+
+
+@contextlib.contextmanager
+def generators_held(ids):
+    """While a trace runs: `ids` are the generators the caller held before it
+    (`self.rng`, an argument, a global): their draws continue their stream
+    on every run, as eagerly, like the module-level generators'."""
+    before = getattr(_held, "ids", None)
+    _held.ids = frozenset(ids)
+    try:
+        yield
+    finally:
+        _held.ids = before
+
+
+def _drawn_per_run(owner):
+    if any(owner is g for g in _global_generators()):
+        return True
+    held = getattr(_held, "ids", None)
+    return held is not None and id(owner) in held and is_generator(owner)
+
+
 def draw_call(f):
     """A call drawing on every run for `f`, when `f` is a drawing method of
-    a module-level generator and a `to_static` trace is being built; else
-    None (converted code calls `f` itself)."""
+    a module-level generator or of one the caller held before the trace, and
+    a `to_static` trace is being built; else None (converted code calls `f`
+    itself)."""
     owner = getattr(f, "__self__", None)
     if (owner is None or getattr(f, "__name__", None) not in _DRAWS
-            or not any(owner is g for g in _global_generators())):
+            or not _drawn_per_run(owner)):
         return None
     from d2s.core import effects
     if effects.overlay() is None:
