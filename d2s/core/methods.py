@@ -60,20 +60,17 @@ class TensorMethods:
     def __ge__(self, o): return _F.greater_equal(self, o)
     __hash__ = object.__hash__
 
-    # ---- logical (bool tensors) -------------------------------------------
-    # On integers these work on the bits (`x & 1` is a mask, as in numpy,
-    # Paddle and PyTorch); on bools (and, as before, other operands) they
-    # are the logical ops.
-    def __and__(self, o): return _bits(self, o, "and")(self, o)
-    def __rand__(self, o): return _bits(self, o, "and")(o, self)
-    def __or__(self, o): return _bits(self, o, "or")(self, o)
-    def __ror__(self, o): return _bits(self, o, "or")(o, self)
-    def __xor__(self, o): return _bits(self, o, "xor")(self, o)
-    def __rxor__(self, o): return _bits(self, o, "xor")(o, self)
-    def __invert__(self):
-        if _is_integer(self):
-            return _F.bitwise_not(self)
-        return _F.logical_not(self)
+    # ---- logical and bitwise -------------------------------------------------
+    # On integer tensors these work on the bits (`x & 1` is a mask, as in
+    # numpy, Paddle and PyTorch); on bools (and other operands) they are the
+    # logical ops (core.ops.bits_special decides).
+    def __and__(self, o): return _F.and_operator(self, o)
+    def __rand__(self, o): return _F.and_operator(o, self)
+    def __or__(self, o): return _F.or_operator(self, o)
+    def __ror__(self, o): return _F.or_operator(o, self)
+    def __xor__(self, o): return _F.xor_operator(self, o)
+    def __rxor__(self, o): return _F.xor_operator(o, self)
+    def __invert__(self): return _F.invert_operator(self)
     def __lshift__(self, o): return _F.bitwise_left_shift(self, o)
     def __rlshift__(self, o): return _F.bitwise_left_shift(o, self)
     def __rshift__(self, o): return _F.bitwise_right_shift(self, o)
@@ -274,28 +271,6 @@ class TensorMethods:
         when unsharded."""
         attr = dist_attr.get(self)
         return None if attr is None else list(attr.placements)
-
-
-def _is_integer(value):
-    """A tensor of an integer dtype, or a Python int (not a bool)."""
-    if isinstance(value, TensorMethods):
-        return getattr(value.dtype, "kind", None) in ("i", "u") or str(value.dtype) in (
-            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _integral(value):
-    if isinstance(value, TensorMethods):
-        return _is_integer(value) or str(value.dtype) == "bool"
-    return isinstance(value, int)
-
-
-def _bits(x, y, how):
-    """The op of `x <how> y`: bitwise where an operand is an integer and both
-    are integers or bools, else logical (`&`, `|`, `^` of bools)."""
-    if (_is_integer(x) or _is_integer(y)) and _integral(x) and _integral(y):
-        return getattr(_F, "bitwise_" + how)
-    return getattr(_F, "logical_" + how)
 
 
 def _inplace():

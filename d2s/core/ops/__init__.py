@@ -41,7 +41,6 @@ from . import linalg_decomp as _linalg_decomp  # noqa: F401,E402  (det, solve, c
 from . import fft_ops as _fft_ops  # noqa: F401,E402  (fft_c2c, fft_r2c, fft_c2r, real, imag, complex)
 from . import linalg_methods as _linalg_methods  # noqa: F401,E402  (x.cholesky(), x.solve(y), x.real(), ...)
 from .compositions import *  # noqa: F401,F403,E402  (Paddle functions made of other ops)
-from .bitwise import *  # noqa: F401,F403,E402  (bitwise shifts)
 # ---- issue 25: tensor-level functions ported model code calls beyond the list ----
 from .products import *  # noqa: F401,F403,E402
 from .math_more import *  # noqa: F401,F403,E402

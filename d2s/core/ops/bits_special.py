@@ -1,5 +1,5 @@
 """Bitwise ops and a second set of math functions ported model code calls:
-bitwise_and, bitwise_or, bitwise_xor, bitwise_not, hypot, copysign,
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not, the shifts, hypot, copysign,
 logspace, ldexp, vander, nanmedian, nanquantile, polygamma, baddbmm.
 
 The bitwise ops are primitives (numpy's ufuncs; xla's jnp ones; ONNX's
@@ -16,7 +16,8 @@ from ..shapes import broadcast_shapes
 from ._base import constant, lift, lift_pair
 from .elementwise import abs as _abs, cast, where
 
-__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "hypot", "copysign",
+__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+           "bitwise_right_shift", "hypot", "copysign",
            "logspace", "ldexp", "vander", "nanmedian", "nanquantile", "polygamma", "baddbmm"]
 
 
@@ -30,6 +31,9 @@ for _name, _fn in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or
     register_op(_name, _fn, _binary_infer, None, elementwise=True)
 register_op("bitwise_not", np.invert, lambda x: Aval(tuple(x.shape), np.dtype(x.dtype)), None,
             elementwise=True)
+for _name, _fn in [("bitwise_left_shift", np.left_shift),
+                   ("bitwise_right_shift", np.right_shift)]:
+    register_op(_name, _fn, _binary_infer, None, elementwise=True)
 
 
 def _bits(x, y, opname):
@@ -97,6 +101,31 @@ def invert_operator(x):
     if np.dtype(x.dtype).kind in "iu":
         return bitwise_not(x)
     return logical_not(x)
+
+
+def _shift(x, y, opname):
+    x, y = lift_pair(x, y)
+    for v in (x, y):
+        if np.dtype(v.dtype).kind not in "iu":
+            raise TypeError(f"{opname}: x and y must be integer tensors, got {v.dtype}")
+    return bind(opname, x, y)
+
+
+def bitwise_left_shift(x, y, is_arithmetic=True, out=None, name=None):
+    """`x << y` elementwise (integers)."""
+    return _shift(x, y, "bitwise_left_shift")
+
+
+def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None):
+    """`x >> y` elementwise: arithmetic (the sign kept) for signed integers,
+    as numpy's; `is_arithmetic=False` shifts in zeros (the bits read as
+    unsigned)."""
+    x = lift(x)
+    if is_arithmetic or np.dtype(x.dtype).kind == "u":
+        return _shift(x, y, "bitwise_right_shift")
+    unsigned = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}[np.dtype(x.dtype).itemsize]
+    return cast(_shift(cast(x, unsigned), cast(lift(y), unsigned), "bitwise_right_shift"),
+                x.dtype)
 
 
 def bitwise_not(x, out=None, name=None):

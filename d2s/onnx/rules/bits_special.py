@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.registry import register_lowering
+from ...core.registry import NotLowerable, register_lowering
 
 
 def _binary(int_op, bool_op):
@@ -20,3 +20,9 @@ register_lowering("onnx", "bitwise_or", _binary("BitwiseOr", "Or"))
 register_lowering("onnx", "bitwise_xor", _binary("BitwiseXor", "Xor"))
 register_lowering("onnx", "bitwise_not",
                   lambda ns, x: ns.node("Not" if x.dtype == np.bool_ else "BitwiseNot", x))
+register_lowering("onnx", "bitwise_left_shift", NotLowerable(
+    "ONNX's BitShift takes unsigned integers only, and numpy's shift of a signed one "
+    "differs from it"))
+register_lowering("onnx", "bitwise_right_shift", NotLowerable(
+    "ONNX's BitShift takes unsigned integers only, and numpy's arithmetic right shift of "
+    "a signed one differs from it"))
