@@ -158,3 +158,34 @@ def test_same_python_value_from_both_branches_stays_python():
     layer = Flagged()
     d2s.jit.to_static(layer)(d2s.to_tensor(np.ones(2, "float32")))
     assert layer.used is True
+
+
+def test_python_valued_condition_keeps_plain_python_numbers():
+    """With a Python value deciding (a numpy scalar is a Python value, not an
+    input), the `if` and the loop stay plain Python: the number stays a
+    Python int, counted as eagerly."""
+    stats, counter = Stats(), {"n": 0}
+    fn = d2s.jit.to_static(_make_branch_fn(stats, counter))
+    for sign in SIGNS:
+        fn(np.float32(sign))
+    assert type(stats.calls) is int and stats.calls == 3
+    assert type(counter["n"]) is int and counter["n"] == 3
+
+    loop_stats = Stats()
+    loop = d2s.jit.to_static(_make_python_loop_fn(loop_stats))
+    loop(d2s.to_tensor(np.ones(2, "float32")), 3)
+    assert type(loop_stats.calls) is int and loop_stats.calls == 3
+
+
+def _make_python_loop_fn(stats):
+    def step(v):
+        stats.calls += 1
+        return v + 1.0
+
+    def fn(x, n):
+        i = 0
+        while i < n:   # a Python counter and bound: a Python loop, unrolled
+            x = step(x)
+            i += 1
+        return x
+    return fn
