@@ -44,9 +44,11 @@ from d2s.core.tensor import DeviceTensor
 
 NAME = "static xla"
 LABEL = "to_static xla"
-NP_OVER_XLA_TARGET = {"W2": 10.0, "W3": 1.1, "W3b": 1.1, "W6": 1.1}
+# (no "beats numpy" goal for W6: a matmul-bound step on CPU runs the same BLAS
+# either way; its goals are parity with numpy and with jax.jit's step)
+NP_OVER_XLA_TARGET = {"W2": 10.0, "W3": 1.1, "W3b": 1.1}
 XLA_OVER_JAX_TARGET = 1.15
-XLA_OVER_JAX_WORKLOADS = ("W1", "W3", "W3b", "W6")
+XLA_OVER_JAX_WORKLOADS = ("W1", "W2", "W3", "W3b", "W5", "W6")
 FIRST_CALL_COLD_TARGET_S = 0.200
 FIRST_CALL_PERSISTENT_TARGET_S = 0.040
 
@@ -58,14 +60,19 @@ def ready(result):
     a call returns before its results exist. A timing then waits for them
     with `jax.block_until_ready`, as the hand-written `jax.jit` twin does,
     so both measure the same work."""
-    if type(result) is DeviceTensor:  # the common cases: one result, a flat tuple
+    # (the common cases first, one result and a flat tuple, costing about what
+    # `jax.block_until_ready` on the twin's own results costs)
+    if type(result) is DeviceTensor:
         _block(result._raw)
-    elif type(result) is tuple and all(type(t) is DeviceTensor for t in result):
-        _block([t._raw for t in result])
-    else:
-        pending = [t._raw for t in _tensors(result) if type(t) is DeviceTensor]
-        if pending:
-            _block(pending)
+        return result
+    if type(result) is tuple:
+        raws = [t._raw for t in result if type(t) is DeviceTensor]
+        if len(raws) == len(result):
+            _block(raws)
+            return result
+    pending = [t._raw for t in _tensors(result) if type(t) is DeviceTensor]
+    if pending:
+        _block(pending)
     return result
 
 
@@ -119,10 +126,30 @@ def no_cache_folder():
             os.environ["D2S_CACHE_DIR"] = saved
 
 
+def _tiered_first_call(wl):
+    """A fresh function's first call as a user makes it (no `D2S_XLA_SYNC`):
+    the numpy tier serves it while XLA compiles off the calling thread
+    (d2s.backends.xla.background); the compile is waited for afterwards,
+    untimed, so that it does not run under the next timing."""
+    from d2s.backends.xla import background
+    saved = os.environ.pop("D2S_XLA_SYNC", None)
+    try:
+        call = wl.fresh_call()
+        t0 = time.perf_counter()
+        call()
+        took = time.perf_counter() - t0
+    finally:
+        if saved is not None:
+            os.environ["D2S_XLA_SYNC"] = saved
+    background.wait_idle()
+    wl.reset()
+    return took
+
+
 class XlaColumn:
     name = NAME
     label = LABEL
-    headers = ["np/xla", "xla/jax", "xla/jaxnp", "xla 1st", "xla cold"]
+    headers = ["np/xla", "xla/jax", "xla/jaxnp", "xla 1st", "xla cold", "1st tiered"]
 
     def __init__(self, d2s_mode):
         self.d2s_mode = d2s_mode   # compare_modes' context: to_static on, no_grad as needed
@@ -154,8 +181,10 @@ class XlaColumn:
                 wl.fresh_call()()
                 fresh.append(time.perf_counter() - t0)
                 wl.reset()
+            # (once: each one waits for its background compile, untimed)
+            tiered = _tiered_first_call(wl)
         return {"xla_first_call_cold_s": cold, "xla_first_call_s": statistics.median(fresh),
-                "xla_first_call_fresh_s": fresh}
+                "xla_first_call_fresh_s": fresh, "xla_first_call_tiered_s": tiered}
 
     def results(self, wl, arrays):
         """The outputs and state after two calls from the reset state (as
@@ -184,7 +213,8 @@ class XlaColumn:
         return [f"{r['np/xla']:.2f}x",
                 f"{r['xla/jax']:.2f}x" if "xla/jax" in r else "-",
                 f"{r['xla/jaxnp']:.2f}x" if "xla/jaxnp" in r else "-",
-                fmt_time(e.get("xla_first_call_s")), fmt_time(e.get("xla_first_call_cold_s"))]
+                fmt_time(e.get("xla_first_call_s")), fmt_time(e.get("xla_first_call_cold_s")),
+                fmt_time(e.get("xla_first_call_tiered_s"))]
 
     @staticmethod
     def targets(entries, verdict):
@@ -208,9 +238,12 @@ class XlaColumn:
                  for e in ok if e["key"] in XLA_OVER_JAX_WORKLOADS and "xla/jaxnp" in e["ratios"]],
                 "the same, with jax.jit fed the numpy batch a d2s user holds")
         verdict(f"xla first call <= {FIRST_CALL_COLD_TARGET_S * 1e3:g} ms (fresh function)",
-                [(e["key"], f"{e['xla_first_call_s'] * 1e3:.0f} ms",
-                  e["xla_first_call_s"] <= FIRST_CALL_COLD_TARGET_S) for e in ok],
-                "a fresh function's first call on xla (trace, lower, compile) is not a wait")
+                [(e["key"], f"{e['xla_first_call_tiered_s'] * 1e3:.0f} ms tiered, "
+                            f"{e['xla_first_call_s'] * 1e3:.0f} ms compiling on the call",
+                  e["xla_first_call_tiered_s"] <= FIRST_CALL_COLD_TARGET_S) for e in ok],
+                "a fresh function's first call on xla is not a wait: by default the numpy "
+                "tier serves it while XLA compiles in the background (D2S_XLA_SYNC=1 "
+                "compiles on the call: that figure is XLA's compile time)")
 
 
 # ---- first calls of a fresh process with the persistent cache ------------------------------

@@ -25,6 +25,8 @@ def test_compare_modes_quick(tmp_path):
         assert entry["first_call_s"] > 0 and entry["first_call_cold_s"] > 0
         assert entry["ratios"]["eager/static"] > 0
         assert entry["per_op_s"]["eager"] > 0
+        if "static xla" in entry["modes"]:  # (jax installed) the first call both ways
+            assert entry["xla_first_call_s"] > 0 and entry["xla_first_call_tiered_s"] > 0
     # kernels per eager call: W2 is zeros, then per trip sum, <, *, +, + (steps), and a
     # last sum and < that end the loop
     w2 = data["workloads"]["W2"]

@@ -41,6 +41,8 @@ def _lower_xla(low, op, env):
         low.lower_block(a["cond_block"], child)
         return low.scalar_bool(child.get(a["cond_out"]))
 
+    writes = []  # per trace of `body`: whether it wrote the status
+
     def body(values, flags, status):
         """One trip: the body, then the next test; and the values it keeps
         for the gradient (None without one)."""
@@ -54,6 +56,7 @@ def _lower_xla(low, op, env):
             f = child.flag(name) if fl and name in low.undefined else None
             new_flags.append((low.false() if f is None else jnp.asarray(f)) if fl else None)
         c = test(new_values, new_flags)
+        writes.append(any(now is not before for now, before in zip(low.status, status)))
         return new_values, new_flags, low.status, c, snapshot
 
     c0 = test(values, flags)
@@ -68,13 +71,33 @@ def _lower_xla(low, op, env):
             low.needs(trips)
         return values, flags, low.status, c, history
 
-    history = low.History.empty(snapshot, low.room) if saves else None
-    values, flags, low.status, _, history = low.lax.while_loop(
-        lambda s: s[3] & (s[2][0] == 0), trip, (values, flags, low.status, c0, history))
+    if not saves and not writes[-1]:
+        values, flags = _loop_without_status(low, step, values, flags, c0)
+    else:
+        history = low.History.empty(snapshot, low.room) if saves else None
+        values, flags, low.status, _, history = low.lax.while_loop(
+            lambda s: s[3] & (s[2][0] == 0), trip, (values, flags, low.status, c0, history))
     for v, value, flag in zip(op.outputs, values, flags):
         env.set(v.name, low.checked(v, value, op), flag)
     if saves:
         env.set(a["save_steps"], history)
+
+
+def _loop_without_status(low, step, values, flags, c0):
+    """The loop of a body that sets no error and needs no rows (most loops):
+    the status is not carried. Nothing in the loop changes it, so the test
+    "no error yet" is made once, before the first trip, and the loop carries
+    only the user's values and the condition, as a hand-written
+    `lax.while_loop` does."""
+    status = low.status
+
+    def trip(state):
+        values, flags, _ = state
+        values, flags, _, c, _ = step(values, flags, status)
+        return values, flags, c
+    values, flags, _ = low.lax.while_loop(
+        lambda s: s[2], trip, (values, flags, c0 & (status[0] == 0)))
+    return values, flags
 
 
 def _settle(low, op, body, values, flags, born_undefined, variables):
