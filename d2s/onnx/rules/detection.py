@@ -41,6 +41,11 @@ def _nms_keep(ns, boxes, groups, iou_threshold):
 
 
 
+register_lowering("onnx", "proposal_nms_keep", NotLowerable(
+    "generate_proposals' NMS (Paddle's pixel-offset IoU and eta-adaptive threshold, each "
+    "decision depending on the previous ones) has no ONNX operator: NonMaxSuppression has "
+    "neither; export the network up to the RPN head's scores and deltas instead"))
+
 _GRAD = NotLowerable("a gradient op of training programs; an ONNX model holds the forward "
                      "pass only (export the layer, not a training step)")
 register_lowering("onnx", "roi_align_grad", _GRAD)
