@@ -5,7 +5,8 @@ cap, clipping, the min-size / center filter, greedy NMS with the pixel
 offset and the eta-adaptive threshold, post-NMS top-n, a zero box for an
 empty image); eager, converted on numpy, unknown dims; the keep mask op
 compiles on xla (the final pick runs on numpy after the warning); ONNX
-exports it only without NMS (the op is NotLowerable there)."""
+Runtime runs it without pixel_offset and eta (NonMaxSuppression has
+neither) and the export with them fails naming the options."""
 import math
 import warnings
 
@@ -94,7 +95,7 @@ def inputs(n, dtype="float32", img=((30, 28), (26, 32))):
 
 X2, X64 = inputs(2), inputs(2, "float64")
 CASES = [  # (name, arrays, (pre, post, nms_thresh, min_size, eta, pixel_offset), onnx)
-    ("defaults_like", X2, (12, 5, 0.5, 0.1, 1.0, False), False),
+    ("defaults_like", X2, (12, 5, 0.5, 0.1, 1.0, False), True),
     ("pixel_offset_eta_f64", X64, (-1, 0, 0.9, 6.0, 0.7, True), False),
     ("no_nms_no_post_top_n", X2, (6, 3, 0.0, 7.0, 1.0, False), True),
     ("one_image_empty", inputs(2, img=((30, 28), (1, 1))), (10, 4, 0.4, 2.0, 1.0, True), False),
@@ -146,6 +147,19 @@ def test_keep_mask_compiles_on_xla_and_whole_op_falls_back():
         got = sf(*[d2s.to_tensor(a) for a in X2])
     for g, w in zip(got, ref(*X2, 12, 5, 0.5, 0.1, 1.0, False)):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-5)
+
+
+def test_onnx_export_refuses_pixel_offset_and_eta():
+    pytest.importorskip("onnx")
+    from d2s import static
+    from d2s.onnx.errors import ExportError
+    from d2s.onnx.exporter import export_program
+    prog = static.Program()
+    with static.program_guard(prog):
+        xs = [static.data(f"x{i}", a.shape, a.dtype) for i, a in enumerate(X2)]
+        outs = list(generate_proposals(*xs, eta=0.7, nms_thresh=0.8, return_rois_num=True))
+    with pytest.raises(ExportError, match="pixel_offset=False, eta=1.0"):
+        export_program(prog, prog.global_block().ops, xs, outs)
 
 
 def test_generate_proposals_outputs_and_bad_input():
