@@ -9,7 +9,7 @@ import numpy as _np
 
 from .core.dispatch import bind as _bind
 from .core.ops._base import constant as _constant, lift as _lift
-from .core.ops.fft_ops import complex as _complex, complex_of as _complex_of
+from .core.ops.fft_ops import complex as _complex
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq",

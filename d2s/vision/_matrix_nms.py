@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ops import (arange, argsort, cast, concat, detach, exp, gather, getitem, maximum, minimum,
-                        reshape, sum as _sum, take_along_axis, unsqueeze, where)
+from ..core.ops import (arange, argsort, cast, concat, detach, exp, gather, getitem, maximum,
+                        minimum, reshape, sum as _sum, take_along_axis, unsqueeze, where)
 from ..core.ops import max as _max, min as _min
 from ..core.ops._base import constant, lift
 from ..core.ops.search import _dim
