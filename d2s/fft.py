@@ -5,13 +5,11 @@ complex64 input, complex128 from float64 or complex128); `norm` is
 "backward" (no scaling forward, 1/n inverse), "ortho" (1/sqrt(n) both
 ways) or "forward" (1/n forward). The ops live in d2s/core/ops/fft_ops.py;
 gradients are the transforms' adjoints (PyTorch's complex convention)."""
-from __future__ import annotations
+import numpy as _np
 
-import numpy as np
-
-from .core.dispatch import bind
-from .core.ops._base import constant, lift
-from .core.ops.fft_ops import complex as _complex, complex_of
+from .core.dispatch import bind as _bind
+from .core.ops._base import constant as _constant, lift as _lift
+from .core.ops.fft_ops import complex as _complex
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq",
@@ -26,8 +24,8 @@ def _check_norm(norm, what):
 
 def _float(x):
     """A float or complex tensor (ints and bools read as float32)."""
-    x = lift(x)
-    if np.dtype(x.dtype).kind not in "fc":
+    x = _lift(x)
+    if _np.dtype(x.dtype).kind not in "fc":
         from .core.ops import cast
         x = cast(x, "float32")
     return x
@@ -66,7 +64,7 @@ def _plan(x, s, axes, what, default_axes=None):
 
 
 def _as_complex(x):
-    if np.dtype(x.dtype).kind == "c":
+    if _np.dtype(x.dtype).kind == "c":
         return x
     return _complex(x, x * 0.0)
 
@@ -74,16 +72,16 @@ def _as_complex(x):
 def _c2c(x, s, axes, norm, inverse, what, default_axes=None):
     x = _float(x)
     axes, s = _plan(x, s, axes, what, default_axes)
-    return bind("fft_c2c", _as_complex(x), axes=axes, sizes=s, norm=_check_norm(norm, what),
+    return _bind("fft_c2c", _as_complex(x), axes=axes, sizes=s, norm=_check_norm(norm, what),
                 inverse=inverse)
 
 
 def _r2c(x, s, axes, norm, what, default_axes=None):
     x = _float(x)
-    if np.dtype(x.dtype).kind == "c":
+    if _np.dtype(x.dtype).kind == "c":
         raise TypeError(f"{what}: x must be real, got {x.dtype} (use fft for complex input)")
     axes, s = _plan(x, s, axes, what, default_axes)
-    return bind("fft_r2c", x, axes=axes, sizes=s, norm=_check_norm(norm, what))
+    return _bind("fft_r2c", x, axes=axes, sizes=s, norm=_check_norm(norm, what))
 
 
 def _c2r(x, s, axes, norm, what, default_axes=None):
@@ -101,7 +99,7 @@ def _c2r(x, s, axes, norm, what, default_axes=None):
         if s[-1] < 1:
             raise ValueError(f"{what}: the last axis has {m} bins; pass n (or s) for the "
                              "output size")
-    return bind("fft_c2r", x, axes=axes, sizes=s, norm=_check_norm(norm, what))
+    return _bind("fft_c2r", x, axes=axes, sizes=s, norm=_check_norm(norm, what))
 
 
 def _one(n):
@@ -208,22 +206,22 @@ def ihfftn(x, s=None, axes=None, norm="backward", name=None):
 
 def _freq_dtype(dtype):
     from .core.dtypes import as_dtype
-    return np.dtype("float32") if dtype is None else as_dtype(dtype)
+    return _np.dtype("float32") if dtype is None else as_dtype(dtype)
 
 
 def fftfreq(n, d=1.0, dtype=None, name=None):
     """The sample frequencies of an n-point DFT with sample spacing d."""
-    return constant(np.fft.fftfreq(int(n), float(d)).astype(_freq_dtype(dtype)))
+    return _constant(_np.fft.fftfreq(int(n), float(d)).astype(_freq_dtype(dtype)))
 
 
 def rfftfreq(n, d=1.0, dtype=None, name=None):
     """The non-negative sample frequencies of an n-point rfft."""
-    return constant(np.fft.rfftfreq(int(n), float(d)).astype(_freq_dtype(dtype)))
+    return _constant(_np.fft.rfftfreq(int(n), float(d)).astype(_freq_dtype(dtype)))
 
 
 def _shift(x, axes, sign, what):
     from .core.ops import roll
-    x = lift(x)
+    x = _lift(x)
     nd = len(x.shape)
     axes = list(range(nd)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
     axes = [int(a) % nd for a in axes]

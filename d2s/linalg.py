@@ -8,3 +8,8 @@ from .core.ops.linalg_decomp import (cholesky, det, eig, eigh, eigvals, lu,  # n
 from .core.ops.linalg_funcs import (cholesky_solve, eigvalsh, matrix_norm,  # noqa: F401,E402
                                     matrix_power, matrix_rank, multi_dot, triangular_solve,
                                     vector_norm, lstsq, cond)
+
+__all__ = ["norm", "bmm", "einsum", "inverse", "inv", "mm", "matmul", "cholesky", "det", "eig",
+           "eigh", "eigvals", "lu", "lu_unpack", "pinv", "qr", "slogdet", "solve", "svd",
+           "cholesky_solve", "eigvalsh", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "triangular_solve", "vector_norm", "lstsq", "cond"]

@@ -1513,6 +1513,40 @@ cases("nms_keep",
         ref=lambda b, g: _nms_keep_ref(b, g, 0.1), label="groups"))
 
 
+def _proposal_nms_keep_ref(boxes, valid, iou_threshold, eta, pixel_offset):
+    """Paddle's proposal NMS per image: IoU with a +1 pixel offset (boxes that
+    do not touch overlap 0), invalid rows skipped, the threshold times eta
+    after each kept box while above 0.5."""
+    norm = 1.0 if pixel_offset else 0.0
+
+    def iou(a, b):
+        if b[0] > a[2] or b[2] < a[0] or b[1] > a[3] or b[3] < a[1]:
+            return 0.0
+        inter = ((min(a[2], b[2]) - max(a[0], b[0]) + norm)
+                 * (min(a[3], b[3]) - max(a[1], b[1]) + norm))
+        area = [(x[2] - x[0] + norm) * (x[3] - x[1] + norm) for x in (a, b)]
+        return inter / (area[0] + area[1] - inter)
+    keep = np.zeros(valid.shape, bool)
+    for n in range(len(boxes)):
+        thr, kept = iou_threshold, []
+        for i in np.flatnonzero(valid[n]):
+            if all(iou(boxes[n, i], boxes[n, j]) <= thr for j in kept):
+                keep[n, i] = True
+                kept.append(i)
+                if eta < 1 and thr > 0.5:
+                    thr *= eta
+    return keep
+
+
+_PROP_BOXES = np.stack([_NMS_BOXES * 2, _NMS_BOXES[::-1] * 2])
+_PROP_VALID = np.array([[1, 1, 0, 1, 1, 1], [1, 1, 1, 1, 0, 1]], bool)
+cases("proposal_nms_keep",
+      C(_PROP_BOXES, _PROP_VALID, attrs=dict(iou_threshold=0.3, eta=1.0, pixel_offset=False),
+        ref=lambda b, v: _proposal_nms_keep_ref(b, v, 0.3, 1.0, False), label="plain"),
+      C(_PROP_BOXES, _PROP_VALID, attrs=dict(iou_threshold=0.8, eta=0.7, pixel_offset=True),
+        ref=lambda b, v: _proposal_nms_keep_ref(b, v, 0.8, 0.7, True), label="eta_offset"))
+
+
 def _linear_adjoint(f, x, g):
     """J^T g of the linear map f at x's shape, by its columns (unit inputs)."""
     out = np.zeros(x.size)

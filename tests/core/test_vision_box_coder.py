@@ -1,4 +1,4 @@
-"""d2s.vision.ops.box_coder (d2s/vision/detection.py, a composite):
+"""d2s.vision.ops.box_coder (d2s/vision/_detection.py, a composite):
 encode/decode center-size vs a loop reference written from Paddle's
 definition (variance tensor, list or none; normalized or pixel boxes;
 decode along axis 0 or 1), gradients by finite differences, numpy and xla

@@ -1,4 +1,4 @@
-"""d2s.vision.ops.deform_conv2d / DeformConv2D (d2s/vision/deform.py, a
+"""d2s.vision.ops.deform_conv2d / DeformConv2D (d2s/vision/_deform.py, a
 composite): values vs a loop reference written from DCN's definition
 (bilinear sampling at the offset positions, zero outside, mask scaling,
 groups and deformable groups, stride / padding / dilation), gradients of

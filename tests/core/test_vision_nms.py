@@ -1,4 +1,4 @@
-"""d2s.vision.ops.nms (d2s/vision/detection.py, the `nms_keep` op): kept
+"""d2s.vision.ops.nms (d2s/vision/_detection.py, the `nms_keep` op): kept
 indices vs a plain-Python greedy reference written from the definition,
 with and without scores, per category, top_k; converted on numpy; on xla
 (the data-dependent pick runs on numpy after the warning, the keep mask

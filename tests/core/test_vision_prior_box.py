@@ -1,4 +1,4 @@
-"""d2s.vision.ops.prior_box (d2s/vision/detection.py): SSD's prior boxes vs a
+"""d2s.vision.ops.prior_box (d2s/vision/_detection.py): SSD's prior boxes vs a
 loop reference written from Paddle's definition (ratio expansion with
 flip and duplicates, max sizes before or after the ratios, steps, offset,
 clip), eager and converted on numpy and xla, ONNX Runtime."""

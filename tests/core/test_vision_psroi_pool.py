@@ -1,4 +1,4 @@
-"""d2s.vision.ops.psroi_pool / PSRoIPool (d2s/vision/detection.py, a
+"""d2s.vision.ops.psroi_pool / PSRoIPool (d2s/vision/_detection.py, a
 composite): values vs a window-by-window reference written from the R-FCN
 definition Paddle implements (position-sensitive channels, rounded and
 scaled corners, clipped windows, empty bins 0), gradients by finite

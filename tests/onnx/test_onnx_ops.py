@@ -268,6 +268,13 @@ CASES = [
     ("vision_nms", lambda b, s: d2s.vision.ops.nms(b, 0.2, s),
      [np.array([[0, 0, 2, 2], [0.2, 0, 2.2, 2], [1, 1, 3, 3], [0, 0.1, 2, 2.1]], np.float32),
       np.array([0.9, 0.8, 0.7, 0.95], np.float32)]),
+    # generate_proposals' batched NMS mask (NonMaxSuppression over the images, invalid rows out)
+    ("vision_proposal_nms_keep",
+     lambda b, v: bind("proposal_nms_keep", b, v, iou_threshold=0.3, eta=1.0,
+                       pixel_offset=False),
+     [np.array([[[0, 0, 2, 2], [0.2, 0, 2.2, 2], [1, 1, 3, 3], [0, 0.1, 2, 2.1]],
+                [[1, 1, 3, 3], [0, 0, 2, 2], [0.1, 0, 2.1, 2], [5, 5, 6, 6]]], np.float32),
+      np.array([[1, 1, 1, 1], [1, 0, 1, 1]], bool)]),
     ("vision_roi_align", lambda x, b, n: d2s.vision.ops.roi_align(x, b, n, 2),
      [f32(2, 2, 5, 5), np.array([[0.5, 0.5, 3.0, 4.0], [1.0, 0.0, 4.5, 2.5]], np.float32),
       np.array([1, 1], np.int32)]),

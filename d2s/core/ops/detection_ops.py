@@ -1,4 +1,5 @@
-"""Detection primitives behind `d2s.vision.ops` (nms, roi_align, roi_pool).
+"""Detection primitives behind `d2s.vision.ops` (nms, roi_align, roi_pool,
+generate_proposals' NMS).
 
 `nms_keep` is greedy non-maximum suppression's decision as a fixed-shape
 mask: box i (in the given order) is kept unless an earlier kept box of the
@@ -44,6 +45,58 @@ def _nms_keep_infer(boxes, groups, iou_threshold):
 
 
 register_op("nms_keep", _nms_keep_kernel, _nms_keep_infer)
+
+
+# ---- proposal_nms_keep: generate_proposals' NMS ---------------------------------------------
+# Paddle's proposal NMS differs from `nms_keep` in three ways, so it is its
+# own op: boxes are batched per image ([N, K, 4], each row in score order,
+# `valid` marking the rows that survived the size filter), the IoU is
+# Paddle's JaccardOverlap (boxes that do not touch overlap 0; with
+# `pixel_offset` sizes count both edge pixels, +1), and the threshold
+# adapts: after each kept box, while it is above 0.5 and `eta` < 1, it is
+# multiplied by `eta` (so each decision depends on the previous ones).
+def proposal_iou(box, others, pixel_offset):
+    """Paddle's JaccardOverlap of one box [4] with each of `others` [K, 4]."""
+    norm = 1.0 if pixel_offset else 0.0
+    x1, y1, x2, y2 = (others[:, k] for k in range(4))
+    apart = (x1 > box[2]) | (x2 < box[0]) | (y1 > box[3]) | (y2 < box[1])
+
+    def area(ax1, ay1, ax2, ay2):
+        return np.where((ax2 < ax1) | (ay2 < ay1), 0.0, (ax2 - ax1 + norm) * (ay2 - ay1 + norm))
+    inter = ((np.minimum(box[2], x2) - np.maximum(box[0], x1) + norm)
+             * (np.minimum(box[3], y2) - np.maximum(box[1], y1) + norm))
+    with np.errstate(all="ignore"):
+        iou = inter / (area(*box) + area(x1, y1, x2, y2) - inter)
+    return np.where(apart, 0.0, iou).astype(others.dtype)
+
+
+def _proposal_nms_keep_kernel(boxes, valid, iou_threshold, eta, pixel_offset):
+    n, k = valid.shape
+    keep = np.zeros((n, k), np.bool_)
+    t = boxes.dtype.type
+    for b in range(n):
+        thr = t(iou_threshold)
+        kept = []
+        for i in np.flatnonzero(valid[b]):
+            if kept and not np.all(proposal_iou(boxes[b, i], boxes[b, kept], pixel_offset)
+                                   <= thr):
+                continue
+            keep[b, i] = True
+            kept.append(i)
+            if eta < 1 and thr > 0.5:
+                thr = t(thr * t(eta))
+    return keep
+
+
+def _proposal_nms_keep_infer(boxes, valid, iou_threshold, eta, pixel_offset):
+    if len(boxes.shape) != 3 or boxes.shape[2] not in (4, None):
+        raise ValueError(f"generate_proposals: boxes must be [N, K, 4], got {list(boxes.shape)}")
+    if len(valid.shape) != 2:
+        raise ValueError(f"generate_proposals: valid must be [N, K], got {list(valid.shape)}")
+    return Aval(tuple(valid.shape), np.dtype(np.bool_))
+
+
+register_op("proposal_nms_keep", _proposal_nms_keep_kernel, _proposal_nms_keep_infer)
 
 
 # ---- roi_align ----------------------------------------------------------------------------

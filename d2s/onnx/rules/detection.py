@@ -41,6 +41,36 @@ def _nms_keep(ns, boxes, groups, iou_threshold):
 
 
 
+
+@lowers("onnx", "proposal_nms_keep")
+def _proposal_nms_keep(ns, boxes, valid, iou_threshold, eta, pixel_offset):
+    """ONNX's NonMaxSuppression, batched as the op is: each image's rows
+    score K .. 1 in their (score) order where valid, 0 elsewhere, and a
+    score threshold of 0.5 leaves out the invalid ones; the selected
+    (image, box) pairs become the mask. Paddle's pixel-offset IoU and its
+    eta-adaptive threshold have no form there (float64 boxes are cast to
+    float32, as the operator takes)."""
+    if pixel_offset or eta < 1:
+        raise ns.Unsupported("generate_proposals' NMS with pixel_offset=True or eta < 1 "
+                             "(ONNX's NonMaxSuppression has neither Paddle's +1 pixel IoU nor "
+                             "an adaptive threshold): export with pixel_offset=False, eta=1.0")
+    f32, i64 = np.dtype(np.float32), np.dtype(np.int64)
+    b = ns.cast(boxes, f32)
+    shape = ns.node("Shape", valid)                                  # [N, K]
+    k = ns.node("Gather", shape, ns.scalar(1, i64), axis=0)          # K (0-d)
+    ramp = ns.node("Range", ns.scalar(0, i64), k, ns.scalar(1, i64))
+    rank = ns.node("Sub", ns.cast(k, f32), ns.cast(ramp, f32))       # K .. 1
+    scores = ns.node("Mul", ns.cast(valid, f32), ns.node("Unsqueeze", rank, ns.ints([0])))
+    picked = ns.node("NonMaxSuppression", b, ns.node("Unsqueeze", scores, ns.ints([1])),
+                     ns.node("Unsqueeze", k, ns.ints([0])),
+                     ns.const(np.asarray([iou_threshold], np.float32)),
+                     ns.const(np.asarray([0.5], np.float32)), dtype=i64)   # [S, 3]
+    where = ns.node("Gather", picked, ns.const(np.asarray([0, 2], np.int64)), axis=1)
+    ones = ns.node("Add", ns.node("Mul", ns.node("Gather", picked, ns.scalar(0, i64), axis=1),
+                                  ns.scalar(0, i64)), ns.scalar(1, i64))       # [S] of 1
+    zeros = ns.node("Mul", ns.cast(valid, i64), ns.scalar(0, i64))
+    return ns.cast(ns.node("ScatterND", zeros, where, ones), np.bool_)
+
 _GRAD = NotLowerable("a gradient op of training programs; an ONNX model holds the forward "
                      "pass only (export the layer, not a training step)")
 register_lowering("onnx", "roi_align_grad", _GRAD)

@@ -28,6 +28,39 @@ def _nms_keep(ns, boxes, groups, iou_threshold):
     return lax.fori_loop(0, n, step, jnp.zeros((n,), bool))
 
 
+
+@lowers("xla", "proposal_nms_keep")
+def _proposal_nms_keep(ns, boxes, valid, iou_threshold, eta, pixel_offset):
+    """Every image at once: the pairwise IoU [N, K, K] (Paddle's
+    JaccardOverlap), then one pass over the rows carrying the kept mask and
+    each image's adaptive threshold (K is a compile-time size)."""
+    jnp, lax = ns.jnp, ns.lax
+    n, k = valid.shape
+    norm = 1.0 if pixel_offset else 0.0
+    a = [boxes[:, :, None, c] for c in range(4)]                   # rows
+    b = [boxes[:, None, :, c] for c in range(4)]                   # columns
+
+    def area(x1, y1, x2, y2):
+        return jnp.where((x2 < x1) | (y2 < y1), 0.0, (x2 - x1 + norm) * (y2 - y1 + norm))
+    apart = (b[0] > a[2]) | (b[2] < a[0]) | (b[1] > a[3]) | (b[3] < a[1])
+    inter = ((jnp.minimum(a[2], b[2]) - jnp.maximum(a[0], b[0]) + norm)
+             * (jnp.minimum(a[3], b[3]) - jnp.maximum(a[1], b[1]) + norm))
+    union = area(*a) + area(*b) - inter
+    iou = jnp.where(apart, 0.0, inter / jnp.where(apart, 1.0, union)).astype(boxes.dtype)
+    thr0 = jnp.full((n,), iou_threshold, boxes.dtype)
+    shrink = jnp.asarray(eta, boxes.dtype)
+
+    def step(i, carry):
+        keep, thr = carry
+        over = ~(iou[:, :, i] <= thr[:, None])                     # [N, K]: row j vs box i
+        hit = valid[:, i] & ~jnp.any(over & keep, axis=1)
+        keep = keep.at[:, i].set(hit)
+        if eta < 1:
+            thr = jnp.where(hit & (thr > 0.5), thr * shrink, thr)
+        return keep, thr
+    keep, _ = lax.fori_loop(0, k, step, (jnp.zeros((n, k), bool), thr0))
+    return keep
+
 # ---- roi_align: the kernel's factorized form, every RoI at once ---------------------------
 def _axis_weights(ns, start, size, pooled, grid, bound, limit):
     """[R, pooled, limit]: summed bilinear weights of each bin's samples
