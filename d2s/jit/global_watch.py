@@ -8,17 +8,21 @@ tuples of those, numpy scalars and arrays) are watched: each call compares
 their identities with those the programs were traced for (one dict lookup
 and `is` per name; nothing for a function that reads none), and when one was
 rebound to other data the function switches to the programs traced for the
-values now (traced on demand), as TorchDynamo guards globals. At most
-`MAX_VALUES` sets of values are kept; past that it warns once, naming the
-global, and keeps retracing. Not seen: a global array changed in place,
-globals read only by the functions it calls, and globals the function
-itself assigns (`global` statements: its own business).
+values now (traced on demand), as TorchDynamo guards globals. A global
+numpy array is also compared with what it held (jit.array_contents: a write
+into it is a new value too). At most `MAX_VALUES` sets of values are kept;
+past that it warns once, naming the global, and keeps retracing. Not seen
+here: globals read only by the functions it calls (jit.read_guards guards
+those), and globals the function itself assigns (`global` statements: its
+own business).
 """
 import dis
 import types
 import warnings
 
 import numpy as np
+
+from . import array_contents
 
 __all__ = ["watch", "MAX_VALUES"]
 
@@ -50,33 +54,44 @@ def _names(code):
 class GlobalWatch:
     """The plain globals `fn` read, as they were when its programs were
     traced, and the program caches kept per set of their values."""
-    __slots__ = ("fn", "namespace", "watched", "caches", "warned")
+    __slots__ = ("fn", "namespace", "watched", "contents", "caches", "warned")
 
     def __init__(self, fn, namespace, watched):
         self.fn = fn
         self.namespace = namespace
         self.watched = watched   # [(name, value as traced)]
+        self.contents = _contents(fn, watched)  # [(array, its snapshot)]
         self.caches = []         # [(values, ProgramCache)], the current one last
         self.warned = False
 
     def changed(self):
-        """Whether a watched global was rebound since (identity only: the
-        per-call check)."""
+        """Whether a watched global was rebound since, or an array written
+        into (the per-call check)."""
         get = self.namespace.get
         for name, value in self.watched:
             if get(name, _MISSING) is not value:
                 return True
+        for array, snap in self.contents:
+            if not array_contents.same(array, snap):
+                return True
         return False
+
+    def _values(self):
+        """The watched values as the programs were traced for them (an
+        array's contents then, not the array now)."""
+        held = {id(a): array_contents.frozen(snap) for a, snap in self.contents}
+        return tuple(held.get(id(v), v) for _, v in self.watched)
 
     def switch(self, cache, new_cache):
         """The program cache for the globals' values now: `cache` (the current
         one) when they were only rebound to equal data, one kept for these
         values before, or `new_cache()`."""
         if not self.caches:
-            self.caches.append((tuple(v for _, v in self.watched), cache))
+            self.caches.append((self._values(), cache))
         get = self.namespace.get
         self.watched = [(n, get(n, _MISSING)) for n, _ in self.watched]
-        values = tuple(v for _, v in self.watched)
+        self.contents = _contents(self.fn, self.watched)
+        values = self._values()
         for i, (kept, c) in enumerate(self.caches):
             if len(kept) == len(values) and all(_equal(a, b) for a, b in zip(kept, values)):
                 self.caches.append(self.caches.pop(i))
@@ -103,6 +118,22 @@ class GlobalWatch:
 
 
 _MISSING = object()
+
+
+def _contents(fn, watched):
+    """(array, snapshot) of each watched global numpy array small enough to
+    compare on every call; a larger one is said once (jit.array_contents)."""
+    out = []
+    for name, value in watched:
+        if type(value) is np.ndarray:
+            if array_contents.checked(value):
+                out.append((value, array_contents.snapshot(value)))
+            else:
+                code = fn.__code__
+                array_contents.warn_unchecked(
+                    f"global '{name}' (read by {fn.__qualname__}, {code.co_filename}, "
+                    f"line {code.co_firstlineno})", value)
+    return out
 
 
 def _equal(a, b):

@@ -12,8 +12,10 @@ reachable from the function's arguments, `self`, closures or globals
 
 - a plain value (None, bool, int, float, complex, str, bytes, numpy
   scalars, tuples of those) must still be equal, of the same type;
+- a numpy array must still be the same array, holding what it held
+  (jit.array_contents: its bytes compared on every call, up to a size);
 - any other object (a sublayer, a config object, a list or dict on the
-  access path, a function, an array) must still be the same object;
+  access path, a function) must still be the same object;
 - a list or dict whose contents the trace may have read whole (iterated,
   passed to a call, `len()`) must keep its length and its items;
 - Tensors are never guarded by value: they are inputs or captured by path.
@@ -38,6 +40,7 @@ from ..core.tensor import Tensor
 from ..static.ir import Variable
 from ..static.origins import resolved
 from ..static.reachable import is_layer
+from . import array_contents
 from .global_watch import _equal, _names
 
 __all__ = ["ReadGuards", "build", "grown_only"]
@@ -53,9 +56,12 @@ def _plain(value):
 
 
 def _kind(value):
-    """How an entry holding `value` is guarded: "eq", "is", or None (not at all)."""
+    """How an entry holding `value` is guarded: "eq", "is", "array" (the same
+    array, holding what it held: jit.array_contents) or None (not at all)."""
     if isinstance(value, (Tensor, Variable)):
         return None
+    if type(value) is np.ndarray:
+        return "array"
     return "eq" if _plain(value) else "is"
 
 
@@ -172,14 +178,20 @@ def _global_entries(fn, entries, seen):
         if _plain(value) or isinstance(value, np.ndarray):
             label = (f"global '{name}' (read by {fn.__qualname__}, {code.co_filename}, "
                      f"line {code.co_firstlineno})")
-            _add(entries, seen, "eq" if _plain(value) else "is", namespace, name, value,
-                 label, False)
+            _add(entries, seen, _kind(value), namespace, name, value, label, False)
 
 
 def _add(entries, seen, kind, container, key, value, label, layer):
     k = (kind, id(container), key)
     if k not in seen:
         seen.add(k)
+        if kind == "array":
+            if array_contents.checked(value):
+                # (checked on every call: a write into an array tells no Layer)
+                value, layer = (value, array_contents.snapshot(value)), False
+            else:
+                array_contents.warn_unchecked(label, value)
+                kind = "is"
         entries.append((kind, container, key, value, label, layer))
 
 
@@ -202,7 +214,8 @@ def _label(where, reads, container, key):
 
 def _compile(entries):
     """One function checking every entry (see the module doc)."""
-    ns = {"M": _MISSING, "V": state.plain_attributes_version, "memo": [-1], "eq": _equal}
+    ns = {"M": _MISSING, "V": state.plain_attributes_version, "memo": [-1], "eq": _equal,
+          "same": array_contents.same}
     layer_terms, terms = [], []
     for i, (kind, container, key, value, _, layer) in enumerate(entries):
         ns[f"c{i}"], ns[f"k{i}"], ns[f"v{i}"], ns[f"t{i}"] = container, key, value, type(value)
@@ -213,6 +226,9 @@ def _compile(entries):
                    else f"c{i}.get(k{i}, M)")  # (a dict, a class's mappingproxy)
             if kind == "is":
                 term = f"{get} is v{i}"
+            elif kind == "array":  # value: (the array, its snapshot)
+                ns[f"v{i}"], ns[f"s{i}"] = value
+                term = f"((x := {get}) is v{i} and same(x, s{i}))"
             elif type(value) is tuple:
                 term = f"eq({get}, v{i})"
             else:
