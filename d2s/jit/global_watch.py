@@ -52,17 +52,24 @@ def _names(code):
 
 
 class GlobalWatch:
-    """The plain globals `fn` read, as they were when its programs were
-    traced, and the program caches kept per set of their values."""
-    __slots__ = ("fn", "namespace", "watched", "contents", "caches", "warned")
+    """The plain globals (and closure variables) `fn` read, as they were when
+    its programs were traced, and the program caches kept per set of their
+    values."""
+    __slots__ = ("fn", "namespace", "watched", "cells", "contents", "caches", "warned")
 
-    def __init__(self, fn, namespace, watched):
+    def __init__(self, fn, namespace, watched, cells=()):
         self.fn = fn
         self.namespace = namespace
         self.watched = watched   # [(name, value as traced)]
-        self.contents = _contents(fn, watched)  # [(array, its snapshot)]
+        self.cells = list(cells)  # [(name, closure cell, value as traced)]
+        self.contents = _contents(fn, self._named())  # [(array, its snapshot)]
         self.caches = []         # [(values, ProgramCache)], the current one last
         self.warned = False
+
+    def _named(self):
+        """[(label, value)] of everything watched."""
+        return ([(f"global '{n}'", v) for n, v in self.watched]
+                + [(f"closure variable '{n}'", v) for n, _, v in self.cells])
 
     def changed(self):
         """Whether a watched global was rebound since, or an array written
@@ -70,6 +77,9 @@ class GlobalWatch:
         get = self.namespace.get
         for name, value in self.watched:
             if get(name, _MISSING) is not value:
+                return True
+        for _, cell, value in self.cells:
+            if _cell_value(cell) is not value:
                 return True
         for array, snap in self.contents:
             if not array_contents.same(array, snap):
@@ -80,7 +90,7 @@ class GlobalWatch:
         """The watched values as the programs were traced for them (an
         array's contents then, not the array now)."""
         held = {id(a): array_contents.frozen(snap) for a, snap in self.contents}
-        return tuple(held.get(id(v), v) for _, v in self.watched)
+        return tuple(held.get(id(v), v) for _, v in self._named())
 
     def switch(self, cache, new_cache):
         """The program cache for the globals' values now: `cache` (the current
@@ -90,7 +100,8 @@ class GlobalWatch:
             self.caches.append((self._values(), cache))
         get = self.namespace.get
         self.watched = [(n, get(n, _MISSING)) for n, _ in self.watched]
-        self.contents = _contents(self.fn, self.watched)
+        self.cells = [(n, c, _cell_value(c)) for n, c, _ in self.cells]
+        self.contents = _contents(self.fn, self._named())
         values = self._values()
         for i, (kept, c) in enumerate(self.caches):
             if len(kept) == len(values) and all(_equal(a, b) for a, b in zip(kept, values)):
@@ -106,10 +117,10 @@ class GlobalWatch:
         return fresh
 
     def _warn(self, before, now):
-        names = [n for (n, _), a, b in zip(self.watched, before, now) if not _equal(a, b)]
+        names = [n for (n, _), a, b in zip(self._named(), before, now) if not _equal(a, b)]
         code = self.fn.__code__
         warnings.warn(
-            f"d2s: the global(s) {', '.join(map(repr, names)) or '?'} read by "
+            f"d2s: the {', '.join(names) or 'globals'} read by "
             f"{self.fn.__qualname__} ({code.co_filename}, line {code.co_firstlineno}) took "
             f"more than {MAX_VALUES} values; each value is frozen into a program of its own, "
             f"so the function is traced again for each (the oldest are dropped). Pass it as "
@@ -120,20 +131,37 @@ class GlobalWatch:
 _MISSING = object()
 
 
-def _contents(fn, watched):
-    """(array, snapshot) of each watched global numpy array small enough to
-    compare on every call; a larger one is said once (jit.array_contents)."""
+def _contents(fn, named):
+    """(array, snapshot) of each watched numpy array small enough to compare
+    on every call; a larger one is said once (jit.array_contents)."""
     out = []
-    for name, value in watched:
+    for label, value in named:
         if type(value) is np.ndarray:
             if array_contents.checked(value):
                 out.append((value, array_contents.snapshot(value)))
             else:
                 code = fn.__code__
                 array_contents.warn_unchecked(
-                    f"global '{name}' (read by {fn.__qualname__}, {code.co_filename}, "
+                    f"{label} (read by {fn.__qualname__}, {code.co_filename}, "
                     f"line {code.co_firstlineno})", value)
     return out
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return _MISSING
+
+
+def _cells_written(code):
+    """The closure variables `code` and its nested code assign (`nonlocal`)."""
+    written = {ins.argval for ins in dis.get_instructions(code)
+               if ins.opname in ("STORE_DEREF", "DELETE_DEREF")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            written |= _cells_written(const)
+    return written
 
 
 def _equal(a, b):
@@ -156,8 +184,10 @@ def _short(value):
 
 
 def watch(fn):
-    """A GlobalWatch of `fn`'s plain globals as they are now, or None when it
-    reads none (nothing to check at each call)."""
+    """A GlobalWatch of `fn`'s plain globals and closure variables as they
+    are now, or None when it reads none (nothing to check at each call). A
+    closure variable is watched as a global is: the enclosing function may
+    rebind it (`nonlocal`) or write into the array it holds."""
     fn = getattr(fn, "__func__", fn)
     code = getattr(fn, "__code__", None)
     namespace = getattr(fn, "__globals__", None)
@@ -171,4 +201,10 @@ def watch(fn):
         value = namespace[name]
         if _plain(value):
             watched.append((name, value))
-    return GlobalWatch(fn, namespace, watched) if watched else None
+    cells = []
+    own = _cells_written(code)  # (a variable it assigns itself: its own business)
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        value = _cell_value(cell)
+        if name not in own and value is not _MISSING and _plain(value):
+            cells.append((name, cell, value))
+    return GlobalWatch(fn, namespace, watched, cells) if watched or cells else None

@@ -77,8 +77,8 @@ def make(sf, entry, fast, args, positions, backend, step, context):
                   "params" if parts.get("param_values") is not None else "bare")
     watch = context["watch"]
     names = None if watch is None else tuple(name for name, _ in watch.watched)
-    if names is not None and (len(names) > _INLINE_NAMES or watch.contents):
-        names = "call"  # (GlobalWatch.changed: an array's contents too)
+    if names is not None and (len(names) > _INLINE_NAMES or watch.contents or watch.cells):
+        names = "call"  # (GlobalWatch.changed: arrays' contents, closure cells too)
     # (per tensor argument, the device type whose shape and dtype are read from
     # its `meta` attribute: the one registered, else the argument's own type)
     device = next(iter(DEVICE_META.items())) if len(DEVICE_META) == 1 else None

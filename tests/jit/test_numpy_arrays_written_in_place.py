@@ -141,3 +141,62 @@ def test_a_large_array_is_said_once_by_name():
     said = [w for w in caught if "BIG" in str(w.message) and "in place" in str(w.message)]
     assert len(said) == 1, [str(w.message) for w in caught]
     assert "d2s.to_tensor" in str(said[0].message)
+
+
+def _closing_over(table, scale):
+    def f(x):
+        return x * d2s.to_tensor(table) * scale
+
+    def rescale(value):
+        nonlocal scale
+        scale = value
+    return f, rescale
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closure_variables_rebound_or_written_into(backend):
+    """A closure variable is state the caller keeps too: the enclosing
+    function rebinds it (`nonlocal`) or writes into the array it holds."""
+    table = np.arange(4, dtype="float32")
+    f, rescale = _closing_over(table, 2.0)
+    static = d2s.jit.to_static(f, backend=_backend(backend))
+    for change in [lambda: None, lambda: table.__setitem__(0, 7.0), lambda: rescale(-3.0),
+                   lambda: rescale(-3.0), lambda: table.__setitem__(0, 0.0)]:
+        change()
+        for _ in range(2):
+            np.testing.assert_allclose(static(_x()).numpy(), f(_x()).numpy())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_converted_training_step_reading_class_weights(backend):
+    """A numpy class-weight array on the model, changed between steps of a
+    converted whole training step: every step uses the weights now."""
+    class Weighted(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+            self.class_weight = np.ones(2, dtype="float32")
+
+        def forward(self, x):
+            return (self.fc(x) * d2s.to_tensor(self.class_weight)).sum()
+
+    def trainer(model):
+        opt = d2s.optimizer.SGD(0.1, parameters=model.parameters())
+
+        def step(x):
+            loss = model(x)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+
+    eager, model = Weighted(), Weighted()
+    model.set_state_dict(eager.state_dict())
+    eager_step = trainer(eager)
+    static_step = d2s.jit.to_static(trainer(model), backend=_backend(backend))
+    x = d2s.to_tensor(np.linspace(-1, 1, 12, dtype="float32").reshape(3, 4))
+    for weight in [1.0, 0.0, 0.0, 2.5]:
+        eager.class_weight[0] = model.class_weight[0] = weight
+        np.testing.assert_allclose(static_step(x).numpy(), eager_step(x).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(model.fc.weight.numpy(), eager.fc.weight.numpy(), rtol=1e-5)
