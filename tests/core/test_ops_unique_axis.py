@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import d2s
-from tests.core.ops_check import check
+from ops_check import check
 
 INTS = np.array([[1, 2, 1, 2, 0], [3, 0, 3, 1, 0], [1, 2, 1, 2, 0], [1, 0, 1, 2, 0]],
                 dtype=np.int64)
