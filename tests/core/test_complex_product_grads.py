@@ -1,4 +1,4 @@
-"""Gradients of complex products and quotients read the other operand's
+"""Gradients of complex products, quotients and matrix products read the other operand's
 conjugate (PyTorch's convention: the gradient of a real loss w.r.t. z is
 dL/dRe z + i dL/dIm z), so real parameters built into complex tensors get
 their true derivatives: eager and converted (numpy, xla) vs PyTorch."""
@@ -12,23 +12,25 @@ from d2s.static.backend import BackendFallbackWarning
 
 torch = pytest.importorskip("torch")
 R = np.random.default_rng(41)
-PARTS = [R.standard_normal(3) for _ in range(4)]
+PARTS = [R.standard_normal((2, 2)) for _ in range(4)]
 
 
-def _loss(a, b, c, d, complex_, re, im):
+def _loss(a, b, c, d, complex_, re, im, matmul):
     z, y = complex_(a, b), complex_(c, d)
-    p, q = z * y, z / y
-    return (re(p) * 1.5 + im(p) * 0.7 + re(q) * 0.3 - im(q) * 1.1 + re(z * z)).sum()
+    p, q, r = z * y, z / y, matmul(z, y)
+    return (re(p) * 1.5 + im(p) * 0.7 + re(q) * 0.3 - im(q) * 1.1 + re(z * z)
+            + re(r) * 0.9 - im(r) * 0.4 + re(matmul(z, a)) * a).sum()
 
 
 def _torch_grads():
     ts = [torch.tensor(v, requires_grad=True) for v in PARTS]
-    _loss(*ts, torch.complex, lambda v: v.real, lambda v: v.imag).backward()
+    _loss(*ts, torch.complex, lambda v: v.real, lambda v: v.imag,
+          lambda u, v: u @ (v.to(u.dtype) if v.dtype != u.dtype else v)).backward()
     return [t.grad.numpy() for t in ts]
 
 
 def _d2s_grads(*ts):
-    loss = _loss(*ts, d2s.complex, lambda v: v.real(), lambda v: v.imag())
+    loss = _loss(*ts, d2s.complex, lambda v: v.real(), lambda v: v.imag(), d2s.matmul)
     return d2s.grad(loss, list(ts))
 
 
