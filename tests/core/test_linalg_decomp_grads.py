@@ -1,7 +1,7 @@
 """Gradients of the matrix decompositions beyond their values: svd through U
 and V^T (reduced; full when square), qr of wide inputs and complete mode
 with rows <= cols, lu's packed factors (square, tall, wide) and through
-lu_unpack. Checked by finite differences of the numpy / scipy reference on
+lu_unpack, eig of real matrices (complex eigenpairs; phase-free losses). Checked by finite differences of the numpy / scipy reference on
 well-conditioned inputs, with losses that do not depend on the sign of a
 singular pair (U^2, V^2, U diag(w) V^T); values and the gradient in
 converted code on the numpy and xla backends, unknown dims."""
@@ -51,6 +51,18 @@ def _lu_unpack_np(a):
     return sl.lu(a)[1:]
 
 
+def _eig_parts(a):
+    w, v = L.eig(a)
+    return w.real(), w.imag(), v.abs() ** 2
+
+
+def _eig_parts_np(a):
+    w, v = np.linalg.eig(a)
+    return w.real, w.imag, np.abs(v) ** 2
+
+
+EIG_REAL = np.random.default_rng(0).standard_normal((3, 3))     # real eigenvalues
+EIG_PAIRS = np.random.default_rng(1).standard_normal((2, 3, 3))  # the first: a complex pair
 NO_ONNX = {"onnx": False}
 CASES = [
     ("svd_tall", lambda a, w: _svd_gauge_free(a, w), [m(4, 3), m(3)], _svd_gauge_free_np,
@@ -68,6 +80,8 @@ CASES = [
      dict(onnx=False, unknown_dims=False)),
     ("lu_wide", lambda a: L.lu(a)[0], [m(2, 4)], _lu_packed_np,
      dict(onnx=False, unknown_dims=False)),
+    ("eig_real_spectrum", _eig_parts, [EIG_REAL], _eig_parts_np, NO_ONNX),
+    ("eig_complex_pairs", _eig_parts, [EIG_PAIRS], _eig_parts_np, NO_ONNX),
     ("lu_unpack", lambda a: L.lu_unpack(*L.lu(a))[1:], [m(3, 3)], _lu_unpack_np,
      dict(onnx=False, unknown_dims=False)),
 ]

@@ -13,7 +13,8 @@ with d2s ops so that it also builds in a static program:
   F_ij = 1 / (w_j - w_i), symmetrized;
 * pinv (P = A^+, its rank held fixed): dA = -P^T G P^T + (I - A P) G^T P P^T
   + P^T P G^T (I - P A);
-* eig (general matrices, complex results): values only;
+* eig (real general matrices, complex results): dA = Re(V^-H (diag(gw) +
+  P / conj(E)) V^H) with P the normalized V^H gV (PyTorch's rule);
 * lu (A = P L U, packed): gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T))
   U^-T, tall and wide inputs through their leading square block;
 * svd (real): through S, dA = U diag(gS) V^T; through U and V^T the
@@ -561,8 +562,32 @@ def _eig_kernel(x):
 
 
 def _eig_vjp(g, out, x):
-    raise NotImplementedError("eig: gradients are not supported (for a symmetric matrix use "
-                              "eigh, whose gradient is)")
+    """A = V diag(w) V^-1 (real A, complex w and V, unit-norm columns):
+    gA = Re( V^-H (diag(gw) + P / conj(E)) V^H ), P = V^H gV minus
+    V^H V diag(Re diag(V^H gV)) (the columns' norm held at 1), E_ij =
+    w_j - w_i off the diagonal, 1 on it (PyTorch's rule). Only losses that
+    do not change with each column's phase have one; it is unbounded where
+    eigenvalues repeat."""
+    from .fft_ops import conj, real
+    from .manipulation import unsqueeze
+    from .compositions import diagonal
+    g_w, g_v = g
+    w, v = out
+    vh = conj(_mT(v))
+    eye = _eye_like(real(v))
+    inner = None
+    if g_v is not None:
+        vhgv = matmul(vh, g_v)
+        keep = real(diagonal(vhgv, 0, -2, -1))
+        vhgv = vhgv - matmul(vh, v * unsqueeze(keep, -2))
+        e = unsqueeze(w, -2) - unsqueeze(w, -1)               # [i, j]: w_j - w_i
+        e = e * (1.0 - eye) + eye
+        inner = vhgv / conj(e)
+    if g_w is not None:
+        term = unsqueeze(g_w, -1) * eye
+        inner = term if inner is None else inner + term
+    ga = bind("solve", vh, matmul(inner, vh))
+    return (cast_like(real(ga), x),)
 
 
 register_op("eig", _eig_kernel, _eig_infer, vjp=_eig_vjp, num_outputs=2)
