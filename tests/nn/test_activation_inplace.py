@@ -100,3 +100,18 @@ def test_converted_inplace_activations_equal_eager(backend):
     g = _softmax(h * 2.0)
     t = np.tanh(h)
     np.testing.assert_allclose(want, np.maximum(t, 0) + 2 * t + g, rtol=1e-12)
+
+
+def _write_argument(x):
+    F.relu_(x)
+    return x * 2.0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_converted_inplace_activation_reaches_the_callers_tensor(backend):
+    if backend == "xla":
+        pytest.importorskip("jax")
+    a = d2s.to_tensor(A)
+    got = d2s.jit.to_static(_write_argument, backend=backend)(a)
+    np.testing.assert_allclose(got.numpy(), 2.0 * np.maximum(A, 0))
+    np.testing.assert_allclose(a.numpy(), np.maximum(A, 0))
