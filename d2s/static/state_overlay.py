@@ -118,6 +118,7 @@ class StateOverlay:
         self._born = {}             # id -> (weakref, user origin) of Tensors made while tracing
         self._modes = {}            # id(Layer) -> (Layer, `training` when first read)
         self._undo = []
+        self._branch_blocks = set()  # blocks of tensor `if` branches being traced
 
     # ---- reading and writing values -------------------------------------------------------
     def read(self, tensor):
@@ -162,15 +163,21 @@ class StateOverlay:
         """(data Variable, the traced call's Tensor or None) per tensor argument."""
         self._arguments = list(arguments)
 
-    def activate(self, what, instead=None):
+    def activate(self, what, instead=None, branch_ok=False):
         """A backward, step or gradient write (`what`, for errors) is being traced:
         from now on every trainable Tensor the step reads is tracked. Inside a
-        tensor `if` or loop it is refused (`instead`: what to write there)."""
-        if self.program.current_block().idx != 0:
+        tensor `if` or loop it is refused (`instead`: what to write there),
+        except, with `branch_ok` (an update or a gradient clearing), directly
+        in a branch of a tensor `if`, whose writes become the `cond`'s
+        outputs (`BranchState`)."""
+        block = self.program.current_block().idx
+        if block != 0 and not (branch_ok and block in self._branch_blocks):
+            where = ("a tensor-dependent loop (directly in a tensor `if` it is fine)"
+                     if branch_ok else "a tensor-dependent `if` or loop")
             raise RuntimeError(
-                f"{what} inside a tensor-dependent `if` or loop is not supported: a traced "
-                "step's backward, updates and gradient clearing run on every call. Move it "
-                "out of the branch or loop (an `if` or `for` on Python values is fine)"
+                f"{what} inside {where} is not supported: a traced step's backward, updates "
+                "and gradient clearing run on every call. Move it out of the loop or branch "
+                "(an `if` or `for` on Python values is fine)"
                 + (f"; {instead}" if instead else ""))
         if self.active:
             return
@@ -396,6 +403,137 @@ class StateOverlay:
         if failed:
             for undo in reversed(self._undo):
                 undo()
+
+
+class BranchState:
+    """The overlay's state a tensor `if` carries through its `cond`: an
+    `optimizer.step()` or `clear_grad()` in a branch writes parameters,
+    optimizer state and gradients; after the `if` each of them is a choice
+    between the branch's result and the value it had before (the other
+    branch's), as running the taken branch eagerly leaves them.
+
+    Made when the `if` starts (what the overlay holds then); after each
+    branch `find()` takes in every value or gradient the branch changed, and
+    the converter traces the `if` again carrying them (`restore()` first).
+    A gradient that is None on one path and a Variable on the other is
+    zeros on the path that has none (as `clear_grad(set_to_zero=True)`
+    leaves it): a choice needs a value on both."""
+
+    def __init__(self, overlay):
+        self.overlay = overlay
+        self.keys = []            # ("value", Tensor) or ("grad", GradSlot)
+        self._have = set()
+        self.zeroed = set()       # ids of GradSlots whose None becomes zeros
+        self._values = dict(overlay._values)
+        self._grads = {id(s): s.grad for s in overlay._slots.values()}
+
+    def _value_before(self, tensor):
+        written = self._values.get(id(tensor))
+        return written[1] if written is not None else self.overlay.builder.capture(tensor)
+
+    def _grad_before(self, slot):
+        return self._grads.get(id(slot), slot.entry_var)
+
+    def _add(self, kind, obj):
+        if (kind, id(obj)) not in self._have:
+            self._have.add((kind, id(obj)))
+            self.keys.append((kind, obj))
+            return True
+        return False
+
+    def find(self):
+        """After a branch: the values and gradients it changed join `keys`;
+        True if there are new ones (trace the `if` again)."""
+        ov, new = self.overlay, False
+        for tensor, value in list(ov._values.values()):
+            if value is not self._value_before(tensor):
+                new = self._add("value", tensor) or new
+        for slot in list(ov._slots.values()):
+            if slot.grad is not self._grad_before(slot):
+                new = self._add("grad", slot) or new
+        return new
+
+    def restore(self):
+        """The overlay as it was before the `if` (it is traced again)."""
+        ov = self.overlay
+        ov._values.clear()
+        ov._values.update(self._values)
+        for slot in ov._slots.values():
+            slot.grad = self._grad_before(slot)
+            _drop_branch_versions(slot)
+
+    def labels(self):
+        """Distinct names for messages and for the `cond`'s outputs (two
+        unnamed Tensors of one shape get a number each)."""
+        out, seen = [], set()
+        for kind, obj in self.keys:
+            base = text = (f"the value of {_describe(obj)}" if kind == "value" else
+                           f"the gradient of {obj.label}")
+            n = 2
+            while text in seen:
+                text, n = f"{base} ({n})", n + 1
+            seen.add(text)
+            out.append(text)
+        return tuple(out)
+
+    def get(self):
+        ov = self.overlay
+        out = []
+        for kind, obj in self.keys:
+            if kind == "value":
+                written = ov._values.get(id(obj))
+                out.append(written[1] if written is not None else self._value_before(obj))
+            else:
+                out.append(obj.grad)
+        return tuple(out)
+
+    def set(self, values):
+        ov = self.overlay
+        for (kind, obj), value in zip(self.keys, values):
+            if kind == "grad":
+                obj.grad = value
+                continue
+            if value is self._value_before(obj) and id(obj) not in self._values:
+                ov._values.pop(id(obj), None)   # unwritten, as before the `if`
+            else:
+                ov._values[id(obj)] = (obj, value)
+            slot = ov._slots.get(id(obj))
+            if slot is not None:
+                _drop_branch_versions(slot)
+                if value is not slot.versions[-1]:
+                    slot.versions.append(value)
+
+    def finish_branch(self, start):
+        """A branch's values (`get()`), with zeros for a None gradient where
+        the `if` chooses between a gradient and none (`start`: the values
+        before the `if`); and whether the `if` must be traced again (a
+        gradient found None before it and set by this branch)."""
+        values = list(self.get())
+        again = False
+        for i, ((kind, obj), value) in enumerate(zip(self.keys, values)):
+            if kind != "grad":
+                continue
+            if value is None and (start[i] is not None or id(obj) in self.zeroed):
+                var = obj.leaf_var
+                values[i] = full(var.shape, 0, var.dtype) if None not in var.shape \
+                    else ones_like(var) * 0
+            elif value is not None and start[i] is None and id(obj) not in self.zeroed:
+                self.zeroed.add(id(obj))
+                again = True
+        return tuple(values), again
+
+    def enter(self):
+        """A branch is being traced in the program's current block."""
+        self.overlay._branch_blocks.add(self.overlay.program.current_block().idx)
+
+    def leave(self):
+        self.overlay._branch_blocks.discard(self.overlay.program.current_block().idx)
+
+
+def _drop_branch_versions(slot):
+    """Versions of a leaf made inside a branch are not the step's: only the
+    `cond`'s result, in the program's top block, stands for it after."""
+    slot.versions[:] = [v for v in slot.versions if v.block.idx == 0] or slot.versions[:1]
 
 
 def _ones(target):
