@@ -85,20 +85,27 @@ class StepEffects:
     `grad_inputs`: (program input name, GradSlot) — bound on each call to the
     slot's gradient. `value_writes`: (Tensor, Variable name) — the Tensor's
     new value. `grad_writes`: (GradSlot, Variable name or None) — its new
-    gradient, None when cleared. `slots`: every tracked leaf (their eager
-    gradient state and trainability are the guard), as are `modes`.
+    gradient, None when cleared. `grad_present`: (GradSlot, bool Variable
+    name) — a gradient written by `grad_writes` that a tensor `if` may have
+    cleared on the path a run takes (`BranchState`): where the flag is
+    False the gradient is None after the run, as eagerly. `slots`: every
+    tracked leaf (their eager gradient state and trainability are the
+    guard), as are `modes`.
     """
 
-    def __init__(self, slots, grad_inputs, value_writes, grad_writes, modes=()):
+    def __init__(self, slots, grad_inputs, value_writes, grad_writes, modes=(),
+                 grad_present=()):
         self.slots = slots
         self.grad_inputs = grad_inputs
         self.value_writes = value_writes
         self.grad_writes = grad_writes
         self.modes = list(modes)  # (Layer, its `training` flag as the trace read it)
+        self.grad_present = list(grad_present)
 
     def written_names(self):
         return [n for _, n in self.value_writes] + [n for _, n in self.grad_writes
-                                                      if n is not None]
+                                                      if n is not None] + \
+            [n for _, n in self.grad_present]
 
 
 class StateOverlay:
@@ -119,6 +126,7 @@ class StateOverlay:
         self._modes = {}            # id(Layer) -> (Layer, `training` when first read)
         self._undo = []
         self._branch_blocks = set()  # blocks of tensor `if` branches being traced
+        self._present = {}          # id(GradSlot) -> (its gradient, bool Variable: real)
 
     # ---- reading and writing values -------------------------------------------------------
     def read(self, tensor):
@@ -375,8 +383,13 @@ class StateOverlay:
                     "(layers, optimizers) before the first call")
         grad_inputs = [(s.entry_var.name, s) for s in slots if s.entry_var is not None]
         grad_inputs += self._captured_entry_grads(slots)
+        present = []
+        for slot, name in grad_writes:
+            held = self._present.get(id(slot))
+            if name is not None and held is not None and held[0] is slot.grad:
+                present.append((slot, self._as_var(held[1]).name))
         return StepEffects(slots, grad_inputs, value_writes, grad_writes,
-                           self._modes.values())
+                           self._modes.values(), present)
 
     def _captured_entry_grads(self, slots):
         """A gradient read (and captured as a constant) before its Tensor was
@@ -416,8 +429,10 @@ class BranchState:
     branch `find()` takes in every value or gradient the branch changed, and
     the converter traces the `if` again carrying them (`restore()` first).
     A gradient that is None on one path and a Variable on the other is
-    zeros on the path that has none (as `clear_grad(set_to_zero=True)`
-    leaves it): a choice needs a value on both."""
+    zeros on the path that has none, a choice needing a value on both, and
+    a bool carried beside it says whether it is real: a run that took the
+    clearing path leaves the gradient None, as eagerly (`grad_present`),
+    unless later code writes it (a backward adds to the zeros)."""
 
     def __init__(self, overlay):
         self.overlay = overlay
@@ -425,6 +440,7 @@ class BranchState:
         self._have = set()
         self.zeroed = set()       # ids of GradSlots whose None becomes zeros
         self._values = dict(overlay._values)
+        self._present = dict(overlay._present)
         self._grads = {id(s): s.grad for s in overlay._slots.values()}
 
     def _value_before(self, tensor):
@@ -458,6 +474,8 @@ class BranchState:
         ov = self.overlay
         ov._values.clear()
         ov._values.update(self._values)
+        ov._present.clear()
+        ov._present.update(self._present)
         for slot in ov._slots.values():
             slot.grad = self._grad_before(slot)
             _drop_branch_versions(slot)
@@ -468,7 +486,8 @@ class BranchState:
         out, seen = [], set()
         for kind, obj in self.keys:
             base = text = (f"the value of {_describe(obj)}" if kind == "value" else
-                           f"the gradient of {obj.label}")
+                           f"the gradient of {obj.label}" if kind == "grad" else
+                           f"whether {obj.label} has a gradient")
             n = 2
             while text in seen:
                 text, n = f"{base} ({n})", n + 1
@@ -483,8 +502,11 @@ class BranchState:
             if kind == "value":
                 written = ov._values.get(id(obj))
                 out.append(written[1] if written is not None else self._value_before(obj))
-            else:
+            elif kind == "grad":
                 out.append(obj.grad)
+            else:
+                held = ov._present.get(id(obj))
+                out.append(held[1] if held is not None and held[0] is obj.grad else None)
         return tuple(out)
 
     def set(self, values):
@@ -492,6 +514,12 @@ class BranchState:
         for (kind, obj), value in zip(self.keys, values):
             if kind == "grad":
                 obj.grad = value
+                continue
+            if kind == "present":   # (after its gradient: keys keep that order)
+                if value is None:
+                    ov._present.pop(id(obj), None)
+                else:
+                    ov._present[id(obj)] = (obj.grad, value)
                 continue
             if value is self._value_before(obj) and id(obj) not in self._values:
                 ov._values.pop(id(obj), None)   # unwritten, as before the `if`
@@ -505,21 +533,30 @@ class BranchState:
 
     def finish_branch(self, start):
         """A branch's values (`get()`), with zeros for a None gradient where
-        the `if` chooses between a gradient and none (`start`: the values
-        before the `if`); and whether the `if` must be traced again (a
-        gradient found None before it and set by this branch)."""
+        the `if` chooses between a gradient and none, and the flag saying
+        which (`start`: the values before the `if`); and whether the `if`
+        must be traced again (such a gradient, or its flag, newly found)."""
         values = list(self.get())
         again = False
+        flags = {id(obj): i for i, (kind, obj) in enumerate(self.keys) if kind == "present"}
         for i, ((kind, obj), value) in enumerate(zip(self.keys, values)):
             if kind != "grad":
                 continue
-            if value is None and (start[i] is not None or id(obj) in self.zeroed):
-                var = obj.leaf_var
-                values[i] = full(var.shape, 0, var.dtype) if None not in var.shape \
-                    else ones_like(var) * 0
-            elif value is not None and start[i] is None and id(obj) not in self.zeroed:
+            if value is None and (start[i] is not None or id(obj) in self.zeroed) or \
+                    value is not None and start[i] is None:
                 self.zeroed.add(id(obj))
-                again = True
+                if id(obj) not in flags:
+                    again = self._add("present", obj) or again
+                    continue
+                real = value is not None
+                if value is None:
+                    var = obj.leaf_var
+                    values[i] = full(var.shape, 0, var.dtype) if None not in var.shape \
+                        else ones_like(var) * 0
+                if values[flags[id(obj)]] is None or not real:
+                    values[flags[id(obj)]] = full([], real, "bool")
+            elif id(obj) in flags and values[flags[id(obj)]] is None:
+                values[flags[id(obj)]] = full([], True, "bool")
         return tuple(values), again
 
     def enter(self):
