@@ -194,7 +194,7 @@ class Tensor(TensorMethods):
         if state._tls.builders:  # inside a traced step: a write of the step
             ov = effects.overlay()
             if ov is not None:
-                ov.activate("clear_grad()")
+                ov.activate("clear_grad()", branch_ok=True)
                 ov.assign_grad(self, None)
                 return
         self._grad = None

@@ -236,4 +236,8 @@ def _emit_commit(w, step):
             at += 1
         elif slot.tensor is None:
             w.emit(f"{owner}._grad = None")
+    for slot, _ in step.effects.grad_present:   # cleared on the path the run took
+        owner = f"x{slot.input_index}" if slot.tensor is None else w.global_name("t", slot.tensor)
+        w.emit(f"if not bool({array(at)}): {owner}._grad = None")
+        at += 1
     w.emit("return out")

@@ -240,6 +240,9 @@ class StepProgram(ConcreteProgram):
                 at += 1
             elif slot.tensor is None:
                 grad_sets.append((None, slot.input_index, None))
+        # gradients a tensor `if` cleared on the path a run took (their flag False)
+        present = [(slot.tensor, slot.input_index, at + i)
+                   for i, (slot, _) in enumerate(self.effects.grad_present)]
         structure, check = self.output_structure, self.check_finite
         flag_writes = self._flag_writes  # (filled by _entered_with before any run)
         new, ndarray, as_array = Tensor._from_array, np.ndarray, self._as_array
@@ -265,6 +268,9 @@ class StepProgram(ConcreteProgram):
             for tensor, index, at in grad_sets:
                 owner = tensors[index] if tensor is None else tensor
                 owner._grad = None if at is None else new(_array(results[at]))
+            for tensor, index, at in present:
+                if not bool(_array(results[at])):
+                    (tensors[index] if tensor is None else tensor)._grad = None
             for tensor, flag in flag_writes:
                 tensor.stop_gradient = flag
             return out

@@ -171,4 +171,7 @@ from .activation_more import __all__ as _activation_more_names  # noqa: E402
 from .loss_more import *  # noqa: E402,F401,F403
 from .loss_more import __all__ as _loss_more_names  # noqa: E402
 from .ctc import ctc_loss  # noqa: E402,F401
+from .activation_inplace import *  # noqa: E402,F401,F403
+from .activation_inplace import __all__ as _activation_inplace_names  # noqa: E402
 __all__ += _patch_names + _vision_names + _activation_more_names + _loss_more_names + ["ctc_loss"]
+__all__ += _activation_inplace_names

@@ -119,31 +119,38 @@ def _base_coords(n, align_corners):
 
 
 def affine_grid(theta, out_shape, align_corners=True, name=None):
-    """Sampling grid (N, H, W, 2) of the affine maps `theta` (N, 2, 3) over an
-    output of `out_shape` [N, C, H, W]: grid[n, h, w] = theta[n] @ (x_w, y_h, 1)
-    in normalized coordinates (x along W)."""
+    """Sampling grid of the affine maps `theta` over an output of `out_shape`:
+    (N, 2, 3) over [N, C, H, W] gives (N, H, W, 2), grid[n, h, w] =
+    theta[n] @ (x_w, y_h, 1); (N, 3, 4) over [N, C, D, H, W] gives
+    (N, D, H, W, 3), grid[n, d, h, w] = theta[n] @ (x_w, y_h, z_d, 1); in
+    normalized coordinates (x along W, the last dim)."""
     theta = lift(theta)
     if hasattr(out_shape, "numpy"):
         out_shape = out_shape.numpy().tolist()
     out_shape = list(out_shape)
-    if len(out_shape) != 4:
-        raise NotImplementedError(f"affine_grid: out_shape must be [N, C, H, W] (4-D), got "
-                                  f"{out_shape}")
+    if len(out_shape) not in (4, 5):
+        raise ValueError(f"affine_grid: out_shape must be [N, C, H, W] or [N, C, D, H, W], "
+                         f"got {out_shape}")
+    k = len(out_shape) - 2
     # N and C do not shape the grid (theta gives N): `x.shape` of a converted
-    # input with an unknown batch is fine; H and W must be numbers
+    # input with an unknown batch is fine; the spatial sizes must be numbers
     try:
-        h, w = int(out_shape[2]), int(out_shape[3])
+        sizes = [int(d) for d in out_shape[2:]]
     except (TypeError, ValueError):
-        h = w = -1
-    if h <= 0 or w <= 0:
-        raise ValueError(f"affine_grid: the H and W of out_shape must be known positive ints "
-                         f"when the program is built, got {out_shape}")
-    if len(theta.shape) != 3 or tuple(theta.shape[1:]) != (2, 3):
-        raise ValueError(f"affine_grid: theta must be (N, 2, 3), got {list(theta.shape)}")
-    xs, ys = _base_coords(w, align_corners), _base_coords(h, align_corners)
-    base = np.stack([np.tile(xs, h), np.repeat(ys, w), np.ones(h * w)], axis=1)
+        sizes = [-1]
+    if min(sizes) <= 0:
+        raise ValueError(f"affine_grid: the spatial sizes of out_shape must be known positive "
+                         f"ints when the program is built, got {out_shape}")
+    if len(theta.shape) != 3 or tuple(theta.shape[1:]) != (k, k + 1):
+        raise ValueError(f"affine_grid: theta must be (N, {k}, {k + 1}) for a {k + 2}-D "
+                         f"out_shape, got {list(theta.shape)}")
+    # one row (x, y[, z], 1) per output location, W fastest
+    axes = [_base_coords(n, align_corners) for n in sizes]          # D?, H, W order
+    mesh = np.meshgrid(*axes, indexing="ij")
+    cols = [m.reshape(-1) for m in reversed(mesh)]                   # x, y[, z]
+    base = np.stack(cols + [np.ones(int(np.prod(sizes)))], axis=1)
     grid = matmul(constant(base.astype(theta.dtype)), transpose(theta, [0, 2, 1]))
-    return reshape(grid, [-1, h, w, 2])
+    return reshape(grid, [-1] + sizes + [k])
 
 
 def _unnormalize(g, size, align_corners):
@@ -186,51 +193,65 @@ _GRID_PADDINGS = ("zeros", "border", "reflection")
 
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True,
                 name=None):
-    """Sample the NCHW `x` at the normalized (x, y) locations of `grid`
-    (N, Hg, Wg, 2) -> (N, C, Hg, Wg), bilinearly or at the nearest pixel;
-    locations outside read zeros, the border, or the image reflected.
-    Differentiable in `x` and (bilinear) in `grid`. 'nearest' rounds a
-    location exactly halfway between pixels to the even one, as PyTorch."""
+    """Sample `x` at the normalized locations of `grid`: NCHW `x` with an
+    (N, Hg, Wg, 2) grid of (x, y) -> (N, C, Hg, Wg); NCDHW `x` with an
+    (N, Dg, Hg, Wg, 3) grid of (x, y, z) -> (N, C, Dg, Hg, Wg). 'bilinear'
+    interpolates between the 2 (4-D) or 2^3 (5-D: trilinear) neighbours,
+    'nearest' reads the nearest one, rounding a location exactly halfway to
+    the even one, as PyTorch; locations outside read zeros, the border, or
+    the image reflected. Differentiable in `x` and (bilinear) in `grid`."""
     x, grid = lift(x), lift(grid)
     if mode not in _GRID_MODES:
         raise ValueError(f"grid_sample: mode must be one of {list(_GRID_MODES)}, got {mode!r}")
     if padding_mode not in _GRID_PADDINGS:
         raise ValueError(f"grid_sample: padding_mode must be one of {list(_GRID_PADDINGS)}, "
                          f"got {padding_mode!r}")
-    _rank(x, 4, "grid_sample")
-    if len(grid.shape) != 4 or grid.shape[3] not in (2, None):
-        raise ValueError(f"grid_sample: grid must be (N, H, W, 2) for a 4-D input, got "
+    if len(x.shape) not in (4, 5):
+        raise ValueError(f"grid_sample: expects a 4-D (NCHW) or 5-D (NCDHW) input, got shape "
+                         f"{list(x.shape)}")
+    k = len(x.shape) - 2
+    if len(grid.shape) != k + 2 or grid.shape[-1] not in (k, None):
+        want = "(N, H, W, 2)" if k == 2 else "(N, D, H, W, 3)"
+        raise ValueError(f"grid_sample: grid must be {want} for a {k + 2}-D input, got "
                          f"{list(grid.shape)}")
     if np.dtype(grid.dtype) != np.dtype(x.dtype):
         grid = cast(grid, x.dtype)
-    _, _, h, w = _dims(x)
-    hf = h if isinstance(h, int) else cast(h, x.dtype)
-    wf = w if isinstance(w, int) else cast(w, x.dtype)
-    ix = _source(grid[:, :, :, 0], wf, padding_mode, align_corners)  # (N, Hg, Wg)
-    iy = _source(grid[:, :, :, 1], hf, padding_mode, align_corners)
-    flat = reshape(x, [0, 0, -1])                                     # (N, C, H * W)
-    ng, hg, wg = _dims(ix)
+    sizes = _dims(x)[2:]                                              # (D,) H, W
+    fsizes = [n if isinstance(n, int) else cast(n, x.dtype) for n in sizes]
+    lead = (slice(None),) * (k + 1)
+    # source coordinates per spatial axis, (D,) H, W order; grid's last dim is x, y(, z)
+    src = [_source(grid[lead + (k - 1 - a,)], fsizes[a], padding_mode, align_corners)
+           for a in range(k)]
+    flat = reshape(x, [0, 0, -1])                                     # (N, C, prod)
+    gdims = _dims(src[0])                                             # N, (Dg,) Hg, Wg
+    ng, out = gdims[0], gdims[1:]
 
-    def read(yi, xi):
-        """x at integer (yi, xi) (float tensors), 0 outside the image."""
-        inside = (xi >= 0.0) & (xi <= wf - 1.0) & (yi >= 0.0) & (yi <= hf - 1.0)
-        xc = minimum(maximum(xi, xi * 0.0), xi * 0.0 + (wf - 1.0))
-        yc = minimum(maximum(yi, yi * 0.0), yi * 0.0 + (hf - 1.0))
-        idx = cast(yc, "int64") * w + cast(xc, "int64")
+    def read(pos):
+        """x at the integer locations `pos` (float tensors per axis), 0 outside."""
+        inside, idx = None, None
+        for p, n, nf in zip(pos, sizes, fsizes):
+            ok = (p >= 0.0) & (p <= nf - 1.0)
+            inside = ok if inside is None else inside & ok
+            c = cast(minimum(maximum(p, p * 0.0), p * 0.0 + (nf - 1.0)), "int64")
+            idx = c if idx is None else idx * n + c
         got = take_along_axis(flat, reshape(idx, [ng, 1, -1]), axis=2)
-        got = reshape(got, [ng, -1, hg, wg])
-        return where(reshape(inside, [ng, 1, hg, wg]), got, got * 0.0)
+        got = reshape(got, [ng, -1] + out)
+        return where(reshape(inside, [ng, 1] + out), got, got * 0.0)
 
     if mode == "nearest":
-        return read(_round(iy), _round(ix))
-    x0, y0 = floor(ix), floor(iy)
-    wx1, wy1 = ix - x0, iy - y0
-    wx0, wy0 = 1.0 - wx1, 1.0 - wy1
-
-    def wt(a, b):
-        return reshape(a * b, [ng, 1, hg, wg])
-    return (read(y0, x0) * wt(wy0, wx0) + read(y0, x0 + 1.0) * wt(wy0, wx1)
-            + read(y0 + 1.0, x0) * wt(wy1, wx0) + read(y0 + 1.0, x0 + 1.0) * wt(wy1, wx1))
+        return read([_round(p) for p in src])
+    lo = [floor(p) for p in src]
+    frac = [p - f for p, f in zip(src, lo)]
+    total = None
+    for corner in np.ndindex(*(2,) * k):      # each neighbour: low or high per axis
+        pos, weight = [], None
+        for a, hi in enumerate(corner):
+            pos.append(lo[a] + 1.0 if hi else lo[a])
+            w = frac[a] if hi else 1.0 - frac[a]
+            weight = w if weight is None else weight * w
+        term = read(pos) * reshape(weight, [ng, 1] + out)
+        total = term if total is None else total + term
+    return total
 
 
 # ---- normalization, padding, dropout -----------------------------------------------------

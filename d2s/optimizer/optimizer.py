@@ -221,7 +221,7 @@ class Optimizer:
         the step's program; its results become the parameter's and the state's
         values for the rest of the trace, and writes of the step."""
         params = self._params()
-        ov.activate("optimizer.step()")
+        ov.activate("optimizer.step()", branch_ok=True)
         ov.track_all(params)
         pairs = [(p, p.grad) for p in params  # the overlay's grads: Variables, or None
                  if not p.stop_gradient and p.grad is not None]
@@ -245,7 +245,7 @@ class Optimizer:
         params = self._params()
         ov = effects.overlay()
         if ov is not None:
-            ov.activate("optimizer.clear_grad()")
+            ov.activate("optimizer.clear_grad()", branch_ok=True)
             ov.track_all(params)
         for p in params:
             if set_to_zero and p.grad is not None:

@@ -85,20 +85,27 @@ class StepEffects:
     `grad_inputs`: (program input name, GradSlot) — bound on each call to the
     slot's gradient. `value_writes`: (Tensor, Variable name) — the Tensor's
     new value. `grad_writes`: (GradSlot, Variable name or None) — its new
-    gradient, None when cleared. `slots`: every tracked leaf (their eager
-    gradient state and trainability are the guard), as are `modes`.
+    gradient, None when cleared. `grad_present`: (GradSlot, bool Variable
+    name) — a gradient written by `grad_writes` that a tensor `if` may have
+    cleared on the path a run takes (`BranchState`): where the flag is
+    False the gradient is None after the run, as eagerly. `slots`: every
+    tracked leaf (their eager gradient state and trainability are the
+    guard), as are `modes`.
     """
 
-    def __init__(self, slots, grad_inputs, value_writes, grad_writes, modes=()):
+    def __init__(self, slots, grad_inputs, value_writes, grad_writes, modes=(),
+                 grad_present=()):
         self.slots = slots
         self.grad_inputs = grad_inputs
         self.value_writes = value_writes
         self.grad_writes = grad_writes
         self.modes = list(modes)  # (Layer, its `training` flag as the trace read it)
+        self.grad_present = list(grad_present)
 
     def written_names(self):
         return [n for _, n in self.value_writes] + [n for _, n in self.grad_writes
-                                                      if n is not None]
+                                                      if n is not None] + \
+            [n for _, n in self.grad_present]
 
 
 class StateOverlay:
@@ -118,6 +125,8 @@ class StateOverlay:
         self._born = {}             # id -> (weakref, user origin) of Tensors made while tracing
         self._modes = {}            # id(Layer) -> (Layer, `training` when first read)
         self._undo = []
+        self._branch_blocks = set()  # blocks of tensor `if` branches being traced
+        self._present = {}          # id(GradSlot) -> (its gradient, bool Variable: real)
 
     # ---- reading and writing values -------------------------------------------------------
     def read(self, tensor):
@@ -162,15 +171,21 @@ class StateOverlay:
         """(data Variable, the traced call's Tensor or None) per tensor argument."""
         self._arguments = list(arguments)
 
-    def activate(self, what, instead=None):
+    def activate(self, what, instead=None, branch_ok=False):
         """A backward, step or gradient write (`what`, for errors) is being traced:
         from now on every trainable Tensor the step reads is tracked. Inside a
-        tensor `if` or loop it is refused (`instead`: what to write there)."""
-        if self.program.current_block().idx != 0:
+        tensor `if` or loop it is refused (`instead`: what to write there),
+        except, with `branch_ok` (an update or a gradient clearing), directly
+        in a branch of a tensor `if`, whose writes become the `cond`'s
+        outputs (`BranchState`)."""
+        block = self.program.current_block().idx
+        if block != 0 and not (branch_ok and block in self._branch_blocks):
+            where = ("a tensor-dependent loop (directly in a tensor `if` it is fine)"
+                     if branch_ok else "a tensor-dependent `if` or loop")
             raise RuntimeError(
-                f"{what} inside a tensor-dependent `if` or loop is not supported: a traced "
-                "step's backward, updates and gradient clearing run on every call. Move it "
-                "out of the branch or loop (an `if` or `for` on Python values is fine)"
+                f"{what} inside {where} is not supported: a traced step's backward, updates "
+                "and gradient clearing run on every call. Move it out of the loop or branch "
+                "(an `if` or `for` on Python values is fine)"
                 + (f"; {instead}" if instead else ""))
         if self.active:
             return
@@ -368,8 +383,13 @@ class StateOverlay:
                     "(layers, optimizers) before the first call")
         grad_inputs = [(s.entry_var.name, s) for s in slots if s.entry_var is not None]
         grad_inputs += self._captured_entry_grads(slots)
+        present = []
+        for slot, name in grad_writes:
+            held = self._present.get(id(slot))
+            if name is not None and held is not None and held[0] is slot.grad:
+                present.append((slot, self._as_var(held[1]).name))
         return StepEffects(slots, grad_inputs, value_writes, grad_writes,
-                           self._modes.values())
+                           self._modes.values(), present)
 
     def _captured_entry_grads(self, slots):
         """A gradient read (and captured as a constant) before its Tensor was
@@ -396,6 +416,161 @@ class StateOverlay:
         if failed:
             for undo in reversed(self._undo):
                 undo()
+
+
+class BranchState:
+    """The overlay's state a tensor `if` carries through its `cond`: an
+    `optimizer.step()` or `clear_grad()` in a branch writes parameters,
+    optimizer state and gradients; after the `if` each of them is a choice
+    between the branch's result and the value it had before (the other
+    branch's), as running the taken branch eagerly leaves them.
+
+    Made when the `if` starts (what the overlay holds then); after each
+    branch `find()` takes in every value or gradient the branch changed, and
+    the converter traces the `if` again carrying them (`restore()` first).
+    A gradient that is None on one path and a Variable on the other is
+    zeros on the path that has none, a choice needing a value on both, and
+    a bool carried beside it says whether it is real: a run that took the
+    clearing path leaves the gradient None, as eagerly (`grad_present`),
+    unless later code writes it (a backward adds to the zeros)."""
+
+    def __init__(self, overlay):
+        self.overlay = overlay
+        self.keys = []            # ("value", Tensor) or ("grad", GradSlot)
+        self._have = set()
+        self.zeroed = set()       # ids of GradSlots whose None becomes zeros
+        self._values = dict(overlay._values)
+        self._present = dict(overlay._present)
+        self._grads = {id(s): s.grad for s in overlay._slots.values()}
+
+    def _value_before(self, tensor):
+        written = self._values.get(id(tensor))
+        return written[1] if written is not None else self.overlay.builder.capture(tensor)
+
+    def _grad_before(self, slot):
+        return self._grads.get(id(slot), slot.entry_var)
+
+    def _add(self, kind, obj):
+        if (kind, id(obj)) not in self._have:
+            self._have.add((kind, id(obj)))
+            self.keys.append((kind, obj))
+            return True
+        return False
+
+    def find(self):
+        """After a branch: the values and gradients it changed join `keys`;
+        True if there are new ones (trace the `if` again)."""
+        ov, new = self.overlay, False
+        for tensor, value in list(ov._values.values()):
+            if value is not self._value_before(tensor):
+                new = self._add("value", tensor) or new
+        for slot in list(ov._slots.values()):
+            if slot.grad is not self._grad_before(slot):
+                new = self._add("grad", slot) or new
+        return new
+
+    def restore(self):
+        """The overlay as it was before the `if` (it is traced again)."""
+        ov = self.overlay
+        ov._values.clear()
+        ov._values.update(self._values)
+        ov._present.clear()
+        ov._present.update(self._present)
+        for slot in ov._slots.values():
+            slot.grad = self._grad_before(slot)
+            _drop_branch_versions(slot)
+
+    def labels(self):
+        """Distinct names for messages and for the `cond`'s outputs (two
+        unnamed Tensors of one shape get a number each)."""
+        out, seen = [], set()
+        for kind, obj in self.keys:
+            base = text = (f"the value of {_describe(obj)}" if kind == "value" else
+                           f"the gradient of {obj.label}" if kind == "grad" else
+                           f"whether {obj.label} has a gradient")
+            n = 2
+            while text in seen:
+                text, n = f"{base} ({n})", n + 1
+            seen.add(text)
+            out.append(text)
+        return tuple(out)
+
+    def get(self):
+        ov = self.overlay
+        out = []
+        for kind, obj in self.keys:
+            if kind == "value":
+                written = ov._values.get(id(obj))
+                out.append(written[1] if written is not None else self._value_before(obj))
+            elif kind == "grad":
+                out.append(obj.grad)
+            else:
+                held = ov._present.get(id(obj))
+                out.append(held[1] if held is not None and held[0] is obj.grad else None)
+        return tuple(out)
+
+    def set(self, values):
+        ov = self.overlay
+        for (kind, obj), value in zip(self.keys, values):
+            if kind == "grad":
+                obj.grad = value
+                continue
+            if kind == "present":   # (after its gradient: keys keep that order)
+                if value is None:
+                    ov._present.pop(id(obj), None)
+                else:
+                    ov._present[id(obj)] = (obj.grad, value)
+                continue
+            if value is self._value_before(obj) and id(obj) not in self._values:
+                ov._values.pop(id(obj), None)   # unwritten, as before the `if`
+            else:
+                ov._values[id(obj)] = (obj, value)
+            slot = ov._slots.get(id(obj))
+            if slot is not None:
+                _drop_branch_versions(slot)
+                if value is not slot.versions[-1]:
+                    slot.versions.append(value)
+
+    def finish_branch(self, start):
+        """A branch's values (`get()`), with zeros for a None gradient where
+        the `if` chooses between a gradient and none, and the flag saying
+        which (`start`: the values before the `if`); and whether the `if`
+        must be traced again (such a gradient, or its flag, newly found)."""
+        values = list(self.get())
+        again = False
+        flags = {id(obj): i for i, (kind, obj) in enumerate(self.keys) if kind == "present"}
+        for i, ((kind, obj), value) in enumerate(zip(self.keys, values)):
+            if kind != "grad":
+                continue
+            if value is None and (start[i] is not None or id(obj) in self.zeroed) or \
+                    value is not None and start[i] is None:
+                self.zeroed.add(id(obj))
+                if id(obj) not in flags:
+                    again = self._add("present", obj) or again
+                    continue
+                real = value is not None
+                if value is None:
+                    var = obj.leaf_var
+                    values[i] = full(var.shape, 0, var.dtype) if None not in var.shape \
+                        else ones_like(var) * 0
+                if values[flags[id(obj)]] is None or not real:
+                    values[flags[id(obj)]] = full([], real, "bool")
+            elif id(obj) in flags and values[flags[id(obj)]] is None:
+                values[flags[id(obj)]] = full([], True, "bool")
+        return tuple(values), again
+
+    def enter(self):
+        """A branch is being traced in the program's current block."""
+        self.overlay._branch_blocks.add(self.overlay.program.current_block().idx)
+
+    def leave(self):
+        self.overlay._branch_blocks.discard(self.overlay.program.current_block().idx)
+
+
+def _drop_branch_versions(slot):
+    """Versions of a leaf made inside a branch are not the step's: only the
+    `cond`'s result, in the program's top block, stands for it after."""
+    slot.versions[:] = [v for v in slot.versions if v.block.idx == 0] or slot.versions[:1]
 
 
 def _ones(target):

@@ -148,20 +148,12 @@ def test_linalg(case):
 
 def test_linalg_errors():
     x = d2s.to_tensor(m(3, 3), stop_gradient=False)
-    u, s, vh = L.svd(x)
-    with pytest.raises(NotImplementedError, match="singular values S only"):
-        d2s.sum(u).backward()
-    with pytest.raises(NotImplementedError, match="rows >= cols"):
-        q, r = L.qr(d2s.to_tensor(m(2, 3), stop_gradient=False))
-        d2s.sum(q).backward()
     with pytest.raises(np.linalg.LinAlgError):
         L.cholesky(d2s.to_tensor(-np.eye(2)))
     w, v = L.eig(d2s.to_tensor(np.array([[0.0, -1.0], [1.0, 0.0]])))  # a rotation: +-i
     np.testing.assert_allclose(np.sort_complex(w.numpy()), [-1j, 1j], atol=1e-12)
     a = np.array([[0.0, -1.0], [1.0, 0.0]])
     np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy(), atol=1e-12)
-    with pytest.raises(NotImplementedError, match="lu: gradients"):
-        d2s.sum(L.lu(x)[0]).backward()
     with pytest.raises(ValueError, match="square"):
         L.det(d2s.to_tensor(m(2, 3)))
     # xla: a matrix that is not positive-definite raises numpy's error too

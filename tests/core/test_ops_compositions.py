@@ -120,10 +120,6 @@ def _unique_all(x):
     return d2s.unique(x, return_index=True, return_inverse=True, return_counts=True)
 
 
-def test_unique_axis_is_a_clear_error():
-    with pytest.raises(NotImplementedError, match="unique slices"):
-        d2s.unique(d2s.to_tensor(A), axis=0)
-
 
 def test_dtype_questions():
     f = d2s.to_tensor(A.astype("float32"))

@@ -299,30 +299,47 @@ def _static_ifelse(pred, true_fn, false_fn, get_state, set_state, state_names, o
     from .loop_items import LoopItems
     start = tuple(get_state())
     again = _Again(LoopItems((true_fn, false_fn), state_names, keyed))
+    steps = _step_state()
     while True:  # each retry carries more items; there are finitely many
         try:
             return _static_ifelse_with(again.items, pred, true_fn, false_fn, get_state,
                                        set_state, state_names, out_names, returns, targets,
-                                       lists, again, relax)
+                                       lists, again, relax, steps)
         except _Again:
             again.items.restore()
+            if steps is not None:
+                steps.restore()
             set_state(start)
 
 
+def _step_state():
+    """The traced training step's state (parameters, optimizer state,
+    gradients) a branch may update: `optimizer.step()` / `clear_grad()` in
+    a tensor `if` (static.state_overlay.BranchState); None outside a step."""
+    from d2s.core import effects
+    from d2s.static.state_overlay import BranchState
+    overlay = effects.overlay()
+    return None if overlay is None else BranchState(overlay)
+
+
 def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, state_names,
-                        out_names, returns, targets, lists, again, relax=False):
+                        out_names, returns, targets, lists, again, relax=False, steps=None):
     n = len(state_names)
+    k = n + len(items.labels())
     get_names, set_names = get_state, set_state
+    step_labels = steps.labels() if steps is not None else ()
 
     def get_state():
-        return tuple(get_names()) + items.get()
+        return tuple(get_names()) + items.get() + (steps.get() if step_labels else ())
 
     def set_state(values):
         set_names(tuple(values[:n]))
-        items.set(values[n:])
+        items.set(values[n:k])
+        if step_labels:
+            steps.set(values[k:])
 
-    state_names = tuple(state_names) + items.labels()
-    out_names = tuple(out_names) + items.labels()
+    state_names = tuple(state_names) + items.labels() + step_labels
+    out_names = tuple(out_names) + items.labels() + step_labels
     targets = tuple(targets) + items.labels()
     covered = entries_read(get_names)
     init = tuple(get_state())
@@ -344,11 +361,24 @@ def _static_ifelse_with(items, pred, true_fn, false_fn, get_state, set_state, st
     def branch(fn):
         def run():
             set_state(init)
-            with sharing(originals.values()):
-                fn()
+            if steps is not None:
+                steps.enter()
+            try:
+                with sharing(originals.values()):
+                    fn()
+            finally:
+                if steps is not None:
+                    steps.leave()
             if items.find(covered, "an `if`"):
                 raise again
+            if steps is not None and steps.find():
+                raise again   # the branch updated the step's state: carry it
             values = get_state()
+            if step_labels:
+                carried, retrace = steps.finish_branch(init[k:])
+                if retrace:
+                    raise again
+                values = values[:k] + carried
             if flag is not None and values[flag] is True:
                 # This branch returned: names it leaves unset are never read.
                 from d2s.static.side_effects import mark_block_terminates

@@ -43,7 +43,14 @@ MORE_INPLACE_NAMES = tuple(name + "_" for name in (
     "logical_and", "logical_or", "logical_xor", "logical_not"))
 # Paddle's in-place random fills (d2s.tensor_methods.RANDOM_FILLS).
 RANDOM_FILL_NAMES = ("uniform_", "normal_", "exponential_")
-_NAMES = frozenset(INPLACE_NAMES + MORE_INPLACE_NAMES + RANDOM_FILL_NAMES)
+# Paddle's in-place activations of `nn.functional` (d2s.nn.activation_inplace,
+# a test checks the list): functions only, never methods, so a call through
+# any module path (`paddle.nn.functional.relu_(x)`) writes its first argument.
+ACTIVATION_INPLACE_NAMES = ("relu_", "elu_", "leaky_relu_", "hardtanh_", "softmax_",
+                            "tanh_", "thresholded_relu_")
+_NAMES = frozenset(INPLACE_NAMES + MORE_INPLACE_NAMES + RANDOM_FILL_NAMES
+                   + ACTIVATION_INPLACE_NAMES)
+_FUNCTION_ONLY = frozenset(ACTIVATION_INPLACE_NAMES) - frozenset(INPLACE_NAMES)
 
 
 def _marked(call, helper="inplace_call"):
@@ -117,7 +124,8 @@ class _InplaceMethods(StatementTransformer):
         if isinstance(owner, ast.Name) and owner.id in local:
             return owner.id  # x.add_(y)
         if (call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in local
-                and isinstance(owner, ast.Name)):
+                and (isinstance(owner, ast.Name) or (call.func.attr in _FUNCTION_ONLY
+                                                     and _dotted(owner)))):
             # d2s.reshape_(x, shape): a module's function (`self.total.add_(x)`
             # writes `self.total`, never its argument)
             return call.args[0].id
@@ -172,7 +180,7 @@ class _InplaceMethods(StatementTransformer):
         if len(found) != 1:
             return None
         call = found[0]
-        name = call.func.value.id
+        name = self._receiver(call)   # (`d2s.reshape_(x, s)` writes x, not d2s)
         inside = {id(sub) for sub in ast.walk(call)}   # read before the write
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and sub.id == name and id(sub) not in inside:
@@ -227,6 +235,13 @@ class _InplaceMethods(StatementTransformer):
         new = templates.replace("name = call", name=name, call=_marked(node.value))
         new += [ast.Assign(targets=node.targets, value=ast.Name(id=name, ctx=ast.Load()))]
         return finish(new, node)
+
+
+def _dotted(node):
+    """Whether `node` is a module path `a.b.c` (names and attributes only)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 _SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef)

@@ -311,44 +311,109 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
            dtype="int64", name=None):
     """The sorted distinct elements of `x` (flattened), and on request the
     index of each one's first occurrence, the index into the result of each
-    element of `x` (x's shape), and each one's count (all `dtype`).
+    element of `x` (x's shape), and each one's count (all `dtype`). With
+    `axis`, the distinct slices of `x` along `axis`, sorted lexicographically
+    (numpy's `unique(axis=)`); the indices then count slices and the
+    inverse is 1-D (Paddle's, PyTorch's).
 
     Built from a stable sort: equal values form runs whose starts are the
     distinct values; the result's length depends on the data, as
-    `masked_select`'s does. `axis` (unique slices) is not supported: an
-    error says so."""
+    `masked_select`'s does."""
     o = _ops()
-    if axis is not None:
-        raise NotImplementedError(
-            "unique(axis=...): unique slices along an axis are not supported; flatten the "
-            "other dims into one key per slice (e.g. by a weighted sum of integer columns) "
-            "and call unique on it")
     x = lift(x)
+    if axis is not None:
+        return _unique_slices(x, axis, return_index, return_inverse, return_counts, dtype)
     flat = o.reshape(x, [-1])
     order = o.argsort(flat)                       # stable: ties keep their order
     ordered = o.take_along_axis(flat, order, 0)
-    first = o.full([1], True, "bool")
     if _known_size(flat) == 0:
         starts = o.full([0], True, "bool")
     else:
-        starts = o.concat([first, o.not_equal(o.getitem(ordered, (slice(1, None),)),
-                                              o.getitem(ordered, (slice(None, -1),)))])
+        starts = o.concat([o.full([1], True, "bool"),
+                           o.not_equal(o.getitem(ordered, (slice(1, None),)),
+                                       o.getitem(ordered, (slice(None, -1),)))])
     values = o.masked_select(ordered, starts)
-    outs = [values]
+    outs = [values] + _unique_extras(order, starts, o.numel(flat), return_index,
+                                     return_inverse, return_counts, dtype)
+    if return_inverse:
+        inverse = outs[1 + bool(return_index)]
+        outs[1 + bool(return_index)] = (o.reshape(inverse, _shape_of(x)) if x.shape
+                                        else o.reshape(inverse, []))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _unique_extras(order, starts, n, return_index, return_inverse, return_counts, dtype):
+    """First indices, inverse (1-D) and counts of the runs that `starts`
+    marks in the items taken in `order` (n of them)."""
+    o = _ops()
+    outs = []
     if return_index:
         outs.append(o.cast(o.masked_select(order, starts), dtype))
     if return_inverse:
         group = o.subtract(o.cumsum(o.cast(starts, "int64"), axis=0), 1)
-        inverse = o.scatter(o.zeros_like(group), order, group)
-        outs.append(o.cast(o.reshape(inverse, _shape_of(x)) if x.shape else
-                           o.reshape(inverse, []), dtype))
+        outs.append(o.cast(o.scatter(o.zeros_like(group), order, group), dtype))
     if return_counts:
-        n = o.numel(flat)
         positions = o.masked_select(o.arange(0, n, dtype="int64"), starts)
         ends = o.concat([o.getitem(positions, (slice(1, None),)),
                          o.reshape(o.cast(n, "int64"), [1])])
         outs.append(o.cast(o.subtract(ends, positions), dtype))
+    return outs
+
+
+def _unique_slices(x, axis, return_index, return_inverse, return_counts, dtype):
+    """`unique(x, axis=)`: each slice along `axis` is a row of the other
+    dims (flattened); rows are put in lexicographic order by a stable sort
+    per column, last column first (the columns known while building), or,
+    where their number is unknown, by each row's rank among all the rows
+    (pairwise comparisons: the first differing column decides)."""
+    from ..shapes import normalize_axis
+    o = _ops()
+    if not x.shape:
+        raise ValueError("unique: axis is given but x is 0-d; leave axis=None")
+    axis = normalize_axis(int(axis), len(x.shape), "unique")
+    moved = o.moveaxis(x, axis, 0) if axis else x
+    n = x.shape[axis] if x.shape[axis] is not None else o.shape(x)[axis]
+    rest = [d for i, d in enumerate(x.shape) if i != axis]
+    m = int(np.prod(rest)) if None not in rest else None
+    known_n = x.shape[axis] is not None
+    rows = o.reshape(moved, [n if known_n else -1, m] if m is not None else [n, -1])
+    if m is not None:
+        order = o.arange(0, n, dtype="int64")
+        for k in reversed(range(m)):
+            column = o.gather(o.getitem(rows, (slice(None), k)), order)
+            order = o.gather(order, o.argsort(column))
+    else:
+        order = o.argsort(_row_ranks(rows))
+    ordered = o.gather(rows, order)
+    if x.shape[axis] == 0:
+        starts = o.full([0], True, "bool")
+    elif m == 0:   # rows with no entries are all equal: one run
+        starts = o.less_than(o.arange(0, n, dtype="int64"), 1)
+    else:
+        differs = o.any(o.not_equal(o.getitem(ordered, (slice(1, None),)),
+                                    o.getitem(ordered, (slice(None, -1),))), axis=1)
+        starts = o.concat([o.full([1], True, "bool"), differs])
+    firsts = o.masked_select(order, starts)
+    outs = [o.index_select(x, firsts, axis)]
+    outs += _unique_extras(order, starts, n, return_index, return_inverse, return_counts,
+                           dtype)
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _row_ranks(rows):
+    """Each row's position in the stable lexicographic order of `rows`
+    (n, m): the rows before it plus the equal rows of lower index."""
+    o = _ops()
+    a, b = o.unsqueeze(rows, 1), o.unsqueeze(rows, 0)     # a[i] vs b[j]
+    differs = o.not_equal(a, b)                                # (n, n, m)
+    first = o.logical_and(differs, o.equal(o.cumsum(o.cast(differs, "int64"), axis=2), 1))
+    below = o.any(o.logical_and(first, o.less_than(b, a)), axis=2)   # row j < row i
+    same = o.logical_not(o.any(differs, axis=2))
+    n = o.shape(rows)[0]
+    idx = o.arange(0, n, dtype="int64")
+    earlier = o.less_than(o.unsqueeze(idx, 0), o.unsqueeze(idx, 1))  # j < i
+    ahead = o.logical_or(below, o.logical_and(same, earlier))
+    return o.sum(o.cast(ahead, "int64"), axis=1)
 
 
 def _known_size(t):

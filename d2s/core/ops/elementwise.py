@@ -38,10 +38,20 @@ add = _binary("add", np.add, lambda g, out, x, y: (
     unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(g, y), y)))
 subtract = _binary("subtract", np.subtract, lambda g, out, x, y: (
     unbroadcast(_cast_like(g, x), x), unbroadcast(_cast_like(-g, y), y)))
+def _conj(v):
+    """Complex values conjugated (a gradient of a product reads the other
+    factor's conjugate, as PyTorch's convention); real ones as they are."""
+    if np.dtype(v.dtype).kind != "c":
+        return v
+    from .fft_ops import conj
+    return conj(v)
+
+
 multiply = _binary("multiply", np.multiply, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g * y, x), x), unbroadcast(_cast_like(g * x, y), y)))
+    unbroadcast(_cast_like(g * _conj(y), x), x), unbroadcast(_cast_like(g * _conj(x), y), y)))
 divide = _binary("divide", np.true_divide, lambda g, out, x, y: (
-    unbroadcast(_cast_like(g / y, x), x), unbroadcast(_cast_like(-g * out / y, y), y)))
+    unbroadcast(_cast_like(g / _conj(y), x), x),
+    unbroadcast(_cast_like(-g * _conj(out / y), y), y)))
 floor_divide = _binary("floor_divide", np.floor_divide, lambda g, out, x, y: (None, None))
 remainder = _binary("remainder", np.remainder, lambda g, out, x, y: (
     unbroadcast(_cast_like(g, x), x),

@@ -38,9 +38,14 @@ def _matmul_vjp(g, out, x, y):
     # no gradient (a batch of data) gets None instead of a product nobody reads.
     want_x, want_y = not grad_discarded(x), not grad_discarded(y)
     xn, yn = len(x.shape), len(y.shape)
+    out_x, out_y = x, y
+    if np.dtype(x.dtype).kind == "c" or np.dtype(y.dtype).kind == "c":
+        # complex: each half reads the other factor's conjugate (PyTorch's convention)
+        from .fft_ops import conj
+        x, y = conj(x), conj(y)
     if xn == 1 and yn == 1:
-        return (cast_like(g * y, x) if want_x else None,
-                cast_like(g * x, y) if want_y else None)
+        return (cast_like(g * y, out_x) if want_x else None,
+                cast_like(g * x, out_y) if want_y else None)
     x2 = bind("unsqueeze", x, axes=(0,)) if xn == 1 else x
     y2 = bind("unsqueeze", y, axes=(1,)) if yn == 1 else y
     g2 = g
@@ -53,12 +58,12 @@ def _matmul_vjp(g, out, x, y):
         gx = matmul(g2, _swap_last(y2))
         if xn == 1:
             gx = bind("squeeze", gx, axes=(len(gx.shape) - 2,))
-        gx = unbroadcast(cast_like(gx, x), x)
+        gx = unbroadcast(cast_like(gx, out_x), out_x)
     if want_y:
         gy = matmul(_swap_last(x2), g2)
         if yn == 1:
             gy = bind("squeeze", gy, axes=(len(gy.shape) - 1,))
-        gy = unbroadcast(cast_like(gy, y), y)
+        gy = unbroadcast(cast_like(gy, out_y), out_y)
     return gx, gy
 
 

@@ -7,16 +7,20 @@ with d2s ops so that it also builds in a static program:
 * solve (A Z = B): dB = A^-T G, dA = -dB Z^T;
 * cholesky (A = L L^T): dA = sym(L^-T Phi(L^T G) L^-1), Phi the lower
   triangle with its diagonal halved (the input read as symmetric);
-* qr (reduced, rows >= cols): the triangular-solve form of the QR rule;
+* qr (reduced, or complete with rows <= cols): the triangular-solve form
+  of the QR rule, wide inputs through their leading square block;
 * eigh (distinct eigenvalues): dA = V (diag(gw) + F o (V^T gV)) V^T with
   F_ij = 1 / (w_j - w_i), symmetrized;
 * pinv (P = A^+, its rank held fixed): dA = -P^T G P^T + (I - A P) G^T P P^T
   + P^T P G^T (I - P A);
-* eig (general matrices, complex results): values only;
-* lu: values only (its gradient raises NotImplementedError);
-* svd: through the singular values only (dA = U diag(gS) V^H); a gradient
-  through U or V^H raises NotImplementedError (it is undefined where
-  singular values repeat, and sign-ambiguous everywhere).
+* eig (real general matrices, complex results): dA = Re(V^-H (diag(gw) +
+  P / conj(E)) V^H) with P the normalized V^H gV (PyTorch's rule);
+* lu (A = P L U, packed): gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T))
+  U^-T, tall and wide inputs through their leading square block;
+* svd (real): through S, dA = U diag(gS) V^T; through U and V^T the
+  standard rule with F_ij = 1 / (s_j^2 - s_i^2) (unbounded where singular
+  values repeat; only losses invariant to each (u_i, v_i) sign flip have
+  one).
 """
 from __future__ import annotations
 
@@ -212,26 +216,38 @@ def _qr_kernel(x, mode):
     return q, r
 
 
-def _qr_vjp(g, out, x, mode):
+def _qr_tall_rule(g_q, g_r, q, r):
+    """gA of A = Q R with R square (rows >= cols): the triangular-solve form."""
     from .shaping import tril
-    g_q, g_r = g
-    q, r = out
-    m, n = x.shape[-2:]
-    if mode == "complete" and (m is None or n is None or m > n) or \
-            (m is not None and n is not None and m < n):
-        raise NotImplementedError(
-            "qr: the gradient is implemented for mode='reduced' with rows >= cols (the "
-            "rule for wide or complete factorizations is not unique); use a tall input")
-    if g_q is None:
-        g_q = q * 0.0
-    if g_r is None:
-        g_r = r * 0.0
     qdq = matmul(_mT(q), g_q)
     rdr = matmul(r, _mT(g_r))
     low = tril(qdq - _mT(qdq) + rdr - _mT(rdr))
     r_inv_t = _mT(inverse(r))
-    ga = matmul(q, g_r + matmul(low, r_inv_t)) + matmul(g_q - matmul(q, qdq), r_inv_t)
-    return (cast_like(ga, x),)
+    return matmul(q, g_r + matmul(low, r_inv_t)) + matmul(g_q - matmul(q, qdq), r_inv_t)
+
+
+def _qr_vjp(g, out, x, mode):
+    """Tall or square: `_qr_tall_rule`. Wide (M < N): A = [X | Y] with
+    X = Q R1 square and Y = Q R2, so gY = Q gR2 and X takes the square rule
+    with gQ + Y gR2^T (Q also reaches the loss through R2 = Q^T Y)."""
+    from .manipulation import concat
+    g_q, g_r = g
+    q, r = out
+    m, n = x.shape[-2:]
+    if mode == "complete" and (m is None or n is None or m > n):
+        raise NotImplementedError(
+            "qr: the gradient of mode='complete' with rows > cols is not defined (Q's extra "
+            "columns are any basis of the complement); use mode='reduced'")
+    if g_q is None:
+        g_q = q * 0.0
+    if g_r is None:
+        g_r = r * 0.0
+    if m is None or n is None or m >= n:
+        return (cast_like(_qr_tall_rule(g_q, g_r, q, r), x),)
+    y = x[..., :, m:]
+    g_x = _qr_tall_rule(g_q + matmul(y, _mT(g_r[..., :, m:])), g_r[..., :, :m], q,
+                        r[..., :, :m])
+    return (cast_like(concat([g_x, matmul(q, g_r[..., :, m:])], -1), x),)
 
 
 register_op("qr", _qr_kernel, _qr_infer, vjp=_qr_vjp, num_outputs=2)
@@ -268,21 +284,57 @@ def _svd_kernel(x, full_matrices):
 
 
 def _svd_vjp(g, out, x, full_matrices):
+    """The real SVD's rule (A = U S V^T, k = min(M, N) columns):
+    gA = U [ (F o skew(U^T gU)) S + diag(gS) + S (F o skew(V^T gV)) ] V^T
+         + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),
+    F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, skew(X) = X - X^T. Only a
+    loss that does not change when a pair (u_i, v_i) flips sign has a
+    gradient through U or V; it is unbounded where singular values repeat,
+    and the last two terms divide by them (as PyTorch's)."""
     from .manipulation import unsqueeze
     g_u, g_s, g_vh = g
-    if g_u is not None or g_vh is not None:
+    u, s, vh = out
+    m, n = x.shape[-2:]
+    if full_matrices and (g_u is not None or g_vh is not None) and (
+            m is None or n is None or m != n):
         raise NotImplementedError(
-            "svd: gradients through U or VH are not supported (they are undefined where "
-            "singular values repeat); differentiate a function of the singular values S only "
-            "(e.g. matrix_norm(x, 'nuc'), or svd(x)[1])")
-    u, _, vh = out
+            "svd: gradients through U or VH with full_matrices=True of a non-square matrix "
+            "are not supported (the extra columns are any basis of the complement); use "
+            "full_matrices=False")
+    if full_matrices and (m is None or n is None):
+        raise NotImplementedError("svd: the gradient with full_matrices=True needs known "
+                                  "matrix dims")
     if full_matrices:
-        k = g_s.shape[-1]
-        if k is None:
-            raise NotImplementedError("svd: the gradient with full_matrices=True needs known "
-                                      "matrix dims")
+        k = min(m, n)
         u, vh = u[..., :k], vh[..., :k, :]
-    return (cast_like(matmul(u * unsqueeze(g_s, -2), vh), x),)
+    core = None
+    if g_s is not None:
+        core = unsqueeze(g_s, -1) * _eye_like(matmul(_mT(u), u))
+    if g_u is not None or g_vh is not None:
+        s2 = s * s
+        utu = matmul(_mT(u), u)
+        eye = _eye_like(utu)
+        diff = unsqueeze(s2, -2) - unsqueeze(s2, -1)          # [i, j]: s_j^2 - s_i^2
+        f = (1.0 - eye) / (diff + eye)
+        s_row, s_col = unsqueeze(s, -2), unsqueeze(s, -1)
+        extra = None
+    if g_u is not None:
+        utg = matmul(_mT(u), g_u)
+        term = f * (utg - _mT(utg)) * s_row
+        core = term if core is None else core + term
+        # the part of gU outside U's span
+        extra = matmul(g_u - matmul(u, utg), vh / s_col)
+    if g_vh is not None:
+        v, g_v = _mT(vh), _mT(g_vh)
+        vtg = matmul(vh, g_v)
+        term = s_col * (f * (vtg - _mT(vtg)))
+        core = term if core is None else core + term
+        part = matmul(u / s_row, _mT(g_v - matmul(v, vtg)))
+        extra = part if extra is None else extra + part
+    ga = matmul(matmul(u, core), vh)
+    if g_u is not None or g_vh is not None:
+        ga = ga + extra
+    return (cast_like(ga, x),)
 
 
 register_op("svd", _svd_kernel, _svd_infer, vjp=_svd_vjp, num_outputs=3)
@@ -401,8 +453,44 @@ def _lu_infer(x):
 
 
 def _lu_vjp(g, out, x):
-    raise NotImplementedError("lu: gradients through the LU factorization are not supported; "
-                              "differentiate solve / det / inverse instead")
+    """A = P L U. Square: with X = L^-1 P^T dA U^-1, dL = L tril(X, -1) and
+    dU = triu(X) U, so gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T.
+    Tall (M > N): the rows below, A2 = L2 U, give gA2 = gL2 U^-T and add
+    -L2^T gL2 U^-T to gU. Wide (M < N): the columns right, A2 = L U2, give
+    gA2 = L^-T gU2 and add -L^-T gU2 U2^T to gL. (gL, gU: the parts of the
+    packed factors' gradient below and on/above the diagonal.)"""
+    from .manipulation import concat
+    from .shaping import tril, triu
+    g_lu = g[0]
+    packed, pivots = out[0], out[1]
+    m, n = x.shape[-2:]
+    if m is None or n is None:
+        raise NotImplementedError("lu: the gradient needs the matrix dims known when the "
+                                  "program is built")
+    if g_lu is None:
+        return (x * 0.0,)
+    k = min(m, n)
+    p, low, up = lu_unpack(packed, pivots)
+    l1, u1 = low[..., :k, :], up[..., :, :k]
+    g_l, g_u = tril(g_lu, -1)[..., :, :k], triu(g_lu)[..., :k, :]
+    g_l1, g_u1 = g_l[..., :k, :], g_u[..., :, :k]
+    l_inv_t, u_inv_t = _mT(inverse(l1)), _mT(inverse(u1))
+    below = right = None
+    if m > n:
+        l2, g_l2 = low[..., k:, :], g_l[..., k:, :]
+        below = matmul(g_l2, u_inv_t)
+        g_u1 = g_u1 - matmul(matmul(_mT(l2), g_l2), u_inv_t)
+    elif n > m:
+        u2, g_u2 = up[..., :, k:], g_u[..., :, k:]
+        right = matmul(l_inv_t, g_u2)
+        g_l1 = g_l1 - matmul(right, _mT(u2))
+    inner = tril(matmul(_mT(l1), g_l1), -1) + triu(matmul(g_u1, _mT(u1)))
+    g_a = matmul(matmul(l_inv_t, inner), u_inv_t)
+    if below is not None:
+        g_a = concat([g_a, below], -2)
+    if right is not None:
+        g_a = concat([g_a, right], -1)
+    return (cast_like(matmul(p, g_a), x),)
 
 
 register_op("lu", _lu_kernel, _lu_infer, vjp=_lu_vjp, num_outputs=3)
@@ -474,8 +562,32 @@ def _eig_kernel(x):
 
 
 def _eig_vjp(g, out, x):
-    raise NotImplementedError("eig: gradients are not supported (for a symmetric matrix use "
-                              "eigh, whose gradient is)")
+    """A = V diag(w) V^-1 (real A, complex w and V, unit-norm columns):
+    gA = Re( V^-H (diag(gw) + P / conj(E)) V^H ), P = V^H gV minus
+    V^H V diag(Re diag(V^H gV)) (the columns' norm held at 1), E_ij =
+    w_j - w_i off the diagonal, 1 on it (PyTorch's rule). Only losses that
+    do not change with each column's phase have one; it is unbounded where
+    eigenvalues repeat."""
+    from .fft_ops import conj, real
+    from .manipulation import unsqueeze
+    from .compositions import diagonal
+    g_w, g_v = g
+    w, v = out
+    vh = conj(_mT(v))
+    eye = _eye_like(real(v))
+    inner = None
+    if g_v is not None:
+        vhgv = matmul(vh, g_v)
+        keep = real(diagonal(vhgv, 0, -2, -1))
+        vhgv = vhgv - matmul(vh, v * unsqueeze(keep, -2))
+        e = unsqueeze(w, -2) - unsqueeze(w, -1)               # [i, j]: w_j - w_i
+        e = e * (1.0 - eye) + eye
+        inner = vhgv / conj(e)
+    if g_w is not None:
+        term = unsqueeze(g_w, -1) * eye
+        inner = term if inner is None else inner + term
+    ga = bind("solve", vh, matmul(inner, vh))
+    return (cast_like(real(ga), x),)
 
 
 register_op("eig", _eig_kernel, _eig_infer, vjp=_eig_vjp, num_outputs=2)
