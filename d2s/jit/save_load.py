@@ -75,21 +75,38 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
     writes = getattr(concrete, "writes", None)
     if writes is not None and _only_input_writes(writes):
         pass  # saved with the program: a loaded program writes its inputs too
-    elif writes is not None and (writes.effects or writes.value_guards):
-        raise TypeError(
-            f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
-            f"({', '.join(writes.labels())}), as a layer in training mode updating its "
-            "running statistics does; a saved program only computes: call layer.eval() "
-            "before saving (buffers are saved with the parameters)")
+    elif writes is not None and writes.effects:
+        # (eager tensors the trace read as Python values, `self.num_tags =
+        # d2s.shape(w)[0]` used as a size, are saved as the constants they
+        # hold now, as the parameters are saved with the values they hold now)
+        raise TypeError(_state_writes_message(caller, sf, layer_or_fn, writes))
     concrete.captured_tensors()  # layer attributes replaced since the last run
     return concrete
+
+
+def _state_writes_message(caller, sf, layer_or_fn, writes):
+    """Why a program that writes state cannot be saved, and the fix that
+    applies: eval() for a layer still in training mode; for one already in
+    eval mode (a decoder caching `self._index = d2s.arange(n)` in forward),
+    eval() is no fix, a local value is."""
+    head = (f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
+            f"({', '.join(writes.labels())})")
+    owner = getattr(layer_or_fn, "__self__", layer_or_fn)
+    if getattr(owner, "training", False):
+        return (f"{head}, as a layer in training mode updating its running statistics "
+                "does; a saved program only computes: call layer.eval() before saving "
+                "(buffers are saved with the parameters)")
+    mode = " in eval mode" if hasattr(owner, "training") else ""
+    return (f"{head}{mode}; a saved program keeps no state between calls: keep "
+            "that value in a local variable of forward (a cache such as "
+            "`self._index = d2s.arange(n)` is computed by the program on every call "
+            "anyway), or register it as a buffer and update it outside forward")
 
 
 def _only_input_writes(writes):
     """The program's only writes are in-place writes of its own inputs (what a
     saved program can repeat: its caller passes those Tensors again)."""
-    return bool(writes.effects) and not writes.value_guards and all(
-        e.kind == "input" for e in writes.effects)
+    return bool(writes.effects) and all(e.kind == "input" for e in writes.effects)
 
 
 def _input_writes(concrete):

@@ -146,3 +146,33 @@ def test_a_branch_that_widens_the_dtype_gives_the_wider_dtype(backend):
         out = fn(x, t(np.array([flag])))
         assert out.dtype == np.float64
         np.testing.assert_allclose(out.numpy(), f(x, t(np.array([flag]))).numpy(), rtol=1e-7)
+
+
+class LocalOffsetsDecoder(ViterbiDecoder):
+    """The decoder with its batch offsets computed per call, not cached."""
+
+    def _batch_offsets(self, batch_size):
+        return d2s.arange(end=batch_size, dtype="int64")
+
+
+def test_saving_the_caching_decoder_names_the_cache_not_eval(tmp_path):
+    model = ViterbiDecoder()
+    model.eval()
+    with pytest.raises(TypeError) as err:
+        d2s.jit.save(model, str(tmp_path / "m"), input_spec=SPEC)
+    assert "self._batch_index" in str(err.value) and "local variable" in str(err.value)
+    assert "call layer.eval()" not in str(err.value)
+
+
+def test_decoder_without_the_cache_saves_loads_and_decodes(tmp_path):
+    """`self.num_tags`, an eager tensor read as a size, is saved as the
+    constant it holds (as the parameters are)."""
+    model = LocalOffsetsDecoder()
+    model.eval()
+    d2s.jit.save(model, str(tmp_path / "m"), input_spec=SPEC)
+    loaded = d2s.jit.load(str(tmp_path / "m"))
+    for shape, lengths in (((3, 5, TAGS), [5, 2, 3]), ((2, 3, TAGS), [3, 1])):
+        x, n = t(RNG.normal(size=shape)), t(np.array(lengths))
+        (scores, paths), (s_eager, p_eager) = loaded(x, n), model(x, n)
+        np.testing.assert_allclose(scores.numpy(), s_eager.numpy(), rtol=1e-6)
+        np.testing.assert_array_equal(paths.numpy(), p_eager.numpy())
