@@ -119,7 +119,18 @@ class _Pieces:
 
 
 def append_assert(test, message):
+    """An assert op; a message that is an f-string of values of the program
+    (`f"too long: {x.shape[1]}"`) is formatted when the assert fails, with
+    the values of that run, as eager code formats it."""
     from ..core.dispatch import bind
     builder = state.current_builder() or test._owning_builder()
+    pieces = getattr(message, "fstring_pieces", None)
+    if pieces is None:
+        with state.building(builder):
+            bind("assert", test, message=str(message))
+        return
+    values = []
+    template, kinds = _fstring_part(pieces, values, builder)
+    kinds = "".join(kinds.get(j, "-") for j in range(len(values)))
     with state.building(builder):
-        bind("assert", test, message=str(message))
+        bind("assert", test, *values, message=None, fstring=(template, kinds))

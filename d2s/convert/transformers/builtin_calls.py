@@ -221,8 +221,10 @@ class _BuiltinCalls(NodeTransformer):
         if node.msg is None:
             new = templates.replace("_jst.convert_assert(test)", test=node.test)
         else:
+            # an f-string message of tensor values is formatted when the assert
+            # fails, with that run's values (side_effects.append_assert)
             new = templates.replace("_jst.convert_assert(test, lambda: msg)",
-                                    test=node.test, msg=node.msg)
+                                    test=node.test, msg=_text_call(node.msg))
         return finish(new, node)
 
 
