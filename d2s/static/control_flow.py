@@ -397,7 +397,6 @@ def _merged_output(builder, parent, blocks, a, b, label, relax=False):
     both_weak = all(is_python_scalar(x) or getattr(x, "weak", False) for x in (a, b))
     a, b = _to_branch_var(builder, true_block, a, b), _to_branch_var(builder, false_block, b, a)
     a, b = _unify_weak(builder, a, true_block, b, false_block)
-    a, b = _widen_narrower(builder, a, true_block, b, false_block)
     _check_compatible(label, a, b, relax=relax)
     out = parent.create_var(merge_dims(a.shape, b.shape), a.dtype, prefix="cond")
     out.weak = both_weak
@@ -512,25 +511,6 @@ def _unify_weak(builder, a, a_block, b, b_block):
             a = cast_weak(builder, a_block, a, b.dtype)
         elif wb:
             b = cast_weak(builder, b_block, b, a.dtype)
-    return a, b
-
-
-def _widen_narrower(builder, a, a_block, b, b_block):
-    """In converted code, a branch whose value is the other's dtype widened
-    (float32 on one path, float64 where NumPy 2 promotes int64 * float32 on
-    the other: a CRF decoder's `alpha = logit` on the first step, `alpha =
-    mask * nxt + (ones - mask) * alpha` after) gives the wider dtype on both
-    paths, the same values; as a tensor loop carries a value its body widens
-    (`loops._LoopBuilder.widen`). A hand-built `cond` keeps Paddle's error."""
-    if a.dtype == b.dtype or getattr(builder, "overlay", None) is None:
-        return a, b
-    wide = np.promote_types(a.dtype, b.dtype)
-    if wide.kind not in "iuf" or wide not in (a.dtype, b.dtype):
-        return a, b
-    if a.dtype != wide:
-        a = cast_weak(builder, a_block, a, wide)
-    else:
-        b = cast_weak(builder, b_block, b, wide)
     return a, b
 
 
