@@ -33,7 +33,14 @@ def append_raise(exc):
     block = _building_block()
     if block is None or block.idx == 0:
         return False
-    append_raise_op(block, exc)
+    pieces = getattr(exc.args[0], "fstring_pieces", None) if len(exc.args) == 1 else None
+    if pieces is None:
+        append_raise_op(block, exc)
+    else:  # a message of tensor values: formatted when the raise runs
+        values = []
+        template, kinds = _fstring_part(pieces, values, state.current_builder())
+        kinds = "".join(kinds.get(j, "-") for j in range(len(values)))
+        append_raise_op(block, exc, values=values, fstring=(template, kinds))
     # The rest of this block never runs past the raise: names it leaves
     # undefined do not make the enclosing `cond` fail.
     block.terminates = True

@@ -1,8 +1,9 @@
-"""`assert` with an f-string message of tensor values, as positional
-encodings and CRF layers check their inputs (`assert T <= self.max_len,
-f"sequence length {T} exceeds {self.max_len}"` with `T = x.shape[1]` a
-`None` dim): the converted assert fails when eager code does, with eager's
-message formatted from that run's values (it showed the traced Variable)."""
+"""`assert` and `raise` with an f-string message of tensor values, as
+positional encodings and CRF layers check their inputs (`assert T <=
+self.max_len, f"sequence length {T} exceeds {self.max_len}"` with `T =
+x.shape[1]` a `None` dim; `if ...: raise ValueError(f"...")`): the converted
+check fails when eager code does, with eager's message formatted from that
+run's values (it showed the traced Variable)."""
 import numpy as np
 import pytest
 
@@ -24,6 +25,13 @@ class PositionalEncoding(nn.Layer):
         length = x.shape[1]
         assert length <= self.max_len, f"sequence length {length} exceeds {self.max_len}"
         return x + self.pe[:, :length]
+
+
+class RaisingEncoding(PositionalEncoding):
+    def forward(self, x):
+        if x.shape[1] > self.max_len:
+            raise ValueError(f"input length {x.shape[1]} exceeds max_len={self.max_len}")
+        return x + self.pe[:, :x.shape[1]]
 
 
 def check_lengths(emissions, lengths):
@@ -68,6 +76,20 @@ def test_percent_and_format_messages_are_formatted_at_run_time(backend, lengths,
     assert str(got.value).startswith(message)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_raise_message_shows_the_run_time_length(backend):
+    eager, model = twins(RaisingEncoding)
+    fn = d2s.jit.to_static(model, input_spec=[InputSpec([None, None, 4])], backend=backend)
+    x = t(np.ones((2, 6, 4)))
+    np.testing.assert_array_equal(fn(x).numpy(), eager(x).numpy())
+    with pytest.raises(ValueError) as expected:
+        eager(t(np.ones((1, 9, 4))))
+    with pytest.raises(ValueError) as got:
+        fn(t(np.ones((1, 9, 4))))
+    assert str(expected.value) == "input length 9 exceeds max_len=6"
+    assert str(got.value).startswith("input length 9 exceeds max_len=6")
+
+
 def test_the_formatted_assert_survives_save_and_load(tmp_path):
     model = PositionalEncoding()
     model.eval()
@@ -75,4 +97,14 @@ def test_the_formatted_assert_survives_save_and_load(tmp_path):
     loaded = d2s.jit.load(str(tmp_path / "pe"))
     assert loaded(t(np.ones((1, 3, 4)))).shape == (1, 3, 4)
     with pytest.raises(AssertionError, match="sequence length 8 exceeds 6"):
+        loaded(t(np.ones((1, 8, 4))))
+
+
+def test_the_formatted_raise_survives_save_and_load(tmp_path):
+    model = RaisingEncoding()
+    model.eval()
+    d2s.jit.save(model, str(tmp_path / "pe"), input_spec=[InputSpec([None, None, 4])])
+    loaded = d2s.jit.load(str(tmp_path / "pe"))
+    assert loaded(t(np.ones((1, 3, 4)))).shape == (1, 3, 4)
+    with pytest.raises(ValueError, match="input length 8 exceeds max_len=6"):
         loaded(t(np.ones((1, 8, 4))))
