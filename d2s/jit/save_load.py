@@ -89,10 +89,11 @@ def _unread_state_writes(writes, concrete, layer_or_fn):
     """Whether every write is one a saved program may leave out: a layer in
     eval mode (or a function) storing values on an object (RevIN's
     `self.mean = x.mean(...)` in its "norm" call, read back by its "denorm"
-    call of the same forward) where that entry held an eager Tensor the
-    program never read, as a tensor or as a Python value. Each call's outputs
-    then do not depend on what an earlier call stored there, so a loaded
-    program, which has no such object, computes what eager calls return."""
+    call of the same forward) where the entry was absent or held an eager
+    Tensor, and the trace read it only after writing it (never the earlier
+    value, as a tensor, a shape or a Python value). Each call's outputs then
+    do not depend on what an earlier call stored there, so a loaded program,
+    which has no such object, computes what eager calls return."""
     owner = getattr(layer_or_fn, "__self__", layer_or_fn)
     if getattr(owner, "training", False):
         return False
@@ -100,13 +101,22 @@ def _unread_state_writes(writes, concrete, layer_or_fn):
     read_as_values = {id(g.tensor) for g in writes.value_guards}
     captured = concrete.main_program._captured_ids
     for e in writes.effects:
-        if e.kind != "set" or e.route is not None or (id(e.container), e.key) in guarded:
+        if e.kind != "set" or e.route is not None:
             return False
-        before = e.container.get(e.key)  # (the trace put the entry back as it was)
-        if not isinstance(before, Tensor) or id(before) in read_as_values \
-                or id(before) in captured:
+        entry = (id(e.container), e.key)
+        first = writes.first_reads.get(entry, _UNREAD)
+        if first is not _UNREAD and not isinstance(first, Variable):
+            return False  # it read the value an earlier call left there
+        if e.key not in e.container:  # (the trace put the entry back as it was)
+            continue  # absent before: nothing earlier to read
+        before = e.container[e.key]
+        if entry in guarded or not isinstance(before, Tensor) \
+                or id(before) in read_as_values or id(before) in captured:
             return False
     return True
+
+
+_UNREAD = object()
 
 
 def _state_writes_message(caller, sf, layer_or_fn, writes):

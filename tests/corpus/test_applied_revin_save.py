@@ -105,3 +105,37 @@ def test_a_forward_reading_the_previous_calls_state_is_not_saved(tmp_path):
     model.eval()
     with pytest.raises(TypeError, match=r"self\.last.*keeps no state between calls"):
         d2s.jit.save(model, str(tmp_path / "d"), input_spec=[InputSpec([1, L, C])])
+
+
+def test_a_fresh_revin_forecaster_loaded_from_a_checkpoint_saves(tmp_path):
+    """The export script's flow: a new model, its weights set, eval, save
+    (the statistics were never stored on it)."""
+    _, trained, _ = train_and_compare(Forecaster, [batch(2)], "numpy", SPEC, loss=mse)
+    model = Forecaster()
+    model.set_state_dict(trained.state_dict())
+    model.eval()
+    d2s.jit.save(model, str(tmp_path / "revin"), input_spec=SPEC)
+    loaded = d2s.jit.load(str(tmp_path / "revin"))
+    x = t(batch(3)[0])
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+
+
+class LazyCounter(nn.Layer):
+    """Tests its state's absence and counts calls: each call's output depends
+    on the earlier calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = self.create_parameter([1])
+
+    def forward(self, x):
+        count = self.count if hasattr(self, "count") else d2s.zeros([1])
+        self.count = count + 1
+        return x * self.scale * self.count
+
+
+def test_a_counter_kept_on_the_layer_is_not_saved(tmp_path):
+    model = LazyCounter()
+    model.eval()
+    with pytest.raises(TypeError, match=r"self\.count"):
+        d2s.jit.save(model, str(tmp_path / "c"), input_spec=[InputSpec([None, 2])])

@@ -34,6 +34,8 @@ _RENAMED = {
     "enumerate": "convert_enumerate",
     "zip": "convert_zip",
     "isinstance": "convert_isinstance",
+    "hasattr": "convert_hasattr",
+    "getattr": "convert_getattr",
     "max": "convert_max",
     "min": "convert_min",
     "sum": "convert_sum",
