@@ -150,6 +150,9 @@ class ConcreteProgram(TapedRuns):
                 writes.value_guards = value_guards
                 # the plain values it read from state the caller keeps (jit.read_guards)
                 writes.read_guards = read_guards.build(reads, watch)
+                # what each entry held when the trace first read it (jit.save)
+                writes.first_reads = {k: e[3] for k, e in reads.entries.items()}
+                writes.first_reads.update((k, _FOUND_MISSING) for k in reads.absent)
                 if not overlay.active:  # buffers updated in place (F.batch_norm)
                     writes.add_assigns(overlay.value_assigns(), program)
                 # the inputs written in place: written into the call's Tensors
@@ -528,6 +531,9 @@ class _NoFastCalls(dict):
 
     def __setitem__(self, key, value):
         pass
+
+
+_FOUND_MISSING = object()  # (writes.first_reads: an attribute `hasattr` found missing)
 
 
 def _count_leaves(tree):

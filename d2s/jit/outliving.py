@@ -207,6 +207,8 @@ class Effects:
         self.value_guards = []
         # jit.read_guards.ReadGuards: plain values it read from the caller's state
         self.read_guards = None
+        # {(id(container), key): the value converted code first read there}
+        self.first_reads = {}
         # {index in `guards`: _Route} for entries of containers under the arguments
         self.guard_routes = {}
         # signature.tensor_aliases of the traced call, when it writes an input

@@ -22,7 +22,7 @@ from ..static.input_spec import InputSpec
 from ..static.ir import Variable
 from ..static.pytree import Record
 from .. import backends as backend_state
-from .concrete_program import ConcreteProgram, EffectProgram, OutputStructure
+from .concrete_program import ConcreteProgram, EffectProgram, OutputStructure, _count_leaves
 from .outliving import Effect, Effects, _Slot
 from ..core.attr_schema import VALUE
 from .npz_reader import max_bytes, read_arrays
@@ -75,21 +75,73 @@ def traced_program(layer_or_fn, input_spec=None, caller="d2s.jit.save"):
     writes = getattr(concrete, "writes", None)
     if writes is not None and _only_input_writes(writes):
         pass  # saved with the program: a loaded program writes its inputs too
-    elif writes is not None and (writes.effects or writes.value_guards):
-        raise TypeError(
-            f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
-            f"({', '.join(writes.labels())}), as a layer in training mode updating its "
-            "running statistics does; a saved program only computes: call layer.eval() "
-            "before saving (buffers are saved with the parameters)")
+    elif writes is not None and writes.effects and not _unread_state_writes(
+            writes, concrete, layer_or_fn):
+        # (eager tensors the trace read as Python values, `self.num_tags =
+        # d2s.shape(w)[0]` used as a size, are saved as the constants they
+        # hold now, as the parameters are saved with the values they hold now)
+        raise TypeError(_state_writes_message(caller, sf, layer_or_fn, writes))
     concrete.captured_tensors()  # layer attributes replaced since the last run
     return concrete
+
+
+def _unread_state_writes(writes, concrete, layer_or_fn):
+    """Whether every write is one a saved program may leave out: a layer in
+    eval mode (or a function) storing values on an object (RevIN's
+    `self.mean = x.mean(...)` in its "norm" call, read back by its "denorm"
+    call of the same forward) where the entry was absent or held an eager
+    Tensor, and the trace read it only after writing it (never the earlier
+    value, as a tensor, a shape or a Python value). Each call's outputs then
+    do not depend on what an earlier call stored there, so a loaded program,
+    which has no such object, computes what eager calls return."""
+    owner = getattr(layer_or_fn, "__self__", layer_or_fn)
+    if getattr(owner, "training", False):
+        return False
+    guarded = {(id(d), key) for d, key, _, _ in writes.guards}
+    read_as_values = {id(g.tensor) for g in writes.value_guards}
+    captured = concrete.main_program._captured_ids
+    for e in writes.effects:
+        if e.kind != "set" or e.route is not None:
+            return False
+        entry = (id(e.container), e.key)
+        first = writes.first_reads.get(entry, _UNREAD)
+        if first is not _UNREAD and not isinstance(first, Variable):
+            return False  # it read the value an earlier call left there
+        if e.key not in e.container:  # (the trace put the entry back as it was)
+            continue  # absent before: nothing earlier to read
+        before = e.container[e.key]
+        if entry in guarded or not isinstance(before, Tensor) \
+                or id(before) in read_as_values or id(before) in captured:
+            return False
+    return True
+
+
+_UNREAD = object()
+
+
+def _state_writes_message(caller, sf, layer_or_fn, writes):
+    """Why a program that writes state cannot be saved, and the fix that
+    applies: eval() for a layer still in training mode; for one already in
+    eval mode (a decoder caching `self._index = d2s.arange(n)` in forward),
+    eval() is no fix, a local value is."""
+    head = (f"{caller}: '{sf.__qualname__}' writes state that outlives the call "
+            f"({', '.join(writes.labels())})")
+    owner = getattr(layer_or_fn, "__self__", layer_or_fn)
+    if getattr(owner, "training", False):
+        return (f"{head}, as a layer in training mode updating its running statistics "
+                "does; a saved program only computes: call layer.eval() before saving "
+                "(buffers are saved with the parameters)")
+    mode = " in eval mode" if hasattr(owner, "training") else ""
+    return (f"{head}{mode}; a saved program keeps no state between calls: keep "
+            "that value in a local variable of forward (a cache such as "
+            "`self._index = d2s.arange(n)` is computed by the program on every call "
+            "anyway), or register it as a buffer and update it outside forward")
 
 
 def _only_input_writes(writes):
     """The program's only writes are in-place writes of its own inputs (what a
     saved program can repeat: its caller passes those Tensors again)."""
-    return bool(writes.effects) and not writes.value_guards and all(
-        e.kind == "input" for e in writes.effects)
+    return bool(writes.effects) and all(e.kind == "input" for e in writes.effects)
 
 
 def _input_writes(concrete):
@@ -139,8 +191,25 @@ def save(layer_or_fn, path, input_spec=None):
     `traced_program`)."""
     concrete = traced_program(layer_or_fn, input_spec)
     program = concrete.main_program
+    outputs, structure = concrete.outputs, concrete.output_structure
+    writes = getattr(concrete, "writes", None)
+    if writes is not None and writes.effects and not _only_input_writes(writes):
+        # state writes a loaded program leaves out (`_unread_state_writes`):
+        # it returns the function's result only
+        outputs, structure = _result_only(concrete)
     save_program(program, program.global_block().ops[:concrete._n_forward], concrete.inputs,
-                 concrete.outputs, path, concrete.output_structure, _input_writes(concrete))
+                 outputs, path, structure, _input_writes(concrete))
+
+
+def _result_only(concrete):
+    """(outputs, OutputStructure) of the function's result without the
+    values an EffectProgram writes back (they come after it)."""
+    outputs, positions = concrete.result_outputs()
+    whole = concrete.output_structure
+    tree = whole.tree[1][0]
+    n = _count_leaves(tree)
+    return outputs, OutputStructure(tree, whole.constants[:n], positions,
+                                    [p for p in whole.lists if p < n])
 
 
 def save_program(program, forward_ops, inputs, outputs, path, output_structure=None,

@@ -114,8 +114,16 @@ class TapedRuns:
         cts = [np.zeros_like(outs[i]._value, dtype=self.outputs[i].dtype) if gs[i] is None
                else gs[i]._value.astype(self.outputs[i].dtype, copy=False)
                for i in backward.diff_outs]
-        wanted = tuple(not t.stop_gradient for t in inputs)
+        # as eagerly: an input that no output with a cotangent is computed from
+        # gets no gradient (None, not zeros: an optimizer skips a None gradient
+        # but moves a parameter whose gradient is zero by its momentum or decay)
+        sources = self._output_sources()
+        used = set()
+        for i, gi in enumerate(gs):
+            if gi is not None:
+                used.update(sources[i])
+        wanted = tuple(not t.stop_gradient and k in used for k, t in enumerate(inputs))
         exe, saved = _saved  # the backward runs where the forward ran
         values = exe.backward(saved, cts, wanted)
-        return tuple(None if v is None or type(v) is UndefinedValue
-                     else Tensor._from_array(np.asarray(v)) for v in values)
+        return tuple(None if v is None or type(v) is UndefinedValue or not w
+                     else Tensor._from_array(np.asarray(v)) for v, w in zip(values, wanted))

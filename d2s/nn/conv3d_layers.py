@@ -23,7 +23,7 @@ class Conv3D(_ConvNd):
 
     def forward(self, x):
         self._check_input(x)
-        return F3.conv3d(x, self.weight, self.bias, self._stride, self._padding,
+        return F3.conv3d(self._padded(x), self.weight, self.bias, self._stride, self._padding,
                          self._dilation, self._groups, self._data_format)
 
 

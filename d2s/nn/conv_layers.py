@@ -25,6 +25,9 @@ def _ints(v, n, where, name):
     return out
 
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
 class _ConvNd(Layer):
     _dims = 2
     _formats = ("NCHW", "NHWC")
@@ -38,9 +41,24 @@ class _ConvNd(Layer):
         if data_format not in self._formats:
             raise ValueError(f"{where}: data_format must be one of {list(self._formats)}, got "
                              f"{data_format!r}")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{where}: padding_mode must be one of {list(_PADDING_MODES)}, "
+                             f"got {padding_mode!r}")
+        # Paddle pads the input itself for the other modes (Informer's circular
+        # token embedding, reflect-padded conv in vocoders and GANs), then
+        # convolves without padding: `_pad_input` is F.pad's list, last dim first
+        self._pad_input = None
         if padding_mode != "zeros":
-            raise NotImplementedError(f"{where}: padding_mode={padding_mode!r} is not "
-                                      "supported; use 'zeros' (pad the input beforehand)")
+            if isinstance(padding, str):
+                raise ValueError(f"{where}: padding_mode={padding_mode!r} needs padding as "
+                                 f"an int or {self._dims} ints, got {padding!r}")
+            per_dim = [int(padding)] * self._dims if isinstance(padding, int) else \
+                [int(p) for p in padding]
+            if len(per_dim) != self._dims or min(per_dim) < 0:
+                raise ValueError(f"{where}: padding must be an int or {self._dims} ints >= 0 "
+                                 f"with padding_mode={padding_mode!r}, got {padding!r}")
+            self._pad_input = [p for p in reversed(per_dim) for _ in range(2)]
+            padding = 0
         in_channels, out_channels, groups = int(in_channels), int(out_channels), int(groups)
         if groups <= 0 or in_channels % groups or out_channels % groups:
             raise ValueError(f"{where}: groups={groups} must divide in_channels={in_channels} "
@@ -68,6 +86,13 @@ class _ConvNd(Layer):
                              f"channels, got {c} (input shape {list(x.shape)}, "
                              f"data_format {self._data_format})")
 
+    def _padded(self, x):
+        """x padded by `padding_mode` (all but 'zeros', which the conv does)."""
+        if self._pad_input is None:
+            return x
+        return OF.pad(x, self._pad_input, mode=self._padding_mode,
+                      data_format=self._data_format)
+
     def extra_repr(self):
         return (f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}, "
                 f"stride={self._stride}, padding={self._padding}"
@@ -87,7 +112,7 @@ class Conv2D(_ConvNd):
 
     def forward(self, x):
         self._check_input(x)
-        return CF.conv2d(x, self.weight, self.bias, self._stride, self._padding,
+        return CF.conv2d(self._padded(x), self.weight, self.bias, self._stride, self._padding,
                          self._dilation, self._groups, self._data_format)
 
 
@@ -104,7 +129,7 @@ class Conv1D(_ConvNd):
 
     def forward(self, x):
         self._check_input(x)
-        return CF.conv1d(x, self.weight, self.bias, self._stride, self._padding,
+        return CF.conv1d(self._padded(x), self.weight, self.bias, self._stride, self._padding,
                          self._dilation, self._groups, self._data_format)
 
 

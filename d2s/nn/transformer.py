@@ -72,8 +72,9 @@ class MultiHeadAttention(Layer):
             return self.StaticCache(*self.compute_kv(key, key if value is None else value))
         if value is None:
             batch = key.shape[0]
-            if batch is None:
-                raise ValueError("MultiHeadAttention.gen_cache: needs the batch size known")
+            if batch is None:  # a `None` batch in the InputSpec: read at run time
+                from ..core.ops import shape
+                batch = shape(key)[0]
             empty = full([batch, self.num_heads, 0, self.head_dim], 0.0, key.dtype)
             return self.Cache(empty, empty)
         return self.Cache(key, value)

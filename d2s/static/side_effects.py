@@ -33,7 +33,14 @@ def append_raise(exc):
     block = _building_block()
     if block is None or block.idx == 0:
         return False
-    append_raise_op(block, exc)
+    pieces = getattr(exc.args[0], "fstring_pieces", None) if len(exc.args) == 1 else None
+    if pieces is None:
+        append_raise_op(block, exc)
+    else:  # a message of tensor values: formatted when the raise runs
+        values = []
+        template, kinds = _fstring_part(pieces, values, state.current_builder())
+        kinds = "".join(kinds.get(j, "-") for j in range(len(values)))
+        append_raise_op(block, exc, values=values, fstring=(template, kinds))
     # The rest of this block never runs past the raise: names it leaves
     # undefined do not make the enclosing `cond` fail.
     block.terminates = True
@@ -119,7 +126,18 @@ class _Pieces:
 
 
 def append_assert(test, message):
+    """An assert op; a message that is an f-string of values of the program
+    (`f"too long: {x.shape[1]}"`) is formatted when the assert fails, with
+    the values of that run, as eager code formats it."""
     from ..core.dispatch import bind
     builder = state.current_builder() or test._owning_builder()
+    pieces = getattr(message, "fstring_pieces", None)
+    if pieces is None:
+        with state.building(builder):
+            bind("assert", test, message=str(message))
+        return
+    values = []
+    template, kinds = _fstring_part(pieces, values, builder)
+    kinds = "".join(kinds.get(j, "-") for j in range(len(values)))
     with state.building(builder):
-        bind("assert", test, message=str(message))
+        bind("assert", test, *values, message=None, fstring=(template, kinds))

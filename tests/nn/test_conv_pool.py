@@ -217,8 +217,8 @@ def test_conv_and_pool_bad_input_is_a_clear_error():
         F.conv2d(_t(np.zeros((1, 1, 4, 4))), _t(np.zeros((1, 1, 2, 2))), padding="HALF")
     with pytest.raises(ValueError, match="larger than the padded input"):
         F.conv2d(_t(np.zeros((1, 1, 2, 2))), _t(np.zeros((1, 1, 3, 3))))
-    with pytest.raises(NotImplementedError, match="padding_mode"):
-        nn.Conv2D(1, 1, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2D(1, 1, 3, padding_mode="mirror")
 
 
 class SmallCNN(nn.Layer):

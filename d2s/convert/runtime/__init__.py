@@ -25,7 +25,7 @@ from .subscripts import convert_subscript
 from .logical import (comprehension_test, convert_compare_chain, convert_contains,
                       convert_logical_and,
                       convert_logical_not, convert_logical_or, python_test_only)
-from .reads import note_function, read_attr, read_item
+from .reads import convert_getattr, convert_hasattr, note_function, read_attr, read_item
 from .targets import load_attr, load_item, store_attr, store_item
 from .try_bodies import try_body
 from .undefined import UndefinedVar, ld, return_value
@@ -33,7 +33,8 @@ from .undefined import UndefinedVar, ld, return_value
 __all__ = [
     "check_caught", "checked_method", "convert_list_pop", "convert_list_reverse", "comprehension_test", "new_container",
     "convert_all", "convert_any", "convert_bool", "convert_float", "convert_int", "convert_item", "convert_numpy", "convert_max", "convert_min", "convert_assert", "convert_call", "convert_compare_chain", "convert_contains", "convert_enumerate",
-    "convert_for", "convert_ifelse", "convert_isinstance", "convert_list_append",
+    "convert_for", "convert_getattr", "convert_hasattr", "convert_ifelse", "convert_isinstance",
+    "convert_list_append",
     "convert_list_extend", "convert_list_extend_call", "convert_list_concat",
     "convert_list_insert",
     "convert_reached_list_call",

@@ -30,7 +30,8 @@ from types import ModuleType
 from d2s.static.ir import Variable as _Variable
 
 
-__all__ = ["read_attr", "read_item", "recording", "note_function"]
+__all__ = ["read_attr", "read_item", "recording", "note_function", "convert_hasattr",
+           "convert_getattr"]
 
 _local = threading.local()   # .recorder: the innermost `Reads` of this thread, or None
 
@@ -41,9 +42,10 @@ class Reads:
     converted code's first read (jit.read_guards maps it to the user's)} and `functions` {id(fn): fn} (converted
     functions called)."""
 
-    __slots__ = ("entries", "origins", "functions", "fixed", "outer")
+    __slots__ = ("entries", "origins", "functions", "fixed", "outer", "absent")
 
     def __init__(self, outer):
+        self.absent = set()  # (id(container), key): an attribute found missing
         self.entries = {}
         self.origins = {}
         self.functions = {}
@@ -114,6 +116,41 @@ def read_attr(obj, name, role=None):
         elif not name.startswith("__"):
             _fixed_reads(reads, obj, name, value, d)
     return value
+
+
+def convert_hasattr(obj, name):
+    """`hasattr(obj, name)`; a Python value found in obj's own `__dict__` is
+    a recorded read, and an attribute found missing is noted too (lazy state:
+    `if not hasattr(self, "count")`), so jit.save knows the trace read it."""
+    found = hasattr(obj, name)
+    _note_lookup(obj, name)
+    return found
+
+
+def convert_getattr(obj, name, *default):
+    """`getattr(obj, name[, default])`, its read noted as `convert_hasattr`'s."""
+    if default:
+        _note_lookup(obj, name)
+        return getattr(obj, name, *default)
+    return read_attr(obj, name) if type(name) is str else getattr(obj, name)
+
+
+def _note_lookup(obj, name):
+    reads = getattr(_local, "recorder", None)
+    if reads is None or type(name) is not str:
+        return
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        return
+    if type(d) is not dict:
+        return
+    if name in d:
+        reads.add(d, name, None, d[name])
+    else:
+        while reads is not None:  # (an enclosing trace reads through this one)
+            reads.absent.add((id(d), name))
+            reads = reads.outer
 
 
 def _site():

@@ -34,6 +34,8 @@ _RENAMED = {
     "enumerate": "convert_enumerate",
     "zip": "convert_zip",
     "isinstance": "convert_isinstance",
+    "hasattr": "convert_hasattr",
+    "getattr": "convert_getattr",
     "max": "convert_max",
     "min": "convert_min",
     "sum": "convert_sum",
@@ -221,8 +223,10 @@ class _BuiltinCalls(NodeTransformer):
         if node.msg is None:
             new = templates.replace("_jst.convert_assert(test)", test=node.test)
         else:
+            # an f-string message of tensor values is formatted when the assert
+            # fails, with that run's values (side_effects.append_assert)
             new = templates.replace("_jst.convert_assert(test, lambda: msg)",
-                                    test=node.test, msg=node.msg)
+                                    test=node.test, msg=_text_call(node.msg))
         return finish(new, node)
 
 

@@ -45,7 +45,13 @@ class _Raises(StatementTransformer):
     def visit_Raise(self, node):
         if node.exc is None or node.cause is not None or not self.depth or self.blocked:
             return node
-        return finish(templates.replace("_jst.convert_raise(exc)", exc=node.exc), node)
+        exc = node.exc
+        if isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords:
+            # `raise ValueError(f"length {x.shape[1]} ...")`: a message of tensor
+            # values is formatted when the raise runs (static.side_effects)
+            from .builtin_calls import _text_call
+            exc.args[0] = _text_call(exc.args[0])
+        return finish(templates.replace("_jst.convert_raise(exc)", exc=exc), node)
 
 
 def transform(node, ctx):

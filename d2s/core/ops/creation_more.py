@@ -132,10 +132,31 @@ def one_hot(x, num_classes, name=None):
     x = lift(x)
     if np.dtype(x.dtype).kind not in "iu":
         raise TypeError(f"one_hot: x must be an integer tensor, got {x.dtype}")
+    from ..tensor import Tensor
+    if is_value(num_classes) and not isinstance(num_classes, Tensor):
+        return _one_hot_run_time(x, num_classes)
     num_classes = int(_number(num_classes, "one_hot", "num_classes"))
     if num_classes <= 0:
         raise ValueError(f"one_hot: num_classes must be positive, got {num_classes}")
     return bind("one_hot", x, num_classes=num_classes)
+
+
+def _one_hot_run_time(x, num_classes):
+    """one_hot with the class count computed in the program (`F.one_hot(label,
+    logits.shape[1])` with a `None` class dim, a pointer network's
+    `one_hot(idx, points.shape[1])`): each row compares `x` with
+    `arange(num_classes)`; a value out of range fails at run time as eagerly."""
+    from .creation import arange
+    from .elementwise import cast
+    from .manipulation import unsqueeze
+    if len(num_classes.shape) != 0 or np.dtype(num_classes.dtype).kind not in "iu":
+        raise TypeError(f"one_hot: num_classes must be an int or a 0-d integer tensor, got a "
+                        f"{np.dtype(num_classes.dtype).name} tensor of shape "
+                        f"{list(num_classes.shape)}")
+    bind("assert", (num_classes > 0) & ((x >= 0) & (x < num_classes)),
+         message="one_hot: num_classes must be positive and values in [0, num_classes)")
+    classes = arange(num_classes, dtype=x.dtype)
+    return cast(unsqueeze(x, -1) == classes, "float32")
 
 
 @functools.lru_cache(maxsize=64)

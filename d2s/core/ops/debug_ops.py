@@ -69,8 +69,10 @@ def format_field(value, spec):
     return format(value, spec)
 
 
-def _assert_kernel(cond, message):
+def _assert_kernel(cond, *values, message, fstring=None):
     if not np.all(cond):
+        if fstring is not None:  # `assert T <= n, f"too long: {T}"`: formatted now
+            message = _format_fstring(values, *fstring)
         raise _assert_error(message)
 
 
@@ -109,6 +111,17 @@ _PART = Spec(lambda p: None if _part_ok(p) else f"malformed print part {p!r}"[:2
 register_op("print", _print_kernel, _print_infer, num_outputs=0, stateful=True,
             attrs={"parts": sequence_of(_PART, kinds=(tuple,)), "sep": TEXT,
                    "end": TEXT})
-# Raise AssertionError(message) unless every element of `cond` is true.
-register_op("assert", _assert_kernel, lambda cond, message: (), num_outputs=0,
-            stateful=True, attrs={"message": optional(TEXT)})
+def _fstring_ok(v):
+    return type(v) is tuple and len(v) == 2 and TEXT(v[0]) is None and type(v[1]) is str \
+        and set(v[1]) <= set("ntT-")
+
+
+_FSTRING = Spec(lambda v: None if _fstring_ok(v) else f"malformed message {v!r}"[:200],
+                "a (template, value kinds) pair")
+
+# Raise AssertionError(message) unless every element of `cond` is true; with
+# `fstring` (template, kinds: see `_format_fstring`) the message is that
+# f-string formatted with the op's other inputs when it fails.
+register_op("assert", _assert_kernel, lambda cond, *values, message, fstring=None: (),
+            num_outputs=0, stateful=True,
+            attrs={"message": optional(TEXT), "fstring": optional(_FSTRING)})

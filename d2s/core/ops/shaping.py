@@ -215,7 +215,8 @@ def roll(x, shifts, axis=None, name=None):
     then reshaped back, when axis is None)."""
     x = lift(x)
     shifts_l = [shifts] if not isinstance(shifts, (list, tuple)) else list(shifts)
-    shifts_l = [_int(s, "roll", "a shift") for s in shifts_l]
+    shifts_l = [_run_time_shift(s) if is_value(s) and not isinstance(s, Tensor)
+                else _int(s, "roll", "a shift") for s in shifts_l]
     if axis is None:
         if len(shifts_l) != 1:
             raise ValueError("roll: with axis=None, shifts must be one int")
@@ -230,6 +231,9 @@ def roll(x, shifts, axis=None, name=None):
         a = _axis(x, a, "roll")
         if not x.shape:
             continue
+        if type(s) is not int:
+            x = _roll_by_run_time_shift(x, s, a)
+            continue
         n = x.shape[a]
         if n is None:
             k = _dim(x, a)
@@ -241,6 +245,23 @@ def roll(x, shifts, axis=None, name=None):
         k = n - s % n
         x = concat([_take(x, a, k, None), _take(x, a, 0, k)], axis=a)
     return x
+
+
+def _run_time_shift(s):
+    if len(s.shape) != 0 or np.dtype(s.dtype).kind not in "iu":
+        raise TypeError(f"roll: a shift must be an int or a 0-d integer tensor, got a "
+                        f"{np.dtype(s.dtype).name} tensor of shape {list(s.shape)}")
+    return s
+
+
+def _roll_by_run_time_shift(x, s, axis):
+    """roll along `axis` by a shift computed in the program (Autoformer's
+    time-delay aggregation rolls by `int(top_k_index[i])`): element j comes
+    from position (j - s) mod n, gathered, so the axis keeps its size."""
+    from .manipulation import gather
+    n = _dim(x, axis)
+    idx = (arange(n) - s) % n
+    return gather(x, idx, axis=axis)
 
 
 # ---- tril / triu ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ __all__ = ["unfold", "crop"]
 def unfold(x, axis, size, step, name=None):
     """The windows x[i*step : i*step + size] along `axis`: that axis becomes
     the number of windows and a new last axis of length `size` holds each
-    window (the size of `axis` must be known while building)."""
+    window."""
     from .manipulation import gather, reshape
     from .products import moveaxis
     x = lift(x)
@@ -27,8 +27,7 @@ def unfold(x, axis, size, step, name=None):
     size, step = _int(size, "unfold", "size"), _int(step, "unfold", "step")
     n = x.shape[axis]
     if n is None:
-        raise ValueError(f"unfold: the size of axis {axis} of {tuple(x.shape)} must be known "
-                         "while building (it sets the number of windows)")
+        return _unfold_run_time(x, axis, size, step)
     if size < 0 or size > n or step <= 0:
         raise ValueError(f"unfold: size must be in [0, {n}] and step positive, got size={size}, "
                          f"step={step}")
@@ -36,6 +35,29 @@ def unfold(x, axis, size, step, name=None):
     idx = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
     picked = gather(x, constant(idx.astype(np.int64)), axis=axis)  # axis: count * size
     shape = [_dim(x, i) for i in range(nd)]
+    picked = reshape(picked, shape[:axis] + [count, size] + shape[axis + 1:])
+    return moveaxis(picked, axis + 1, -1)
+
+
+def _unfold_run_time(x, axis, size, step):
+    """unfold along an axis whose size is known only at run time (a series
+    of any length cut into training windows inside `forward`): the window
+    count and the gathered positions are computed in the program, and a
+    window longer than the axis fails at run time as eagerly."""
+    from .creation import arange
+    from .manipulation import gather, reshape
+    from .products import moveaxis
+    from ._base import bind
+    if size < 0 or step <= 0:
+        raise ValueError(f"unfold: size must be >= 0 and step positive, got size={size}, "
+                         f"step={step}")
+    n = _dim(x, axis)
+    bind("assert", n >= size,
+         message=f"unfold: size={size} is larger than the size of axis {axis} of x")
+    count = (n - size) // step + 1
+    idx = reshape(reshape(arange(count), [-1, 1]) * step + reshape(arange(size), [1, -1]), [-1])
+    picked = gather(x, idx, axis=axis)
+    shape = [_dim(x, i) for i in range(len(x.shape))]
     picked = reshape(picked, shape[:axis] + [count, size] + shape[axis + 1:])
     return moveaxis(picked, axis + 1, -1)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import builtins
 
-from ...core.attr_schema import VALUE, Spec, sequence_of
+from ...core.attr_schema import VALUE, Spec, optional, sequence_of
+from ...core.ops.debug_ops import _FSTRING
 from .registry import ControlOpDef, register_control_op
 
 
@@ -45,19 +46,32 @@ def _exception_problem(v):
             f"{', '.join(sorted(t.__name__ for t in RAISABLE))}; got {shown}")
 
 
-def append_raise(block, exc, origin=None):
+def append_raise(block, exc, origin=None, values=(), fstring=None):
     """Append to `block` an op raising `exc`'s type with its arguments
-    (`origin`: the user's line, by default the calling user frame)."""
-    return block.append_op("raise", [], [], {"exception": type(exc), "args": tuple(exc.args)},
-                           origin=origin)
+    (`origin`: the user's line, by default the calling user frame); with
+    `fstring` ((template, kinds): `core.ops.debug_ops._format_fstring`) its
+    one argument is that text formatted with `values` when it runs."""
+    attrs = {"exception": type(exc), "args": () if fstring else tuple(exc.args),
+             "fstring": fstring}
+    return block.append_op("raise", list(values), [], attrs, origin=origin)
+
+
+def raised(op, values):
+    """The exception `op` raises, its message formatted from `values`."""
+    fstring = op.attrs.get("fstring")
+    if fstring is None:
+        return op.attrs["exception"](*op.attrs["args"])
+    from ...core.ops.debug_ops import _format_fstring
+    return op.attrs["exception"](_format_fstring(values, *fstring))
 
 
 def _interpret(op, scope, run_block):
-    raise op.attrs["exception"](*op.attrs["args"])
+    raise raised(op, [scope.get(v.name) for v in op.inputs])
 
 
 RAISE = register_control_op(ControlOpDef(
-    "raise", _interpret, values=("exception", "args"), always_kept=True,
+    "raise", _interpret, values=("exception", "args", "fstring"), always_kept=True,
     value_types={"exception": Spec(_exception_problem, "an allowed exception type"),
-                 "args": sequence_of(VALUE, max_len=64, kinds=(tuple,))},
+                 "args": sequence_of(VALUE, max_len=64, kinds=(tuple,)),
+                 "fstring": optional(_FSTRING)},
 ))
