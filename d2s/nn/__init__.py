@@ -36,3 +36,6 @@ __all__ += ["Conv3D", "Conv3DTranspose", "MaxPool3D", "AvgPool3D", "SyncBatchNor
 from . import port_layers  # noqa: E402
 from .port_layers import *  # noqa: E402,F401,F403
 __all__ += port_layers.__all__
+from . import padding_layers  # noqa: E402
+from .padding_layers import *  # noqa: E402,F401,F403
+__all__ += padding_layers.__all__
