@@ -39,3 +39,6 @@ __all__ += port_layers.__all__
 from . import padding_layers  # noqa: E402
 from .padding_layers import *  # noqa: E402,F401,F403
 __all__ += padding_layers.__all__
+from . import more_layers  # noqa: E402
+from .more_layers import *  # noqa: E402,F401,F403
+__all__ += more_layers.__all__
