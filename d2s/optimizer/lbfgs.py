@@ -5,16 +5,17 @@ The search directions come from the last `history_size` steps and gradient
 changes (the two-loop recursion), kept on the host as flat float arrays of
 the parameters' dtype; each step runs up to `max_iter` iterations with a
 fixed step (`learning_rate`, the first one scaled down by the gradient's
-1-norm). The closure runs eagerly, so `step` runs eagerly only: inside a
-converted function it is an error (convert the closure's body instead).
-The strong-Wolfe line search is not provided: `line_search_fn` other than
-None is refused rather than silently ignored.
+1-norm), or the step a strong-Wolfe line search finds
+(`line_search_fn="strong_wolfe"`, `line_search.py`). The closure runs
+eagerly, so `step` runs eagerly only: inside a converted function it is an
+error (convert the closure's body instead).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core import effects, state
+from .line_search import strong_wolfe
 from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
@@ -24,10 +25,9 @@ class LBFGS(Optimizer):
     def __init__(self, learning_rate=1.0, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None,
                  parameters=None, weight_decay=None, grad_clip=None, name=None):
-        if line_search_fn is not None:
-            raise NotImplementedError(
-                f"LBFGS: line_search_fn={line_search_fn!r} is not supported; leave it None "
-                "(fixed steps of learning_rate)")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+                             f"{line_search_fn!r}")
         if weight_decay is not None or grad_clip is not None:
             raise NotImplementedError(
                 "LBFGS: weight_decay and grad_clip are not supported; add the decay to the "
@@ -38,6 +38,7 @@ class LBFGS(Optimizer):
         self.tolerance_grad, self.tolerance_change = float(tolerance_grad), float(
             tolerance_change)
         self.history_size = int(history_size)
+        self.line_search_fn = line_search_fn
         self._lbfgs = {"func_evals": 0, "n_iter": 0}
 
     # ---- flat views of the parameters and their gradients ------------------------------
@@ -121,13 +122,29 @@ class LBFGS(Optimizer):
             if gtd > -self.tolerance_change:  # not a descent direction
                 break
             evals = 0
-            self._add(t, d)
             opt_cond = False
-            if n_iter != self.max_iter:
-                _, loss = self._evaluate(closure)
-                flat_grad = self._flat_grad()
+            if self.line_search_fn == "strong_wolfe":
+                start = [np.array(p._value, copy=True) for p in self._trainable()]
+
+                def evaluate(step, start=start, d=d):
+                    self._add(step, d)
+                    _, value = self._evaluate(closure)
+                    grad = self._flat_grad()
+                    for p, v in zip(self._trainable(), start):
+                        p._value = v.copy()
+                    return value, grad
+                # at most the evaluations this step has left (PyTorch's bound)
+                loss, flat_grad, t, evals = strong_wolfe(evaluate, t, d, loss, flat_grad, gtd,
+                                                         max_ls=self.max_eval - current_evals)
+                self._add(t, d)
                 opt_cond = np.abs(flat_grad).max() <= self.tolerance_grad
-                evals = 1
+            else:
+                self._add(t, d)
+                if n_iter != self.max_iter:
+                    _, loss = self._evaluate(closure)
+                    flat_grad = self._flat_grad()
+                    opt_cond = np.abs(flat_grad).max() <= self.tolerance_grad
+                    evals = 1
             current_evals += evals
             st["func_evals"] += evals
             if n_iter == self.max_iter or current_evals >= self.max_eval or opt_cond:

@@ -1,4 +1,4 @@
-"""LBFGS (PyTorch's algorithm, fixed steps): several `step(closure)` calls
+"""LBFGS (PyTorch's algorithm; fixed steps or strong Wolfe): `step(closure)` calls
 give PyTorch's parameters and losses on a small least-squares + tanh
 problem (history shorter than the iterations, so pairs are dropped); bad
 uses are clear errors."""
@@ -26,7 +26,9 @@ def lib_t(lib, a):
 
 
 @pytest.mark.parametrize("kw", [dict(learning_rate=0.5, max_iter=7, history_size=3),
-                                dict(learning_rate=1.0, max_iter=4, max_eval=3)])
+                                dict(learning_rate=1.0, max_iter=4, max_eval=3),
+                                dict(learning_rate=1.0, max_iter=6, history_size=4,
+                                     line_search_fn="strong_wolfe")])
 def test_steps_match_torch(kw):
     torch = pytest.importorskip("torch")
     saved = torch.get_default_dtype()
@@ -35,7 +37,8 @@ def test_steps_match_torch(kw):
         wt, bt = torch.tensor(W0, requires_grad=True), torch.tensor(B0, requires_grad=True)
         topt = torch.optim.LBFGS([wt, bt], lr=kw["learning_rate"], max_iter=kw["max_iter"],
                                  max_eval=kw.get("max_eval"),
-                                 history_size=kw.get("history_size", 100))
+                                 history_size=kw.get("history_size", 100),
+                                 line_search_fn=kw.get("line_search_fn"))
 
         def tclosure():
             topt.zero_grad()
@@ -64,8 +67,8 @@ def test_steps_match_torch(kw):
 
 def test_bad_uses():
     w = d2s.to_tensor(W0, stop_gradient=False)
-    with pytest.raises(NotImplementedError, match="line_search_fn"):
-        optimizer.LBFGS(parameters=[w], line_search_fn="strong_wolfe")
+    with pytest.raises(ValueError, match="line_search_fn"):
+        optimizer.LBFGS(parameters=[w], line_search_fn="backtracking")
     opt = optimizer.LBFGS(parameters=[w])
     with pytest.raises(TypeError, match="closure"):
         opt.step()
