@@ -42,3 +42,5 @@ __all__ += padding_layers.__all__
 from . import more_layers  # noqa: E402
 from .more_layers import *  # noqa: E402,F401,F403
 __all__ += more_layers.__all__
+from .decode import BeamSearchDecoder, dynamic_decode  # noqa: E402
+__all__ += ["BeamSearchDecoder", "dynamic_decode"]
