@@ -174,4 +174,5 @@ from .ctc import ctc_loss  # noqa: E402,F401
 __all__ += _patch_names + _vision_names + _activation_more_names + _loss_more_names + ["ctc_loss"]
 from .lp_pool import lp_pool1d, lp_pool2d  # noqa: E402,F401
 from .feature_alpha_dropout import feature_alpha_dropout  # noqa: E402,F401
-__all__ += ["lp_pool1d", "lp_pool2d", "feature_alpha_dropout"]
+from .multi_label_margin import multi_label_margin_loss  # noqa: E402,F401
+__all__ += ["lp_pool1d", "lp_pool2d", "feature_alpha_dropout", "multi_label_margin_loss"]
