@@ -44,3 +44,5 @@ from .more_layers import *  # noqa: E402,F401,F403
 __all__ += more_layers.__all__
 from .decode import BeamSearchDecoder, dynamic_decode  # noqa: E402
 __all__ += ["BeamSearchDecoder", "dynamic_decode"]
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]

@@ -176,3 +176,13 @@ from .lp_pool import lp_pool1d, lp_pool2d  # noqa: E402,F401
 from .feature_alpha_dropout import feature_alpha_dropout  # noqa: E402,F401
 from .multi_label_margin import multi_label_margin_loss  # noqa: E402,F401
 __all__ += ["lp_pool1d", "lp_pool2d", "feature_alpha_dropout", "multi_label_margin_loss"]
+
+
+def adaptive_log_softmax_with_loss(input, label, head_weight, tail_weights, cutoffs,
+                                   head_bias=None, name=None):
+    """See d2s.nn.adaptive_softmax (imported when called: it builds on the layers)."""
+    from .adaptive_softmax import adaptive_log_softmax_with_loss as _fn
+    return _fn(input, label, head_weight, tail_weights, cutoffs, head_bias)
+
+
+__all__ += ["adaptive_log_softmax_with_loss"]
