@@ -46,3 +46,5 @@ from .decode import BeamSearchDecoder, dynamic_decode  # noqa: E402
 __all__ += ["BeamSearchDecoder", "dynamic_decode"]
 from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .hsigmoid import HSigmoidLoss  # noqa: E402
+__all__ += ["HSigmoidLoss"]

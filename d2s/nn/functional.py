@@ -186,3 +186,13 @@ def adaptive_log_softmax_with_loss(input, label, head_weight, tail_weights, cuto
 
 
 __all__ += ["adaptive_log_softmax_with_loss"]
+
+
+def hsigmoid_loss(input, label, num_classes, weight, bias=None, path_table=None,
+                  path_code=None, is_sparse=False, name=None):
+    """See d2s.nn.hsigmoid (imported when called: it builds on the layers)."""
+    from .hsigmoid import hsigmoid_loss as _fn
+    return _fn(input, label, num_classes, weight, bias, path_table, path_code)
+
+
+__all__ += ["hsigmoid_loss"]
