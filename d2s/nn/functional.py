@@ -196,3 +196,5 @@ def hsigmoid_loss(input, label, num_classes, weight, bias=None, path_table=None,
 
 
 __all__ += ["hsigmoid_loss"]
+from .margin_ce import margin_cross_entropy  # noqa: E402,F401
+__all__ += ["margin_cross_entropy"]
