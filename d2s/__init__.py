@@ -86,6 +86,7 @@ from .core.ops.windows import *  # noqa: E402,F401,F403
 # ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
 from .core.ops.compositions import *  # noqa: E402,F401,F403
 from .core.ops.flip_select import fliplr, flipud, multiplex  # noqa: E402,F401
+from .core.ops.frexp import frexp  # noqa: E402,F401
 from . import tensor_methods as _tensor_methods  # noqa: E402
 globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(x), ...
                   for _name, _method in _tensor_methods.install((globals(), linalg)).items()

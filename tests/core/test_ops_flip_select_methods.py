@@ -1,4 +1,4 @@
-"""fliplr / flipud / multiplex (d2s/core/ops/flip_select.py): values vs
+"""fliplr / flipud / multiplex (d2s/core/ops/flip_select.py) and frexp: values vs
 numpy, gradients, numpy+xla static, unknown dims, ONNX Runtime (the shared
 ops_check); the Tensor methods added for existing functions forward to
 them; `x.to(...)`, `element_size`, `pin_memory`."""
@@ -17,7 +17,16 @@ def f64(*s):
 
 _IDX = np.array([[2], [0], [1], [2]])
 
+_F = np.array([3.0, -5.5, 0.3, -0.7, 12.0, 1e-3])            # away from powers of two
+_EDGES = np.array([0.0, 1.0, -2.0, 0.5, 4.0, np.nextafter(8.0, 0), np.inf, -np.inf, 1e-310])
+
 CASES = [
+    ("frexp", lambda x: d2s.frexp(x), [_F], lambda x: tuple(np.asarray(v, x.dtype)
+                                                            for v in np.frexp(x))),
+    ("frexp_edges_f32", lambda x: x.frexp(), [_EDGES[:-1].astype(np.float32)],
+     lambda x: tuple(np.asarray(v, x.dtype) for v in np.frexp(x))),
+    ("frexp_edges_f64", lambda x: d2s.frexp(x), [_EDGES],
+     lambda x: tuple(np.asarray(v, x.dtype) for v in np.frexp(x))),
     ("fliplr", lambda x: d2s.fliplr(x), [f64(3, 4, 2)], lambda x: np.fliplr(x)),
     ("flipud_method", lambda x: x.flipud(), [f64(3, 2)], lambda x: np.flipud(x)),
     ("multiplex", lambda a, b, c, i: d2s.multiplex([a, b, c], i),
@@ -31,7 +40,8 @@ CASES = [
 
 @pytest.mark.parametrize("name,fn,arrays,ref", CASES, ids=[c[0] for c in CASES])
 def test_op(name, fn, arrays, ref):
-    check(fn, arrays, ref, unknown="first" if name.startswith("multiplex") else "all")
+    check(fn, arrays, ref, unknown="first" if name.startswith("multiplex") else "all",
+          grad=not name.startswith("frexp_edges"))  # edges: jumps and infinities
 
 
 def test_bad_arguments():
