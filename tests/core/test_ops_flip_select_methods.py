@@ -18,12 +18,12 @@ def f64(*s):
 _IDX = np.array([[2], [0], [1], [2]])
 
 _F = np.array([3.0, -5.5, 0.3, -0.7, 12.0, 1e-3])            # away from powers of two
-_EDGES = np.array([0.0, 1.0, -2.0, 0.5, 4.0, np.nextafter(8.0, 0), np.inf, -np.inf, 1e-310])
+_EDGES = np.array([0.0, 1.0, -2.0, 0.5, 4.0, np.nextafter(8.0, 0), np.inf, -np.inf])
 
 CASES = [
     ("frexp", lambda x: d2s.frexp(x), [_F], lambda x: tuple(np.asarray(v, x.dtype)
                                                             for v in np.frexp(x))),
-    ("frexp_edges_f32", lambda x: x.frexp(), [_EDGES[:-1].astype(np.float32)],
+    ("frexp_edges_f32", lambda x: x.frexp(), [_EDGES.astype(np.float32)],
      lambda x: tuple(np.asarray(v, x.dtype) for v in np.frexp(x))),
     ("frexp_edges_f64", lambda x: d2s.frexp(x), [_EDGES],
      lambda x: tuple(np.asarray(v, x.dtype) for v in np.frexp(x))),
