@@ -4,7 +4,7 @@ composite: the exponent from `floor(log2|x|) + 1`, corrected by one where
 log2 rounded across a power of two, and the mantissa from an exact
 division by a power of two; so gradients (1 / 2**exponent for the
 mantissa), the static form, xla and ONNX are those ops'. (Subnormal inputs:
-the xla backend on CPU flushes them to zero, so there they decompose as 0.)"""
+XLA on CPU may flush them to zero, and they then decompose as 0 there.)"""
 from __future__ import annotations
 
 import numpy as np
