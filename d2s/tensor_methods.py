@@ -50,7 +50,7 @@ METHOD_NAMES = (
     # more of Paddle's methods, functions of d2s already (apidiff)
     "diagflat", "diagonal_scatter", "dsplit", "hsplit", "hypot", "index_fill", "isneginf",
     "isposinf", "isreal", "masked_scatter", "multinomial", "renorm", "select_scatter",
-    "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp",
+    "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp", "sinc",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a

@@ -1,0 +1,63 @@
+"""t / sinc / polar (d2s/core/ops/small_math.py) vs numpy through the shared
+ops_check (values, gradients, numpy+xla static, unknown dims, ONNX where it
+has the dtype); is_grad_enabled / set_grad_enabled / enable_grad; the
+random generator's state saved and put back redraws the same numbers."""
+import numpy as np
+import pytest
+
+import d2s
+from ops_check import check
+
+R = np.random.default_rng(37)
+
+CASES = [
+    ("sinc", lambda x: d2s.sinc(x), [np.array([0.0, 0.3, -1.7, 2.5, 0.0])], np.sinc),
+    ("sinc_method_f32", lambda x: x.sinc(), [R.standard_normal((2, 3)).astype(np.float32)],
+     lambda x: np.sinc(x).astype(np.float32)),
+    ("t_2d", lambda x: d2s.t(x), [R.standard_normal((2, 3))], lambda x: x.T),
+    ("t_1d", lambda x: d2s.t(x) * 2.0, [R.standard_normal(4)], lambda x: x * 2.0),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays,ref", CASES, ids=[c[0] for c in CASES])
+def test_op(name, fn, arrays, ref):
+    check(fn, arrays, ref)
+
+
+def test_polar():
+    check(lambda a, th: d2s.polar(a, th), [R.uniform(0.5, 2, 4), R.uniform(-3, 3, 4)],
+          lambda a, th: a * np.exp(1j * th), grad=False, onnx=False)  # ONNX: no complex
+    with pytest.raises(ValueError, match="at most 2-D"):
+        d2s.t(d2s.ones([2, 2, 2]))
+
+
+def test_grad_mode():
+    x = d2s.to_tensor(np.ones(2), stop_gradient=False)
+    assert d2s.is_grad_enabled()
+    with d2s.set_grad_enabled(False):
+        assert not d2s.is_grad_enabled()
+        assert (x * 2).stop_gradient
+        with d2s.enable_grad():
+            assert d2s.is_grad_enabled() and not (x * 2).stop_gradient
+    assert d2s.is_grad_enabled()
+    d2s.set_grad_enabled(False)
+    try:
+        assert not d2s.is_grad_enabled()
+    finally:
+        d2s.set_grad_enabled(True)
+    with pytest.raises(TypeError, match="bool"):
+        d2s.set_grad_enabled("no")
+
+
+def test_rng_state_round_trip():
+    d2s.seed(3)
+    state = d2s.get_rng_state()
+    first = [d2s.rand([3]).numpy(), d2s.randn([2]).numpy()]
+    d2s.set_rng_state(state)
+    again = [d2s.rand([3]).numpy(), d2s.randn([2]).numpy()]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    assert d2s.get_cuda_rng_state() == []
+    d2s.set_cuda_rng_state([])
+    with pytest.raises(ValueError, match="get_rng_state"):
+        d2s.set_rng_state([1, 2])
