@@ -87,7 +87,10 @@ from .core.ops.windows import *  # noqa: E402,F401,F403
 from .core.ops.compositions import *  # noqa: E402,F401,F403
 from .core.ops.flip_select import fliplr, flipud, multiplex  # noqa: E402,F401
 from .core.ops.frexp import frexp  # noqa: E402,F401
-from .core.ops.small_math import polar, sinc, t  # noqa: E402,F401
+from .core.ops.small_math import (gammaln, log_normal, multigammaln,  # noqa: E402,F401
+                                  negative, polar, positive, reduce_as, shard_index, sinc,
+                                  t)
+from .core.ops.bits_special import bitwise_not as bitwise_invert  # noqa: E402,F401
 from .summary import summary  # noqa: E402,F401
 from .runtime_state import (enable_grad, get_cuda_rng_state, get_rng_state,  # noqa: E402,F401
                             is_grad_enabled, set_cuda_rng_state, set_grad_enabled,

@@ -50,7 +50,8 @@ METHOD_NAMES = (
     # more of Paddle's methods, functions of d2s already (apidiff)
     "diagflat", "diagonal_scatter", "dsplit", "hsplit", "hypot", "index_fill", "isneginf",
     "isposinf", "isreal", "masked_scatter", "multinomial", "renorm", "select_scatter",
-    "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp", "sinc",
+    "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp", "sinc", "positive", "negative", "gammaln",
+    "multigammaln", "reduce_as", "bitwise_invert",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a
