@@ -60,6 +60,15 @@ def test_polar():
         d2s.t(d2s.ones([2, 2, 2]))
 
 
+def test_nextafter():
+    x, y = R.standard_normal(5), np.array([np.inf, -np.inf, 0.0, 1.0, -1.0])
+    check(lambda a, b: d2s.nextafter(a, b), [x, y], np.nextafter, grad=False, onnx=False)
+    np.testing.assert_array_equal(d2s.to_tensor(x).nextafter(d2s.to_tensor(y)).numpy(),
+                                  np.nextafter(x, y))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        d2s.nextafter(d2s.to_tensor(np.array([1])), d2s.to_tensor(np.array([2])))
+
+
 def test_grad_mode():
     x = d2s.to_tensor(np.ones(2), stop_gradient=False)
     assert d2s.is_grad_enabled()

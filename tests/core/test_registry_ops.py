@@ -1448,6 +1448,10 @@ cases("rprop_update",
       C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.float64(0.01),
         attrs=dict(eta_minus=0.5, eta_plus=1.2, step_min=0.05, step_max=1.5), label="f64",
         ref=lambda p, g, prev, size, lr: _rprop_ref(p, g, prev, size, 0.05, 1.5, 0.5, 1.2)))
+cases("nextafter",
+      C(U(3, 4), U(4), ref=np.nextafter, grad=False, label="f64"),
+      C(U(3).astype(np.float32), np.array([0.0, 1.0, -1.0], np.float32), ref=np.nextafter,
+        grad=False, label="f32"))
 cases("asgd_update", *[
     C(U(3, 4), U(3, 4), U(3, 4), U(3, 3, 4), np.array(s), np.float64(0.1),
       attrs=dict(batch_num=3), label=lb,
