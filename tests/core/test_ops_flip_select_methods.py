@@ -56,13 +56,14 @@ def test_bad_arguments():
 METHODS = [
     ("hypot", (f64(3),)), ("signbit", ()), ("isposinf", ()), ("isneginf", ()), ("isreal", ()),
     ("diagflat", ()), ("hsplit", (2,)), ("dsplit", (1,)), ("tensor_split", (2,)),
-    ("renorm", (2.0, 0, 1.0)),
+    ("renorm", (2.0, 0, 1.0)), ("scatter_nd", (np.ones(2), [5])),
 ]
 
 
 @pytest.mark.parametrize("name,args", METHODS, ids=[m[0] for m in METHODS])
 def test_methods_forward_to_the_functions(name, args):
-    x = d2s.to_tensor(f64(3, 4, 2) if name == "dsplit" else
+    x = d2s.to_tensor(f64(3, 4, 2) if name == "dsplit" else np.array([[1], [3]])
+                      if name == "scatter_nd" else
                       f64(3) if name in ("hypot", "diagflat") else f64(4, 2))
     targs = [d2s.to_tensor(a) if isinstance(a, np.ndarray) else a for a in args]
     got = getattr(x, name)(*targs)
