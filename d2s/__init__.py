@@ -93,6 +93,7 @@ from .core.ops.small_math import (gammaln, log_normal, multigammaln,  # noqa: E4
                                   t)
 from .core.ops.bits_special import bitwise_not as bitwise_invert  # noqa: E402,F401
 from .summary import summary  # noqa: E402,F401
+from .flops import flops  # noqa: E402,F401
 from .runtime_state import (enable_grad, get_cuda_rng_state, get_rng_state,  # noqa: E402,F401
                             is_grad_enabled, set_cuda_rng_state, set_grad_enabled,
                             set_rng_state)
