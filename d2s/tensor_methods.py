@@ -51,7 +51,7 @@ METHOD_NAMES = (
     "diagflat", "diagonal_scatter", "dsplit", "hsplit", "hypot", "index_fill", "isneginf",
     "isposinf", "isreal", "masked_scatter", "multinomial", "renorm", "select_scatter",
     "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp", "sinc", "positive", "negative", "gammaln",
-    "multigammaln", "reduce_as", "bitwise_invert", "nextafter", "scatter_nd",
+    "multigammaln", "reduce_as", "bitwise_invert", "nextafter", "scatter_nd", "i0", "i0e", "i1", "i1e",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a
