@@ -97,7 +97,7 @@ from .summary import summary  # noqa: E402,F401
 from .flops import flops  # noqa: E402,F401
 from .runtime_state import (enable_grad, get_cuda_rng_state, get_rng_state,  # noqa: E402,F401
                             is_grad_enabled, set_cuda_rng_state, set_grad_enabled,
-                            set_rng_state)
+                            set_printoptions, set_rng_state)
 from . import tensor_methods as _tensor_methods  # noqa: E402
 globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(x), ...
                   for _name, _method in _tensor_methods.install((globals(), linalg)).items()

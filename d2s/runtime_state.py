@@ -1,7 +1,8 @@
 """Paddle's functions over process-wide state: the gradient mode
-(`is_grad_enabled`, `set_grad_enabled`, `enable_grad`) and the random
+(`is_grad_enabled`, `set_grad_enabled`, `enable_grad`), the random
 generator's state (`get_rng_state` / `set_rng_state`, and the CUDA ones,
-which have no generators to report on a host-only build: empty lists)."""
+which have no generators to report on a host-only build: empty lists) and
+how tensors print (`set_printoptions`)."""
 from __future__ import annotations
 
 import copy
@@ -10,7 +11,7 @@ from .core import random as _random
 from .core import state as _state
 
 __all__ = ["is_grad_enabled", "set_grad_enabled", "enable_grad", "get_rng_state",
-           "set_rng_state", "get_cuda_rng_state", "set_cuda_rng_state"]
+           "set_rng_state", "get_cuda_rng_state", "set_cuda_rng_state", "set_printoptions"]
 
 enable_grad = _state.enable_grad
 
@@ -72,3 +73,31 @@ def set_cuda_rng_state(state_list):
     if list(state_list):
         raise ValueError("set_cuda_rng_state: d2s has no CUDA generators; pass the empty "
                          "list get_cuda_rng_state() returned")
+
+
+_SCI_MODE = [None]  # set_printoptions' sci_mode, kept to rebuild the float format
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=None,
+                     linewidth=None):
+    """How tensors print from now on (options left None keep their value):
+    `precision` digits after the point, `threshold` elements before the
+    middle is summarized with `edgeitems` at each end, `sci_mode` True /
+    False forces scientific / fixed notation for floats, `linewidth`
+    characters per line."""
+    from .core.tensor import PRINT_OPTIONS as opts
+    for key, value in (("precision", precision), ("threshold", threshold),
+                       ("edgeitems", edgeitems), ("max_line_width", linewidth)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"set_printoptions: {key} must be a non-negative int, got "
+                                 f"{value!r}")
+            opts[key] = value
+    if sci_mode is not None:
+        if not isinstance(sci_mode, bool):
+            raise TypeError(f"set_printoptions: sci_mode must be a bool, got {sci_mode!r}")
+        _SCI_MODE[0] = sci_mode
+    opts.pop("formatter", None)
+    if _SCI_MODE[0] is not None:
+        spec = f".{opts.get('precision', 8)}{'e' if _SCI_MODE[0] else 'f'}"
+        opts["formatter"] = {"float_kind": lambda v: format(v, spec)}

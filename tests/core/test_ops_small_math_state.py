@@ -99,3 +99,23 @@ def test_rng_state_round_trip():
     d2s.set_cuda_rng_state([])
     with pytest.raises(ValueError, match="get_rng_state"):
         d2s.set_rng_state([1, 2])
+
+
+def test_set_printoptions():
+    from d2s.core.tensor import PRINT_OPTIONS
+    saved = dict(PRINT_OPTIONS)
+    try:
+        x = d2s.to_tensor(np.array([1.0 / 3, 2.0e-5, 12.5]))
+        d2s.set_printoptions(precision=2, sci_mode=False)
+        assert "0.33, 0.00, 12.50" in repr(x)
+        d2s.set_printoptions(sci_mode=True)
+        assert "3.33e-01" in repr(x)
+        d2s.set_printoptions(threshold=5, edgeitems=1)
+        assert "..." in repr(d2s.to_tensor(np.arange(20.0)))
+        with pytest.raises(ValueError, match="precision"):
+            d2s.set_printoptions(precision=-1)
+    finally:
+        PRINT_OPTIONS.clear()
+        PRINT_OPTIONS.update(saved)
+        from d2s import runtime_state
+        runtime_state._SCI_MODE[0] = None
