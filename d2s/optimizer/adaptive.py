@@ -91,6 +91,7 @@ class Rprop(Optimizer):
             raise ValueError(f"Rprop: need 0 < etas[0] < 1 < etas[1], got {etas}")
         super().__init__(learning_rate, parameters, None, grad_clip, name)
         self._range, self._etas = (lo, hi), (eta_minus, eta_plus)
+        self._initial_rate = float(rate)  # the step sizes start here (Paddle's accumulator)
         self._multi_precision = bool(multi_precision)
 
     def _attrs(self):
@@ -98,7 +99,7 @@ class Rprop(Optimizer):
                 "step_min": self._range[0], "step_max": self._range[1]}
 
     def _new_state(self, param):
-        size = to_tensor(np.full(param.shape, float(self._lr._value), param.dtype))
+        size = to_tensor(np.full(param.shape, self._initial_rate, param.dtype))
         size.name = f"{param.name or 'param'}_learning_rates"
         return _zeros_like_param(param, "prevs"), size
 
