@@ -52,6 +52,7 @@ METHOD_NAMES = (
     "isposinf", "isreal", "masked_scatter", "multinomial", "renorm", "select_scatter",
     "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp", "sinc", "positive", "negative", "gammaln",
     "multigammaln", "reduce_as", "bitwise_invert", "nextafter", "scatter_nd", "i0", "i0e", "i1", "i1e",
+    "gammainc", "gammaincc",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a
