@@ -90,6 +90,7 @@ from .core.ops.frexp import frexp  # noqa: E402,F401
 from .core.ops.nextafter import nextafter  # noqa: E402,F401
 from .core.ops.bessel import i0, i0e, i1, i1e  # noqa: E402,F401
 from .core.ops.gammainc import gammainc, gammaincc  # noqa: E402,F401
+from .linalg import cholesky  # noqa: E402,F401  (paddle.cholesky, as paddle.linalg's)
 from .core.ops.small_math import (gammaln, log_normal, multigammaln,  # noqa: E402,F401
                                   negative, polar, positive, reduce_as, shard_index, sinc,
                                   t)

@@ -60,6 +60,14 @@ def test_polar():
         d2s.t(d2s.ones([2, 2, 2]))
 
 
+def test_cholesky_at_the_top_level():
+    a = R.standard_normal((3, 3))
+    spd = a @ a.T + 3 * np.eye(3)
+    np.testing.assert_allclose(d2s.cholesky(d2s.to_tensor(spd)).numpy(),
+                               np.linalg.cholesky(spd), rtol=1e-12)
+    assert d2s.cholesky is d2s.linalg.cholesky
+
+
 def test_nextafter():
     x, y = R.standard_normal(5), np.array([np.inf, -np.inf, 0.0, 1.0, -1.0])
     check(lambda a, b: d2s.nextafter(a, b), [x, y], np.nextafter, grad=False, onnx=False)
