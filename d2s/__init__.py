@@ -85,6 +85,21 @@ from .core.ops.windows import *  # noqa: E402,F401,F403
 # ---- end of the issue 25 opsmath block ----
 # ---- Paddle functions made of other ops, and Paddle's functions as Tensor methods ----
 from .core.ops.compositions import *  # noqa: E402,F401,F403
+from .core.ops.flip_select import fliplr, flipud, multiplex  # noqa: E402,F401
+from .core.ops.frexp import frexp  # noqa: E402,F401
+from .core.ops.nextafter import nextafter  # noqa: E402,F401
+from .core.ops.bessel import i0, i0e, i1, i1e  # noqa: E402,F401
+from .core.ops.gammainc import gammainc, gammaincc  # noqa: E402,F401
+from .linalg import cholesky  # noqa: E402,F401  (paddle.cholesky, as paddle.linalg's)
+from .core.ops.small_math import (gammaln, log_normal, multigammaln,  # noqa: E402,F401
+                                  negative, polar, positive, reduce_as, shard_index, sinc,
+                                  t)
+from .core.ops.bits_special import bitwise_not as bitwise_invert  # noqa: E402,F401
+from .summary import summary  # noqa: E402,F401
+from .flops import flops  # noqa: E402,F401
+from .runtime_state import (enable_grad, get_cuda_rng_state, get_rng_state,  # noqa: E402,F401
+                            is_grad_enabled, set_cuda_rng_state, set_grad_enabled,
+                            set_printoptions, set_rng_state)
 from . import tensor_methods as _tensor_methods  # noqa: E402
 globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(x), ...
                   for _name, _method in _tensor_methods.install((globals(), linalg)).items()

@@ -215,3 +215,8 @@ def _apply_static(cls, args, kwargs):
             v.stop_gradient = True
         results[i] = v
     return results[0] if single else type(outs)(results)
+
+
+from .autograd_jacobian import Hessian, Jacobian, backward, hessian, jacobian  # noqa: E402
+
+__all__ += ["jacobian", "hessian", "backward", "Jacobian", "Hessian"]

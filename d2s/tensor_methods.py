@@ -47,6 +47,12 @@ METHOD_NAMES = (
     "unstack", "var", "vsplit", "where",
     "view", "view_as", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "ldexp",
     "vander", "nanmedian", "nanquantile", "polygamma", "unfold",
+    # more of Paddle's methods, functions of d2s already (apidiff)
+    "diagflat", "diagonal_scatter", "dsplit", "hsplit", "hypot", "index_fill", "isneginf",
+    "isposinf", "isreal", "masked_scatter", "multinomial", "renorm", "select_scatter",
+    "signbit", "slice_scatter", "tensor_split", "fliplr", "flipud", "frexp", "sinc", "positive", "negative", "gammaln",
+    "multigammaln", "reduce_as", "bitwise_invert", "nextafter", "scatter_nd", "i0", "i0e", "i1", "i1e",
+    "gammainc", "gammaincc",
 )
 
 # Elementwise functions whose in-place form `<name>_` is a method (and a
@@ -140,6 +146,10 @@ def install(namespaces):
         fn = _find(name, namespaces)
         if fn is not None:
             setattr(TensorMethods, name, _forwarding(name, fn))
+    from .tensor_extras import EXTRA_METHODS
+    for name, fn in EXTRA_METHODS.items():  # x.to(...), x.element_size(), x.pin_memory()
+        if not hasattr(TensorMethods, name):
+            setattr(TensorMethods, name, fn)
     made = {}
     for name, draw in zip(RANDOM_FILLS, (_uniform_, _normal_, _exponential_)):
         if not hasattr(TensorMethods, name):

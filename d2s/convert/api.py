@@ -21,7 +21,8 @@ from .pipeline import convert_tree
 from .source import function_source, parse_function
 from .traversal import walk
 
-__all__ = ["convert_function", "is_convertible", "cached_conversion", "converted_tree"]
+__all__ = ["convert_function", "is_convertible", "cached_conversion", "converted_tree",
+           "ignore_modules"]
 
 _lock = threading.RLock()
 _by_code = {}                              # code object -> (converted function, its text)
@@ -34,6 +35,18 @@ _LIBRARY_PACKAGES = ("numpy", "astor", "pytest", "_pytest", "pluggy")
 
 
 _convertible_code = {}  # code object -> bool (module/path part of the decision)
+_ignored_modules = set()  # names given to jit.ignore_module: their functions run as written
+
+
+def ignore_modules(modules):
+    """Functions of these modules (module objects or dotted names; their
+    submodules too) are never converted: calls into them run as written."""
+    for m in modules if isinstance(modules, (list, tuple, set)) else [modules]:
+        name = m if isinstance(m, str) else getattr(m, "__name__", None)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"ignore_module: expected modules or module names, got {m!r}")
+        _ignored_modules.add(name)
+    _convertible_code.clear()  # decisions taken before now are taken again
 
 
 def is_convertible(fn):
@@ -56,6 +69,9 @@ def _is_user_code(fn):
     if top == "d2s" and ".tests" not in module:
         return False
     if top in _LIBRARY_PACKAGES:
+        return False
+    if _ignored_modules and any(module == m or module.startswith(m + ".")
+                                for m in _ignored_modules):
         return False
     filename = fn.__code__.co_filename
     if origin.is_generated_filename(filename):

@@ -393,9 +393,13 @@ def is_resident(tensor):
     return tensor.__class__ is DeviceTensor
 
 
+# `d2s.set_printoptions`: numpy.array2string arguments for printing tensors
+PRINT_OPTIONS = {}
+
+
 def format_tensor(value, stop_gradient):
     """How a Tensor prints; static print ops print their values the same way."""
-    body = np.array2string(value, separator=", ", prefix="       ")
+    body = np.array2string(value, separator=", ", prefix="       ", **PRINT_OPTIONS)
     return (f"Tensor(shape={list(value.shape)}, dtype={value.dtype}, "
             f"stop_gradient={stop_gradient},\n       {body})")
 

@@ -3,7 +3,7 @@ from ..convert import origin as _origin
 from ..static import ir as _ir
 from ..backends import get_backend, set_backend
 from ..static.input_spec import InputSpec
-from .api import not_to_static, to_static
+from .api import ignore_module, not_to_static, to_static
 from .concrete_program import ConcreteProgram
 from .program_cache import set_cache_limit
 from .save_load import TranslatedLayer, load, save
@@ -21,4 +21,5 @@ _ir.ORIGIN_RESOLVERS.append(_resolve_generated)
 
 __all__ = ["to_static", "not_to_static", "enable_to_static", "set_code_level", "set_cache_limit",
            "StaticFunction", "ConcreteProgram", "InputSpec", "save", "load",
-           "TranslatedLayer", "ProgramFormatError", "set_backend", "get_backend"]
+           "TranslatedLayer", "ProgramFormatError", "set_backend", "get_backend",
+           "ignore_module"]

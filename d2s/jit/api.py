@@ -95,3 +95,13 @@ def not_to_static(fn):
     """Mark `fn` never to be converted: called as plain Python while tracing."""
     fn._d2s_not_to_static = True
     return fn
+
+
+def ignore_module(modules):
+    """Paddle's `jit.ignore_module`: functions defined in `modules` (a list
+    of module objects or names; submodules included) are not converted when
+    converted code calls them; they run as plain Python while tracing (as
+    library code does), so tensor-dependent `if`/`while` in them is not
+    turned into program control flow."""
+    from ..convert.api import ignore_modules
+    ignore_modules(modules)

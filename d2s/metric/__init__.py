@@ -1,6 +1,7 @@
 """`d2s.metric`: `accuracy` (Paddle's function, written with d2s ops so that it
 runs eagerly and inside converted functions alike) and the stateful metrics
-`Accuracy` and `Auc` (host-side numpy, updated between steps)."""
+`Accuracy`, `Auc`, `Precision` and `Recall` (host-side numpy, updated between
+steps)."""
 from __future__ import annotations
 
 import numpy as np
@@ -120,3 +121,58 @@ class Auc(Metric):
 
 
 __all__ += ["Metric", "Accuracy", "Auc"]
+
+
+def _binary(preds, labels, where):
+    """Paddle's binary-metric inputs: `preds` (N,) or (N, 1) probabilities of
+    the positive class (rounded at 0.5), `labels` of the same size in {0, 1}."""
+    preds, labels = _np(preds).reshape(-1), _np(labels).reshape(-1)
+    if preds.shape != labels.shape:
+        raise ValueError(f"{where}.update: preds and labels must have the same number of "
+                         f"elements, got {preds.size} and {labels.size}")
+    return np.floor(preds + 0.5).astype(np.int64) == 1, labels.astype(np.int64) == 1
+
+
+class Precision(Metric):
+    """Binary precision over all batches seen: true positives / predicted
+    positives (0.0 before any positive prediction)."""
+
+    def __init__(self, name="precision", *args, **kwargs):
+        super().__init__(name)
+        self.reset()
+
+    def update(self, preds, labels):
+        pred, label = _binary(preds, labels, "Precision")
+        self.tp += int(np.sum(pred & label))
+        self.fp += int(np.sum(pred & ~label))
+
+    def accumulate(self):
+        positives = self.tp + self.fp
+        return float(self.tp) / positives if positives else 0.0
+
+    def reset(self):
+        self.tp = self.fp = 0
+
+
+class Recall(Metric):
+    """Binary recall over all batches seen: true positives / actual positives
+    (0.0 before any positive label)."""
+
+    def __init__(self, name="recall", *args, **kwargs):
+        super().__init__(name)
+        self.reset()
+
+    def update(self, preds, labels):
+        pred, label = _binary(preds, labels, "Recall")
+        self.tp += int(np.sum(pred & label))
+        self.fn += int(np.sum(~pred & label))
+
+    def accumulate(self):
+        positives = self.tp + self.fn
+        return float(self.tp) / positives if positives else 0.0
+
+    def reset(self):
+        self.tp = self.fn = 0
+
+
+__all__ += ["Precision", "Recall"]

@@ -36,3 +36,15 @@ __all__ += ["Conv3D", "Conv3DTranspose", "MaxPool3D", "AvgPool3D", "SyncBatchNor
 from . import port_layers  # noqa: E402
 from .port_layers import *  # noqa: E402,F401,F403
 __all__ += port_layers.__all__
+from . import padding_layers  # noqa: E402
+from .padding_layers import *  # noqa: E402,F401,F403
+__all__ += padding_layers.__all__
+from . import more_layers  # noqa: E402
+from .more_layers import *  # noqa: E402,F401,F403
+__all__ += more_layers.__all__
+from .decode import BeamSearchDecoder, dynamic_decode  # noqa: E402
+__all__ += ["BeamSearchDecoder", "dynamic_decode"]
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .hsigmoid import HSigmoidLoss  # noqa: E402
+__all__ += ["HSigmoidLoss"]

@@ -175,3 +175,29 @@ from .activation_inplace import *  # noqa: E402,F401,F403
 from .activation_inplace import __all__ as _activation_inplace_names  # noqa: E402
 __all__ += _patch_names + _vision_names + _activation_more_names + _loss_more_names + ["ctc_loss"]
 __all__ += _activation_inplace_names
+from .lp_pool import lp_pool1d, lp_pool2d  # noqa: E402,F401
+from .feature_alpha_dropout import feature_alpha_dropout  # noqa: E402,F401
+from .multi_label_margin import multi_label_margin_loss  # noqa: E402,F401
+__all__ += ["lp_pool1d", "lp_pool2d", "feature_alpha_dropout", "multi_label_margin_loss"]
+
+
+def adaptive_log_softmax_with_loss(input, label, head_weight, tail_weights, cutoffs,
+                                   head_bias=None, name=None):
+    """See d2s.nn.adaptive_softmax (imported when called: it builds on the layers)."""
+    from .adaptive_softmax import adaptive_log_softmax_with_loss as _fn
+    return _fn(input, label, head_weight, tail_weights, cutoffs, head_bias)
+
+
+__all__ += ["adaptive_log_softmax_with_loss"]
+
+
+def hsigmoid_loss(input, label, num_classes, weight, bias=None, path_table=None,
+                  path_code=None, is_sparse=False, name=None):
+    """See d2s.nn.hsigmoid (imported when called: it builds on the layers)."""
+    from .hsigmoid import hsigmoid_loss as _fn
+    return _fn(input, label, num_classes, weight, bias, path_table, path_code)
+
+
+__all__ += ["hsigmoid_loss"]
+from .margin_ce import margin_cross_entropy  # noqa: E402,F401
+__all__ += ["margin_cross_entropy"]

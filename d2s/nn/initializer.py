@@ -168,3 +168,101 @@ class Assign(Initializer):
 
 
 __all__ += ["TruncatedNormal", "XavierNormal", "KaimingNormal", "Assign", "calculate_gain"]
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times `gain`, the weight seen as
+    `shape[0]` rows of `prod(shape[1:])` columns (Saxe et al.): the Q of a
+    Gaussian matrix's QR, its columns' signs fixed by R's diagonal so the
+    result is uniform over orthogonal matrices."""
+
+    def __init__(self, gain=1.0, name=None):
+        self.gain = float(gain)
+
+    def _draw(self, shape, dtype):
+        import numpy as np
+        from ..core.tensor import Tensor
+        if len(shape) < 2:
+            raise ValueError(f"initializer.Orthogonal: the parameter must have at least 2 "
+                             f"dims, got shape {list(shape)}")
+        rows, cols = shape[0], math.prod(shape[1:])
+        flat = normal([max(rows, cols), min(rows, cols)], mean=0.0, std=1.0,
+                      dtype="float64").numpy()
+        q, r = np.linalg.qr(flat)
+        q = q * np.sign(np.where(np.diag(r) == 0, 1.0, np.diag(r)))
+        if rows < cols:
+            q = q.T
+        return Tensor((self.gain * q).reshape(shape).astype(dtype))
+
+
+class Dirac(Initializer):
+    """A convolution weight (out, in, *kernel; 3 to 5 dims) that passes its
+    input through: ones at the kernel's centre linking output channel `i` of
+    each of `groups` groups to input channel `i`, zeros elsewhere."""
+
+    def __init__(self, groups=1, name=None):
+        if isinstance(groups, bool) or int(groups) != groups or groups <= 0:
+            raise ValueError(f"initializer.Dirac: groups must be a positive int, got {groups!r}")
+        self.groups = int(groups)
+
+    def _draw(self, shape, dtype):
+        import numpy as np
+        from ..core.tensor import Tensor
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(f"initializer.Dirac: the parameter must have 3, 4 or 5 dims "
+                             f"(a convolution weight), got shape {list(shape)}")
+        if shape[0] % self.groups:
+            raise ValueError(f"initializer.Dirac: out channels {shape[0]} are not divisible "
+                             f"by groups={self.groups}")
+        out = np.zeros(shape, dtype)
+        per = shape[0] // self.groups
+        centre = tuple(k // 2 for k in shape[2:])
+        for g in range(self.groups):
+            for i in range(min(per, shape[1])):
+                out[(g * per + i, i) + centre] = 1
+        return Tensor(out)
+
+
+class Bilinear(Initializer):
+    """Bilinear-interpolation kernels for a transposed convolution that
+    upsamples (weight (C_out, C_in, K, K)): every filter is the separable
+    tent `(1 - |x / f - c|) (1 - |y / f - c|)`, `f = ceil(K / 2)`."""
+
+    def __init__(self, name=None):
+        pass
+
+    def _draw(self, shape, dtype):
+        import numpy as np
+        from ..core.tensor import Tensor
+        if len(shape) != 4 or shape[2] != shape[3]:
+            raise ValueError(f"initializer.Bilinear: the parameter must be 4-D with square "
+                             f"kernels (C_out, C_in, K, K), got shape {list(shape)}")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        tent = 1 - np.abs(np.arange(size) / f - c)
+        kernel = tent[:, None] * tent[None, :]
+        return Tensor(np.broadcast_to(kernel, shape).astype(dtype))
+
+
+_GLOBAL = {"weight": None, "bias": None}
+
+
+def set_global_initializer(weight_init, bias_init=None):
+    """Initializers for every parameter made from now on (weights, biases)
+    in place of the layers' defaults; an initializer given through a
+    ParamAttr / weight_attr still wins. `set_global_initializer(None)`
+    restores the defaults."""
+    for what, v in (("weight_init", weight_init), ("bias_init", bias_init)):
+        if v is not None and not isinstance(v, Initializer):
+            raise TypeError(f"set_global_initializer: {what} must be an Initializer or None, "
+                            f"got {type(v).__name__}")
+    _GLOBAL["weight"], _GLOBAL["bias"] = weight_init, bias_init
+
+
+def global_initializer(is_bias):
+    """The initializer `set_global_initializer` gave for weights or biases, or None."""
+    return _GLOBAL["bias" if is_bias else "weight"]
+
+
+__all__ += ["Orthogonal", "Dirac", "Bilinear", "set_global_initializer"]

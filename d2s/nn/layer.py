@@ -203,6 +203,8 @@ class Layer:
         to an attribute.
         """
         from .param_attr import apply_param_attr, resolve_param_attr
+        if initializer is None:  # set_global_initializer's come before the layer's defaults
+            default_initializer = init.global_initializer(is_bias) or default_initializer
         if attr is not None:
             initializer, pattr = resolve_param_attr(attr, initializer or default_initializer)
             if initializer is None and pattr is None:

@@ -23,6 +23,7 @@ from . import functional as F
 from . import initializer as init
 from .layer import Layer, LayerList
 from .layers import _attr
+from .rnn_cell_base import RNNCellBase
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU"]
 
@@ -33,7 +34,7 @@ def _chunks(x, n):
     return [x[..., i * size:(i + 1) * size] for i in range(n)]
 
 
-class _Cell(Layer):
+class _Cell(RNNCellBase):
     _gates = 1
 
     def __init__(self, input_size, hidden_size, weight_ih_attr=None, weight_hh_attr=None,

@@ -6,6 +6,8 @@ gradients become ops and writes of the step's program (core.effects).
 """
 from __future__ import annotations
 
+import math
+
 from ..core import effects
 from ..core.ops import clip, full, norm, reshape, sqrt, stack, sum as _sum
 from ..core.tensor import Tensor
@@ -119,3 +121,52 @@ def remove_weight_norm(layer, name="weight"):
 # ---- issue 25 (opsnn): spectral normalization -------------------------------------------------
 from .spectral_norm import spectral_norm  # noqa: E402
 __all__ += ["spectral_norm"]
+
+
+# ---- more of Paddle's nn.utils -------------------------------------------------------------
+def clip_grad_value_(parameters, clip_value):
+    """Clip every gradient of `parameters` elementwise to
+    `[-clip_value, clip_value]` (PyTorch's and Paddle's `clip_grad_value_`);
+    parameters without a gradient are skipped. Gradients are rebound to new
+    Tensors, eagerly and inside a traced step alike."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    parameters = list(parameters)
+    clip_value = float(clip_value)
+    overlay = effects.overlay()
+    if overlay is not None:
+        overlay.activate("clip_grad_value_()")
+        overlay.track_all(parameters)
+    for p in parameters:
+        if p.grad is not None:
+            p.grad = clip(p.grad, -clip_value, clip_value)
+
+
+def parameters_to_vector(parameters, name=None):
+    """All of `parameters` flattened and concatenated, in order (1-D; a
+    gradient path back to each parameter)."""
+    from ..core.ops import concat
+    parameters = list(parameters)
+    if not parameters:
+        raise ValueError("parameters_to_vector: no parameters given")
+    return concat([reshape(p, [-1]) for p in parameters], axis=0)
+
+
+def vector_to_parameters(vec, parameters, name=None):
+    """Write consecutive slices of the 1-D `vec` into `parameters` (each
+    reshaped to its parameter's shape), in place, with no gradient path: the
+    inverse of `parameters_to_vector`."""
+    parameters = list(parameters)
+    if len(vec.shape) != 1:
+        raise ValueError(f"vector_to_parameters: vec must be 1-D, got shape {list(vec.shape)}")
+    sizes = [math.prod(p.shape) for p in parameters]
+    if vec.shape[0] != sum(sizes):
+        raise ValueError(f"vector_to_parameters: vec has {vec.shape[0]} elements, the "
+                         f"parameters {sum(sizes)}")
+    start = 0
+    for p, n in zip(parameters, sizes):
+        p.set_value(reshape(vec[start:start + n], list(p.shape)).detach())
+        start += n
+
+
+__all__ += ["clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]

@@ -444,3 +444,29 @@ class CyclicLR(LRScheduler):
         amplitude = (self.max_lr - self.base_lr) * scale
         factor = self.scale_fn(cycle if self.scale_mode == "cycle" else it)
         return self.base_lr + amplitude * factor
+
+
+class LinearLR(LRScheduler):
+    """`learning_rate` times a factor going linearly from `start_factor` to
+    `end_factor` over `total_steps` steps, then held (PyTorch's LinearLR; its
+    closed form, so `step(epoch)` and checkpoints land on the same rates)."""
+
+    def __init__(self, learning_rate, total_steps, start_factor=1.0 / 3, end_factor=1.0,
+                 last_epoch=-1, verbose=False):
+        if isinstance(total_steps, bool) or int(total_steps) != total_steps or total_steps <= 0:
+            raise ValueError(f"LinearLR: total_steps must be a positive int, got {total_steps!r}")
+        if not 0 < start_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+        if not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+        self.total_steps = int(total_steps)
+        self.start_factor, self.end_factor = float(start_factor), float(end_factor)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        t = min(max(self.last_epoch, 0), self.total_steps)
+        return self.base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                               * t / self.total_steps)
+
+
+__all__ += ["LinearLR"]

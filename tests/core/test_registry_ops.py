@@ -1397,6 +1397,68 @@ cases("lamb_update", *[
     for lb, s, wd, ad in (("first_decay", 0, 0.1, True), ("later_no_adapt", 7, 0.0, False))])
 
 
+# -- NAdam, RAdam, Rprop, ASGD updates (d2s/core/ops/optim_adaptive.py) -----------------------
+def _nadam_ref(p, g, m, v, prod, step, lr, b1, b2, eps, psi):
+    t = step + 1
+    mu, mu1 = (b1 * (1 - 0.5 * 0.96 ** (k * psi)) for k in (t, t + 1))
+    m, v, prod = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g, prod * mu
+    denom = np.sqrt(v / (1 - b2 ** t)) + eps
+    p = p - lr * (1 - mu) / (1 - prod) * g / denom - lr * mu1 / (1 - prod * mu1) * m / denom
+    return p, m, v, np.asarray(prod), np.asarray(t, step.dtype)
+
+
+def _radam_ref(p, g, m, v, step, lr, b1, b2, eps):
+    t = step + 1
+    m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+    rho_inf = 2 / (1 - b2) - 1
+    rho = rho_inf - 2 * t * b2 ** t / (1 - b2 ** t)
+    step_dir = m / (1 - b1 ** t)
+    if rho > 5:
+        r = np.sqrt((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho))
+        step_dir = step_dir * r * np.sqrt(1 - b2 ** t) / (np.sqrt(v) + eps)
+    return p - lr * step_dir, m, v, np.asarray(t, step.dtype)
+
+
+def _rprop_ref(p, g, prev, size, lo, hi, em, ep):
+    size = np.clip(size * np.select([g * prev > 0, g * prev < 0], [ep, em], 1.0), lo, hi)
+    g = np.where(g * prev < 0, 0.0, g)
+    return p - np.sign(g) * size, g, size
+
+
+def _asgd_ref(p, g, d, ys, step, lr, n):
+    i = int(step) % n
+    d = d - ys[i] + g
+    ys = ys.copy()
+    ys[i] = g
+    return p - lr * d / min(int(step) + 1, n), d, ys, np.asarray(step + 1, step.dtype)
+
+
+_nadam_attrs = dict(_adam_attrs, momentum_decay=0.004)
+cases("nadam_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(pr), np.array(s), np.float64(0.01),
+      attrs=_nadam_attrs, label=lb,
+      ref=lambda p, g, m, v, pr, st, lr: _nadam_ref(p, g, m, v, pr, st, 0.01, 0.9, 0.999, 1e-8,
+                                                    0.004))
+    for lb, pr, s in (("first", 1.0, 0), ("later", 0.3, 7))])
+cases("radam_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.array(s), np.float64(0.01), attrs=_adam_attrs,
+      label=lb, ref=lambda p, g, m, v, st, lr: _radam_ref(p, g, m, v, st, 0.01, 0.9, 0.999, 1e-8))
+    for lb, s in (("momentum_only", 0), ("rectified", 9))])
+cases("rprop_update",
+      C(U(3, 4), U(3, 4), U(3, 4), P(3, 4), np.float64(0.01),
+        attrs=dict(eta_minus=0.5, eta_plus=1.2, step_min=0.05, step_max=1.5), label="f64",
+        ref=lambda p, g, prev, size, lr: _rprop_ref(p, g, prev, size, 0.05, 1.5, 0.5, 1.2)))
+cases("nextafter",
+      C(U(3, 4), U(4), ref=np.nextafter, grad=False, label="f64"),
+      C(U(3).astype(np.float32), np.array([0.0, 1.0, -1.0], np.float32), ref=np.nextafter,
+        grad=False, label="f32"))
+cases("asgd_update", *[
+    C(U(3, 4), U(3, 4), U(3, 4), U(3, 3, 4), np.array(s), np.float64(0.1),
+      attrs=dict(batch_num=3), label=lb,
+      ref=lambda p, g, d, ys, st, lr: _asgd_ref(p, g, d, ys, st, 0.1, 3))
+    for lb, s in (("filling", 1), ("wrapped", 7))])
+
+
 # -- gather_tree (d2s/core/ops/beam_ops.py): the backtrace, one beam at a time ------------------
 def _gather_tree_ref(ids, parents):
     out = np.zeros_like(ids)

@@ -16,6 +16,8 @@ from . import conv, debug_ops, dist_ops, optim_ops  # noqa: F401  (register conv
 from . import collective_ops  # noqa: F401  (c_allreduce_sum)
 from . import conv3d as _conv3d  # noqa: F401,E402  (3-D convolution and pooling ops)
 from . import optim_more as _optim_more  # noqa: F401,E402  (Adadelta, Lamb update ops)
+from . import optim_adaptive as _optim_adaptive  # noqa: F401,E402  (NAdam, RAdam, Rprop, ASGD)
+from . import nextafter as _nextafter  # noqa: F401,E402  (nextafter)
 from . import beam_ops as _beam_ops  # noqa: F401,E402  (gather_tree)
 from . import yolo_ops as _yolo_ops  # noqa: F401,E402  (yolo_loss_targets)
 from . import resize as _resize  # noqa: F401,E402  (resize_weights: interpolate at run-time sizes)
