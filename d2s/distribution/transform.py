@@ -1,0 +1,91 @@
+"""Bijective transforms for TransformedDistribution (Paddle's
+paddle.distribution.Transform family): forward, inverse, and the log of the
+absolute Jacobian determinant each way. All act elementwise (event dim 0)."""
+from __future__ import annotations
+
+import math
+
+from ..core import ops as _ops
+from ._util import as_float
+
+
+class Transform:
+    """y = forward(x); forward_log_det_jacobian(x) = log |dy/dx|."""
+
+    def __call__(self, x):
+        return self.forward(x)
+
+    def forward(self, x):
+        return self._forward(as_float(x))
+
+    def inverse(self, y):
+        return self._inverse(as_float(y))
+
+    def forward_log_det_jacobian(self, x):
+        return self._fldj(as_float(x))
+
+    def inverse_log_det_jacobian(self, y):
+        return -self._fldj(self._inverse(as_float(y)))
+
+    def forward_shape(self, shape):
+        return shape
+
+    def inverse_shape(self, shape):
+        return shape
+
+
+class ExpTransform(Transform):
+    """y = exp(x)."""
+
+    def _forward(self, x):
+        return _ops.exp(x)
+
+    def _inverse(self, y):
+        return _ops.log(y)
+
+    def _fldj(self, x):
+        return x
+
+
+class AffineTransform(Transform):
+    """y = loc + scale * x."""
+
+    def __init__(self, loc, scale):
+        self.loc, self.scale = as_float(loc), as_float(scale)
+
+    def _forward(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def _fldj(self, x):
+        return _ops.log(_ops.abs(self.scale)) + _ops.zeros_like(x)
+
+
+class SigmoidTransform(Transform):
+    """y = sigmoid(x)."""
+
+    def _forward(self, x):
+        return _ops.sigmoid(x)
+
+    def _inverse(self, y):
+        return _ops.log(y) - _ops.log1p(-y)
+
+    def _fldj(self, x):
+        # log(sigmoid(x) (1 - sigmoid(x))) = -softplus(-x) - softplus(x)
+        return -_ops.softplus(-x) - _ops.softplus(x)
+
+
+class TanhTransform(Transform):
+    """y = tanh(x)."""
+
+    def _forward(self, x):
+        return _ops.tanh(x)
+
+    def _inverse(self, y):
+        return 0.5 * (_ops.log1p(y) - _ops.log1p(-y))
+
+    def _fldj(self, x):
+        # log(1 - tanh(x)**2) = 2 (log 2 - x - softplus(-2x)), stable for large |x|
+        return 2.0 * (math.log(2.0) - x - _ops.softplus(-2.0 * x))
