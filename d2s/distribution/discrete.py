@@ -184,7 +184,7 @@ class Binomial(Distribution):
         n_max = _known_max(self.total_count, "Binomial.entropy")
         k = _ops.reshape(_ops.arange(0, n_max + 1, 1, _dt(self.probs)),
                          [n_max + 1] + [1] * len(self.probs.shape))
-        lp = self.log_prob(k)
         valid = _ops.less_equal(k, self.total_count)
+        lp = self.log_prob(_ops.minimum(k, self.total_count))  # k > n: masked below
         p = _ops.where(valid, _ops.exp(lp), _ops.zeros_like(lp))
         return -_ops.sum(_ops.where(valid, p * lp, _ops.zeros_like(lp)), 0)
