@@ -78,3 +78,12 @@ def sum_last(x, n):
     for _ in range(n):
         x = _ops.sum(x, -1)
     return x
+
+
+def size_of(x, axis):
+    """x.shape[axis] as a number for arithmetic: a float where the dim is
+    known while building, else the run-time dim cast to x's dtype."""
+    d = x.shape[axis]
+    if d is not None:
+        return float(d)
+    return _ops.cast(_dim(x, axis), np.dtype(x.dtype).name)

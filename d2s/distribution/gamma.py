@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import dims, like, params, sample_shape
+from ._util import dims, like, params, sample_shape, size_of
 from .distribution import Distribution
 
 _PROPOSALS = 10
@@ -171,7 +171,6 @@ class Dirichlet(_NoRsample, Distribution):
     def entropy(self):
         c = self.concentration
         c0 = _ops.sum(c, -1)
-        k = float(c.shape[-1]) if c.shape[-1] is not None else _ops.cast(
-            dims(c, -1)[0], _dt(c))
+        k = size_of(c, -1)
         return (self._log_norm() + (c0 - k) * _ops.digamma(c0)
                 - _ops.sum((c - 1.0) * _ops.digamma(c), -1))

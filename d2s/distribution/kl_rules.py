@@ -9,6 +9,7 @@ from .categorical import Categorical
 from .discrete import Bernoulli, Binomial, Geometric, Poisson, _xlogy
 from .gamma import Beta, Dirichlet, Gamma, _lbeta
 from .independent import Independent
+from ._util import size_of, sum_last
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal, _diag, _mT, _tril_solve
 from .normal import LogNormal, Normal
@@ -122,7 +123,7 @@ def _kl_mvn(p, q):
     diff = _ops.unsqueeze(q.loc - p.loc, -1)
     diff = _ops.expand(diff, list(lq.shape[:-1]) + [1]) if None not in lq.shape else diff
     w = _ops.squeeze(_tril_solve(lq, diff), -1)
-    k = p.loc.shape[-1]
+    k = size_of(p.loc, -1)
     return (0.5 * (_ops.sum(_ops.sum(m * m, -1), -1) + _ops.sum(w * w, -1) - k)
             + _ops.sum(_ops.log(_diag(lq)), -1) - _ops.sum(_ops.log(_diag(lp)), -1))
 
@@ -132,7 +133,6 @@ def _kl_independent(p, q):
     if p.reinterpreted_batch_rank != q.reinterpreted_batch_rank:
         raise NotImplementedError("kl_divergence(Independent, Independent): the two must "
                                   "reinterpret the same number of batch dims")
-    from ._util import sum_last
     return sum_last(kl_divergence(p.base, q.base), p.reinterpreted_batch_rank)
 
 

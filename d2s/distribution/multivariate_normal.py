@@ -10,7 +10,9 @@ import math
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import as_float, dims, like, sample_shape
+from ..core.ops.linalg_decomp import cholesky as _cholesky
+from ..core.ops.linalg_funcs import triangular_solve as _triangular_solve
+from ._util import as_float, dims, like, sample_shape, size_of
 from .distribution import Distribution
 
 
@@ -25,7 +27,7 @@ def _diag(x):
 
 def _tril_solve(low, b):
     """L^{-1} b for lower-triangular L (b: (..., k, m))."""
-    return _ops.triangular_solve(low, b, upper=False)
+    return _triangular_solve(low, b, upper=False)
 
 
 class MultivariateNormal(Distribution):
@@ -48,10 +50,10 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self.scale_tril = _ops.tril(mat)
         elif covariance_matrix is not None:
-            self.scale_tril = _ops.cholesky(mat)
+            self.scale_tril = _cholesky(mat)
         else:
             # Sigma = P^{-1}: its Cholesky factor from P's inverse
-            self.scale_tril = _ops.cholesky(_ops.inverse(mat))
+            self.scale_tril = _cholesky(_ops.inverse(mat))
         self._matrix = mat
         self._kind = ("scale_tril", "covariance_matrix", "precision_matrix")[
             [scale_tril is not None, covariance_matrix is not None,
@@ -103,10 +105,10 @@ class MultivariateNormal(Distribution):
         if extra > 0:  # sample dims in front: broadcast the factor to them
             low = _ops.expand(low, dims(diff) + dims(low, -1))
         m = _ops.squeeze(_tril_solve(low, _ops.unsqueeze(diff, -1)), -1)
-        k = self.loc.shape[-1]
+        k = size_of(self.loc, -1)
         return (-0.5 * (k * math.log(2 * math.pi) + _ops.sum(m * m, -1))
                 - self._half_log_det())
 
     def entropy(self):
-        k = self.loc.shape[-1]
+        k = size_of(self.loc, -1)
         return 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
