@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..core import ops as _ops
-from ._util import as_float
+from ._util import _is_number, as_float
 
 
 class Transform:
@@ -48,10 +48,11 @@ class ExpTransform(Transform):
 
 
 class AffineTransform(Transform):
-    """y = loc + scale * x."""
+    """y = loc + scale * x. Python numbers stay numbers (x's dtype decides)."""
 
     def __init__(self, loc, scale):
-        self.loc, self.scale = as_float(loc), as_float(scale)
+        self.loc = float(loc) if _is_number(loc) else as_float(loc)
+        self.scale = float(scale) if _is_number(scale) else as_float(scale)
 
     def _forward(self, x):
         return self.loc + self.scale * x
@@ -60,6 +61,8 @@ class AffineTransform(Transform):
         return (y - self.loc) / self.scale
 
     def _fldj(self, x):
+        if isinstance(self.scale, float):
+            return math.log(abs(self.scale)) + _ops.zeros_like(x)
         return _ops.log(_ops.abs(self.scale)) + _ops.zeros_like(x)
 
 
