@@ -174,3 +174,12 @@ class Dirichlet(_NoRsample, Distribution):
         k = size_of(c, -1)
         return (self._log_norm() + (c0 - k) * _ops.digamma(c0)
                 - _ops.sum((c - 1.0) * _ops.digamma(c), -1))
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with `df` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+
+    def __init__(self, df, name=None):
+        (df,) = params(df)
+        super().__init__(0.5 * df, 0.5 + _ops.zeros_like(df), name or "Chi2")
+        self.df = df

@@ -1,6 +1,9 @@
-"""Bijective transforms for TransformedDistribution (Paddle's
+"""Transforms for TransformedDistribution (Paddle's
 paddle.distribution.Transform family): forward, inverse, and the log of the
-absolute Jacobian determinant each way. All act elementwise (event dim 0)."""
+absolute Jacobian determinant each way. The ones here act elementwise
+(`_domain_rank` = `_codomain_rank` = 0: their log-det has x's shape); the
+structured ones (chain, stack, reshape, stick-breaking, ...) are in
+transform_structured.py."""
 from __future__ import annotations
 
 import math
@@ -10,7 +13,12 @@ from ._util import _is_number, as_float
 
 
 class Transform:
-    """y = forward(x); forward_log_det_jacobian(x) = log |dy/dx|."""
+    """y = forward(x); forward_log_det_jacobian(x) = log |dy/dx|.
+    `_domain_rank`/`_codomain_rank`: the event dims one application reads
+    and writes (the log-det has x's shape less the domain's event dims)."""
+
+    _domain_rank = 0
+    _codomain_rank = 0
 
     def __call__(self, x):
         return self.forward(x)
@@ -92,3 +100,46 @@ class TanhTransform(Transform):
     def _fldj(self, x):
         # log(1 - tanh(x)**2) = 2 (log 2 - x - softplus(-2x)), stable for large |x|
         return 2.0 * (math.log(2.0) - x - _ops.softplus(-2.0 * x))
+
+
+class PowerTransform(Transform):
+    """y = x ** power (on x > 0)."""
+
+    def __init__(self, power):
+        self.power = float(power) if _is_number(power) else as_float(power)
+
+    def _forward(self, x):
+        return _ops.pow(x, self.power)
+
+    def _inverse(self, y):
+        return _ops.pow(y, 1.0 / self.power)
+
+    def _fldj(self, x):
+        return _ops.log(_ops.abs(self.power * _ops.pow(x, self.power - 1.0)))
+
+
+class AbsTransform(Transform):
+    """y = |x|. Not injective: inverse(y) is the pair (-y, y) and its
+    log-det the pair (0, 0) (Paddle's)."""
+
+    def _forward(self, x):
+        return _ops.abs(x)
+
+    def _inverse(self, y):
+        return -y, y
+
+    def inverse_log_det_jacobian(self, y):
+        y = as_float(y)
+        zero = _ops.zeros_like(y)
+        return zero, zero
+
+    def _fldj(self, x):
+        raise NotImplementedError("AbsTransform: |x| is not injective; its forward log-det "
+                                  "Jacobian is not defined")
+
+
+# Paddle keeps every transform in paddle.distribution.transform: the structured
+# ones (their module imports Transform from here, defined above) join them.
+from .transform_structured import (ChainTransform, IndependentTransform,  # noqa: E402,F401
+                                   ReshapeTransform, SoftmaxTransform, StackTransform,
+                                   StickBreakingTransform)

@@ -9,6 +9,8 @@ from .transform import Transform
 
 
 class TransformedDistribution(Distribution):
+    """Its event rank is the base's, raised where a transform reads or
+    writes more event dims (a stick-breaking or reshape transform)."""
 
     def __init__(self, base, transforms, name=None):
         if isinstance(transforms, Transform):
@@ -19,7 +21,13 @@ class TransformedDistribution(Distribution):
                 raise TypeError(f"TransformedDistribution: {t!r} is not a Transform")
         self.base, self.transforms = base, transforms
         self.name = name or "TransformedDistribution"
-        super().__init__(base.batch_shape, base.event_shape)
+        shape = tuple(base.batch_shape) + tuple(base.event_shape)
+        rank = len(base.event_shape)
+        for t in transforms:
+            shape = tuple(t.forward_shape(shape))
+            rank = max(rank, t._domain_rank) - t._domain_rank + t._codomain_rank
+        cut = len(shape) - rank
+        super().__init__(shape[:cut], shape[cut:])
 
     def sample(self, shape=()):
         x = self.base.sample(shape)
@@ -34,12 +42,14 @@ class TransformedDistribution(Distribution):
         return x
 
     def log_prob(self, value):
-        """base.log_prob(x) - sum of log|dy/dx| along the chain (summed over the event dims)."""
-        n_event = len(self.event_shape)
+        """base.log_prob(x) - the log|dy/dx| of each transform along the chain,
+        each summed over the event dims it does not reduce itself."""
         y = value
+        rank = len(self.event_shape)
         lp = 0.0
         for t in reversed(self.transforms):
             x = t.inverse(y)
-            lp = lp - sum_last(t.forward_log_det_jacobian(x), n_event)
+            rank += t._domain_rank - t._codomain_rank
+            lp = lp - sum_last(t.forward_log_det_jacobian(x), rank - t._domain_rank)
             y = x
-        return lp + self.base.log_prob(y)
+        return lp + sum_last(self.base.log_prob(y), rank - len(self.base.event_shape))
