@@ -7,14 +7,17 @@ with probability above 0.95, so all _PROPOSALS fail with probability below
 1e-13 (then the last proposal is used); shape < 1 is boosted from shape + 1.
 Beta and Dirichlet are ratios of Gamma draws.
 
-sample() only: their rsample raises (d2s has no implicit-reparameterization
-gradient of the Gamma draw; a gradient through the accepted proposal alone
-would be biased)."""
+rsample differentiates a draw x by implicit reparameterization (as torch
+and JAX do): dx/dalpha = -(dCDF/dalpha) / density at the drawn x
+(`standard_gamma_grad`), joined to the draw as x + (alpha - detach(alpha)) *
+dx/dalpha, whose value is x. (A gradient through the accepted proposal
+alone would be biased: acceptance depends on alpha too.)"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..core import ops as _ops
+from ..core.ops.gamma_grad import standard_gamma_grad
 from ._util import dims, like, params, sample_shape, size_of
 from .distribution import Distribution
 
@@ -56,20 +59,19 @@ def _standard_gamma(alpha, shape):
     return _ops.clip(_ops.cast(x, dt), tiny, float(np.finfo(np.dtype(dt)).max))
 
 
+def _rsample_gamma(alpha, shape):
+    """Gamma(alpha, 1) draws whose gradient reaches alpha (implicitly)."""
+    x = _standard_gamma(alpha, shape)
+    fixed = _ops.detach(alpha)
+    slope = _ops.detach(standard_gamma_grad(x, fixed))
+    return x + (alpha - fixed) * slope
+
+
 def _lbeta(a, b):
     return _ops.lgamma(a) + _ops.lgamma(b) - _ops.lgamma(a + b)
 
 
-class _NoRsample:
-    def rsample(self, shape=()):
-        raise NotImplementedError(
-            f"{type(self).__name__}.rsample: reparameterized draws are not available for "
-            "Gamma-based distributions in d2s (no implicit-reparameterization gradient); use "
-            "sample() with a score-function estimator (log_prob), or a Normal/LogNormal "
-            "surrogate for pathwise gradients")
-
-
-class Gamma(_NoRsample, Distribution):
+class Gamma(Distribution):
     """Density rate**a x**(a-1) exp(-rate x) / Gamma(a), a = concentration."""
 
     def __init__(self, concentration, rate, name=None):
@@ -86,8 +88,11 @@ class Gamma(_NoRsample, Distribution):
         return self.concentration / (self.rate * self.rate)
 
     def sample(self, shape=()):
-        shape = sample_shape(shape, "Gamma.sample")
-        return _standard_gamma(self.concentration, shape) / _ops.detach(self.rate)
+        return _ops.detach(self.rsample(shape))
+
+    def rsample(self, shape=()):
+        shape = sample_shape(shape, "Gamma.rsample")
+        return _rsample_gamma(self.concentration, shape) / self.rate
 
     def log_prob(self, value):
         value = like(value, self.rate)
@@ -99,7 +104,7 @@ class Gamma(_NoRsample, Distribution):
         return a - _ops.log(self.rate) + _ops.lgamma(a) + (1.0 - a) * _ops.digamma(a)
 
 
-class Beta(_NoRsample, Distribution):
+class Beta(Distribution):
     """Density x**(alpha-1) (1-x)**(beta-1) / B(alpha, beta) on (0, 1)."""
 
     def __init__(self, alpha, beta, name=None):
@@ -117,9 +122,12 @@ class Beta(_NoRsample, Distribution):
         return self.alpha * self.beta / (s * s * (s + 1.0))
 
     def sample(self, shape=()):
-        shape = sample_shape(shape, "Beta.sample")
-        x = _standard_gamma(self.alpha, shape)
-        y = _standard_gamma(self.beta, shape)
+        return _ops.detach(self.rsample(shape))
+
+    def rsample(self, shape=()):
+        shape = sample_shape(shape, "Beta.rsample")
+        x = _rsample_gamma(self.alpha, shape)
+        y = _rsample_gamma(self.beta, shape)
         return x / (x + y)
 
     def log_prob(self, value):
@@ -133,7 +141,7 @@ class Beta(_NoRsample, Distribution):
                 + (a + b - 2.0) * _ops.digamma(a + b))
 
 
-class Dirichlet(_NoRsample, Distribution):
+class Dirichlet(Distribution):
     """Density prod x_i**(c_i - 1) / B(c) on the simplex of the last dim."""
 
     def __init__(self, concentration, name=None):
@@ -156,8 +164,11 @@ class Dirichlet(_NoRsample, Distribution):
         return c * (c0 - c) / (c0 * c0 * (c0 + 1.0))
 
     def sample(self, shape=()):
-        shape = sample_shape(shape, "Dirichlet.sample")
-        g = _standard_gamma(self.concentration, shape)
+        return _ops.detach(self.rsample(shape))
+
+    def rsample(self, shape=()):
+        shape = sample_shape(shape, "Dirichlet.rsample")
+        g = _rsample_gamma(self.concentration, shape)
         return g / _ops.sum(g, -1, keepdim=True)
 
     def _log_norm(self):

@@ -1,5 +1,6 @@
 """StudentT(df, loc, scale): heavy-tailed; draws are loc + scale * Z / sqrt(V / df)
-with Z standard normal and V ~ Chi2(df) (the Gamma sampler: sample() only)."""
+with Z standard normal and V ~ Chi2(df) (the Gamma sampler; rsample's
+gradient reaches df implicitly, loc and scale directly)."""
 from __future__ import annotations
 
 import math
@@ -9,10 +10,10 @@ import numpy as np
 from ..core import ops as _ops
 from ._util import dims, like, params, sample_shape
 from .distribution import Distribution
-from .gamma import _NoRsample, _standard_gamma
+from .gamma import _rsample_gamma
 
 
-class StudentT(_NoRsample, Distribution):
+class StudentT(Distribution):
 
     def __init__(self, df, loc, scale, name=None):
         self.df, self.loc, self.scale = params(df, loc, scale)
@@ -36,12 +37,14 @@ class StudentT(_NoRsample, Distribution):
                                      _ops.full_like(df, np.nan)))
 
     def sample(self, shape=()):
-        shape = sample_shape(shape, "StudentT.sample")
+        return _ops.detach(self.rsample(shape))
+
+    def rsample(self, shape=()):
+        shape = sample_shape(shape, "StudentT.rsample")
         dt = np.dtype(self.loc.dtype).name
         z = _ops.randn(shape + dims(self.loc), dt)
-        v = 2.0 * _standard_gamma(0.5 * self.df, shape)
-        t = z * _ops.rsqrt(v / _ops.detach(self.df))
-        return _ops.detach(self.loc + self.scale * t)
+        v = 2.0 * _rsample_gamma(0.5 * self.df, shape)
+        return self.loc + self.scale * z * _ops.rsqrt(v / self.df)
 
     def log_prob(self, value):
         value = like(value, self.loc)

@@ -74,8 +74,12 @@ def test_student_t_sample_quantiles():
     q = [0.1, 0.5, 0.9]
     np.testing.assert_allclose(np.quantile(s, q, axis=0), np.quantile(ref, q, axis=0),
                                atol=0.06)
-    with pytest.raises(NotImplementedError, match="use sample"):
-        d.rsample()
+    df = d2s.to_tensor(np.array([3.0, 10.0]), stop_gradient=False)
+    loc = d2s.to_tensor(np.array([1.0, -2.0]), stop_gradient=False)
+    d2s.seed(5)
+    D.StudentT(df, loc, 2.0).rsample([100]).mean(0).sum().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [1.0, 1.0])  # d E / d loc
+    assert np.isfinite(df.grad.numpy()).all()
     heavy = D.StudentT(np.array([0.8, 1.5]), 0.0, 1.0)  # no mean below df 1, no variance below 2
     assert np.isnan(heavy.mean.numpy()[0]) and heavy.mean.numpy()[1] == 0.0
     assert np.isnan(heavy.variance.numpy()[0]) and np.isinf(heavy.variance.numpy()[1])
