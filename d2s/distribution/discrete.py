@@ -21,7 +21,8 @@ def _dt(x):
 def _xlogy(x, y):
     """x * log(y), 0 where x == 0 (a certain outcome costs nothing)."""
     zero = _ops.equal(x, 0.0)
-    return _ops.where(zero, _ops.zeros_like(x * y), x * _ops.log(_ops.where(zero, _ops.ones_like(y), y)))
+    safe_y = _ops.where(zero, _ops.ones_like(y), y)
+    return _ops.where(zero, _ops.zeros_like(x * y), x * _ops.log(safe_y))
 
 
 class Bernoulli(Distribution):

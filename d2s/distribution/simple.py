@@ -103,6 +103,10 @@ class Gumbel(_LocScale):
         value = like(value, self.loc)
         return _ops.exp(-_ops.exp(-(value - self.loc) / self.scale))
 
+    def icdf(self, value):
+        value = like(value, self.loc)
+        return self.loc - self.scale * _ops.log(-_ops.log(value))
+
 
 class Cauchy(_LocScale):
     """Density 1 / (pi scale (1 + z**2)); it has no mean or variance."""
@@ -137,6 +141,10 @@ class Cauchy(_LocScale):
     def cdf(self, value):
         value = like(value, self.loc)
         return _ops.atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        value = like(value, self.loc)
+        return self.loc + self.scale * _ops.tan(math.pi * (value - 0.5))
 
 
 class Exponential(Distribution):
@@ -173,3 +181,7 @@ class Exponential(Distribution):
     def cdf(self, value):
         value = like(value, self.rate)
         return -_ops.expm1(-self.rate * value)
+
+    def icdf(self, value):
+        value = like(value, self.rate)
+        return -_ops.log1p(-value) / self.rate

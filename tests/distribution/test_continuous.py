@@ -119,7 +119,25 @@ def test_cdf_icdf_match_torch():
     np.testing.assert_allclose(n.cdf(x).numpy(), tn.cdf(torch.tensor(x)).numpy(), rtol=1e-6)
     u = np.array([0.1, 0.5, 0.9])
     np.testing.assert_allclose(n.icdf(u).numpy(), tn.icdf(torch.tensor(u)).numpy(), rtol=1e-6)
-    lap = D.Laplace(LOC, SCALE)
-    tl = td.Laplace(torch.tensor(LOC), torch.tensor(SCALE))
-    np.testing.assert_allclose(lap.cdf(x).numpy(), tl.cdf(torch.tensor(x)).numpy(), rtol=1e-6)
-    np.testing.assert_allclose(lap.icdf(u).numpy(), tl.icdf(torch.tensor(u)).numpy(), rtol=1e-6)
+    tu, tx = torch.tensor(u), torch.tensor(np.abs(x))
+    tloc, tscale = torch.tensor(LOC), torch.tensor(SCALE)
+    for ours, theirs in [(D.Laplace(LOC, SCALE), td.Laplace(tloc, tscale)),
+                         (D.Cauchy(LOC, SCALE), td.Cauchy(tloc, tscale)),
+                         (D.Exponential(SCALE), td.Exponential(tscale))]:
+        np.testing.assert_allclose(ours.cdf(np.abs(x)).numpy(), theirs.cdf(tx).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(ours.icdf(u).numpy(), theirs.icdf(tu).numpy(), rtol=1e-6)
+    g = D.Gumbel(LOC, SCALE)
+    np.testing.assert_allclose(g.cdf(g.icdf(u)).numpy(), u, rtol=1e-12)
+    tg = td.Gumbel(torch.tensor(LOC), torch.tensor(SCALE))
+    np.testing.assert_allclose(g.cdf(x).numpy(), tg.cdf(torch.tensor(x)).numpy(), rtol=1e-6)
+
+
+def test_normal_matches_paddle_documented_values():
+    """python/paddle/distribution/normal.py's example."""
+    a, b = D.Normal([0.0], [1.0]), D.Normal([0.5], [2.0])
+    v = d2s.to_tensor([0.8], dtype="float32")
+    np.testing.assert_allclose(a.entropy().numpy(), [1.41893852], rtol=1e-6)
+    np.testing.assert_allclose(a.log_prob(v).numpy(), [-1.23893857], rtol=1e-6)
+    np.testing.assert_allclose(a.probs(v).numpy(), [0.28969154], rtol=1e-6)
+    np.testing.assert_allclose(a.kl_divergence(b).numpy(), [0.34939718], rtol=1e-6)
+    assert tuple(a.sample([2]).shape) == (2, 1)

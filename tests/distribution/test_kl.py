@@ -97,7 +97,7 @@ def test_register_kl_most_specific_pair_wins_and_missing_pair_raises():
     def _mine(p, q):
         return d2s.to_tensor(42.0)
 
-    assert float(D.kl_divergence(p, q)) == 42.0           # (MyNormal, Normal) beats (Normal, Normal)
+    assert float(D.kl_divergence(p, q)) == 42.0  # (MyNormal, Normal) beats (Normal, Normal)
     assert float(p.kl_divergence(Other(0.0, 1.0))) == 42.0
     np.testing.assert_allclose(D.kl_divergence(D.Normal(0.0, 1.0), q).numpy(),
                                D.kl_divergence(D.Normal(0.0, 1.0), D.Normal(1.0, 2.0)).numpy())
