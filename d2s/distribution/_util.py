@@ -87,3 +87,17 @@ def size_of(x, axis):
     if d is not None:
         return float(d)
     return _ops.cast(_dim(x, axis), np.dtype(x.dtype).name)
+
+
+def check(cls_name, what, t, predicate, rule):
+    """Raise ValueError if the eager tensor `t` breaks `predicate` (a numpy
+    test) anywhere; values computed inside a converted program are not
+    known while building and are not checked."""
+    from ..core.tensor import Tensor
+    if isinstance(t, Tensor) and t.size:
+        v = t.numpy()
+        bad = ~predicate(v)
+        if bad.any():
+            where = f" at index {np.argwhere(bad)[0].tolist()}" if v.ndim else ""
+            raise ValueError(f"{cls_name}: {what} must be {rule}, got "
+                             f"{float(v[bad].ravel()[0])!r}{where}")

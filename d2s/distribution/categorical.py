@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import dims, params, sample_shape
+from ._util import check, dims, params, sample_shape
 from .distribution import Distribution
 
 
@@ -89,6 +89,7 @@ class Multinomial(Distribution):
                              f"{total_count!r}")
         self.total_count = int(total_count)
         (probs,) = params(probs)
+        check("Multinomial", "probs", probs, lambda v: v >= 0, "non-negative")
         self.probs = probs / _ops.sum(probs, -1, keepdim=True)
         self.name = name or "Multinomial"
         super().__init__(tuple(probs.shape[:-1]), tuple(probs.shape[-1:]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core import ops as _ops
-from ._util import like, params
+from ._util import check, like, params
 from .distribution import Distribution
 from .simple import _open_uniform
 
@@ -18,6 +18,8 @@ class ContinuousBernoulli(Distribution):
 
     def __init__(self, probs, lims=(0.499, 0.501), name=None):
         (self.probs,) = params(probs)
+        check("ContinuousBernoulli", "probs", self.probs, lambda v: (v > 0) & (v < 1),
+              "in (0, 1)")
         self.lims = (float(lims[0]), float(lims[1]))
         self.name = name or "ContinuousBernoulli"
         super().__init__(tuple(self.probs.shape))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import ops as _ops
 from ..core.tensor import Tensor
-from ._util import dims, like, params, sample_shape
+from ._util import check, dims, like, params, sample_shape
 from .distribution import Distribution
 from .simple import _open_uniform
 
@@ -30,6 +30,7 @@ class Bernoulli(Distribution):
 
     def __init__(self, probs, name=None):
         (self.probs,) = params(probs)
+        check("Bernoulli", "probs", self.probs, lambda v: (v >= 0) & (v <= 1), "in [0, 1]")
         self.name = name or "Bernoulli"
         self.logits = _ops.log(self.probs) - _ops.log1p(-self.probs)
         super().__init__(tuple(self.probs.shape))
@@ -74,6 +75,7 @@ class Geometric(Distribution):
 
     def __init__(self, probs, name=None):
         (self.probs,) = params(probs)
+        check("Geometric", "probs", self.probs, lambda v: (v > 0) & (v <= 1), "in (0, 1]")
         self.name = name or "Geometric"
         super().__init__(tuple(self.probs.shape))
 
@@ -113,6 +115,7 @@ class Poisson(Distribution):
 
     def __init__(self, rate, name=None):
         (self.rate,) = params(rate)
+        check("Poisson", "rate", self.rate, lambda v: v >= 0, "non-negative")
         self.name = name or "Poisson"
         super().__init__(tuple(self.rate.shape))
 
@@ -150,6 +153,9 @@ class Binomial(Distribution):
 
     def __init__(self, total_count, probs, name=None):
         self.total_count, self.probs = params(total_count, probs)
+        check("Binomial", "probs", self.probs, lambda v: (v >= 0) & (v <= 1), "in [0, 1]")
+        check("Binomial", "total_count", self.total_count,
+              lambda v: (v >= 0) & (v == np.floor(v)), "a non-negative integer")
         self.name = name or "Binomial"
         super().__init__(tuple(self.probs.shape))
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import ops as _ops
 from ..core.ops.gamma_grad import standard_gamma_grad
-from ._util import dims, like, params, sample_shape, size_of
+from ._util import check, dims, like, params, sample_shape, size_of
 from .distribution import Distribution
 
 _PROPOSALS = 10
@@ -76,6 +76,8 @@ class Gamma(Distribution):
 
     def __init__(self, concentration, rate, name=None):
         self.concentration, self.rate = params(concentration, rate)
+        check(name or "Gamma", "concentration", self.concentration, lambda v: v > 0, "positive")
+        check(name or "Gamma", "rate", self.rate, lambda v: v > 0, "positive")
         self.name = name or "Gamma"
         super().__init__(tuple(self.rate.shape))
 
@@ -109,6 +111,8 @@ class Beta(Distribution):
 
     def __init__(self, alpha, beta, name=None):
         self.alpha, self.beta = params(alpha, beta)
+        check("Beta", "alpha", self.alpha, lambda v: v > 0, "positive")
+        check("Beta", "beta", self.beta, lambda v: v > 0, "positive")
         self.name = name or "Beta"
         super().__init__(tuple(self.alpha.shape))
 
@@ -146,6 +150,7 @@ class Dirichlet(Distribution):
 
     def __init__(self, concentration, name=None):
         (self.concentration,) = params(concentration)
+        check("Dirichlet", "concentration", self.concentration, lambda v: v > 0, "positive")
         if len(self.concentration.shape) < 1:
             raise ValueError("Dirichlet: concentration must have at least one dim (the "
                              "categories)")
@@ -192,5 +197,6 @@ class Chi2(Gamma):
 
     def __init__(self, df, name=None):
         (df,) = params(df)
+        check("Chi2", "df", df, lambda v: v > 0, "positive")
         super().__init__(0.5 * df, 0.5 + _ops.zeros_like(df), name or "Chi2")
         self.df = df

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import dims, like, params, sample_shape
+from ._util import check, dims, like, params, sample_shape
 from .distribution import Distribution
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -17,6 +17,7 @@ class Normal(Distribution):
 
     def __init__(self, loc, scale, name=None):
         self.loc, self.scale = params(loc, scale)
+        check("Normal", "scale", self.scale, lambda v: v > 0, "positive")
         self.name = name or "Normal"
         super().__init__(tuple(self.loc.shape))
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import dims, like, params, sample_shape
+from ._util import check, dims, like, params, sample_shape
 from .distribution import Distribution
 
 _EULER = 0.57721566490153286
@@ -26,6 +26,7 @@ def _open_uniform(ref, shape, name):
 class _LocScale(Distribution):
     def __init__(self, loc, scale, name):
         self.loc, self.scale = params(loc, scale)
+        check(name, "scale", self.scale, lambda v: v > 0, "positive")
         self.name = name
         super().__init__(tuple(self.loc.shape))
 
@@ -152,6 +153,7 @@ class Exponential(Distribution):
 
     def __init__(self, rate, name=None):
         (self.rate,) = params(rate)
+        check("Exponential", "rate", self.rate, lambda v: v > 0, "positive")
         self.name = name or "Exponential"
         super().__init__(tuple(self.rate.shape))
 

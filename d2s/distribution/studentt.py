@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import dims, like, params, sample_shape
+from ._util import check, dims, like, params, sample_shape
 from .distribution import Distribution
 from .gamma import _rsample_gamma
 
@@ -17,6 +17,8 @@ class StudentT(Distribution):
 
     def __init__(self, df, loc, scale, name=None):
         self.df, self.loc, self.scale = params(df, loc, scale)
+        check("StudentT", "df", self.df, lambda v: v > 0, "positive")
+        check("StudentT", "scale", self.scale, lambda v: v > 0, "positive")
         self.name = name or "StudentT"
         super().__init__(tuple(self.loc.shape))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ops as _ops
-from ._util import dims, like, params, sample_shape
+from ._util import check, dims, like, params, sample_shape
 from .distribution import Distribution
 
 
@@ -13,6 +13,9 @@ class Uniform(Distribution):
 
     def __init__(self, low, high, name=None):
         self.low, self.high = params(low, high)
+        from ..core.tensor import Tensor
+        if isinstance(self.low, Tensor) and isinstance(self.high, Tensor):
+            check("Uniform", "high - low", self.high - self.low, lambda v: v > 0, "positive")
         self.name = name or "Uniform"
         super().__init__(tuple(self.low.shape))
 

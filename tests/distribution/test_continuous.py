@@ -141,3 +141,17 @@ def test_normal_matches_paddle_documented_values():
     np.testing.assert_allclose(a.probs(v).numpy(), [0.28969154], rtol=1e-6)
     np.testing.assert_allclose(a.kl_divergence(b).numpy(), [0.34939718], rtol=1e-6)
     assert tuple(a.sample([2]).shape) == (2, 1)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: D.Normal(0.0, -1.0), "Normal: scale must be positive, got -1.0"),
+    (lambda: D.Uniform(2.0, 1.0), "Uniform: high - low must be positive"),
+    (lambda: D.Bernoulli([0.2, 1.5]),
+     r"Bernoulli: probs must be in \[0, 1\], got 1.5 at index \[1\]"),
+    (lambda: D.Gamma([1.0, 0.0], 1.0), "Gamma: concentration must be positive"),
+    (lambda: D.Binomial(2.5, 0.3), "Binomial: total_count must be a non-negative integer"),
+    (lambda: D.Chi2(-1.0), "Chi2: df must be positive"),
+])
+def test_invalid_eager_parameters_raise(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
