@@ -3,13 +3,15 @@ paddle.distribution.Transform family): forward, inverse, and the log of the
 absolute Jacobian determinant each way. The ones here act elementwise
 (`_domain_rank` = `_codomain_rank` = 0: their log-det has x's shape); the
 structured ones (chain, stack, reshape, stick-breaking, ...) are in
-transform_structured.py."""
-from __future__ import annotations
-
-import math
+_transform_structured.py."""
+import math as _math
 
 from ..core import ops as _ops
-from ._util import _is_number, as_float
+from ._util import _is_number, as_float as _as_float
+
+__all__ = ["Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform",
+           "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "TanhTransform"]
 
 
 class Transform:
@@ -24,16 +26,16 @@ class Transform:
         return self.forward(x)
 
     def forward(self, x):
-        return self._forward(as_float(x))
+        return self._forward(_as_float(x))
 
     def inverse(self, y):
-        return self._inverse(as_float(y))
+        return self._inverse(_as_float(y))
 
     def forward_log_det_jacobian(self, x):
-        return self._fldj(as_float(x))
+        return self._fldj(_as_float(x))
 
     def inverse_log_det_jacobian(self, y):
-        return -self._fldj(self._inverse(as_float(y)))
+        return -self._fldj(self._inverse(_as_float(y)))
 
     def forward_shape(self, shape):
         return shape
@@ -59,8 +61,8 @@ class AffineTransform(Transform):
     """y = loc + scale * x. Python numbers stay numbers (x's dtype decides)."""
 
     def __init__(self, loc, scale):
-        self.loc = float(loc) if _is_number(loc) else as_float(loc)
-        self.scale = float(scale) if _is_number(scale) else as_float(scale)
+        self.loc = float(loc) if _is_number(loc) else _as_float(loc)
+        self.scale = float(scale) if _is_number(scale) else _as_float(scale)
 
     def _forward(self, x):
         return self.loc + self.scale * x
@@ -70,7 +72,7 @@ class AffineTransform(Transform):
 
     def _fldj(self, x):
         if isinstance(self.scale, float):
-            return math.log(abs(self.scale)) + _ops.zeros_like(x)
+            return _math.log(abs(self.scale)) + _ops.zeros_like(x)
         return _ops.log(_ops.abs(self.scale)) + _ops.zeros_like(x)
 
 
@@ -99,14 +101,14 @@ class TanhTransform(Transform):
 
     def _fldj(self, x):
         # log(1 - tanh(x)**2) = 2 (log 2 - x - softplus(-2x)), stable for large |x|
-        return 2.0 * (math.log(2.0) - x - _ops.softplus(-2.0 * x))
+        return 2.0 * (_math.log(2.0) - x - _ops.softplus(-2.0 * x))
 
 
 class PowerTransform(Transform):
     """y = x ** power (on x > 0)."""
 
     def __init__(self, power):
-        self.power = float(power) if _is_number(power) else as_float(power)
+        self.power = float(power) if _is_number(power) else _as_float(power)
 
     def _forward(self, x):
         return _ops.pow(x, self.power)
@@ -129,7 +131,7 @@ class AbsTransform(Transform):
         return -y, y
 
     def inverse_log_det_jacobian(self, y):
-        y = as_float(y)
+        y = _as_float(y)
         zero = _ops.zeros_like(y)
         return zero, zero
 
@@ -140,6 +142,6 @@ class AbsTransform(Transform):
 
 # Paddle keeps every transform in paddle.distribution.transform: the structured
 # ones (their module imports Transform from here, defined above) join them.
-from .transform_structured import (ChainTransform, IndependentTransform,  # noqa: E402,F401
+from ._transform_structured import (ChainTransform, IndependentTransform,  # noqa: E402,F401
                                    ReshapeTransform, SoftmaxTransform, StackTransform,
                                    StickBreakingTransform)

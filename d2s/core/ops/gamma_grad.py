@@ -11,7 +11,7 @@ under- or overflow), and differentiating in alpha gives
 dx/dalpha = -sum_n r_n (log x - psi(alpha+n+1)). Accurate where draws of
 Gamma(alpha) fall (its cancellation grows only in far tails). The xla rule
 is JAX's `random_gamma_grad`; ONNX has none. No gradient of its own: it
-is used under `detach` (distribution.gamma's rsample)."""
+is used under `detach` (the Gamma rsample of d2s.distribution)."""
 from __future__ import annotations
 
 import numpy as np

@@ -9,7 +9,7 @@ _TABLE = {}
 
 def register_kl(cls_p, cls_q):
     """Decorator: `fn(p, q)` computes KL(p || q) for p a `cls_p`, q a `cls_q`."""
-    from .distribution import Distribution
+    from ._distribution import Distribution
     for c in (cls_p, cls_q):
         if not (isinstance(c, type) and issubclass(c, Distribution)):
             raise TypeError(f"register_kl: {c!r} is not a Distribution subclass")
@@ -36,7 +36,7 @@ def _dispatch(tp, tq):
 
 def kl_divergence(p, q):
     """KL(p || q) elementwise over the batch (Paddle's `paddle.distribution.kl_divergence`)."""
-    from . import kl_rules  # noqa: F401  (registers the closed forms)
+    from . import _kl_rules  # noqa: F401  (registers the closed forms)
     fn = _dispatch(type(p), type(q))
     if fn is None:
         raise NotImplementedError(

@@ -13,7 +13,7 @@ from ..core import ops as _ops
 from ..core.ops.linalg_decomp import cholesky as _cholesky
 from ..core.ops.linalg_funcs import triangular_solve as _triangular_solve
 from ._util import as_float, dims, like, sample_shape, size_of
-from .distribution import Distribution
+from ._distribution import Distribution
 
 
 def _mT(x):

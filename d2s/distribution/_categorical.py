@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import ops as _ops
 from ._util import check, dims, params, sample_shape
-from .distribution import Distribution
+from ._distribution import Distribution
 
 
 def _dt(x):
@@ -115,7 +115,7 @@ class Multinomial(Distribution):
         return _ops.cast(_ops.reshape(counts, shape + batch + k), _dt(self.probs))
 
     def log_prob(self, value):
-        from .discrete import _xlogy
+        from ._discrete import _xlogy
         value = _ops.cast(value, _dt(self.probs))
         return (float(np.log(np.arange(1, self.total_count + 1)).sum())
                 - _ops.sum(_ops.lgamma(value + 1.0), -1)

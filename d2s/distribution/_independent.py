@@ -3,7 +3,7 @@ distribution read as event dims (log_prob and entropy sum over them)."""
 from __future__ import annotations
 
 from ._util import sum_last
-from .distribution import Distribution
+from ._distribution import Distribution
 
 
 class Independent(Distribution):

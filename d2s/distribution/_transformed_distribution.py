@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import ops as _ops
 from ._util import sum_last
-from .distribution import Distribution
+from ._distribution import Distribution
 from .transform import Transform
 
 

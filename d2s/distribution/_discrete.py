@@ -10,8 +10,8 @@ import numpy as np
 from ..core import ops as _ops
 from ..core.tensor import Tensor
 from ._util import check, dims, like, params, sample_shape
-from .distribution import Distribution
-from .simple import _open_uniform
+from ._distribution import Distribution
+from ._simple import _open_uniform
 
 
 def _dt(x):

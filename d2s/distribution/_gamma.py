@@ -19,7 +19,7 @@ import numpy as np
 from ..core import ops as _ops
 from ..core.ops.gamma_grad import standard_gamma_grad
 from ._util import check, dims, like, params, sample_shape, size_of
-from .distribution import Distribution
+from ._distribution import Distribution
 
 _PROPOSALS = 10
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core import ops as _ops
 from ..core.grad_api import grad as _grad
-from .distribution import Distribution
+from ._distribution import Distribution
 
 
 class ExponentialFamily(Distribution):

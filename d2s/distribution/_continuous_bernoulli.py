@@ -10,8 +10,8 @@ import math
 
 from ..core import ops as _ops
 from ._util import check, like, params
-from .distribution import Distribution
-from .simple import _open_uniform
+from ._distribution import Distribution
+from ._simple import _open_uniform
 
 
 class ContinuousBernoulli(Distribution):

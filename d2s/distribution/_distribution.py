@@ -67,7 +67,7 @@ class Distribution:
 
     def kl_divergence(self, other):
         """KL(self || other), by the table of `register_kl`."""
-        from .kl import kl_divergence
+        from ._kl import kl_divergence
         return kl_divergence(self, other)
 
     def _extend_shape(self, sample_shape):

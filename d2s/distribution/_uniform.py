@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core import ops as _ops
 from ._util import check, dims, like, params, sample_shape
-from .distribution import Distribution
+from ._distribution import Distribution
 
 
 class Uniform(Distribution):

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import ops as _ops
-from .categorical import Categorical
-from .discrete import Bernoulli, Binomial, Geometric, Poisson, _xlogy
-from .gamma import Beta, Dirichlet, Gamma, _lbeta
-from .independent import Independent
+from ._categorical import Categorical
+from ._discrete import Bernoulli, Binomial, Geometric, Poisson, _xlogy
+from ._gamma import Beta, Dirichlet, Gamma, _lbeta
+from ._independent import Independent
 from ._util import size_of, sum_last
-from .kl import kl_divergence, register_kl
-from .multivariate_normal import MultivariateNormal, _diag, _mT, _tril_solve
-from .normal import LogNormal, Normal
-from .simple import Cauchy, Exponential, Laplace
-from .uniform import Uniform
+from ._kl import kl_divergence, register_kl
+from ._multivariate_normal import MultivariateNormal, _diag, _mT, _tril_solve
+from ._normal import LogNormal, Normal
+from ._simple import Cauchy, Exponential, Laplace
+from ._uniform import Uniform
 
 
 @register_kl(Normal, Normal)

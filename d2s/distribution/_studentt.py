@@ -9,8 +9,8 @@ import numpy as np
 
 from ..core import ops as _ops
 from ._util import check, dims, like, params, sample_shape
-from .distribution import Distribution
-from .gamma import _rsample_gamma
+from ._distribution import Distribution
+from ._gamma import _rsample_gamma
 
 
 class StudentT(Distribution):

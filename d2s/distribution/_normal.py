@@ -7,7 +7,7 @@ import numpy as np
 
 from ..core import ops as _ops
 from ._util import check, dims, like, params, sample_shape
-from .distribution import Distribution
+from ._distribution import Distribution
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
