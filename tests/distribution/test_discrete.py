@@ -143,3 +143,12 @@ def test_multinomial_log_prob_matches_torch():
         return d.log_prob(torch.tensor(v)).numpy(), d.variance.numpy()
 
     check(fn, [p], ref, onnx=False, grad_rtol=1e-4)
+
+
+def test_cdfs_against_numpy():
+    k = np.array([0.0, 1.0, 4.0])
+    np.testing.assert_allclose(D.Geometric(P).cdf(k).numpy(),
+                               1 - (1 - P) ** (k + 1), rtol=1e-12)
+    np.testing.assert_allclose(D.Geometric(P).pmf(k).numpy(), (1 - P) ** k * P, rtol=1e-12)
+    v = np.array([-0.5, 0.5, 1.0])
+    np.testing.assert_allclose(D.Bernoulli(P).cdf(v).numpy(), [0.0, 1 - P[1], 1.0], rtol=1e-12)

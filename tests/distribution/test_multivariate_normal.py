@@ -111,3 +111,16 @@ def test_needs_exactly_one_matrix():
         D.MultivariateNormal(LOC, covariance_matrix=COV, scale_tril=TRIL)
     with pytest.raises(ValueError, match="exactly one"):
         D.MultivariateNormal(LOC)
+
+
+def test_matrix_properties_match_torch():
+    for kind, mat in [("covariance_matrix", COV), ("precision_matrix", np.linalg.inv(COV)),
+                      ("scale_tril", TRIL)]:
+        d = D.MultivariateNormal(LOC, **{kind: mat})
+        t = td.MultivariateNormal(torch.tensor(LOC), **{kind: torch.tensor(mat)})
+        np.testing.assert_allclose(d.covariance_matrix.numpy(), t.covariance_matrix.numpy(),
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(d.precision_matrix.numpy(), t.precision_matrix.numpy(),
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(d.scale_tril.numpy(), t.scale_tril.numpy(), rtol=1e-9,
+                                   atol=1e-12)
