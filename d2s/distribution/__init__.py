@@ -11,6 +11,7 @@ from ._exponential_family import ExponentialFamily
 from ._gamma import Beta, Chi2, Dirichlet, Gamma
 from ._independent import Independent
 from ._kl import kl_divergence, register_kl
+from ._lkj_cholesky import LKJCholesky
 from ._multivariate_normal import MultivariateNormal
 from ._normal import LogNormal, Normal
 from ._simple import Cauchy, Exponential, Gumbel, Laplace
@@ -30,4 +31,4 @@ __all__ = ["transform", "Distribution", "Normal", "LogNormal", "Uniform", "Categ
            "SigmoidTransform", "TanhTransform", "kl_divergence", "register_kl", "Chi2",
            "StudentT", "ContinuousBernoulli", "ExponentialFamily", "AbsTransform",
            "PowerTransform", "ChainTransform", "IndependentTransform", "ReshapeTransform",
-           "SoftmaxTransform", "StackTransform", "StickBreakingTransform"]
+           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "LKJCholesky"]

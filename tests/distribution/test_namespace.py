@@ -18,7 +18,7 @@ PADDLE_NAMES = {
     "register_kl", "Transform", "AbsTransform", "AffineTransform", "ChainTransform",
     "ExpTransform", "IndependentTransform", "PowerTransform", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
-    "TanhTransform"}
+    "TanhTransform", "LKJCholesky"}
 
 
 @pytest.mark.parametrize("mod", [D, T], ids=lambda m: m.__name__)
