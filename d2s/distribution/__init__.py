@@ -24,11 +24,17 @@ from ._transform_structured import (ChainTransform, IndependentTransform, Reshap
 from ._transformed_distribution import TransformedDistribution
 from ._uniform import Uniform
 
-__all__ = ["transform", "Distribution", "Normal", "LogNormal", "Uniform", "Categorical", "Multinomial",
-           "Bernoulli", "Binomial", "Geometric", "Poisson", "Beta", "Dirichlet", "Gamma",
-           "Laplace", "Gumbel", "Cauchy", "Exponential", "MultivariateNormal", "Independent",
-           "TransformedDistribution", "Transform", "ExpTransform", "AffineTransform",
-           "SigmoidTransform", "TanhTransform", "kl_divergence", "register_kl", "Chi2",
-           "StudentT", "ContinuousBernoulli", "ExponentialFamily", "AbsTransform",
-           "PowerTransform", "ChainTransform", "IndependentTransform", "ReshapeTransform",
-           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "LKJCholesky"]
+__all__ = ["transform", "Distribution", "ExponentialFamily",
+           # continuous
+           "Normal", "LogNormal", "Uniform", "Laplace", "Gumbel", "Cauchy", "Exponential",
+           "Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "ContinuousBernoulli",
+           "MultivariateNormal", "LKJCholesky",
+           # discrete
+           "Bernoulli", "Categorical", "Multinomial", "Binomial", "Geometric", "Poisson",
+           # combinators and transforms
+           "Independent", "TransformedDistribution", "Transform", "AbsTransform",
+           "AffineTransform", "ChainTransform", "ExpTransform", "IndependentTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "StackTransform", "StickBreakingTransform", "TanhTransform",
+           # KL divergence
+           "kl_divergence", "register_kl"]
