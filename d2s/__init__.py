@@ -70,6 +70,7 @@ from .device import (CPUPlace, CUDAPlace, get_flags, is_compiled_with_cuda,  # n
                      set_device, set_flags)
 # ---- end of the nn / training API block ------------------------------------------------------
 from . import fft  # noqa: E402,F401  (d2s.fft: Paddle's paddle.fft)
+from . import distribution  # noqa: E402,F401  (paddle.distribution)
 from .core.ops.fft_ops import (angle, as_complex, as_real, complex, conj,  # noqa: E402,F401,A001
                                imag, real)
 # ---- issue 25: tensor-level functions beyond the target list (opsmath); before the

@@ -42,6 +42,8 @@ ALLOWED = {
     # Passes on inference programs (weight-only int8/int4): above jit, whose
     # functions they rewrite, and nn, whose Layers they take.
     "quantization": {"core", "static", "jit", "nn", "quantization"},
+    # Distributions are composites of core's ops, as nn's functions are.
+    "distribution": {"core", "distribution"},
 }
 
 # Modules at the package root that use only the standard library, so that any

@@ -1750,6 +1750,28 @@ cases("imag", C(_CX.astype(np.complex64), ref=np.imag, label="c64"))
 cases("complex", C(U(2, 3), U(3), ref=lambda a, b: a + 1j * b, label="broadcast"))
 
 
+def _gamma_grad_ref(x, alpha):
+    """-(dP/dalpha) / density, P(alpha, x) summed as its series in plain
+    Python and differentiated by central differences."""
+    def p(a, v):
+        total, n, term = 0.0, 0, 1.0
+        while n < 50 or term > 1e-18 * total:
+            term = math.exp((a + n) * math.log(v) - v - math.lgamma(a + n + 1))
+            total, n = total + term, n + 1
+        return total
+
+    def one(v, a):
+        h = 1e-5 * a
+        dp = (p(a + h, v) - p(a - h, v)) / (2 * h)
+        return -dp / math.exp((a - 1) * math.log(v) - v - math.lgamma(a))
+    return np.vectorize(one, otypes=[F64])(x, alpha)
+
+
+# d2s.distribution's Gamma rsample (implicit reparameterization); no gradient of its own
+cases("standard_gamma_grad", C(P(3, 4), P(4) * 2, ref=_gamma_grad_ref, grad=False,
+                               label="bcast"))
+
+
 # ---- the harness ---------------------------------------------------------------------------
 def _as_tuple(x):
     if x is None:  # ops without outputs (print, assert)

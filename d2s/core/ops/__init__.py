@@ -55,3 +55,4 @@ from .windows import *  # noqa: F401,F403,E402
 from .bits_special import (and_operator, invert_operator, or_operator,  # noqa: F401,E402
                            xor_operator)  # (`&`, `|`, `^`, `~` of tensors: core.methods)
 # ---- end of issue 25 block ----
+from . import gamma_grad as _gamma_grad  # noqa: F401,E402  (standard_gamma_grad: d2s.distribution)

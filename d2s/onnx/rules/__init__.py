@@ -47,3 +47,4 @@ from . import fft  # noqa: F401  (fft_c2c, fft_r2c, fft_c2r and adjoints, real, 
 from . import math_more  # noqa: F401  (issue 25: atan2, special functions, gcd)
 from . import bits_special  # noqa: F401  (issue 25: bitwise ops)
 from . import reduce_scan_more  # noqa: F401  (issue 25: logcumsumexp, cummax / cummin)
+from . import gamma_grad  # noqa: F401  (standard_gamma_grad: NotLowerable)
