@@ -68,6 +68,9 @@ INPLACE_FORMS = (
 )
 
 
+# Paddle's diagonal fills, in place (core.ops.diagonal_fill): `sim.fill_diagonal_(-1e9)`.
+DIAGONAL_FILLS = ("fill_diagonal", "fill_diagonal_tensor")
+
 # Paddle's in-place random fills: the tensor's values redrawn, shape and
 # dtype kept (custom weight initialisation, noise injection).
 RANDOM_FILLS = ("uniform_", "normal_", "exponential_")
@@ -161,6 +164,14 @@ def install(namespaces):
         if not hasattr(TensorMethods, name + "_"):
             setattr(TensorMethods, name + "_", _in_place(name, fn))
         made[name + "_"] = getattr(TensorMethods, name + "_")
+    # (methods only, as in Paddle: no `d2s.fill_diagonal_`)
+    from .core.ops import diagonal_fill
+    if not hasattr(TensorMethods, "fill_diagonal_tensor"):
+        TensorMethods.fill_diagonal_tensor = _forwarding(
+            "fill_diagonal_tensor", diagonal_fill.fill_diagonal_tensor)
+    for name in DIAGONAL_FILLS:
+        if not hasattr(TensorMethods, name + "_"):
+            setattr(TensorMethods, name + "_", _in_place(name, getattr(diagonal_fill, name)))
     return made
 
 

@@ -173,6 +173,8 @@ def test_inplace_name_lists_agree():
     from d2s.convert.transformers import inplace_methods
     assert set(inplace_methods.MORE_INPLACE_NAMES) == {
         n + "_" for n in tensor_methods.INPLACE_FORMS}
+    assert set(inplace_methods.DIAGONAL_FILL_NAMES) == {
+        n + "_" for n in tensor_methods.DIAGONAL_FILLS}
 
 
 class _Clipper:

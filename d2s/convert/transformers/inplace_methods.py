@@ -41,6 +41,8 @@ MORE_INPLACE_NAMES = tuple(name + "_" for name in (
     "put_along_axis", "index_add", "index_put", "cumsum", "cumprod", "gcd", "lcm",
     "equal", "not_equal", "greater_than", "greater_equal", "less_than", "less_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not"))
+# Paddle's diagonal fills (d2s.tensor_methods.DIAGONAL_FILLS): methods only.
+DIAGONAL_FILL_NAMES = ("fill_diagonal_", "fill_diagonal_tensor_")
 # Paddle's in-place random fills (d2s.tensor_methods.RANDOM_FILLS).
 RANDOM_FILL_NAMES = ("uniform_", "normal_", "exponential_")
 # Paddle's in-place activations of `nn.functional` (d2s.nn.activation_inplace,
@@ -49,7 +51,7 @@ RANDOM_FILL_NAMES = ("uniform_", "normal_", "exponential_")
 ACTIVATION_INPLACE_NAMES = ("relu_", "elu_", "leaky_relu_", "hardtanh_", "softmax_",
                             "tanh_", "thresholded_relu_")
 _NAMES = frozenset(INPLACE_NAMES + MORE_INPLACE_NAMES + RANDOM_FILL_NAMES
-                   + ACTIVATION_INPLACE_NAMES)
+                   + ACTIVATION_INPLACE_NAMES + DIAGONAL_FILL_NAMES)
 _FUNCTION_ONLY = frozenset(ACTIVATION_INPLACE_NAMES) - frozenset(INPLACE_NAMES)
 
 
