@@ -1,7 +1,7 @@
 """A classifier training script as the Paddle tutorials write it: a
 `Dataset` and `DataLoader`, a model with BatchNorm and Dropout, Momentum
 with weight decay on a `LinearWarmup(CosineAnnealingDecay)` schedule stepped
-per batch, `clip_grad_norm_`, `paddle.metric.accuracy` in the train step,
+per batch inside the train step (`opt.get_lr()` after it returned), `clip_grad_norm_`, `paddle.metric.accuracy` in the train step,
 and an eval step that feeds `paddle.metric.Accuracy(topk=(1, 2))` —
 `metric.update(metric.compute(logits, y))` inside the converted function,
 whose running totals are then effects of the program, replayed per run
@@ -68,8 +68,9 @@ def script(backend, convert, tmp_path):
         loss.backward()
         paddle.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
         opt.step()
+        sched.step()        # per batch, inside the step: stepped on every run
         opt.clear_grad()
-        return loss, paddle.metric.accuracy(logits, y)
+        return loss, paddle.metric.accuracy(logits, y), opt.get_lr()
 
     def eval_step(x, y, metric):
         logits = model(x)
@@ -84,9 +85,8 @@ def script(backend, convert, tmp_path):
     for epoch in range(2):
         model.train()
         for x, y in train_loader:
-            loss, acc = train_step(x, y)
-            sched.step()
-            record += [loss.numpy(), acc.numpy(), opt.get_lr()]
+            loss, acc, lr = train_step(x, y)
+            record += [loss.numpy(), acc.numpy(), float(lr), sched.last_epoch]
         model.eval()
         metric = paddle.metric.Accuracy(topk=(1, 2))
         total, hits = 0.0, []
