@@ -311,6 +311,16 @@ def _list(doc, key, where):
     return v
 
 
+def _leaves(args):
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            out.extend(_leaves(a))
+        else:
+            out.append(a)
+    return out
+
+
 class TranslatedLayer:
     """A loaded program, callable like the Layer or function that was saved.
 
@@ -329,6 +339,12 @@ class TranslatedLayer:
 
     def __call__(self, *args):
         inputs = self._concrete.inputs
+        if len(args) != len(inputs):
+            # saved with a nested InputSpec (an LSTM's `(h, c)` state): the program
+            # takes the leaves in order, and the caller passes the same nesting
+            flat = _leaves(args)
+            if len(flat) == len(inputs):
+                args = flat
         if len(args) != len(inputs):
             raise TypeError(f"the loaded program takes {len(inputs)} inputs "
                             f"({', '.join(v.name for v in inputs)}), got {len(args)}")
