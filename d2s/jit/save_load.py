@@ -136,8 +136,16 @@ def _decode_tree(obj, where="out_tree", depth=0):
 
 def save(layer_or_fn, path, input_spec=None):
     """Trace and write `<path>.json` and `<path>.npz` (the program: see
-    `traced_program`)."""
-    concrete = traced_program(layer_or_fn, input_spec)
+    `traced_program`). A model loaded by `load` (fine-tuned or not) is saved
+    again as it is: its program with its weights' current values."""
+    if isinstance(layer_or_fn, TranslatedLayer):
+        if input_spec is not None:
+            raise TypeError("d2s.jit.save: a loaded program is saved with the inputs it was "
+                            "saved with; pass no input_spec (to change them, save the "
+                            "original Layer again)")
+        concrete = layer_or_fn._concrete
+    else:
+        concrete = traced_program(layer_or_fn, input_spec)
     program = concrete.main_program
     save_program(program, program.global_block().ops[:concrete._n_forward], concrete.inputs,
                  concrete.outputs, path, concrete.output_structure, _input_writes(concrete))
