@@ -101,3 +101,21 @@ def test_super_resolution_save_load(tmp_path):
     x = t(np.random.RandomState(1).rand(2, 1, 7, 5))
     loaded = save_load_infer(model, SPEC, [x], tmp_path)
     assert list(loaded(x).shape) == [2, 1, 14, 10]
+
+
+def test_super_resolution_onnx_export_with_a_path_prefix(tmp_path):
+    """`paddle.onnx.export(model, "out/srnet", input_spec)` writes
+    `out/srnet.onnx`, as PaddlePaddle does; ONNX Runtime gives the eager
+    output at two image sizes (the spatial dims are symbolic)."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    paddle.seed(0)
+    model = Net()
+    model.eval()
+    written = paddle.onnx.export(model, str(tmp_path / "srnet"), input_spec=SPEC)
+    assert written == str(tmp_path / "srnet.onnx")
+    session = ort.InferenceSession(written)
+    for hw in ((5, 6), (3, 3)):
+        x = np.random.RandomState(hw[0]).rand(2, 1, *hw).astype("float32")
+        got = session.run(None, {session.get_inputs()[0].name: x})[0]
+        np.testing.assert_allclose(got, model(t(x)).numpy(), rtol=1e-5, atol=1e-6)
