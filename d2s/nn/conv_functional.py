@@ -15,6 +15,7 @@ from ..core.dispatch import bind
 from ..core.ops import (arange, cast, constant, matmul, mean, reshape, shape, squeeze,
                         transpose, unsqueeze)
 from ..core.ops._base import lift
+from .same_conv_unknown import needs_run_time_same, same_conv_at_run_time
 from ..core.ops.conv_nd import transposed_conv_attrs, transposed_geometry
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
@@ -61,9 +62,12 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     stride, dilation = pair(stride, "conv2d", "stride"), pair(dilation, "conv2d", "dilation")
     if last:
         x = transpose(x, _TO_NCHW)
-    pads = conv_pads(padding, tuple(x.shape[2:]), tuple(weight.shape[2:]), stride, dilation,
-                     "conv2d", channel_last=last)
-    out = _conv2d(x, weight, stride, pads, dilation, groups)
+    if needs_run_time_same(padding, tuple(x.shape[2:]), stride):
+        out = same_conv_at_run_time(_conv2d, x, weight, stride, dilation, groups)
+    else:
+        pads = conv_pads(padding, tuple(x.shape[2:]), tuple(weight.shape[2:]), stride,
+                         dilation, "conv2d", channel_last=last)
+        out = _conv2d(x, weight, stride, pads, dilation, groups)
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1, 1])
     return transpose(out, _TO_NHWC) if last else out
