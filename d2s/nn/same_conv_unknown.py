@@ -1,5 +1,5 @@
-"""`conv2d(..., stride>1, padding='SAME')` over spatial dims known only at run
-time (an InputSpec's `None` height and width: a segmentation net's strided
+"""`conv2d(..., stride>1, padding='SAME')` (and max / average pooling) over
+spatial dims known only at run time (an InputSpec's `None` height and width: a segmentation net's strided
 "same" convolutions exported for any image size).
 
 'SAME' keeps `ceil(n / s)` outputs and pads `total = max((ceil(n/s) - 1) * s
@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..core.ops import arange, cast, index_select, maximum, where, zeros_like
 from ..core.ops.search import _dim
 
-__all__ = ["needs_run_time_same", "same_conv_at_run_time"]
+__all__ = ["needs_run_time_same", "same_at_run_time"]
 
 
 def needs_run_time_same(padding, in_sizes, stride):
@@ -27,19 +27,19 @@ def needs_run_time_same(padding, in_sizes, stride):
         n is None and s != 1 for n, s in zip(in_sizes, stride))
 
 
-def same_conv_at_run_time(conv, x, weight, stride, dilation, groups):
-    """`conv(x, weight, stride, pads, dilation, groups)` (the NCHW op) with
-    'SAME' padding resolved per run (see the module doc)."""
+def same_at_run_time(apply, x, kernel, stride, dilation):
+    """`apply(pads)` — the NCHW convolution or pooling with stride 1 and
+    `pads` — made the strided op with 'SAME' padding resolved per run (see
+    the module doc). A max pool pads with -inf and an average pool counts
+    (or not) the same real elements per window, so pooling is exact too."""
     pads, picks = [], []
-    for axis, (k, s, d) in enumerate(zip(weight.shape[2:], stride, dilation)):
+    for axis, (k, s, d) in enumerate(zip(kernel, stride, dilation)):
         eff = d * (k - 1) + 1
-        if s == 1:
-            pads += [(eff - 1) // 2, eff - 1 - (eff - 1) // 2]
-            continue
         lo_max = (eff - 1) // 2
         pads += [lo_max, eff - 1 - lo_max]
-        picks.append((axis + 2, s, eff, lo_max))
-    out = conv(x, weight, (1, 1), tuple(pads), tuple(dilation), groups)
+        if s != 1:
+            picks.append((axis + 2, s, eff, lo_max))
+    out = apply(tuple(pads))
     for axis, s, eff, lo_max in picks:
         n = _dim(x, axis)
         count = (n + (s - 1)) // s
