@@ -112,3 +112,19 @@ def test_pieces_counted_at_run_time_need_a_loop(use):
     with pytest.raises(TypeError, match=r"split: the number of pieces is the size of axis 1 "
                                         r".*known only when the program runs.*`for`.*InputSpec"):
         fn(t(np.ones((2, 2))))
+
+
+def test_time_sequence_model_exports_to_onnx_for_any_length(tmp_path):
+    """The loop over run-time-counted pieces is an ONNX `Loop`: ONNX Runtime
+    gives the eager predictions at two lengths and batch sizes."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    paddle.seed(0)
+    seq = Sequence()
+    path = paddle.onnx.export(seq, str(tmp_path / "seq"),
+                              input_spec=[InputSpec([None, None], "float32")])
+    session = ort.InferenceSession(path)
+    for n, length in ((2, 6), (3, 9)):
+        x = sine_data(n, length)
+        got = session.run(None, {session.get_inputs()[0].name: x})[0]
+        np.testing.assert_allclose(got, seq(t(x)).numpy(), rtol=1e-5, atol=1e-6)
