@@ -1,6 +1,7 @@
 """`conv2d(..., stride>1, padding='SAME')` (and max / average pooling) over
-spatial dims known only at run time (an InputSpec's `None` height and width: a segmentation net's strided
-"same" convolutions exported for any image size).
+spatial dims known only at run time (an InputSpec's `None` height and width:
+a segmentation net's strided "same" convolutions exported for any image
+size).
 
 'SAME' keeps `ceil(n / s)` outputs and pads `total = max((ceil(n/s) - 1) * s
 + eff_k - n, 0)` split `lo = total // 2` before and the rest after

@@ -1,7 +1,8 @@
 """A classifier training script as the Paddle tutorials write it: a
 `Dataset` and `DataLoader`, a model with BatchNorm and Dropout, Momentum
 with weight decay on a `LinearWarmup(CosineAnnealingDecay)` schedule stepped
-per batch inside the train step (`opt.get_lr()` after it returned), `clip_grad_norm_`, `paddle.metric.accuracy` in the train step,
+per batch inside the train step (`opt.get_lr()` after it returned),
+`clip_grad_norm_`, `paddle.metric.accuracy` in the train step,
 and an eval step that feeds `paddle.metric.Accuracy(topk=(1, 2))` —
 `metric.update(metric.compute(logits, y))` inside the converted function,
 whose running totals are then effects of the program, replayed per run

@@ -106,7 +106,8 @@ def test_word_language_model_save_load(tmp_path):
     _, model = script("numpy", "eager")
     model.eval()
     spec = [InputSpec([None, None], "int64"),
-            (InputSpec([NLAYERS, None, NINP], "float32"), InputSpec([NLAYERS, None, NINP], "float32"))]
+            (InputSpec([NLAYERS, None, NINP], "float32"),
+             InputSpec([NLAYERS, None, NINP], "float32"))]
     x, hidden = t(np.random.RandomState(2).randint(0, NTOKEN, (5, 3))), model.init_hidden(3)
     expected = model(x, hidden)
     path = str(tmp_path / "lm")
