@@ -41,6 +41,19 @@ class LRScheduler:
     def __call__(self):
         return self.last_lr
 
+    @property
+    def last_lr(self):
+        """The current rate; inside a converted function after a traced
+        `step()`, the rate that step reaches on each run (lr_step_per_run)."""
+        if effects.overlay() is not None:
+            from .lr_step_per_run import rate_in_trace
+            return rate_in_trace(self, effects.overlay())
+        return self._last_lr
+
+    @last_lr.setter
+    def last_lr(self, value):
+        self._last_lr = value
+
     def get_lr(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -55,6 +68,9 @@ class LRScheduler:
             return
         self._advance(epoch)
         self._notify()
+
+    def _current(self):
+        return self._last_lr
 
     def _advance(self, epoch):
         """The schedule's own numbers move on; returns the new rate."""

@@ -16,11 +16,31 @@ A run that raises after the op has advanced the scheduler's own count
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
+from ..core.dispatch import bind
 from ..core.ops.python_draws import PythonDraw
 
-__all__ = ["step_on_every_run"]
+__all__ = ["step_on_every_run", "rate_in_trace"]
+
+# trace overlay -> {id(scheduler): the rate Variable its traced step yields}: the
+# rest of that trace reads `sched.last_lr` / `sched()` as the stepped rate, as
+# eagerly (the entry dies with the trace; nothing is stored in the scheduler)
+_rates = weakref.WeakKeyDictionary()
+
+
+def rate_in_trace(scheduler, overlay):
+    """`scheduler.last_lr` read by traced code: the rate a step traced earlier
+    in this trace yields, else the scheduler's rate read when each run starts
+    (a later call may follow eager or traced steps: never a build-time float)."""
+    rate = _rates.get(overlay, {}).get(id(scheduler))
+    if rate is None:
+        rate = bind("python_draw", call=_SchedulerRead(scheduler._current, (), {}), shape=(),
+                    dtype="float64")
+        rate.weak = True
+    return rate
 
 
 class _SchedulerStep(PythonDraw):
@@ -37,18 +57,28 @@ class _SchedulerStep(PythonDraw):
                 "step")
 
 
+class _SchedulerRead(_SchedulerStep):
+    """The per-run read of the scheduler's current rate."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<{type(self.fn.__self__).__name__}.last_lr on every run>"
+
+
 def step_on_every_run(scheduler, overlay, epoch):
     """Trace `scheduler.step(epoch)`: see the module doc."""
     overlay.activate(f"{type(scheduler).__name__}.step()",
                      instead="step the scheduler after the `if` or loop, or between calls")
-    value = np.asarray(scheduler.last_lr, np.float64)
-    from ..core.dispatch import bind
+    value = np.asarray(scheduler._last_lr, np.float64)
     rate = bind("python_draw", call=_SchedulerStep(scheduler._advance, (epoch,), {}),
                 shape=(), dtype=value.dtype.name)
     for ref in scheduler._optimizers:
         opt = ref()
         if opt is not None:
             overlay.assign(opt._lr, rate)
+    rate.weak = True  # stands for the Python float `last_lr` is eagerly
+    _rates.setdefault(overlay, {})[id(scheduler)] = rate
     return rate
 
 

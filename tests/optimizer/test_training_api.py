@@ -316,10 +316,23 @@ def test_a_scheduler_stepped_inside_a_converted_function_steps_on_every_run():
         s.step()
         return x + 1
 
+    @to_static
+    def g(x):
+        before = s()
+        s.step()
+        return x * before, x * s.last_lr   # the rate before and after this run's step
+
     for _ in range(5):
         f(d2s.to_tensor(np.ones(2)))
         eager.step()
         assert (s.last_epoch, s.last_lr) == (eager.last_epoch, eager.last_lr)
+    for _ in range(3):
+        before, after = g(d2s.to_tensor(np.ones(2)))
+        rate = eager.last_lr
+        eager.step()
+        np.testing.assert_allclose(before.numpy(), [rate] * 2)
+        np.testing.assert_allclose(after.numpy(), [eager.last_lr] * 2)
+        assert type(s.last_lr) is float
     plateau = sched.ReduceOnPlateau(0.1)
 
     @to_static
