@@ -188,8 +188,16 @@ def _decode_tree(obj, where="out_tree", depth=0):
 
 def save(layer_or_fn, path, input_spec=None):
     """Trace and write `<path>.json` and `<path>.npz` (the program: see
-    `traced_program`)."""
-    concrete = traced_program(layer_or_fn, input_spec)
+    `traced_program`). A model loaded by `load` (fine-tuned or not) is saved
+    again as it is: its program with its weights' current values."""
+    if isinstance(layer_or_fn, TranslatedLayer):
+        if input_spec is not None:
+            raise TypeError("d2s.jit.save: a loaded program is saved with the inputs it was "
+                            "saved with; pass no input_spec (to change them, save the "
+                            "original Layer again)")
+        concrete = layer_or_fn._concrete
+    else:
+        concrete = traced_program(layer_or_fn, input_spec)
     program = concrete.main_program
     outputs, structure = concrete.outputs, concrete.output_structure
     writes = getattr(concrete, "writes", None)
@@ -380,6 +388,16 @@ def _list(doc, key, where):
     return v
 
 
+def _leaves(args):
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            out.extend(_leaves(a))
+        else:
+            out.append(a)
+    return out
+
+
 class TranslatedLayer:
     """A loaded program, callable like the Layer or function that was saved.
 
@@ -398,6 +416,12 @@ class TranslatedLayer:
 
     def __call__(self, *args):
         inputs = self._concrete.inputs
+        if len(args) != len(inputs):
+            # saved with a nested InputSpec (an LSTM's `(h, c)` state): the program
+            # takes the leaves in order, and the caller passes the same nesting
+            flat = _leaves(args)
+            if len(flat) == len(inputs):
+                args = flat
         if len(args) != len(inputs):
             raise TypeError(f"the loaded program takes {len(inputs)} inputs "
                             f"({', '.join(v.name for v in inputs)}), got {len(args)}")

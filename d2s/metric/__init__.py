@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ops import arange, cast, equal, reshape, sum as _sum, unsqueeze
+from ..core.ops import (arange, cast, concat, equal, full, maximum, reshape, sum as _sum, unsqueeze,
+                        zeros)
+from ..core.tensor import Tensor
 from ..core.ops._base import lift
 
 __all__ = ["accuracy"]
@@ -54,7 +56,15 @@ def _np(x):
 
 
 class Accuracy(Metric):
-    """Top-k accuracies over all batches seen (`topk` a tuple of k)."""
+    """Top-k accuracies over all batches seen (`topk` a tuple of k).
+
+    `compute` and `update` are tensor code and the running totals are
+    Tensors, so a converted eval step may call both (`metric.update(
+    metric.compute(logits, y))`): the totals the step writes into the
+    metric are effects of its program, replayed after each run with that
+    run's values (DESIGN §4) -- never a build-time value counted once."""
+
+    _d2s_user_state = True  # its totals are watched like a user object's (static.reachable)
 
     def __init__(self, topk=(1,), name=None):
         super().__init__(name or "acc")
@@ -62,24 +72,41 @@ class Accuracy(Metric):
         self.reset()
 
     def compute(self, pred, label):
-        """(N, len(topk)) hits of each sample."""
-        pred, label = _np(pred), _np(label).reshape(-1)
-        order = np.argsort(-pred, axis=-1, kind="stable")
-        return np.stack([(order[:, :k] == label[:, None]).any(1) for k in self.topk], 1)
+        """(N, len(topk)) float32 hits of each sample: the label's rank (scores
+        above it, then equal scores at lower indices, as a stable sort puts
+        them) is below k."""
+        pred, label = lift(pred), lift(label)
+        label = reshape(label, [-1, 1])
+        n_classes = pred.shape[-1]
+        classes = reshape(arange(0, n_classes, dtype=label.dtype), [1, n_classes])
+        onehot = equal(label, classes)
+        own = _sum(pred * cast(onehot, pred.dtype), axis=1, keepdim=True)
+        ahead = (pred > own) | ((pred == own) & (classes < label))
+        rank = _sum(cast(ahead, "int64"), axis=1, keepdim=True)
+        return concat([cast(rank < int(k), "float32") for k in self.topk], axis=1)
 
     def update(self, correct):
-        correct = _np(correct)
-        self.total += correct.sum(0)
-        self.count += correct.shape[0]
-        return (correct.sum(0) / max(correct.shape[0], 1)).tolist()
+        """Add a batch's hits (from `compute`) to the totals; returns the batch's
+        accuracies (a list eagerly, a float32 tensor inside converted code)."""
+        correct = cast(lift(np.asarray(correct) if not hasattr(correct, "shape") else correct),
+                       "int64")
+        if len(correct.shape) == 1:
+            correct = reshape(correct, [-1, 1])
+        hits = _sum(correct, axis=0)
+        n = _sum(cast(correct[:, 0] >= 0, "int64"))  # the batch size, known or not
+        self.total = self.total + hits
+        self.count = self.count + n
+        batch = cast(hits, "float32") / cast(maximum(n, full([], 1, "int64")), "float32")
+        return batch.numpy().tolist() if isinstance(batch, Tensor) else batch
 
     def accumulate(self):
-        res = (self.total / max(self.count, 1)).tolist()
+        total, count = _np(self.total), int(_np(self.count))
+        res = (total / max(count, 1)).tolist()
         return res[0] if len(self.topk) == 1 else res
 
     def reset(self):
-        self.total = np.zeros(len(self.topk))
-        self.count = 0
+        self.total = zeros([len(self.topk)], "int64")
+        self.count = zeros([], "int64")
 
 
 class Auc(Metric):

@@ -219,6 +219,15 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
     kind = _RESIZE_MODES[mode]
     out = x
     for axis, n_in, n_out, scale in zip(axes, sizes, size, scales):
+        if kind == "nearest" and scale is not None and _exact_repeat(scale):
+            # an integer scale (a power of two: floor(i / s) exact in float): each item
+            # repeated, read with indices (built by the run where the size is known only
+            # then): the values the matrix gives, with no 0 * inf, and an ONNX Gather
+            if int(scale) > 1:
+                n = shape(x)[axis] if n_in is None else n_in
+                index = arange(0, n * int(scale), dtype="int64") // int(scale)
+                out = gather(out, index, axis=axis)
+            continue
         if isinstance(n_in, int) and isinstance(n_out, int):
             ratio = n_in / n_out if scale is None else 1.0 / scale
             if n_in == n_out and (kind == "nearest" or not align_corners) and ratio == 1.0:
@@ -235,6 +244,11 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
         back = list(np.argsort(perm))
         out = transpose(matmul(transpose(out, perm), transpose(mat, [1, 0])), back)
     return out
+
+
+def _exact_repeat(scale):
+    """A scale whose nearest resize repeats each item `scale` times exactly."""
+    return scale >= 1 and scale == int(scale) and int(scale) & (int(scale) - 1) == 0
 
 
 def _size_value(s):

@@ -15,6 +15,7 @@ from ..core.dispatch import bind
 from ..core.ops import (arange, cast, constant, matmul, mean, reshape, shape, squeeze,
                         transpose, unsqueeze)
 from ..core.ops._base import lift
+from .same_conv_unknown import needs_run_time_same, same_at_run_time
 from ..core.ops.conv_nd import transposed_conv_attrs, transposed_geometry
 from ..core.ops.conv import (adaptive_matrix, avg_pool2d as _avg_pool2d, avg_pool_counts,
                              conv2d as _conv2d, conv_pads, max_pool2d as _max_pool2d, pair)
@@ -61,9 +62,14 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     stride, dilation = pair(stride, "conv2d", "stride"), pair(dilation, "conv2d", "dilation")
     if last:
         x = transpose(x, _TO_NCHW)
-    pads = conv_pads(padding, tuple(x.shape[2:]), tuple(weight.shape[2:]), stride, dilation,
-                     "conv2d", channel_last=last)
-    out = _conv2d(x, weight, stride, pads, dilation, groups)
+    if needs_run_time_same(padding, tuple(x.shape[2:]), stride):
+        out = same_at_run_time(
+            lambda pads: _conv2d(x, weight, (1, 1), pads, dilation, groups), x,
+            tuple(weight.shape[2:]), stride, dilation)
+    else:
+        pads = conv_pads(padding, tuple(x.shape[2:]), tuple(weight.shape[2:]), stride,
+                         dilation, "conv2d", channel_last=last)
+        out = _conv2d(x, weight, stride, pads, dilation, groups)
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1, 1])
     return transpose(out, _TO_NHWC) if last else out
@@ -153,13 +159,18 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     return squeeze(out, 1 if last else 2)
 
 
-def _pool_args(x, kernel_size, stride, padding, data_format, where):
+def _pool_args(x, kernel_size, stride, padding, data_format, where, run_time_same=False):
+    """(x in NCHW, kernel, stride, pads, channel-last?); `pads` is None where
+    `run_time_same` allows 'SAME' of a strided unknown dim to be resolved per
+    run (`same_at_run_time`)."""
     last = _channel_last(data_format, where)
     _rank(x, 4, where, data_format)
     kernel = pair(kernel_size, where, "kernel_size")
     stride = kernel if stride is None else pair(stride, where, "stride")
     if last:
         x = transpose(x, _TO_NCHW)
+    if run_time_same and needs_run_time_same(padding, tuple(x.shape[2:]), stride):
+        return x, kernel, stride, None, last
     pads = conv_pads(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), where,
                      channel_last=last)
     return x, kernel, stride, pads, last
@@ -171,7 +182,12 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_m
     gives each window's argmax as a flat index into its input plane (int32,
     for `max_unpool2d`)."""
     x, kernel, stride, pads, last = _pool_args(lift(x), kernel_size, stride, padding,
-                                               data_format, "max_pool2d")
+                                               data_format, "max_pool2d",
+                                               not (return_mask or ceil_mode))
+    if pads is None:
+        out = same_at_run_time(lambda p: _max_pool2d(x, kernel, (1, 1), p, False), x, kernel,
+                               stride, (1, 1))
+        return transpose(out, _TO_NHWC) if last else out
     if return_mask:
         from .patch_functional import max_pool2d_with_mask
         out, mask = max_pool2d_with_mask(x, kernel, stride, pads, ceil_mode)
@@ -184,7 +200,12 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
                divisor_override=None, data_format="NCHW", name=None):
     """2-D average pooling; `exclusive` leaves padding out of each divisor."""
     x, kernel, stride, pads, last = _pool_args(lift(x), kernel_size, stride, padding,
-                                               data_format, "avg_pool2d")
+                                               data_format, "avg_pool2d",
+                                               not (divisor_override or ceil_mode))
+    if pads is None:
+        out = same_at_run_time(lambda p: _avg_pool2d(x, kernel, (1, 1), p, False, exclusive),
+                               x, kernel, stride, (1, 1))
+        return transpose(out, _TO_NHWC) if last else out
     if divisor_override:
         out = _avg_pool2d(x, kernel, stride, pads, ceil_mode, exclusive=False)
         counts = avg_pool_counts(x.shape, kernel, stride, pads, ceil_mode, False)

@@ -11,6 +11,7 @@ import math
 
 from ..core.state import eager_guard
 from ..core.ops import clip, full, normal, uniform
+from ..core.tensor import Tensor
 
 __all__ = ["Initializer", "Constant", "Uniform", "Normal", "XavierUniform", "KaimingUniform",
            "eager_guard"]  # eager_guard re-exported from d2s.core.state
@@ -31,6 +32,13 @@ def compute_fans(shape):
 
 class Initializer:
     def __call__(self, shape, dtype="float32"):
+        """A new Tensor of `shape`; or, given a parameter (Paddle's `init(param)`,
+        as `_initialize_weights` loops write it), fills it in place and returns it."""
+        if isinstance(shape, Tensor):
+            param = shape
+            with eager_guard():
+                param.set_value(self._draw(list(param.shape), param.dtype))
+            return param
         with eager_guard():
             return self._draw(list(shape), dtype)
 

@@ -40,7 +40,10 @@ def to_model(layer_or_function, input_spec=None, opset_version=None):
 
 
 def export(layer_or_function, path, input_spec=None, opset_version=None):
-    """Write the ONNX model of `layer_or_function` to `path`; returns `path`.
+    """Write the ONNX model of `layer_or_function` to `path`; returns the path
+    written. A `path` not ending in `.onnx` is a prefix, as in PaddlePaddle's
+    `paddle.onnx.export(model, "out/model")`: the file is `out/model.onnx`
+    (where a ported script then opens it).
 
     `layer_or_function`: a `to_static` function, a Layer (its forward is
     converted), or a plain function. `input_spec`: a list of `InputSpec`s (or
@@ -52,6 +55,8 @@ def export(layer_or_function, path, input_spec=None, opset_version=None):
     """
     data = to_model(layer_or_function, input_spec, opset_version).SerializeToString()
     path = os.fspath(path)
+    if not path.endswith(".onnx") and not os.path.isdir(path):  # (a directory: the OS error)
+        path += ".onnx"
     try:
         with open(path, "wb") as f:
             f.write(data)

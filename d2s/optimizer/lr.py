@@ -6,9 +6,9 @@ A scheduler is plain Python state: `last_epoch` counts `step()` calls and
 rate is an input of its update ops, so programs that update with it see the
 new rate on their next run without being traced again).
 
-`step()` changes Python state, which a function converted by `to_static` does
-not replay on later calls: stepping a scheduler inside a converted function
-raises, naming the alternative (step it between calls, in eager code).
+`step()` inside a function converted by `to_static` steps the scheduler on
+every run of the program (`lr_step_per_run`); `ReduceOnPlateau.step(metric)`
+there raises, naming the alternative (step it between calls, in eager code).
 """
 from __future__ import annotations
 
@@ -41,22 +41,45 @@ class LRScheduler:
     def __call__(self):
         return self.last_lr
 
+    @property
+    def last_lr(self):
+        """The current rate; inside a converted function after a traced
+        `step()`, the rate that step reaches on each run (lr_step_per_run)."""
+        if effects.overlay() is not None:
+            from .lr_step_per_run import rate_in_trace
+            return rate_in_trace(self, effects.overlay())
+        return self._last_lr
+
+    @last_lr.setter
+    def last_lr(self, value):
+        self._last_lr = value
+
     def get_lr(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def step(self, epoch=None):
-        """Advance to the next epoch (or to `epoch`) and recompute `last_lr`."""
-        if effects.overlay() is not None:
-            raise RuntimeError(
-                f"{type(self).__name__}.step() inside a function converted by to_static: the "
-                "converted program would not step it again on later calls. Call "
-                "scheduler.step() in eager code between calls of the converted step")
+        """Advance to the next epoch (or to `epoch`) and recompute `last_lr`.
+        Inside a converted function: on every run of its program
+        (optimizer.lr_step_per_run)."""
+        ov = effects.overlay()
+        if ov is not None:
+            from .lr_step_per_run import step_on_every_run
+            step_on_every_run(self, ov, epoch)
+            return
+        self._advance(epoch)
+        self._notify()
+
+    def _current(self):
+        return self._last_lr
+
+    def _advance(self, epoch):
+        """The schedule's own numbers move on; returns the new rate."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         self.last_lr = float(self.get_lr())
-        self._notify()
         if self.verbose:
             print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to "
                   f"{self.last_lr}.")
+        return self.last_lr
 
     def _bind(self, optimizer):
         self._optimizers.append(weakref.ref(optimizer))

@@ -44,6 +44,8 @@ def walkable_object(obj):
     d = getattr(obj, "__dict__", None)
     if not isinstance(d, dict):
         return False
+    if getattr(type(obj), "_d2s_user_state", False):
+        return True  # a d2s object holding the user's running state (a metric's totals)
     module = type(obj).__module__ or ""
     return not (module == "d2s" or module.startswith("d2s.") or module == "builtins"
                 or module.startswith("numpy") or module.startswith("jax"))

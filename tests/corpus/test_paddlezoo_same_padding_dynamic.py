@@ -5,8 +5,10 @@ backbones write them.
 
 With stride 1 'SAME' pads d * (k - 1) whatever the size (it raised "needs
 the spatial dims known"): eager and converted agree on values and gradients,
-on numpy and xla, at several lengths. With a larger stride the padding
-depends on the size: the error says so and what to write."""
+on numpy and xla, at several lengths. With a larger stride a convolution
+or pooling resolves the padding per run (test_scripts_image_segmentation);
+a max pooling returning its mask needs the size: the error says so and
+what to write."""
 import numpy as np
 import pytest
 
@@ -53,9 +55,12 @@ def test_same_padding_of_run_time_lengths_matches_eager(backend):
             np.testing.assert_allclose(s, e, rtol=1e-5, atol=1e-5)
 
 
-def test_strided_same_padding_of_an_unknown_dim_says_what_to_write():
-    conv = nn.Conv1D(2, 2, 3, stride=2, padding="same")
-    static = d2s.jit.to_static(conv, input_spec=[InputSpec([None, 2, None])])
+def test_strided_same_pooling_with_a_mask_of_an_unknown_dim_says_what_to_write():
+    """(A strided 'SAME' convolution or pooling of an unknown dim works: see
+    test_scripts_image_segmentation; a pooling returning its argmax mask
+    still needs the size.)"""
+    pool = nn.MaxPool1D(3, stride=2, padding="same", return_mask=True)
+    static = d2s.jit.to_static(pool, input_spec=[InputSpec([None, 2, None])])
     with pytest.raises(ValueError, match=r"padding='SAME' with stride 2 needs the spatial dims "
                                          r"known.*Give those dims a size in the InputSpec, or "
                                          r"give the padding as ints"):

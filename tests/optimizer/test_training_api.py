@@ -307,16 +307,41 @@ def test_an_optimizer_follows_its_scheduler_and_checkpoints():
             np.testing.assert_array_equal(opt2.state_dict()[key].numpy(), value)
 
 
-def test_stepping_a_scheduler_inside_a_converted_function_is_an_error():
+def test_a_scheduler_stepped_inside_a_converted_function_steps_on_every_run():
     s = sched.StepDecay(0.1, 2)
+    eager = sched.StepDecay(0.1, 2)
 
     @to_static
     def f(x):
         s.step()
         return x + 1
 
-    with pytest.raises(Exception, match="scheduler.step\\(\\) in eager code"):
+    @to_static
+    def g(x):
+        before = s()
+        s.step()
+        return x * before, x * s.last_lr   # the rate before and after this run's step
+
+    for _ in range(5):
         f(d2s.to_tensor(np.ones(2)))
+        eager.step()
+        assert (s.last_epoch, s.last_lr) == (eager.last_epoch, eager.last_lr)
+    for _ in range(3):
+        before, after = g(d2s.to_tensor(np.ones(2)))
+        rate = eager.last_lr
+        eager.step()
+        np.testing.assert_allclose(before.numpy(), [rate] * 2)
+        np.testing.assert_allclose(after.numpy(), [eager.last_lr] * 2)
+        assert type(s.last_lr) is float
+    plateau = sched.ReduceOnPlateau(0.1)
+
+    @to_static
+    def g(x):
+        plateau.step(x.sum())
+        return x + 1
+
+    with pytest.raises(Exception, match="ReduceOnPlateau.step\\(\\).*in eager code"):
+        g(d2s.to_tensor(np.ones(2)))
 
 
 def test_bad_arguments_are_clear_errors():

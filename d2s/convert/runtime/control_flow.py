@@ -11,7 +11,7 @@ and body closures write their results straight into the caller's variables.
 A static Variable predicate builds `d2s.static.nn.cond` / `while_loop`.
 """
 from .dispatch import _is_static, _static_nn
-from .iteration import StaticIterable, TensorBoundRange, static_iteration_plan
+from .iteration import TensorBoundRange, is_static_iterable, static_iteration_plan
 from .lists import check_list_aliases, enter_trace, exit_trace, sharing, tracing_paths
 from .logical import check_truth_size, static_truth
 from .targets import entries_read, writing_back
@@ -126,7 +126,7 @@ def convert_for(iterable, body_fn, get_state, set_state, state_names, loop_vars,
     bound) become one `while` op over an int64 counter. `lists`: the loop
     variables the body appends to (guarded trips carry them as arrays).
     """
-    if _is_static(iterable) or isinstance(iterable, StaticIterable):
+    if is_static_iterable(iterable):
         keyed = _check_carried(uncarried, "a `for` loop")
         with _traced("the body of a `for` loop on a tensor"):
             return _static_for(iterable, body_fn, get_state, set_state, state_names,

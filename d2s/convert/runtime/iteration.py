@@ -8,10 +8,12 @@ such an object can only be iterated statically, so other uses fail clearly.
 import builtins
 from collections import namedtuple
 
+from d2s.core.ops.run_time_pieces import RunTimePieces
+
 from .dispatch import _any_static, _is_static
 
 __all__ = ["convert_range", "convert_enumerate", "convert_zip", "StaticIterable",
-           "static_iteration_plan"]
+           "static_iteration_plan", "is_static_iterable"]
 
 
 class StaticIterable:
@@ -135,14 +137,20 @@ def _check_integer_bound(value):
         builtins.range(value)  # Python's own TypeError for a float, a str, ...
 
 
+def is_static_iterable(iterable):
+    """Iterated by a loop op: a Variable, a range/enumerate/zip over one, or
+    pieces of a split whose number is known only at run time."""
+    return _is_static(iterable) or isinstance(iterable, (StaticIterable, RunTimePieces))
+
+
 def convert_enumerate(iterable, start=0):
-    if _is_static(iterable) or isinstance(iterable, StaticIterable):
+    if is_static_iterable(iterable):
         return StaticEnumerate(iterable, start)
     return builtins.enumerate(iterable, start)
 
 
 def convert_zip(*iterables, **kwargs):
-    if any(_is_static(i) or isinstance(i, StaticIterable) for i in iterables):
+    if any(is_static_iterable(i) for i in iterables):
         return StaticZip(iterables)
     return builtins.zip(*iterables, **kwargs)
 
@@ -177,6 +185,8 @@ def _length(iterable):
         for n in lengths[1:]:
             out = ops.minimum(out, n) if (_is_static(out) or _is_static(n)) else min(out, n)
         return out
+    if isinstance(iterable, RunTimePieces):
+        return iterable.count
     if _is_static(iterable):
         from .builtins_ import convert_len
         return convert_len(iterable)
@@ -205,6 +215,8 @@ def _item(iterable, counter):
         return (python_int(counter + iterable.start), _item(iterable.iterable, counter))
     if isinstance(iterable, StaticZip):
         return tuple(_item(i, counter) for i in iterable.iterables)
+    if isinstance(iterable, RunTimePieces):
+        return iterable.piece(counter)
     return iterable[counter]
 
 

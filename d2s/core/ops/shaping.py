@@ -23,6 +23,7 @@ from .creation import arange
 from .elementwise import greater_equal, less_equal, where, zeros_like_
 from .indexing import getitem
 from .manipulation import concat, expand, flatten, reshape, unsqueeze
+from .run_time_pieces import RunTimePieces
 
 __all__ = ["split", "chunk", "unbind", "tile", "broadcast_to", "expand_as", "flip", "roll",
            "tril", "triu", "meshgrid", "slice", "strided_slice"]
@@ -99,6 +100,10 @@ def split(x, num_or_sections, axis=0, name=None):
             out.append(_take(x, axis, start, start + s))
             start += s
         return out
+    if is_value(num_or_sections) and not isinstance(num_or_sections, Tensor) \
+            and tuple(num_or_sections.shape) in ((), (1,)):
+        # `x.split(x.shape[1], axis=1)` over an unknown dim: a converted `for` walks them
+        return RunTimePieces(x, axis, num_or_sections, False, "split")
     num = _int(num_or_sections, "split", "num_or_sections")
     if num <= 0:
         raise ValueError(f"split: num_or_sections must be positive, got {num}")
@@ -123,9 +128,8 @@ def unbind(input, axis=0):
     x = lift(input)
     axis = _axis(x, axis, "unbind")
     n = x.shape[axis] if x.shape else None
-    if n is None:
-        raise ValueError(f"unbind: the size of axis {axis} of {tuple(x.shape)} must be known "
-                         "while building (it is the number of results)")
+    if n is None:  # a converted `for` walks them (`for x_t in x.unbind(1)`)
+        return RunTimePieces(x, axis, _dim(x, axis), True, "unbind")
     return [getitem(x, (builtins.slice(None),) * axis + (i,)) for i in range(n)]
 
 
