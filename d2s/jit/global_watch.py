@@ -117,10 +117,16 @@ class GlobalWatch:
         return fresh
 
     def _warn(self, before, now):
-        names = [n for (n, _), a, b in zip(self._named(), before, now) if not _equal(a, b)]
+        changed = [n for (n, _), a, b in zip(self._named(), before, now) if not _equal(a, b)]
+        names = [n.split(" ", 1)[1] for n in changed if n.startswith("global ")]
+        cells = [n.split(" ", 2)[2] for n in changed if n.startswith("closure variable ")]
+        what = " and ".join(
+            part for part in (f"global(s) {', '.join(names)}" if names else "",
+                              f"closure variable(s) {', '.join(cells)}" if cells else "")
+            if part) or "globals"
         code = self.fn.__code__
         warnings.warn(
-            f"d2s: the {', '.join(names) or 'globals'} read by "
+            f"d2s: the {what} read by "
             f"{self.fn.__qualname__} ({code.co_filename}, line {code.co_firstlineno}) took "
             f"more than {MAX_VALUES} values; each value is frozen into a program of its own, "
             f"so the function is traced again for each (the oldest are dropped). Pass it as "

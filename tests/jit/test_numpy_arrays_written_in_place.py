@@ -200,3 +200,15 @@ def test_a_converted_training_step_reading_class_weights(backend):
         eager.class_weight[0] = model.class_weight[0] = weight
         np.testing.assert_allclose(static_step(x).numpy(), eager_step(x).numpy(), rtol=1e-5)
     np.testing.assert_allclose(model.fc.weight.numpy(), eager.fc.weight.numpy(), rtol=1e-5)
+
+
+def test_a_closure_variable_taking_many_values_is_said_by_name():
+    f, rescale = _closing_over(np.ones(2, dtype="float32"), 1.0)
+    static = d2s.jit.to_static(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for v in range(10):
+            rescale(float(v))
+            np.testing.assert_allclose(static(_x(2)).numpy(), f(_x(2)).numpy())
+    said = [str(w.message) for w in caught if "took more than" in str(w.message)]
+    assert len(said) == 1 and "closure variable(s) 'scale'" in said[0], said
