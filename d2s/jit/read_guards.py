@@ -37,6 +37,7 @@ import numpy as np
 
 from ..core import state
 from ..core.tensor import Tensor
+from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
 from ..static.origins import resolved
 from ..static.reachable import is_layer
@@ -121,6 +122,8 @@ def build(reads, watch):
             continue
         attr = owner is not None and container is getattr(owner, "__dict__", None)
         where = f"{label}.{key}" if attr else f"{label}[{key!r}]"
+        if kind == "array":
+            _check_not_written(reads, old, _label(where, reads, container, key))
         _add(entries, seen, kind, container, key, old, _label(where, reads, container, key),
              attr and is_layer(owner))
         if None in roles and isinstance(old, (list, dict)):
@@ -147,6 +150,23 @@ def build(reads, watch):
     for container, key, value, label, at, absent in reads.fixed.values():
         _fixed_entry(entries, seen, container, key, value, label, at, absent)
     return ReadGuards(entries) if entries else None
+
+
+def _check_not_written(reads, array, label):
+    """A numpy array the trace itself wrote into (`self.counts[0] += 1` in a
+    converted forward) would be written once, while the program is built,
+    and never by its runs, where eager code writes it on every call."""
+    snap = reads.arrays.get(id(array))
+    if snap is None or array_contents.same(array, snap):
+        return
+    if array.shape == snap[0] and array.dtype == snap[1] and array.flags.writeable:
+        np.copyto(array, array_contents.frozen(snap))  # (the caller's array as it was)
+    raise ControlFlowError(
+        f"{label}: converted code writes into this numpy array in place; the write "
+        f"happens once, while the program is traced, not on every call as it does eagerly. "
+        f"Hold the value in a Tensor (a Layer buffer, `self.register_buffer(...)`) and "
+        f"update it with tensor ops (`self.counts[0] += 1` on a Tensor is replayed on every "
+        f"run), or write the array outside the converted function.")
 
 
 def _fixed_entry(entries, seen, container, key, value, label, at, absent):

@@ -212,3 +212,27 @@ def test_a_closure_variable_taking_many_values_is_said_by_name():
             np.testing.assert_allclose(static(_x(2)).numpy(), f(_x(2)).numpy())
     said = [str(w.message) for w in caught if "took more than" in str(w.message)]
     assert len(said) == 1 and "closure variable(s) 'scale'" in said[0], said
+
+
+class _Counting(nn.Layer):
+    """Research code keeping a count in a numpy array, written in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts = np.zeros(3, dtype="int64")
+
+    def forward(self, x):
+        self.counts[0] += 1
+        return x * 2.0
+
+
+def test_an_array_the_trace_writes_into_is_a_clear_error():
+    """Eagerly the write happens on every call; a program would do it once,
+    while traced: a clear error naming the array and the line, saying what to
+    write instead, and the caller's array left as it was."""
+    model = _Counting()
+    forward = d2s.jit.to_static(model.forward)
+    with pytest.raises(Exception, match=r"self\.counts \(read at .*line \d+: "
+                                        r"`self\.counts\[0\] \+= 1`\).*register_buffer"):
+        forward(_x())
+    assert model.counts.tolist() == [0, 0, 0]

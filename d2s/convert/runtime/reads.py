@@ -27,6 +27,8 @@ import sys
 import threading
 from types import ModuleType
 
+from numpy import ndarray as _ndarray
+
 from d2s.static.ir import Variable as _Variable
 
 
@@ -42,10 +44,11 @@ class Reads:
     converted code's first read (jit.read_guards maps it to the user's)} and `functions` {id(fn): fn} (converted
     functions called)."""
 
-    __slots__ = ("entries", "origins", "functions", "fixed", "outer", "absent")
+    __slots__ = ("entries", "origins", "functions", "fixed", "outer", "absent", "arrays")
 
     def __init__(self, outer):
         self.absent = set()  # (id(container), key): an attribute found missing
+        self.arrays = {}     # id(numpy array read): its contents when first read
         self.entries = {}
         self.origins = {}
         self.functions = {}
@@ -68,6 +71,10 @@ class Reads:
         entry = self.entries.get(k)
         if entry is None:
             self.entries[k] = [container, key, {role}, value]
+            if type(value) is _ndarray and id(value) not in self.arrays:
+                # (what it held when read: a write by the trace itself is then
+                # told apart from a write by the caller, jit.read_guards)
+                self.arrays[id(value)] = _snapshot(value)
             if at is None:
                 frame = sys._getframe(1)  # (add <- read_attr / read_item <- converted code)
                 at = (frame.f_back.f_code.co_filename, frame.f_back.f_lineno)
@@ -76,6 +83,16 @@ class Reads:
             entry[2].add(role)
         if self.outer is not None:  # an enclosing trace reads through this one
             self.outer.add(container, key, role, value, at or self.origins[k])
+
+
+def _snapshot(array):
+    """(shape, dtype, bytes) of a small array, None for a large one (not copied)."""
+    if array.nbytes > _SNAPSHOT_BYTES:
+        return None
+    return array.shape, array.dtype, array.tobytes()
+
+
+_SNAPSHOT_BYTES = 64 * 1024  # (jit.array_contents.CHECKED_BYTES: the guards' limit)
 
 
 class recording:
