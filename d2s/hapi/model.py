@@ -46,6 +46,16 @@ def _specs(specs, what):
     return specs
 
 
+def _names(metric):
+    """A metric's result names: an Accuracy over several k gives one per k
+    (`acc_top1`, `acc_top5`, Paddle's names)."""
+    names = _to_list(metric.name())
+    topk = tuple(getattr(metric, "topk", ()) or ())
+    if len(names) == 1 and len(topk) > 1:
+        return [f"{names[0]}_top{k}" for k in topk]
+    return names
+
+
 class Model:
     """`Model(network, inputs=None, labels=None)`; call `prepare` before
     training or evaluating."""
@@ -99,7 +109,7 @@ class Model:
     def _metric_names(self):
         names = []
         for m in self._metrics:
-            names.extend(_to_list(m.name()))
+            names.extend(_names(m))
         return names
 
     # -- one batch --------------------------------------------------------------
@@ -185,7 +195,7 @@ class Model:
         if losses:
             logs["loss"] = [float(np.asarray(l).reshape(-1)[0]) for l in losses]
         for m in self._metrics:
-            for name, value in zip(_to_list(m.name()), _to_list(m.accumulate())):
+            for name, value in zip(_names(m), _to_list(m.accumulate())):
                 logs[name] = value
         return logs
 

@@ -198,3 +198,30 @@ def test_callbacks_protocol_early_stopping_checkpoint_lr(tmp_path):
     assert epochs == [0, 1]
     with pytest.raises(TypeError, match="Callback"):
         model2.fit(_DS(x, y), epochs=1, verbose=0, callbacks=[object()])
+
+
+def test_summary_parameters_dataloader_and_errors(capsys):
+    net = _net()
+    model = d2s.Model(net, inputs=[InputSpec([None, 4], "float32", "x")])
+    assert model.summary() == {"total_params": 4 * 8 + 8 + 8 * 2 + 2,
+                               "trainable_params": 58}
+    assert [p.shape for p in model.parameters()] == [p.shape for p in net.parameters()]
+    with pytest.raises(RuntimeError, match="prepare"):
+        model.train_batch([np.zeros((1, 4), "float32")], [np.zeros((1, 1), "int64")])
+    with pytest.raises(NotImplementedError, match="amp_configs"):
+        model.prepare(amp_configs="O2")
+    with pytest.raises(TypeError, match="InputSpec"):
+        d2s.Model(net, inputs=[(None, 4)])
+    # a DataLoader is used as given (its batch size, not fit's)
+    x, y = _data(8)
+    model = _model(_net(), metrics=d2s.metric.Accuracy())
+    loader = d2s.io.DataLoader(_DS(x, y), batch_size=8, shuffle=False)
+    res = model.evaluate(loader, batch_size=2, verbose=0)
+    logits = model.network(d2s.to_tensor(x)).numpy()
+    assert res["acc"] == pytest.approx(float(np.mean(logits.argmax(1) == y[:, 0])))
+    model = _model(model.network, metrics=d2s.metric.Accuracy(topk=(1, 2)))
+    res = model.evaluate(loader, verbose=0)
+    assert res["acc_top1"] == pytest.approx(float(np.mean(logits.argmax(1) == y[:, 0])))
+    assert res["acc_top2"] == 1.0  # two classes
+    with pytest.raises(TypeError, match="Dataset"):
+        model.fit([(x, y)], verbose=0)
