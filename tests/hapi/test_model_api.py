@@ -225,3 +225,20 @@ def test_summary_parameters_dataloader_and_errors(capsys):
     assert res["acc_top2"] == 1.0  # two classes
     with pytest.raises(TypeError, match="Dataset"):
         model.fit([(x, y)], verbose=0)
+
+
+def test_accumulate_grad_batches_sums_gradients_before_a_step():
+    x, y = _data(16)
+    net, ref = _net(), _net()
+    ref.set_state_dict(_state(net))
+    _model(net).fit(_DS(x, y), batch_size=4, epochs=1, shuffle=False, verbose=0,
+                    accumulate_grad_batches=2)
+    opt = d2s.optimizer.SGD(learning_rate=0.1, parameters=ref.parameters())
+    loss_fn = d2s.nn.CrossEntropyLoss()
+    for s in range(0, 16, 4):
+        loss_fn(ref(d2s.to_tensor(x[s:s + 4])), d2s.to_tensor(y[s:s + 4])).backward()
+        if s % 8 == 4:
+            opt.step()
+            opt.clear_grad()
+    for k, v in _state(ref).items():
+        np.testing.assert_allclose(_state(net)[k], v, rtol=1e-5, atol=1e-6, err_msg=k)
