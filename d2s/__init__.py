@@ -106,3 +106,4 @@ globals().update({_name: _tensor_methods.inplace_function(_method)  # d2s.ceil_(
                   for _name, _method in _tensor_methods.install((globals(), linalg)).items()
                   if _name not in globals()})
 del _tensor_methods
+from .hapi import Model, callbacks  # noqa: E402,F401  (paddle.Model, paddle.callbacks)
