@@ -44,6 +44,9 @@ ALLOWED = {
     "quantization": {"core", "static", "jit", "nn", "quantization"},
     # Distributions are composites of core's ops, as nn's functions are.
     "distribution": {"core", "distribution"},
+    # The high-level Model (Paddle's hapi) sits on top: it drives a Layer with
+    # an optimizer over d2s.io's data, converting the forward through jit.
+    "hapi": {"core", "static", "jit", "io", "nn", "optimizer", "summary", "hapi"},
 }
 
 # Modules at the package root that use only the standard library, so that any
