@@ -1,0 +1,192 @@
+"""Paddle's MobileNetV1 and MobileNetV2 (`paddle.vision.models.mobilenet_v1`
+/ `mobilenet_v2`, with `scale`): the same sublayer names (V1's `conv2_1`...,
+V2's Sequential indices), so a Paddle state_dict loads by name."""
+from ... import nn
+from ...core.ops import flatten
+
+from ._pretrained import check_pretrained
+
+
+class _ConvNormActivation(nn.Sequential):
+    """Conv2D (+ norm) (+ activation) as one Sequential, like Paddle's
+    `vision.ops.ConvNormActivation`, whose parameter names ("0.weight",
+    "1._mean", ...) MobileNetV2's state_dict carries. The conv has a bias
+    only when there is no norm after it."""
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
+                 groups=1, norm_layer=nn.BatchNorm2D, activation_layer=nn.ReLU, dilation=1,
+                 bias=None):
+        if padding is None:
+            padding = (kernel_size - 1) // 2 * dilation
+        if bias is None:
+            bias = norm_layer is None
+        layers = [nn.Conv2D(in_channels, out_channels, kernel_size, stride, padding,
+                            dilation=dilation, groups=groups,
+                            bias_attr=None if bias else False)]
+        if norm_layer is not None:
+            layers.append(norm_layer(out_channels))
+        if activation_layer is not None:
+            layers.append(activation_layer())
+        super().__init__(*layers)
+
+
+def _make_divisible(v, divisor=8, min_value=None):
+    """Round a scaled channel count to a multiple of `divisor`, never going
+    more than 10% below the unrounded value (MobileNet's channel rule)."""
+    min_value = divisor if min_value is None else min_value
+    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
+    if new_v < 0.9 * v:
+        new_v += divisor
+    return new_v
+
+
+class _ConvBNLayer(nn.Layer):
+    """MobileNetV1's conv + BN + ReLU, with Paddle's `_conv`/`_norm_layer` names."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, num_groups=1):
+        super().__init__()
+        self._conv = nn.Conv2D(in_channels, out_channels, kernel_size, stride=stride,
+                               padding=padding, groups=num_groups, bias_attr=False)
+        self._norm_layer = nn.BatchNorm2D(out_channels)
+        self._act = nn.ReLU()
+
+    def forward(self, x):
+        return self._act(self._norm_layer(self._conv(x)))
+
+
+class _DepthwiseSeparable(nn.Layer):
+    """A 3x3 depthwise conv then a 1x1 pointwise conv, each with BN + ReLU."""
+
+    def __init__(self, in_channels, out_channels1, out_channels2, num_groups, stride, scale):
+        super().__init__()
+        self._depthwise_conv = _ConvBNLayer(in_channels, int(out_channels1 * scale), 3,
+                                            stride=stride, padding=1,
+                                            num_groups=int(num_groups * scale))
+        self._pointwise_conv = _ConvBNLayer(int(out_channels1 * scale),
+                                            int(out_channels2 * scale), 1, stride=1, padding=0)
+
+    def forward(self, x):
+        return self._pointwise_conv(self._depthwise_conv(x))
+
+
+# (name, out_channels1, out_channels2 / in of next, num_groups, stride), in Paddle's order
+_V1_BLOCKS = ([("conv2_1", 32, 64, 32, 1), ("conv2_2", 64, 128, 64, 2),
+               ("conv3_1", 128, 128, 128, 1), ("conv3_2", 128, 256, 128, 2),
+               ("conv4_1", 256, 256, 256, 1), ("conv4_2", 256, 512, 256, 2)]
+              + [(f"conv5_{i + 1}", 512, 512, 512, 1) for i in range(5)]
+              + [("conv5_6", 512, 1024, 512, 2), ("conv6", 1024, 1024, 1024, 1)])
+
+
+class MobileNetV1(nn.Layer):
+    """MobileNetV1(scale=1.0, num_classes=1000, with_pool=True): `scale`
+    multiplies every width; `num_classes <= 0` drops the classifier."""
+
+    def __init__(self, scale=1.0, num_classes=1000, with_pool=True):
+        super().__init__()
+        self.scale = scale
+        self.num_classes = num_classes
+        self.with_pool = with_pool
+        self.conv1 = _ConvBNLayer(3, int(32 * scale), 3, stride=2, padding=1)
+        self.dwsl = []
+        in_channels = 32
+        for name, c1, c2, groups, stride in _V1_BLOCKS:
+            block = _DepthwiseSeparable(int(in_channels * scale), c1, c2, groups, stride, scale)
+            self.dwsl.append(self.add_sublayer(name, block))
+            in_channels = c2
+        if with_pool:
+            self.pool2d_avg = nn.AdaptiveAvgPool2D(1)
+        if num_classes > 0:
+            self.fc = nn.Linear(int(1024 * scale), num_classes)
+
+    def forward(self, x):
+        x = self.conv1(x)
+        for dws in self.dwsl:
+            x = dws(x)
+        if self.with_pool:
+            x = self.pool2d_avg(x)
+        if self.num_classes > 0:
+            x = flatten(x, 1)
+            x = self.fc(x)
+        return x
+
+
+class _InvertedResidual(nn.Layer):
+    """MobileNetV2's block: 1x1 expand (skipped at ratio 1), 3x3 depthwise,
+    linear 1x1 project; a residual add when shape is kept."""
+
+    def __init__(self, inp, oup, stride, expand_ratio, norm_layer=nn.BatchNorm2D):
+        super().__init__()
+        hidden_dim = int(round(inp * expand_ratio))
+        self.use_res_connect = stride == 1 and inp == oup
+        layers = []
+        if expand_ratio != 1:
+            layers.append(_ConvNormActivation(inp, hidden_dim, kernel_size=1,
+                                              norm_layer=norm_layer, activation_layer=nn.ReLU6))
+        layers += [_ConvNormActivation(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim,
+                                       norm_layer=norm_layer, activation_layer=nn.ReLU6),
+                   nn.Conv2D(hidden_dim, oup, 1, 1, 0, bias_attr=False),
+                   norm_layer(oup)]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        if self.use_res_connect:
+            return x + self.conv(x)
+        return self.conv(x)
+
+
+# (expand ratio t, channels c, repeats n, first stride s)
+_V2_SETTING = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1],
+               [6, 160, 3, 2], [6, 320, 1, 1]]
+
+
+class MobileNetV2(nn.Layer):
+    """MobileNetV2(scale=1.0, num_classes=1000, with_pool=True): widths are
+    scaled and rounded to multiples of 8; the last conv never shrinks below
+    1280 channels."""
+
+    def __init__(self, scale=1.0, num_classes=1000, with_pool=True):
+        super().__init__()
+        self.scale = scale
+        self.num_classes = num_classes
+        self.with_pool = with_pool
+        norm_layer = nn.BatchNorm2D
+        input_channel = _make_divisible(32 * scale, 8)
+        self.last_channel = _make_divisible(1280 * max(1.0, scale), 8)
+        features = [_ConvNormActivation(3, input_channel, stride=2, norm_layer=norm_layer,
+                                        activation_layer=nn.ReLU6)]
+        for t, c, n, s in _V2_SETTING:
+            output_channel = _make_divisible(c * scale, 8)
+            for i in range(n):
+                features.append(_InvertedResidual(input_channel, output_channel,
+                                                  s if i == 0 else 1, expand_ratio=t,
+                                                  norm_layer=norm_layer))
+                input_channel = output_channel
+        features.append(_ConvNormActivation(input_channel, self.last_channel, kernel_size=1,
+                                            norm_layer=norm_layer, activation_layer=nn.ReLU6))
+        self.features = nn.Sequential(*features)
+        if with_pool:
+            self.pool2d_avg = nn.AdaptiveAvgPool2D(1)
+        if num_classes > 0:
+            self.classifier = nn.Sequential(nn.Dropout(0.2),
+                                            nn.Linear(self.last_channel, num_classes))
+
+    def forward(self, x):
+        x = self.features(x)
+        if self.with_pool:
+            x = self.pool2d_avg(x)
+        if self.num_classes > 0:
+            x = flatten(x, 1)
+            x = self.classifier(x)
+        return x
+
+
+def mobilenet_v1(pretrained=False, scale=1.0, **kwargs):
+    """MobileNetV1 with width multiplier `scale`; kwargs go to `MobileNetV1`."""
+    check_pretrained(pretrained, f"mobilenet_v1_x{scale}")
+    return MobileNetV1(scale=scale, **kwargs)
+
+
+def mobilenet_v2(pretrained=False, scale=1.0, **kwargs):
+    """MobileNetV2 with width multiplier `scale`; kwargs go to `MobileNetV2`."""
+    check_pretrained(pretrained, f"mobilenet_v2_x{scale}")
+    return MobileNetV2(scale=scale, **kwargs)
