@@ -152,8 +152,21 @@ def test_pretrained_raises_and_names_set_state_dict(name):
     assert "downloads nothing" in str(err.value)
 
 
+def test_paddles_module_paths_port():
+    """`from paddle.vision.models.resnet import BottleneckBlock`, as Paddle's
+    own docstring builds a ResNeXt, ports by renaming the package."""
+    from d2s.vision.models.resnet import BasicBlock, BottleneckBlock
+    from d2s.vision.models.vgg import make_layers
+    assert _count(models.ResNet(BottleneckBlock, 50, width=4, groups=32)) == 25_028_904
+    assert _count(models.ResNet(BasicBlock, 34)) == 21_797_672
+    small = models.VGG(make_layers([8, "M", 16, "M"], batch_norm=True), num_classes=0,
+                       with_pool=False)
+    small.eval()
+    assert tuple(small(_x((1, 3, 8, 8))).shape) == (1, 16, 2, 2)
+
+
 def test_bad_arguments_raise_clearly():
     with pytest.raises(ValueError, match="depth=20"):
-        models.ResNet(models._resnet.BasicBlock, 20)
+        models.ResNet(models.resnet.BasicBlock, 20)
     with pytest.raises(ValueError, match="BottleneckBlock"):
         models.resnet18(groups=32)

@@ -1,6 +1,6 @@
-"""Paddle's MobileNetV1 and MobileNetV2 (`paddle.vision.models.mobilenet_v1`
-/ `mobilenet_v2`, with `scale`): the same sublayer names (V1's `conv2_1`...,
-V2's Sequential indices), so a Paddle state_dict loads by name."""
+"""Paddle's MobileNetV2 (`paddle.vision.models.mobilenet_v2`, with `scale`):
+the same sublayer names (Sequential indices, as Paddle's ConvNormActivation
+gives them), so a Paddle state_dict loads by name."""
 from ... import nn
 from ...core.ops import flatten
 
@@ -40,77 +40,7 @@ def _make_divisible(v, divisor=8, min_value=None):
     return new_v
 
 
-class _ConvBNLayer(nn.Layer):
-    """MobileNetV1's conv + BN + ReLU, with Paddle's `_conv`/`_norm_layer` names."""
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, num_groups=1):
-        super().__init__()
-        self._conv = nn.Conv2D(in_channels, out_channels, kernel_size, stride=stride,
-                               padding=padding, groups=num_groups, bias_attr=False)
-        self._norm_layer = nn.BatchNorm2D(out_channels)
-        self._act = nn.ReLU()
-
-    def forward(self, x):
-        return self._act(self._norm_layer(self._conv(x)))
-
-
-class _DepthwiseSeparable(nn.Layer):
-    """A 3x3 depthwise conv then a 1x1 pointwise conv, each with BN + ReLU."""
-
-    def __init__(self, in_channels, out_channels1, out_channels2, num_groups, stride, scale):
-        super().__init__()
-        self._depthwise_conv = _ConvBNLayer(in_channels, int(out_channels1 * scale), 3,
-                                            stride=stride, padding=1,
-                                            num_groups=int(num_groups * scale))
-        self._pointwise_conv = _ConvBNLayer(int(out_channels1 * scale),
-                                            int(out_channels2 * scale), 1, stride=1, padding=0)
-
-    def forward(self, x):
-        return self._pointwise_conv(self._depthwise_conv(x))
-
-
-# (name, out_channels1, out_channels2 / in of next, num_groups, stride), in Paddle's order
-_V1_BLOCKS = ([("conv2_1", 32, 64, 32, 1), ("conv2_2", 64, 128, 64, 2),
-               ("conv3_1", 128, 128, 128, 1), ("conv3_2", 128, 256, 128, 2),
-               ("conv4_1", 256, 256, 256, 1), ("conv4_2", 256, 512, 256, 2)]
-              + [(f"conv5_{i + 1}", 512, 512, 512, 1) for i in range(5)]
-              + [("conv5_6", 512, 1024, 512, 2), ("conv6", 1024, 1024, 1024, 1)])
-
-
-class MobileNetV1(nn.Layer):
-    """MobileNetV1(scale=1.0, num_classes=1000, with_pool=True): `scale`
-    multiplies every width; `num_classes <= 0` drops the classifier."""
-
-    def __init__(self, scale=1.0, num_classes=1000, with_pool=True):
-        super().__init__()
-        self.scale = scale
-        self.num_classes = num_classes
-        self.with_pool = with_pool
-        self.conv1 = _ConvBNLayer(3, int(32 * scale), 3, stride=2, padding=1)
-        self.dwsl = []
-        in_channels = 32
-        for name, c1, c2, groups, stride in _V1_BLOCKS:
-            block = _DepthwiseSeparable(int(in_channels * scale), c1, c2, groups, stride, scale)
-            self.dwsl.append(self.add_sublayer(name, block))
-            in_channels = c2
-        if with_pool:
-            self.pool2d_avg = nn.AdaptiveAvgPool2D(1)
-        if num_classes > 0:
-            self.fc = nn.Linear(int(1024 * scale), num_classes)
-
-    def forward(self, x):
-        x = self.conv1(x)
-        for dws in self.dwsl:
-            x = dws(x)
-        if self.with_pool:
-            x = self.pool2d_avg(x)
-        if self.num_classes > 0:
-            x = flatten(x, 1)
-            x = self.fc(x)
-        return x
-
-
-class _InvertedResidual(nn.Layer):
+class InvertedResidual(nn.Layer):
     """MobileNetV2's block: 1x1 expand (skipped at ratio 1), 3x3 depthwise,
     linear 1x1 project; a residual add when shape is kept."""
 
@@ -157,7 +87,7 @@ class MobileNetV2(nn.Layer):
         for t, c, n, s in _V2_SETTING:
             output_channel = _make_divisible(c * scale, 8)
             for i in range(n):
-                features.append(_InvertedResidual(input_channel, output_channel,
+                features.append(InvertedResidual(input_channel, output_channel,
                                                   s if i == 0 else 1, expand_ratio=t,
                                                   norm_layer=norm_layer))
                 input_channel = output_channel
@@ -178,12 +108,6 @@ class MobileNetV2(nn.Layer):
             x = flatten(x, 1)
             x = self.classifier(x)
         return x
-
-
-def mobilenet_v1(pretrained=False, scale=1.0, **kwargs):
-    """MobileNetV1 with width multiplier `scale`; kwargs go to `MobileNetV1`."""
-    check_pretrained(pretrained, f"mobilenet_v1_x{scale}")
-    return MobileNetV1(scale=scale, **kwargs)
 
 
 def mobilenet_v2(pretrained=False, scale=1.0, **kwargs):

@@ -16,7 +16,7 @@ class BasicBlock(nn.Layer):
         super().__init__()
         norm_layer = norm_layer or nn.BatchNorm2D
         if groups != 1 or base_width != 64:
-            raise ValueError("BasicBlock supports only groups=1 and width=64 (as Paddle's); "
+            raise ValueError("BasicBlock has no groups or width (Paddle ignores them here); "
                              "use BottleneckBlock (depth >= 50) for wide/ResNeXt models")
         if dilation > 1:
             raise NotImplementedError("BasicBlock: dilation > 1 is not supported (as in Paddle)")
