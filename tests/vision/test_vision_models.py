@@ -70,9 +70,10 @@ def test_parameter_names_are_paddles():
             "features.2.conv.0.0.weight", "features.18.0.weight",
             "classifier.1.weight"} <= keys
     keys = set(models.mobilenet_v1(scale=0.25).state_dict())
-    assert {"conv1._conv.weight", "conv2_1._depthwise_conv._conv.weight",
-            "conv5_5._pointwise_conv._norm_layer._variance", "conv6._pointwise_conv._conv.weight",
+    assert {"conv1.0.weight", "conv2_1._depthwise_conv.0.weight",
+            "conv5_5._pointwise_conv.1._variance", "conv6._pointwise_conv.0.weight",
             "fc.weight"} <= keys
+    assert "conv1.0.bias" not in keys   # no conv bias before a norm
     keys = set(models.LeNet().state_dict())
     assert keys == {"features.0.weight", "features.0.bias", "features.3.weight",
                     "features.3.bias", "fc.0.weight", "fc.0.bias", "fc.1.weight", "fc.1.bias",

@@ -9,6 +9,6 @@ def check_pretrained(pretrained, arch):
     if pretrained:
         raise ValueError(
             f"d2s.vision.models.{arch}(pretrained=True): d2s ships no pretrained weights "
-            f"and downloads nothing. Build the model with pretrained=False and load "
-            f"the weights yourself: model.set_state_dict(d2s.load('{arch}.pdparams')) "
-            f"(parameter names follow paddle.vision.models.{arch}).")
+            f"and downloads nothing. Build it with pretrained=False, then load a "
+            f"checkpoint you have: model.set_state_dict(d2s.load(path)) (parameter "
+            f"names are those of paddle.vision.models.{arch}).")

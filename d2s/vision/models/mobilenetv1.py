@@ -1,24 +1,12 @@
 """Paddle's MobileNetV1 (`paddle.vision.models.mobilenet_v1`, with `scale`):
 the same sublayer names (`conv1`, `conv2_1` ... `conv6`, `_depthwise_conv`,
-`_pointwise_conv`), so a Paddle state_dict loads by name."""
+`_pointwise_conv`, each a conv/BN/ReLU Sequential as current Paddle builds
+it), so a Paddle state_dict loads by name."""
 from ... import nn
 from ...core.ops import flatten
 
+from ._conv_norm import _ConvNormActivation
 from ._pretrained import check_pretrained
-
-
-class ConvBNLayer(nn.Layer):
-    """MobileNetV1's conv + BN + ReLU, with Paddle's `_conv`/`_norm_layer` names."""
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, num_groups=1):
-        super().__init__()
-        self._conv = nn.Conv2D(in_channels, out_channels, kernel_size, stride=stride,
-                               padding=padding, groups=num_groups, bias_attr=False)
-        self._norm_layer = nn.BatchNorm2D(out_channels)
-        self._act = nn.ReLU()
-
-    def forward(self, x):
-        return self._act(self._norm_layer(self._conv(x)))
 
 
 class DepthwiseSeparable(nn.Layer):
@@ -26,11 +14,11 @@ class DepthwiseSeparable(nn.Layer):
 
     def __init__(self, in_channels, out_channels1, out_channels2, num_groups, stride, scale):
         super().__init__()
-        self._depthwise_conv = ConvBNLayer(in_channels, int(out_channels1 * scale), 3,
-                                            stride=stride, padding=1,
-                                            num_groups=int(num_groups * scale))
-        self._pointwise_conv = ConvBNLayer(int(out_channels1 * scale),
-                                            int(out_channels2 * scale), 1, stride=1, padding=0)
+        self._depthwise_conv = _ConvNormActivation(
+            in_channels, int(out_channels1 * scale), 3, stride=stride, padding=1,
+            groups=int(num_groups * scale))
+        self._pointwise_conv = _ConvNormActivation(
+            int(out_channels1 * scale), int(out_channels2 * scale), 1, stride=1, padding=0)
 
     def forward(self, x):
         return self._pointwise_conv(self._depthwise_conv(x))
@@ -53,7 +41,7 @@ class MobileNetV1(nn.Layer):
         self.scale = scale
         self.num_classes = num_classes
         self.with_pool = with_pool
-        self.conv1 = ConvBNLayer(3, int(32 * scale), 3, stride=2, padding=1)
+        self.conv1 = _ConvNormActivation(3, int(32 * scale), 3, stride=2, padding=1)
         self.dwsl = []
         in_channels = 32
         for name, c1, c2, groups, stride in _V1_BLOCKS:
@@ -79,5 +67,5 @@ class MobileNetV1(nn.Layer):
 
 def mobilenet_v1(pretrained=False, scale=1.0, **kwargs):
     """MobileNetV1 with width multiplier `scale`; kwargs go to `MobileNetV1`."""
-    check_pretrained(pretrained, f"mobilenet_v1_x{scale}")
+    check_pretrained(pretrained, "mobilenet_v1")
     return MobileNetV1(scale=scale, **kwargs)

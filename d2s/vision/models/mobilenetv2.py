@@ -4,30 +4,8 @@ gives them), so a Paddle state_dict loads by name."""
 from ... import nn
 from ...core.ops import flatten
 
+from ._conv_norm import _ConvNormActivation
 from ._pretrained import check_pretrained
-
-
-class _ConvNormActivation(nn.Sequential):
-    """Conv2D (+ norm) (+ activation) as one Sequential, like Paddle's
-    `vision.ops.ConvNormActivation`, whose parameter names ("0.weight",
-    "1._mean", ...) MobileNetV2's state_dict carries. The conv has a bias
-    only when there is no norm after it."""
-
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
-                 groups=1, norm_layer=nn.BatchNorm2D, activation_layer=nn.ReLU, dilation=1,
-                 bias=None):
-        if padding is None:
-            padding = (kernel_size - 1) // 2 * dilation
-        if bias is None:
-            bias = norm_layer is None
-        layers = [nn.Conv2D(in_channels, out_channels, kernel_size, stride, padding,
-                            dilation=dilation, groups=groups,
-                            bias_attr=None if bias else False)]
-        if norm_layer is not None:
-            layers.append(norm_layer(out_channels))
-        if activation_layer is not None:
-            layers.append(activation_layer())
-        super().__init__(*layers)
 
 
 def _make_divisible(v, divisor=8, min_value=None):
@@ -112,5 +90,5 @@ class MobileNetV2(nn.Layer):
 
 def mobilenet_v2(pretrained=False, scale=1.0, **kwargs):
     """MobileNetV2 with width multiplier `scale`; kwargs go to `MobileNetV2`."""
-    check_pretrained(pretrained, f"mobilenet_v2_x{scale}")
+    check_pretrained(pretrained, "mobilenet_v2")
     return MobileNetV2(scale=scale, **kwargs)

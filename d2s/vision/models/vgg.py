@@ -63,7 +63,7 @@ _CFGS = {
 
 
 def _vgg(arch, cfg, batch_norm, pretrained, **kwargs):
-    check_pretrained(pretrained, arch + ("_bn" if batch_norm else ""))
+    check_pretrained(pretrained, arch)
     return VGG(make_layers(_CFGS[cfg], batch_norm=batch_norm), **kwargs)
 
 
