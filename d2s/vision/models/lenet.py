@@ -1,0 +1,27 @@
+"""Paddle's LeNet: the 1x28x28 (MNIST) network of `paddle.vision.models`,
+with the same sublayer names so a Paddle state_dict loads."""
+from ... import nn
+from ...core.ops import flatten
+
+
+class LeNet(nn.Layer):
+    """LeNet-5 as Paddle builds it: two conv/ReLU/max-pool stages, then three
+    Linear layers with no activation between them (Paddle's choice, kept so
+    weights and outputs match). `num_classes <= 0` drops the classifier."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.num_classes = num_classes
+        self.features = nn.Sequential(
+            nn.Conv2D(1, 6, 3, stride=1, padding=1), nn.ReLU(), nn.MaxPool2D(2, 2),
+            nn.Conv2D(6, 16, 5, stride=1, padding=0), nn.ReLU(), nn.MaxPool2D(2, 2))
+        if num_classes > 0:
+            self.fc = nn.Sequential(nn.Linear(400, 120), nn.Linear(120, 84),
+                                    nn.Linear(84, num_classes))
+
+    def forward(self, inputs):
+        x = self.features(inputs)
+        if self.num_classes > 0:
+            x = flatten(x, 1)
+            x = self.fc(x)
+        return x
