@@ -129,3 +129,27 @@ def test_every_op_schema_accepts_the_attributes_its_cases_use():
             if problem:
                 refused.append(f"{name} [{case.label}]: {problem}")
     assert refused == [] and checked > 50
+
+
+@pytest.mark.parametrize("template,kinds,ok", [
+    ("loss {0:.4f} at step {1}", "tn", True),
+    ("{0!r} / {1:%.3e}", "t-n", True),
+    ("literal {{braces}} only", "", True),
+    ("{0.__class__.__init__.__globals__}", "t", False),   # attribute access on a value
+    ("{0[0]}", "t", False),                                 # item access
+    ("{1}", "t", False),                                    # a value the op does not hold
+    ("{0:999999999}", "t", False),                          # a gigabyte of padding
+    ("{0:{1}}", "tn", False),                               # a nested field
+    ("{0!x}", "t", False),
+])
+def test_message_templates_of_a_loaded_program_are_data(template, kinds, ok):
+    """A `print` / `assert` / `raise` message template read from a saved
+    program is formatted with the run's values: it may only name them by
+    position, never reach their attributes or items, nor ask for huge
+    widths (what converted code writes always passes)."""
+    schema = S.op_schema(OPS["assert"])
+    problem = S.check_attrs(schema, {"message": None, "fstring": (template, kinds)})
+    assert (problem is None) is ok, problem
+    part = S.check_attrs(S.op_schema(OPS["print"]),
+                         {"parts": (("fstring", template, kinds),), "sep": " ", "end": "\n"})
+    assert (part is None) is ok, part

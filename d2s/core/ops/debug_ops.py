@@ -1,6 +1,8 @@
 """Side-effect ops of converted code: `print` and `assert` acting at run time."""
 from __future__ import annotations
 
+import re
+import string
 import sys
 
 import numpy as np
@@ -98,8 +100,7 @@ def _part_ok(p):
     field kinds), as `side_effects` writes them."""
     return type(p) is tuple and (
         len(p) == 2 and p[0] == "text" and TEXT(p[1]) is None
-        or len(p) == 3 and p[0] == "fstring" and TEXT(p[1]) is None and type(p[2]) is str
-        and set(p[2]) <= set("ntT-")
+        or len(p) == 3 and p[0] == "fstring" and _template_ok(p[1], p[2])
         or len(p) == 3 and p[0] == "value" and type(p[1]) is int and 0 <= p[1] < 1 << 16
         and type(p[2]) is bool)
 
@@ -112,8 +113,35 @@ register_op("print", _print_kernel, _print_infer, num_outputs=0, stateful=True,
             attrs={"parts": sequence_of(_PART, kinds=(tuple,)), "sep": TEXT,
                    "end": TEXT})
 def _fstring_ok(v):
-    return type(v) is tuple and len(v) == 2 and TEXT(v[0]) is None and type(v[1]) is str \
-        and set(v[1]) <= set("ntT-")
+    return type(v) is tuple and len(v) == 2 and _template_ok(v[0], v[1])
+
+
+_SPEC_NUMBER_LIMIT = 1000  # widths and precisions a message or print may ask for
+
+
+def _template_ok(template, kinds):
+    """Whether `template` is a text `side_effects._fstring_part` can have
+    written for `kinds`: each field a plain position below the number of
+    values it formats, `!r`/`!s`/`!a` at most, a spec with no nested field
+    and no width or precision past `_SPEC_NUMBER_LIMIT`. A loaded program's
+    template is data: it never reaches an attribute or item of the values
+    (`{0.__class__...}`, `{0[k]}`) nor asks for a gigabyte of padding."""
+    if TEXT(template) is not None or type(kinds) is not str or not set(kinds) <= set("ntT-"):
+        return False
+    fields = len(kinds) - kinds.count("-")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return False
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not (name.isdigit() and int(name) < fields) or conversion not in (None, "r", "s", "a"):
+            return False
+        if "{" in spec or "}" in spec or any(
+                int(n) > _SPEC_NUMBER_LIMIT for n in re.findall(r"\d+", spec)):
+            return False
+    return True
 
 
 _FSTRING = Spec(lambda v: None if _fstring_ok(v) else f"malformed message {v!r}"[:200],
