@@ -9,7 +9,7 @@ their identities with those the programs were traced for (one dict lookup
 and `is` per name; nothing for a function that reads none), and when one was
 rebound to other data the function switches to the programs traced for the
 values now (traced on demand), as TorchDynamo guards globals. A global
-numpy array is also compared with what it held (jit.array_contents: a write
+numpy array is also compared with what it held (core.array_contents: a write
 into it is a new value too). At most `MAX_VALUES` sets of values are kept;
 past that it warns once, naming the global, and keeps retracing. Not seen
 here: globals read only by the functions it calls (jit.read_guards guards
@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from . import array_contents
+from ..core import array_contents
 
 __all__ = ["watch", "MAX_VALUES"]
 
@@ -139,7 +139,7 @@ _MISSING = object()
 
 def _contents(fn, named):
     """(array, snapshot) of each watched numpy array small enough to compare
-    on every call; a larger one is said once (jit.array_contents)."""
+    on every call; a larger one is said once (core.array_contents)."""
     out = []
     for label, value in named:
         if type(value) is np.ndarray:

@@ -13,7 +13,7 @@ reachable from the function's arguments, `self`, closures or globals
 - a plain value (None, bool, int, float, complex, str, bytes, numpy
   scalars, tuples of those) must still be equal, of the same type;
 - a numpy array must still be the same array, holding what it held
-  (jit.array_contents: its bytes compared on every call, up to a size);
+  (core.array_contents: its bytes compared on every call, up to a size);
 - any other object (a sublayer, a config object, a list or dict on the
   access path, a function) must still be the same object;
 - a list or dict whose contents the trace may have read whole (iterated,
@@ -41,7 +41,7 @@ from ..static.control_flow import ControlFlowError
 from ..static.ir import Variable
 from ..static.origins import resolved
 from ..static.reachable import is_layer
-from . import array_contents
+from ..core import array_contents
 from .global_watch import _equal, _names
 
 __all__ = ["ReadGuards", "build", "grown_only"]
@@ -58,7 +58,7 @@ def _plain(value):
 
 def _kind(value):
     """How an entry holding `value` is guarded: "eq", "is", "array" (the same
-    array, holding what it held: jit.array_contents) or None (not at all)."""
+    array, holding what it held: core.array_contents) or None (not at all)."""
     if isinstance(value, (Tensor, Variable)):
         return None
     if type(value) is np.ndarray:

@@ -3,7 +3,7 @@ module global, a Layer attribute, a dict or list item, a global read by a
 called helper) is read for its contents, which the program freezes. A write
 into the array between calls (`MASK[0] = 0`, `self.anchors *= 2`) changes
 what eager code computes, so it must change what the converted function
-computes too, on numpy and xla (jit.array_contents); an array too large to
+computes too, on numpy and xla (core.array_contents); an array too large to
 compare on every call is said once, by name."""
 import warnings
 
@@ -12,7 +12,7 @@ import pytest
 
 import d2s
 import d2s.nn as nn
-from d2s.jit import array_contents
+from d2s.core import array_contents
 
 BACKENDS = ["numpy", "xla"]
 

@@ -29,6 +29,7 @@ from types import ModuleType
 
 from numpy import ndarray as _ndarray
 
+from d2s.core import array_contents
 from d2s.static.ir import Variable as _Variable
 
 
@@ -86,13 +87,9 @@ class Reads:
 
 
 def _snapshot(array):
-    """(shape, dtype, bytes) of a small array, None for a large one (not copied)."""
-    if array.nbytes > _SNAPSHOT_BYTES:
-        return None
-    return array.shape, array.dtype, array.tobytes()
-
-
-_SNAPSHOT_BYTES = 64 * 1024  # (jit.array_contents.CHECKED_BYTES: the guards' limit)
+    """The array's contents (core.array_contents), None for one too large to
+    compare (not copied)."""
+    return array_contents.snapshot(array) if array_contents.checked(array) else None
 
 
 class recording:
